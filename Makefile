@@ -1,0 +1,214 @@
+# mote - one entry point for building, testing and installing.
+#
+# Variables (all optional):
+#   BUILDDIR=build        where everything goes
+#   CROSS_COMPILE=prefix- cross toolchain prefix (aarch64-linux-gnu-)
+#   CC, AR                compiler and archiver (default $(CROSS_COMPILE)gcc/ar)
+#   CFLAGS, LDFLAGS       your flags; the required ones are kept apart
+#   TLS=mbedtls|none      TLS backend (none: only http:// URLs)
+#   STATIC=1              link build/mote statically
+#   V=1                   show the commands
+#   PREFIX=/usr/local DESTDIR=  install location and staging root
+
+BUILDDIR ?= build
+B := $(BUILDDIR)
+CROSS_COMPILE ?=
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
+ifeq ($(origin AR),default)
+AR := $(CROSS_COMPILE)ar
+endif
+NM ?= $(CROSS_COMPILE)nm
+SIZE ?= $(CROSS_COMPILE)size
+STRIP ?= $(CROSS_COMPILE)strip
+TLS ?= mbedtls
+STATIC ?= 0
+PREFIX ?= /usr/local
+CFLAGS ?= -Os -g
+LDFLAGS ?=
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+ifeq ($(filter $(TLS),mbedtls none),)
+$(error TLS must be mbedtls or none, not '$(TLS)')
+endif
+
+# Flags mote needs whatever the user passes (options are the same for
+# every translation unit: never set a MOTE_* macro per file).
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wpointer-arith -Wcast-align -Wundef
+REQ_CFLAGS := -std=c11 $(WARN) -Iinclude -ffunction-sections -fdata-sections -MMD -MP
+REQ_LDFLAGS := -Wl,--gc-sections
+ifeq ($(STATIC),1)
+REQ_LDFLAGS += -static
+endif
+
+CORE_SRC := $(sort $(wildcard src/*.c))
+POSIX_SRC := $(sort $(wildcard port/posix/*.c))
+TPORT_SRC := $(sort $(wildcard port/test/*.c))
+CLI_SRC := $(sort $(wildcard examples/cli/*.c))
+UNIT_SRC := $(sort $(wildcard test/unit/test_*.c))
+
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o)
+POSIX_OBJ := $(POSIX_SRC:%.c=$(B)/obj/%.o)
+LIB_OBJ := $(CORE_OBJ) $(POSIX_OBJ)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
+
+# Sanitizer build for the tests (make check).
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_CFLAGS := -O1 -g $(SAN) -Iport/test
+SB := $(B)/asan
+SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
+UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
+
+.PHONY: all lib check unit test-symbols test-core-rules test-cli deps deps-check help size \
+        install uninstall freestanding check-cross demo clean
+
+## all: build build/libmote.a, build/mote and build/embed (the default)
+all: $(B)/libmote.a $(B)/mote $(B)/embed
+
+lib: $(B)/libmote.a
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/libmote.a: $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+# The portable core alone (no port), for size reports and other ports.
+$(B)/libmote_core.a: $(CORE_OBJ)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(B)/mote: $(CLI_OBJ) $(B)/libmote.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmote.a
+
+$(B)/embed: $(B)/obj/examples/embed/main.o $(B)/libmote.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^
+
+# ---- tests --------------------------------------------------------------
+
+$(SB)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/SAN  $<")
+	$(Q)$(CC) $(REQ_CFLAGS) $(SAN_CFLAGS) -c $< -o $@
+
+$(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka
+
+## check: build and run every test (unit under ASan+UBSan, rules, CLI)
+check: deps-check
+	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli
+	@echo "make check: all test groups passed"
+
+unit: $(UNIT_BIN)
+	$(Q)fail=0; for t in $(UNIT_BIN); do \
+	  echo "== $$t"; \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    $$t || fail=1; \
+	done; exit $$fail
+
+# Every symbol libmote.a defines for the outside starts with mote_.
+test-symbols: $(B)/libmote.a
+	$(Q)bad=$$($(NM) -g --defined-only $(B)/libmote.a | awk 'NF==3 {print $$3}' | \
+	  grep -v '^mote_' || true); \
+	if [ -n "$$bad" ]; then echo "test-symbols: not prefixed with mote_:"; echo "$$bad"; exit 1; fi; \
+	echo "test-symbols: 1 passed, 0 failed"
+
+# The core allocates nothing and includes no OS header.
+test-core-rules:
+	$(Q)sh test/check_core_rules.sh src
+
+test-cli: $(B)/mote
+	$(Q)sh test/integration/cli_basic.sh $(B)/mote
+
+## deps: install the Debian packages the build and the tests need
+deps:
+	$(Q)sh scripts/deps.sh install
+
+deps-check:
+	$(Q)sh scripts/deps.sh check || sh scripts/deps.sh install
+
+## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
+FB := $(B)/freestanding
+FS_CC := arm-none-eabi-gcc
+FS_FLAGS := -mcpu=cortex-m4 -mthumb -ffreestanding -Os -std=c11 $(WARN) -Iinclude \
+            -ffunction-sections -fdata-sections
+freestanding: deps-check
+	@mkdir -p $(FB)/obj
+	$(Q)for f in $(CORE_SRC); do \
+	  $(FS_CC) $(FS_FLAGS) -c $$f -o $(FB)/obj/$$(basename $$f .c).o || exit 1; done
+	$(Q)arm-none-eabi-ld -r -o $(FB)/core.o $(FB)/obj/*.o
+	$(Q)undef=$$(arm-none-eabi-nm -u $(FB)/core.o | awk '{print $$2}' | \
+	  grep -Ev '^(mem|str)[a-z]*$$' || true); \
+	if [ -n "$$undef" ]; then echo "freestanding: src/ needs symbols beyond mem*/str*:"; \
+	  echo "$$undef"; exit 1; fi
+	$(Q)arm-none-eabi-size $(FB)/core.o
+	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
+
+## check-cross: build the unit tests static for aarch64 and run them in qemu
+XB := $(B)/cross-aarch64
+X := aarch64-linux-gnu-
+XCFLAGS := -O1 -g -static -Iport/test -I$(XB)/cmocka/include
+check-cross: deps-check
+	$(Q)sh scripts/cmocka_cross.sh $(X)gcc $(XB)/cmocka
+	$(Q)mkdir -p $(XB)
+	$(Q)fail=0; for t in $(UNIT_SRC); do \
+	  n=$$(basename $$t .c); \
+	  $(X)gcc $(REQ_CFLAGS) $(XCFLAGS) -o $(XB)/$$n $$t $(CORE_SRC) $(POSIX_SRC) $(TPORT_SRC) \
+	    $(XB)/cmocka/libcmocka.a || exit 1; \
+	  echo "== $(XB)/$$n (qemu-aarch64-static)"; \
+	  qemu-aarch64-static $(XB)/$$n || fail=1; \
+	done; exit $$fail
+
+## size: text/data/bss of the core, the library and build/mote
+size: $(B)/libmote_core.a $(B)/libmote.a $(B)/mote
+	@echo "core (src/, default configuration):"
+	$(Q)$(SIZE) -t $(B)/libmote_core.a | tail -n 1
+	@echo "library (core + posix port):"
+	$(Q)$(SIZE) -t $(B)/libmote.a | tail -n 1
+	@echo "build/mote:"
+	$(Q)$(SIZE) $(B)/mote | tail -n 1
+	$(Q)sh scripts/sizeof.sh "$(CC)" $(B)
+
+## demo: run mote end to end on this machine (no network, no API key)
+demo: all
+	$(Q)$(B)/embed
+
+## install: install the library, headers, mote and mote.pc under DESTDIR/PREFIX
+install: all
+	$(Q)install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/mote \
+	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	$(Q)install -m 0644 $(B)/libmote.a $(DESTDIR)$(PREFIX)/lib/
+	$(Q)install -m 0644 include/mote/*.h $(DESTDIR)$(PREFIX)/include/mote/
+	$(Q)install -m 0755 $(B)/mote $(DESTDIR)$(PREFIX)/bin/
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n \
+	  's/^#define MOTE_VERSION_STRING "\(.*\)"/\1/p' include/mote/mote.h)|g' \
+	  mote.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mote.pc
+
+uninstall:
+	$(Q)rm -f $(DESTDIR)$(PREFIX)/lib/libmote.a $(DESTDIR)$(PREFIX)/bin/mote \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/mote.pc
+	$(Q)rm -rf $(DESTDIR)$(PREFIX)/include/mote
+
+## clean: remove BUILDDIR
+clean:
+	$(Q)rm -rf $(B)
+
+## help: list the targets
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+
+.SECONDARY:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

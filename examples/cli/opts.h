@@ -1,0 +1,40 @@
+/* opts.h - the mote command line (CONTRACT.md, "Command line"). */
+#ifndef MOTE_CLI_OPTS_H
+#define MOTE_CLI_OPTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum cli_provider { CLI_PROVIDER_NONE, CLI_PROVIDER_ANTHROPIC, CLI_PROVIDER_OPENAI };
+enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_STREAM_JSON };
+
+#define CLI_DEFAULT_SHUTDOWN_MS 5000
+#define CLI_DEFAULT_MAX_TURNS 25
+
+struct cli_opts {
+    const char *prompt;      /* -p; "-" reads stdin; NULL: interactive */
+    enum cli_provider provider;
+    const char *model;
+    const char *base_url;
+    const char *ca_file;
+    const char *state_dir;
+    bool cont;               /* --continue */
+    const char *resume;      /* --resume ID */
+    const char *mcp_config;
+    bool no_tools;
+    bool yes;
+    unsigned long shutdown_ms;
+    unsigned long max_turns;
+    enum cli_format format;
+    bool help;
+    bool version;
+};
+
+/* Parses argv. Returns 0, or 2 after printing one line to `err` (usage
+ * error: the exit code CONTRACT.md gives). */
+int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err);
+
+/* Prints the --help text. */
+void cli_usage(FILE *out);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * mote_config.h - every compile-time limit of mote, in one place.
+ *
+ * Each macro is an #ifndef default, so any of them can be overridden with
+ * -DNAME=VALUE or from a user header named by MOTE_CONFIG_FILE, which is
+ * included first:
+ *
+ *     cc -DMOTE_CONFIG_FILE='"my_mote_config.h"' ...
+ *
+ * The same values must be used for every translation unit of a build (the
+ * library and the program that includes its headers); the Makefile passes
+ * them once for everything it compiles.
+ *
+ * Memory: all tables below are static arrays inside caller-owned structs.
+ * `make size` and docs/BENCHMARKS.md report what they cost.
+ */
+#ifndef MOTE_CONFIG_H
+#define MOTE_CONFIG_H
+
+#ifdef MOTE_CONFIG_FILE
+#include MOTE_CONFIG_FILE
+#endif
+
+/* ---- jobs ------------------------------------------------------------ */
+
+/* Slots in a loop's job table (active plus kept finished jobs).
+ * Range 1..255. Each slot costs about sizeof(struct mote_job) bytes. */
+#ifndef MOTE_MAX_JOBS
+#define MOTE_MAX_JOBS 16
+#endif
+
+/* Finished jobs kept for /jobs and for continuations added late. Before
+ * each spawn the older finished jobs beyond this count are freed, oldest
+ * first. Active jobs are never freed. 0 keeps no finished job. */
+#ifndef MOTE_MAX_INACTIVE_JOBS
+#define MOTE_MAX_INACTIVE_JOBS 3
+#endif
+
+/* Continuations one job can hold at once (keyed by name). Range 1..32. */
+#ifndef MOTE_JOB_MAX_CONTINUATIONS
+#define MOTE_JOB_MAX_CONTINUATIONS 4
+#endif
+
+/* Bytes kept for a job's name, including the terminating NUL; longer names
+ * are cut. */
+#ifndef MOTE_JOB_NAME_LEN
+#define MOTE_JOB_NAME_LEN 24
+#endif
+
+/* Bytes kept for a continuation's key, including the NUL; a longer key is
+ * refused with MOTE_ERR_TOO_LARGE. */
+#ifndef MOTE_CONT_KEY_LEN
+#define MOTE_CONT_KEY_LEN 16
+#endif
+
+/* Bytes kept for a failed job's error message, including the NUL; longer
+ * messages are cut at a UTF-8 character boundary. */
+#ifndef MOTE_JOB_ERRMSG_LEN
+#define MOTE_JOB_ERRMSG_LEN 160
+#endif
+
+/* ---- loop -------------------------------------------------------------- */
+
+/* Timers armed at once in one loop. */
+#ifndef MOTE_MAX_TIMERS
+#define MOTE_MAX_TIMERS 16
+#endif
+
+/* File descriptors watched at once in one loop (the port's own signal
+ * wake-up descriptor is not counted). */
+#ifndef MOTE_MAX_WATCHES
+#define MOTE_MAX_WATCHES 16
+#endif
+
+/* Longest single wait of mote_loop_poll, in milliseconds, when no timer is
+ * due sooner; a safety net against a lost wake-up. 0 is not allowed. */
+#ifndef MOTE_LOOP_MAX_WAIT_MS
+#define MOTE_LOOP_MAX_WAIT_MS 1000
+#endif
+
+/* ---- storage ----------------------------------------------------------- */
+
+/* Longest storage name (a relative path such as "conversations/ID.jsonl"),
+ * in bytes, including the NUL. */
+#ifndef MOTE_STORAGE_NAME_MAX
+#define MOTE_STORAGE_NAME_MAX 128
+#endif
+
+/* ---- checks -------------------------------------------------------------- */
+
+#if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
+#error "MOTE_MAX_JOBS must be 1..255: a job handle keeps the slot index in 8 bits"
+#endif
+
+#if MOTE_MAX_INACTIVE_JOBS < 0
+#error "MOTE_MAX_INACTIVE_JOBS must be 0 or more"
+#endif
+
+#if MOTE_MAX_INACTIVE_JOBS >= MOTE_MAX_JOBS
+#error "MOTE_MAX_INACTIVE_JOBS must be smaller than MOTE_MAX_JOBS, or no slot is left for an active job: raise MOTE_MAX_JOBS or lower MOTE_MAX_INACTIVE_JOBS"
+#endif
+
+#if MOTE_JOB_MAX_CONTINUATIONS < 1 || MOTE_JOB_MAX_CONTINUATIONS > 32
+#error "MOTE_JOB_MAX_CONTINUATIONS must be 1..32 (a pending-bit mask of 32 bits)"
+#endif
+
+#if MOTE_JOB_NAME_LEN < 2 || MOTE_CONT_KEY_LEN < 2 || MOTE_JOB_ERRMSG_LEN < 16
+#error "MOTE_JOB_NAME_LEN and MOTE_CONT_KEY_LEN must be at least 2, MOTE_JOB_ERRMSG_LEN at least 16"
+#endif
+
+#if MOTE_MAX_TIMERS < 1 || MOTE_MAX_WATCHES < 1
+#error "MOTE_MAX_TIMERS and MOTE_MAX_WATCHES must be at least 1"
+#endif
+
+#if MOTE_LOOP_MAX_WAIT_MS < 1 || MOTE_LOOP_MAX_WAIT_MS > 86400000
+#error "MOTE_LOOP_MAX_WAIT_MS must be 1..86400000 ms"
+#endif
+
+#if MOTE_STORAGE_NAME_MAX < 16
+#error "MOTE_STORAGE_NAME_MAX must be at least 16"
+#endif
+
+#endif /* MOTE_CONFIG_H */

@@ -1,0 +1,162 @@
+/*
+ * mote_port.h - everything the portable core needs from the platform.
+ *
+ * A port is one struct of function pointers plus a context pointer that is
+ * passed back to every call. The embedder fills it (port/posix does it for
+ * Linux and other POSIX systems, port/test for deterministic tests) and
+ * hands it to mote_loop_init(); the core never calls the OS any other way.
+ *
+ * Versioning: `size` must be sizeof(struct mote_port) as the embedder was
+ * compiled, `version` MOTE_PORT_VERSION. Members are only ever appended;
+ * the core checks `size` before it touches a member, so a port built
+ * against an older header keeps working and a member past its size counts
+ * as NULL. A NULL member means "not supported": the call that needs it
+ * fails with MOTE_ERR_NOSYS.
+ *
+ * Conventions for every member:
+ *  - Return >= 0 on success (a count where stated), < 0 an enum mote_err.
+ *  - "Non-blocking" means the call returns at once; when it cannot make
+ *    progress it returns MOTE_ERR_AGAIN, which is not an error: the caller
+ *    waits for readiness through wait() and repeats the same call with the
+ *    same arguments.
+ *  - Partial I/O: a write may take fewer bytes than offered and a read may
+ *    return fewer than asked; the return value says how many.
+ *  - No member calls back into the core.
+ *
+ * The groups net (resolve, connect, send, recv, close) and process (spawn
+ * with pipes in a new process group, signal the group, reap) are appended
+ * by the issues that need them; older ports stay valid through `size`.
+ */
+#ifndef MOTE_PORT_H
+#define MOTE_PORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MOTE_PORT_VERSION 1
+
+/* Events for struct mote_pollfd. */
+#define MOTE_POLL_IN 0x1u  /* readable, or a peer hung up */
+#define MOTE_POLL_OUT 0x2u /* writable */
+#define MOTE_POLL_ERR 0x4u /* error or hang-up; always reported */
+
+struct mote_pollfd {
+    int fd;           /* a descriptor of the port's own kind */
+    uint16_t events;  /* MOTE_POLL_IN | MOTE_POLL_OUT asked for */
+    uint16_t revents; /* set by wait(): what is ready */
+};
+
+/* Portable signal numbers (the port maps its own). */
+enum mote_signal {
+    MOTE_SIG_INT = 0,  /* interrupt (Ctrl+C) */
+    MOTE_SIG_TERM = 1, /* terminate (service manager stop) */
+    MOTE_SIG_HUP = 2,  /* hang-up (terminal closed) */
+    MOTE_SIG_COUNT
+};
+
+/* Flags for storage open(). */
+#define MOTE_ST_READ 0x1u   /* open for reading */
+#define MOTE_ST_APPEND 0x2u /* open for appending (writes go to the end) */
+#define MOTE_ST_CREATE 0x4u /* create if missing (mode 0600 where it applies) */
+
+/* Produces the content of write_atomic() piece by piece: fill at most `cap`
+ * bytes of `buf`, return how many (0 = the end), or < 0 to abort. */
+typedef int (*mote_produce_fn)(void *arg, char *buf, size_t cap);
+
+/* Called by list() once per entry with its name (no directory part).
+ * Return 0 to go on, anything else to stop the listing and have list()
+ * return it. */
+typedef int (*mote_list_fn)(void *arg, const char *name);
+
+struct mote_port {
+    uint32_t size;    /* sizeof(struct mote_port) as compiled by the port */
+    uint32_t version; /* MOTE_PORT_VERSION */
+    void *ctx;        /* passed back as the first argument of every call */
+
+    /* ---- clock ---- */
+
+    /* Monotonic milliseconds. Never blocks, never fails. Wraps around at
+     * 2^32: the core compares times only by wrap-safe differences, so any
+     * starting value is fine. */
+    uint32_t (*now_ms)(void *ctx);
+
+    /* ---- wait ---- */
+
+    /* Blocks until one of `fds` is ready, a signal is pending (see
+     * signals_take), or `timeout_ms` passes (0: do not block; < 0: no
+     * timeout). Sets each revents. Returns the number of fds with
+     * revents != 0 (0 on timeout or when a signal woke it), or < 0 on a
+     * failure of the wait itself. A signal that arrives before the call
+     * must still make it return at once: no wake-up is ever lost. */
+    int (*wait)(void *ctx, struct mote_pollfd *fds, unsigned nfds, int32_t timeout_ms);
+
+    /* ---- signals ---- */
+
+    /* Takes the signals that arrived since the last call: counts[sig] is
+     * set to how many of each arrived (saturating at 255) and cleared in
+     * the port. Returns the total. Never blocks; never loses a signal that
+     * arrives during the call (it is reported by the next one). */
+    int (*signals_take)(void *ctx, uint8_t counts[MOTE_SIG_COUNT]);
+
+    /* ---- storage ----
+     * Names are relative paths of at most MOTE_STORAGE_NAME_MAX - 1 bytes
+     * ("history", "conversations/ID.jsonl") below a root the port chose; a
+     * name with ".." components, a leading '/' or a NUL is refused with
+     * MOTE_ERR_INVAL. Handles are small ints >= 0. All calls block until
+     * done (local storage); none returns MOTE_ERR_AGAIN. */
+
+    /* Opens `name` with MOTE_ST_* flags; returns a handle or < 0
+     * (MOTE_ERR_NOENT when missing and not CREATE). */
+    int (*st_open)(void *ctx, const char *name, unsigned flags);
+
+    /* Reads up to `len` bytes at byte `offset`; returns the count, 0 at
+     * the end of the file. */
+    int (*st_read)(void *ctx, int h, uint64_t offset, void *buf, size_t len);
+
+    /* Appends `len` bytes with a single write. Returns the count written:
+     * a short count means the rest was not written (disk full, say) and
+     * the caller decides (it may truncate back). Not durable until
+     * st_sync(). */
+    int (*st_append)(void *ctx, int h, const void *buf, size_t len);
+
+    /* Makes everything appended so far durable (fdatasync or fsync). */
+    int (*st_sync)(void *ctx, int h);
+
+    /* Current size in bytes, or < 0. */
+    int64_t (*st_size)(void *ctx, int h);
+
+    /* Cuts the file to `size` bytes and makes the cut durable. */
+    int (*st_truncate)(void *ctx, int h, uint64_t size);
+
+    /* Closes the handle (always succeeds from the caller's view). */
+    void (*st_close)(void *ctx, int h);
+
+    /* Replaces `name` atomically with what `produce` yields: a temporary
+     * file is written and synced, renamed over `name`, and the directory
+     * synced. On any failure `name` keeps its old content (or stays
+     * missing) and the temporary file is removed. */
+    int (*st_write_atomic)(void *ctx, const char *name, mote_produce_fn produce, void *arg);
+
+    /* Calls `fn` for every entry of directory `dir` ("" is the root),
+     * leaving out "." and "..", in no particular order. */
+    int (*st_list)(void *ctx, const char *dir, mote_list_fn fn, void *arg);
+
+    /* Removes file `name`; MOTE_ERR_NOENT if it is missing. */
+    int (*st_remove)(void *ctx, const char *name);
+
+    /* Creates directory `name` (mode 0700 where it applies); succeeds if
+     * it exists already. */
+    int (*st_mkdir)(void *ctx, const char *name);
+
+    /* ---- random ---- */
+
+    /* Fills `buf` with `len` unpredictable bytes (for jitter and ids).
+     * Blocks only while the OS gathers entropy at boot. */
+    int (*random)(void *ctx, void *buf, size_t len);
+};
+
+/* True if port `p` has member `m` (inside its declared size and set). */
+#define MOTE_PORT_HAS(p, m)                                                        \
+    ((p)->size >= offsetof(struct mote_port, m) + sizeof((p)->m) && (p)->m != NULL)
+
+#endif /* MOTE_PORT_H */

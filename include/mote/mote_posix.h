@@ -1,0 +1,51 @@
+/*
+ * mote_posix.h - the POSIX/Linux port (port/posix).
+ *
+ * struct mote_posix is caller-owned and holds a ready struct mote_port in
+ * `port`. Signals are process-wide, so at most one mote_posix may have
+ * its signal handlers installed at a time.
+ */
+#ifndef MOTE_POSIX_H
+#define MOTE_POSIX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mote/mote_port.h"
+
+#ifndef MOTE_POSIX_PATH_MAX
+#define MOTE_POSIX_PATH_MAX 1024 /* bytes of the storage root path */
+#endif
+
+struct mote_posix {
+    struct mote_port port;   /* hand &pp->port to mote_loop_init */
+    int sig_pipe[2];         /* self-pipe: read end watched by wait() */
+    bool sig_installed;
+    uint32_t clock_offset;   /* added to the clock (tests start near 2^32) */
+    char root[MOTE_POSIX_PATH_MAX]; /* storage root, "" until set */
+};
+
+/* Fills pp->port and creates the signal self-pipe. No handler is
+ * installed yet. Returns 0 or < 0 (the pipe could not be made). */
+int mote_posix_init(struct mote_posix *pp);
+
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP that count the signal
+ * and wake wait(), and ignores SIGPIPE (a closed peer becomes
+ * MOTE_ERR_PIPE). Returns 0, or MOTE_ERR_BUSY if another mote_posix has
+ * them. */
+int mote_posix_signals_install(struct mote_posix *pp);
+
+/* Puts back the handlers that were there before install. */
+void mote_posix_signals_restore(struct mote_posix *pp);
+
+/* Sets the storage root to `dir`, creating it and missing parents with
+ * mode 0700. Returns 0, MOTE_ERR_NAMETOOLONG or the failure of mkdir. */
+int mote_posix_storage_root(struct mote_posix *pp, const char *dir);
+
+/* Restores signals and closes the self-pipe. */
+void mote_posix_deinit(struct mote_posix *pp);
+
+/* errno value -> enum mote_err (-EIO class codes map to themselves). */
+int mote_posix_err(int errnum);
+
+#endif /* MOTE_POSIX_H */

@@ -1,0 +1,273 @@
+/*
+ * posix.c - clock, wait, signals and random for POSIX systems.
+ *
+ * Signals: the handler adds one to an atomic counter and writes a byte to
+ * a non-blocking self-pipe. wait() polls the pipe's read end with the
+ * caller's descriptors, so a signal that arrives at any moment, even
+ * before poll() is entered, ends the wait. signals_take() drains the pipe
+ * first and then swaps the counters to zero: a signal arriving in between
+ * is counted now or left for the next call, never lost. A full pipe drops
+ * only the wake-up byte, never the count.
+ */
+#define _GNU_SOURCE
+#include "mote/mote_posix.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mote/mote_err.h"
+#include "posix_internal.h"
+
+static atomic_uint sig_counts[MOTE_SIG_COUNT];
+static volatile sig_atomic_t sig_wfd = -1;
+static struct mote_posix *sig_owner;
+static struct sigaction sig_old[MOTE_SIG_COUNT];
+static struct sigaction sig_old_pipe;
+static const int sig_native[MOTE_SIG_COUNT] = {SIGINT, SIGTERM, SIGHUP};
+
+int mote_posix_err(int e)
+{
+    switch (e) {
+    case 0: return MOTE_ERR_IO;
+    case EPERM: return MOTE_ERR_PERM;
+    case ENOENT: return MOTE_ERR_NOENT;
+    case EINTR: return MOTE_ERR_INTR;
+    case EIO: return MOTE_ERR_IO;
+    case E2BIG: return MOTE_ERR_TOO_LARGE;
+    case EBADF: return MOTE_ERR_BADF;
+    case EAGAIN: return MOTE_ERR_AGAIN;
+#if EWOULDBLOCK != EAGAIN
+    case EWOULDBLOCK: return MOTE_ERR_AGAIN;
+#endif
+    case ENOMEM: return MOTE_ERR_NOMEM;
+    case EACCES: return MOTE_ERR_ACCES;
+    case EBUSY: return MOTE_ERR_BUSY;
+    case EEXIST: return MOTE_ERR_EXIST;
+    case ENOTDIR: return MOTE_ERR_NOTDIR;
+    case EISDIR: return MOTE_ERR_ISDIR;
+    case EINVAL: return MOTE_ERR_INVAL;
+    case EFBIG: return MOTE_ERR_FBIG;
+    case ENOSPC: return MOTE_ERR_NOSPC;
+    case EDQUOT: return MOTE_ERR_NOSPC;
+    case EROFS: return MOTE_ERR_ROFS;
+    case EPIPE: return MOTE_ERR_PIPE;
+    case ERANGE: return MOTE_ERR_RANGE;
+    case ENAMETOOLONG: return MOTE_ERR_NAMETOOLONG;
+    case ENOSYS: return MOTE_ERR_NOSYS;
+    case EPROTO: return MOTE_ERR_PROTO;
+    case EBADMSG: return MOTE_ERR_BADMSG;
+    case EOPNOTSUPP: return MOTE_ERR_NOTSUP;
+    case EADDRINUSE: return MOTE_ERR_ADDRINUSE;
+    case ENETUNREACH: return MOTE_ERR_NETUNREACH;
+    case ECONNABORTED: return MOTE_ERR_CONNABORTED;
+    case ECONNRESET: return MOTE_ERR_CONNRESET;
+    case ENOBUFS: return MOTE_ERR_FULL;
+    case ENOTCONN: return MOTE_ERR_NOTCONN;
+    case ETIMEDOUT: return MOTE_ERR_TIMEDOUT;
+    case ECONNREFUSED: return MOTE_ERR_CONNREFUSED;
+    case EHOSTUNREACH: return MOTE_ERR_HOSTUNREACH;
+    case EALREADY: return MOTE_ERR_ALREADY;
+    case EINPROGRESS: return MOTE_ERR_INPROGRESS;
+    case ECANCELED: return MOTE_ERR_CANCELED;
+    default: return MOTE_ERR_IO;
+    }
+}
+
+static uint32_t px_now_ms(void *ctx)
+{
+    struct mote_posix *pp = ctx;
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u) +
+           pp->clock_offset;
+}
+
+static short to_poll(unsigned ev)
+{
+    return (short)(((ev & MOTE_POLL_IN) ? POLLIN : 0) | ((ev & MOTE_POLL_OUT) ? POLLOUT : 0));
+}
+
+static int px_wait(void *ctx, struct mote_pollfd *fds, unsigned nfds, int32_t timeout_ms)
+{
+    struct mote_posix *pp = ctx;
+    struct pollfd pfd[MOTE_POSIX_MAX_POLL + 1];
+    unsigned i, n = 0;
+    int rc, ready = 0;
+
+    if (nfds > MOTE_POSIX_MAX_POLL)
+        return MOTE_ERR_TOO_LARGE;
+    for (i = 0; i < nfds; i++) {
+        pfd[i].fd = fds[i].fd;
+        pfd[i].events = to_poll(fds[i].events);
+        pfd[i].revents = 0;
+        fds[i].revents = 0;
+    }
+    n = nfds;
+    if (pp->sig_pipe[0] >= 0) {
+        pfd[n].fd = pp->sig_pipe[0];
+        pfd[n].events = POLLIN;
+        pfd[n].revents = 0;
+        n++;
+    }
+    rc = poll(pfd, n, timeout_ms < 0 ? -1 : timeout_ms);
+    if (rc < 0)
+        return errno == EINTR ? 0 : mote_posix_err(errno);
+    for (i = 0; i < nfds; i++) {
+        unsigned r = 0;
+
+        if (pfd[i].revents & (POLLIN | POLLHUP))
+            r |= MOTE_POLL_IN;
+        if (pfd[i].revents & POLLOUT)
+            r |= MOTE_POLL_OUT;
+        if (pfd[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+            r |= MOTE_POLL_ERR;
+        fds[i].revents = (uint16_t)r;
+        if (r != 0)
+            ready++;
+    }
+    return ready;
+}
+
+static int px_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
+{
+    struct mote_posix *pp = ctx;
+    char buf[64];
+    unsigned s;
+    int total = 0;
+
+    if (pp->sig_pipe[0] >= 0) {
+        while (read(pp->sig_pipe[0], buf, sizeof(buf)) > 0) {
+        }
+    }
+    for (s = 0; s < MOTE_SIG_COUNT; s++) {
+        unsigned n = atomic_exchange(&sig_counts[s], 0u);
+
+        counts[s] = (uint8_t)(n > 255 ? 255 : n);
+        total += (int)counts[s];
+    }
+    return total;
+}
+
+static int px_random(void *ctx, void *buf, size_t len)
+{
+    unsigned char *p = buf;
+
+    (void)ctx;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return mote_posix_err(errno);
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned s;
+
+    for (s = 0; s < MOTE_SIG_COUNT; s++) {
+        if (sig_native[s] == sig) {
+            char b = (char)s;
+
+            atomic_fetch_add(&sig_counts[s], 1u);
+            if (sig_wfd >= 0)
+                (void)!write(sig_wfd, &b, 1);
+        }
+    }
+    errno = saved;
+}
+
+static int set_nonblock_cloexec(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+        return mote_posix_err(errno);
+    return 0;
+}
+
+int mote_posix_init(struct mote_posix *pp)
+{
+    memset(pp, 0, sizeof(*pp));
+    pp->sig_pipe[0] = pp->sig_pipe[1] = -1;
+    if (pipe(pp->sig_pipe) < 0)
+        return mote_posix_err(errno);
+    if (set_nonblock_cloexec(pp->sig_pipe[0]) < 0 || set_nonblock_cloexec(pp->sig_pipe[1]) < 0) {
+        mote_posix_deinit(pp);
+        return MOTE_ERR_IO;
+    }
+    pp->port.size = sizeof(pp->port);
+    pp->port.version = MOTE_PORT_VERSION;
+    pp->port.ctx = pp;
+    pp->port.now_ms = px_now_ms;
+    pp->port.wait = px_wait;
+    pp->port.signals_take = px_signals_take;
+    pp->port.random = px_random;
+    mote_posix_storage_fill(&pp->port);
+    return 0;
+}
+
+int mote_posix_signals_install(struct mote_posix *pp)
+{
+    struct sigaction sa;
+    struct sigaction ign;
+    unsigned s;
+
+    if (sig_owner != NULL)
+        return sig_owner == pp ? 0 : MOTE_ERR_BUSY;
+    for (s = 0; s < MOTE_SIG_COUNT; s++)
+        atomic_store(&sig_counts[s], 0u);
+    sig_wfd = pp->sig_pipe[1];
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (s = 0; s < MOTE_SIG_COUNT; s++)
+        sigaction(sig_native[s], &sa, &sig_old[s]);
+    memset(&ign, 0, sizeof(ign));
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &sig_old_pipe);
+    sig_owner = pp;
+    pp->sig_installed = true;
+    return 0;
+}
+
+void mote_posix_signals_restore(struct mote_posix *pp)
+{
+    unsigned s;
+
+    if (sig_owner != pp || !pp->sig_installed)
+        return;
+    for (s = 0; s < MOTE_SIG_COUNT; s++)
+        sigaction(sig_native[s], &sig_old[s], NULL);
+    sigaction(SIGPIPE, &sig_old_pipe, NULL);
+    sig_wfd = -1;
+    sig_owner = NULL;
+    pp->sig_installed = false;
+}
+
+void mote_posix_deinit(struct mote_posix *pp)
+{
+    mote_posix_signals_restore(pp);
+    if (pp->sig_pipe[0] >= 0)
+        close(pp->sig_pipe[0]);
+    if (pp->sig_pipe[1] >= 0)
+        close(pp->sig_pipe[1]);
+    pp->sig_pipe[0] = pp->sig_pipe[1] = -1;
+}

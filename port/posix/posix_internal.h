@@ -1,0 +1,14 @@
+/* posix_internal.h - shared between the files of port/posix (internal). */
+#ifndef MOTE_POSIX_INTERNAL_H
+#define MOTE_POSIX_INTERNAL_H
+
+#include "mote/mote_config.h"
+#include "mote/mote_port.h"
+
+/* Descriptors one wait() accepts (the loop passes at most MOTE_MAX_WATCHES). */
+#define MOTE_POSIX_MAX_POLL (MOTE_MAX_WATCHES + 8)
+
+/* Sets the storage members of `port` (storage.c). */
+void mote_posix_storage_fill(struct mote_port *port);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * storage.c - the storage group of the POSIX port: files below a root
+ * directory, directories 0700, files 0600, appends as one write(2),
+ * fdatasync for durability, and atomic replacement by temp + fsync +
+ * rename + fsync of the directory.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mote/mote_err.h"
+#include "mote/mote_posix.h"
+#include "posix_internal.h"
+
+#define ST_COPY_BUF 4096
+
+/* Checks `name` and joins it to the root. */
+static int join(const struct mote_posix *pp, const char *name, char *out, size_t cap)
+{
+    const char *p = name;
+    size_t n = strlen(name);
+    int len;
+
+    if (pp->root[0] == '\0')
+        return MOTE_ERR_NOENT;
+    if (n >= MOTE_STORAGE_NAME_MAX)
+        return MOTE_ERR_NAMETOOLONG;
+    if (name[0] == '/')
+        return MOTE_ERR_INVAL;
+    /* Refuse ".." components anywhere. */
+    while (*p != '\0') {
+        const char *slash = strchr(p, '/');
+        size_t clen = slash != NULL ? (size_t)(slash - p) : strlen(p);
+
+        if (clen == 2 && p[0] == '.' && p[1] == '.')
+            return MOTE_ERR_INVAL;
+        p += clen;
+        if (*p == '/')
+            p++;
+    }
+    len = snprintf(out, cap, "%s%s%s", pp->root, n > 0 ? "/" : "", name);
+    if (len < 0 || (size_t)len >= cap)
+        return MOTE_ERR_NAMETOOLONG;
+    return 0;
+}
+
+static int st_open(void *ctx, const char *name, unsigned flags)
+{
+    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    int rc = join(ctx, name, path, sizeof(path));
+    int of = O_CLOEXEC;
+    int fd;
+
+    if (rc < 0)
+        return rc;
+    if (flags & MOTE_ST_APPEND)
+        of |= (flags & MOTE_ST_READ) ? O_RDWR | O_APPEND : O_WRONLY | O_APPEND;
+    else
+        of |= O_RDONLY;
+    if (flags & MOTE_ST_CREATE)
+        of |= O_CREAT;
+    do {
+        fd = open(path, of, 0600);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return mote_posix_err(errno);
+    return fd;
+}
+
+static int st_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)
+{
+    ssize_t n;
+
+    (void)ctx;
+    if (len > 0x7FFFFFFF)
+        len = 0x7FFFFFFF;
+    do {
+        n = pread(h, buf, len, (off_t)offset);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 ? mote_posix_err(errno) : (int)n;
+}
+
+static int st_append(void *ctx, int h, const void *buf, size_t len)
+{
+    ssize_t n;
+
+    (void)ctx;
+    if (len > 0x7FFFFFFF)
+        return MOTE_ERR_TOO_LARGE;
+    do {
+        n = write(h, buf, len);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 ? mote_posix_err(errno) : (int)n;
+}
+
+static int st_sync(void *ctx, int h)
+{
+    (void)ctx;
+    if (fdatasync(h) < 0)
+        return mote_posix_err(errno);
+    return 0;
+}
+
+static int64_t st_size(void *ctx, int h)
+{
+    struct stat sb;
+
+    (void)ctx;
+    if (fstat(h, &sb) < 0)
+        return mote_posix_err(errno);
+    return (int64_t)sb.st_size;
+}
+
+static int st_truncate(void *ctx, int h, uint64_t size)
+{
+    (void)ctx;
+    if (ftruncate(h, (off_t)size) < 0 || fsync(h) < 0)
+        return mote_posix_err(errno);
+    return 0;
+}
+
+static void st_close(void *ctx, int h)
+{
+    (void)ctx;
+    close(h);
+}
+
+static int sync_parent_dir(const char *path)
+{
+    char dir[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    char *slash;
+    int fd, rc = 0;
+
+    snprintf(dir, sizeof(dir), "%s", path);
+    slash = strrchr(dir, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return mote_posix_err(errno);
+    if (fsync(fd) < 0 && errno != EINVAL)
+        rc = mote_posix_err(errno);
+    close(fd);
+    return rc;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return mote_posix_err(errno);
+        }
+        if (w == 0)
+            return MOTE_ERR_NOSPC;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int st_write_atomic(void *ctx, const char *name, mote_produce_fn produce, void *arg)
+{
+    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    char tmp[sizeof(path) + 24];
+    char buf[ST_COPY_BUF];
+    int rc = join(ctx, name, path, sizeof(path));
+    int fd;
+
+    if (rc < 0)
+        return rc;
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp))
+        return MOTE_ERR_NAMETOOLONG;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return mote_posix_err(errno);
+    for (;;) {
+        int n = produce(arg, buf, sizeof(buf));
+
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        if (n == 0)
+            break;
+        rc = write_all(fd, buf, (size_t)n);
+        if (rc < 0)
+            break;
+    }
+    if (rc == 0 && fsync(fd) < 0)
+        rc = mote_posix_err(errno);
+    if (close(fd) < 0 && rc == 0)
+        rc = mote_posix_err(errno);
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = mote_posix_err(errno);
+    if (rc < 0) {
+        unlink(tmp);
+        return rc;
+    }
+    return sync_parent_dir(path);
+}
+
+static int st_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
+{
+    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    int rc = join(ctx, dir, path, sizeof(path));
+    struct dirent *de;
+    DIR *d;
+
+    if (rc < 0)
+        return rc;
+    d = opendir(path);
+    if (d == NULL)
+        return mote_posix_err(errno);
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        rc = fn(arg, de->d_name);
+        if (rc != 0)
+            break;
+    }
+    closedir(d);
+    return rc;
+}
+
+static int st_remove(void *ctx, const char *name)
+{
+    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    int rc = join(ctx, name, path, sizeof(path));
+
+    if (rc < 0)
+        return rc;
+    if (unlink(path) < 0)
+        return mote_posix_err(errno);
+    return 0;
+}
+
+static int make_dir(const char *path)
+{
+    struct stat sb;
+
+    if (mkdir(path, 0700) == 0)
+        return 0;
+    if (errno == EEXIST && stat(path, &sb) == 0)
+        return S_ISDIR(sb.st_mode) ? 0 : MOTE_ERR_NOTDIR;
+    return mote_posix_err(errno);
+}
+
+static int st_mkdir(void *ctx, const char *name)
+{
+    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    int rc = join(ctx, name, path, sizeof(path));
+
+    if (rc < 0)
+        return rc;
+    return make_dir(path);
+}
+
+int mote_posix_storage_root(struct mote_posix *pp, const char *dir)
+{
+    char path[MOTE_POSIX_PATH_MAX];
+    size_t n = strlen(dir), i;
+    int rc;
+
+    if (n == 0)
+        return MOTE_ERR_INVAL;
+    if (n >= sizeof(path))
+        return MOTE_ERR_NAMETOOLONG;
+    memcpy(path, dir, n + 1);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    /* mkdir -p, each missing level 0700 */
+    for (i = 1; i <= n; i++) {
+        if (path[i] == '/' || path[i] == '\0') {
+            char c = path[i];
+
+            path[i] = '\0';
+            rc = make_dir(path);
+            path[i] = c;
+            if (rc < 0)
+                return rc;
+        }
+    }
+    memcpy(pp->root, path, n + 1);
+    return 0;
+}
+
+void mote_posix_storage_fill(struct mote_port *port)
+{
+    port->st_open = st_open;
+    port->st_read = st_read;
+    port->st_append = st_append;
+    port->st_sync = st_sync;
+    port->st_size = st_size;
+    port->st_truncate = st_truncate;
+    port->st_close = st_close;
+    port->st_write_atomic = st_write_atomic;
+    port->st_list = st_list;
+    port->st_remove = st_remove;
+    port->st_mkdir = st_mkdir;
+}

@@ -1,0 +1,118 @@
+/*
+ * mote_tport.h - the deterministic test port.
+ *
+ * Same struct mote_port as port/posix, with nothing real behind it:
+ *  - clock: simulated milliseconds; wait() advances it by the timeout when
+ *    nothing is ready, so timers fire in order without sleeping;
+ *  - fds: virtual descriptors a test marks ready with mote_tport_fd_ready;
+ *  - signals: injected with mote_tport_raise;
+ *  - storage: in memory, with countdown fault injection (fail the Nth call
+ *    of chosen kinds with an error, or make the Nth append short) and power
+ *    cuts (at the Nth write everything stops; mote_tport_power_restore
+ *    brings back what was durable, with the unsynced tail dropped, kept,
+ *    torn, or turned into NUL bytes);
+ *  - random: a seeded xorshift.
+ * The port may allocate (it is not part of the core).
+ */
+#ifndef MOTE_TPORT_H
+#define MOTE_TPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mote/mote_config.h"
+#include "mote/mote_port.h"
+
+#define MOTE_TPORT_FILES 64
+#define MOTE_TPORT_HANDLES 32
+#define MOTE_TPORT_FDS 64
+
+/* Storage call kinds, for fault injection masks. */
+enum {
+    MOTE_TP_OPEN = 1u << 0,
+    MOTE_TP_READ = 1u << 1,
+    MOTE_TP_APPEND = 1u << 2,
+    MOTE_TP_SYNC = 1u << 3,
+    MOTE_TP_SIZE = 1u << 4,
+    MOTE_TP_TRUNCATE = 1u << 5,
+    MOTE_TP_ATOMIC = 1u << 6,
+    MOTE_TP_LIST = 1u << 7,
+    MOTE_TP_REMOVE = 1u << 8,
+    MOTE_TP_MKDIR = 1u << 9,
+    MOTE_TP_ALL = 0x3FFu,
+};
+
+/* What a power cut leaves of data appended but not synced. */
+enum mote_tport_cut {
+    MOTE_TP_CUT_DROP,  /* lost entirely */
+    MOTE_TP_CUT_KEEP,  /* all of it reached the disk */
+    MOTE_TP_CUT_TORN,  /* the first half of it reached the disk */
+    MOTE_TP_CUT_ZERO,  /* the file grew but the bytes read as NUL */
+};
+
+struct mote_tport_file {
+    bool used;
+    bool is_dir;
+    char name[MOTE_STORAGE_NAME_MAX];
+    unsigned char *data;
+    size_t len;
+    size_t cap;
+    size_t synced; /* bytes known durable */
+};
+
+struct mote_tport {
+    struct mote_port port;
+    uint32_t now;            /* simulated clock */
+    uint32_t rng;            /* xorshift state, never 0 */
+    uint16_t fd_ready[MOTE_TPORT_FDS];
+    uint8_t sig[MOTE_SIG_COUNT];
+    unsigned waits;          /* wait() calls so far */
+    /* Called at the start of every wait(), before readiness is checked. */
+    void (*on_wait)(struct mote_tport *tp, int32_t timeout_ms, void *arg);
+    void *on_wait_arg;
+
+    /* storage */
+    struct mote_tport_file files[MOTE_TPORT_FILES];
+    int handles[MOTE_TPORT_HANDLES]; /* file index + 1, 0 = closed */
+    unsigned st_calls;       /* storage calls so far */
+    unsigned st_writes;      /* appends + atomic writes so far */
+    unsigned fail_mask;      /* kinds the countdown applies to */
+    unsigned fail_at;        /* 1-based call number among those kinds; 0 = off */
+    unsigned fail_seen;
+    int fail_err;            /* error to return, or 0 for a short append */
+    bool fail_sticky;        /* keep failing after the first */
+    unsigned cut_at;         /* power dies at this write (1-based); 0 = off */
+    bool power_off;
+};
+
+/* Fills tp->port; clock starts at `start_ms`. */
+void mote_tport_init(struct mote_tport *tp, uint32_t start_ms);
+
+/* Frees the in-memory files. */
+void mote_tport_deinit(struct mote_tport *tp);
+
+void mote_tport_advance(struct mote_tport *tp, uint32_t ms);
+void mote_tport_fd_ready(struct mote_tport *tp, int fd, unsigned revents);
+void mote_tport_raise(struct mote_tport *tp, enum mote_signal sig);
+
+/* The Nth (1-based) storage call whose kind is in `mask` fails with `err`
+ * (0: if it is an append, it writes half and returns the short count). */
+void mote_tport_fail_after(struct mote_tport *tp, unsigned mask, unsigned n, int err,
+                           bool sticky);
+
+/* Power dies during write number `n` (appends and atomic writes count):
+ * that write and every later storage call fail with MOTE_ERR_IO. */
+void mote_tport_cut_at(struct mote_tport *tp, unsigned n);
+
+/* Power comes back: handles are closed, and each file keeps its durable
+ * bytes plus what `mode` says of the rest. Clears fault injection. */
+void mote_tport_power_restore(struct mote_tport *tp, enum mote_tport_cut mode);
+
+/* Direct access for assertions: the file's bytes (NULL if missing). */
+const struct mote_tport_file *mote_tport_file(const struct mote_tport *tp, const char *name);
+
+/* Creates or replaces a file's content directly (durable). */
+int mote_tport_put(struct mote_tport *tp, const char *name, const void *data, size_t len);
+
+#endif /* MOTE_TPORT_H */

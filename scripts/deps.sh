@@ -1,0 +1,53 @@
+#!/bin/sh
+# deps.sh install|check - the Debian packages mote's build and tests need.
+#   install: as root, installs them (apt-get); as another user, prints the line.
+#   check:   exits 0 if everything is installed, 1 otherwise (quietly).
+set -u
+HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmocka-dev
+      openssl ca-certificates python3 time procps"
+CROSS="gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
+       libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
+CROSS_ARCH="libmbedtls-dev:arm64"
+
+missing() {
+    for p in $HOST $CROSS $CROSS_ARCH; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+            printf '%s ' "$p"
+    done
+}
+
+case "${1:-check}" in
+check)
+    [ -z "$(missing)" ] && exit 0
+    exit 1
+    ;;
+install)
+    need=$(missing)
+    if [ -z "$need" ] && [ -f /etc/apt/sources.list.d/mote-src.sources ]; then
+        echo "deps: everything is installed"
+        exit 0
+    fi
+    if [ "$(id -u)" != 0 ]; then
+        echo "deps: run as root, or install these yourself:"
+        echo "  sudo dpkg --add-architecture arm64 && sudo apt-get update"
+        echo "  sudo apt-get install --no-install-recommends $need"
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    dpkg --add-architecture arm64
+    # Source packages (cmocka is built from Debian's source for the cross tests).
+    if [ ! -f /etc/apt/sources.list.d/mote-src.sources ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+            > /etc/apt/sources.list.d/mote-src.sources
+    fi
+    # A flaky mirror index makes update exit 100; the install below still
+    # tells whether what we need is there.
+    apt-get update -qq || echo "deps: apt-get update reported a problem; going on"
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $HOST $CROSS $CROSS_ARCH
+    ;;
+*)
+    echo "usage: deps.sh install|check" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,774 @@
+/*
+ * loop.c - the event loop, the job table, timers and fd watches.
+ *
+ * Handles are (generation << 8) | slot index. A slot's generation moves on
+ * every time the slot is taken, skipping 0, so a handle kept past the
+ * slot's reuse never matches again (until 2^24 reuses of that one slot).
+ */
+#include "mote/mote_loop.h"
+
+#include <string.h>
+
+#include "util.h"
+
+#define GEN_MASK 0xFFFFFFu
+
+#if MOTE_MAX_TIMERS > 255 || MOTE_MAX_WATCHES > 255
+#error "MOTE_MAX_TIMERS and MOTE_MAX_WATCHES must be at most 255 (8-bit slot index in handles)"
+#endif
+
+static uint32_t make_id(uint32_t gen, unsigned idx)
+{
+    return (gen << 8) | (uint32_t)idx;
+}
+
+static uint32_t next_gen(uint32_t gen)
+{
+    gen = (gen + 1u) & GEN_MASK;
+    return gen == 0 ? 1u : gen;
+}
+
+static bool job_active(const struct mote_job *j)
+{
+    return j->state == MOTE_JOB_RUNNING || j->state == MOTE_JOB_CANCELLING;
+}
+
+static bool job_finished(const struct mote_job *j)
+{
+    return j->state >= MOTE_JOB_DONE;
+}
+
+static struct mote_job *job_get(const struct mote_loop *loop, mote_job_id id)
+{
+    unsigned idx = id & 0xFFu;
+    const struct mote_job *j;
+
+    if (id == 0 || idx >= MOTE_MAX_JOBS)
+        return NULL;
+    j = &loop->jobs[idx];
+    if (j->state == MOTE_JOB_FREE || j->gen != (id >> 8))
+        return NULL;
+    return (struct mote_job *)j;
+}
+
+static mote_job_id job_id(const struct mote_loop *loop, const struct mote_job *j)
+{
+    return make_id(j->gen, (unsigned)(j - loop->jobs));
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+int mote_loop_init(struct mote_loop *loop, const struct mote_port *port)
+{
+    if (port == NULL || port->version != MOTE_PORT_VERSION || !MOTE_PORT_HAS(port, now_ms) ||
+        !MOTE_PORT_HAS(port, wait))
+        return MOTE_ERR_INVAL;
+    memset(loop, 0, sizeof(*loop));
+    loop->port = port;
+    mote_cancel_init(&loop->root, NULL);
+    return 0;
+}
+
+uint32_t mote_loop_now(const struct mote_loop *loop)
+{
+    return loop->port->now_ms(loop->port->ctx);
+}
+
+static void release_owned(struct mote_loop *loop, mote_job_id owner)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_TIMERS; i++) {
+        if (loop->timers[i].armed && loop->timers[i].owner == owner)
+            loop->timers[i].armed = false;
+    }
+    for (i = 0; i < MOTE_MAX_WATCHES; i++) {
+        if (loop->watches[i].used && loop->watches[i].owner == owner)
+            loop->watches[i].used = false;
+    }
+}
+
+void mote_loop_deinit(struct mote_loop *loop)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        struct mote_job *j = &loop->jobs[i];
+
+        if (job_active(j) && j->ops->release != NULL)
+            j->ops->release(loop, j->task);
+    }
+    memset(loop->jobs, 0, sizeof(loop->jobs));
+    memset(loop->timers, 0, sizeof(loop->timers));
+    memset(loop->watches, 0, sizeof(loop->watches));
+    loop->port = NULL;
+}
+
+void mote_loop_on_signal(struct mote_loop *loop, mote_signal_fn fn, void *arg)
+{
+    loop->on_signal = fn;
+    loop->on_signal_arg = arg;
+}
+
+void mote_loop_break(struct mote_loop *loop)
+{
+    loop->brk = true;
+}
+
+void mote_loop_stop_spawns(struct mote_loop *loop)
+{
+    loop->no_spawn = true;
+}
+
+/* A RUNNING job whose flag became set through a parent is CANCELLING. */
+static void promote_cancelled(struct mote_loop *loop)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        struct mote_job *j = &loop->jobs[i];
+
+        if (j->state == MOTE_JOB_RUNNING && mote_cancel_is_set(&j->cancel)) {
+            j->state = MOTE_JOB_CANCELLING;
+            j->wake = true;
+        }
+    }
+}
+
+int mote_loop_cancel_all(struct mote_loop *loop)
+{
+    unsigned active = 0;
+
+    mote_cancel_set(&loop->root);
+    promote_cancelled(loop);
+    mote_job_counts(loop, &active, NULL);
+    return (int)active;
+}
+
+static void job_finish(struct mote_loop *loop, struct mote_job *j, enum mote_job_state how,
+                       int result)
+{
+    mote_job_id id = job_id(loop, j);
+
+    j->state = (uint8_t)how;
+    j->result = how == MOTE_JOB_FAILED ? result : 0;
+    if (how == MOTE_JOB_FAILED && j->errmsg[0] == '\0')
+        mote_str_copy(j->errmsg, sizeof(j->errmsg), mote_strerror(result));
+    if (how != MOTE_JOB_FAILED)
+        j->errmsg[0] = '\0';
+    j->finish_seq = ++loop->seq;
+    j->finished_ms = mote_loop_now(loop);
+    if (j->finished_ms == 0)
+        j->finished_ms = 1; /* 0 means "still active" in listings */
+    j->wake = false;
+    release_owned(loop, id);
+    if (j->ops->release != NULL)
+        j->ops->release(loop, j->task);
+    j->task = NULL;
+    j->pending = j->ncont == 0 ? 0u : (uint32_t)((1ull << j->ncont) - 1u);
+}
+
+static int step_jobs(struct mote_loop *loop)
+{
+    unsigned i;
+    int did = 0;
+
+    promote_cancelled(loop);
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        struct mote_job *j = &loop->jobs[i];
+        int rc;
+
+        if (!job_active(j) || !j->wake)
+            continue;
+        j->wake = false;
+        rc = j->ops->step(loop, job_id(loop, j), j->task);
+        did++;
+        if (rc == MOTE_STEP_PENDING)
+            continue;
+        if (rc == MOTE_STEP_DONE)
+            job_finish(loop, j, MOTE_JOB_DONE, 0);
+        else if (rc == MOTE_STEP_CANCELLED || rc == MOTE_ERR_CANCELED)
+            job_finish(loop, j, MOTE_JOB_CANCELLED, 0);
+        else
+            job_finish(loop, j, MOTE_JOB_FAILED, rc < 0 ? rc : MOTE_ERR_INVAL);
+    }
+    return did;
+}
+
+/* Runs the continuations that were due when this phase began, oldest
+ * finished job first; ones added meanwhile wait for the next turn. */
+static int run_continuations(struct mote_loop *loop)
+{
+    unsigned i;
+    int did = 0;
+
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        loop->jobs[i].ready = job_finished(&loop->jobs[i]) ? loop->jobs[i].pending : 0u;
+        loop->jobs[i].pending &= ~loop->jobs[i].ready;
+    }
+    for (;;) {
+        struct mote_job *j = NULL;
+        unsigned bit;
+
+        for (i = 0; i < MOTE_MAX_JOBS; i++) {
+            struct mote_job *c = &loop->jobs[i];
+
+            if (c->ready != 0 && (j == NULL || mote_before(c->finish_seq, j->finish_seq)))
+                j = c;
+        }
+        if (j == NULL)
+            break;
+        for (bit = 0; bit < MOTE_JOB_MAX_CONTINUATIONS; bit++) {
+            struct mote_job_cont cont;
+
+            if ((j->ready & (1u << bit)) == 0)
+                continue;
+            j->ready &= ~(1u << bit);
+            if (bit >= j->ncont)
+                continue;
+            cont = j->conts[bit]; /* the callback may replace the slot */
+            cont.fn(loop, job_id(loop, j), (enum mote_job_state)j->state, j->errmsg, cont.arg);
+            did++;
+        }
+    }
+    return did;
+}
+
+static bool anything_runnable(const struct mote_loop *loop)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        const struct mote_job *j = &loop->jobs[i];
+
+        if ((job_active(j) && (j->wake || (j->state == MOTE_JOB_RUNNING &&
+                                           mote_cancel_is_set(&j->cancel)))) ||
+            (job_finished(j) && j->pending != 0))
+            return true;
+    }
+    return false;
+}
+
+static int fire_timers(struct mote_loop *loop, uint32_t now)
+{
+    unsigned i;
+    int did = 0;
+
+    for (i = 0; i < MOTE_MAX_TIMERS; i++) {
+        struct mote_timer_slot *t = &loop->timers[i];
+
+        if (!t->armed || mote_before(now, t->due))
+            continue;
+        t->armed = false;
+        did++;
+        if (t->fn != NULL)
+            t->fn(loop, make_id(t->gen, i), t->arg);
+        else
+            (void)mote_job_wake(loop, t->owner);
+    }
+    return did;
+}
+
+static int take_signals(struct mote_loop *loop)
+{
+    const struct mote_port *p = loop->port;
+    uint8_t counts[MOTE_SIG_COUNT];
+    int n, did = 0;
+    unsigned s;
+
+    if (!MOTE_PORT_HAS(p, signals_take))
+        return 0;
+    memset(counts, 0, sizeof(counts));
+    n = p->signals_take(p->ctx, counts);
+    if (n <= 0)
+        return 0;
+    for (s = 0; s < MOTE_SIG_COUNT; s++) {
+        if (counts[s] == 0)
+            continue;
+        did++;
+        if (loop->on_signal != NULL)
+            loop->on_signal(loop, (enum mote_signal)s, counts[s], loop->on_signal_arg);
+    }
+    return did;
+}
+
+int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
+{
+    struct mote_pollfd fds[MOTE_MAX_WATCHES];
+    unsigned map[MOTE_MAX_WATCHES];
+    unsigned nfds = 0, i;
+    uint32_t now = mote_loop_now(loop);
+    int32_t wait_ms;
+    int rc, did = 0;
+
+    loop->turn++;
+    /* How long to wait: not at all if work is ready, else up to the next
+     * timer, the caller's timeout and the safety cap. */
+    wait_ms = timeout_ms < 0 || timeout_ms > MOTE_LOOP_MAX_WAIT_MS ? MOTE_LOOP_MAX_WAIT_MS
+                                                                    : timeout_ms;
+    if (anything_runnable(loop))
+        wait_ms = 0;
+    for (i = 0; i < MOTE_MAX_TIMERS; i++) {
+        const struct mote_timer_slot *t = &loop->timers[i];
+
+        if (t->armed) {
+            int32_t left = (int32_t)(t->due - now);
+
+            if (left < 0)
+                left = 0;
+            if (left < wait_ms)
+                wait_ms = left;
+        }
+    }
+    for (i = 0; i < MOTE_MAX_WATCHES; i++) {
+        struct mote_watch_slot *w = &loop->watches[i];
+
+        w->revents = 0;
+        if (!w->used)
+            continue;
+        fds[nfds].fd = w->fd;
+        fds[nfds].events = w->events;
+        fds[nfds].revents = 0;
+        map[nfds++] = i;
+    }
+
+    rc = loop->port->wait(loop->port->ctx, fds, nfds, wait_ms);
+    if (rc < 0 && rc != MOTE_ERR_INTR)
+        return rc;
+
+    for (i = 0; i < nfds && rc > 0; i++) {
+        struct mote_watch_slot *w = &loop->watches[map[i]];
+
+        if (fds[i].revents == 0 || !w->used)
+            continue;
+        w->revents = fds[i].revents;
+        did++;
+        if (w->fn != NULL)
+            w->fn(loop, make_id(w->gen, map[i]), w->fd, w->revents, w->arg);
+        else
+            (void)mote_job_wake(loop, w->owner);
+    }
+    did += take_signals(loop);
+    did += fire_timers(loop, mote_loop_now(loop));
+    did += step_jobs(loop);
+    did += run_continuations(loop);
+    return did;
+}
+
+int mote_loop_wait_jobs(struct mote_loop *loop, uint32_t timeout_ms)
+{
+    uint32_t deadline = mote_loop_now(loop) + timeout_ms;
+
+    loop->brk = false;
+    for (;;) {
+        unsigned active = 0;
+        int32_t left;
+        int rc;
+
+        mote_job_counts(loop, &active, NULL);
+        if (active == 0)
+            return 0;
+        if (loop->brk) {
+            loop->brk = false;
+            return MOTE_ERR_INTR;
+        }
+        left = (int32_t)(deadline - mote_loop_now(loop));
+        if (left <= 0)
+            return MOTE_ERR_TIMEDOUT;
+        rc = mote_loop_poll(loop, left);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+/* ---- jobs -------------------------------------------------------------- */
+
+static struct mote_job *free_slot(struct mote_loop *loop)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        if (loop->jobs[i].state == MOTE_JOB_FREE)
+            return &loop->jobs[i];
+    }
+    return NULL;
+}
+
+/* Frees finished jobs, oldest first, until at most `keep` remain (jobs
+ * whose continuations are still due are never freed). With `one`, frees
+ * at most one. */
+static void prune(struct mote_loop *loop, unsigned keep, bool one)
+{
+    for (;;) {
+        struct mote_job *oldest = NULL;
+        unsigned i, inactive = 0;
+
+        for (i = 0; i < MOTE_MAX_JOBS; i++) {
+            struct mote_job *j = &loop->jobs[i];
+
+            if (!job_finished(j))
+                continue;
+            inactive++;
+            if (j->pending == 0 && j->ready == 0 &&
+                (oldest == NULL || mote_before(j->finish_seq, oldest->finish_seq)))
+                oldest = j;
+        }
+        if (inactive <= keep || oldest == NULL)
+            return;
+        oldest->state = MOTE_JOB_FREE;
+        oldest->ncont = 0;
+        if (one)
+            return;
+    }
+}
+
+int mote_job_spawn(struct mote_loop *loop, const char *name, const struct mote_task_ops *ops,
+                   void *task, const struct mote_cancel *parent, mote_job_id *out)
+{
+    struct mote_job *j;
+    uint32_t gen;
+
+    if (ops == NULL || ops->step == NULL || out == NULL)
+        return MOTE_ERR_INVAL;
+    *out = 0;
+    if (loop->no_spawn)
+        return MOTE_ERR_SHUTDOWN;
+    prune(loop, MOTE_MAX_INACTIVE_JOBS, false);
+    j = free_slot(loop);
+    if (j == NULL) {
+        /* Active work comes before history: with every slot taken, the
+         * oldest finished job goes even inside the kept window. */
+        prune(loop, 0, true);
+        j = free_slot(loop);
+    }
+    if (j == NULL)
+        return MOTE_ERR_FULL;
+    gen = next_gen(j->gen);
+    memset(j, 0, sizeof(*j));
+    j->gen = gen;
+    j->state = MOTE_JOB_RUNNING;
+    j->wake = true;
+    j->ops = ops;
+    j->task = task;
+    j->started_ms = mote_loop_now(loop);
+    mote_cancel_init(&j->cancel, parent != NULL ? parent : &loop->root);
+    mote_str_copy(j->name, sizeof(j->name), name != NULL ? name : ops->kind);
+    *out = job_id(loop, j);
+    return 0;
+}
+
+int mote_job_cancel(struct mote_loop *loop, mote_job_id id)
+{
+    struct mote_job *j = job_get(loop, id);
+
+    if (j == NULL)
+        return MOTE_ERR_STALE;
+    if (job_finished(j))
+        return MOTE_ERR_ALREADY;
+    mote_cancel_set(&j->cancel);
+    j->state = MOTE_JOB_CANCELLING;
+    j->wake = true;
+    return 0;
+}
+
+bool mote_job_cancelled(const struct mote_loop *loop, mote_job_id id)
+{
+    const struct mote_job *j = job_get(loop, id);
+
+    return j == NULL || mote_cancel_is_set(&j->cancel);
+}
+
+const struct mote_cancel *mote_job_cancel_flag(const struct mote_loop *loop, mote_job_id id)
+{
+    const struct mote_job *j = job_get(loop, id);
+
+    return j == NULL ? NULL : &j->cancel;
+}
+
+int mote_job_wake(struct mote_loop *loop, mote_job_id id)
+{
+    struct mote_job *j = job_get(loop, id);
+
+    if (j == NULL)
+        return MOTE_ERR_STALE;
+    if (!job_active(j))
+        return MOTE_ERR_ALREADY;
+    j->wake = true;
+    return 0;
+}
+
+int mote_job_then(struct mote_loop *loop, mote_job_id id, const char *key, mote_cont_fn fn,
+                  void *arg)
+{
+    struct mote_job *j = job_get(loop, id);
+    unsigned i;
+
+    if (j == NULL)
+        return MOTE_ERR_STALE;
+    if (fn == NULL || key == NULL)
+        return MOTE_ERR_INVAL;
+    if (strlen(key) >= MOTE_CONT_KEY_LEN)
+        return MOTE_ERR_TOO_LARGE;
+    for (i = 0; i < j->ncont; i++) {
+        if (strcmp(j->conts[i].key, key) == 0)
+            break;
+    }
+    if (i == j->ncont) {
+        if (j->ncont == MOTE_JOB_MAX_CONTINUATIONS)
+            return MOTE_ERR_FULL;
+        j->ncont++;
+        mote_str_copy(j->conts[i].key, sizeof(j->conts[i].key), key);
+    }
+    j->conts[i].fn = fn;
+    j->conts[i].arg = arg;
+    if (job_finished(j)) {
+        j->pending |= 1u << i; /* add-or-run-now: runs on the next turn */
+        j->ready &= ~(1u << i);
+    }
+    return 0;
+}
+
+int mote_job_unthen(struct mote_loop *loop, mote_job_id id, const char *key)
+{
+    struct mote_job *j = job_get(loop, id);
+    unsigned i;
+
+    if (j == NULL)
+        return MOTE_ERR_STALE;
+    for (i = 0; i < j->ncont; i++) {
+        if (strcmp(j->conts[i].key, key) == 0) {
+            unsigned last = j->ncont - 1u;
+            uint32_t lastbit = 1u << last, bit = 1u << i;
+
+            /* Move the last entry into the hole, with its pending bits. */
+            j->conts[i] = j->conts[last];
+            j->pending = (j->pending & ~bit) | ((j->pending & lastbit) ? bit : 0u);
+            j->ready = (j->ready & ~bit) | ((j->ready & lastbit) ? bit : 0u);
+            j->pending &= ~lastbit;
+            j->ready &= ~lastbit;
+            j->ncont--;
+            return 0;
+        }
+    }
+    return MOTE_ERR_NOENT;
+}
+
+int mote_job_set_error(struct mote_loop *loop, mote_job_id id, const char *msg)
+{
+    struct mote_job *j = job_get(loop, id);
+
+    if (j == NULL)
+        return MOTE_ERR_STALE;
+    mote_str_copy(j->errmsg, sizeof(j->errmsg), msg != NULL ? msg : "");
+    return 0;
+}
+
+int mote_job_state(const struct mote_loop *loop, mote_job_id id)
+{
+    const struct mote_job *j = job_get(loop, id);
+
+    return j == NULL ? MOTE_ERR_STALE : (int)j->state;
+}
+
+const char *mote_job_error(const struct mote_loop *loop, mote_job_id id)
+{
+    const struct mote_job *j = job_get(loop, id);
+
+    return j == NULL ? NULL : j->errmsg;
+}
+
+int mote_job_result(const struct mote_loop *loop, mote_job_id id)
+{
+    const struct mote_job *j = job_get(loop, id);
+
+    return j == NULL ? MOTE_ERR_STALE : j->result;
+}
+
+void mote_job_counts(const struct mote_loop *loop, unsigned *active, unsigned *inactive)
+{
+    unsigned i, a = 0, f = 0;
+
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        if (job_active(&loop->jobs[i]))
+            a++;
+        else if (job_finished(&loop->jobs[i]))
+            f++;
+    }
+    if (active != NULL)
+        *active = a;
+    if (inactive != NULL)
+        *inactive = f;
+}
+
+int mote_job_walk(const struct mote_loop *loop,
+                  int (*fn)(void *arg, const struct mote_job_info *info), void *arg)
+{
+    bool seen[MOTE_MAX_JOBS];
+    unsigned n;
+
+    memset(seen, 0, sizeof(seen));
+    for (n = 0; n < MOTE_MAX_JOBS; n++) {
+        const struct mote_job *pick = NULL;
+        struct mote_job_info info;
+        unsigned i, at = 0;
+        int rc;
+
+        /* Oldest start first; among equal start times, slot order. */
+        for (i = 0; i < MOTE_MAX_JOBS; i++) {
+            const struct mote_job *j = &loop->jobs[i];
+
+            if (seen[i] || j->state == MOTE_JOB_FREE)
+                continue;
+            if (pick == NULL || mote_before(j->started_ms, pick->started_ms)) {
+                pick = j;
+                at = i;
+            }
+        }
+        if (pick == NULL)
+            break;
+        seen[at] = true;
+        info.id = make_id(pick->gen, at);
+        info.name = pick->name;
+        info.kind = pick->ops->kind != NULL ? pick->ops->kind : "";
+        info.state = (enum mote_job_state)pick->state;
+        info.result = pick->result;
+        info.errmsg = pick->errmsg;
+        info.started_ms = pick->started_ms;
+        info.finished_ms = job_finished(pick) ? pick->finished_ms : 0;
+        rc = fn(arg, &info);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+const char *mote_job_state_name(enum mote_job_state state)
+{
+    switch (state) {
+    case MOTE_JOB_RUNNING:
+        return "running";
+    case MOTE_JOB_CANCELLING:
+        return "cancelling";
+    case MOTE_JOB_DONE:
+        return "done";
+    case MOTE_JOB_CANCELLED:
+        return "cancelled";
+    case MOTE_JOB_FAILED:
+        return "failed";
+    case MOTE_JOB_FREE:
+    default:
+        return "free";
+    }
+}
+
+/* ---- timers ------------------------------------------------------------ */
+
+int mote_timer_start(struct mote_loop *loop, uint32_t delay_ms, mote_timer_fn fn, void *arg,
+                     mote_job_id owner, mote_timer_id *out)
+{
+    unsigned i;
+
+    if (fn == NULL && job_get(loop, owner) == NULL)
+        return MOTE_ERR_INVAL;
+    if (delay_ms > 0x7FFFFFFFu)
+        return MOTE_ERR_RANGE;
+    for (i = 0; i < MOTE_MAX_TIMERS; i++) {
+        struct mote_timer_slot *t = &loop->timers[i];
+
+        if (t->armed)
+            continue;
+        t->gen = next_gen(t->gen);
+        t->armed = true;
+        t->due = mote_loop_now(loop) + delay_ms;
+        t->fn = fn;
+        t->arg = arg;
+        t->owner = owner;
+        if (out != NULL)
+            *out = make_id(t->gen, i);
+        return 0;
+    }
+    return MOTE_ERR_FULL;
+}
+
+int mote_timer_stop(struct mote_loop *loop, mote_timer_id id)
+{
+    unsigned idx = id & 0xFFu;
+    struct mote_timer_slot *t;
+
+    if (id == 0 || idx >= MOTE_MAX_TIMERS)
+        return MOTE_ERR_STALE;
+    t = &loop->timers[idx];
+    if (!t->armed || t->gen != (id >> 8))
+        return MOTE_ERR_STALE;
+    t->armed = false;
+    return 0;
+}
+
+/* ---- fd watches -------------------------------------------------------- */
+
+static struct mote_watch_slot *watch_get(const struct mote_loop *loop, mote_watch_id id)
+{
+    unsigned idx = id & 0xFFu;
+    const struct mote_watch_slot *w;
+
+    if (id == 0 || idx >= MOTE_MAX_WATCHES)
+        return NULL;
+    w = &loop->watches[idx];
+    if (!w->used || w->gen != (id >> 8))
+        return NULL;
+    return (struct mote_watch_slot *)w;
+}
+
+int mote_watch_add(struct mote_loop *loop, int fd, unsigned events, mote_watch_fn fn, void *arg,
+                   mote_job_id owner, mote_watch_id *out)
+{
+    unsigned i;
+
+    if (fd < 0 || (fn == NULL && job_get(loop, owner) == NULL))
+        return MOTE_ERR_INVAL;
+    for (i = 0; i < MOTE_MAX_WATCHES; i++) {
+        struct mote_watch_slot *w = &loop->watches[i];
+
+        if (w->used)
+            continue;
+        w->gen = next_gen(w->gen);
+        w->used = true;
+        w->fd = fd;
+        w->events = (uint16_t)(events & (MOTE_POLL_IN | MOTE_POLL_OUT));
+        w->revents = 0;
+        w->fn = fn;
+        w->arg = arg;
+        w->owner = owner;
+        if (out != NULL)
+            *out = make_id(w->gen, i);
+        return 0;
+    }
+    return MOTE_ERR_FULL;
+}
+
+int mote_watch_set(struct mote_loop *loop, mote_watch_id id, unsigned events)
+{
+    struct mote_watch_slot *w = watch_get(loop, id);
+
+    if (w == NULL)
+        return MOTE_ERR_STALE;
+    w->events = (uint16_t)(events & (MOTE_POLL_IN | MOTE_POLL_OUT));
+    return 0;
+}
+
+int mote_watch_revents(const struct mote_loop *loop, mote_watch_id id)
+{
+    const struct mote_watch_slot *w = watch_get(loop, id);
+
+    return w == NULL ? MOTE_ERR_STALE : (int)w->revents;
+}
+
+int mote_watch_remove(struct mote_loop *loop, mote_watch_id id)
+{
+    struct mote_watch_slot *w = watch_get(loop, id);
+
+    if (w == NULL)
+        return MOTE_ERR_STALE;
+    w->used = false;
+    return 0;
+}

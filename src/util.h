@@ -1,0 +1,21 @@
+/* util.h - small helpers shared by the core (internal). */
+#ifndef MOTE_UTIL_H
+#define MOTE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copies NUL-terminated `src` into `dst` of `cap` bytes (cap >= 1), cutting
+ * at a UTF-8 character boundary when it does not fit. Returns the bytes
+ * copied (without the NUL). */
+size_t mote_str_copy(char *dst, size_t cap, const char *src);
+
+/* Wrap-safe "a is before b" for 32-bit monotonic counters. */
+static inline int mote_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+#define MOTE_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif /* MOTE_UTIL_H */

@@ -1,0 +1,7 @@
+/* version.c - the library's version. */
+#include "mote/mote.h"
+
+const char *mote_version(void)
+{
+    return MOTE_VERSION_STRING;
+}

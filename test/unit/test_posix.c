@@ -1,0 +1,246 @@
+/* test_posix.c - the POSIX port: real signals wake the loop, storage. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mote/mote.h"
+#include "mote/mote_posix.h"
+
+static struct mote_posix pp;
+static struct mote_loop loop;
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    if (mote_posix_init(&pp) < 0 || mote_posix_signals_install(&pp) < 0)
+        return -1;
+    snprintf(dir, sizeof(dir), "/tmp/mote-test-XXXXXX");
+    if (mkdtemp(dir) == NULL)
+        return -1;
+    return mote_loop_init(&loop, &pp.port);
+}
+
+static int teardown(void **state)
+{
+    char cmd[300];
+
+    (void)state;
+    mote_loop_deinit(&loop);
+    mote_posix_deinit(&pp);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+struct sseen {
+    unsigned count[MOTE_SIG_COUNT];
+    int calls;
+};
+
+static void on_sig(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
+{
+    struct sseen *s = arg;
+
+    (void)l;
+    s->count[sig] += n;
+    s->calls++;
+}
+
+static void test_real_signal_wakes_loop(void **state)
+{
+    struct sseen s = {{0}, 0};
+    uint32_t t0;
+    int rc;
+
+    (void)state;
+    mote_loop_on_signal(&loop, on_sig, &s);
+    assert_int_equal(kill(getpid(), SIGINT), 0);
+    t0 = mote_loop_now(&loop);
+    rc = mote_loop_poll(&loop, 10000);
+    /* The wait ended because of the signal, not the 10 s timeout. */
+    assert_true((uint32_t)(mote_loop_now(&loop) - t0) < 5000);
+    assert_int_equal(rc, 1);
+    assert_int_equal(s.count[MOTE_SIG_INT], 1);
+    assert_int_equal(s.calls, 1);
+    /* Seen once: the next turn reports nothing. */
+    assert_int_equal(mote_loop_poll(&loop, 0), 0);
+    assert_int_equal(s.calls, 1);
+    /* Two TERM and one HUP between turns: all counted. */
+    assert_int_equal(kill(getpid(), SIGTERM), 0);
+    assert_int_equal(kill(getpid(), SIGHUP), 0);
+    assert_int_equal(kill(getpid(), SIGTERM), 0);
+    assert_int_equal(mote_loop_poll(&loop, 10000), 2);
+    assert_int_equal(s.count[MOTE_SIG_TERM], 2);
+    assert_int_equal(s.count[MOTE_SIG_HUP], 1);
+    /* SIGPIPE is ignored: this process is still here. */
+    assert_int_equal(kill(getpid(), SIGPIPE), 0);
+    assert_int_equal(mote_loop_poll(&loop, 0), 0);
+}
+
+/* A job that raises a signal from inside its step. */
+static int raiser_step(struct mote_loop *l, mote_job_id self, void *p)
+{
+    (void)l, (void)self, (void)p;
+    kill(getpid(), SIGTERM);
+    return MOTE_STEP_DONE;
+}
+
+static const struct mote_task_ops raiser_ops = {"raiser", raiser_step, NULL};
+
+static void test_signal_during_step_not_lost(void **state)
+{
+    struct sseen s = {{0}, 0};
+    mote_job_id id;
+    uint32_t t0;
+
+    (void)state;
+    mote_loop_on_signal(&loop, on_sig, &s);
+    assert_int_equal(mote_job_spawn(&loop, "r", &raiser_ops, NULL, NULL, &id), 0);
+    (void)mote_loop_poll(&loop, 0); /* the step raises after signals were taken */
+    assert_int_equal(mote_job_state(&loop, id), MOTE_JOB_DONE);
+    t0 = mote_loop_now(&loop);
+    assert_true(mote_loop_poll(&loop, 10000) >= 1);
+    assert_true((uint32_t)(mote_loop_now(&loop) - t0) < 5000);
+    assert_int_equal(s.count[MOTE_SIG_TERM], 1);
+}
+
+static void test_clock_monotonic(void **state)
+{
+    uint32_t a, b;
+
+    (void)state;
+    pp.clock_offset = 0xFFFFFFFFu - 5u; /* wraps within the test */
+    a = mote_loop_now(&loop);
+    usleep(20000);
+    b = mote_loop_now(&loop);
+    assert_true((int32_t)(b - a) >= 15);
+    pp.clock_offset = 0;
+}
+
+static void test_random(void **state)
+{
+    unsigned char a[32], b[32];
+
+    (void)state;
+    assert_int_equal(pp.port.random(pp.port.ctx, a, sizeof(a)), 0);
+    assert_int_equal(pp.port.random(pp.port.ctx, b, sizeof(b)), 0);
+    assert_memory_not_equal(a, b, sizeof(a));
+}
+
+static int produce_text(void *arg, char *buf, size_t cap)
+{
+    const char **p = arg;
+    size_t n = strlen(*p);
+
+    if (n > cap)
+        n = cap;
+    memcpy(buf, *p, n);
+    *p += n;
+    return (int)n;
+}
+
+static int produce_fail(void *arg, char *buf, size_t cap)
+{
+    (void)arg, (void)buf, (void)cap;
+    return MOTE_ERR_NOSPC;
+}
+
+static int count_entries(void *arg, const char *name)
+{
+    (void)name;
+    (*(int *)arg)++;
+    return 0;
+}
+
+static void test_storage(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    char root[300], path[400], buf[64];
+    const char *text = "first version\n";
+    struct stat sb;
+    int h, n = 0;
+
+    (void)state;
+    snprintf(root, sizeof(root), "%s/a/b/state", dir);
+    assert_int_equal(mote_posix_storage_root(&pp, root), 0);
+    assert_int_equal(stat(root, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    assert_int_equal(p->st_mkdir(p->ctx, "conversations"), 0);
+    assert_int_equal(p->st_mkdir(p->ctx, "conversations"), 0); /* exists: fine */
+    snprintf(path, sizeof(path), "%s/conversations", root);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+
+    /* Append, sync, read back, size, truncate. */
+    h = p->st_open(p->ctx, "conversations/x.jsonl", MOTE_ST_READ | MOTE_ST_APPEND | MOTE_ST_CREATE);
+    assert_true(h >= 0);
+    assert_int_equal(p->st_append(p->ctx, h, "hello\n", 6), 6);
+    assert_int_equal(p->st_append(p->ctx, h, "world\n", 6), 6);
+    assert_int_equal(p->st_sync(p->ctx, h), 0);
+    assert_int_equal(p->st_size(p->ctx, h), 12);
+    assert_int_equal(p->st_read(p->ctx, h, 6, buf, sizeof(buf)), 6);
+    assert_memory_equal(buf, "world\n", 6);
+    assert_int_equal(p->st_read(p->ctx, h, 12, buf, sizeof(buf)), 0);
+    assert_int_equal(p->st_truncate(p->ctx, h, 6), 0);
+    assert_int_equal(p->st_size(p->ctx, h), 6);
+    p->st_close(p->ctx, h);
+    snprintf(path, sizeof(path), "%s/conversations/x.jsonl", root);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+
+    /* Atomic replace; a failing producer leaves the old content. */
+    assert_int_equal(p->st_write_atomic(p->ctx, "history", produce_text, &text), 0);
+    assert_int_equal(p->st_write_atomic(p->ctx, "history", produce_fail, NULL), MOTE_ERR_NOSPC);
+    h = p->st_open(p->ctx, "history", MOTE_ST_READ);
+    assert_true(h >= 0);
+    assert_int_equal(p->st_read(p->ctx, h, 0, buf, sizeof(buf)), 14);
+    assert_memory_equal(buf, "first version\n", 14);
+    p->st_close(p->ctx, h);
+    snprintf(path, sizeof(path), "%s/history", root);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+
+    /* Listing leaves no temporary file behind. */
+    assert_int_equal(p->st_list(p->ctx, "", count_entries, &n), 0);
+    assert_int_equal(n, 2); /* conversations/ and history */
+
+    /* Hostile names. */
+    assert_int_equal(p->st_open(p->ctx, "../escape", MOTE_ST_APPEND | MOTE_ST_CREATE),
+                     MOTE_ERR_INVAL);
+    assert_int_equal(p->st_open(p->ctx, "a/../../escape", MOTE_ST_READ), MOTE_ERR_INVAL);
+    assert_int_equal(p->st_open(p->ctx, "/etc/passwd", MOTE_ST_READ), MOTE_ERR_INVAL);
+    memset(buf, 'a', sizeof(buf));
+    {
+        char longname[MOTE_STORAGE_NAME_MAX + 8];
+
+        memset(longname, 'n', sizeof(longname));
+        longname[sizeof(longname) - 1] = '\0';
+        assert_int_equal(p->st_open(p->ctx, longname, MOTE_ST_READ), MOTE_ERR_NAMETOOLONG);
+    }
+    assert_int_equal(p->st_open(p->ctx, "missing", MOTE_ST_READ), MOTE_ERR_NOENT);
+    assert_int_equal(p->st_remove(p->ctx, "history"), 0);
+    assert_int_equal(p->st_remove(p->ctx, "history"), MOTE_ERR_NOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_real_signal_wakes_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_signal_during_step_not_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_monotonic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
+    };
+
+    return cmocka_run_group_tests_name("posix", tests, NULL, NULL);
+}
