@@ -40,9 +40,13 @@ endif
 
 # Flags mote needs whatever the user passes (options are the same for
 # every translation unit: never set a MOTE_* macro per file).
+# jsmn's options, set once for every translation unit (only src/json.c
+# includes jsmn.h). Cross compilers do not search /usr/include, so they get
+# a copy of the one header in the build directory.
+JSMN_DEFS := -DJSMN_STATIC -DJSMN_STRICT -DJSMN_PARENT_LINKS
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wcast-align -Wundef
-REQ_CFLAGS := -std=c11 $(WARN) -Iinclude -ffunction-sections -fdata-sections -MMD -MP
+REQ_CFLAGS := -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) -ffunction-sections -fdata-sections -MMD -MP
 REQ_LDFLAGS := -Wl,--gc-sections
 ifeq ($(STATIC),1)
 REQ_LDFLAGS += -static
@@ -142,10 +146,12 @@ deps-check:
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding
 FS_CC := arm-none-eabi-gcc
-FS_FLAGS := -mcpu=cortex-m4 -mthumb -ffreestanding -Os -std=c11 $(WARN) -Iinclude \
+FS_FLAGS := -mcpu=cortex-m4 -mthumb -ffreestanding -Os -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) \
+            -I$(FB)/jsmn \
             -ffunction-sections -fdata-sections
 freestanding: deps-check
-	@mkdir -p $(FB)/obj
+	@mkdir -p $(FB)/obj $(FB)/jsmn
+	$(Q)cp /usr/include/jsmn.h $(FB)/jsmn/
 	$(Q)for f in $(CORE_SRC); do \
 	  $(FS_CC) $(FS_FLAGS) -c $$f -o $(FB)/obj/$$(basename $$f .c).o || exit 1; done
 	$(Q)arm-none-eabi-ld -r -o $(FB)/core.o $(FB)/obj/*.o
@@ -159,10 +165,10 @@ freestanding: deps-check
 ## check-cross: build the unit tests static for aarch64 and run them in qemu
 XB := $(B)/cross-aarch64
 X := aarch64-linux-gnu-
-XCFLAGS := -O1 -g -static -Iport/test -I$(XB)/cmocka/include
+XCFLAGS := -O1 -g -static -Iport/test -I$(XB)/cmocka/include -I$(XB)/jsmn
 check-cross: deps-check
 	$(Q)sh scripts/cmocka_cross.sh $(X)gcc $(XB)/cmocka
-	$(Q)mkdir -p $(XB)
+	$(Q)mkdir -p $(XB)/jsmn && cp /usr/include/jsmn.h $(XB)/jsmn/
 	$(Q)fail=0; for t in $(UNIT_SRC); do \
 	  n=$$(basename $$t .c); \
 	  $(X)gcc $(REQ_CFLAGS) $(XCFLAGS) -o $(XB)/$$n $$t $(CORE_SRC) $(POSIX_SRC) $(TPORT_SRC) \

@@ -86,6 +86,27 @@
 #define MOTE_STORAGE_NAME_MAX 128
 #endif
 
+/* ---- JSON, SSE, HTTP ------------------------------------------------------ */
+
+/* Tokens one JSON document may have (one SSE event's data, one MCP
+ * message). Each costs 20 bytes in struct mote_json. More tokens give
+ * MOTE_ERR_TOO_LARGE for that document. */
+#ifndef MOTE_JSON_MAX_TOKENS
+#define MOTE_JSON_MAX_TOKENS 1024
+#endif
+
+/* Bytes of one SSE event's data (all its data: lines joined). A real
+ * Anthropic web-search event carries a 34 KB line; the default takes 64 KiB.
+ * A longer event fails the stream with MOTE_ERR_TOO_LARGE. */
+#ifndef MOTE_SSE_DATA_MAX
+#define MOTE_SSE_DATA_MAX 65536
+#endif
+
+/* Bytes kept of an SSE event name and of its id (longer ones are cut). */
+#ifndef MOTE_SSE_NAME_MAX
+#define MOTE_SSE_NAME_MAX 64
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -114,6 +135,14 @@
 
 #if MOTE_LOOP_MAX_WAIT_MS < 1 || MOTE_LOOP_MAX_WAIT_MS > 86400000
 #error "MOTE_LOOP_MAX_WAIT_MS must be 1..86400000 ms"
+#endif
+
+#if MOTE_JSON_MAX_TOKENS < 16
+#error "MOTE_JSON_MAX_TOKENS must be at least 16"
+#endif
+
+#if MOTE_SSE_DATA_MAX < 1024 || MOTE_SSE_NAME_MAX < 16
+#error "MOTE_SSE_DATA_MAX must be at least 1024 and MOTE_SSE_NAME_MAX at least 16"
 #endif
 
 #if MOTE_STORAGE_NAME_MAX < 16

@@ -1,0 +1,671 @@
+/*
+ * json.c - jsmn tokens, typed getters, and the JSON writer.
+ *
+ * jsmn (Debian libjsmn-dev) is compiled here and nowhere else, with
+ * JSMN_STATIC, JSMN_STRICT and JSMN_PARENT_LINKS set once for the whole
+ * build by the Makefile.
+ */
+#include "mote/mote_json.h"
+
+#include <string.h>
+
+#if !defined(JSMN_STATIC) || !defined(JSMN_STRICT) || !defined(JSMN_PARENT_LINKS)
+#error "build with -DJSMN_STATIC -DJSMN_STRICT -DJSMN_PARENT_LINKS (the Makefile sets them)"
+#endif
+#include <jsmn.h>
+
+/* Our token must be jsmn's token, field for field. */
+typedef char tok_size_matches[sizeof(struct mote_json_tok) == sizeof(jsmntok_t) ? 1 : -1];
+typedef char tok_start_matches[offsetof(struct mote_json_tok, start) ==
+                                       offsetof(jsmntok_t, start) ? 1 : -1];
+typedef char tok_parent_matches[offsetof(struct mote_json_tok, parent) ==
+                                        offsetof(jsmntok_t, parent) ? 1 : -1];
+
+/* True if text[from, to) holds only whitespace and quotes and, if `want`
+ * is not 0, exactly one `want`. */
+static bool gap_ok(const char *s, int from, int to, char want)
+{
+    bool seen = false;
+    int i;
+
+    for (i = from; i < to; i++) {
+        char c = s[i];
+
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"')
+            continue;
+        if (c != want || seen)
+            return false;
+        seen = true;
+    }
+    return want == 0 || seen;
+}
+
+static bool digits(const char *s, size_t n, size_t *i)
+{
+    size_t start = *i;
+
+    while (*i < n && s[*i] >= '0' && s[*i] <= '9')
+        (*i)++;
+    return *i > start;
+}
+
+/* A primitive is true, false, null or a number in JSON's grammar. */
+static bool primitive_ok(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    if ((n == 4 && (memcmp(s, "true", 4) == 0 || memcmp(s, "null", 4) == 0)) ||
+        (n == 5 && memcmp(s, "false", 5) == 0))
+        return true;
+    if (i < n && s[i] == '-')
+        i++;
+    if (i < n && s[i] == '0')
+        i++;
+    else if (!digits(s, n, &i))
+        return false;
+    if (i < n && s[i] == '.') {
+        i++;
+        if (!digits(s, n, &i))
+            return false;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (!digits(s, n, &i))
+            return false;
+    }
+    return i == n;
+}
+
+/* jsmn accepts a few malformed texts ("[1,]", "{\"a\":}"); check that
+ * commas and colons sit exactly between members. */
+static bool structure_ok(const struct mote_json *j)
+{
+    int t;
+
+    for (t = 0; t < j->ntok; t++) {
+        const struct mote_json_tok *c = &j->tok[t];
+        int pos = c->start + 1, k, i;
+
+        if (c->type == MOTE_JSON_PRIMITIVE &&
+            !primitive_ok(j->text + c->start, (size_t)(c->end - c->start)))
+            return false;
+        if (c->type != MOTE_JSON_OBJECT && c->type != MOTE_JSON_ARRAY)
+            continue;
+        k = t + 1;
+        for (i = 0; i < c->size; i++) {
+            if (k >= j->ntok || !gap_ok(j->text, pos, j->tok[k].start, i == 0 ? 0 : ','))
+                return false;
+            if (c->type == MOTE_JSON_OBJECT) {
+                if (j->tok[k].type != MOTE_JSON_STRING || j->tok[k].size != 1 || k + 1 >= j->ntok ||
+                    !gap_ok(j->text, j->tok[k].end, j->tok[k + 1].start, ':'))
+                    return false;
+                k++;
+            }
+            pos = j->tok[k].end;
+            k = mote_json_skip(j, k);
+        }
+        if (!gap_ok(j->text, pos, c->end - 1, 0))
+            return false;
+    }
+    return true;
+}
+
+int mote_json_parse(struct mote_json *j, const char *text, size_t len)
+{
+    jsmn_parser p;
+    size_t i;
+    int n;
+
+    j->text = text;
+    j->len = len;
+    j->ntok = 0;
+    if (len > 0x7FFFFFFFu)
+        return MOTE_ERR_TOO_LARGE;
+    jsmn_init(&p);
+    n = jsmn_parse(&p, text, len, (jsmntok_t *)(void *)j->tok, MOTE_JSON_MAX_TOKENS);
+    if (n == JSMN_ERROR_NOMEM)
+        return MOTE_ERR_TOO_LARGE;
+    if (n <= 0)
+        return MOTE_ERR_BADMSG;
+    /* One complete value: the root spans every token, and nothing but
+     * whitespace follows it. */
+    j->ntok = n;
+    if (mote_json_skip(j, 0) != n || !structure_ok(j))
+        return MOTE_ERR_BADMSG;
+    for (i = (size_t)j->tok[0].end; i < len; i++) {
+        char c = text[i];
+
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+            return MOTE_ERR_BADMSG;
+    }
+    return n;
+}
+
+int mote_json_skip(const struct mote_json *j, int t)
+{
+    int k = t + 1;
+
+    if (t < 0 || t >= j->ntok)
+        return j->ntok;
+    while (k < j->ntok && j->tok[k].start < j->tok[t].end)
+        k++;
+    return k;
+}
+
+enum mote_json_type mote_json_type_of(const struct mote_json *j, int t)
+{
+    if (t < 0 || t >= j->ntok)
+        return MOTE_JSON_NONE;
+    return (enum mote_json_type)j->tok[t].type;
+}
+
+bool mote_json_eq(const struct mote_json *j, int t, const char *s)
+{
+    size_t n = strlen(s);
+
+    return mote_json_type_of(j, t) == MOTE_JSON_STRING &&
+           (size_t)(j->tok[t].end - j->tok[t].start) == n &&
+           memcmp(j->text + j->tok[t].start, s, n) == 0;
+}
+
+int mote_json_member(const struct mote_json *j, int obj, const char *key)
+{
+    int k, i;
+
+    if (mote_json_type_of(j, obj) != MOTE_JSON_OBJECT)
+        return -1;
+    k = obj + 1;
+    for (i = 0; i < j->tok[obj].size && k < j->ntok; i++) {
+        int v = k + 1;
+
+        if (v >= j->ntok)
+            return -1;
+        if (mote_json_eq(j, k, key))
+            return v;
+        k = mote_json_skip(j, v);
+    }
+    return -1;
+}
+
+int mote_json_elem(const struct mote_json *j, int arr, int idx)
+{
+    int k, i;
+
+    if (mote_json_type_of(j, arr) != MOTE_JSON_ARRAY || idx < 0 || idx >= j->tok[arr].size)
+        return -1;
+    k = arr + 1;
+    for (i = 0; i < idx; i++)
+        k = mote_json_skip(j, k);
+    return k < j->ntok ? k : -1;
+}
+
+int mote_json_path(const struct mote_json *j, int t, const char *path)
+{
+    char part[64];
+
+    while (t >= 0 && *path != '\0') {
+        size_t n = 0;
+
+        while (*path != '\0' && *path != '.') {
+            if (n + 1 >= sizeof(part))
+                return -1;
+            part[n++] = *path++;
+        }
+        part[n] = '\0';
+        if (*path == '.')
+            path++;
+        if (mote_json_type_of(j, t) == MOTE_JSON_ARRAY) {
+            int idx = 0;
+            size_t i;
+
+            for (i = 0; i < n; i++) {
+                if (part[i] < '0' || part[i] > '9' || idx > 100000)
+                    return -1;
+                idx = idx * 10 + (part[i] - '0');
+            }
+            t = n == 0 ? -1 : mote_json_elem(j, t, idx);
+        } else {
+            t = mote_json_member(j, t, part);
+        }
+    }
+    return t;
+}
+
+const char *mote_json_raw(const struct mote_json *j, int t, size_t *len)
+{
+    if (t < 0 || t >= j->ntok) {
+        *len = 0;
+        return "";
+    }
+    *len = (size_t)(j->tok[t].end - j->tok[t].start);
+    return j->text + j->tok[t].start;
+}
+
+bool mote_json_is_null(const struct mote_json *j, int t)
+{
+    size_t n;
+    const char *r;
+
+    if (t < 0 || t >= j->ntok)
+        return true;
+    r = mote_json_raw(j, t, &n);
+    return j->tok[t].type == MOTE_JSON_PRIMITIVE && n == 4 && memcmp(r, "null", 4) == 0;
+}
+
+int mote_json_bool(const struct mote_json *j, int t, bool *out)
+{
+    size_t n;
+    const char *r;
+
+    if (mote_json_type_of(j, t) != MOTE_JSON_PRIMITIVE)
+        return MOTE_ERR_INVAL;
+    r = mote_json_raw(j, t, &n);
+    if (n == 4 && memcmp(r, "true", 4) == 0)
+        *out = true;
+    else if (n == 5 && memcmp(r, "false", 5) == 0)
+        *out = false;
+    else
+        return MOTE_ERR_INVAL;
+    return 0;
+}
+
+int mote_json_int(const struct mote_json *j, int t, int64_t *out)
+{
+    size_t n, i = 0;
+    const char *r;
+    uint64_t v = 0;
+    bool neg = false;
+
+    if (mote_json_type_of(j, t) != MOTE_JSON_PRIMITIVE)
+        return MOTE_ERR_INVAL;
+    r = mote_json_raw(j, t, &n);
+    if (n > 0 && r[0] == '-') {
+        neg = true;
+        i = 1;
+    }
+    if (i == n)
+        return MOTE_ERR_INVAL;
+    for (; i < n; i++) {
+        if (r[i] < '0' || r[i] > '9')
+            return MOTE_ERR_INVAL;
+        /* No 64-bit division: small targets have no instruction for it. */
+        if (v > UINT64_C(922337203685477580) ||
+            (v == UINT64_C(922337203685477580) && r[i] > '7'))
+            return MOTE_ERR_RANGE;
+        v = v * 10u + (uint64_t)(r[i] - '0');
+    }
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+}
+
+/* ---- UTF-8 ---- */
+
+/* Length of a valid UTF-8 sequence at s (n bytes available), or 0. */
+static size_t utf8_valid(const unsigned char *s, size_t n)
+{
+    uint32_t cp;
+    size_t len, i;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+        len = 2;
+        cp = s[0] & 0x1Fu;
+    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        len = 3;
+        cp = s[0] & 0x0Fu;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        len = 4;
+        cp = s[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xC0u) != 0x80u)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return len;
+}
+
+static size_t utf8_put(uint32_t cp, char *o)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static int hex4(const char *s, uint32_t *out)
+{
+    uint32_t v = 0;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        char c = s[i];
+
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (uint32_t)(c - 'A' + 10);
+        else
+            return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int mote_json_unescape(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t i = 0, o = 0;
+
+    if (cap == 0)
+        return MOTE_ERR_TOO_LARGE;
+    while (i < len) {
+        char tmp[4];
+        size_t tn;
+        unsigned char c = (unsigned char)s[i];
+
+        if (c == '\\' && i + 1 < len) {
+            char e = s[i + 1];
+            uint32_t cp;
+
+            i += 2;
+            switch (e) {
+            case 'n': tmp[0] = '\n'; tn = 1; break;
+            case 't': tmp[0] = '\t'; tn = 1; break;
+            case 'r': tmp[0] = '\r'; tn = 1; break;
+            case 'b': tmp[0] = '\b'; tn = 1; break;
+            case 'f': tmp[0] = '\f'; tn = 1; break;
+            case 'u':
+                if (i + 4 > len || hex4(s + i, &cp) < 0) {
+                    cp = 0xFFFD;
+                } else {
+                    i += 4;
+                    if (cp >= 0xD800 && cp <= 0xDBFF) {
+                        uint32_t lo;
+
+                        if (i + 6 <= len && s[i] == '\\' && s[i + 1] == 'u' &&
+                            hex4(s + i + 2, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF) {
+                            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                            i += 6;
+                        } else {
+                            cp = 0xFFFD; /* lone high surrogate */
+                        }
+                    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                        cp = 0xFFFD; /* lone low surrogate */
+                    }
+                }
+                tn = utf8_put(cp, tmp);
+                break;
+            default: /* \" \\ \/ and anything else: the character itself */
+                tmp[0] = e;
+                tn = 1;
+                break;
+            }
+        } else {
+            tn = utf8_valid((const unsigned char *)s + i, len - i);
+            if (tn == 0) {
+                tn = utf8_put(0xFFFD, tmp);
+                i++;
+            } else {
+                if (o + tn >= cap)
+                    return MOTE_ERR_TOO_LARGE;
+                memcpy(out + o, s + i, tn);
+                o += tn;
+                i += tn;
+                continue;
+            }
+        }
+        if (o + tn >= cap)
+            return MOTE_ERR_TOO_LARGE;
+        memcpy(out + o, tmp, tn);
+        o += tn;
+    }
+    out[o] = '\0';
+    return (int)o;
+}
+
+int mote_json_str(const struct mote_json *j, int t, char *out, size_t cap)
+{
+    size_t n;
+    const char *r;
+
+    if (mote_json_type_of(j, t) != MOTE_JSON_STRING)
+        return MOTE_ERR_INVAL;
+    r = mote_json_raw(j, t, &n);
+    return mote_json_unescape(r, n, out, cap);
+}
+
+/* ---- writer ---- */
+
+int mote_json_escape_to(mote_sink_fn sink, void *arg, const char *s, size_t n)
+{
+    static const char hexd[] = "0123456789abcdef";
+    size_t i = 0, run = 0;
+    int rc;
+
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[8];
+        size_t en = 0, v;
+
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            run++;
+            i++;
+            continue;
+        }
+        if (c >= 0x80) {
+            v = utf8_valid((const unsigned char *)s + i, n - i);
+            if (v > 0) {
+                run += v;
+                i += v;
+                continue;
+            }
+        }
+        if (run > 0 && (rc = sink(arg, s + i - run, run)) < 0)
+            return rc;
+        run = 0;
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            en = 2;
+        } else if (c == '\n') {
+            memcpy(esc, "\\n", 2);
+            en = 2;
+        } else if (c == '\t') {
+            memcpy(esc, "\\t", 2);
+            en = 2;
+        } else if (c == '\r') {
+            memcpy(esc, "\\r", 2);
+            en = 2;
+        } else if (c < 0x20) {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hexd[c >> 4];
+            esc[5] = hexd[c & 15];
+            en = 6;
+        } else {
+            memcpy(esc, "\\ufffd", 6); /* invalid UTF-8 byte */
+            en = 6;
+        }
+        if ((rc = sink(arg, esc, en)) < 0)
+            return rc;
+        i++;
+    }
+    if (run > 0 && (rc = sink(arg, s + n - run, run)) < 0)
+        return rc;
+    return 0;
+}
+
+void mote_jw_init(struct mote_jw *w, mote_sink_fn sink, void *arg)
+{
+    memset(w, 0, sizeof(*w));
+    w->sink = sink;
+    w->arg = arg;
+}
+
+static void put(struct mote_jw *w, const char *p, size_t n)
+{
+    int rc;
+
+    if (w->err != 0)
+        return;
+    rc = w->sink(w->arg, p, n);
+    if (rc < 0)
+        w->err = rc;
+    else
+        w->written += n;
+}
+
+static int count_sink(void *arg, const char *p, size_t n)
+{
+    struct mote_jw *w = arg;
+    int rc;
+
+    (void)p;
+    rc = w->sink(w->arg, p, n);
+    if (rc >= 0)
+        w->written += n;
+    return rc;
+}
+
+/* Comma before a value or key, unless it follows a key. */
+static void sep(struct mote_jw *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->depth > 0 && (w->has_items & (1u << (w->depth - 1))))
+        put(w, ",", 1);
+    if (w->depth > 0)
+        w->has_items |= 1u << (w->depth - 1);
+}
+
+static void open_c(struct mote_jw *w, char c)
+{
+    sep(w);
+    if (w->depth >= 32) {
+        w->err = MOTE_ERR_TOO_LARGE;
+        return;
+    }
+    put(w, &c, 1);
+    w->depth++;
+    w->has_items &= ~(1u << (w->depth - 1));
+}
+
+static void close_c(struct mote_jw *w, char c)
+{
+    if (w->depth == 0) {
+        w->err = MOTE_ERR_INVAL;
+        return;
+    }
+    w->depth--;
+    put(w, &c, 1);
+}
+
+void mote_jw_obj(struct mote_jw *w) { open_c(w, '{'); }
+void mote_jw_obj_end(struct mote_jw *w) { close_c(w, '}'); }
+void mote_jw_arr(struct mote_jw *w) { open_c(w, '['); }
+void mote_jw_arr_end(struct mote_jw *w) { close_c(w, ']'); }
+
+void mote_jw_strn(struct mote_jw *w, const char *s, size_t n)
+{
+    int rc;
+
+    sep(w);
+    put(w, "\"", 1);
+    if (w->err == 0 && (rc = mote_json_escape_to(count_sink, w, s, n)) < 0)
+        w->err = rc;
+    put(w, "\"", 1);
+}
+
+void mote_jw_str(struct mote_jw *w, const char *s)
+{
+    mote_jw_strn(w, s, strlen(s));
+}
+
+void mote_jw_key(struct mote_jw *w, const char *key)
+{
+    mote_jw_strn(w, key, strlen(key));
+    put(w, ":", 1);
+    w->after_key = true;
+}
+
+void mote_jw_int(struct mote_jw *w, int64_t v)
+{
+    static const uint64_t pow10[] = {
+        UINT64_C(10000000000000000000), UINT64_C(1000000000000000000),
+        UINT64_C(100000000000000000), UINT64_C(10000000000000000),
+        UINT64_C(1000000000000000), UINT64_C(100000000000000), UINT64_C(10000000000000),
+        UINT64_C(1000000000000), UINT64_C(100000000000), UINT64_C(10000000000),
+        UINT64_C(1000000000), UINT64_C(100000000), UINT64_C(10000000), UINT64_C(1000000),
+        UINT64_C(100000), UINT64_C(10000), UINT64_C(1000), UINT64_C(100), UINT64_C(10),
+        UINT64_C(1)};
+    char buf[24];
+    size_t n = 0, k;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    bool started = false;
+
+    if (v < 0)
+        buf[n++] = '-';
+    /* Digits by subtraction: small targets have no 64-bit division. */
+    for (k = 0; k < sizeof(pow10) / sizeof(pow10[0]); k++) {
+        char d = '0';
+
+        while (u >= pow10[k]) {
+            u -= pow10[k];
+            d++;
+        }
+        if (d != '0' || started || pow10[k] == 1) {
+            buf[n++] = d;
+            started = true;
+        }
+    }
+    sep(w);
+    put(w, buf, n);
+}
+
+void mote_jw_bool(struct mote_jw *w, bool v)
+{
+    sep(w);
+    put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void mote_jw_null(struct mote_jw *w)
+{
+    sep(w);
+    put(w, "null", 4);
+}
+
+void mote_jw_raw(struct mote_jw *w, const char *json, size_t n)
+{
+    sep(w);
+    put(w, json, n);
+}

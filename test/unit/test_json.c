@@ -1,0 +1,235 @@
+/* test_json.c - JSON getters, unescaping, UTF-8 policy, and the writer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "mote/mote_json.h"
+
+static struct mote_json js;
+
+static int parse(const char *s)
+{
+    return mote_json_parse(&js, s, strlen(s));
+}
+
+static void test_getters(void **state)
+{
+    const char *doc = "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":"
+                      "\"text_delta\",\"text\":\"Hi\\n\\\"there\\\"\"},\"ok\":true,\"no\":false,"
+                      "\"nil\":null,\"arr\":[1,{\"x\":[\"a\",\"b\"]},-42]}";
+    char buf[64];
+    int64_t v;
+    bool b;
+    int t;
+
+    (void)state;
+    assert_true(parse(doc) > 0);
+    assert_true(mote_json_eq(&js, mote_json_member(&js, 0, "type"), "content_block_delta"));
+    assert_int_equal(mote_json_int(&js, mote_json_member(&js, 0, "index"), &v), 0);
+    assert_int_equal(v, 2);
+    t = mote_json_path(&js, 0, "delta.text");
+    assert_int_equal(mote_json_str(&js, t, buf, sizeof(buf)), 10);
+    assert_string_equal(buf, "Hi\n\"there\"");
+    assert_int_equal(mote_json_bool(&js, mote_json_member(&js, 0, "ok"), &b), 0);
+    assert_true(b);
+    assert_int_equal(mote_json_bool(&js, mote_json_member(&js, 0, "no"), &b), 0);
+    assert_false(b);
+    assert_true(mote_json_is_null(&js, mote_json_member(&js, 0, "nil")));
+    assert_true(mote_json_is_null(&js, mote_json_member(&js, 0, "missing")));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "arr.1.x.1"), "b"));
+    assert_int_equal(mote_json_int(&js, mote_json_path(&js, 0, "arr.2"), &v), 0);
+    assert_int_equal(v, -42);
+    assert_int_equal(mote_json_path(&js, 0, "arr.3"), -1);
+    assert_int_equal(mote_json_path(&js, 0, "delta.text.more"), -1);
+    /* Wrong types. */
+    assert_int_equal(mote_json_int(&js, mote_json_member(&js, 0, "type"), &v), MOTE_ERR_INVAL);
+    assert_int_equal(mote_json_str(&js, mote_json_member(&js, 0, "index"), buf, 8),
+                     MOTE_ERR_INVAL);
+    /* Too small a buffer is an error, not a silent cut. */
+    assert_int_equal(mote_json_str(&js, t, buf, 5), MOTE_ERR_TOO_LARGE);
+}
+
+static void test_unicode(void **state)
+{
+    char buf[64];
+
+    (void)state;
+    /* \u escapes, a surrogate pair, lone surrogates, raw invalid UTF-8. */
+    assert_true(parse("[\"\\u00e9\\u4e2d\\ud83d\\ude00\"]") > 0);
+    assert_int_equal(mote_json_str(&js, 1, buf, sizeof(buf)), 2 + 3 + 4);
+    assert_string_equal(buf, "\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80");
+    assert_true(parse("[\"a\\ud800b\\udc00c\"]") > 0);
+    assert_int_equal(mote_json_str(&js, 1, buf, sizeof(buf)), 9);
+    assert_string_equal(buf, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c");
+    assert_int_equal(mote_json_unescape("x\xff\xc3y\xe2\x82", 6, buf, sizeof(buf)), 1 + 3 + 3 + 1 + 3 + 3);
+    assert_string_equal(buf, "x\xef\xbf\xbd\xef\xbf\xbdy\xef\xbf\xbd\xef\xbf\xbd");
+    /* Overlong and surrogate encodings are invalid too. */
+    assert_int_equal(mote_json_unescape("\xc0\xaf", 2, buf, sizeof(buf)), 6);
+    assert_int_equal(mote_json_unescape("\xed\xa0\x80", 3, buf, sizeof(buf)), 9);
+}
+
+static void test_bad_documents(void **state)
+{
+    static const char *const bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "tru",
+                                      "{\"a\":1} x", "\"unterminated", "[1] [2]", "{a:1}",
+                                      "[,1]", "[1,,2]", "{,\"a\":1}", "{\"a\":1,}",
+                                      "{\"a\"::1}", "[1:2]", "[01]", "[1.]", "[-]", "[1e]", "[nul]", "{\"a\":1 \"b\":2}"};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(mote_json_parse(&js, bad[i], strlen(bad[i])), MOTE_ERR_BADMSG);
+    assert_true(parse(" {\"a\":1}\n") > 0);
+    assert_true(parse("[0,-1.5e+3,2E-2,true,false,null]") > 0);
+    assert_true(parse("{\"a\": [ 1 , {\"b\" : \"\"} ] , \"c\":[]}") > 0);
+}
+
+static void test_too_many_tokens(void **state)
+{
+    static char doc[MOTE_JSON_MAX_TOKENS * 2 + 8];
+    size_t i, n = 0;
+
+    (void)state;
+    doc[n++] = '[';
+    for (i = 0; i < MOTE_JSON_MAX_TOKENS; i++) {
+        doc[n++] = '1';
+        doc[n++] = ',';
+    }
+    doc[n - 1] = ']';
+    assert_int_equal(mote_json_parse(&js, doc, n), MOTE_ERR_TOO_LARGE);
+}
+
+static void test_int_range(void **state)
+{
+    int64_t v;
+
+    (void)state;
+    assert_true(parse("[9223372036854775807,-9223372036854775807,9223372036854775808,1.5]") > 0);
+    assert_int_equal(mote_json_int(&js, 1, &v), 0);
+    assert_true(v == INT64_MAX);
+    assert_int_equal(mote_json_int(&js, 2, &v), 0);
+    assert_true(v == -INT64_MAX);
+    assert_int_equal(mote_json_int(&js, 3, &v), MOTE_ERR_RANGE);
+    assert_int_equal(mote_json_int(&js, 4, &v), MOTE_ERR_INVAL);
+}
+
+struct outbuf {
+    char s[512];
+    size_t n;
+};
+
+static int to_buf(void *arg, const char *p, size_t n)
+{
+    struct outbuf *o = arg;
+
+    if (o->n + n >= sizeof(o->s))
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(o->s + o->n, p, n);
+    o->n += n;
+    o->s[o->n] = '\0';
+    return 0;
+}
+
+static int counter(void *arg, const char *p, size_t n)
+{
+    (void)p;
+    *(size_t *)arg += n;
+    return 0;
+}
+
+static void write_doc(struct mote_jw *w)
+{
+    mote_jw_obj(w);
+    mote_jw_key(w, "model");
+    mote_jw_str(w, "m\"1\\");
+    mote_jw_key(w, "n");
+    mote_jw_int(w, -1234567890123LL);
+    mote_jw_key(w, "zero");
+    mote_jw_int(w, 0);
+    mote_jw_key(w, "list");
+    mote_jw_arr(w);
+    mote_jw_str(w, "line\nnext\ttab\x01\x7f");
+    mote_jw_bool(w, true);
+    mote_jw_null(w);
+    mote_jw_obj(w);
+    mote_jw_obj_end(w);
+    mote_jw_raw(w, "{\"a\":[1]}", 9);
+    mote_jw_strn(w, "bad\xff\xe9", 5);
+    mote_jw_arr_end(w);
+    mote_jw_obj_end(w);
+}
+
+static void test_writer(void **state)
+{
+    struct outbuf o = {{0}, 0};
+    struct mote_jw w;
+    size_t counted = 0;
+
+    (void)state;
+    mote_jw_init(&w, to_buf, &o);
+    write_doc(&w);
+    assert_int_equal(w.err, 0);
+    assert_string_equal(o.s, "{\"model\":\"m\\\"1\\\\\",\"n\":-1234567890123,\"zero\":0,\"list\":"
+                             "[\"line\\nnext\\ttab\\u0001\x7f\",true,null,{},{\"a\":[1]},"
+                             "\"bad\\ufffd\\ufffd\"]}");
+    assert_int_equal(w.written, o.n);
+    /* The counting pass gives the same length (Content-Length). */
+    mote_jw_init(&w, counter, &counted);
+    write_doc(&w);
+    assert_int_equal(counted, o.n);
+    /* What we write parses back. */
+    assert_true(mote_json_parse(&js, o.s, o.n) > 0);
+    /* A sink failure is sticky. */
+    o.n = sizeof(o.s) - 4;
+    mote_jw_init(&w, to_buf, &o);
+    write_doc(&w);
+    assert_int_equal(w.err, MOTE_ERR_TOO_LARGE);
+}
+
+static void test_mcp_fixtures_parse(void **state)
+{
+    static const char *const files[] = {"mcp-spec-2025-06-18.jsonl", "mcp-go-sdk-tools.client.jsonl",
+                                        "mcp-go-sdk-tools.server.jsonl"};
+    size_t k;
+    int lines = 0;
+
+    (void)state;
+    for (k = 0; k < 3; k++) {
+        size_t n;
+        char *buf = fixture_read(files[k], &n), *p, *nl;
+
+        if (buf == NULL)
+            continue;
+        for (p = buf; p < buf + n; p = nl + 1) {
+            nl = memchr(p, '\n', (size_t)(buf + n - p));
+            if (nl == NULL)
+                nl = buf + n;
+            if (nl == p)
+                continue;
+            assert_true(mote_json_parse(&js, p, (size_t)(nl - p)) > 0);
+            assert_true(mote_json_eq(&js, mote_json_member(&js, 0, "jsonrpc"), "2.0"));
+            lines++;
+        }
+        free(buf);
+    }
+    if (lines == 0)
+        skip();
+    assert_true(lines >= 13);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_getters),         cmocka_unit_test(test_unicode),
+        cmocka_unit_test(test_bad_documents),   cmocka_unit_test(test_too_many_tokens),
+        cmocka_unit_test(test_int_range),       cmocka_unit_test(test_writer),
+        cmocka_unit_test(test_mcp_fixtures_parse),
+    };
+
+    return cmocka_run_group_tests_name("json", tests, NULL, NULL);
+}
