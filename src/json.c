@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 #if !defined(JSMN_STATIC) || !defined(JSMN_STRICT) || !defined(JSMN_PARENT_LINKS)
 #error "build with -DJSMN_STATIC -DJSMN_STRICT -DJSMN_PARENT_LINKS (the Makefile sets them)"
 #endif
@@ -620,34 +622,12 @@ void mote_jw_key(struct mote_jw *w, const char *key)
 
 void mote_jw_int(struct mote_jw *w, int64_t v)
 {
-    static const uint64_t pow10[] = {
-        UINT64_C(10000000000000000000), UINT64_C(1000000000000000000),
-        UINT64_C(100000000000000000), UINT64_C(10000000000000000),
-        UINT64_C(1000000000000000), UINT64_C(100000000000000), UINT64_C(10000000000000),
-        UINT64_C(1000000000000), UINT64_C(100000000000), UINT64_C(10000000000),
-        UINT64_C(1000000000), UINT64_C(100000000), UINT64_C(10000000), UINT64_C(1000000),
-        UINT64_C(100000), UINT64_C(10000), UINT64_C(1000), UINT64_C(100), UINT64_C(10),
-        UINT64_C(1)};
     char buf[24];
-    size_t n = 0, k;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    bool started = false;
+    size_t n = 0;
 
     if (v < 0)
         buf[n++] = '-';
-    /* Digits by subtraction: small targets have no 64-bit division. */
-    for (k = 0; k < sizeof(pow10) / sizeof(pow10[0]); k++) {
-        char d = '0';
-
-        while (u >= pow10[k]) {
-            u -= pow10[k];
-            d++;
-        }
-        if (d != '0' || started || pow10[k] == 1) {
-            buf[n++] = d;
-            started = true;
-        }
-    }
+    n += mote_u64_dec(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, buf + n);
     sep(w);
     put(w, buf, n);
 }

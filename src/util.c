@@ -17,3 +17,28 @@ size_t mote_str_copy(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
     return n;
 }
+
+size_t mote_u64_dec(uint64_t v, char *out)
+{
+    static const uint64_t pow10[] = {
+        UINT64_C(10000000000000000000), UINT64_C(1000000000000000000),
+        UINT64_C(100000000000000000), UINT64_C(10000000000000000),
+        UINT64_C(1000000000000000), UINT64_C(100000000000000), UINT64_C(10000000000000),
+        UINT64_C(1000000000000), UINT64_C(100000000000), UINT64_C(10000000000),
+        UINT64_C(1000000000), UINT64_C(100000000), UINT64_C(10000000), UINT64_C(1000000),
+        UINT64_C(100000), UINT64_C(10000), UINT64_C(1000), UINT64_C(100), UINT64_C(10),
+        UINT64_C(1)};
+    size_t n = 0, k;
+
+    for (k = 0; k < sizeof(pow10) / sizeof(pow10[0]); k++) {
+        char d = '0';
+
+        while (v >= pow10[k]) {
+            v -= pow10[k];
+            d++;
+        }
+        if (d != '0' || n > 0 || pow10[k] == 1)
+            out[n++] = d;
+    }
+    return n;
+}

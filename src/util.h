@@ -10,6 +10,10 @@
  * copied (without the NUL). */
 size_t mote_str_copy(char *dst, size_t cap, const char *src);
 
+/* Writes v in decimal to out (at least 21 bytes, not NUL-terminated);
+ * returns the digit count. No 64-bit division (small targets lack it). */
+size_t mote_u64_dec(uint64_t v, char *out);
+
 /* Wrap-safe "a is before b" for 32-bit monotonic counters. */
 static inline int mote_before(uint32_t a, uint32_t b)
 {

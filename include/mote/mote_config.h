@@ -107,6 +107,17 @@
 #define MOTE_SSE_NAME_MAX 64
 #endif
 
+/* Longest HTTP response line (status, one header, a chunk size), bytes.
+ * A longer one fails the response with MOTE_ERR_TOO_LARGE. */
+#ifndef MOTE_HTTP_LINE_MAX
+#define MOTE_HTTP_LINE_MAX 4096
+#endif
+
+/* Most bytes of a response's status line and headers together. */
+#ifndef MOTE_HTTP_HEADER_MAX
+#define MOTE_HTTP_HEADER_MAX 32768
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -143,6 +154,10 @@
 
 #if MOTE_SSE_DATA_MAX < 1024 || MOTE_SSE_NAME_MAX < 16
 #error "MOTE_SSE_DATA_MAX must be at least 1024 and MOTE_SSE_NAME_MAX at least 16"
+#endif
+
+#if MOTE_HTTP_LINE_MAX < 256 || MOTE_HTTP_HEADER_MAX < MOTE_HTTP_LINE_MAX
+#error "MOTE_HTTP_LINE_MAX must be at least 256 and MOTE_HTTP_HEADER_MAX at least MOTE_HTTP_LINE_MAX"
 #endif
 
 #if MOTE_STORAGE_NAME_MAX < 16

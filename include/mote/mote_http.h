@@ -1,0 +1,99 @@
+/*
+ * mote_http.h - HTTP/1.1 response parsing and request heads.
+ *
+ * The response parser is incremental: feed bytes as they arrive, split
+ * anywhere. It reads the status line and headers (each line at most
+ * MOTE_HTTP_LINE_MAX bytes, all of them at most MOTE_HTTP_HEADER_MAX), then
+ * a body framed by Content-Length, chunked transfer coding, or the end of
+ * the connection, and hands body bytes to a callback as they come; nothing
+ * of the body is kept. Over a limit the parser fails with
+ * MOTE_ERR_TOO_LARGE; malformed input gives MOTE_ERR_PROTO. Both stick.
+ */
+#ifndef MOTE_HTTP_H
+#define MOTE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mote/mote_config.h"
+#include "mote/mote_err.h"
+#include "mote/mote_json.h"
+
+/* Body bytes (already de-chunked). Return 0 or < 0 to stop with it. */
+typedef int (*mote_http_body_fn)(void *arg, const char *p, size_t n);
+
+enum mote_http_state {
+    MOTE_HTTP_STATUS = 0,
+    MOTE_HTTP_HEADERS,
+    MOTE_HTTP_BODY_LENGTH,
+    MOTE_HTTP_CHUNK_SIZE,
+    MOTE_HTTP_CHUNK_DATA,
+    MOTE_HTTP_CHUNK_END,
+    MOTE_HTTP_TRAILERS,
+    MOTE_HTTP_BODY_EOF,
+    MOTE_HTTP_DONE,
+};
+
+struct mote_http_resp {
+    mote_http_body_fn on_body;
+    void *arg;
+    int err;                  /* first error, sticky */
+    uint8_t state;            /* enum mote_http_state */
+    bool chunked;
+    bool no_body;             /* HEAD-like: 1xx, 204, 304 */
+    int status;               /* 0 until the status line is read */
+    int64_t content_length;   /* -1 if none */
+    uint64_t remaining;       /* body or chunk bytes still to come */
+    uint32_t retry_after_s;   /* Retry-After in seconds, 0 if none */
+    uint32_t header_bytes;
+    size_t line_len;
+    char content_type[64];
+    char line[MOTE_HTTP_LINE_MAX];
+};
+
+void mote_http_resp_init(struct mote_http_resp *r, mote_http_body_fn on_body, void *arg);
+
+/* Parses `n` bytes. Returns how many were used (fewer than n only once the
+ * response is complete) or the sticky error. */
+int mote_http_resp_feed(struct mote_http_resp *r, const char *buf, size_t n);
+
+/* The connection closed. Returns 0 if the response is complete (a body
+ * framed by the end of the connection completes here), else
+ * MOTE_ERR_PROTO (cut short). */
+int mote_http_resp_eof(struct mote_http_resp *r);
+
+static inline bool mote_http_resp_done(const struct mote_http_resp *r)
+{
+    return r->state == MOTE_HTTP_DONE;
+}
+
+/* True once the status line and every header are in. */
+static inline bool mote_http_resp_have_headers(const struct mote_http_resp *r)
+{
+    return r->state > MOTE_HTTP_HEADERS;
+}
+
+/* Writes a request head to `sink`: the request line, Host, the given
+ * header lines ("Name: value", no CRLF; NULL-terminated array),
+ * Content-Length if `content_length` >= 0, and the blank line. Returns 0
+ * or the sink's error. A header with CR or LF in it is refused
+ * (MOTE_ERR_INVAL): no header injection. */
+int mote_http_write_head(mote_sink_fn sink, void *arg, const char *method, const char *host,
+                         uint16_t port, bool default_port, const char *path,
+                         const char *const *headers, int64_t content_length);
+
+/* A URL split into parts (pointers into `buf`). */
+struct mote_url {
+    bool tls;          /* https */
+    uint16_t port;
+    bool default_port; /* no port in the URL */
+    char host[256];
+    char path[256];    /* base path without a trailing '/', may be "" */
+};
+
+/* Parses "http[s]://host[:port][/path]" (IPv6 hosts in brackets).
+ * Returns 0, MOTE_ERR_INVAL (not such a URL) or MOTE_ERR_TOO_LARGE. */
+int mote_url_parse(struct mote_url *u, const char *url);
+
+#endif /* MOTE_HTTP_H */

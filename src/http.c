@@ -1,0 +1,373 @@
+/* http.c - HTTP/1.1 response parser, request heads, URLs. */
+#include "mote/mote_http.h"
+
+#include <string.h>
+
+#include "util.h"
+
+void mote_http_resp_init(struct mote_http_resp *r, mote_http_body_fn on_body, void *arg)
+{
+    memset(r, 0, sizeof(*r));
+    r->on_body = on_body;
+    r->arg = arg;
+    r->content_length = -1;
+}
+
+static char lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+static bool name_is(const char *name, size_t n, const char *want)
+{
+    size_t i;
+
+    if (strlen(want) != n)
+        return false;
+    for (i = 0; i < n; i++) {
+        if (lower(name[i]) != want[i])
+            return false;
+    }
+    return true;
+}
+
+/* Decimal digits of s[0..n) into *out; false if none, other characters, or
+ * an overflow past 2^62. */
+static bool parse_dec(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (n == 0)
+        return false;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > (UINT64_C(1) << 58))
+            return false;
+        v = v * 10u + (uint64_t)(s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static int status_line(struct mote_http_resp *r)
+{
+    const char *l = r->line;
+    uint64_t code;
+
+    /* "HTTP/1.x SSS reason" */
+    if (r->line_len < 12 || memcmp(l, "HTTP/1.", 7) != 0 || l[8] != ' ' ||
+        !parse_dec(l + 9, 3, &code) || (r->line_len > 12 && l[12] != ' ') || code < 100)
+        return MOTE_ERR_PROTO;
+    r->status = (int)code;
+    r->no_body = code < 200 || code == 204 || code == 304;
+    r->state = MOTE_HTTP_HEADERS;
+    return 0;
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n > 0 && (**s == ' ' || **s == '\t')) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n > 0 && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+        (*n)--;
+}
+
+static int end_of_headers(struct mote_http_resp *r)
+{
+    if (r->status < 200) {
+        /* 1xx interim response: a real one follows. */
+        r->state = MOTE_HTTP_STATUS;
+        r->status = 0;
+        return 0;
+    }
+    if (r->no_body)
+        r->state = MOTE_HTTP_DONE;
+    else if (r->chunked)
+        r->state = MOTE_HTTP_CHUNK_SIZE;
+    else if (r->content_length >= 0) {
+        r->remaining = (uint64_t)r->content_length;
+        r->state = r->remaining == 0 ? MOTE_HTTP_DONE : MOTE_HTTP_BODY_LENGTH;
+    } else
+        r->state = MOTE_HTTP_BODY_EOF;
+    return 0;
+}
+
+static int header_line(struct mote_http_resp *r)
+{
+    const char *l = r->line, *colon, *v;
+    size_t nlen, vlen;
+    uint64_t num;
+
+    if (r->line_len == 0)
+        return end_of_headers(r);
+    if (l[0] == ' ' || l[0] == '\t')
+        return MOTE_ERR_PROTO; /* obsolete line folding */
+    colon = memchr(l, ':', r->line_len);
+    if (colon == NULL || colon == l)
+        return MOTE_ERR_PROTO;
+    nlen = (size_t)(colon - l);
+    v = colon + 1;
+    vlen = r->line_len - nlen - 1;
+    trim(&v, &vlen);
+    if (name_is(l, nlen, "content-length")) {
+        if (!parse_dec(v, vlen, &num) ||
+            (r->content_length >= 0 && (uint64_t)r->content_length != num))
+            return MOTE_ERR_PROTO;
+        r->content_length = (int64_t)num;
+    } else if (name_is(l, nlen, "transfer-encoding")) {
+        /* Only "chunked" (last) is understood. */
+        if (vlen >= 7 && name_is(v + vlen - 7, 7, "chunked"))
+            r->chunked = true;
+        else
+            return MOTE_ERR_PROTO;
+    } else if (name_is(l, nlen, "retry-after")) {
+        if (parse_dec(v, vlen, &num))
+            r->retry_after_s = num > 86400u ? 86400u : (uint32_t)num;
+    } else if (name_is(l, nlen, "content-type")) {
+        size_t n = vlen < sizeof(r->content_type) - 1 ? vlen : sizeof(r->content_type) - 1;
+
+        memcpy(r->content_type, v, n);
+        r->content_type[n] = '\0';
+    }
+    return 0;
+}
+
+static int chunk_size_line(struct mote_http_resp *r)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    for (i = 0; i < r->line_len; i++) {
+        char c = lower(r->line[i]);
+        unsigned d;
+
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else if (c == ';' || c == ' ' || c == '\t')
+            break; /* chunk extensions are ignored */
+        else
+            return MOTE_ERR_PROTO;
+        if (v > (UINT64_C(1) << 56))
+            return MOTE_ERR_TOO_LARGE;
+        v = (v << 4) | d;
+    }
+    if (i == 0)
+        return MOTE_ERR_PROTO;
+    r->remaining = v;
+    r->state = v == 0 ? MOTE_HTTP_TRAILERS : MOTE_HTTP_CHUNK_DATA;
+    return 0;
+}
+
+/* A complete line is in r->line. */
+static int line_done(struct mote_http_resp *r)
+{
+    switch (r->state) {
+    case MOTE_HTTP_STATUS:
+        return status_line(r);
+    case MOTE_HTTP_HEADERS:
+        return header_line(r);
+    case MOTE_HTTP_CHUNK_SIZE:
+        return chunk_size_line(r);
+    case MOTE_HTTP_CHUNK_END:
+        if (r->line_len != 0)
+            return MOTE_ERR_PROTO;
+        r->state = MOTE_HTTP_CHUNK_SIZE;
+        return 0;
+    case MOTE_HTTP_TRAILERS:
+        if (r->line_len == 0)
+            r->state = MOTE_HTTP_DONE;
+        return 0;
+    default:
+        return MOTE_ERR_PROTO;
+    }
+}
+
+static bool line_state(uint8_t s)
+{
+    return s == MOTE_HTTP_STATUS || s == MOTE_HTTP_HEADERS || s == MOTE_HTTP_CHUNK_SIZE ||
+           s == MOTE_HTTP_CHUNK_END || s == MOTE_HTTP_TRAILERS;
+}
+
+int mote_http_resp_feed(struct mote_http_resp *r, const char *buf, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n && r->err == 0 && r->state != MOTE_HTTP_DONE) {
+        if (line_state(r->state)) {
+            char c = buf[i++];
+
+            if (r->state <= MOTE_HTTP_HEADERS && ++r->header_bytes > MOTE_HTTP_HEADER_MAX) {
+                r->err = MOTE_ERR_TOO_LARGE;
+                break;
+            }
+            if (c == '\n') {
+                /* Lines end in CRLF; a bare LF is accepted too. */
+                if (r->line_len > 0 && r->line[r->line_len - 1] == '\r')
+                    r->line_len--;
+                r->line[r->line_len] = '\0';
+                r->err = line_done(r);
+                r->line_len = 0;
+                continue;
+            }
+            if (r->line_len + 1 >= sizeof(r->line)) {
+                r->err = MOTE_ERR_TOO_LARGE;
+                break;
+            }
+            r->line[r->line_len++] = c;
+            continue;
+        }
+        {
+            size_t take = n - i;
+            int rc;
+
+            if (r->state != MOTE_HTTP_BODY_EOF && take > r->remaining)
+                take = (size_t)r->remaining;
+            rc = r->on_body != NULL ? r->on_body(r->arg, buf + i, take) : 0;
+            if (rc < 0) {
+                r->err = rc;
+                break;
+            }
+            i += take;
+            if (r->state == MOTE_HTTP_BODY_EOF)
+                continue;
+            r->remaining -= take;
+            if (r->remaining == 0)
+                r->state = r->state == MOTE_HTTP_CHUNK_DATA ? MOTE_HTTP_CHUNK_END : MOTE_HTTP_DONE;
+        }
+    }
+    return r->err != 0 ? r->err : (int)i;
+}
+
+int mote_http_resp_eof(struct mote_http_resp *r)
+{
+    if (r->err != 0)
+        return r->err;
+    if (r->state == MOTE_HTTP_BODY_EOF)
+        r->state = MOTE_HTTP_DONE;
+    return r->state == MOTE_HTTP_DONE ? 0 : MOTE_ERR_PROTO;
+}
+
+static int put_s(mote_sink_fn sink, void *arg, const char *s)
+{
+    return sink(arg, s, strlen(s));
+}
+
+static int put_u(mote_sink_fn sink, void *arg, uint64_t v)
+{
+    char b[24];
+
+    return sink(arg, b, mote_u64_dec(v, b));
+}
+
+static bool clean(const char *s)
+{
+    return strchr(s, '\r') == NULL && strchr(s, '\n') == NULL;
+}
+
+int mote_http_write_head(mote_sink_fn sink, void *arg, const char *method, const char *host,
+                         uint16_t port, bool default_port, const char *path,
+                         const char *const *headers, int64_t content_length)
+{
+    int rc;
+    size_t i;
+
+    if (!clean(method) || !clean(host) || !clean(path))
+        return MOTE_ERR_INVAL;
+    for (i = 0; headers != NULL && headers[i] != NULL; i++) {
+        if (!clean(headers[i]))
+            return MOTE_ERR_INVAL;
+    }
+    if ((rc = put_s(sink, arg, method)) < 0 || (rc = put_s(sink, arg, " ")) < 0 ||
+        (rc = put_s(sink, arg, path[0] != '\0' ? path : "/")) < 0 ||
+        (rc = put_s(sink, arg, " HTTP/1.1\r\nHost: ")) < 0)
+        return rc;
+    if (strchr(host, ':') != NULL) { /* IPv6 literal */
+        if ((rc = put_s(sink, arg, "[")) < 0 || (rc = put_s(sink, arg, host)) < 0 ||
+            (rc = put_s(sink, arg, "]")) < 0)
+            return rc;
+    } else if ((rc = put_s(sink, arg, host)) < 0) {
+        return rc;
+    }
+    if (!default_port && ((rc = put_s(sink, arg, ":")) < 0 || (rc = put_u(sink, arg, port)) < 0))
+        return rc;
+    if ((rc = put_s(sink, arg, "\r\n")) < 0)
+        return rc;
+    for (i = 0; headers != NULL && headers[i] != NULL; i++) {
+        if ((rc = put_s(sink, arg, headers[i])) < 0 || (rc = put_s(sink, arg, "\r\n")) < 0)
+            return rc;
+    }
+    if (content_length >= 0 &&
+        ((rc = put_s(sink, arg, "Content-Length: ")) < 0 ||
+         (rc = put_u(sink, arg, (uint64_t)content_length)) < 0 ||
+         (rc = put_s(sink, arg, "\r\n")) < 0))
+        return rc;
+    return put_s(sink, arg, "\r\n");
+}
+
+int mote_url_parse(struct mote_url *u, const char *url)
+{
+    const char *p, *host, *hend, *path;
+    size_t hn;
+
+    memset(u, 0, sizeof(*u));
+    if (strncmp(url, "https://", 8) == 0) {
+        u->tls = true;
+        u->port = 443;
+        p = url + 8;
+    } else if (strncmp(url, "http://", 7) == 0) {
+        u->port = 80;
+        p = url + 7;
+    } else {
+        return MOTE_ERR_INVAL;
+    }
+    u->default_port = true;
+    if (*p == '[') {
+        host = p + 1;
+        hend = strchr(host, ']');
+        if (hend == NULL)
+            return MOTE_ERR_INVAL;
+        p = hend + 1;
+    } else {
+        host = p;
+        while (*p != '\0' && *p != ':' && *p != '/' && *p != '?' && *p != '#')
+            p++;
+        hend = p;
+    }
+    hn = (size_t)(hend - host);
+    if (hn == 0)
+        return MOTE_ERR_INVAL;
+    if (hn >= sizeof(u->host))
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(u->host, host, hn);
+    u->host[hn] = '\0';
+    if (strpbrk(u->host, " @\r\n\t") != NULL)
+        return MOTE_ERR_INVAL;
+    if (*p == ':') {
+        uint64_t port;
+        const char *ps = ++p;
+
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (!parse_dec(ps, (size_t)(p - ps), &port) || port == 0 || port > 65535)
+            return MOTE_ERR_INVAL;
+        u->port = (uint16_t)port;
+        u->default_port = false;
+    }
+    if (*p != '\0' && *p != '/')
+        return MOTE_ERR_INVAL;
+    path = p;
+    hn = strlen(path);
+    while (hn > 0 && path[hn - 1] == '/')
+        hn--;
+    if (hn >= sizeof(u->path))
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(u->path, path, hn);
+    u->path[hn] = '\0';
+    if (strpbrk(u->path, " \r\n\t?#") != NULL)
+        return MOTE_ERR_INVAL;
+    return 0;
+}
