@@ -608,6 +608,19 @@ void mote_jw_strn(struct mote_jw *w, const char *s, size_t n)
     put(w, "\"", 1);
 }
 
+void mote_jw_str2(struct mote_jw *w, const char *a, size_t an, const char *b, size_t bn)
+{
+    int rc;
+
+    sep(w);
+    put(w, "\"", 1);
+    if (w->err == 0 && (rc = mote_json_escape_to(count_sink, w, a, an)) < 0)
+        w->err = rc;
+    if (w->err == 0 && (rc = mote_json_escape_to(count_sink, w, b, bn)) < 0)
+        w->err = rc;
+    put(w, "\"", 1);
+}
+
 void mote_jw_str(struct mote_jw *w, const char *s)
 {
     mote_jw_strn(w, s, strlen(s));

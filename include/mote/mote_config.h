@@ -118,6 +118,34 @@
 #define MOTE_HTTP_HEADER_MAX 32768
 #endif
 
+/* ---- model client ------------------------------------------------------- */
+
+/* Parallel tool calls one model answer may make. More fail the turn with
+ * MOTE_ERR_FULL (never silently dropped). */
+#ifndef MOTE_LLM_MAX_TOOL_CALLS
+#define MOTE_LLM_MAX_TOOL_CALLS 8
+#endif
+
+/* Content blocks tracked in one Anthropic answer (text, tool use, ...). */
+#ifndef MOTE_LLM_MAX_BLOCKS
+#define MOTE_LLM_MAX_BLOCKS 32
+#endif
+
+/* Bytes of one unescaped text delta or tool-input fragment (one SSE
+ * event's worth), including the NUL. */
+#ifndef MOTE_LLM_TEXT_MAX
+#define MOTE_LLM_TEXT_MAX 16384
+#endif
+
+/* Bytes kept of a tool call id and of a tool name, including the NUL.
+ * Longer ones fail the turn with MOTE_ERR_TOO_LARGE. */
+#ifndef MOTE_LLM_ID_MAX
+#define MOTE_LLM_ID_MAX 128
+#endif
+#ifndef MOTE_LLM_NAME_MAX
+#define MOTE_LLM_NAME_MAX 128
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -158,6 +186,14 @@
 
 #if MOTE_HTTP_LINE_MAX < 256 || MOTE_HTTP_HEADER_MAX < MOTE_HTTP_LINE_MAX
 #error "MOTE_HTTP_LINE_MAX must be at least 256 and MOTE_HTTP_HEADER_MAX at least MOTE_HTTP_LINE_MAX"
+#endif
+
+#if MOTE_LLM_MAX_TOOL_CALLS < 1 || MOTE_LLM_MAX_TOOL_CALLS > 255 || MOTE_LLM_MAX_BLOCKS < 2 || MOTE_LLM_MAX_BLOCKS > 255
+#error "MOTE_LLM_MAX_TOOL_CALLS must be 1..255 and MOTE_LLM_MAX_BLOCKS 2..255"
+#endif
+
+#if MOTE_LLM_TEXT_MAX < 256 || MOTE_LLM_ID_MAX < 32 || MOTE_LLM_NAME_MAX < 32
+#error "MOTE_LLM_TEXT_MAX must be at least 256, MOTE_LLM_ID_MAX and MOTE_LLM_NAME_MAX at least 32"
 #endif
 
 #if MOTE_STORAGE_NAME_MAX < 16

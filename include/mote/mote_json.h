@@ -119,6 +119,8 @@ void mote_jw_arr_end(struct mote_jw *w);
 void mote_jw_key(struct mote_jw *w, const char *key);
 void mote_jw_str(struct mote_jw *w, const char *s);
 void mote_jw_strn(struct mote_jw *w, const char *s, size_t n);
+/* One string made of two pieces (a prefix and a text). */
+void mote_jw_str2(struct mote_jw *w, const char *a, size_t an, const char *b, size_t bn);
 void mote_jw_int(struct mote_jw *w, int64_t v);
 void mote_jw_bool(struct mote_jw *w, bool v);
 void mote_jw_null(struct mote_jw *w);

@@ -1,0 +1,156 @@
+/*
+ * mote_llm.h - model providers: request bodies and stream decoders.
+ *
+ * Two dialects: Anthropic Messages (POST /v1/messages) and OpenAI chat
+ * completions (POST /v1/chat/completions), which also serves Ollama,
+ * llama.cpp server, vLLM and OpenRouter.
+ *
+ * Requests are written by mote_llm_write_body() from a stream of message
+ * parts that a source callback yields one at a time (it can replay them
+ * from the journal), so the conversation is never held whole in memory;
+ * the same call with a counting sink gives the Content-Length first.
+ *
+ * Responses: feed each SSE event to mote_llm_dec_event(); it reports text
+ * deltas, tool calls (started, argument fragments, finished; OpenAI's
+ * parallel calls keyed by index), the stop reason, usage and errors to a
+ * callback. Thinking blocks are dropped: mote does not ask for extended
+ * thinking, and blocks it did not ask for are not sent back (docs/LLM.md).
+ * Unknown event and block types are skipped.
+ */
+#ifndef MOTE_LLM_H
+#define MOTE_LLM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mote/mote_config.h"
+#include "mote/mote_err.h"
+#include "mote/mote_json.h"
+
+enum mote_provider {
+    MOTE_PROVIDER_ANTHROPIC = 1,
+    MOTE_PROVIDER_OPENAI = 2,
+};
+
+/* ---- request ----------------------------------------------------------- */
+
+enum mote_role { MOTE_ROLE_USER = 1, MOTE_ROLE_ASSISTANT = 2 };
+
+enum mote_part_type {
+    MOTE_PART_TEXT = 1,        /* user or assistant text */
+    MOTE_PART_TOOL_CALL = 2,   /* assistant: id, name, input (JSON object) */
+    MOTE_PART_TOOL_RESULT = 3, /* user: id, text, is_error */
+};
+
+struct mote_part {
+    enum mote_role role;
+    enum mote_part_type type;
+    const char *text;  /* TEXT and TOOL_RESULT */
+    size_t text_len;
+    const char *id;    /* TOOL_CALL and TOOL_RESULT */
+    const char *name;  /* TOOL_CALL */
+    const char *input; /* TOOL_CALL: a JSON object ("{}" if empty) */
+    size_t input_len;
+    bool is_error;     /* TOOL_RESULT */
+};
+
+/* Yields the parts in order: fills *p and returns 1, returns 0 at the end
+ * or < 0 on failure. Called with `rewind` true to start over (the body is
+ * written twice: once to count, once to send). Pointers in *p must stay
+ * valid until the next call. */
+typedef int (*mote_part_fn)(void *arg, bool rewind, struct mote_part *p);
+
+struct mote_tool_def {
+    const char *name;
+    const char *description;
+    const char *schema; /* JSON Schema object text */
+};
+
+struct mote_llm_req {
+    enum mote_provider provider;
+    const char *model;
+    const char *system;            /* may be NULL */
+    uint32_t max_tokens;
+    const struct mote_tool_def *tools;
+    unsigned ntools;
+    mote_part_fn parts;
+    void *parts_arg;
+};
+
+/* Writes the JSON body of `req` to `sink`. Returns 0 or < 0 (the sink's
+ * error, the part source's, or MOTE_ERR_INVAL for a malformed part). */
+int mote_llm_write_body(const struct mote_llm_req *req, mote_sink_fn sink, void *arg);
+
+/* The request path below the base URL ("/v1/messages" or
+ * "/v1/chat/completions"; with a base URL path ending in /v1, without the
+ * /v1 part). */
+const char *mote_llm_path(enum mote_provider provider, const char *base_path);
+
+/* ---- stream decoding --------------------------------------------------- */
+
+enum mote_llm_ev {
+    MOTE_LLM_TEXT = 1,       /* text, len: a piece of the answer */
+    MOTE_LLM_TOOL_START,     /* slot, id, name */
+    MOTE_LLM_TOOL_ARGS,      /* slot, text, len: a fragment of the input JSON */
+    MOTE_LLM_TOOL_END,       /* slot */
+    MOTE_LLM_STOP,           /* text: the stop reason (end_turn, tool_use, max_tokens, ...) */
+    MOTE_LLM_USAGE,          /* in_tokens, out_tokens (totals so far) */
+    MOTE_LLM_ERROR,          /* text: message; id: error type; retryable */
+    MOTE_LLM_DONE,           /* the stream's proper end (message_stop / [DONE]) */
+};
+
+struct mote_llm_event {
+    enum mote_llm_ev type;
+    unsigned slot;            /* tool call slot, 0..MOTE_LLM_MAX_TOOL_CALLS-1 */
+    const char *text;
+    size_t len;
+    const char *id;
+    const char *name;
+    uint64_t in_tokens;
+    uint64_t out_tokens;
+    bool retryable;
+};
+
+/* Return 0 to go on or < 0 to stop the decoder with that error. */
+typedef int (*mote_llm_fn)(void *arg, const struct mote_llm_event *ev);
+
+struct mote_llm_dec {
+    enum mote_provider provider;
+    mote_llm_fn fn;
+    void *arg;
+    int err;                 /* first error, sticky */
+    bool done;               /* message_stop or [DONE] seen */
+    bool content;            /* any text or tool call delivered */
+    bool stopped;            /* a stop reason was seen */
+    unsigned ncalls;         /* tool call slots in use */
+    /* Anthropic: block index -> kind (0 ignored, 1 text, 2 tool+slot). */
+    uint8_t block_kind[MOTE_LLM_MAX_BLOCKS];
+    uint8_t block_slot[MOTE_LLM_MAX_BLOCKS];
+    /* OpenAI: tool call index of each slot (-1 free). */
+    int32_t oa_index[MOTE_LLM_MAX_TOOL_CALLS];
+    uint64_t in_tokens;
+    uint64_t out_tokens;
+    char stop_reason[32];
+    char id[MOTE_LLM_ID_MAX];
+    char name[MOTE_LLM_NAME_MAX];
+    char buf[MOTE_LLM_TEXT_MAX];  /* unescaped text of one delta */
+    struct mote_json json;
+};
+
+void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote_llm_fn fn,
+                       void *arg);
+
+/* Decodes one SSE event (name and data as the SSE parser gives them).
+ * Returns 0 or the sticky error: MOTE_ERR_BADMSG for data that is not the
+ * JSON expected, MOTE_ERR_TOO_LARGE over a limit, MOTE_ERR_FULL for more
+ * parallel tool calls than MOTE_LLM_MAX_TOOL_CALLS, or the callback's. */
+int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *data, size_t len);
+
+/* Classifies an error body (non-200 response or error event data):
+ * fills `type` (e.g. "rate_limit_error", "overloaded_error") and `msg`
+ * (the message), and returns true if a retry may help. */
+bool mote_llm_classify_error(const char *body, size_t len, int http_status, char *type,
+                             size_t type_cap, char *msg, size_t msg_cap);
+
+#endif /* MOTE_LLM_H */

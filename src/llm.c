@@ -1,0 +1,681 @@
+/*
+ * llm.c - provider dialects: request bodies, stream decoding, error
+ * classification.
+ */
+#include "mote/mote_llm.h"
+
+#include <string.h>
+
+#include "util.h"
+
+/* ---- request bodies ---------------------------------------------------- */
+
+static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
+{
+    unsigned i;
+
+    if (req->ntools == 0)
+        return;
+    mote_jw_key(w, "tools");
+    mote_jw_arr(w);
+    for (i = 0; i < req->ntools; i++) {
+        const struct mote_tool_def *t = &req->tools[i];
+
+        mote_jw_obj(w);
+        if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+            mote_jw_key(w, "name");
+            mote_jw_str(w, t->name);
+            mote_jw_key(w, "description");
+            mote_jw_str(w, t->description);
+            mote_jw_key(w, "input_schema");
+            mote_jw_raw(w, t->schema, strlen(t->schema));
+        } else {
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "function");
+            mote_jw_key(w, "function");
+            mote_jw_obj(w);
+            mote_jw_key(w, "name");
+            mote_jw_str(w, t->name);
+            mote_jw_key(w, "description");
+            mote_jw_str(w, t->description);
+            mote_jw_key(w, "parameters");
+            mote_jw_raw(w, t->schema, strlen(t->schema));
+            mote_jw_obj_end(w);
+        }
+        mote_jw_obj_end(w);
+    }
+    mote_jw_arr_end(w);
+}
+
+/* Anthropic: consecutive parts of one role form one message whose content
+ * is an array of blocks. */
+static int anthropic_messages(struct mote_jw *w, const struct mote_llm_req *req)
+{
+    struct mote_part p;
+    int open_role = 0, rc;
+
+    mote_jw_key(w, "messages");
+    mote_jw_arr(w);
+    while ((rc = req->parts(req->parts_arg, false, &p)) > 0) {
+        if ((int)p.role != open_role) {
+            if (open_role != 0) {
+                mote_jw_arr_end(w);
+                mote_jw_obj_end(w);
+            }
+            mote_jw_obj(w);
+            mote_jw_key(w, "role");
+            mote_jw_str(w, p.role == MOTE_ROLE_USER ? "user" : "assistant");
+            mote_jw_key(w, "content");
+            mote_jw_arr(w);
+            open_role = (int)p.role;
+        }
+        mote_jw_obj(w);
+        switch (p.type) {
+        case MOTE_PART_TEXT:
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "text");
+            mote_jw_key(w, "text");
+            mote_jw_strn(w, p.text, p.text_len);
+            break;
+        case MOTE_PART_TOOL_CALL:
+            if (p.role != MOTE_ROLE_ASSISTANT)
+                return MOTE_ERR_INVAL;
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "tool_use");
+            mote_jw_key(w, "id");
+            mote_jw_str(w, p.id);
+            mote_jw_key(w, "name");
+            mote_jw_str(w, p.name);
+            mote_jw_key(w, "input");
+            mote_jw_raw(w, p.input_len > 0 ? p.input : "{}", p.input_len > 0 ? p.input_len : 2);
+            break;
+        case MOTE_PART_TOOL_RESULT:
+            if (p.role != MOTE_ROLE_USER)
+                return MOTE_ERR_INVAL;
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "tool_result");
+            mote_jw_key(w, "tool_use_id");
+            mote_jw_str(w, p.id);
+            mote_jw_key(w, "content");
+            mote_jw_strn(w, p.text, p.text_len);
+            if (p.is_error) {
+                mote_jw_key(w, "is_error");
+                mote_jw_bool(w, true);
+            }
+            break;
+        default:
+            return MOTE_ERR_INVAL;
+        }
+        mote_jw_obj_end(w);
+    }
+    if (rc < 0)
+        return rc;
+    if (open_role != 0) {
+        mote_jw_arr_end(w);
+        mote_jw_obj_end(w);
+    }
+    mote_jw_arr_end(w);
+    return 0;
+}
+
+/* OpenAI: user text is one message each; an assistant turn is one message
+ * with "content" and "tool_calls"; each tool result is a "tool" message. */
+static int openai_messages(struct mote_jw *w, const struct mote_llm_req *req)
+{
+    struct mote_part p;
+    bool in_assistant = false, in_calls = false, have_text = false;
+    int rc;
+
+    mote_jw_key(w, "messages");
+    mote_jw_arr(w);
+    if (req->system != NULL && req->system[0] != '\0') {
+        mote_jw_obj(w);
+        mote_jw_key(w, "role");
+        mote_jw_str(w, "system");
+        mote_jw_key(w, "content");
+        mote_jw_str(w, req->system);
+        mote_jw_obj_end(w);
+    }
+    while ((rc = req->parts(req->parts_arg, false, &p)) > 0) {
+        bool assistant = p.role == MOTE_ROLE_ASSISTANT;
+
+        /* Close an assistant message when its turn is over, or when text
+         * follows its tool calls (a new message then). */
+        if (in_assistant && (!assistant || (p.type == MOTE_PART_TEXT && (in_calls || have_text)))) {
+            if (in_calls)
+                mote_jw_arr_end(w);
+            mote_jw_obj_end(w);
+            in_assistant = in_calls = have_text = false;
+        }
+        if (assistant) {
+            if (!in_assistant) {
+                mote_jw_obj(w);
+                mote_jw_key(w, "role");
+                mote_jw_str(w, "assistant");
+                mote_jw_key(w, "content");
+                if (p.type == MOTE_PART_TEXT) {
+                    mote_jw_strn(w, p.text, p.text_len);
+                    have_text = true;
+                } else {
+                    mote_jw_null(w);
+                }
+                in_assistant = true;
+                if (p.type == MOTE_PART_TEXT)
+                    continue;
+            }
+            if (p.type != MOTE_PART_TOOL_CALL)
+                return MOTE_ERR_INVAL;
+            if (!in_calls) {
+                mote_jw_key(w, "tool_calls");
+                mote_jw_arr(w);
+                in_calls = true;
+            }
+            mote_jw_obj(w);
+            mote_jw_key(w, "id");
+            mote_jw_str(w, p.id);
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "function");
+            mote_jw_key(w, "function");
+            mote_jw_obj(w);
+            mote_jw_key(w, "name");
+            mote_jw_str(w, p.name);
+            mote_jw_key(w, "arguments");
+            mote_jw_strn(w, p.input_len > 0 ? p.input : "{}", p.input_len > 0 ? p.input_len : 2);
+            mote_jw_obj_end(w);
+            mote_jw_obj_end(w);
+            continue;
+        }
+        mote_jw_obj(w);
+        if (p.type == MOTE_PART_TEXT) {
+            mote_jw_key(w, "role");
+            mote_jw_str(w, "user");
+            mote_jw_key(w, "content");
+            mote_jw_strn(w, p.text, p.text_len);
+        } else if (p.type == MOTE_PART_TOOL_RESULT) {
+            mote_jw_key(w, "role");
+            mote_jw_str(w, "tool");
+            mote_jw_key(w, "tool_call_id");
+            mote_jw_str(w, p.id);
+            mote_jw_key(w, "content");
+            /* chat completions has no error flag: it is said in the text */
+            if (p.is_error)
+                mote_jw_str2(w, "Error: ", 7, p.text, p.text_len);
+            else
+                mote_jw_strn(w, p.text, p.text_len);
+        } else {
+            return MOTE_ERR_INVAL;
+        }
+        mote_jw_obj_end(w);
+    }
+    if (rc < 0)
+        return rc;
+    if (in_assistant) {
+        if (in_calls)
+            mote_jw_arr_end(w);
+        mote_jw_obj_end(w);
+    }
+    mote_jw_arr_end(w);
+    return 0;
+}
+
+int mote_llm_write_body(const struct mote_llm_req *req, mote_sink_fn sink, void *arg)
+{
+    struct mote_jw w;
+    struct mote_part dummy;
+    int rc;
+
+    if (req->parts == NULL || req->model == NULL)
+        return MOTE_ERR_INVAL;
+    rc = req->parts(req->parts_arg, true, &dummy);
+    if (rc < 0)
+        return rc;
+    mote_jw_init(&w, sink, arg);
+    mote_jw_obj(&w);
+    mote_jw_key(&w, "model");
+    mote_jw_str(&w, req->model);
+    mote_jw_key(&w, "stream");
+    mote_jw_bool(&w, true);
+    if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+        mote_jw_key(&w, "max_tokens");
+        mote_jw_int(&w, req->max_tokens > 0 ? req->max_tokens : 4096);
+        if (req->system != NULL && req->system[0] != '\0') {
+            mote_jw_key(&w, "system");
+            mote_jw_str(&w, req->system);
+        }
+        write_tools(&w, req);
+        rc = anthropic_messages(&w, req);
+    } else {
+        mote_jw_key(&w, "stream_options");
+        mote_jw_obj(&w);
+        mote_jw_key(&w, "include_usage");
+        mote_jw_bool(&w, true);
+        mote_jw_obj_end(&w);
+        if (req->max_tokens > 0) {
+            mote_jw_key(&w, "max_tokens");
+            mote_jw_int(&w, req->max_tokens);
+        }
+        write_tools(&w, req);
+        rc = openai_messages(&w, req);
+    }
+    mote_jw_obj_end(&w);
+    if (rc < 0)
+        return rc;
+    return w.err;
+}
+
+const char *mote_llm_path(enum mote_provider provider, const char *base_path)
+{
+    size_t n = strlen(base_path);
+    bool has_v1 = n >= 3 && strcmp(base_path + n - 3, "/v1") == 0;
+
+    if (provider == MOTE_PROVIDER_ANTHROPIC)
+        return has_v1 ? "/messages" : "/v1/messages";
+    return has_v1 ? "/chat/completions" : "/v1/chat/completions";
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote_llm_fn fn,
+                       void *arg)
+{
+    unsigned i;
+
+    d->provider = provider;
+    d->fn = fn;
+    d->arg = arg;
+    d->err = 0;
+    d->done = d->content = d->stopped = false;
+    d->ncalls = 0;
+    memset(d->block_kind, 0, sizeof(d->block_kind));
+    memset(d->block_slot, 0, sizeof(d->block_slot));
+    for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++)
+        d->oa_index[i] = -1;
+    d->in_tokens = d->out_tokens = 0;
+    d->stop_reason[0] = '\0';
+}
+
+static int emit(struct mote_llm_dec *d, struct mote_llm_event *ev)
+{
+    int rc = d->fn(d->arg, ev);
+
+    return rc < 0 ? rc : 0;
+}
+
+static int emit_simple(struct mote_llm_dec *d, enum mote_llm_ev type, unsigned slot,
+                       const char *text, size_t len)
+{
+    struct mote_llm_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.type = type;
+    ev.slot = slot;
+    ev.text = text;
+    ev.len = len;
+    ev.in_tokens = d->in_tokens;
+    ev.out_tokens = d->out_tokens;
+    return emit(d, &ev);
+}
+
+/* Unescapes string token t into d->buf and emits it as `type`. */
+static int emit_str(struct mote_llm_dec *d, int t, enum mote_llm_ev type, unsigned slot)
+{
+    int n = mote_json_str(&d->json, t, d->buf, sizeof(d->buf));
+
+    if (n < 0)
+        return n == MOTE_ERR_INVAL ? MOTE_ERR_BADMSG : n;
+    if (n == 0)
+        return 0;
+    if (type == MOTE_LLM_TEXT || type == MOTE_LLM_TOOL_ARGS)
+        d->content = true;
+    return emit_simple(d, type, slot, d->buf, (size_t)n);
+}
+
+static int copy_str(struct mote_llm_dec *d, int t, char *out, size_t cap)
+{
+    int n = mote_json_str(&d->json, t, out, cap);
+
+    if (n == MOTE_ERR_INVAL)
+        return MOTE_ERR_BADMSG;
+    return n;
+}
+
+static int tool_start(struct mote_llm_dec *d, int id_tok, int name_tok, unsigned *slot)
+{
+    struct mote_llm_event ev;
+    int rc;
+
+    if (d->ncalls >= MOTE_LLM_MAX_TOOL_CALLS)
+        return MOTE_ERR_FULL;
+    *slot = d->ncalls++;
+    if ((rc = copy_str(d, id_tok, d->id, sizeof(d->id))) < 0 ||
+        (rc = copy_str(d, name_tok, d->name, sizeof(d->name))) < 0)
+        return rc;
+    if (d->name[0] == '\0')
+        return MOTE_ERR_BADMSG;
+    d->content = true;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = MOTE_LLM_TOOL_START;
+    ev.slot = *slot;
+    ev.id = d->id;
+    ev.name = d->name;
+    return emit(d, &ev);
+}
+
+static void read_usage(struct mote_llm_dec *d, int usage)
+{
+    int64_t v;
+
+    if (mote_json_type_of(&d->json, usage) != MOTE_JSON_OBJECT)
+        return;
+    if (mote_json_int(&d->json, mote_json_member(&d->json, usage, "input_tokens"), &v) == 0 ||
+        mote_json_int(&d->json, mote_json_member(&d->json, usage, "prompt_tokens"), &v) == 0)
+        d->in_tokens = (uint64_t)v;
+    if (mote_json_int(&d->json, mote_json_member(&d->json, usage, "output_tokens"), &v) == 0 ||
+        mote_json_int(&d->json, mote_json_member(&d->json, usage, "completion_tokens"), &v) == 0)
+        d->out_tokens = (uint64_t)v;
+}
+
+static int error_event(struct mote_llm_dec *d, int root, int http_status)
+{
+    char type[64], msg[256];
+    struct mote_llm_event ev;
+    size_t n;
+    const char *raw = mote_json_raw(&d->json, root, &n);
+
+    memset(&ev, 0, sizeof(ev));
+    ev.type = MOTE_LLM_ERROR;
+    ev.retryable = mote_llm_classify_error(raw, n, http_status, type, sizeof(type), msg,
+                                           sizeof(msg)) &&
+                   !d->content;
+    /* The message lives in d->buf for the call. */
+    mote_str_copy(d->buf, sizeof(d->buf), msg);
+    mote_str_copy(d->id, sizeof(d->id), type);
+    ev.text = d->buf;
+    ev.len = strlen(d->buf);
+    ev.id = d->id;
+    return emit(d, &ev);
+}
+
+static int block_index(struct mote_llm_dec *d, int root, unsigned *idx)
+{
+    int64_t v;
+
+    if (mote_json_int(&d->json, mote_json_member(&d->json, root, "index"), &v) < 0 || v < 0)
+        return MOTE_ERR_BADMSG;
+    if (v >= MOTE_LLM_MAX_BLOCKS)
+        return MOTE_ERR_FULL;
+    *idx = (unsigned)v;
+    return 0;
+}
+
+static int anthropic_event(struct mote_llm_dec *d)
+{
+    const struct mote_json *j = &d->json;
+    int type = mote_json_member(j, 0, "type");
+    unsigned idx, slot;
+    int rc, t;
+
+    if (mote_json_eq(j, type, "content_block_delta")) {
+        int delta = mote_json_member(j, 0, "delta");
+        int dtype = mote_json_member(j, delta, "type");
+
+        if ((rc = block_index(d, 0, &idx)) < 0)
+            return rc;
+        if (d->block_kind[idx] == 1 && mote_json_eq(j, dtype, "text_delta"))
+            return emit_str(d, mote_json_member(j, delta, "text"), MOTE_LLM_TEXT, 0);
+        if (d->block_kind[idx] == 2 && mote_json_eq(j, dtype, "input_json_delta"))
+            return emit_str(d, mote_json_member(j, delta, "partial_json"), MOTE_LLM_TOOL_ARGS,
+                            d->block_slot[idx]);
+        return 0; /* thinking, signature, citations, ...: dropped */
+    }
+    if (mote_json_eq(j, type, "content_block_start")) {
+        int block = mote_json_member(j, 0, "content_block");
+        int btype = mote_json_member(j, block, "type");
+
+        if ((rc = block_index(d, 0, &idx)) < 0)
+            return rc;
+        d->block_kind[idx] = 0;
+        if (mote_json_eq(j, btype, "text")) {
+            d->block_kind[idx] = 1;
+            t = mote_json_member(j, block, "text");
+            return t >= 0 ? emit_str(d, t, MOTE_LLM_TEXT, 0) : 0;
+        }
+        if (mote_json_eq(j, btype, "tool_use")) {
+            rc = tool_start(d, mote_json_member(j, block, "id"), mote_json_member(j, block, "name"),
+                            &slot);
+            if (rc < 0)
+                return rc;
+            d->block_kind[idx] = 2;
+            d->block_slot[idx] = (uint8_t)slot;
+        }
+        return 0; /* other block types are skipped */
+    }
+    if (mote_json_eq(j, type, "content_block_stop")) {
+        if ((rc = block_index(d, 0, &idx)) < 0)
+            return rc;
+        if (d->block_kind[idx] == 2) {
+            d->block_kind[idx] = 0;
+            return emit_simple(d, MOTE_LLM_TOOL_END, d->block_slot[idx], NULL, 0);
+        }
+        d->block_kind[idx] = 0;
+        return 0;
+    }
+    if (mote_json_eq(j, type, "message_start")) {
+        read_usage(d, mote_json_path(j, 0, "message.usage"));
+        return 0;
+    }
+    if (mote_json_eq(j, type, "message_delta")) {
+        t = mote_json_path(j, 0, "delta.stop_reason");
+        read_usage(d, mote_json_member(j, 0, "usage"));
+        if (mote_json_type_of(j, t) == MOTE_JSON_STRING) {
+            if ((rc = copy_str(d, t, d->stop_reason, sizeof(d->stop_reason))) < 0)
+                return rc;
+            d->stopped = true;
+            /* A tool block the stream never closed (max_tokens) ends here. */
+            for (idx = 0; idx < MOTE_LLM_MAX_BLOCKS; idx++) {
+                if (d->block_kind[idx] == 2) {
+                    d->block_kind[idx] = 0;
+                    if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, d->block_slot[idx], NULL, 0)) < 0)
+                        return rc;
+                }
+            }
+            if ((rc = emit_simple(d, MOTE_LLM_STOP, 0, d->stop_reason,
+                                  strlen(d->stop_reason))) < 0)
+                return rc;
+        }
+        return emit_simple(d, MOTE_LLM_USAGE, 0, NULL, 0);
+    }
+    if (mote_json_eq(j, type, "message_stop")) {
+        d->done = true;
+        return emit_simple(d, MOTE_LLM_DONE, 0, NULL, 0);
+    }
+    if (mote_json_eq(j, type, "error"))
+        return error_event(d, 0, 200);
+    return 0; /* ping and unknown types */
+}
+
+static int openai_slot(struct mote_llm_dec *d, int call, unsigned *slot)
+{
+    const struct mote_json *j = &d->json;
+    int64_t idx = 0;
+    unsigned i;
+    int rc;
+
+    /* Parallel calls are keyed by index; some servers omit it for one. */
+    if (mote_json_int(j, mote_json_member(j, call, "index"), &idx) < 0)
+        idx = 0;
+    if (idx < 0 || idx > 0x7FFFFFFF)
+        return MOTE_ERR_BADMSG;
+    for (i = 0; i < d->ncalls; i++) {
+        if (d->oa_index[i] == (int32_t)idx) {
+            *slot = i;
+            return 0;
+        }
+    }
+    rc = tool_start(d, mote_json_member(j, call, "id"), mote_json_path(j, call, "function.name"),
+                    slot);
+    if (rc < 0)
+        return rc;
+    d->oa_index[*slot] = (int32_t)idx;
+    return 0;
+}
+
+static int openai_end_calls(struct mote_llm_dec *d)
+{
+    unsigned i;
+    int rc;
+
+    for (i = 0; i < d->ncalls; i++) {
+        if (d->oa_index[i] >= 0) {
+            d->oa_index[i] = -2; /* ended */
+            if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, i, NULL, 0)) < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int openai_event(struct mote_llm_dec *d)
+{
+    const struct mote_json *j = &d->json;
+    int choice = -1, choices = mote_json_member(j, 0, "choices");
+    int err = mote_json_member(j, 0, "error");
+    int usage = mote_json_member(j, 0, "usage");
+    int k, rc;
+
+    if (err >= 0 && !mote_json_is_null(j, err))
+        return error_event(d, 0, 200);
+    /* Only the first choice (index 0) is the answer. */
+    for (k = 0; k < 8; k++) {
+        int c = mote_json_elem(j, choices, k);
+        int64_t idx = 0;
+
+        if (c < 0)
+            break;
+        if (mote_json_int(j, mote_json_member(j, c, "index"), &idx) < 0 || idx == 0) {
+            choice = c;
+            break;
+        }
+    }
+    if (choice >= 0) {
+        int delta = mote_json_member(j, choice, "delta");
+        int content = mote_json_member(j, delta, "content");
+        int calls = mote_json_member(j, delta, "tool_calls");
+        int fin = mote_json_member(j, choice, "finish_reason");
+
+        if (mote_json_type_of(j, content) == MOTE_JSON_STRING &&
+            (rc = emit_str(d, content, MOTE_LLM_TEXT, 0)) < 0)
+            return rc;
+        for (k = 0; mote_json_type_of(j, calls) == MOTE_JSON_ARRAY; k++) {
+            int call = mote_json_elem(j, calls, k);
+            int args;
+            unsigned slot;
+
+            if (call < 0)
+                break;
+            if ((rc = openai_slot(d, call, &slot)) < 0)
+                return rc;
+            if (d->oa_index[slot] < 0)
+                return MOTE_ERR_BADMSG; /* fragment for a call already ended */
+            args = mote_json_path(j, call, "function.arguments");
+            if (mote_json_type_of(j, args) == MOTE_JSON_STRING &&
+                (rc = emit_str(d, args, MOTE_LLM_TOOL_ARGS, slot)) < 0)
+                return rc;
+        }
+        if (mote_json_type_of(j, fin) == MOTE_JSON_STRING) {
+            char reason[32];
+            const char *mapped;
+
+            if ((rc = copy_str(d, fin, reason, sizeof(reason))) < 0)
+                return rc;
+            mapped = strcmp(reason, "tool_calls") == 0 || strcmp(reason, "function_call") == 0
+                         ? "tool_use"
+                     : strcmp(reason, "stop") == 0   ? "end_turn"
+                     : strcmp(reason, "length") == 0 ? "max_tokens"
+                                                     : reason;
+            if ((rc = openai_end_calls(d)) < 0)
+                return rc;
+            if (!d->stopped || strcmp(d->stop_reason, mapped) != 0) {
+                mote_str_copy(d->stop_reason, sizeof(d->stop_reason), mapped);
+                d->stopped = true;
+                if ((rc = emit_simple(d, MOTE_LLM_STOP, 0, d->stop_reason,
+                                      strlen(d->stop_reason))) < 0)
+                    return rc;
+            }
+        }
+    }
+    if (usage >= 0 && !mote_json_is_null(j, usage)) {
+        read_usage(d, usage);
+        return emit_simple(d, MOTE_LLM_USAGE, 0, NULL, 0);
+    }
+    return 0;
+}
+
+int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *data, size_t len)
+{
+    int rc;
+
+    if (d->err != 0)
+        return d->err;
+    if (d->done)
+        return 0; /* anything after the end is ignored */
+    if (d->provider == MOTE_PROVIDER_OPENAI && len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        rc = openai_end_calls(d);
+        if (rc == 0) {
+            d->done = true;
+            rc = emit_simple(d, MOTE_LLM_DONE, 0, NULL, 0);
+        }
+        return d->err = rc;
+    }
+    if (len == 0)
+        return 0; /* keep-alive or priming event */
+    rc = mote_json_parse(&d->json, data, len);
+    if (rc < 0 || mote_json_type_of(&d->json, 0) != MOTE_JSON_OBJECT) {
+        /* An event too big to tokenize whose kind is ignored anyway (a
+         * web search result block) is skipped; anything else fails. */
+        if (rc == MOTE_ERR_TOO_LARGE && d->provider == MOTE_PROVIDER_ANTHROPIC &&
+            strcmp(event, "content_block_start") != 0 && strcmp(event, "content_block_delta") != 0)
+            return 0;
+        return d->err = rc == MOTE_ERR_TOO_LARGE ? rc : MOTE_ERR_BADMSG;
+    }
+    rc = d->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_event(d) : openai_event(d);
+    if (rc < 0)
+        d->err = rc;
+    return rc;
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+bool mote_llm_classify_error(const char *body, size_t len, int http_status, char *type,
+                             size_t type_cap, char *msg, size_t msg_cap)
+{
+    static struct mote_json j; /* only ever used from the loop's thread */
+    bool retry;
+    int e, t;
+
+    mote_str_copy(type, type_cap, "");
+    mote_str_copy(msg, msg_cap, "");
+    retry = http_status == 429 || http_status == 500 || http_status == 502 ||
+            http_status == 503 || http_status == 504 || http_status == 529;
+    if (mote_json_parse(&j, body, len) > 0) {
+        e = mote_json_member(&j, 0, "error");
+        if (mote_json_type_of(&j, e) == MOTE_JSON_STRING) {
+            (void)mote_json_str(&j, e, msg, msg_cap);
+        } else if (e >= 0) {
+            t = mote_json_member(&j, e, "type");
+            if (t < 0 || mote_json_is_null(&j, t))
+                t = mote_json_member(&j, e, "code");
+            (void)mote_json_str(&j, t, type, type_cap);
+            (void)mote_json_str(&j, mote_json_member(&j, e, "message"), msg, msg_cap);
+        }
+    }
+    if (strcmp(type, "overloaded_error") == 0 || strcmp(type, "rate_limit_error") == 0 ||
+        strcmp(type, "api_error") == 0 || strcmp(type, "rate_limit_exceeded") == 0 ||
+        strcmp(type, "server_error") == 0 || strcmp(type, "tokens") == 0)
+        retry = true;
+    if (strcmp(type, "authentication_error") == 0 || strcmp(type, "invalid_request_error") == 0 ||
+        strcmp(type, "permission_error") == 0 || strcmp(type, "invalid_api_key") == 0 ||
+        http_status == 400 || http_status == 401 || http_status == 403)
+        retry = false;
+    return retry;
+}

@@ -1,0 +1,529 @@
+/* test_llm.c - provider stream decoding on the recorded fixtures, error
+ * classification, and request bodies. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "mote/mote_llm.h"
+#include "mote/mote_sse.h"
+
+/* What a decoded stream amounted to. */
+struct transcript {
+    char text[16384];
+    size_t text_len;
+    int ncalls;
+    char call_name[8][64];
+    char call_id[8][128];
+    char call_args[8][2048];
+    int call_started[8];
+    int call_ended[8];
+    char stop[32];
+    int stops;
+    uint64_t in_tokens, out_tokens;
+    int done;
+    int errors;
+    char err_type[64];
+    char err_msg[256];
+    bool err_retryable;
+    uint64_t order_hash;
+};
+
+static struct mote_sse sse;
+static struct mote_llm_dec dec;
+
+static void mix(struct transcript *t, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        t->order_hash = (t->order_hash ^ b[i]) * 1099511628211u;
+}
+
+static int on_llm(void *arg, const struct mote_llm_event *ev)
+{
+    struct transcript *t = arg;
+
+    mix(t, &ev->type, sizeof(ev->type));
+    mix(t, &ev->slot, sizeof(ev->slot));
+    if (ev->text != NULL)
+        mix(t, ev->text, ev->len);
+    switch (ev->type) {
+    case MOTE_LLM_TEXT:
+        assert_true(t->text_len + ev->len < sizeof(t->text));
+        memcpy(t->text + t->text_len, ev->text, ev->len);
+        t->text_len += ev->len;
+        t->text[t->text_len] = '\0';
+        break;
+    case MOTE_LLM_TOOL_START:
+        assert_int_equal(ev->slot, t->ncalls);
+        strcpy(t->call_name[ev->slot], ev->name);
+        strcpy(t->call_id[ev->slot], ev->id);
+        t->call_started[ev->slot]++;
+        t->ncalls++;
+        break;
+    case MOTE_LLM_TOOL_ARGS:
+        assert_true(ev->slot < (unsigned)t->ncalls);
+        assert_int_equal(t->call_ended[ev->slot], 0);
+        strncat(t->call_args[ev->slot], ev->text, ev->len);
+        break;
+    case MOTE_LLM_TOOL_END:
+        t->call_ended[ev->slot]++;
+        break;
+    case MOTE_LLM_STOP:
+        strcpy(t->stop, ev->text);
+        t->stops++;
+        break;
+    case MOTE_LLM_USAGE:
+        t->in_tokens = ev->in_tokens;
+        t->out_tokens = ev->out_tokens;
+        break;
+    case MOTE_LLM_ERROR:
+        t->errors++;
+        strcpy(t->err_type, ev->id);
+        strcpy(t->err_msg, ev->text);
+        t->err_retryable = ev->retryable;
+        break;
+    case MOTE_LLM_DONE:
+        t->done++;
+        break;
+    }
+    return 0;
+}
+
+static int on_sse(void *arg, const char *event, const char *data, size_t len, const char *id)
+{
+    (void)arg, (void)id;
+    return mote_llm_dec_event(&dec, event, data, len);
+}
+
+/* Decodes fixture `name` fed in pieces of `step` bytes (0: whole). The
+ * recorded files that end without the blank line get it added (SOURCES.md:
+ * an artifact of the files, not of the wire). */
+static int decode(struct transcript *t, enum mote_provider prov, const char *buf, size_t n,
+                  size_t step)
+{
+    size_t at = 0;
+    int rc = 0;
+
+    memset(t, 0, sizeof(*t));
+    mote_llm_dec_init(&dec, prov, on_llm, t);
+    mote_sse_init(&sse, on_sse, NULL);
+    while (at < n && rc == 0) {
+        size_t piece = step == 0 || step > n - at ? n - at : step;
+
+        rc = mote_sse_feed(&sse, buf + at, piece);
+        at += piece;
+    }
+    if (rc == 0)
+        rc = mote_sse_feed(&sse, "\n\n", 2);
+    return rc;
+}
+
+static struct transcript t1, t2;
+
+static char *load(const char *name, size_t *n)
+{
+    return fixture_read(name, n);
+}
+
+/* Decodes whole and byte by byte; both must agree. */
+#define DECODE_OR_SKIP(prov, name)                                    \
+    size_t n_;                                                        \
+    char *buf_ = load((name), &n_);                                   \
+    if (buf_ == NULL) {                                               \
+        printf("skipped: fixture %s is absent\n", (name));            \
+        skip();                                                       \
+    }                                                                 \
+    assert_int_equal(decode(&t2, (prov), buf_, n_, 1), 0);            \
+    assert_int_equal(decode(&t1, (prov), buf_, n_, 0), 0);            \
+    assert_true(t1.order_hash == t2.order_hash);                      \
+    free(buf_)
+
+static void assert_calls_complete(const struct transcript *t)
+{
+    static struct mote_json js;
+    int i;
+
+    for (i = 0; i < t->ncalls; i++) {
+        assert_int_equal(t->call_started[i], 1);
+        assert_int_equal(t->call_ended[i], 1);
+        assert_true(t->call_id[i][0] != '\0');
+        /* The assembled arguments are one JSON object. */
+        assert_true(mote_json_parse(&js, t->call_args[i], strlen(t->call_args[i])) > 0);
+        assert_int_equal(mote_json_type_of(&js, 0), MOTE_JSON_OBJECT);
+    }
+}
+
+static void test_anthropic_text(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_ANTHROPIC, "anthropic-text.sse");
+    assert_true(t1.text_len > 0);
+    assert_int_equal(t1.ncalls, 0);
+    assert_string_equal(t1.stop, "end_turn");
+    assert_int_equal(t1.done, 1);
+    assert_int_equal(t1.errors, 0);
+    assert_true(t1.out_tokens > 0);
+    printf("  text: %s\n", t1.text);
+}
+
+static void test_anthropic_tool_use(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_ANTHROPIC, "anthropic-tool-use.sse");
+    assert_int_equal(t1.ncalls, 1);
+    assert_calls_complete(&t1);
+    assert_string_equal(t1.stop, "tool_use");
+    assert_int_equal(t1.done, 1);
+    printf("  %s(%s) after text \"%s\"\n", t1.call_name[0], t1.call_args[0], t1.text);
+}
+
+static void test_anthropic_parallel(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_ANTHROPIC, "anthropic-tool-use-parallel-live.sse");
+    assert_int_equal(t1.ncalls, 2);
+    assert_calls_complete(&t1);
+    assert_string_not_equal(t1.call_id[0], t1.call_id[1]);
+    assert_string_equal(t1.stop, "tool_use");
+    assert_true(t1.text_len > 0);
+}
+
+static void test_anthropic_thinking_dropped(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_ANTHROPIC, "anthropic-thinking-live.sse");
+    assert_int_equal(t1.ncalls, 1);
+    assert_calls_complete(&t1);
+    /* The stream has thinking, then a tool call, and no text block: no
+     * thinking text leaks into the answer. */
+    assert_int_equal(t1.text_len, 0);
+    assert_int_equal(t1.done, 1);
+    assert_int_equal(t1.errors, 0);
+    printf("  answer text: \"%s\"\n", t1.text);
+}
+
+static void test_anthropic_max_tokens(void **state)
+{
+    static struct mote_json js;
+
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_ANTHROPIC, "anthropic-max-tokens-partial-json.sse");
+    assert_string_equal(t1.stop, "max_tokens");
+    assert_true(t1.ncalls >= 1);
+    /* The cut-off input is ended (no dangling call) but is not valid JSON. */
+    assert_int_equal(t1.call_ended[t1.ncalls - 1], 1);
+    assert_true(mote_json_parse(&js, t1.call_args[t1.ncalls - 1],
+                                strlen(t1.call_args[t1.ncalls - 1])) < 0);
+}
+
+static void test_anthropic_web_search_long_line(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_ANTHROPIC, "anthropic-web-search-long-line.sse");
+    assert_int_equal(t1.errors, 0);
+    assert_int_equal(t1.done, 1);
+    assert_int_equal(t1.ncalls, 0); /* server tool use is not ours to run */
+    assert_true(t1.text_len > 100);
+}
+
+static void test_anthropic_error_event(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_ANTHROPIC, "anthropic-error-event-docs.sse");
+    assert_int_equal(t1.errors, 1);
+    assert_string_equal(t1.err_type, "overloaded_error");
+    assert_string_equal(t1.err_msg, "Overloaded");
+    assert_true(t1.err_retryable);
+    assert_int_equal(t1.done, 0);
+}
+
+static void test_openai_text(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_OPENAI, "openai-chat-text.sse");
+    assert_true(t1.text_len > 0);
+    assert_string_equal(t1.stop, "end_turn");
+    assert_int_equal(t1.done, 1);
+    printf("  text: %.80s... usage %llu/%llu\n", t1.text, (unsigned long long)t1.in_tokens,
+           (unsigned long long)t1.out_tokens);
+}
+
+static void test_openai_parallel(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_OPENAI, "openai-chat-tool-calls-parallel.sse");
+    assert_int_equal(t1.ncalls, 2);
+    assert_calls_complete(&t1);
+    assert_string_equal(t1.stop, "tool_use");
+    assert_true(t1.in_tokens > 0 && t1.out_tokens > 0);
+    assert_int_equal(t1.done, 1);
+}
+
+static void test_openai_obfuscation(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_OPENAI, "openai-chat-parallel-obfuscation-live.sse");
+    assert_int_equal(t1.ncalls, 2);
+    assert_calls_complete(&t1);
+    assert_true(t1.out_tokens > 0);
+}
+
+static void test_openai_n3_first_choice_only(void **state)
+{
+    struct transcript all;
+    size_t n;
+    char *buf;
+
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_OPENAI, "openai-chat-n3-choices.sse");
+    assert_true(t1.text_len > 0);
+    assert_int_equal(t1.stops, 1);
+    /* The other choices' text did not get in: the answer is shorter than
+     * all the content in the file. */
+    buf = load("openai-chat-n3-choices.sse", &n);
+    memset(&all, 0, sizeof(all));
+    assert_true(t1.text_len * 2 < n);
+    free(buf);
+}
+
+static void test_llamacpp(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_OPENAI, "llamacpp-chat-tool-call.sse");
+    assert_int_equal(t1.ncalls, 1);
+    assert_calls_complete(&t1);
+    assert_int_equal(t1.done, 1);
+    printf("  %s(%s)\n", t1.call_name[0], t1.call_args[0]);
+}
+
+static void test_deepseek(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_OPENAI, "deepseek-chat-text.sse");
+    assert_true(strstr(t1.text, "\xf0\x9f") != NULL); /* the 4-byte emoji survived */
+    assert_true(t1.in_tokens > 0 && t1.out_tokens > 0);
+    assert_string_equal(t1.stop, "end_turn");
+}
+
+static void test_openrouter_repeated_finish(void **state)
+{
+    (void)state;
+    DECODE_OR_SKIP(MOTE_PROVIDER_OPENAI, "openrouter-chat-comments.sse");
+    assert_int_equal(t1.stops, 1);
+    assert_calls_complete(&t1);
+    assert_int_equal(t1.done, 1);
+}
+
+static void test_error_bodies(void **state)
+{
+    static const struct {
+        const char *file;
+        int status;
+        const char *type;
+        bool retry;
+    } cases[] = {
+        {"anthropic-429-rate-limit-body.json", 429, "rate_limit_error", true},
+        {"anthropic-529-overloaded-body.json", 529, "overloaded_error", true},
+        {"anthropic-401-authentication-body.json", 401, "authentication_error", false},
+        {"openai-401-invalid-key-body.json", 401, "invalid_request_error", false},
+    };
+    size_t i;
+    int seen = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char type[64], msg[256];
+        size_t n;
+        char *buf = load(cases[i].file, &n);
+
+        if (buf == NULL)
+            continue;
+        assert_int_equal(mote_llm_classify_error(buf, n, cases[i].status, type, sizeof(type), msg,
+                                                 sizeof(msg)),
+                         cases[i].retry);
+        assert_string_equal(type, cases[i].type);
+        assert_true(msg[0] != '\0');
+        free(buf);
+        seen++;
+    }
+    if (seen == 0)
+        skip();
+    /* Statuses alone. */
+    {
+        char type[64], msg[64];
+
+        assert_true(mote_llm_classify_error("", 0, 503, type, 64, msg, 64));
+        assert_true(mote_llm_classify_error("<html>", 6, 502, type, 64, msg, 64));
+        assert_false(mote_llm_classify_error("", 0, 400, type, 64, msg, 64));
+        assert_false(mote_llm_classify_error("", 0, 403, type, 64, msg, 64));
+        assert_false(mote_llm_classify_error("", 0, 404, type, 64, msg, 64));
+    }
+}
+
+static void test_hostile_streams(void **state)
+{
+    struct transcript t;
+    static const char *const bad[] = {
+        "event: content_block_delta\ndata: {not json\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":99999,"
+        "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+        "\"content_block\":{\"type\":\"tool_use\",\"id\":\"x\",\"name\":\"\"}}\n\n",
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_true(decode(&t, MOTE_PROVIDER_ANTHROPIC, bad[i], strlen(bad[i]), 0) < 0);
+    /* More parallel calls than the table holds: a clear error. */
+    {
+        char buf[8192];
+        size_t n = 0;
+        int k;
+
+        for (k = 0; k <= MOTE_LLM_MAX_TOOL_CALLS; k++)
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+                                  "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
+                                  "[{\"index\":%d,\"id\":\"c%d\",\"function\":{\"name\":\"f\","
+                                  "\"arguments\":\"\"}}]}}]}\n\n",
+                                  k, k);
+        assert_int_equal(decode(&t, MOTE_PROVIDER_OPENAI, buf, n, 0), MOTE_ERR_FULL);
+    }
+    /* Unknown events and block types are skipped. */
+    {
+        const char *ok = "event: whatever\ndata: {\"type\":\"brand_new\"}\n\n"
+                         "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                         "\"index\":0,\"content_block\":{\"type\":\"hologram\"}}\n\n"
+                         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+                         "\"index\":0,\"delta\":{\"type\":\"hologram_delta\"}}\n\n"
+                         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+
+        assert_int_equal(decode(&t, MOTE_PROVIDER_ANTHROPIC, ok, strlen(ok), 0), 0);
+        assert_int_equal(t.done, 1);
+        assert_int_equal(t.text_len, 0);
+    }
+}
+
+/* ---- request bodies ---- */
+
+struct parts {
+    const struct mote_part *list;
+    int n, at;
+};
+
+static int next_part(void *arg, bool rewind, struct mote_part *p)
+{
+    struct parts *s = arg;
+
+    if (rewind) {
+        s->at = 0;
+        return 0;
+    }
+    if (s->at >= s->n)
+        return 0;
+    *p = s->list[s->at++];
+    return 1;
+}
+
+struct out {
+    char s[8192];
+    size_t n;
+};
+
+static int to_out(void *arg, const char *p, size_t n)
+{
+    struct out *o = arg;
+
+    if (o->n + n >= sizeof(o->s))
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(o->s + o->n, p, n);
+    o->n += n;
+    o->s[o->n] = '\0';
+    return 0;
+}
+
+static void test_request_bodies(void **state)
+{
+    static const struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "list /tmp \"now\"", 15, NULL, NULL, NULL, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "Sure.", 5, NULL, NULL, NULL, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "call_1", "shell",
+         "{\"command\":\"ls /tmp\"}", 21, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "call_2", "list_dir", "{}", 2, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "call_1", NULL, NULL, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "denied", 6, "call_2", NULL, NULL, 0, true},
+    };
+    static const struct mote_tool_def tools[] = {
+        {"shell", "Run a command", "{\"type\":\"object\"}"},
+    };
+    static struct mote_json js;
+    struct parts src = {conv, 6, 0};
+    struct mote_llm_req req = {MOTE_PROVIDER_ANTHROPIC, "m1", "be brief", 1000, tools, 1,
+                               next_part, &src};
+    static struct out o;
+    int m;
+
+    (void)state;
+    o.n = 0;
+    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    assert_true(mote_json_parse(&js, o.s, o.n) > 0);
+    assert_true(mote_json_eq(&js, mote_json_member(&js, 0, "system"), "be brief"));
+    m = mote_json_member(&js, 0, "messages");
+    assert_int_equal(js.tok[m].size, 3); /* user, assistant, user */
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "1.content.1.type"), "tool_use"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "1.content.1.input.command"), "ls /tmp"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "2.content.1.tool_use_id"), "call_2"));
+    assert_int_equal(mote_json_type_of(&js, mote_json_path(&js, m, "2.content.1.is_error")),
+                     MOTE_JSON_PRIMITIVE);
+    assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "tools.0.input_schema.type"), "object"));
+
+    req.provider = MOTE_PROVIDER_OPENAI;
+    o.n = 0;
+    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    assert_true(mote_json_parse(&js, o.s, o.n) > 0);
+    m = mote_json_member(&js, 0, "messages");
+    assert_int_equal(js.tok[m].size, 5); /* system, user, assistant, tool, tool */
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "0.role"), "system"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "2.content"), "Sure."));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "2.tool_calls.1.function.name"),
+                             "list_dir"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "3.role"), "tool"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "4.content"), "Error: denied"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "tools.0.function.name"), "shell"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "stream_options.include_usage"), "") ==
+                false);
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/v1"), "/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_ANTHROPIC, ""), "/v1/messages");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_anthropic_text),
+        cmocka_unit_test(test_anthropic_tool_use),
+        cmocka_unit_test(test_anthropic_parallel),
+        cmocka_unit_test(test_anthropic_thinking_dropped),
+        cmocka_unit_test(test_anthropic_max_tokens),
+        cmocka_unit_test(test_anthropic_web_search_long_line),
+        cmocka_unit_test(test_anthropic_error_event),
+        cmocka_unit_test(test_openai_text),
+        cmocka_unit_test(test_openai_parallel),
+        cmocka_unit_test(test_openai_obfuscation),
+        cmocka_unit_test(test_openai_n3_first_choice_only),
+        cmocka_unit_test(test_llamacpp),
+        cmocka_unit_test(test_deepseek),
+        cmocka_unit_test(test_openrouter_repeated_finish),
+        cmocka_unit_test(test_error_bodies),
+        cmocka_unit_test(test_hostile_streams),
+        cmocka_unit_test(test_request_bodies),
+    };
+
+    return cmocka_run_group_tests_name("llm", tests, NULL, NULL);
+}
