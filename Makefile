@@ -48,12 +48,17 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes 
         -Wpointer-arith -Wcast-align -Wundef
 REQ_CFLAGS := -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) -ffunction-sections -fdata-sections -MMD -MP
 REQ_LDFLAGS := -Wl,--gc-sections
+ifeq ($(TLS),mbedtls)
+LIBS := -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+else
+LIBS := -lpthread
+endif
 ifeq ($(STATIC),1)
 REQ_LDFLAGS += -static
 endif
 
 CORE_SRC := $(sort $(wildcard src/*.c))
-POSIX_SRC := $(sort $(wildcard port/posix/*.c))
+POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c
 TPORT_SRC := $(sort $(wildcard port/test/*.c))
 CLI_SRC := $(sort $(wildcard examples/cli/*.c))
 UNIT_SRC := $(sort $(wildcard test/unit/test_*.c))
@@ -67,7 +72,8 @@ CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS := -O1 -g $(SAN) -Iport/test
 SB := $(B)/asan
-SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
+SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
+SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 .PHONY: all lib check unit test-symbols test-core-rules test-cli deps deps-check help size \
@@ -93,11 +99,11 @@ $(B)/libmote_core.a: $(CORE_OBJ)
 
 $(B)/mote: $(CLI_OBJ) $(B)/libmote.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmote.a
+	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmote.a $(LIBS)
 
 $(B)/embed: $(B)/obj/examples/embed/main.o $(B)/libmote.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^
+	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # ---- tests --------------------------------------------------------------
 
@@ -108,7 +114,7 @@ $(SB)/%.o: %.c
 
 $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka
+	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
 ## check: build and run every test (unit under ASan+UBSan, rules, CLI)
 check: deps-check
@@ -171,8 +177,8 @@ check-cross: deps-check
 	$(Q)mkdir -p $(XB)/jsmn && cp /usr/include/jsmn.h $(XB)/jsmn/
 	$(Q)fail=0; for t in $(UNIT_SRC); do \
 	  n=$$(basename $$t .c); \
-	  $(X)gcc $(REQ_CFLAGS) $(XCFLAGS) -o $(XB)/$$n $$t $(CORE_SRC) $(POSIX_SRC) $(TPORT_SRC) \
-	    $(XB)/cmocka/libcmocka.a || exit 1; \
+	  $(X)gcc $(REQ_CFLAGS) $(XCFLAGS) -o $(XB)/$$n $$t $(CORE_SRC) $(SAN_POSIX_SRC) $(TPORT_SRC) \
+	    $(XB)/cmocka/libcmocka.a -lmbedtls -lmbedx509 -lmbedcrypto -lpthread || exit 1; \
 	  echo "== $(XB)/$$n (qemu-aarch64-static)"; \
 	  qemu-aarch64-static $(XB)/$$n || fail=1; \
 	done; exit $$fail

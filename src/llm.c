@@ -47,85 +47,42 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
     mote_jw_arr_end(w);
 }
 
-/* Anthropic: consecutive parts of one role form one message whose content
- * is an array of blocks. */
-static int anthropic_messages(struct mote_jw *w, const struct mote_llm_req *req)
+/* The writer's grouping state between parts. */
+struct wstate {
+    int open_role;
+    bool in_assistant, in_calls, have_text;
+};
+
+static void write_head(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws)
 {
-    struct mote_part p;
-    int open_role = 0, rc;
-
-    mote_jw_key(w, "messages");
-    mote_jw_arr(w);
-    while ((rc = req->parts(req->parts_arg, false, &p)) > 0) {
-        if ((int)p.role != open_role) {
-            if (open_role != 0) {
-                mote_jw_arr_end(w);
-                mote_jw_obj_end(w);
-            }
-            mote_jw_obj(w);
-            mote_jw_key(w, "role");
-            mote_jw_str(w, p.role == MOTE_ROLE_USER ? "user" : "assistant");
-            mote_jw_key(w, "content");
-            mote_jw_arr(w);
-            open_role = (int)p.role;
+    memset(ws, 0, sizeof(*ws));
+    mote_jw_obj(w);
+    mote_jw_key(w, "model");
+    mote_jw_str(w, req->model);
+    mote_jw_key(w, "stream");
+    mote_jw_bool(w, true);
+    if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+        mote_jw_key(w, "max_tokens");
+        mote_jw_int(w, req->max_tokens > 0 ? req->max_tokens : 4096);
+        if (req->system != NULL && req->system[0] != '\0') {
+            mote_jw_key(w, "system");
+            mote_jw_str(w, req->system);
         }
-        mote_jw_obj(w);
-        switch (p.type) {
-        case MOTE_PART_TEXT:
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "text");
-            mote_jw_key(w, "text");
-            mote_jw_strn(w, p.text, p.text_len);
-            break;
-        case MOTE_PART_TOOL_CALL:
-            if (p.role != MOTE_ROLE_ASSISTANT)
-                return MOTE_ERR_INVAL;
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "tool_use");
-            mote_jw_key(w, "id");
-            mote_jw_str(w, p.id);
-            mote_jw_key(w, "name");
-            mote_jw_str(w, p.name);
-            mote_jw_key(w, "input");
-            mote_jw_raw(w, p.input_len > 0 ? p.input : "{}", p.input_len > 0 ? p.input_len : 2);
-            break;
-        case MOTE_PART_TOOL_RESULT:
-            if (p.role != MOTE_ROLE_USER)
-                return MOTE_ERR_INVAL;
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "tool_result");
-            mote_jw_key(w, "tool_use_id");
-            mote_jw_str(w, p.id);
-            mote_jw_key(w, "content");
-            mote_jw_strn(w, p.text, p.text_len);
-            if (p.is_error) {
-                mote_jw_key(w, "is_error");
-                mote_jw_bool(w, true);
-            }
-            break;
-        default:
-            return MOTE_ERR_INVAL;
-        }
-        mote_jw_obj_end(w);
+        write_tools(w, req);
+        mote_jw_key(w, "messages");
+        mote_jw_arr(w);
+        return;
     }
-    if (rc < 0)
-        return rc;
-    if (open_role != 0) {
-        mote_jw_arr_end(w);
-        mote_jw_obj_end(w);
+    mote_jw_key(w, "stream_options");
+    mote_jw_obj(w);
+    mote_jw_key(w, "include_usage");
+    mote_jw_bool(w, true);
+    mote_jw_obj_end(w);
+    if (req->max_tokens > 0) {
+        mote_jw_key(w, "max_tokens");
+        mote_jw_int(w, req->max_tokens);
     }
-    mote_jw_arr_end(w);
-    return 0;
-}
-
-/* OpenAI: user text is one message each; an assistant turn is one message
- * with "content" and "tool_calls"; each tool result is a "tool" message. */
-static int openai_messages(struct mote_jw *w, const struct mote_llm_req *req)
-{
-    struct mote_part p;
-    bool in_assistant = false, in_calls = false, have_text = false;
-    int rc;
-
+    write_tools(w, req);
     mote_jw_key(w, "messages");
     mote_jw_arr(w);
     if (req->system != NULL && req->system[0] != '\0') {
@@ -136,131 +93,284 @@ static int openai_messages(struct mote_jw *w, const struct mote_llm_req *req)
         mote_jw_str(w, req->system);
         mote_jw_obj_end(w);
     }
-    while ((rc = req->parts(req->parts_arg, false, &p)) > 0) {
-        bool assistant = p.role == MOTE_ROLE_ASSISTANT;
+}
 
-        /* Close an assistant message when its turn is over, or when text
-         * follows its tool calls (a new message then). */
-        if (in_assistant && (!assistant || (p.type == MOTE_PART_TEXT && (in_calls || have_text)))) {
-            if (in_calls)
-                mote_jw_arr_end(w);
+/* Anthropic: consecutive parts of one role form one message whose content
+ * is an array of blocks. */
+static int anthropic_part(struct mote_jw *w, struct wstate *ws, const struct mote_part *p)
+{
+    if ((int)p->role != ws->open_role) {
+        if (ws->open_role != 0) {
+            mote_jw_arr_end(w);
             mote_jw_obj_end(w);
-            in_assistant = in_calls = have_text = false;
-        }
-        if (assistant) {
-            if (!in_assistant) {
-                mote_jw_obj(w);
-                mote_jw_key(w, "role");
-                mote_jw_str(w, "assistant");
-                mote_jw_key(w, "content");
-                if (p.type == MOTE_PART_TEXT) {
-                    mote_jw_strn(w, p.text, p.text_len);
-                    have_text = true;
-                } else {
-                    mote_jw_null(w);
-                }
-                in_assistant = true;
-                if (p.type == MOTE_PART_TEXT)
-                    continue;
-            }
-            if (p.type != MOTE_PART_TOOL_CALL)
-                return MOTE_ERR_INVAL;
-            if (!in_calls) {
-                mote_jw_key(w, "tool_calls");
-                mote_jw_arr(w);
-                in_calls = true;
-            }
-            mote_jw_obj(w);
-            mote_jw_key(w, "id");
-            mote_jw_str(w, p.id);
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "function");
-            mote_jw_key(w, "function");
-            mote_jw_obj(w);
-            mote_jw_key(w, "name");
-            mote_jw_str(w, p.name);
-            mote_jw_key(w, "arguments");
-            mote_jw_strn(w, p.input_len > 0 ? p.input : "{}", p.input_len > 0 ? p.input_len : 2);
-            mote_jw_obj_end(w);
-            mote_jw_obj_end(w);
-            continue;
         }
         mote_jw_obj(w);
-        if (p.type == MOTE_PART_TEXT) {
-            mote_jw_key(w, "role");
-            mote_jw_str(w, "user");
-            mote_jw_key(w, "content");
-            mote_jw_strn(w, p.text, p.text_len);
-        } else if (p.type == MOTE_PART_TOOL_RESULT) {
-            mote_jw_key(w, "role");
-            mote_jw_str(w, "tool");
-            mote_jw_key(w, "tool_call_id");
-            mote_jw_str(w, p.id);
-            mote_jw_key(w, "content");
-            /* chat completions has no error flag: it is said in the text */
-            if (p.is_error)
-                mote_jw_str2(w, "Error: ", 7, p.text, p.text_len);
-            else
-                mote_jw_strn(w, p.text, p.text_len);
-        } else {
+        mote_jw_key(w, "role");
+        mote_jw_str(w, p->role == MOTE_ROLE_USER ? "user" : "assistant");
+        mote_jw_key(w, "content");
+        mote_jw_arr(w);
+        ws->open_role = (int)p->role;
+    }
+    mote_jw_obj(w);
+    switch (p->type) {
+    case MOTE_PART_TEXT:
+        mote_jw_key(w, "type");
+        mote_jw_str(w, "text");
+        mote_jw_key(w, "text");
+        mote_jw_strn(w, p->text, p->text_len);
+        break;
+    case MOTE_PART_TOOL_CALL:
+        if (p->role != MOTE_ROLE_ASSISTANT)
             return MOTE_ERR_INVAL;
+        mote_jw_key(w, "type");
+        mote_jw_str(w, "tool_use");
+        mote_jw_key(w, "id");
+        mote_jw_str(w, p->id);
+        mote_jw_key(w, "name");
+        mote_jw_str(w, p->name);
+        mote_jw_key(w, "input");
+        mote_jw_raw(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2);
+        break;
+    case MOTE_PART_TOOL_RESULT:
+        if (p->role != MOTE_ROLE_USER)
+            return MOTE_ERR_INVAL;
+        mote_jw_key(w, "type");
+        mote_jw_str(w, "tool_result");
+        mote_jw_key(w, "tool_use_id");
+        mote_jw_str(w, p->id);
+        mote_jw_key(w, "content");
+        mote_jw_strn(w, p->text, p->text_len);
+        if (p->is_error) {
+            mote_jw_key(w, "is_error");
+            mote_jw_bool(w, true);
         }
-        mote_jw_obj_end(w);
+        break;
+    default:
+        return MOTE_ERR_INVAL;
     }
-    if (rc < 0)
-        return rc;
-    if (in_assistant) {
-        if (in_calls)
-            mote_jw_arr_end(w);
-        mote_jw_obj_end(w);
-    }
-    mote_jw_arr_end(w);
+    mote_jw_obj_end(w);
     return 0;
+}
+
+static void openai_close_assistant(struct mote_jw *w, struct wstate *ws)
+{
+    if (ws->in_calls)
+        mote_jw_arr_end(w);
+    mote_jw_obj_end(w);
+    ws->in_assistant = ws->in_calls = ws->have_text = false;
+}
+
+/* OpenAI: user text is one message each; an assistant turn is one message
+ * with "content" and "tool_calls"; each tool result is a "tool" message. */
+static int openai_part(struct mote_jw *w, struct wstate *ws, const struct mote_part *p)
+{
+    bool assistant = p->role == MOTE_ROLE_ASSISTANT;
+
+    /* An assistant message ends with its turn, or when text follows. */
+    if (ws->in_assistant &&
+        (!assistant || (p->type == MOTE_PART_TEXT && (ws->in_calls || ws->have_text))))
+        openai_close_assistant(w, ws);
+    if (assistant) {
+        if (!ws->in_assistant) {
+            mote_jw_obj(w);
+            mote_jw_key(w, "role");
+            mote_jw_str(w, "assistant");
+            mote_jw_key(w, "content");
+            ws->in_assistant = true;
+            if (p->type == MOTE_PART_TEXT) {
+                mote_jw_strn(w, p->text, p->text_len);
+                ws->have_text = true;
+                return 0;
+            }
+            mote_jw_null(w);
+        }
+        if (p->type != MOTE_PART_TOOL_CALL)
+            return MOTE_ERR_INVAL;
+        if (!ws->in_calls) {
+            mote_jw_key(w, "tool_calls");
+            mote_jw_arr(w);
+            ws->in_calls = true;
+        }
+        mote_jw_obj(w);
+        mote_jw_key(w, "id");
+        mote_jw_str(w, p->id);
+        mote_jw_key(w, "type");
+        mote_jw_str(w, "function");
+        mote_jw_key(w, "function");
+        mote_jw_obj(w);
+        mote_jw_key(w, "name");
+        mote_jw_str(w, p->name);
+        mote_jw_key(w, "arguments");
+        mote_jw_strn(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2);
+        mote_jw_obj_end(w);
+        mote_jw_obj_end(w);
+        return 0;
+    }
+    mote_jw_obj(w);
+    if (p->type == MOTE_PART_TEXT) {
+        mote_jw_key(w, "role");
+        mote_jw_str(w, "user");
+        mote_jw_key(w, "content");
+        mote_jw_strn(w, p->text, p->text_len);
+    } else if (p->type == MOTE_PART_TOOL_RESULT) {
+        mote_jw_key(w, "role");
+        mote_jw_str(w, "tool");
+        mote_jw_key(w, "tool_call_id");
+        mote_jw_str(w, p->id);
+        mote_jw_key(w, "content");
+        /* chat completions has no error flag: it is said in the text */
+        if (p->is_error)
+            mote_jw_str2(w, "Error: ", 7, p->text, p->text_len);
+        else
+            mote_jw_strn(w, p->text, p->text_len);
+    } else {
+        return MOTE_ERR_INVAL;
+    }
+    mote_jw_obj_end(w);
+    return 0;
+}
+
+static int write_part(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws,
+                      const struct mote_part *p)
+{
+    return req->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_part(w, ws, p)
+                                                    : openai_part(w, ws, p);
+}
+
+static void write_tail(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws)
+{
+    if (req->provider == MOTE_PROVIDER_ANTHROPIC && ws->open_role != 0) {
+        mote_jw_arr_end(w);
+        mote_jw_obj_end(w);
+    }
+    if (req->provider == MOTE_PROVIDER_OPENAI && ws->in_assistant)
+        openai_close_assistant(w, ws);
+    mote_jw_arr_end(w); /* messages */
+    mote_jw_obj_end(w);
 }
 
 int mote_llm_write_body(const struct mote_llm_req *req, mote_sink_fn sink, void *arg)
 {
     struct mote_jw w;
-    struct mote_part dummy;
+    struct wstate ws;
+    struct mote_part p;
+    unsigned i;
     int rc;
 
     if (req->parts == NULL || req->model == NULL)
         return MOTE_ERR_INVAL;
-    rc = req->parts(req->parts_arg, true, &dummy);
-    if (rc < 0)
-        return rc;
     mote_jw_init(&w, sink, arg);
-    mote_jw_obj(&w);
-    mote_jw_key(&w, "model");
-    mote_jw_str(&w, req->model);
-    mote_jw_key(&w, "stream");
-    mote_jw_bool(&w, true);
-    if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
-        mote_jw_key(&w, "max_tokens");
-        mote_jw_int(&w, req->max_tokens > 0 ? req->max_tokens : 4096);
-        if (req->system != NULL && req->system[0] != '\0') {
-            mote_jw_key(&w, "system");
-            mote_jw_str(&w, req->system);
-        }
-        write_tools(&w, req);
-        rc = anthropic_messages(&w, req);
-    } else {
-        mote_jw_key(&w, "stream_options");
-        mote_jw_obj(&w);
-        mote_jw_key(&w, "include_usage");
-        mote_jw_bool(&w, true);
-        mote_jw_obj_end(&w);
-        if (req->max_tokens > 0) {
-            mote_jw_key(&w, "max_tokens");
-            mote_jw_int(&w, req->max_tokens);
-        }
-        write_tools(&w, req);
-        rc = openai_messages(&w, req);
+    write_head(&w, req, &ws);
+    for (i = 0; w.err == 0 && (rc = req->parts(req->parts_arg, i, &p)) != 0; i++) {
+        if (rc < 0)
+            return rc;
+        if ((rc = write_part(&w, req, &ws, &p)) < 0)
+            return rc;
     }
-    mote_jw_obj_end(&w);
-    if (rc < 0)
-        return rc;
+    write_tail(&w, req, &ws);
     return w.err;
+}
+
+static int count_bytes(void *arg, const char *p, size_t n)
+{
+    (void)p;
+    *(int64_t *)arg += (int64_t)n;
+    return 0;
+}
+
+int64_t mote_llm_body_length(const struct mote_llm_req *req)
+{
+    int64_t n = 0;
+    int rc = mote_llm_write_body(req, count_bytes, &n);
+
+    return rc < 0 ? rc : n;
+}
+
+void mote_llm_body_init(struct mote_llm_body *b, const struct mote_llm_req *req)
+{
+    memset(b, 0, sizeof(*b));
+    b->req = req;
+}
+
+/* A sink that skips the bytes already read and fills the caller's buffer;
+ * when it is full the generation stops with FULL_STOP. */
+#define FULL_STOP (-20000)
+struct capture {
+    uint64_t skip;
+    char *buf;
+    size_t cap;
+    size_t got;
+};
+
+static int capture_sink(void *arg, const char *p, size_t n)
+{
+    struct capture *c = arg;
+    size_t take;
+
+    if (c->skip >= n) {
+        c->skip -= n;
+        return 0;
+    }
+    p += c->skip;
+    n -= (size_t)c->skip;
+    c->skip = 0;
+    take = n < c->cap - c->got ? n : c->cap - c->got;
+    memcpy(c->buf + c->got, p, take);
+    c->got += take;
+    return take < n ? FULL_STOP : 0;
+}
+
+int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap)
+{
+    size_t total = 0;
+
+    while (!b->done && total < cap) {
+        struct capture c = {b->off, buf + total, cap - total, 0};
+        struct mote_jw w = b->jw;
+        struct wstate ws = {b->open_role, b->in_assistant, b->in_calls, b->have_text};
+        int rc = 0;
+
+        w.sink = capture_sink;
+        w.arg = &c;
+        if (b->unit == 0) {
+            mote_jw_init(&w, capture_sink, &c);
+            write_head(&w, b->req, &ws);
+        } else if (!b->tail) {
+            struct mote_part p;
+
+            rc = b->req->parts(b->req->parts_arg, b->unit - 1, &p);
+            if (rc < 0)
+                return rc;
+            if (rc == 0) {
+                b->tail = true; /* no such part: the tail comes next */
+                continue;
+            }
+            rc = write_part(&w, b->req, &ws, &p);
+            if (rc < 0)
+                return rc;
+        } else {
+            write_tail(&w, b->req, &ws);
+        }
+        total += c.got;
+        if (w.err == FULL_STOP) {
+            b->off += c.got; /* this unit goes on in the next read */
+            break;
+        }
+        if (w.err < 0)
+            return w.err;
+        /* The unit is complete: its end state starts the next one. */
+        b->jw = w;
+        b->open_role = ws.open_role;
+        b->in_assistant = ws.in_assistant;
+        b->in_calls = ws.in_calls;
+        b->have_text = ws.have_text;
+        b->off = 0;
+        if (b->tail)
+            b->done = true;
+        else
+            b->unit++;
+    }
+    return (int)total;
 }
 
 const char *mote_llm_path(enum mote_provider provider, const char *base_path)

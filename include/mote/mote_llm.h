@@ -55,11 +55,12 @@ struct mote_part {
     bool is_error;     /* TOOL_RESULT */
 };
 
-/* Yields the parts in order: fills *p and returns 1, returns 0 at the end
- * or < 0 on failure. Called with `rewind` true to start over (the body is
- * written twice: once to count, once to send). Pointers in *p must stay
- * valid until the next call. */
-typedef int (*mote_part_fn)(void *arg, bool rewind, struct mote_part *p);
+/* Gives part number `index` (0-based) in *p: returns 1, 0 past the last
+ * part, or < 0 on failure. The body writer asks for the parts in order,
+ * sometimes the same index again (it regenerates the piece that did not
+ * fit the send buffer), so a source replaying a journal keeps a cursor.
+ * Pointers in *p must stay valid until the next call. */
+typedef int (*mote_part_fn)(void *arg, unsigned index, struct mote_part *p);
 
 struct mote_tool_def {
     const char *name;
@@ -78,9 +79,33 @@ struct mote_llm_req {
     void *parts_arg;
 };
 
-/* Writes the JSON body of `req` to `sink`. Returns 0 or < 0 (the sink's
- * error, the part source's, or MOTE_ERR_INVAL for a malformed part). */
+/* Writes the JSON body of `req` to `sink` in one go (for counting the
+ * Content-Length, or for tests). Returns 0 or < 0 (the sink's error, the
+ * part source's, or MOTE_ERR_INVAL for a malformed part). */
 int mote_llm_write_body(const struct mote_llm_req *req, mote_sink_fn sink, void *arg);
+
+/* The body as a pull stream, for a non-blocking sender: each read fills
+ * the caller's buffer with the next bytes. Only the piece being sent (the
+ * head, one part, or the tail) is ever regenerated, so memory stays at the
+ * caller's buffer whatever the conversation's length. */
+struct mote_llm_body {
+    const struct mote_llm_req *req;
+    unsigned unit;      /* 0 head, 1..n part unit-1, then the tail */
+    bool tail;
+    bool done;
+    uint64_t off;       /* bytes of the current unit already read */
+    struct mote_jw jw;  /* writer state where the current unit begins */
+    int open_role;      /* grouping state where the current unit begins */
+    bool in_assistant, in_calls, have_text;
+};
+
+void mote_llm_body_init(struct mote_llm_body *b, const struct mote_llm_req *req);
+
+/* Fills up to `cap` bytes: returns the count, 0 at the end, or < 0. */
+int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap);
+
+/* The body's length in bytes (a full counting pass), or < 0. */
+int64_t mote_llm_body_length(const struct mote_llm_req *req);
 
 /* The request path below the base URL ("/v1/messages" or
  * "/v1/chat/completions"; with a base URL path ending in /v1, without the

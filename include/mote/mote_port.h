@@ -23,9 +23,10 @@
  *    return fewer than asked; the return value says how many.
  *  - No member calls back into the core.
  *
- * The groups net (resolve, connect, send, recv, close) and process (spawn
- * with pipes in a new process group, signal the group, reap) are appended
- * by the issues that need them; older ports stay valid through `size`.
+ * Groups: clock, wait, signals, storage, random (version 1), then net and
+ * TLS. The process group (spawn with pipes in a new process group, signal
+ * the group, reap) is appended by the issue that needs it; older ports
+ * stay valid through `size`.
  */
 #ifndef MOTE_PORT_H
 #define MOTE_PORT_H
@@ -62,6 +63,15 @@ enum mote_signal {
 /* Produces the content of write_atomic() piece by piece: fill at most `cap`
  * bytes of `buf`, return how many (0 = the end), or < 0 to abort. */
 typedef int (*mote_produce_fn)(void *arg, char *buf, size_t cap);
+
+/* A resolved address. */
+struct mote_addr {
+    uint8_t family;    /* 4 or 6 */
+    uint16_t port;     /* host byte order */
+    uint8_t addr[16];  /* network byte order; IPv4 uses the first 4 */
+};
+
+#define MOTE_MAX_ADDRS 4 /* addresses kept per name */
 
 /* Called by list() once per entry with its name (no directory part).
  * Return 0 to go on, anything else to stop the listing and have list()
@@ -153,6 +163,72 @@ struct mote_port {
     /* Fills `buf` with `len` unpredictable bytes (for jitter and ids).
      * Blocks only while the OS gathers entropy at boot. */
     int (*random)(void *ctx, void *buf, size_t len);
+
+    /* ---- net ----
+     * All calls are non-blocking. Descriptors are the port's own and can
+     * be passed to wait(). */
+
+    /* Starts resolving `host` (a name or an address literal) for `port`.
+     * Returns a request handle >= 0 and sets *wait_fd to a descriptor
+     * that becomes readable when the answer is in; never blocks, however
+     * slow the name service is. */
+    int (*net_resolve)(void *ctx, const char *host, uint16_t port, int *wait_fd);
+
+    /* The answer of request `req`: up to `max` addresses, IPv4 and IPv6
+     * as the name service ordered them. Returns the count (> 0),
+     * MOTE_ERR_AGAIN while pending, or MOTE_ERR_DNS. */
+    int (*net_resolve_result)(void *ctx, int req, struct mote_addr *out, unsigned max);
+
+    /* Ends request `req`, finished or not (a pending lookup is abandoned:
+     * its answer is dropped when it comes). Always call it once. */
+    void (*net_resolve_end)(void *ctx, int req);
+
+    /* Starts a TCP connection to `a`. Returns a descriptor >= 0 (connected
+     * or in progress: wait for MOTE_POLL_OUT, then net_connect_done) or
+     * < 0. */
+    int (*net_connect)(void *ctx, const struct mote_addr *a);
+
+    /* 0 once connected, MOTE_ERR_AGAIN while in progress, or the failure
+     * (MOTE_ERR_CONNREFUSED, MOTE_ERR_HOSTUNREACH, ...). */
+    int (*net_connect_done)(void *ctx, int fd);
+
+    /* Sends up to `n` bytes: the count (may be short), MOTE_ERR_AGAIN, or
+     * < 0 (MOTE_ERR_PIPE, MOTE_ERR_CONNRESET). */
+    int (*net_send)(void *ctx, int fd, const void *buf, size_t n);
+
+    /* Receives up to `n` bytes: the count, 0 when the peer closed,
+     * MOTE_ERR_AGAIN, or < 0. */
+    int (*net_recv)(void *ctx, int fd, void *buf, size_t n);
+
+    /* Closes the descriptor. */
+    void (*net_close)(void *ctx, int fd);
+
+    /* ---- TLS ----
+     * A TLS session on a connected descriptor (the backend chosen at
+     * build time: TLS=mbedtls or TLS=none). Certificate verification is
+     * always on: the CA bundle, SNI, the host name, the validity dates.
+     * "Would block" is MOTE_ERR_AGAIN with *want set to MOTE_POLL_IN or
+     * MOTE_POLL_OUT: wait for that, then repeat the same call. Failures
+     * leave an explanation in `err` (err_cap bytes, NUL-terminated). */
+
+    /* Prepares a session for `host` on `fd`, trusting `ca_file` (NULL:
+     * $SSL_CERT_FILE, else the system bundle). Returns a handle >= 0 or
+     * < 0 (MOTE_ERR_NOTSUP when built without TLS). Sends nothing. */
+    int (*tls_open)(void *ctx, int fd, const char *host, const char *ca_file, char *err,
+                    size_t err_cap);
+
+    /* Advances the handshake: 0 when done and the peer verified. */
+    int (*tls_handshake)(void *ctx, int h, unsigned *want, char *err, size_t err_cap);
+
+    /* Like net_send / net_recv, through the session. */
+    int (*tls_send)(void *ctx, int h, const void *buf, size_t n, unsigned *want);
+    int (*tls_recv)(void *ctx, int h, void *buf, size_t n, unsigned *want);
+
+    /* Bytes already decrypted and waiting (read them before waiting). */
+    int (*tls_pending)(void *ctx, int h);
+
+    /* Ends the session (the descriptor is closed by net_close). */
+    void (*tls_close)(void *ctx, int h);
 };
 
 /* True if port `p` has member `m` (inside its declared size and set). */

@@ -415,20 +415,18 @@ static void test_hostile_streams(void **state)
 
 struct parts {
     const struct mote_part *list;
-    int n, at;
+    int n;
+    int calls;
 };
 
-static int next_part(void *arg, bool rewind, struct mote_part *p)
+static int next_part(void *arg, unsigned index, struct mote_part *p)
 {
     struct parts *s = arg;
 
-    if (rewind) {
-        s->at = 0;
+    s->calls++;
+    if ((int)index >= s->n)
         return 0;
-    }
-    if (s->at >= s->n)
-        return 0;
-    *p = s->list[s->at++];
+    *p = s->list[index];
     return 1;
 }
 
@@ -465,6 +463,9 @@ static void test_request_bodies(void **state)
     };
     static struct mote_json js;
     struct parts src = {conv, 6, 0};
+    static char pulled[8192];
+    struct mote_llm_body body;
+    size_t caps[] = {1, 7, 64, 5000}, k;
     struct mote_llm_req req = {MOTE_PROVIDER_ANTHROPIC, "m1", "be brief", 1000, tools, 1,
                                next_part, &src};
     static struct out o;
@@ -499,6 +500,21 @@ static void test_request_bodies(void **state)
     assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "tools.0.function.name"), "shell"));
     assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "stream_options.include_usage"), "") ==
                 false);
+    /* The pull stream gives the same bytes, whatever the buffer size. */
+    for (k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
+        size_t got = 0;
+        int r;
+
+        mote_llm_body_init(&body, &req);
+        while ((r = mote_llm_body_read(&body, pulled + got,
+                                       caps[k] < sizeof(pulled) - got ? caps[k]
+                                                                      : sizeof(pulled) - got)) > 0)
+            got += (size_t)r;
+        assert_int_equal(r, 0);
+        assert_int_equal(got, o.n);
+        assert_memory_equal(pulled, o.s, o.n);
+    }
+    assert_int_equal(mote_llm_body_length(&req), (int64_t)o.n);
     assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/v1"), "/chat/completions");
     assert_string_equal(mote_llm_path(MOTE_PROVIDER_ANTHROPIC, ""), "/v1/messages");
 }

@@ -1,0 +1,29 @@
+/*
+ * tls_none.c - the TLS backend of a build without a TLS library
+ * (make TLS=none): every https:// connection fails with a message that
+ * names the build option; http:// works.
+ */
+#include <stdio.h>
+
+#include "mote/mote_err.h"
+#include "mote/mote_port.h"
+#include "posix/posix_internal.h"
+
+static int none_open(void *ctx, int fd, const char *host, const char *ca_file, char *err,
+                     size_t err_cap)
+{
+    (void)ctx, (void)fd, (void)host, (void)ca_file;
+    snprintf(err, err_cap, "this mote was built with TLS=none: https:// needs a build with "
+                           "TLS=mbedtls (only http:// URLs work)");
+    return MOTE_ERR_NOTSUP;
+}
+
+void mote_tls_fill(struct mote_port *port)
+{
+    port->tls_open = none_open;
+    port->tls_handshake = NULL;
+    port->tls_send = NULL;
+    port->tls_recv = NULL;
+    port->tls_pending = NULL;
+    port->tls_close = NULL;
+}
