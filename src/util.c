@@ -42,3 +42,36 @@ size_t mote_u64_dec(uint64_t v, char *out)
     }
     return n;
 }
+
+void mote_sb_init(struct mote_sb *b, char *buf, size_t cap)
+{
+    b->p = buf;
+    b->cap = cap;
+    b->len = 0;
+    buf[0] = '\0';
+}
+
+void mote_sb_s(struct mote_sb *b, const char *s)
+{
+    if (b->len + 1 >= b->cap)
+        return;
+    b->len += mote_str_copy(b->p + b->len, b->cap - b->len, s);
+}
+
+void mote_sb_u(struct mote_sb *b, uint64_t v)
+{
+    char d[24];
+
+    d[mote_u64_dec(v, d)] = '\0';
+    mote_sb_s(b, d);
+}
+
+void mote_sb_i(struct mote_sb *b, int64_t v)
+{
+    if (v < 0) {
+        mote_sb_s(b, "-");
+        mote_sb_u(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        mote_sb_u(b, (uint64_t)v);
+    }
+}

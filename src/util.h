@@ -14,6 +14,19 @@ size_t mote_str_copy(char *dst, size_t cap, const char *src);
  * returns the digit count. No 64-bit division (small targets lack it). */
 size_t mote_u64_dec(uint64_t v, char *out);
 
+/* A bounded string builder: appends cut at the capacity (at a UTF-8
+ * boundary), always NUL-terminated. */
+struct mote_sb {
+    char *p;
+    size_t cap; /* >= 1 */
+    size_t len;
+};
+
+void mote_sb_init(struct mote_sb *b, char *buf, size_t cap);
+void mote_sb_s(struct mote_sb *b, const char *s);
+void mote_sb_u(struct mote_sb *b, uint64_t v);
+void mote_sb_i(struct mote_sb *b, int64_t v);
+
 /* Wrap-safe "a is before b" for 32-bit monotonic counters. */
 static inline int mote_before(uint32_t a, uint32_t b)
 {

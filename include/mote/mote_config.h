@@ -146,6 +146,42 @@
 #define MOTE_LLM_NAME_MAX 128
 #endif
 
+/* Bytes of the socket send and receive buffer of one model request. */
+#ifndef MOTE_NET_BUF
+#define MOTE_NET_BUF 4096
+#endif
+
+/* Longest API key, bytes. */
+#ifndef MOTE_LLM_KEY_MAX
+#define MOTE_LLM_KEY_MAX 512
+#endif
+
+/* Attempts of one model request in all (1 = never retry). */
+#ifndef MOTE_LLM_MAX_ATTEMPTS
+#define MOTE_LLM_MAX_ATTEMPTS 4
+#endif
+
+/* Default timeouts, ms: connect (resolve, TCP, TLS), first response byte
+ * after the request was sent, and silence between bytes of the stream. */
+#ifndef MOTE_LLM_CONNECT_TIMEOUT_MS
+#define MOTE_LLM_CONNECT_TIMEOUT_MS 15000
+#endif
+#ifndef MOTE_LLM_FIRST_BYTE_TIMEOUT_MS
+#define MOTE_LLM_FIRST_BYTE_TIMEOUT_MS 120000
+#endif
+#ifndef MOTE_LLM_IDLE_TIMEOUT_MS
+#define MOTE_LLM_IDLE_TIMEOUT_MS 90000
+#endif
+
+/* Retry backoff, ms: first delay (doubled each attempt, plus up to 50%
+ * jitter) and the cap, which also bounds a server's Retry-After. */
+#ifndef MOTE_LLM_BACKOFF_MS
+#define MOTE_LLM_BACKOFF_MS 1000
+#endif
+#ifndef MOTE_LLM_BACKOFF_MAX_MS
+#define MOTE_LLM_BACKOFF_MAX_MS 30000
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -194,6 +230,10 @@
 
 #if MOTE_LLM_TEXT_MAX < 256 || MOTE_LLM_ID_MAX < 32 || MOTE_LLM_NAME_MAX < 32
 #error "MOTE_LLM_TEXT_MAX must be at least 256, MOTE_LLM_ID_MAX and MOTE_LLM_NAME_MAX at least 32"
+#endif
+
+#if MOTE_NET_BUF < 1024 || MOTE_LLM_MAX_ATTEMPTS < 1
+#error "MOTE_NET_BUF must be at least 1024 (the request head must fit) and MOTE_LLM_MAX_ATTEMPTS at least 1"
 #endif
 
 #if MOTE_STORAGE_NAME_MAX < 16

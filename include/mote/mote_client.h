@@ -1,0 +1,113 @@
+/*
+ * mote_client.h - one streamed model request as a job.
+ *
+ * struct mote_llm_call is a task (caller-owned, about 110 KiB with the
+ * default configuration) that the loop steps through: resolve, connect,
+ * TLS handshake, send, response headers, stream. Nothing blocks; a cancel
+ * is seen on the next step at every phase and closes the connection.
+ *
+ * Retries: HTTP 429, 500, 502, 503, 504, 529, an overloaded or rate-limit
+ * error event before any content, and a connection reset or close before
+ * the first response byte are retried with exponential backoff and jitter,
+ * honouring Retry-After (capped), at most conf.max_attempts times in all.
+ * Once any text or tool call reached the caller nothing is retried: the
+ * call fails with a clear message. 400, 401 and 403 are never retried; a
+ * 401 names the environment variable that holds the key.
+ *
+ * Timeouts: connect (resolve + connect + handshake), first byte (after
+ * the request was sent), and idle (between bytes of the stream).
+ */
+#ifndef MOTE_CLIENT_H
+#define MOTE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mote/mote_config.h"
+#include "mote/mote_http.h"
+#include "mote/mote_llm.h"
+#include "mote/mote_loop.h"
+#include "mote/mote_sse.h"
+
+struct mote_llm_conf {
+    enum mote_provider provider;
+    const char *base_url;     /* http:// or https:// */
+    const char *api_key;      /* may be "" for local servers */
+    const char *key_env;      /* name of the variable it came from, for messages */
+    const char *ca_file;      /* NULL: the port's default */
+    uint32_t connect_timeout_ms;
+    uint32_t first_byte_timeout_ms;
+    uint32_t idle_timeout_ms;
+    uint32_t max_attempts;    /* 1 = no retry */
+    uint32_t backoff_ms;      /* first retry delay, doubled each time */
+    uint32_t backoff_max_ms;  /* cap of the delay and of Retry-After */
+};
+
+/* Fills the defaults (MOTE_LLM_* in mote_config.h). */
+void mote_llm_conf_defaults(struct mote_llm_conf *c);
+
+/* Phases, for messages and latency measurements. */
+enum mote_llm_phase {
+    MOTE_PHASE_IDLE = 0,
+    MOTE_PHASE_RESOLVE,
+    MOTE_PHASE_CONNECT,
+    MOTE_PHASE_HANDSHAKE,
+    MOTE_PHASE_SEND,
+    MOTE_PHASE_HEADERS,
+    MOTE_PHASE_STREAM,
+    MOTE_PHASE_BACKOFF,
+    MOTE_PHASE_DONE,
+};
+
+const char *mote_llm_phase_name(enum mote_llm_phase p);
+
+struct mote_llm_call {
+    /* set by mote_llm_call_init */
+    const struct mote_llm_conf *conf;
+    const struct mote_llm_req *req;
+    mote_llm_fn on_event;
+    void *on_event_arg;
+    /* progress (read-only for the caller) */
+    uint8_t phase;            /* enum mote_llm_phase */
+    uint32_t attempt;         /* 1-based */
+    int http_status;
+    int result;               /* 0 or the failure */
+    bool content;             /* something reached on_event */
+    char errmsg[MOTE_JOB_ERRMSG_LEN];
+    /* internal */
+    struct mote_url url;
+    const struct mote_port *port;
+    int resolve_req;
+    int fd;
+    int tls;
+    unsigned naddr, addr_i;
+    struct mote_addr addrs[MOTE_MAX_ADDRS];
+    mote_watch_id watch;
+    mote_timer_id timer;
+    uint32_t deadline;
+    bool got_byte;            /* any response byte this attempt */
+    bool head_sent;
+    size_t send_len, send_off;
+    struct mote_llm_body body;
+    size_t err_len;
+    char err_body[1024];
+    char auth[MOTE_LLM_KEY_MAX + 32];
+    char buf[MOTE_NET_BUF];
+    struct mote_http_resp http;
+    struct mote_sse sse;
+    struct mote_llm_dec dec;
+};
+
+/* Prepares `call` to send `req` with `conf` (both must outlive the job)
+ * and report decoded events to `fn`. Returns 0, MOTE_ERR_CONFIG (bad
+ * URL; the reason is in call->errmsg) or MOTE_ERR_TOO_LARGE (key). */
+int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *conf,
+                       const struct mote_llm_req *req, mote_llm_fn fn, void *arg);
+
+/* The task ops to spawn it with: mote_job_spawn(loop, "llm",
+ * &mote_llm_call_ops, call, parent, &id). The job ends DONE when the
+ * stream ended properly, CANCELLED, or FAILED with call->errmsg. */
+extern const struct mote_task_ops mote_llm_call_ops;
+
+#endif /* MOTE_CLIENT_H */

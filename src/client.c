@@ -1,0 +1,628 @@
+/*
+ * client.c - one streamed model request as a non-blocking job: resolve,
+ * connect, TLS, send (head, then the body pulled piece by piece), read the
+ * response headers, decode the stream; retries, timeouts, cancellation.
+ */
+#include "mote/mote_client.h"
+
+#include <string.h>
+
+#include "mote/mote.h"
+#include "util.h"
+
+void mote_llm_conf_defaults(struct mote_llm_conf *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->provider = MOTE_PROVIDER_ANTHROPIC;
+    c->api_key = "";
+    c->key_env = "the API key variable";
+    c->connect_timeout_ms = MOTE_LLM_CONNECT_TIMEOUT_MS;
+    c->first_byte_timeout_ms = MOTE_LLM_FIRST_BYTE_TIMEOUT_MS;
+    c->idle_timeout_ms = MOTE_LLM_IDLE_TIMEOUT_MS;
+    c->max_attempts = MOTE_LLM_MAX_ATTEMPTS;
+    c->backoff_ms = MOTE_LLM_BACKOFF_MS;
+    c->backoff_max_ms = MOTE_LLM_BACKOFF_MAX_MS;
+}
+
+const char *mote_llm_phase_name(enum mote_llm_phase p)
+{
+    static const char *const names[] = {"idle",    "resolve",          "connect",
+                                        "TLS handshake", "send",   "response headers",
+                                        "stream",  "backoff",          "done"};
+
+    return (unsigned)p < sizeof(names) / sizeof(names[0]) ? names[p] : "?";
+}
+
+static void msg(struct mote_llm_call *c, const char *a, const char *b, const char *d)
+{
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+    mote_sb_s(&sb, a);
+    if (b != NULL)
+        mote_sb_s(&sb, b);
+    if (d != NULL)
+        mote_sb_s(&sb, d);
+}
+
+int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *conf,
+                       const struct mote_llm_req *req, mote_llm_fn fn, void *arg)
+{
+    struct mote_sb sb;
+    int rc;
+
+    memset(call, 0, sizeof(*call));
+    call->conf = conf;
+    call->req = req;
+    call->on_event = fn;
+    call->on_event_arg = arg;
+    call->fd = call->tls = call->resolve_req = -1;
+    rc = mote_url_parse(&call->url, conf->base_url != NULL ? conf->base_url : "");
+    if (rc < 0) {
+        msg(call, "bad base URL '", conf->base_url != NULL ? conf->base_url : "",
+            "': use http://host[:port][/path] or https://...");
+        return MOTE_ERR_CONFIG;
+    }
+    if (strlen(conf->api_key) > MOTE_LLM_KEY_MAX) {
+        msg(call, "the API key is longer than MOTE_LLM_KEY_MAX", NULL, NULL);
+        return MOTE_ERR_TOO_LARGE;
+    }
+    mote_sb_init(&sb, call->auth, sizeof(call->auth));
+    if (conf->api_key[0] != '\0') {
+        mote_sb_s(&sb, conf->provider == MOTE_PROVIDER_ANTHROPIC ? "x-api-key: "
+                                                                 : "Authorization: Bearer ");
+        mote_sb_s(&sb, conf->api_key);
+    }
+    return 0;
+}
+
+static void close_conn(struct mote_loop *loop, struct mote_llm_call *c)
+{
+    const struct mote_port *p = loop->port;
+
+    if (c->watch != 0)
+        (void)mote_watch_remove(loop, c->watch);
+    if (c->timer != 0)
+        (void)mote_timer_stop(loop, c->timer);
+    c->watch = c->timer = 0;
+    if (c->tls >= 0 && MOTE_PORT_HAS(p, tls_close))
+        p->tls_close(p->ctx, c->tls);
+    if (c->fd >= 0)
+        p->net_close(p->ctx, c->fd);
+    if (c->resolve_req >= 0)
+        p->net_resolve_end(p->ctx, c->resolve_req);
+    c->tls = c->fd = c->resolve_req = -1;
+}
+
+static int watch(struct mote_loop *loop, mote_job_id self, struct mote_llm_call *c, int fd,
+                 unsigned events)
+{
+    if (c->watch != 0 && mote_watch_revents(loop, c->watch) >= 0 &&
+        loop->watches[c->watch & 0xFFu].fd == fd)
+        return mote_watch_set(loop, c->watch, events);
+    if (c->watch != 0)
+        (void)mote_watch_remove(loop, c->watch);
+    c->watch = 0;
+    return mote_watch_add(loop, fd, events, NULL, NULL, self, &c->watch);
+}
+
+static void set_deadline(struct mote_loop *loop, struct mote_llm_call *c, uint32_t ms)
+{
+    c->deadline = mote_loop_now(loop) + ms;
+}
+
+/* Decoded events pass through; an error event stops the stream. */
+static int on_decoded(void *arg, const struct mote_llm_event *ev)
+{
+    struct mote_llm_call *c = arg;
+
+    if (ev->type == MOTE_LLM_ERROR) {
+        struct mote_sb sb;
+
+        mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+        mote_sb_s(&sb, "the model API sent an error");
+        if (ev->id != NULL && ev->id[0] != '\0') {
+            mote_sb_s(&sb, " (");
+            mote_sb_s(&sb, ev->id);
+            mote_sb_s(&sb, ")");
+        }
+        mote_sb_s(&sb, ": ");
+        mote_sb_s(&sb, ev->text != NULL && ev->text[0] != '\0' ? ev->text : "no message");
+        c->result = ev->retryable && !c->content ? MOTE_ERR_AGAIN : MOTE_ERR_HTTP;
+        return MOTE_ERR_HTTP;
+    }
+    if (ev->type == MOTE_LLM_TEXT || ev->type == MOTE_LLM_TOOL_START ||
+        ev->type == MOTE_LLM_TOOL_ARGS)
+        c->content = true;
+    return c->on_event != NULL ? c->on_event(c->on_event_arg, ev) : 0;
+}
+
+static int on_sse(void *arg, const char *event, const char *data, size_t len, const char *id)
+{
+    struct mote_llm_call *c = arg;
+
+    (void)id;
+    return mote_llm_dec_event(&c->dec, event, data, len);
+}
+
+static int on_body(void *arg, const char *p, size_t n)
+{
+    struct mote_llm_call *c = arg;
+
+    if (c->http.status == 200)
+        return mote_sse_feed(&c->sse, p, n);
+    /* An error body: keep its start for the message. */
+    if (c->err_len < sizeof(c->err_body) - 1) {
+        size_t take = n < sizeof(c->err_body) - 1 - c->err_len ? n
+                                                                : sizeof(c->err_body) - 1 - c->err_len;
+
+        memcpy(c->err_body + c->err_len, p, take);
+        c->err_len += take;
+        c->err_body[c->err_len] = '\0';
+    }
+    return 0;
+}
+
+struct headbuf {
+    char *p;
+    size_t cap, len;
+};
+
+static int head_sink(void *arg, const char *p, size_t n)
+{
+    struct headbuf *h = arg;
+
+    if (h->len + n > h->cap)
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(h->p + h->len, p, n);
+    h->len += n;
+    return 0;
+}
+
+static int start_send(struct mote_llm_call *c)
+{
+    const char *hdrs[8];
+    char path[300];
+    struct headbuf hb = {c->buf, sizeof(c->buf), 0};
+    struct mote_sb sb;
+    int64_t len = mote_llm_body_length(c->req);
+    unsigned n = 0;
+    int rc;
+
+    if (len < 0) {
+        msg(c, "cannot build the request body", NULL, NULL);
+        return (int)len;
+    }
+    if (c->auth[0] != '\0')
+        hdrs[n++] = c->auth;
+    if (c->conf->provider == MOTE_PROVIDER_ANTHROPIC)
+        hdrs[n++] = "anthropic-version: 2023-06-01";
+    hdrs[n++] = "content-type: application/json";
+    hdrs[n++] = "accept: text/event-stream";
+    hdrs[n++] = "user-agent: mote/" MOTE_VERSION_STRING;
+    hdrs[n++] = "connection: close";
+    hdrs[n] = NULL;
+    mote_sb_init(&sb, path, sizeof(path));
+    mote_sb_s(&sb, c->url.path);
+    mote_sb_s(&sb, mote_llm_path(c->conf->provider, c->url.path));
+    rc = mote_http_write_head(head_sink, &hb, "POST", c->url.host, c->url.port,
+                              c->url.default_port, path, hdrs, len);
+    if (rc < 0) {
+        msg(c, "the request head does not fit MOTE_NET_BUF", NULL, NULL);
+        return rc;
+    }
+    c->send_len = hb.len;
+    c->send_off = 0;
+    c->head_sent = true;
+    mote_llm_body_init(&c->body, c->req);
+    return 0;
+}
+
+static int xsend(const struct mote_port *p, struct mote_llm_call *c, unsigned *want)
+{
+    *want = MOTE_POLL_OUT;
+    if (c->tls >= 0)
+        return p->tls_send(p->ctx, c->tls, c->buf + c->send_off, c->send_len - c->send_off, want);
+    return p->net_send(p->ctx, c->fd, c->buf + c->send_off, c->send_len - c->send_off);
+}
+
+static int xrecv(const struct mote_port *p, struct mote_llm_call *c, unsigned *want)
+{
+    *want = MOTE_POLL_IN;
+    if (c->tls >= 0)
+        return p->tls_recv(p->ctx, c->tls, c->buf, sizeof(c->buf), want);
+    return p->net_recv(p->ctx, c->fd, c->buf, sizeof(c->buf));
+}
+
+static void conn_msg(struct mote_llm_call *c, const char *what, int rc)
+{
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+    mote_sb_s(&sb, what);
+    mote_sb_s(&sb, " ");
+    mote_sb_s(&sb, c->url.host);
+    mote_sb_s(&sb, ":");
+    mote_sb_u(&sb, c->url.port);
+    mote_sb_s(&sb, ": ");
+    mote_sb_s(&sb, mote_strerror(rc));
+}
+
+/* A non-200 response is complete (or cut): say why, decide on a retry. */
+static int status_error(struct mote_llm_call *c)
+{
+    char type[64], text[256];
+    bool retry = mote_llm_classify_error(c->err_body, c->err_len, c->http.status, type,
+                                         sizeof(type), text, sizeof(text));
+    struct mote_sb sb;
+    int st = c->http.status;
+
+    mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+    mote_sb_s(&sb, "HTTP ");
+    mote_sb_u(&sb, (uint64_t)st);
+    mote_sb_s(&sb, " from the model API");
+    if (type[0] != '\0') {
+        mote_sb_s(&sb, " (");
+        mote_sb_s(&sb, type);
+        mote_sb_s(&sb, ")");
+    }
+    if (text[0] != '\0') {
+        mote_sb_s(&sb, ": ");
+        mote_sb_s(&sb, text);
+    }
+    if (st == 401 || st == 403) {
+        mote_sb_s(&sb, "; check ");
+        mote_sb_s(&sb, c->conf->key_env);
+        c->result = MOTE_ERR_AUTH;
+        return MOTE_ERR_AUTH;
+    }
+    c->result = retry ? MOTE_ERR_AGAIN : MOTE_ERR_HTTP;
+    return MOTE_ERR_HTTP;
+}
+
+/* Runs the phases until one would block (MOTE_ERR_AGAIN), the stream is
+ * complete (0) or something failed (< 0; c->result MOTE_ERR_AGAIN marks a
+ * retryable one). */
+static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_call *c)
+{
+    const struct mote_port *p = loop->port;
+    unsigned want;
+    int rc, fd;
+
+    for (;;) {
+        switch (c->phase) {
+        case MOTE_PHASE_RESOLVE:
+            if (c->resolve_req < 0) {
+                rc = p->net_resolve(p->ctx, c->url.host, c->url.port, &fd);
+                if (rc < 0) {
+                    conn_msg(c, "cannot resolve", rc);
+                    return rc;
+                }
+                c->resolve_req = rc;
+                if ((rc = watch(loop, self, c, fd, MOTE_POLL_IN)) < 0)
+                    return rc;
+            }
+            rc = p->net_resolve_result(p->ctx, c->resolve_req, c->addrs, MOTE_MAX_ADDRS);
+            if (rc == MOTE_ERR_AGAIN)
+                return rc;
+            p->net_resolve_end(p->ctx, c->resolve_req);
+            c->resolve_req = -1;
+            if (rc <= 0) {
+                msg(c, "cannot resolve the host name '", c->url.host, "'");
+                return MOTE_ERR_DNS;
+            }
+            c->naddr = (unsigned)rc;
+            c->addr_i = 0;
+            c->phase = MOTE_PHASE_CONNECT;
+            break;
+        case MOTE_PHASE_CONNECT:
+            if (c->fd < 0) {
+                rc = p->net_connect(p->ctx, &c->addrs[c->addr_i]);
+                if (rc < 0) {
+                    if (++c->addr_i < c->naddr)
+                        break;
+                    conn_msg(c, "cannot connect to", rc);
+                    return rc;
+                }
+                c->fd = rc;
+                if ((rc = watch(loop, self, c, c->fd, MOTE_POLL_OUT)) < 0)
+                    return rc;
+            }
+            rc = p->net_connect_done(p->ctx, c->fd);
+            if (rc == MOTE_ERR_AGAIN)
+                return rc;
+            if (rc < 0) {
+                p->net_close(p->ctx, c->fd);
+                c->fd = -1;
+                if (++c->addr_i < c->naddr)
+                    break; /* the next address (IPv6, then IPv4, say) */
+                conn_msg(c, "cannot connect to", rc);
+                return rc;
+            }
+            c->phase = c->url.tls ? MOTE_PHASE_HANDSHAKE : MOTE_PHASE_SEND;
+            break;
+        case MOTE_PHASE_HANDSHAKE:
+            if (c->tls < 0) {
+                if (!MOTE_PORT_HAS(p, tls_open)) {
+                    msg(c, "this port has no TLS: https:// cannot be used", NULL, NULL);
+                    return MOTE_ERR_NOTSUP;
+                }
+                rc = p->tls_open(p->ctx, c->fd, c->url.host, c->conf->ca_file, c->errmsg,
+                                 sizeof(c->errmsg));
+                if (rc < 0)
+                    return rc;
+                c->tls = rc;
+            }
+            rc = p->tls_handshake(p->ctx, c->tls, &want, c->errmsg, sizeof(c->errmsg));
+            if (rc == MOTE_ERR_AGAIN) {
+                if ((rc = watch(loop, self, c, c->fd, want)) < 0)
+                    return rc;
+                return MOTE_ERR_AGAIN;
+            }
+            if (rc < 0)
+                return rc; /* verification failures are not retried */
+            c->phase = MOTE_PHASE_SEND;
+            set_deadline(loop, c, c->conf->idle_timeout_ms);
+            break;
+        case MOTE_PHASE_SEND:
+            if (!c->head_sent) {
+                if ((rc = start_send(c)) < 0)
+                    return rc;
+                set_deadline(loop, c, c->conf->idle_timeout_ms);
+            }
+            if (c->send_off == c->send_len) {
+                rc = mote_llm_body_read(&c->body, c->buf, sizeof(c->buf));
+                if (rc < 0) {
+                    msg(c, "cannot build the request body", NULL, NULL);
+                    return rc;
+                }
+                if (rc == 0) {
+                    mote_http_resp_init(&c->http, on_body, c);
+                    mote_sse_init(&c->sse, on_sse, c);
+                    mote_llm_dec_init(&c->dec, c->conf->provider, on_decoded, c);
+                    c->phase = MOTE_PHASE_HEADERS;
+                    set_deadline(loop, c, c->conf->first_byte_timeout_ms);
+                    if ((rc = watch(loop, self, c, c->fd, MOTE_POLL_IN)) < 0)
+                        return rc;
+                    break;
+                }
+                c->send_len = (size_t)rc;
+                c->send_off = 0;
+            }
+            rc = xsend(p, c, &want);
+            if (rc == MOTE_ERR_AGAIN) {
+                if ((rc = watch(loop, self, c, c->fd, want)) < 0)
+                    return rc;
+                return MOTE_ERR_AGAIN;
+            }
+            if (rc < 0) {
+                conn_msg(c, "the connection broke while sending to", rc);
+                c->result = MOTE_ERR_AGAIN; /* nothing came back yet: retry */
+                return rc;
+            }
+            c->send_off += (size_t)rc;
+            set_deadline(loop, c, c->conf->idle_timeout_ms);
+            break;
+        case MOTE_PHASE_HEADERS:
+        case MOTE_PHASE_STREAM:
+            rc = xrecv(p, c, &want);
+            if (rc == MOTE_ERR_AGAIN) {
+                if ((rc = watch(loop, self, c, c->fd, want)) < 0)
+                    return rc;
+                return MOTE_ERR_AGAIN;
+            }
+            if (rc < 0 || rc == 0) {
+                int eof = rc == 0 ? mote_http_resp_eof(&c->http) : rc;
+
+                if (!c->got_byte) {
+                    conn_msg(c, "the connection closed before any response from",
+                             rc == 0 ? MOTE_ERR_CONNRESET : rc);
+                    c->result = MOTE_ERR_AGAIN;
+                    return MOTE_ERR_CONNRESET;
+                }
+                if (c->http.status != 200 && mote_http_resp_have_headers(&c->http))
+                    return status_error(c);
+                if (eof < 0 || c->http.status == 200) {
+                    msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
+                                          : "the stream ended before the answer",
+                        c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)"
+                                                                     : " (no [DONE])",
+                        NULL);
+                    return MOTE_ERR_PROTO;
+                }
+                return MOTE_ERR_PROTO;
+            }
+            c->got_byte = true;
+            set_deadline(loop, c, c->conf->idle_timeout_ms);
+            rc = mote_http_resp_feed(&c->http, c->buf, (size_t)rc);
+            if (rc == MOTE_ERR_HTTP && c->errmsg[0] != '\0')
+                return rc; /* an error event, already explained */
+            if (rc < 0) {
+                struct mote_sb sb;
+
+                mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+                mote_sb_s(&sb, !mote_http_resp_have_headers(&c->http) ? "malformed HTTP response: "
+                                                                      : "malformed model stream: ");
+                mote_sb_s(&sb, mote_strerror(rc));
+                if (rc == MOTE_ERR_TOO_LARGE)
+                    mote_sb_s(&sb, " (a line or event over the configured limit)");
+                if (rc == MOTE_ERR_FULL)
+                    mote_sb_s(&sb, " (more parallel tool calls than MOTE_LLM_MAX_TOOL_CALLS)");
+                return rc;
+            }
+            if (c->phase == MOTE_PHASE_HEADERS && mote_http_resp_have_headers(&c->http)) {
+                c->phase = MOTE_PHASE_STREAM;
+                c->http_status = c->http.status;
+            }
+            if (c->http.status == 200 && c->dec.done)
+                return 0;
+            if (mote_http_resp_done(&c->http)) {
+                if (c->http.status != 200)
+                    return status_error(c);
+                msg(c, "the stream ended before the answer was complete", NULL, NULL);
+                return MOTE_ERR_PROTO;
+            }
+            break;
+        default:
+            return MOTE_ERR_INVAL;
+        }
+    }
+}
+
+static void new_attempt(struct mote_loop *loop, struct mote_llm_call *c)
+{
+    close_conn(loop, c);
+    c->attempt++;
+    c->phase = MOTE_PHASE_RESOLVE;
+    c->got_byte = c->head_sent = false;
+    c->send_len = c->send_off = 0;
+    c->err_len = 0;
+    c->err_body[0] = '\0';
+    c->errmsg[0] = '\0';
+    c->result = 0;
+    c->http_status = 0;
+    set_deadline(loop, c, c->conf->connect_timeout_ms);
+}
+
+static uint32_t backoff_delay(struct mote_loop *loop, const struct mote_llm_call *c)
+{
+    uint32_t d = c->conf->backoff_ms, cap = c->conf->backoff_max_ms, jitter = 0;
+    uint32_t i;
+
+    for (i = 1; i < c->attempt && d < cap; i++)
+        d *= 2u;
+    if (d > cap)
+        d = cap;
+    if (MOTE_PORT_HAS(loop->port, random) &&
+        loop->port->random(loop->port->ctx, &jitter, sizeof(jitter)) == 0 && d > 1)
+        d += jitter % (d / 2u + 1u);
+    if (c->http.retry_after_s > 0 && c->http.retry_after_s * 1000u > d)
+        d = c->http.retry_after_s * 1000u;
+    return d > cap ? cap : d;
+}
+
+static void timeout_msg(struct mote_llm_call *c)
+{
+    struct mote_sb sb;
+    uint32_t ms = c->phase <= MOTE_PHASE_HANDSHAKE ? c->conf->connect_timeout_ms
+                  : c->phase == MOTE_PHASE_HEADERS ? c->conf->first_byte_timeout_ms
+                                                   : c->conf->idle_timeout_ms;
+
+    mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+    switch (c->phase) {
+    case MOTE_PHASE_HEADERS:
+        mote_sb_s(&sb, "no response from the model API within ");
+        break;
+    case MOTE_PHASE_STREAM:
+        mote_sb_s(&sb, "the model API stalled: no data for ");
+        break;
+    case MOTE_PHASE_SEND:
+        mote_sb_s(&sb, "sending the request stalled for ");
+        break;
+    default:
+        mote_sb_s(&sb, "could not reach ");
+        mote_sb_s(&sb, c->url.host);
+        mote_sb_s(&sb, " (");
+        mote_sb_s(&sb, mote_llm_phase_name((enum mote_llm_phase)c->phase));
+        mote_sb_s(&sb, ") within ");
+        break;
+    }
+    mote_sb_u(&sb, ms);
+    mote_sb_s(&sb, " ms");
+}
+
+static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
+{
+    struct mote_llm_call *c = task;
+    uint32_t now;
+    int rc;
+
+    if (mote_job_cancelled(loop, self)) {
+        close_conn(loop, c);
+        c->result = MOTE_ERR_CANCELED;
+        c->phase = MOTE_PHASE_DONE;
+        return MOTE_STEP_CANCELLED;
+    }
+    if (c->phase == MOTE_PHASE_IDLE) {
+        c->port = loop->port;
+        if (!MOTE_PORT_HAS(loop->port, net_resolve)) {
+            msg(c, "this port has no network", NULL, NULL);
+            (void)mote_job_set_error(loop, self, c->errmsg);
+            return MOTE_ERR_NOSYS;
+        }
+        new_attempt(loop, c);
+    }
+    now = mote_loop_now(loop);
+    if (c->phase == MOTE_PHASE_BACKOFF) {
+        if (mote_before(now, c->deadline))
+            goto wait;
+        new_attempt(loop, c);
+    }
+    rc = advance(loop, self, c);
+    if (rc == 0) {
+        close_conn(loop, c);
+        c->phase = MOTE_PHASE_DONE;
+        c->result = 0;
+        return MOTE_STEP_DONE;
+    }
+    if (rc == MOTE_ERR_AGAIN) {
+        if (!mote_before(mote_loop_now(loop), c->deadline)) {
+            timeout_msg(c);
+            rc = MOTE_ERR_TIMEDOUT;
+            goto failed;
+        }
+        goto wait;
+    }
+failed:
+    if (c->result == MOTE_ERR_AGAIN && !c->content && c->attempt < c->conf->max_attempts) {
+        uint32_t d = backoff_delay(loop, c);
+
+        close_conn(loop, c);
+        c->phase = MOTE_PHASE_BACKOFF;
+        set_deadline(loop, c, d);
+        goto wait;
+    }
+    if (c->result == MOTE_ERR_AGAIN && c->attempt > 1) {
+        char first[MOTE_JOB_ERRMSG_LEN];
+        struct mote_sb sb;
+
+        mote_str_copy(first, sizeof(first), c->errmsg);
+        mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+        mote_sb_s(&sb, "gave up after ");
+        mote_sb_u(&sb, c->attempt);
+        mote_sb_s(&sb, " attempts: ");
+        mote_sb_s(&sb, first);
+    }
+    if (c->errmsg[0] == '\0')
+        msg(c, "the model request failed: ", mote_strerror(rc), NULL);
+    close_conn(loop, c);
+    c->phase = MOTE_PHASE_DONE;
+    c->result = rc;
+    (void)mote_job_set_error(loop, self, c->errmsg);
+    return rc;
+
+wait:
+    /* Wake at the deadline (the watch wakes earlier on I/O). */
+    if (c->timer != 0)
+        (void)mote_timer_stop(loop, c->timer);
+    c->timer = 0;
+    {
+        int32_t left = (int32_t)(c->deadline - mote_loop_now(loop));
+
+        if (mote_timer_start(loop, left > 0 ? (uint32_t)left : 0u, NULL, NULL, self, &c->timer) <
+            0) {
+            msg(c, "no free timer (MOTE_MAX_TIMERS)", NULL, NULL);
+            close_conn(loop, c);
+            (void)mote_job_set_error(loop, self, c->errmsg);
+            return MOTE_ERR_FULL;
+        }
+    }
+    return MOTE_STEP_PENDING;
+}
+
+static void call_release(struct mote_loop *loop, void *task)
+{
+    close_conn(loop, task);
+}
+
+const struct mote_task_ops mote_llm_call_ops = {"llm", call_step, call_release};
