@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli deps deps-check help size \
+.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -118,7 +118,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 
 ## check: build and run every test (unit under ASan+UBSan, rules, CLI)
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli
+	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-client
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -141,6 +141,15 @@ test-core-rules:
 
 test-cli: $(B)/mote
 	$(Q)sh test/integration/cli_basic.sh $(B)/mote
+
+$(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
+	$(Q)$(CC) $(SAN) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+
+# The model client against the local test server (TCP and TLS on loopback),
+# with a TLS=none build beside it.
+test-client: $(SB)/llm_probe $(B)/mote
+	$(Q)$(MAKE) --no-print-directory TLS=none BUILDDIR=$(B)/none $(B)/none/mote
+	$(Q)python3 test/integration/test_client.py $(B)
 
 ## deps: install the Debian packages the build and the tests need
 deps:

@@ -459,7 +459,11 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
             if (mote_http_resp_done(&c->http)) {
                 if (c->http.status != 200)
                     return status_error(c);
-                msg(c, "the stream ended before the answer was complete", NULL, NULL);
+                msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
+                                      : "the stream ended before the answer",
+                    c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)"
+                                                                 : " (no [DONE])",
+                    NULL);
                 return MOTE_ERR_PROTO;
             }
             break;

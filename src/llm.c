@@ -426,18 +426,64 @@ static int emit_simple(struct mote_llm_dec *d, enum mote_llm_ev type, unsigned s
     return emit(d, &ev);
 }
 
-/* Unescapes string token t into d->buf and emits it as `type`. */
+/* Length of the escape sequence at s[0] == '\\' (n bytes available). */
+static size_t escape_len(const char *s, size_t n)
+{
+    if (n < 2 || s[1] != 'u')
+        return 2;
+    if (n >= 12 && (s[2] == 'd' || s[2] == 'D') && (s[3] >= '8' && s[3] <= 'b') && s[6] == '\\' &&
+        s[7] == 'u')
+        return 12; /* a surrogate pair stays together */
+    return 6;
+}
+
+/* Unescapes string token t and emits it as `type`, in pieces that fit
+ * d->buf: a delta of any length passes (a 40 KB text delta, say) without
+ * a buffer of its size. Pieces never split an escape or a UTF-8 sequence. */
 static int emit_str(struct mote_llm_dec *d, int t, enum mote_llm_ev type, unsigned slot)
 {
-    int n = mote_json_str(&d->json, t, d->buf, sizeof(d->buf));
+    size_t n, at = 0;
+    const char *raw;
 
-    if (n < 0)
-        return n == MOTE_ERR_INVAL ? MOTE_ERR_BADMSG : n;
-    if (n == 0)
-        return 0;
-    if (type == MOTE_LLM_TEXT || type == MOTE_LLM_TOOL_ARGS)
-        d->content = true;
-    return emit_simple(d, type, slot, d->buf, (size_t)n);
+    if (mote_json_type_of(&d->json, t) != MOTE_JSON_STRING)
+        return MOTE_ERR_BADMSG;
+    raw = mote_json_raw(&d->json, t, &n);
+    while (at < n) {
+        /* Unescaping grows a piece at most 3 times (a bad byte -> U+FFFD). */
+        size_t k = (sizeof(d->buf) - 1) / 3, i = 0;
+        int got, rc;
+
+        if (k > n - at)
+            k = n - at;
+        while (k < n - at && k > 0 && ((unsigned char)raw[at + k] & 0xC0u) == 0x80u)
+            k--;
+        while (i < k) {
+            if (raw[at + i] == '\\') {
+                size_t e = escape_len(raw + at + i, n - at - i);
+
+                if (i + e > k) {
+                    k = i;
+                    break;
+                }
+                i += e;
+            } else {
+                i++;
+            }
+        }
+        if (k == 0)
+            return MOTE_ERR_BADMSG;
+        got = mote_json_unescape(raw + at, k, d->buf, sizeof(d->buf));
+        if (got < 0)
+            return got;
+        at += k;
+        if (got == 0)
+            continue;
+        if (type == MOTE_LLM_TEXT || type == MOTE_LLM_TOOL_ARGS)
+            d->content = true;
+        if ((rc = emit_simple(d, type, slot, d->buf, (size_t)got)) < 0)
+            return rc;
+    }
+    return 0;
 }
 
 static int copy_str(struct mote_llm_dec *d, int t, char *out, size_t cap)

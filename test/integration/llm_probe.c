@@ -1,0 +1,201 @@
+/*
+ * llm_probe - runs one model request with the real POSIX port and prints
+ * every decoded event as a JSON line, for the integration tests; can
+ * cancel the request when it reaches a phase and report how long the
+ * cancel took.
+ *
+ *   llm_probe PROVIDER URL [--ca-file F] [--cancel-at PHASE] [--tools]
+ *             [--idle-ms N] [--first-byte-ms N] [--connect-ms N] [--attempts N]
+ *
+ * Output lines: {"ev":"text","text":...} {"ev":"tool_start","slot":0,
+ * "id":...,"name":...} {"ev":"tool_args",...} {"ev":"tool_end",...}
+ * {"ev":"stop","reason":...} {"ev":"usage",...} {"ev":"done"} and a last
+ * {"ev":"end","state":...,"error":...,"attempts":N,"cancel_ms":X}.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mote/mote.h"
+#include "mote/mote_client.h"
+#include "mote/mote_posix.h"
+
+static struct mote_posix pp;
+static struct mote_loop loop;
+static struct mote_llm_call call;
+static struct mote_llm_conf conf;
+static struct mote_llm_req req;
+
+static int sink_stdout(void *arg, const char *p, size_t n)
+{
+    (void)arg;
+    fwrite(p, 1, n, stdout);
+    return 0;
+}
+
+static void jstr(const char *key, const char *s, size_t n)
+{
+    printf(",\"%s\":\"", key);
+    mote_json_escape_to(sink_stdout, NULL, s, n);
+    printf("\"");
+}
+
+static int on_event(void *arg, const struct mote_llm_event *ev)
+{
+    (void)arg;
+    switch (ev->type) {
+    case MOTE_LLM_TEXT:
+        printf("{\"ev\":\"text\"");
+        jstr("text", ev->text, ev->len);
+        break;
+    case MOTE_LLM_TOOL_START:
+        printf("{\"ev\":\"tool_start\",\"slot\":%u", ev->slot);
+        jstr("id", ev->id, strlen(ev->id));
+        jstr("name", ev->name, strlen(ev->name));
+        break;
+    case MOTE_LLM_TOOL_ARGS:
+        printf("{\"ev\":\"tool_args\",\"slot\":%u", ev->slot);
+        jstr("text", ev->text, ev->len);
+        break;
+    case MOTE_LLM_TOOL_END:
+        printf("{\"ev\":\"tool_end\",\"slot\":%u", ev->slot);
+        break;
+    case MOTE_LLM_STOP:
+        printf("{\"ev\":\"stop\"");
+        jstr("reason", ev->text, ev->len);
+        break;
+    case MOTE_LLM_USAGE:
+        printf("{\"ev\":\"usage\",\"in\":%llu,\"out\":%llu", (unsigned long long)ev->in_tokens,
+               (unsigned long long)ev->out_tokens);
+        break;
+    case MOTE_LLM_DONE:
+        printf("{\"ev\":\"done\"");
+        break;
+    default:
+        printf("{\"ev\":\"other\"");
+        break;
+    }
+    printf("}\n");
+    fflush(stdout);
+    return 0;
+}
+
+static int one_part(void *arg, unsigned index, struct mote_part *p)
+{
+    (void)arg;
+    if (index > 0)
+        return 0;
+    memset(p, 0, sizeof(*p));
+    p->role = MOTE_ROLE_USER;
+    p->type = MOTE_PART_TEXT;
+    p->text = "probe";
+    p->text_len = 5;
+    return 1;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static int phase_of(const char *name)
+{
+    int p;
+
+    for (p = MOTE_PHASE_RESOLVE; p <= MOTE_PHASE_STREAM; p++) {
+        if (strcmp(mote_llm_phase_name((enum mote_llm_phase)p), name) == 0)
+            return p;
+    }
+    if (strcmp(name, "handshake") == 0)
+        return MOTE_PHASE_HANDSHAKE;
+    if (strcmp(name, "headers") == 0)
+        return MOTE_PHASE_HEADERS;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct mote_tool_def tools[] = {
+        {"shell", "Run a shell command", "{\"type\":\"object\",\"properties\":{\"command\":"
+                                         "{\"type\":\"string\"}},\"required\":[\"command\"]}"},
+    };
+    const char *key = getenv("PROBE_KEY");
+    int cancel_at = -1, i, st;
+    double t_cancel = 0, t_end;
+    mote_job_id job;
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: llm_probe anthropic|openai URL [options]\n");
+        return 2;
+    }
+    if (mote_posix_init(&pp) < 0 || mote_posix_signals_install(&pp) < 0 ||
+        mote_loop_init(&loop, &pp.port) < 0)
+        return 1;
+    mote_llm_conf_defaults(&conf);
+    conf.provider = strcmp(argv[1], "openai") == 0 ? MOTE_PROVIDER_OPENAI : MOTE_PROVIDER_ANTHROPIC;
+    conf.base_url = argv[2];
+    conf.api_key = key != NULL ? key : "sk-probe";
+    conf.key_env = "PROBE_KEY";
+    conf.backoff_ms = 50;
+    memset(&req, 0, sizeof(req));
+    req.provider = conf.provider;
+    req.model = "probe-model";
+    req.parts = one_part;
+    for (i = 3; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : "";
+
+        if (strcmp(argv[i], "--ca-file") == 0)
+            conf.ca_file = v, i++;
+        else if (strcmp(argv[i], "--cancel-at") == 0)
+            cancel_at = phase_of(v), i++;
+        else if (strcmp(argv[i], "--idle-ms") == 0)
+            conf.idle_timeout_ms = (uint32_t)atoi(v), i++;
+        else if (strcmp(argv[i], "--first-byte-ms") == 0)
+            conf.first_byte_timeout_ms = (uint32_t)atoi(v), i++;
+        else if (strcmp(argv[i], "--connect-ms") == 0)
+            conf.connect_timeout_ms = (uint32_t)atoi(v), i++;
+        else if (strcmp(argv[i], "--attempts") == 0)
+            conf.max_attempts = (uint32_t)atoi(v), i++;
+        else if (strcmp(argv[i], "--tools") == 0) {
+            req.tools = tools;
+            req.ntools = 1;
+        }
+    }
+    if (mote_llm_call_init(&call, &conf, &req, on_event, NULL) < 0) {
+        printf("{\"ev\":\"end\",\"state\":\"config\",\"error\":\"%s\"}\n", call.errmsg);
+        return 2;
+    }
+    if (mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job) < 0)
+        return 1;
+    for (;;) {
+        st = mote_job_state(&loop, job);
+        if (st != MOTE_JOB_RUNNING && st != MOTE_JOB_CANCELLING)
+            break;
+        if (cancel_at >= 0 && t_cancel == 0 && call.phase == cancel_at) {
+            /* Give the phase a moment to block, then cancel. */
+            static int turns;
+
+            if (++turns > 3) {
+                t_cancel = now_ms();
+                (void)mote_job_cancel(&loop, job);
+            }
+        }
+        if (mote_loop_poll(&loop, cancel_at >= 0 && t_cancel == 0 ? 20 : -1) < 0)
+            return 1;
+    }
+    t_end = now_ms();
+    printf("{\"ev\":\"end\",\"state\":\"%s\",\"attempts\":%u,\"status\":%d",
+           mote_job_state_name((enum mote_job_state)st), call.attempt, call.http_status);
+    jstr("error", mote_job_error(&loop, job), strlen(mote_job_error(&loop, job)));
+    if (t_cancel > 0)
+        printf(",\"cancel_ms\":%.3f", t_end - t_cancel);
+    printf("}\n");
+    mote_loop_deinit(&loop);
+    mote_posix_deinit(&pp);
+    return st == MOTE_JOB_DONE ? 0 : 1;
+}
