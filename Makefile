@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client deps deps-check help size \
+.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client fuzz test-fuzz deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -118,7 +118,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 
 ## check: build and run every test (unit under ASan+UBSan, rules, CLI)
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-client
+	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-client test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -157,6 +157,33 @@ deps:
 
 deps-check:
 	$(Q)sh scripts/deps.sh check || sh scripts/deps.sh install
+
+## fuzz: build the libFuzzer targets (clang) into BUILDDIR/fuzz
+FZ := $(B)/fuzz
+FUZZ_SRC := $(sort $(wildcard test/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:test/fuzz/%.c=$(FZ)/%)
+FUZZ_SECONDS ?= 8
+fuzz: $(FUZZ_BIN)
+
+$(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRC)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(JSMN_DEFS) \
+	  -o $@ $< $(CORE_SRC)
+
+# Each fuzzer runs for a short, bounded time (FUZZ_SECONDS) from an empty
+# corpus plus the shared fixtures when they are there.
+test-fuzz: $(FUZZ_BIN)
+	$(Q)for f in $(FUZZ_BIN); do \
+	  mkdir -p $(FZ)/corpus-$$(basename $$f); \
+	  seeds=""; [ -d ../shared/fixtures ] && seeds=../shared/fixtures; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 \
+	    $(FZ)/corpus-$$(basename $$f) $$seeds >$(FZ)/$$(basename $$f).log 2>&1 || \
+	    { tail -n 40 $(FZ)/$$(basename $$f).log; exit 1; }; \
+	  echo "$$(basename $$f): $$(grep -c . $(FZ)/$$(basename $$f).log) log lines, \
+	    $$(grep -o 'stat::number_of_executed_units: [0-9]*' $(FZ)/$$(basename $$f).log || \
+	       grep -Eo 'Done [0-9]+ runs' $(FZ)/$$(basename $$f).log)"; \
+	done; echo "fuzz: $(words $(FUZZ_BIN)) passed, 0 failed"
 
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding
