@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client fuzz test-fuzz deps deps-check help size \
+.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -184,6 +184,16 @@ test-fuzz: $(FUZZ_BIN)
 	    $$(grep -o 'stat::number_of_executed_units: [0-9]*' $(FZ)/$$(basename $$f).log || \
 	       grep -Eo 'Done [0-9]+ runs' $(FZ)/$$(basename $$f).log)"; \
 	done; echo "fuzz: $(words $(FUZZ_BIN)) passed, 0 failed"
+
+## bench: parse throughput and instruction counts, TLS handshake memory
+BB := $(B)/bench
+bench: $(B)/libmote.a
+	@mkdir -p $(BB)
+	$(Q)$(CC) -std=c11 -O2 -Iinclude $(JSMN_DEFS) -o $(BB)/bench_parse test/bench/bench_parse.c \
+	  $(CORE_SRC)
+	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
+	  $(B)/libmote.a $(LIBS)
+	$(Q)sh test/bench/run.sh $(BB)
 
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding

@@ -7,6 +7,7 @@ mkdir -p "$b/tmp"
 cat > "$b/tmp/sizeof.c" <<'C'
 #include <stdio.h>
 #include "mote/mote.h"
+#include "mote/mote_client.h"
 int main(void)
 {
     printf("struct mote_loop: %zu bytes (MOTE_MAX_JOBS=%d, timers %d, watches %d)\n",
@@ -14,6 +15,8 @@ int main(void)
     printf("one job slot (struct mote_job): %zu bytes\n", sizeof(struct mote_job));
     printf("one timer slot: %zu bytes, one watch slot: %zu bytes\n",
            sizeof(struct mote_timer_slot), sizeof(struct mote_watch_slot));
+    printf("one model request (struct mote_llm_call): %zu bytes (SSE event %d, JSON tokens %d, net buffer %d)\n",
+           sizeof(struct mote_llm_call), MOTE_SSE_DATA_MAX, MOTE_JSON_MAX_TOKENS, MOTE_NET_BUF);
     return 0;
 }
 C

@@ -1,0 +1,35 @@
+#!/bin/sh
+# run.sh BENCHDIR - the benchmarks behind docs/BENCHMARKS.md.
+set -eu
+b=$1
+fx=../shared/fixtures
+[ -d "$fx" ] || { echo "bench: ../shared/fixtures is absent; skipped"; exit 0; }
+echo "== SSE + JSON + provider decoding (median of 9 runs)"
+"$b/bench_parse" "$fx" 200
+if command -v valgrind >/dev/null; then
+    i1=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$b/bench_parse" "$fx" 1 2>&1 |
+        sed -n 's/.*Collected : //p')
+    i2=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$b/bench_parse" "$fx" 2 2>&1 |
+        sed -n 's/.*Collected : //p')
+    ev=$("$b/bench_parse" "$fx" 1 | sed -n 's/.*events per round \([0-9]*\).*/\1/p')
+    bytes=$("$b/bench_parse" "$fx" 1 | sed -n 's/bytes per round \([0-9]*\).*/\1/p')
+    # rounds=2 runs 9 x 2 rounds; rounds=1 one round: 17 rounds apart.
+    echo "callgrind: $(( (i2 - i1) / (17 * ev) )) instructions per event," \
+         "$(( (i2 - i1) / (17 * bytes) )) per byte"
+fi
+tmp=$(mktemp -d)
+trap 'kill $(cat "$tmp"/pid* 2>/dev/null) 2>/dev/null; rm -rf "$tmp"' EXIT
+sh test/make_certs.sh "$tmp/certs"
+python3 test/llm_server.py --port-file "$tmp/port" --cert "$tmp/certs/server.crt" \
+    --key "$tmp/certs/server.key" --lifetime 120 & echo $! > "$tmp/pid1"
+while [ ! -f "$tmp/port" ]; do sleep 0.05; done
+port=$(cat "$tmp/port")
+if command -v valgrind >/dev/null; then
+    for ca in "$tmp/certs/ca.crt" /etc/ssl/certs/ca-certificates.crt; do
+        [ -f "$ca" ] || continue
+        valgrind --tool=massif --massif-out-file="$tmp/massif" "$b/llm_probe" anthropic \
+            "https://localhost:$port" --ca-file "$ca" >/dev/null 2>&1 || true
+        peak=$(grep mem_heap_B "$tmp/massif" | sed 's/.*=//' | sort -n | tail -n 1)
+        echo "TLS request, heap peak (massif) with CA file $ca: $peak bytes"
+    done
+fi
