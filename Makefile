@@ -165,11 +165,11 @@ FUZZ_BIN := $(FUZZ_SRC:test/fuzz/%.c=$(FZ)/%)
 FUZZ_SECONDS ?= 8
 fuzz: $(FUZZ_BIN)
 
-$(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRC)
+$(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRC) $(TPORT_SRC)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(JSMN_DEFS) \
-	  -o $@ $< $(CORE_SRC)
+	  -o $@ $< $(CORE_SRC) $(TPORT_SRC)
 
 # Each fuzzer runs for a short, bounded time (FUZZ_SECONDS) from an empty
 # corpus plus the shared fixtures when they are there.
@@ -177,6 +177,7 @@ test-fuzz: $(FUZZ_BIN)
 	$(Q)for f in $(FUZZ_BIN); do \
 	  mkdir -p $(FZ)/corpus-$$(basename $$f); \
 	  seeds=""; [ -d ../shared/fixtures ] && seeds=../shared/fixtures; \
+	  [ -d test/fuzz/seeds/$$(basename $$f) ] && seeds="$$seeds test/fuzz/seeds/$$(basename $$f)"; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 \
 	    $(FZ)/corpus-$$(basename $$f) $$seeds >$(FZ)/$$(basename $$f).log 2>&1 || \
 	    { tail -n 40 $(FZ)/$$(basename $$f).log; exit 1; }; \

@@ -182,6 +182,25 @@
 #define MOTE_LLM_BACKOFF_MAX_MS 30000
 #endif
 
+/* ---- conversations ------------------------------------------------------ */
+
+/* Longest journal record (one JSON line), bytes. A journal keeps two
+ * buffers of this size (the raw line and its unescaped strings). Tool
+ * output is cut so its record fits. */
+#ifndef MOTE_JOURNAL_LINE_MAX
+#define MOTE_JOURNAL_LINE_MAX 65536
+#endif
+
+/* Bytes of a conversation id, including the NUL. */
+#ifndef MOTE_CONV_ID_MAX
+#define MOTE_CONV_ID_MAX 40
+#endif
+
+/* Automatic continues in a row on recovery before mote waits for the user. */
+#ifndef MOTE_MAX_AUTO_CONTINUES
+#define MOTE_MAX_AUTO_CONTINUES 2
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -234,6 +253,10 @@
 
 #if MOTE_NET_BUF < 1024 || MOTE_LLM_MAX_ATTEMPTS < 1
 #error "MOTE_NET_BUF must be at least 1024 (the request head must fit) and MOTE_LLM_MAX_ATTEMPTS at least 1"
+#endif
+
+#if MOTE_JOURNAL_LINE_MAX < 4096 || MOTE_CONV_ID_MAX < 16
+#error "MOTE_JOURNAL_LINE_MAX must be at least 4096 and MOTE_CONV_ID_MAX at least 16"
 #endif
 
 #if MOTE_STORAGE_NAME_MAX < 16

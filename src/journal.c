@@ -1,0 +1,817 @@
+/* journal.c - the conversation journal (see mote_journal.h, docs/JOURNAL.md). */
+#include "mote/mote_journal.h"
+
+#include <string.h>
+
+#include "util.h"
+
+static const char *const rec_names[] = {"",           "open",        "user",
+                                        "request",    "assistant",   "tool_start",
+                                        "tool_result", "mark",       "auto",
+                                        "error"};
+
+static int set_err(struct mote_journal *j, int rc)
+{
+    if (j->err == 0 && rc < 0)
+        j->err = rc;
+    return rc;
+}
+
+static int make_name(struct mote_journal *j, const char *id, const char *suffix, char *out,
+                     size_t cap)
+{
+    struct mote_sb sb;
+    size_t i;
+
+    if (id[0] == '\0' || strlen(id) >= MOTE_CONV_ID_MAX)
+        return MOTE_ERR_INVAL;
+    for (i = 0; id[i] != '\0'; i++) {
+        char c = id[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
+            return MOTE_ERR_INVAL; /* no path tricks through an id */
+    }
+    (void)j;
+    mote_sb_init(&sb, out, cap);
+    mote_sb_s(&sb, "conversations/");
+    mote_sb_s(&sb, id);
+    mote_sb_s(&sb, suffix);
+    return sb.len + 1 < cap ? 0 : MOTE_ERR_NAMETOOLONG;
+}
+
+static void reset(struct mote_journal *j, const struct mote_port *port)
+{
+    j->port = port;
+    j->h = -1;
+    j->err = 0;
+    j->size = 0;
+    j->records = 0;
+    j->repaired = false;
+    j->bad_line = 0;
+    j->rd_off = 0;
+    j->rd_line = 0;
+    j->line_len = 0;
+    j->part_valid = false;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+struct linebuf {
+    char *p;
+    size_t cap;
+    size_t len;
+};
+
+static int line_sink(void *arg, const char *p, size_t n)
+{
+    struct linebuf *b = arg;
+
+    if (b->len + n + 1 > b->cap) /* room for the newline */
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+/* Appends the record in b as one line, with one write. */
+static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
+{
+    const struct mote_port *p = j->port;
+    int rc;
+
+    if (j->err != 0)
+        return j->err;
+    if (j->h < 0)
+        return MOTE_ERR_BADF;
+    b->p[b->len++] = '\n';
+    j->part_valid = false; /* the shared buffer was overwritten */
+    rc = p->st_append(p->ctx, j->h, b->p, b->len);
+    if (rc >= 0 && (size_t)rc != b->len) {
+        /* A short write: cut it back so no partial line stays. */
+        (void)p->st_truncate(p->ctx, j->h, j->size);
+        return set_err(j, MOTE_ERR_NOSPC);
+    }
+    if (rc < 0) {
+        (void)p->st_truncate(p->ctx, j->h, j->size);
+        return set_err(j, rc);
+    }
+    j->size += b->len;
+    j->records++;
+    if (sync && (rc = p->st_sync(p->ctx, j->h)) < 0)
+        return set_err(j, rc);
+    return 0;
+}
+
+static void rec_begin(struct mote_journal *j, struct mote_jw *w, struct linebuf *b,
+                      enum mote_rec type)
+{
+    b->p = j->line;
+    b->cap = sizeof(j->line);
+    b->len = 0;
+    mote_jw_init(w, line_sink, b);
+    mote_jw_obj(w);
+    mote_jw_key(w, "t");
+    mote_jw_str(w, rec_names[type]);
+}
+
+static int rec_end(struct mote_journal *j, struct mote_jw *w, struct linebuf *b, bool sync)
+{
+    mote_jw_obj_end(w);
+    if (w->err != 0)
+        return w->err; /* too large: nothing was written, not sticky */
+    return append_line(j, b, sync);
+}
+
+int mote_journal_create(struct mote_journal *j, const struct mote_port *port, const char *id)
+{
+    const struct mote_port *p = port;
+    struct mote_jw w;
+    struct linebuf b;
+    int rc, h;
+
+    reset(j, port);
+    if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
+        return rc;
+    mote_str_copy(j->id, sizeof(j->id), id);
+    if ((rc = p->st_mkdir(p->ctx, "conversations")) < 0)
+        return rc;
+    h = p->st_open(p->ctx, j->name, MOTE_ST_READ);
+    if (h >= 0) {
+        p->st_close(p->ctx, h);
+        return MOTE_ERR_EXIST;
+    }
+    h = p->st_open(p->ctx, j->name, MOTE_ST_READ | MOTE_ST_APPEND | MOTE_ST_CREATE);
+    if (h < 0)
+        return h;
+    j->h = h;
+    rec_begin(j, &w, &b, MOTE_REC_OPEN);
+    mote_jw_key(&w, "v");
+    mote_jw_int(&w, MOTE_JOURNAL_VERSION);
+    mote_jw_key(&w, "id");
+    mote_jw_str(&w, id);
+    rc = rec_end(j, &w, &b, true);
+    if (rc < 0) {
+        mote_journal_close(j);
+        return rc;
+    }
+    return 0;
+}
+
+void mote_journal_close(struct mote_journal *j)
+{
+    if (j->h >= 0)
+        j->port->st_close(j->port->ctx, j->h);
+    j->h = -1;
+}
+
+int mote_journal_user(struct mote_journal *j, const char *text, size_t len)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_USER);
+    mote_jw_key(&w, "text");
+    mote_jw_strn(&w, text, len);
+    return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_request(struct mote_journal *j, uint32_t attempt)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_REQUEST);
+    mote_jw_key(&w, "attempt");
+    mote_jw_int(&w, attempt);
+    return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
+                           const char *stop, bool interrupted, const struct mote_call_rec *calls,
+                           unsigned ncalls)
+{
+    struct mote_jw w;
+    struct linebuf b;
+    unsigned i;
+
+    /* Tool inputs go in raw: each must be one JSON object, or the line
+     * would not parse back. The caller replaces a broken one first. */
+    for (i = 0; i < ncalls; i++) {
+        if (calls[i].input_len > 0 &&
+            (mote_json_parse(&j->json, calls[i].input, calls[i].input_len) <= 0 ||
+             mote_json_type_of(&j->json, 0) != MOTE_JSON_OBJECT))
+            return MOTE_ERR_BADMSG;
+    }
+    j->part_valid = false;
+    rec_begin(j, &w, &b, MOTE_REC_ASSISTANT);
+    mote_jw_key(&w, "text");
+    mote_jw_strn(&w, text, len);
+    mote_jw_key(&w, "stop");
+    mote_jw_str(&w, stop != NULL ? stop : "");
+    if (interrupted) {
+        mote_jw_key(&w, "interrupted");
+        mote_jw_bool(&w, true);
+    }
+    if (ncalls > 0) {
+        mote_jw_key(&w, "calls");
+        mote_jw_arr(&w);
+        for (i = 0; i < ncalls; i++) {
+            mote_jw_obj(&w);
+            mote_jw_key(&w, "id");
+            mote_jw_str(&w, calls[i].id);
+            mote_jw_key(&w, "name");
+            mote_jw_str(&w, calls[i].name);
+            mote_jw_key(&w, "input");
+            mote_jw_raw(&w, calls[i].input_len > 0 ? calls[i].input : "{}",
+                        calls[i].input_len > 0 ? calls[i].input_len : 2);
+            mote_jw_obj_end(&w);
+        }
+        mote_jw_arr_end(&w);
+    }
+    return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t pgid,
+                            uint64_t start_time)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_TOOL_START);
+    mote_jw_key(&w, "id");
+    mote_jw_str(&w, call_id);
+    mote_jw_key(&w, "pgid");
+    mote_jw_int(&w, pgid);
+    mote_jw_key(&w, "start");
+    mote_jw_int(&w, (int64_t)start_time);
+    return rec_end(j, &w, &b, true); /* durable before the tool runs */
+}
+
+int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const char *text,
+                             size_t len, bool is_error)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_TOOL_RESULT);
+    mote_jw_key(&w, "id");
+    mote_jw_str(&w, call_id);
+    mote_jw_key(&w, "text");
+    mote_jw_strn(&w, text, len);
+    mote_jw_key(&w, "error");
+    mote_jw_bool(&w, is_error);
+    return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_mark(struct mote_journal *j, const char *state)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_MARK);
+    mote_jw_key(&w, "state");
+    mote_jw_str(&w, state);
+    return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_auto(struct mote_journal *j)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_AUTO);
+    return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_error(struct mote_journal *j, const char *message)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_ERROR);
+    mote_jw_key(&w, "message");
+    mote_jw_str(&w, message);
+    return rec_end(j, &w, &b, true);
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static int rec_type(const struct mote_journal *j)
+{
+    int t = mote_json_member(&j->json, 0, "t");
+    unsigned i;
+
+    for (i = 1; i < MOTE_ARRAY_LEN(rec_names); i++) {
+        if (mote_json_eq(&j->json, t, rec_names[i]))
+            return (int)i;
+    }
+    return MOTE_ERR_BADMSG;
+}
+
+/* Reads the line at j->rd_off into j->line. Returns its length (without
+ * the newline), MOTE_ERR_NOENT at the end of the file, MOTE_ERR_PROTO for
+ * an unterminated last line, MOTE_ERR_TOO_LARGE for a line over the
+ * limit. */
+static int read_line(struct mote_journal *j, uint64_t limit)
+{
+    const struct mote_port *p = j->port;
+    size_t want = sizeof(j->line);
+    const char *nl;
+    int n;
+
+    if (j->rd_off >= limit)
+        return MOTE_ERR_NOENT;
+    if (want > limit - j->rd_off)
+        want = (size_t)(limit - j->rd_off);
+    n = p->st_read(p->ctx, j->h, j->rd_off, j->line, want);
+    if (n < 0)
+        return n;
+    if (n == 0)
+        return MOTE_ERR_NOENT;
+    nl = memchr(j->line, '\n', (size_t)n);
+    if (nl == NULL)
+        return (size_t)n == sizeof(j->line) ? MOTE_ERR_TOO_LARGE : MOTE_ERR_PROTO;
+    j->line_len = (size_t)(nl - j->line);
+    return (int)j->line_len;
+}
+
+/* Parses the line in j->line as a record; returns its type or < 0. */
+static int parse_line(struct mote_journal *j)
+{
+    if (memchr(j->line, '\0', j->line_len) != NULL)
+        return MOTE_ERR_BADMSG;
+    if (mote_json_parse(&j->json, j->line, j->line_len) <= 0 ||
+        mote_json_type_of(&j->json, 0) != MOTE_JSON_OBJECT)
+        return MOTE_ERR_BADMSG;
+    return rec_type(j);
+}
+
+void mote_journal_rewind(struct mote_journal *j)
+{
+    j->rd_off = 0;
+    j->rd_line = 0;
+    j->part_valid = false;
+}
+
+int mote_journal_next(struct mote_journal *j)
+{
+    int n, t;
+
+    if (j->h < 0)
+        return MOTE_ERR_BADF;
+    n = read_line(j, j->size);
+    if (n == MOTE_ERR_NOENT)
+        return 0;
+    if (n < 0)
+        return n;
+    j->rd_off += (uint64_t)n + 1u;
+    j->rd_line++;
+    t = parse_line(j);
+    return t < 0 ? MOTE_ERR_CORRUPT : t;
+}
+
+/* Copies the torn tail aside (ID.jsonl.torn) before it is cut. */
+struct tail_copy {
+    struct mote_journal *j;
+    uint64_t off, end;
+};
+
+static int produce_tail(void *arg, char *buf, size_t cap)
+{
+    struct tail_copy *t = arg;
+    const struct mote_port *p = t->j->port;
+    int n;
+
+    if (t->off >= t->end)
+        return 0;
+    if (cap > t->end - t->off)
+        cap = (size_t)(t->end - t->off);
+    n = p->st_read(p->ctx, t->j->h, t->off, buf, cap);
+    if (n <= 0)
+        return n < 0 ? n : MOTE_ERR_IO;
+    t->off += (uint64_t)n;
+    return n;
+}
+
+int mote_journal_open(struct mote_journal *j, const struct mote_port *port, const char *id)
+{
+    const struct mote_port *p = port;
+    uint64_t good = 0, file_size;
+    uint32_t line = 0;
+    int64_t sz;
+    int rc, h;
+
+    reset(j, port);
+    if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
+        return rc;
+    mote_str_copy(j->id, sizeof(j->id), id);
+    h = p->st_open(p->ctx, j->name, MOTE_ST_READ | MOTE_ST_APPEND);
+    if (h < 0)
+        return h;
+    j->h = h;
+    sz = p->st_size(p->ctx, h);
+    if (sz < 0) {
+        mote_journal_close(j);
+        return (int)sz;
+    }
+    file_size = (uint64_t)sz;
+    /* Check every line; remember where the last good one ends. */
+    j->rd_off = 0;
+    for (;;) {
+        int n = read_line(j, file_size), t;
+
+        if (n == MOTE_ERR_NOENT)
+            break;
+        if (n >= 0) {
+            line++;
+            t = parse_line(j);
+            if (t > 0 && (line > 1 || t == MOTE_REC_OPEN)) {
+                j->rd_off += (uint64_t)n + 1u;
+                good = j->rd_off;
+                j->records++;
+                continue;
+            }
+            /* A bad complete line: the tail only if nothing follows it. */
+            if (j->rd_off + (uint64_t)n + 1u < file_size) {
+                j->bad_line = line;
+                mote_journal_close(j);
+                return MOTE_ERR_CORRUPT;
+            }
+            break;
+        }
+        if (n == MOTE_ERR_PROTO || n == MOTE_ERR_TOO_LARGE) {
+            /* Unterminated (or endless) last line: a torn append. A line
+             * over the limit followed by more lines is damage. */
+            if (n == MOTE_ERR_TOO_LARGE) {
+                uint64_t off = j->rd_off + sizeof(j->line);
+                char c;
+                bool more = false;
+
+                while (off < file_size) {
+                    if (p->st_read(p->ctx, h, off, &c, 1) == 1 && c == '\n') {
+                        more = off + 1 < file_size;
+                        break;
+                    }
+                    off++;
+                }
+                if (more) {
+                    j->bad_line = line + 1;
+                    mote_journal_close(j);
+                    return MOTE_ERR_CORRUPT;
+                }
+            }
+            break;
+        }
+        mote_journal_close(j);
+        return n; /* a read failure */
+    }
+    if (good < file_size) {
+        struct tail_copy tc = {j, good, file_size};
+        char aside[MOTE_STORAGE_NAME_MAX];
+
+        if ((rc = make_name(j, id, ".jsonl.torn", aside, sizeof(aside))) < 0 ||
+            (rc = p->st_write_atomic(p->ctx, aside, produce_tail, &tc)) < 0 ||
+            (rc = p->st_truncate(p->ctx, h, good)) < 0) {
+            mote_journal_close(j);
+            return rc;
+        }
+        j->repaired = true;
+    }
+    if (j->records == 0) {
+        mote_journal_close(j);
+        j->bad_line = 1;
+        return MOTE_ERR_CORRUPT; /* not even a header */
+    }
+    j->size = good;
+    j->rd_off = 0;
+    return 0;
+}
+
+/* ---- the part source --------------------------------------------------- */
+
+/* Unescapes member `key` of object `obj` into the text arena at *used. */
+static const char *arena_str(struct mote_journal *j, int obj, const char *key, size_t *used,
+                             size_t *len)
+{
+    int t = mote_json_member(&j->json, obj, key);
+    int n;
+
+    if (mote_json_type_of(&j->json, t) != MOTE_JSON_STRING || *used >= sizeof(j->text))
+        return NULL;
+    n = mote_json_str(&j->json, t, j->text + *used, sizeof(j->text) - *used);
+    if (n < 0)
+        return NULL;
+    {
+        const char *s = j->text + *used;
+
+        *used += (size_t)n + 1u;
+        if (len != NULL)
+            *len = (size_t)n;
+        return s;
+    }
+}
+
+/* How many parts the record in j->json yields. */
+static unsigned parts_of(struct mote_journal *j, int type)
+{
+    if (type == MOTE_REC_USER || type == MOTE_REC_TOOL_RESULT)
+        return 1;
+    if (type == MOTE_REC_ASSISTANT) {
+        size_t n;
+        int calls = mote_json_member(&j->json, 0, "calls");
+        unsigned k = mote_json_type_of(&j->json, calls) == MOTE_JSON_ARRAY
+                         ? (unsigned)j->json.tok[calls].size
+                         : 0u;
+
+        (void)mote_json_raw(&j->json, mote_json_member(&j->json, 0, "text"), &n);
+        return k + (n > 0 ? 1u : 0u);
+    }
+    return 0;
+}
+
+static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote_part *p)
+{
+    size_t used = 0, n;
+
+    memset(p, 0, sizeof(*p));
+    if (type == MOTE_REC_USER) {
+        p->role = MOTE_ROLE_USER;
+        p->type = MOTE_PART_TEXT;
+        p->text = arena_str(j, 0, "text", &used, &p->text_len);
+        return p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
+    }
+    if (type == MOTE_REC_TOOL_RESULT) {
+        bool e = false;
+
+        p->role = MOTE_ROLE_USER;
+        p->type = MOTE_PART_TOOL_RESULT;
+        p->id = arena_str(j, 0, "id", &used, NULL);
+        p->text = arena_str(j, 0, "text", &used, &p->text_len);
+        (void)mote_json_bool(&j->json, mote_json_member(&j->json, 0, "error"), &e);
+        p->is_error = e;
+        return p->id != NULL && p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
+    }
+    /* assistant: text first (if any), then the calls */
+    p->role = MOTE_ROLE_ASSISTANT;
+    (void)mote_json_raw(&j->json, mote_json_member(&j->json, 0, "text"), &n);
+    if (n > 0) {
+        if (sub == 0) {
+            p->type = MOTE_PART_TEXT;
+            p->text = arena_str(j, 0, "text", &used, &p->text_len);
+            return p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
+        }
+        sub--;
+    }
+    {
+        int call = mote_json_elem(&j->json, mote_json_member(&j->json, 0, "calls"), (int)sub);
+        int in = mote_json_member(&j->json, call, "input");
+
+        p->type = MOTE_PART_TOOL_CALL;
+        p->id = arena_str(j, call, "id", &used, NULL);
+        p->name = arena_str(j, call, "name", &used, NULL);
+        p->input = mote_json_raw(&j->json, in, &p->input_len);
+        if (mote_json_type_of(&j->json, in) != MOTE_JSON_OBJECT)
+            return MOTE_ERR_CORRUPT;
+        return p->id != NULL && p->name != NULL ? 1 : MOTE_ERR_CORRUPT;
+    }
+}
+
+int mote_journal_parts(void *arg, unsigned index, struct mote_part *p)
+{
+    struct mote_journal *j = arg;
+
+    if (!j->part_valid || index < j->part_base) {
+        mote_journal_rewind(j);
+        j->part_base = 0;
+        j->part_n = 0;
+        j->part_valid = true;
+        j->part_type = 0;
+    }
+    while (index >= j->part_base + j->part_n) {
+        int t = mote_journal_next(j);
+
+        if (t == 0)
+            return 0;
+        if (t < 0)
+            return t;
+        j->part_base += j->part_n;
+        j->part_n = parts_of(j, t);
+        j->part_type = t;
+    }
+    return fill_part(j, j->part_type, index - j->part_base, p);
+}
+
+/* ---- recovery ---------------------------------------------------------- */
+
+int mote_recover(struct mote_journal *j, struct mote_recovery *r)
+{
+    bool has_result[MOTE_LLM_MAX_TOOL_CALLS];
+    int64_t pg[MOTE_LLM_MAX_TOOL_CALLS];
+    int64_t st[MOTE_LLM_MAX_TOOL_CALLS];
+    unsigned ncalls = 0, i;
+    int last = MOTE_REC_NONE, t;
+    bool interrupted = false;
+    struct mote_recovery out;
+
+    memset(&out, 0, sizeof(out));
+    memset(has_result, 0, sizeof(has_result));
+    mote_journal_rewind(j);
+    while ((t = mote_journal_next(j)) > 0) {
+        size_t used = 0;
+
+        switch (t) {
+        case MOTE_REC_USER:
+            out.autos = 0;
+            ncalls = 0;
+            last = t;
+            break;
+        case MOTE_REC_REQUEST:
+        case MOTE_REC_MARK:
+            last = t;
+            break;
+        case MOTE_REC_AUTO:
+            out.autos++;
+            break;
+        case MOTE_REC_ERROR: {
+            const char *m = arena_str(j, 0, "message", &used, NULL);
+
+            mote_str_copy(out.last_error, sizeof(out.last_error), m != NULL ? m : "");
+            last = t;
+            break;
+        }
+        case MOTE_REC_ASSISTANT: {
+            int calls = mote_json_member(&j->json, 0, "calls");
+            bool b = false;
+
+            ncalls = 0;
+            for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++) {
+                int c = mote_json_elem(&j->json, calls, (int)i);
+                const char *id;
+
+                if (c < 0)
+                    break;
+                used = 0;
+                id = arena_str(j, c, "id", &used, NULL);
+                mote_str_copy(out.missing[ncalls], sizeof(out.missing[0]), id != NULL ? id : "");
+                out.started[ncalls] = false;
+                has_result[ncalls] = false;
+                pg[ncalls] = st[ncalls] = 0;
+                ncalls++;
+            }
+            (void)mote_json_bool(&j->json, mote_json_member(&j->json, 0, "interrupted"), &b);
+            interrupted = b;
+            last = t;
+            break;
+        }
+        case MOTE_REC_TOOL_START:
+        case MOTE_REC_TOOL_RESULT: {
+            const char *id = arena_str(j, 0, "id", &used, NULL);
+
+            for (i = 0; id != NULL && i < ncalls; i++) {
+                if (strcmp(out.missing[i], id) != 0)
+                    continue;
+                if (t == MOTE_REC_TOOL_RESULT) {
+                    has_result[i] = true;
+                } else {
+                    out.started[i] = true;
+                    (void)mote_json_int(&j->json, mote_json_member(&j->json, 0, "pgid"), &pg[i]);
+                    (void)mote_json_int(&j->json, mote_json_member(&j->json, 0, "start"), &st[i]);
+                }
+            }
+            if (t == MOTE_REC_TOOL_RESULT)
+                last = t;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (t < 0)
+        return t;
+    /* Calls without a result: compact the list to the missing ones. */
+    for (i = 0; i < ncalls; i++) {
+        if (has_result[i])
+            continue;
+        /* A tool that began and has no result may still run: its group. */
+        if (out.started[i] && pg[i] > 0) {
+            out.kill_pgid[out.nkill] = pg[i];
+            out.kill_start[out.nkill] = (uint64_t)st[i];
+            out.nkill++;
+        }
+        if (out.nmissing != i) {
+            memcpy(out.missing[out.nmissing], out.missing[i], sizeof(out.missing[0]));
+            out.started[out.nmissing] = out.started[i];
+        }
+        out.nmissing++;
+    }
+    if (out.nmissing > 0) {
+        out.action = MOTE_RECOVER_TOOL_INTERRUPTED;
+    } else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
+               last == MOTE_REC_TOOL_RESULT) {
+        out.action = out.autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
+                                                          : MOTE_RECOVER_CONTINUE;
+    } else {
+        (void)interrupted; /* an answer cut by the user's cancel stays as it is */
+        out.action = MOTE_RECOVER_IDLE;
+    }
+    *r = out;
+    return 0;
+}
+
+int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
+{
+    unsigned i;
+    int rc;
+
+    for (i = 0; i < r->nmissing; i++) {
+        rc = mote_journal_tool_result(j, r->missing[i], MOTE_INTERRUPTED_TOOL,
+                                      strlen(MOTE_INTERRUPTED_TOOL), true);
+        if (rc < 0)
+            return rc;
+    }
+    /* The turn ends here: the user decides (/retry), nothing runs again. */
+    return r->nmissing > 0 ? mote_journal_error(j, "a tool was interrupted: " MOTE_INTERRUPTED_TOOL)
+                           : 0;
+}
+
+/* ---- the state machine ------------------------------------------------- */
+
+struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_event e)
+{
+    struct mote_conv_step r = {s, 0};
+    bool talking = s == MOTE_CONV_LLM_REQUESTING || s == MOTE_CONV_STREAMING;
+    bool active = talking || s == MOTE_CONV_TOOL_EXECUTING;
+
+    switch (e) {
+    case MOTE_CEV_USER:
+        if (s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_NEEDS_RECOVERY) {
+            r.state = MOTE_CONV_LLM_REQUESTING;
+            r.effects = MOTE_CEFF_JOURNAL_USER | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
+        }
+        break;
+    case MOTE_CEV_RETRY:
+        if (s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_NEEDS_RECOVERY) {
+            r.state = MOTE_CONV_LLM_REQUESTING;
+            r.effects = MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
+        }
+        break;
+    case MOTE_CEV_FIRST_BYTE:
+        if (s == MOTE_CONV_LLM_REQUESTING)
+            r.state = MOTE_CONV_STREAMING;
+        break;
+    case MOTE_CEV_ANSWER_DONE:
+        if (talking) {
+            r.state = MOTE_CONV_IDLE;
+            r.effects = MOTE_CEFF_JOURNAL_ANSWER;
+        }
+        break;
+    case MOTE_CEV_ANSWER_TOOLS:
+        if (talking) {
+            r.state = MOTE_CONV_TOOL_EXECUTING;
+            r.effects = MOTE_CEFF_JOURNAL_ANSWER | MOTE_CEFF_RUN_TOOLS;
+        }
+        break;
+    case MOTE_CEV_TOOLS_DONE:
+        if (s == MOTE_CONV_TOOL_EXECUTING) {
+            r.state = MOTE_CONV_LLM_REQUESTING;
+            r.effects = MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
+        }
+        break;
+    case MOTE_CEV_TURN_LIMIT:
+        if (s == MOTE_CONV_TOOL_EXECUTING) {
+            r.state = MOTE_CONV_ERROR;
+            r.effects = MOTE_CEFF_JOURNAL_ERROR;
+        }
+        break;
+    case MOTE_CEV_FAILED:
+        if (active) {
+            r.state = MOTE_CONV_ERROR;
+            r.effects = (talking ? MOTE_CEFF_JOURNAL_PARTIAL : MOTE_CEFF_KILL_TOOLS) |
+                        MOTE_CEFF_JOURNAL_ERROR;
+        }
+        break;
+    case MOTE_CEV_CANCELLED:
+        if (active) {
+            r.state = MOTE_CONV_IDLE;
+            r.effects = talking ? MOTE_CEFF_JOURNAL_PARTIAL : MOTE_CEFF_KILL_TOOLS;
+        }
+        break;
+    case MOTE_CEV_SHUTDOWN_CUT:
+        if (active) {
+            r.state = MOTE_CONV_NEEDS_RECOVERY;
+            r.effects = (talking ? MOTE_CEFF_JOURNAL_PARTIAL : MOTE_CEFF_KILL_TOOLS) |
+                        MOTE_CEFF_JOURNAL_MARK;
+        }
+        break;
+    }
+    return r;
+}
+
+const char *mote_conv_state_name(enum mote_conv_state s)
+{
+    static const char *const names[] = {"idle",           "llm_requesting", "streaming",
+                                        "tool_executing", "error",          "needs_recovery"};
+
+    return (unsigned)s < MOTE_ARRAY_LEN(names) ? names[s] : "?";
+}

@@ -1,0 +1,448 @@
+/* test_journal.c - the journal, recovery and the conversation state
+ * machine: power cuts at every write, countdown faults at every call. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mote/mote_journal.h"
+#include "mote_tport.h"
+
+static struct mote_tport tp;
+static struct mote_journal jr;
+
+static int setup(void **state)
+{
+    (void)state;
+    mote_tport_init(&tp, 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mote_journal_close(&jr);
+    mote_tport_deinit(&tp);
+    return 0;
+}
+
+/* A scripted conversation with two tool rounds. Step k writes one record;
+ * want[k] is the recovery decision after steps 0..k. */
+enum { S_USER, S_REQ, S_ANS_CALLS, S_START1, S_RES1, S_START2, S_RES2, S_REQ2, S_ANS_END,
+       S_USER2, S_REQ3, S_ANS_CALL3, S_START3, S_RES3, S_REQ4, S_ANS_TEXT, NSTEPS };
+
+static const enum mote_recovery_action want[NSTEPS] = {
+    MOTE_RECOVER_CONTINUE,         /* user: the request never went out */
+    MOTE_RECOVER_CONTINUE,         /* request in flight */
+    MOTE_RECOVER_TOOL_INTERRUPTED, /* calls, no tool ran yet */
+    MOTE_RECOVER_TOOL_INTERRUPTED, /* tool 1 running */
+    MOTE_RECOVER_TOOL_INTERRUPTED, /* tool 2 not done */
+    MOTE_RECOVER_TOOL_INTERRUPTED, /* tool 2 running */
+    MOTE_RECOVER_CONTINUE,         /* all results, no answer */
+    MOTE_RECOVER_CONTINUE,         /* request in flight */
+    MOTE_RECOVER_IDLE,             /* answered */
+    MOTE_RECOVER_CONTINUE,
+    MOTE_RECOVER_CONTINUE,
+    MOTE_RECOVER_TOOL_INTERRUPTED,
+    MOTE_RECOVER_TOOL_INTERRUPTED,
+    MOTE_RECOVER_CONTINUE,
+    MOTE_RECOVER_CONTINUE,
+    MOTE_RECOVER_IDLE,
+};
+
+static int write_step(struct mote_journal *j, int k)
+{
+    static const struct mote_call_rec two[] = {
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16},
+        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24},
+    };
+    static const struct mote_call_rec one[] = {{"call_c", "list_dir", "{}", 2}};
+
+    switch (k) {
+    case S_USER: return mote_journal_user(j, "list files \"here\"\n", 18);
+    case S_REQ: return mote_journal_request(j, 1);
+    case S_ANS_CALLS: return mote_journal_assistant(j, "Let me look.", 12, "tool_use", false, two, 2);
+    case S_START1: return mote_journal_tool_start(j, "call_a", 4242, 777);
+    case S_RES1: return mote_journal_tool_result(j, "call_a", "a\nb\n", 4, false);
+    case S_START2: return mote_journal_tool_start(j, "call_b", 4243, 778);
+    case S_RES2: return mote_journal_tool_result(j, "call_b", "no such file", 12, true);
+    case S_REQ2: return mote_journal_request(j, 1);
+    case S_ANS_END: return mote_journal_assistant(j, "Done: a and b.", 14, "end_turn", false, NULL, 0);
+    case S_USER2: return mote_journal_user(j, "again", 5);
+    case S_REQ3: return mote_journal_request(j, 1);
+    case S_ANS_CALL3: return mote_journal_assistant(j, "", 0, "tool_use", false, one, 1);
+    case S_START3: return mote_journal_tool_start(j, "call_c", 0, 0);
+    case S_RES3: return mote_journal_tool_result(j, "call_c", "x", 1, false);
+    case S_REQ4: return mote_journal_request(j, 1);
+    case S_ANS_TEXT: return mote_journal_assistant(j, "ok \xe2\x9c\x93", 6, "end_turn", false, NULL, 0);
+    }
+    return MOTE_ERR_INVAL;
+}
+
+/* Writes steps until one fails; returns how many succeeded. */
+static int write_script(void)
+{
+    int k, rc = mote_journal_create(&jr, &tp.port, "conv1");
+
+    if (rc < 0)
+        return -1;
+    for (k = 0; k < NSTEPS; k++) {
+        if (write_step(&jr, k) < 0)
+            break;
+    }
+    mote_journal_close(&jr);
+    return k;
+}
+
+static void test_roundtrip_and_parts(void **state)
+{
+    static struct mote_json js;
+    static char body[16384];
+    struct mote_llm_req req;
+    struct mote_part p;
+    size_t n = 0;
+    int rc, count = 0;
+
+    (void)state;
+    assert_int_equal(write_script(), NSTEPS);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "conv1"), 0);
+    assert_false(jr.repaired);
+    assert_int_equal(jr.records, 1 + NSTEPS);
+    /* The parts, in order. */
+    assert_int_equal(mote_journal_parts(&jr, 0, &p), 1);
+    assert_int_equal(p.role, MOTE_ROLE_USER);
+    assert_int_equal(p.text_len, 18);
+    assert_memory_equal(p.text, "list files \"here\"\n", 18);
+    assert_int_equal(mote_journal_parts(&jr, 2, &p), 1);
+    assert_int_equal(p.type, MOTE_PART_TOOL_CALL);
+    assert_string_equal(p.id, "call_a");
+    assert_int_equal(p.input_len, 16);
+    assert_int_equal(mote_journal_parts(&jr, 2, &p), 1); /* the same index again */
+    assert_string_equal(p.name, "shell");
+    assert_int_equal(mote_journal_parts(&jr, 5, &p), 1);
+    assert_int_equal(p.type, MOTE_PART_TOOL_RESULT);
+    assert_true(p.is_error);
+    assert_int_equal(mote_journal_parts(&jr, 1, &p), 1); /* backwards: rewinds */
+    assert_string_equal(p.text, "Let me look.");
+    while ((rc = mote_journal_parts(&jr, (unsigned)count, &p)) == 1)
+        count++;
+    assert_int_equal(rc, 0);
+    assert_int_equal(count, 1 + 3 + 2 + 1 + 1 + 1 + 1 + 1); /* 11 parts */
+    /* A request body straight from the journal. */
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    req.model = "m";
+    req.parts = mote_journal_parts;
+    req.parts_arg = &jr;
+    {
+        struct { char *p; size_t *n; } dummy = {body, &n};
+        (void)dummy;
+    }
+    assert_true(mote_llm_body_length(&req) > 0);
+    {
+        struct mote_llm_body b;
+        int r;
+
+        mote_llm_body_init(&b, &req);
+        while ((r = mote_llm_body_read(&b, body + n, 100)) > 0)
+            n += (size_t)r;
+        assert_int_equal(r, 0);
+    }
+    assert_int_equal((int64_t)n, mote_llm_body_length(&req));
+    assert_true(mote_json_parse(&js, body, n) > 0);
+    assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "messages.1.content.1.input.command"), "ls"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "messages.2.content.1.tool_use_id"), "call_b"));
+}
+
+static void test_recovery_rules(void **state)
+{
+    struct mote_recovery r;
+    int k;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "c2"), 0);
+    for (k = 0; k < NSTEPS; k++) {
+        assert_int_equal(write_step(&jr, k), 0);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.action, want[k]);
+    }
+    mote_journal_close(&jr);
+    /* Killed while tool 1 ran: its group is to be killed, both calls get
+     * error results, and the turn ends with an error (no auto-send). */
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "c3"), 0);
+    for (k = 0; k <= S_START1; k++)
+        assert_int_equal(write_step(&jr, k), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
+    assert_int_equal(r.nmissing, 2);
+    assert_true(r.started[0]);
+    assert_false(r.started[1]);
+    assert_int_equal(r.nkill, 1);
+    assert_int_equal(r.kill_pgid[0], 4242);
+    assert_int_equal(r.kill_start[0], 777);
+    assert_int_equal(mote_recover_apply(&jr, &r), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    assert_int_equal(r.nmissing, 0);
+    assert_true(strstr(r.last_error, "interrupted") != NULL);
+    /* /retry then continues; the API sees no dangling call. */
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_CONTINUE);
+    mote_journal_close(&jr);
+}
+
+static void test_auto_continue_limit(void **state)
+{
+    struct mote_recovery r;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "c4"), 0);
+    assert_int_equal(mote_journal_user(&jr, "hi", 2), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_auto(&jr), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_CONTINUE);
+    assert_int_equal(mote_journal_auto(&jr), 0);
+    assert_int_equal(mote_journal_mark(&jr, "needs_recovery"), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_LIMIT); /* 2 in a row already */
+    assert_int_equal(r.autos, 2);
+    /* A new user message resets the count. */
+    assert_int_equal(mote_journal_user(&jr, "go on", 5), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_CONTINUE);
+    assert_int_equal(r.autos, 0);
+}
+
+/* The records of a journal as a list of types, for prefix checks. */
+static int count_records(void)
+{
+    int n = 0, t;
+
+    mote_journal_rewind(&jr);
+    while ((t = mote_journal_next(&jr)) > 0)
+        n++;
+    return t < 0 ? t : n;
+}
+
+static void test_power_cut_at_every_write(void **state)
+{
+    enum mote_tport_cut mode;
+    int cuts = 0, repaired = 0;
+
+    (void)state;
+    for (mode = MOTE_TP_CUT_DROP; mode <= MOTE_TP_CUT_ZERO; mode++) {
+        unsigned n;
+
+        for (n = 1;; n++) {
+            struct mote_recovery r;
+            int done, recs;
+
+            mote_tport_deinit(&tp);
+            mote_tport_init(&tp, 0);
+            mote_tport_cut_at(&tp, n);
+            done = write_script();
+            if (!tp.power_off) {
+                assert_int_equal(done, NSTEPS); /* no cut: the script ran whole */
+                break;
+            }
+            cuts++;
+            mote_tport_power_restore(&tp, mode);
+            if (done < 0) {
+                /* Cut while writing the header: the file may be empty or torn. */
+                int rc = mote_journal_open(&jr, &tp.port, "conv1");
+
+                assert_true(rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT);
+                assert_true(rc != MOTE_ERR_CORRUPT || jr.bad_line == 1);
+                continue;
+            }
+            assert_int_equal(mote_journal_open(&jr, &tp.port, "conv1"), 0);
+            repaired += jr.repaired;
+            if (jr.repaired)
+                assert_non_null(mote_tport_file(&tp, "conversations/conv1.jsonl.torn"));
+            recs = count_records();
+            /* Every write acknowledged before the cut is there; the cut one
+             * is there only whole. */
+            assert_true(recs == 1 + done || recs == 2 + done);
+            assert_int_equal(mote_recover(&jr, &r), 0);
+            /* The decision is the one the surviving prefix demands. */
+            assert_int_equal(r.action, recs == 1 ? MOTE_RECOVER_IDLE : want[recs - 2]);
+            /* The journal can be written again after the repair. */
+            assert_int_equal(mote_journal_user(&jr, "after", 5), 0);
+            mote_journal_close(&jr);
+            assert_int_equal(mote_journal_open(&jr, &tp.port, "conv1"), 0);
+            assert_false(jr.repaired);
+            mote_journal_close(&jr);
+        }
+    }
+    printf("  power cuts tested: %d (4 modes), torn tails repaired: %d\n", cuts, repaired);
+    assert_true(cuts >= 4 * NSTEPS);
+    assert_true(repaired > 0);
+}
+
+static void test_countdown_faults(void **state)
+{
+    static const int errs[] = {MOTE_ERR_NOSPC, MOTE_ERR_IO, 0 /* short write */};
+    int runs = 0;
+    size_t e;
+
+    (void)state;
+    for (e = 0; e < sizeof(errs) / sizeof(errs[0]); e++) {
+        unsigned kinds = errs[e] == 0 ? MOTE_TP_APPEND : MOTE_TP_ALL;
+        unsigned n;
+
+        for (n = 1; n < 200; n++) {
+            int done, recs;
+
+            mote_tport_deinit(&tp);
+            mote_tport_init(&tp, 0);
+            mote_tport_fail_after(&tp, kinds, n, errs[e], false);
+            done = write_script();
+            if (tp.fail_seen < n) {
+                assert_int_equal(done, NSTEPS);
+                break;
+            }
+            runs++;
+            mote_tport_fail_after(&tp, 0, 0, 0, false);
+            if (done < 0)
+                continue; /* the header failed: nothing acknowledged */
+            /* A clear error stopped the writer; nothing acknowledged before
+             * the failure is lost, and nothing half-written stays. */
+            assert_int_equal(mote_journal_open(&jr, &tp.port, "conv1"), 0);
+            assert_false(jr.repaired);
+            recs = count_records();
+            assert_true(recs >= 1 + done);
+            assert_true(recs <= 2 + done);
+            mote_journal_close(&jr);
+        }
+    }
+    /* fsync failures too: sticky, the writer stops. */
+    mote_tport_deinit(&tp);
+    mote_tport_init(&tp, 0);
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "f"), 0);
+    mote_tport_fail_after(&tp, MOTE_TP_SYNC, 1, MOTE_ERR_IO, false);
+    assert_int_equal(mote_journal_user(&jr, "x", 1), MOTE_ERR_IO);
+    assert_int_equal(mote_journal_user(&jr, "y", 1), MOTE_ERR_IO); /* sticky */
+    mote_journal_close(&jr);
+    printf("  countdown fault runs: %d\n", runs);
+    assert_true(runs > 30);
+}
+
+static void test_damage_before_the_tail(void **state)
+{
+    const struct mote_tport_file *f;
+    unsigned char before[4096];
+    size_t len;
+
+    (void)state;
+    assert_int_equal(write_script(), NSTEPS);
+    f = mote_tport_file(&tp, "conversations/conv1.jsonl");
+    /* Break line 3 (the first request record's opening brace). */
+    {
+        size_t i, line = 1;
+
+        for (i = 0; i < f->len && line < 3; i++)
+            if (f->data[i] == '\n')
+                line++;
+        f->data[i] = 'X';
+    }
+    len = f->len;
+    memcpy(before, f->data, len);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "conv1"), MOTE_ERR_CORRUPT);
+    assert_int_equal(jr.bad_line, 3);
+    f = mote_tport_file(&tp, "conversations/conv1.jsonl");
+    assert_int_equal(f->len, len); /* untouched */
+    assert_memory_equal(f->data, before, len);
+    assert_null(mote_tport_file(&tp, "conversations/conv1.jsonl.torn"));
+}
+
+static void test_hostile_ids_and_lines(void **state)
+{
+    static char huge[MOTE_JOURNAL_LINE_MAX + 100];
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "../etc"), MOTE_ERR_INVAL);
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "a/b"), MOTE_ERR_INVAL);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, ""), MOTE_ERR_INVAL);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "missing"), MOTE_ERR_NOENT);
+    /* A record too large is refused, and the journal goes on. */
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "big"), 0);
+    memset(huge, 'a', sizeof(huge));
+    assert_int_equal(mote_journal_user(&jr, huge, sizeof(huge)), MOTE_ERR_TOO_LARGE);
+    assert_int_equal(mote_journal_user(&jr, "small", 5), 0);
+    {
+        const struct mote_call_rec bad = {"c", "shell", "{\"command\":\"ls", 13};
+
+        assert_int_equal(mote_journal_assistant(&jr, "", 0, "max_tokens", false, &bad, 1),
+                         MOTE_ERR_BADMSG);
+    }
+    assert_int_equal(mote_journal_user(&jr, "still fine", 10), 0);
+    mote_journal_close(&jr);
+    /* A file with only garbage: damage at line 1. */
+    assert_int_equal(mote_tport_put(&tp, "conversations/junk.jsonl", "not json\nmore\n", 14), 0);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "junk"), MOTE_ERR_CORRUPT);
+    assert_int_equal(jr.bad_line, 1);
+}
+
+static void test_state_machine(void **state)
+{
+    struct mote_conv_step s;
+
+    (void)state;
+    s = mote_conv_next(MOTE_CONV_IDLE, MOTE_CEV_USER);
+    assert_int_equal(s.state, MOTE_CONV_LLM_REQUESTING);
+    /* Journal before effect: user and request records, then the send. */
+    assert_int_equal(s.effects, MOTE_CEFF_JOURNAL_USER | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND);
+    s = mote_conv_next(MOTE_CONV_LLM_REQUESTING, MOTE_CEV_FIRST_BYTE);
+    assert_int_equal(s.state, MOTE_CONV_STREAMING);
+    s = mote_conv_next(MOTE_CONV_STREAMING, MOTE_CEV_ANSWER_TOOLS);
+    assert_int_equal(s.state, MOTE_CONV_TOOL_EXECUTING);
+    assert_true(s.effects & MOTE_CEFF_JOURNAL_ANSWER);
+    assert_true(s.effects & MOTE_CEFF_RUN_TOOLS);
+    s = mote_conv_next(MOTE_CONV_TOOL_EXECUTING, MOTE_CEV_TOOLS_DONE);
+    assert_int_equal(s.state, MOTE_CONV_LLM_REQUESTING);
+    s = mote_conv_next(MOTE_CONV_STREAMING, MOTE_CEV_ANSWER_DONE);
+    assert_int_equal(s.state, MOTE_CONV_IDLE);
+    s = mote_conv_next(MOTE_CONV_STREAMING, MOTE_CEV_CANCELLED);
+    assert_int_equal(s.state, MOTE_CONV_IDLE);
+    assert_int_equal(s.effects, MOTE_CEFF_JOURNAL_PARTIAL);
+    s = mote_conv_next(MOTE_CONV_TOOL_EXECUTING, MOTE_CEV_SHUTDOWN_CUT);
+    assert_int_equal(s.state, MOTE_CONV_NEEDS_RECOVERY);
+    assert_int_equal(s.effects, MOTE_CEFF_KILL_TOOLS | MOTE_CEFF_JOURNAL_MARK);
+    s = mote_conv_next(MOTE_CONV_LLM_REQUESTING, MOTE_CEV_FAILED);
+    assert_int_equal(s.state, MOTE_CONV_ERROR);
+    s = mote_conv_next(MOTE_CONV_ERROR, MOTE_CEV_RETRY);
+    assert_int_equal(s.state, MOTE_CONV_LLM_REQUESTING);
+    assert_false(s.effects & MOTE_CEFF_JOURNAL_USER);
+    s = mote_conv_next(MOTE_CONV_NEEDS_RECOVERY, MOTE_CEV_RETRY);
+    assert_int_equal(s.state, MOTE_CONV_LLM_REQUESTING);
+    /* Nonsense leaves the state alone. */
+    s = mote_conv_next(MOTE_CONV_IDLE, MOTE_CEV_TOOLS_DONE);
+    assert_int_equal(s.state, MOTE_CONV_IDLE);
+    assert_int_equal(s.effects, 0);
+    s = mote_conv_next(MOTE_CONV_STREAMING, MOTE_CEV_USER);
+    assert_int_equal(s.state, MOTE_CONV_STREAMING);
+    assert_string_equal(mote_conv_state_name(MOTE_CONV_NEEDS_RECOVERY), "needs_recovery");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_roundtrip_and_parts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_auto_continue_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_power_cut_at_every_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_countdown_faults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damage_before_the_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_ids_and_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
+    };
+
+    return cmocka_run_group_tests_name("journal", tests, NULL, NULL);
+}
