@@ -1,17 +1,19 @@
 /*
- * main.c - the mote command-line agent.
- *
- * Today: the full command line of CONTRACT.md, configuration checks, and
- * the one-shot mode (-p PROMPT / -p -) that streams one model answer to
- * stdout over HTTP or HTTPS. The tool loop, the journal, interactive chat
- * and the shutdown sequence land with their issues.
+ * main.c - the mote command-line agent: options, the state directory,
+ * interactive chat and one-shot mode, signals, and the one shutdown
+ * sequence every trigger goes through.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "mote/mote.h"
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
@@ -19,26 +21,49 @@
 
 #define DEFAULT_ANTHROPIC_MODEL "claude-sonnet-4-5"
 #define DEFAULT_OPENAI_MODEL "gpt-4o-mini"
-#define PROMPT_MAX (256 * 1024)
+#define PROMPT_MAX (64 * 1024)
+#define INPUT_MAX (64 * 1024)
+#define HISTORY_MAX 500 /* lines kept in STATE/history */
+
+enum sd_mode { SD_NONE, SD_CANCEL, SD_DRAIN };
 
 static struct mote_posix pp;
 static struct mote_loop loop;
-static struct mote_llm_call call;
+static struct agent ag;
 static struct mote_llm_conf conf;
-static struct mote_llm_req req;
+static struct cli_opts o;
 static char prompt_buf[PROMPT_MAX];
-static const char *prompt;
-static size_t prompt_len;
-static int exit_sig; /* 129/130/143 once a signal asked to stop */
-static bool printed_newline = true;
+static char state_dir[1024];
 
-static enum cli_provider pick_provider(const struct cli_opts *o)
+static struct {
+    enum sd_mode mode;   /* requested shutdown */
+    int code;            /* exit code it carries */
+    const char *reason;
+    bool force;          /* a further Ctrl+C: stop waiting */
+    bool by_signal;
+    uint32_t last_int;   /* time of the last Ctrl+C during a turn */
+    bool int_seen;
+} sd;
+
+static struct {
+    char buf[INPUT_MAX];
+    size_t len;
+    bool eof;
+    mote_watch_id watch;
+    bool prompt_shown;
+} in;
+
+static const char *model_name;
+
+/* ---- configuration ---- */
+
+static enum cli_provider pick_provider(void)
 {
     const char *a = getenv("ANTHROPIC_API_KEY");
     const char *k = getenv("OPENAI_API_KEY");
 
-    if (o->provider != CLI_PROVIDER_NONE)
-        return o->provider;
+    if (o.provider != CLI_PROVIDER_NONE)
+        return o.provider;
     if (a != NULL && a[0] != '\0')
         return CLI_PROVIDER_ANTHROPIC;
     if (k != NULL && k[0] != '\0')
@@ -46,40 +71,508 @@ static enum cli_provider pick_provider(const struct cli_opts *o)
     return CLI_PROVIDER_NONE;
 }
 
-static int one_part(void *arg, unsigned index, struct mote_part *p)
+static unsigned long env_ms(const char *name, unsigned long def)
 {
-    (void)arg;
-    if (index > 0)
-        return 0;
-    memset(p, 0, sizeof(*p));
-    p->role = MOTE_ROLE_USER;
-    p->type = MOTE_PART_TEXT;
-    p->text = prompt;
-    p->text_len = prompt_len;
-    return 1;
+    const char *v = getenv(name);
+
+    return v != NULL && v[0] != '\0' ? strtoul(v, NULL, 10) : def;
 }
 
-static int on_event(void *arg, const struct mote_llm_event *ev)
+static int configure(void)
 {
-    (void)arg;
-    if (ev->type == MOTE_LLM_TEXT) {
-        fwrite(ev->text, 1, ev->len, stdout);
-        fflush(stdout);
-        printed_newline = ev->len > 0 && ev->text[ev->len - 1] == '\n';
+    enum cli_provider prov = pick_provider();
+    const char *key, *url;
+    struct mote_url u;
+
+    if (prov == CLI_PROVIDER_NONE) {
+        fprintf(stderr, "mote: no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
+                        "(or pick one with --provider)\n");
+        return 2;
+    }
+    mote_llm_conf_defaults(&conf);
+    if (prov == CLI_PROVIDER_ANTHROPIC) {
+        conf.provider = MOTE_PROVIDER_ANTHROPIC;
+        conf.key_env = "ANTHROPIC_API_KEY";
+        key = getenv("ANTHROPIC_API_KEY");
+        url = o.base_url != NULL ? o.base_url : getenv("ANTHROPIC_BASE_URL");
+        if (url == NULL || url[0] == '\0')
+            url = "https://api.anthropic.com";
+    } else {
+        conf.provider = MOTE_PROVIDER_OPENAI;
+        conf.key_env = "OPENAI_API_KEY";
+        key = getenv("OPENAI_API_KEY");
+        url = o.base_url != NULL ? o.base_url : getenv("OPENAI_BASE_URL");
+        if (url == NULL || url[0] == '\0')
+            url = "https://api.openai.com/v1";
+    }
+    if (key == NULL || key[0] == '\0') {
+        /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
+        if (!(prov == CLI_PROVIDER_OPENAI && o.base_url != NULL)) {
+            fprintf(stderr, "mote: no API key: set %s\n", conf.key_env);
+            return 2;
+        }
+        key = "";
+    }
+    if (strlen(key) > MOTE_LLM_KEY_MAX) {
+        fprintf(stderr, "mote: %s is longer than %d bytes\n", conf.key_env, MOTE_LLM_KEY_MAX);
+        return 2;
+    }
+    if (mote_url_parse(&u, url) < 0) {
+        fprintf(stderr, "mote: bad base URL '%s': use http://host[:port][/path] or https://...\n",
+                url);
+        return 2;
+    }
+    if (u.tls && pp.port.tls_handshake == NULL) {
+        fprintf(stderr, "mote: %s needs TLS, but this mote was built with TLS=none "
+                        "(rebuild with make TLS=mbedtls, or use an http:// URL)\n", url);
+        return 2;
+    }
+    if (o.ca_file != NULL && access(o.ca_file, R_OK) != 0) {
+        fprintf(stderr, "mote: cannot read --ca-file %s: %s\n", o.ca_file, strerror(errno));
+        return 2;
+    }
+    if (o.mcp_config != NULL && access(o.mcp_config, R_OK) != 0) {
+        fprintf(stderr, "mote: cannot read --mcp-config %s: %s\n", o.mcp_config, strerror(errno));
+        return 2;
+    }
+    conf.base_url = url;
+    conf.api_key = key;
+    conf.ca_file = o.ca_file;
+    /* Tuning knobs (milliseconds) for tests and slow links. */
+    conf.idle_timeout_ms = (uint32_t)env_ms("MOTE_IDLE_TIMEOUT_MS", conf.idle_timeout_ms);
+    conf.first_byte_timeout_ms =
+        (uint32_t)env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", conf.first_byte_timeout_ms);
+    conf.backoff_ms = (uint32_t)env_ms("MOTE_BACKOFF_MS", conf.backoff_ms);
+    model_name = o.model != NULL ? o.model
+                 : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
+                                                  : DEFAULT_OPENAI_MODEL;
+    return 0;
+}
+
+static int pick_state_dir(void)
+{
+    const char *d = o.state_dir, *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
+    int rc;
+
+    if (d == NULL)
+        d = getenv("MOTE_STATE_DIR");
+    if (d != NULL && d[0] != '\0')
+        snprintf(state_dir, sizeof(state_dir), "%s", d);
+    else if (x != NULL && x[0] != '\0')
+        snprintf(state_dir, sizeof(state_dir), "%s/mote", x);
+    else if (h != NULL && h[0] != '\0')
+        snprintf(state_dir, sizeof(state_dir), "%s/.local/state/mote", h);
+    else {
+        fprintf(stderr, "mote: no state directory: set --state-dir, MOTE_STATE_DIR or HOME\n");
+        return 2;
+    }
+    rc = mote_posix_storage_root(&pp, state_dir);
+    if (rc < 0) {
+        fprintf(stderr, "mote: cannot use the state directory %s: %s\n", state_dir,
+                mote_strerror(rc));
+        return 2;
     }
     return 0;
 }
 
-static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
+/* ---- the conversation file ---- */
+
+static int read_current(char *id, size_t cap)
 {
-    (void)n, (void)arg;
-    if (exit_sig != 0) {
-        mote_loop_break(l); /* a further signal: stop waiting */
+    const struct mote_port *p = &pp.port;
+    int h = p->st_open(p->ctx, "current", MOTE_ST_READ), n;
+
+    if (h < 0)
+        return h;
+    n = p->st_read(p->ctx, h, 0, id, cap - 1);
+    p->st_close(p->ctx, h);
+    if (n <= 0)
+        return MOTE_ERR_NOENT;
+    id[n] = '\0';
+    id[strcspn(id, "\r\n")] = '\0';
+    return 0;
+}
+
+static int produce_str(void *arg, char *buf, size_t cap)
+{
+    const char **s = arg;
+    size_t n = strlen(*s);
+
+    if (n > cap)
+        n = cap;
+    memcpy(buf, *s, n);
+    *s += n;
+    return (int)n;
+}
+
+static void write_current(const char *id)
+{
+    char line[MOTE_CONV_ID_MAX + 2];
+    const char *s = line;
+
+    snprintf(line, sizeof(line), "%s\n", id);
+    if (pp.port.st_write_atomic(pp.port.ctx, "current", produce_str, &s) < 0)
+        fprintf(stderr, "mote: warning: cannot record the current conversation\n");
+}
+
+static int open_conversation(bool *resumed)
+{
+    char id[MOTE_CONV_ID_MAX];
+    int rc;
+
+    *resumed = false;
+    if (o.resume != NULL || o.cont) {
+        if (o.resume != NULL)
+            snprintf(id, sizeof(id), "%s", o.resume);
+        else if (read_current(id, sizeof(id)) < 0) {
+            fprintf(stderr, "mote: no conversation to continue yet: starting a new one\n");
+            goto fresh;
+        }
+        rc = mote_journal_open(&ag.jr, &pp.port, id);
+        if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_INVAL) {
+            fprintf(stderr, "mote: no conversation '%s' in %s/conversations\n", id, state_dir);
+            return 2;
+        }
+        if (rc == MOTE_ERR_CORRUPT) {
+            fprintf(stderr, "mote: conversation %s is damaged at line %u; it was left as it is\n",
+                    id, ag.jr.bad_line);
+            return 1;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "mote: cannot open conversation %s: %s\n", id, mote_strerror(rc));
+            return 1;
+        }
+        if (ag.jr.repaired)
+            fprintf(stderr, "mote: conversation %s ended in a torn record (a crash while writing);"
+                            " it was cut off and kept in %s.jsonl.torn\n",
+                    id, id);
+        *resumed = true;
+        write_current(id);
+        return 0;
+    }
+fresh:
+    {
+        unsigned char r[3];
+        time_t t = time(NULL);
+        struct tm tm;
+
+        pp.port.random(pp.port.ctx, r, sizeof(r));
+        gmtime_r(&t, &tm);
+        snprintf(id, sizeof(id), "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r[0], r[1], r[2]);
+    }
+    rc = mote_journal_create(&ag.jr, &pp.port, id);
+    if (rc < 0) {
+        fprintf(stderr, "mote: cannot create the conversation in %s: %s\n", state_dir,
+                mote_strerror(rc));
+        return 1;
+    }
+    write_current(id);
+    return 0;
+}
+
+/* ---- input history ---- */
+
+static void history_append(const char *line, size_t n)
+{
+    const struct mote_port *p = &pp.port;
+    char buf[INPUT_MAX + 1];
+    int h;
+
+    if (n == 0 || n >= sizeof(buf))
+        return;
+    h = p->st_open(p->ctx, "history", MOTE_ST_APPEND | MOTE_ST_CREATE);
+    if (h < 0)
+        return; /* saved again (or warned about) at shutdown */
+    memcpy(buf, line, n);
+    buf[n] = '\n';
+    (void)p->st_append(p->ctx, h, buf, n + 1);
+    p->st_close(p->ctx, h);
+}
+
+struct hist_out {
+    char *data;
+    size_t len, off;
+};
+
+static int produce_hist(void *arg, char *buf, size_t cap)
+{
+    struct hist_out *h = arg;
+    size_t n = h->len - h->off;
+
+    if (n > cap)
+        n = cap;
+    memcpy(buf, h->data + h->off, n);
+    h->off += n;
+    return (int)n;
+}
+
+/* Rewrites STATE/history with its last HISTORY_MAX lines, atomically. */
+static int history_save(void)
+{
+    const struct mote_port *p = &pp.port;
+    static char data[HISTORY_MAX * 256];
+    struct hist_out out = {data, 0, 0};
+    int64_t size;
+    uint64_t from = 0;
+    int h, n, lines = 0;
+    size_t i;
+
+    h = p->st_open(p->ctx, "history", MOTE_ST_READ);
+    if (h == MOTE_ERR_NOENT)
+        return 0;
+    if (h < 0)
+        return h;
+    size = p->st_size(p->ctx, h);
+    if (size > (int64_t)sizeof(data))
+        from = (uint64_t)size - sizeof(data);
+    n = p->st_read(p->ctx, h, from, data, sizeof(data));
+    p->st_close(p->ctx, h);
+    if (n < 0)
+        return n;
+    out.len = (size_t)n;
+    /* Keep whole lines only, the last HISTORY_MAX of them. */
+    i = out.len;
+    while (i > 0) {
+        if (data[i - 1] == '\n' && i != out.len && ++lines >= HISTORY_MAX)
+            break;
+        i--;
+    }
+    if (from > 0 && i == 0) {
+        char *nl = memchr(data, '\n', out.len);
+
+        i = nl != NULL ? (size_t)(nl - data) + 1 : out.len;
+    }
+    out.off = i;
+    return p->st_write_atomic(p->ctx, "history", produce_hist, &out);
+}
+
+/* ---- signals ---- */
+
+static void request_shutdown(enum sd_mode mode, int code, const char *reason, bool by_signal)
+{
+    if (sd.mode != SD_NONE) {
+        if (by_signal && mode == SD_CANCEL) {
+            sd.force = true; /* a further Ctrl+C during shutdown */
+            mote_loop_break(&loop);
+        }
         return;
     }
-    exit_sig = sig == MOTE_SIG_INT ? 130 : sig == MOTE_SIG_TERM ? 143 : 129;
-    mote_loop_stop_spawns(l);
-    mote_loop_cancel_all(l);
+    sd.mode = mode;
+    sd.code = code;
+    sd.reason = reason;
+    sd.by_signal = by_signal;
+    mote_loop_stop_spawns(&loop); /* the continuation chain ends here */
+    ag.shutting_down = true;
+}
+
+static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
+{
+    uint32_t now = mote_loop_now(l);
+
+    (void)arg;
+    if (sig == MOTE_SIG_TERM) {
+        request_shutdown(SD_DRAIN, 143, "SIGTERM", true);
+        return;
+    }
+    if (sig == MOTE_SIG_HUP) {
+        request_shutdown(SD_DRAIN, 129, "SIGHUP", true);
+        return;
+    }
+    /* Ctrl+C */
+    if (sd.mode != SD_NONE) {
+        if (sd.mode == SD_DRAIN) {
+            sd.code = 130; /* Ctrl+C during a drain: cancel now */
+            sd.mode = SD_CANCEL;
+            agent_cancel(&ag);
+        } else {
+            request_shutdown(SD_CANCEL, 130, "SIGINT", true);
+        }
+        return;
+    }
+    if ((agent_busy(&ag) || ag.awaiting_approval) && n == 1 &&
+        !(sd.int_seen && (uint32_t)(now - sd.last_int) < 1000u)) {
+        sd.int_seen = true;
+        sd.last_int = now;
+        agent_cancel(&ag); /* back to the prompt */
+        in.prompt_shown = false;
+        return;
+    }
+    request_shutdown(SD_CANCEL, 130, "SIGINT", true);
+}
+
+/* ---- input ---- */
+
+static void show_prompt(void)
+{
+    if (!ag.interactive || in.prompt_shown || agent_busy(&ag) || sd.mode != SD_NONE ||
+        ag.awaiting_approval || in.eof || ag.json_out)
+        return;
+    fputs(ag.color ? "\033[1m> \033[0m" : "> ", stdout);
+    fflush(stdout);
+    in.prompt_shown = true;
+}
+
+static int walk_job(void *arg, const struct mote_job_info *info)
+{
+    uint32_t now = mote_loop_now(&loop);
+
+    (void)arg;
+    printf("  %-14s %-11s %6.1fs %s\n", info->name, mote_job_state_name(info->state),
+           (double)((info->finished_ms != 0 ? info->finished_ms : now) - info->started_ms) / 1000.0,
+           info->errmsg != NULL ? info->errmsg : "");
+    return 0;
+}
+
+static void command(const char *line)
+{
+    if (strcmp(line, "/quit") == 0 || strcmp(line, "/exit") == 0) {
+        request_shutdown(SD_CANCEL, 0, "quit", false);
+    } else if (strcmp(line, "/help") == 0) {
+        printf("  /help   this list\n  /quit   leave (also /exit, Ctrl+D)\n"
+               "  /jobs   the job table: running and recent jobs\n"
+               "  /retry  send the conversation again after an error or an interruption\n"
+               "  /new    start a new conversation\n"
+               "  Ctrl+C cancels a running turn; at the prompt, or twice, it leaves.\n");
+    } else if (strcmp(line, "/jobs") == 0) {
+        unsigned a, i;
+
+        mote_job_counts(&loop, &a, &i);
+        printf("  %u active, %u recent\n", a, i);
+        mote_job_walk(&loop, walk_job, NULL);
+    } else if (strcmp(line, "/retry") == 0) {
+        (void)agent_retry(&ag);
+    } else if (strcmp(line, "/new") == 0) {
+        bool resumed;
+        struct cli_opts keep = o;
+
+        mote_journal_close(&ag.jr);
+        o.cont = false;
+        o.resume = NULL;
+        if (open_conversation(&resumed) != 0)
+            request_shutdown(SD_CANCEL, 1, "storage", false);
+        else
+            printf("  (new conversation %s)\n", ag.jr.id);
+        o = keep;
+        ag.st = MOTE_CONV_IDLE;
+        ag.failed = false;
+    } else {
+        printf("  unknown command %s (see /help)\n", line);
+    }
+}
+
+/* Handles complete lines while the agent can take them. */
+static void drain_input(void)
+{
+    while (sd.mode == SD_NONE) {
+        char *nl = memchr(in.buf, '\n', in.len);
+        size_t n;
+        char line[INPUT_MAX];
+
+        if (nl == NULL) {
+            if (!in.eof || in.len == 0)
+                break;
+            nl = in.buf + in.len; /* a last line without newline */
+        }
+        if (agent_busy(&ag) && !ag.awaiting_approval)
+            break; /* it waits for the turn to end */
+        n = (size_t)(nl - in.buf);
+        memcpy(line, in.buf, n);
+        line[n] = '\0';
+        if (n > 0 && line[n - 1] == '\r')
+            line[--n] = '\0';
+        in.len -= n + (nl < in.buf + in.len ? 1 : 0);
+        memmove(in.buf, in.buf + (in.len > 0 ? n + 1 : 0), in.len);
+        if (nl == in.buf + n && in.len == 0 && in.eof)
+            in.len = 0;
+        in.prompt_shown = false;
+        if (ag.awaiting_approval) {
+            agent_approval(&ag, line[0] == 'y' || line[0] == 'Y');
+            continue;
+        }
+        if (n == 0)
+            continue;
+        history_append(line, n);
+        if (line[0] == '/') {
+            command(line);
+            continue;
+        }
+        if (!agent_user(&ag, line, n))
+            fprintf(stderr, "mote: busy; the message was dropped\n");
+    }
+    if (in.eof && in.len == 0 && !agent_busy(&ag) && !ag.awaiting_approval && sd.mode == SD_NONE)
+        request_shutdown(SD_CANCEL, 0, "end of input", false);
+}
+
+static void on_stdin(struct mote_loop *l, mote_watch_id w, int fd, unsigned revents, void *arg)
+{
+    ssize_t n;
+
+    (void)l, (void)w, (void)revents, (void)arg;
+    if (in.len >= sizeof(in.buf) - 1) {
+        /* A line longer than the buffer: refuse it rather than split it. */
+        fprintf(stderr, "mote: input line longer than %d bytes was dropped\n", INPUT_MAX);
+        in.len = 0;
+    }
+    n = read(fd, in.buf + in.len, sizeof(in.buf) - 1 - in.len);
+    if (n > 0)
+        in.len += (size_t)n;
+    else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        in.eof = true;
+        (void)mote_watch_remove(&loop, in.watch);
+        in.watch = 0;
+    }
+}
+
+/* ---- the shutdown sequence ---- */
+
+static int name_job(void *arg, const struct mote_job_info *info)
+{
+    (void)arg;
+    if (info->state == MOTE_JOB_RUNNING || info->state == MOTE_JOB_CANCELLING)
+        fprintf(stderr, "mote: %s (%s) did not stop in time\n", info->name,
+                mote_job_state_name(info->state));
+    return 0;
+}
+
+static int shutdown_sequence(void)
+{
+    unsigned long timeout = o.shutdown_ms;
+    bool timed_out = false;
+    int rc, code = sd.code;
+
+    /* 1. no new work (done when it was requested); 2. cancel or drain */
+    if (sd.mode == SD_CANCEL)
+        agent_cancel(&ag);
+    /* 3. wait, bounded */
+    rc = sd.force ? MOTE_ERR_INTR : mote_loop_wait_jobs(&loop, (uint32_t)timeout);
+    if (rc == MOTE_ERR_TIMEDOUT || rc == MOTE_ERR_INTR) {
+        timed_out = rc == MOTE_ERR_TIMEDOUT;
+        if (timed_out)
+            mote_job_walk(&loop, name_job, NULL);
+        /* 4. what streamed so far as a closed record; marked for recovery */
+        agent_shutdown_cut(&ag);
+        mote_loop_cancel_all(&loop);
+        (void)mote_loop_wait_jobs(&loop, 50); /* closes sockets, kills groups */
+        if (timed_out)
+            fprintf(stderr, "mote: shutdown timed out after %lu ms; the conversation is marked "
+                            "for recovery (mote --continue finishes it)\n",
+                    timeout);
+    } else if (ag.st == MOTE_CONV_NEEDS_RECOVERY) {
+        /* drained with work left (tool calls or a request due) */
+        if (mote_journal_mark(&ag.jr, "needs_recovery") < 0)
+            fprintf(stderr, "mote: warning: cannot mark the conversation for recovery\n");
+    }
+    /* 5. the input history */
+    if (ag.interactive && (rc = history_save()) < 0)
+        fprintf(stderr, "mote: warning: cannot save the input history in %s: %s\n", state_dir,
+                mote_strerror(rc));
+    /* 6. MCP servers: none in this build. 7. storage */
+    mote_journal_close(&ag.jr);
+    if (!sd.by_signal && timed_out)
+        code = 1;
+    agent_emit_shutdown(&ag, sd.reason != NULL ? sd.reason : "end", code);
+    return code;
 }
 
 static int read_stdin_prompt(void)
@@ -101,127 +594,14 @@ static int read_stdin_prompt(void)
     }
     while (n > 0 && (prompt_buf[n - 1] == '\n' || prompt_buf[n - 1] == '\r'))
         n--;
-    prompt = prompt_buf;
-    prompt_len = n;
-    return 0;
-}
-
-/* Fills conf/req from the options and the environment. Returns 0 or the
- * exit code of a configuration error (2), after one line on stderr. */
-static int configure(const struct cli_opts *o)
-{
-    enum cli_provider prov = pick_provider(o);
-    const char *key, *url;
-    struct mote_url u;
-
-    if (prov == CLI_PROVIDER_NONE) {
-        fprintf(stderr, "mote: no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
-                        "(or pick one with --provider)\n");
-        return 2;
-    }
-    mote_llm_conf_defaults(&conf);
-    if (prov == CLI_PROVIDER_ANTHROPIC) {
-        conf.provider = MOTE_PROVIDER_ANTHROPIC;
-        conf.key_env = "ANTHROPIC_API_KEY";
-        key = getenv("ANTHROPIC_API_KEY");
-        url = o->base_url != NULL ? o->base_url : getenv("ANTHROPIC_BASE_URL");
-        if (url == NULL || url[0] == '\0')
-            url = "https://api.anthropic.com";
-    } else {
-        conf.provider = MOTE_PROVIDER_OPENAI;
-        conf.key_env = "OPENAI_API_KEY";
-        key = getenv("OPENAI_API_KEY");
-        url = o->base_url != NULL ? o->base_url : getenv("OPENAI_BASE_URL");
-        if (url == NULL || url[0] == '\0')
-            url = "https://api.openai.com/v1";
-    }
-    if (key == NULL || key[0] == '\0') {
-        /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
-        if (!(prov == CLI_PROVIDER_OPENAI && o->base_url != NULL)) {
-            fprintf(stderr, "mote: no API key: set %s\n", conf.key_env);
-            return 2;
-        }
-        key = "";
-    }
-    if (strlen(key) > MOTE_LLM_KEY_MAX) {
-        fprintf(stderr, "mote: %s is longer than %d bytes\n", conf.key_env, MOTE_LLM_KEY_MAX);
-        return 2;
-    }
-    if (mote_url_parse(&u, url) < 0) {
-        fprintf(stderr, "mote: bad base URL '%s': use http://host[:port][/path] or https://...\n",
-                url);
-        return 2;
-    }
-    if (u.tls && pp.port.tls_handshake == NULL) {
-        fprintf(stderr, "mote: %s needs TLS, but this mote was built with TLS=none "
-                        "(rebuild with make TLS=mbedtls, or use an http:// URL)\n", url);
-        return 2;
-    }
-    if (o->ca_file != NULL && access(o->ca_file, R_OK) != 0) {
-        fprintf(stderr, "mote: cannot read --ca-file %s: %s\n", o->ca_file, strerror(errno));
-        return 2;
-    }
-    conf.base_url = url;
-    conf.api_key = key;
-    conf.ca_file = o->ca_file;
-    /* Test and tuning knobs (milliseconds), not part of the contract. */
-    if (getenv("MOTE_IDLE_TIMEOUT_MS") != NULL)
-        conf.idle_timeout_ms = (uint32_t)strtoul(getenv("MOTE_IDLE_TIMEOUT_MS"), NULL, 10);
-    if (getenv("MOTE_FIRST_BYTE_TIMEOUT_MS") != NULL)
-        conf.first_byte_timeout_ms =
-            (uint32_t)strtoul(getenv("MOTE_FIRST_BYTE_TIMEOUT_MS"), NULL, 10);
-    if (getenv("MOTE_BACKOFF_MS") != NULL)
-        conf.backoff_ms = (uint32_t)strtoul(getenv("MOTE_BACKOFF_MS"), NULL, 10);
-    memset(&req, 0, sizeof(req));
-    req.provider = conf.provider;
-    req.model = o->model != NULL ? o->model
-                : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
-                                                 : DEFAULT_OPENAI_MODEL;
-    req.max_tokens = 4096;
-    req.parts = one_part;
-    return 0;
-}
-
-static int one_shot(void)
-{
-    mote_job_id job;
-    int rc, st;
-
-    rc = mote_llm_call_init(&call, &conf, &req, on_event, NULL);
-    if (rc < 0) {
-        fprintf(stderr, "mote: %s\n", call.errmsg);
-        return 2;
-    }
-    rc = mote_job_spawn(&loop, "model request", &mote_llm_call_ops, &call, NULL, &job);
-    if (rc < 0) {
-        fprintf(stderr, "mote: cannot start the request: %s\n", mote_strerror(rc));
-        return 1;
-    }
-    for (;;) {
-        st = mote_job_state(&loop, job);
-        if (st != MOTE_JOB_RUNNING && st != MOTE_JOB_CANCELLING)
-            break;
-        rc = mote_loop_poll(&loop, -1);
-        if (rc < 0) {
-            fprintf(stderr, "mote: the event loop failed: %s\n", mote_strerror(rc));
-            return 1;
-        }
-    }
-    if (!printed_newline)
-        fputc('\n', stdout);
-    fflush(stdout);
-    if (exit_sig != 0)
-        return exit_sig;
-    if (st != MOTE_JOB_DONE) {
-        fprintf(stderr, "mote: %s\n", mote_job_error(&loop, job));
-        return 1;
-    }
+    prompt_buf[n] = '\0';
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    struct cli_opts o;
+    const char *prompt = NULL;
+    bool resumed, sent = false;
     int rc = cli_parse(&o, argc, argv, stderr);
 
     if (rc != 0)
@@ -238,26 +618,92 @@ int main(int argc, char **argv)
         fprintf(stderr, "mote: cannot start the POSIX port\n");
         return 1;
     }
-    rc = configure(&o);
-    if (rc != 0)
+    if ((rc = configure()) != 0 || (rc = pick_state_dir()) != 0)
         return rc;
-    if (o.prompt == NULL) {
-        fprintf(stderr, "mote: interactive chat is not part of this build yet; use -p PROMPT\n");
-        return 2;
+    if (o.prompt != NULL) {
+        if (strcmp(o.prompt, "-") == 0) {
+            if (read_stdin_prompt() < 0)
+                return 2;
+            prompt = prompt_buf;
+        } else {
+            prompt = o.prompt;
+        }
     }
-    if (strcmp(o.prompt, "-") == 0) {
-        if (read_stdin_prompt() < 0)
-            return 2;
-    } else {
-        prompt = o.prompt;
-        prompt_len = strlen(o.prompt);
-    }
+    ag.interactive = o.prompt == NULL;
+    ag.json_out = o.format == CLI_FORMAT_STREAM_JSON;
+    ag.color = isatty(1) && getenv("NO_COLOR") == NULL && !ag.json_out;
+    ag.max_turns = (unsigned)o.max_turns;
+    ag.tool_timeout_ms = (uint32_t)env_ms("MOTE_TOOL_TIMEOUT_MS", 120000);
+    ag.approval = o.yes ? APPROVE_YES
+                  : (isatty(0) && (o.prompt == NULL || strcmp(o.prompt, "-") != 0))
+                      ? APPROVE_ASK
+                      : APPROVE_REFUSE;
     if (mote_posix_signals_install(&pp) < 0 || mote_loop_init(&loop, &pp.port) < 0) {
         fprintf(stderr, "mote: cannot start the event loop\n");
         return 1;
     }
     mote_loop_on_signal(&loop, on_signal, NULL);
-    rc = one_shot();
+    if ((rc = open_conversation(&resumed)) != 0)
+        return rc;
+    agent_init(&ag, &loop, &conf, model_name, !o.no_tools);
+    if (ag.interactive || ag.approval == APPROVE_ASK) {
+        if (mote_watch_add(&loop, 0, MOTE_POLL_IN, on_stdin, NULL, 0, &in.watch) < 0) {
+            fprintf(stderr, "mote: cannot watch the input\n");
+            return 1;
+        }
+    }
+    if (ag.interactive && !ag.json_out && isatty(0))
+        fprintf(stderr, "mote %s - %s, conversation %s. /help for commands.\n", mote_version(),
+                model_name, ag.jr.id);
+    if (resumed && (rc = agent_recover(&ag)) < 0) {
+        fprintf(stderr, "mote: cannot recover the conversation: %s\n", mote_strerror(rc));
+        return 1;
+    }
+    for (;;) {
+        if (sd.mode != SD_NONE)
+            break;
+        if (!ag.interactive) {
+            if (!agent_busy(&ag) && !ag.awaiting_approval) {
+                if (sent || prompt == NULL || ag.jr.err != 0)
+                    break;
+                if (ag.failed && resumed) {
+                    /* recovery ended in an error: report it, do not go on */
+                    break;
+                }
+                sent = true;
+                if (!agent_user(&ag, prompt, strlen(prompt)))
+                    break;
+                continue;
+            }
+        } else {
+            drain_input();
+            show_prompt();
+            if (sd.mode != SD_NONE)
+                break;
+        }
+        if (ag.jr.err != 0 && !agent_busy(&ag)) {
+            request_shutdown(SD_CANCEL, 1, "storage", false);
+            break;
+        }
+        rc = mote_loop_poll(&loop, -1);
+        if (rc < 0) {
+            fprintf(stderr, "mote: the event loop failed: %s\n", mote_strerror(rc));
+            request_shutdown(SD_CANCEL, 1, "fatal", false);
+            break;
+        }
+    }
+    if (sd.mode == SD_NONE) {
+        /* one-shot finished */
+        sd.mode = SD_CANCEL;
+        sd.code = ag.failed || ag.jr.err != 0 ? 1 : 0;
+        sd.reason = "done";
+        mote_loop_stop_spawns(&loop);
+        ag.shutting_down = true;
+    }
+    if (ag.interactive && in.prompt_shown)
+        fputc('\n', stdout);
+    rc = shutdown_sequence();
+    fflush(stdout);
     mote_loop_deinit(&loop);
     mote_posix_deinit(&pp);
     return rc;

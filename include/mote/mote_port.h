@@ -23,14 +23,14 @@
  *    return fewer than asked; the return value says how many.
  *  - No member calls back into the core.
  *
- * Groups: clock, wait, signals, storage, random (version 1), then net and
- * TLS. The process group (spawn with pipes in a new process group, signal
- * the group, reap) is appended by the issue that needs it; older ports
- * stay valid through `size`.
+ * Groups: clock, wait, signals, storage, random (version 1), then net,
+ * TLS and process, appended in that order; older ports stay valid through
+ * `size`.
  */
 #ifndef MOTE_PORT_H
 #define MOTE_PORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -229,7 +229,35 @@ struct mote_port {
 
     /* Ends the session (the descriptor is closed by net_close). */
     void (*tls_close)(void *ctx, int h);
+
+    /* ---- process ----
+     * Child processes in their own process group, with pipes. */
+
+    /* Starts argv[0] (searched in PATH) with environment `envp` (NULL:
+     * inherit) in a new process group, stdin/stdout/stderr connected to
+     * non-blocking pipes returned in fds[0..2] (fds[2] may be -1 when
+     * stderr goes to the stdout pipe: set `merge_err`). Where the OS has
+     * it, the child dies with its parent. Returns 0 and the pid (which is
+     * also the group id), or < 0. */
+    int (*proc_spawn)(void *ctx, const char *const *argv, const char *const *envp, bool merge_err,
+                      int fds[3], int64_t *pid);
+
+    /* Sends MOTE_PROC_TERM or MOTE_PROC_KILL to the whole group `pgid`.
+     * Returns 0, or MOTE_ERR_NOENT if no process of it is left. */
+    int (*proc_signal)(void *ctx, int64_t pgid, int which);
+
+    /* Collects the exit of `pid` without blocking: MOTE_ERR_AGAIN while
+     * it runs, else 0 with *status = the exit code, or 128 + signal. */
+    int (*proc_reap)(void *ctx, int64_t pid, int *status);
+
+    /* When process `pid` started (an opaque, monotonic count that differs
+     * between a process and a later one reusing its pid), or 0 if there is
+     * no such process. */
+    uint64_t (*proc_start_time)(void *ctx, int64_t pid);
 };
+
+#define MOTE_PROC_TERM 1
+#define MOTE_PROC_KILL 2
 
 /* True if port `p` has member `m` (inside its declared size and set). */
 #define MOTE_PORT_HAS(p, m)                                                        \

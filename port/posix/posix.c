@@ -220,6 +220,7 @@ int mote_posix_init(struct mote_posix *pp)
     pp->port.random = px_random;
     mote_posix_storage_fill(&pp->port);
     mote_posix_net_fill(&pp->port);
+    mote_posix_proc_fill(&pp->port);
     mote_tls_fill(&pp->port);
     return 0;
 }
