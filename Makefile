@@ -241,8 +241,8 @@ size: $(B)/libmote_core.a $(B)/libmote.a $(B)/mote
 	$(Q)sh scripts/sizeof.sh "$(CC)" $(B)
 
 ## demo: run mote end to end on this machine (no network, no API key)
-demo: all
-	$(Q)$(B)/embed
+demo: deps-check all
+	$(Q)sh scripts/demo.sh $(B)
 
 ## install: install the library, headers, mote and mote.pc under DESTDIR/PREFIX
 install: all
