@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client fuzz test-fuzz bench deps deps-check help size \
+.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -118,7 +118,8 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 
 ## check: build and run every test (unit under ASan+UBSan, rules, CLI)
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-client test-fuzz
+	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-client \
+	  test-agent test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -141,6 +142,10 @@ test-core-rules:
 
 test-cli: $(B)/mote
 	$(Q)sh test/integration/cli_basic.sh $(B)/mote
+
+# The agent (the real build/mote) in pipes and a pty, kill -9 and shutdown.
+test-agent: $(B)/mote
+	$(Q)python3 test/integration/test_agent.py $(B)
 
 $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
 	$(Q)$(CC) $(SAN) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lpthread

@@ -400,7 +400,8 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, void *task)
         ssize_t n = read(t->out_fd, buf, sizeof(buf));
 
         if (n > 0) {
-            size_t keep = sizeof(t->out) - t->len;
+            /* Room is kept for the notes that end the result. */
+            size_t room = sizeof(t->out) - 512, keep = t->len < room ? room - t->len : 0;
 
             if ((size_t)n < keep)
                 keep = (size_t)n;
@@ -925,10 +926,10 @@ int agent_recover(struct agent *a)
 
         /* Only the very process that was recorded: a reused pid has
          * another start time. */
-        if (now_start != 0 && now_start == r.kill_start[i]) {
+        if (now_start != 0 && now_start == r.kill_start[i] &&
+            p->proc_signal(p->ctx, r.kill_pgid[i], MOTE_PROC_KILL) == 0) {
             char m[120];
 
-            p->proc_signal(p->ctx, r.kill_pgid[i], MOTE_PROC_KILL);
             snprintf(m, sizeof(m), "killed the leftover tool process group %lld",
                      (long long)r.kill_pgid[i]);
             say(a, "33", m);

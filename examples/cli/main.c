@@ -390,7 +390,7 @@ static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, voi
         }
         return;
     }
-    if ((agent_busy(&ag) || ag.awaiting_approval) && n == 1 &&
+    if (ag.interactive && (agent_busy(&ag) || ag.awaiting_approval) && n == 1 &&
         !(sd.int_seen && (uint32_t)(now - sd.last_int) < 1000u)) {
         sd.int_seen = true;
         sd.last_int = now;

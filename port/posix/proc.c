@@ -163,8 +163,8 @@ static uint64_t px_start_time(void *ctx, int64_t pid)
     /* Field 22 (starttime); the command name (field 2) may hold spaces,
      * so count from its closing parenthesis. */
     p = strrchr(buf, ')');
-    if (p == NULL)
-        return 0;
+    if (p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+        return 0; /* a zombie no longer runs anything */
     for (field = 2; *p != '\0' && field < 22; p++) {
         if (*p == ' ')
             field++;
