@@ -143,9 +143,16 @@ test-core-rules:
 test-cli: $(B)/mote
 	$(Q)sh test/integration/cli_basic.sh $(B)/mote
 
-# The agent (the real build/mote) in pipes and a pty, kill -9 and shutdown.
-test-agent: $(B)/mote
-	$(Q)python3 test/integration/test_agent.py $(B)
+# The agent (build/mote built with the sanitizers) in pipes and a pty,
+# kill -9 and shutdown.
+SAN_CLI_OBJ := $(CLI_SRC:%.c=$(SB)/%.o)
+$(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $(SAN_CLI_OBJ) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+
+test-agent: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
 
 $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
 	$(Q)$(CC) $(SAN) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
