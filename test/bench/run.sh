@@ -33,3 +33,8 @@ if command -v valgrind >/dev/null; then
         echo "TLS request, heap peak (massif) with CA file $ca: $peak bytes"
     done
 fi
+echo "== the agent"
+python3 test/bench/agent_bench.py "$(dirname "$b")"
+for f in "$(dirname "$b")/mote"; do
+    strip -o "$b/mote.stripped" "$f" && echo "build/mote stripped (dynamic): $(wc -c < "$b/mote.stripped") bytes"
+done
