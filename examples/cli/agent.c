@@ -51,8 +51,36 @@ static void json_str(FILE *f, const char *s, size_t n)
     fputc('"', f);
 }
 
+static void spin_clear(struct agent *a)
+{
+    if (a->spinning) {
+        fputs("\r            \r", stderr);
+        fflush(stderr);
+        a->spinning = false;
+    }
+}
+
+/* A spinner on stderr (terminals only) until the first token arrives. */
+static void spin(struct mote_loop *loop, mote_timer_id t, void *arg)
+{
+    static const char frames[] = "|/-\\";
+    struct agent *a = arg;
+
+    (void)t;
+    if (a->got_first || a->st != MOTE_CONV_LLM_REQUESTING || a->shutting_down) {
+        spin_clear(a);
+        return;
+    }
+    fprintf(stderr, "\r%c waiting", frames[a->spin_i++ % 4]);
+    fflush(stderr);
+    a->spinning = true;
+    if (mote_timer_start(loop, 120, spin, a, 0, NULL) < 0)
+        spin_clear(a); /* no timer free: no spinner, nothing else lost */
+}
+
 static void end_line(struct agent *a)
 {
+    spin_clear(a);
     if (a->line_open && !a->json_out) {
         fputc('\n', stdout);
         a->line_open = false;
@@ -174,6 +202,7 @@ static int on_event(void *arg, const struct mote_llm_event *ev)
 
     if (!a->got_first) {
         a->got_first = true;
+        spin_clear(a);
         a->st = mote_conv_next(a->st, MOTE_CEV_FIRST_BYTE).state;
     }
     switch (ev->type) {
@@ -252,6 +281,8 @@ static void start_request(struct agent *a)
         return;
     }
     a->turns++;
+    if (a->spinner && !a->spinning && mote_timer_start(a->loop, 150, spin, a, 0, NULL) < 0)
+        a->spinning = false;
 }
 
 /* Runs the effects of a transition, journal first. */

@@ -72,6 +72,9 @@ struct agent {
     bool interactive;
     bool shutting_down;    /* no new turn, no new tool */
     bool line_open;        /* stdout has an unfinished line */
+    bool spinner;          /* show one while waiting for the first token */
+    bool spinning;         /* it is on screen */
+    unsigned spin_i;
     uint32_t tool_timeout_ms;
     char last_error[MOTE_JOB_ERRMSG_LEN];
     bool failed;           /* the last turn ended in an error */

@@ -632,6 +632,7 @@ int main(int argc, char **argv)
     ag.interactive = o.prompt == NULL;
     ag.json_out = o.format == CLI_FORMAT_STREAM_JSON;
     ag.color = isatty(1) && getenv("NO_COLOR") == NULL && !ag.json_out;
+    ag.spinner = isatty(1) && isatty(2) && !ag.json_out;
     ag.max_turns = (unsigned)o.max_turns;
     ag.tool_timeout_ms = (uint32_t)env_ms("MOTE_TOOL_TIMEOUT_MS", 120000);
     ag.approval = o.yes ? APPROVE_YES

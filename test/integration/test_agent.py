@@ -380,6 +380,36 @@ def test_pty_ctrl_c_cancels_turn_then_quit():
           "the streamed text is journaled, closed and marked interrupted")
 
 
+def test_pty_ctrl_c_kills_the_tool_group():
+    port, _ = start_server([{"tool": "shell", "input": {"command": "sleep 31 & sleep 32"}},
+                            {"text": "after"}])
+    state = new_state()
+    t = Pty(mote_args(port, state, "--yes"), env())
+    t.read_until("> ")
+    t.send("run\r")
+
+    def started():
+        try:
+            return [r for r in journal(state) if r["t"] == "tool_start" and r["pgid"] > 0]
+        except Exception:  # noqa: BLE001
+            return None
+    pgid = wait_for(started, "the tool")[0]["pgid"]
+    time.sleep(0.2)
+    t0 = time.time()
+    os.kill(t.pid, signal.SIGINT)
+    t1 = t.read_until("(cancelled)")
+    NOTES.append("Ctrl+C during a tool to the prompt: %.0f ms" % ((t1 - t0) * 1000))
+    check(t1 - t0 < 2.0, "%.2f s" % (t1 - t0))
+    out = subprocess.run(["ps", "-eo", "pgid,stat"], capture_output=True, text=True).stdout
+    check(not [l for l in out.splitlines() if l.split()[0] == str(pgid) and
+               not l.split()[1].startswith("Z")], "the tool's group is gone")
+    t.read_until("\n> ")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    res = [r for r in journal(state) if r["t"] == "tool_result"]
+    check(res and "cancelled" in res[0]["text"], res)
+
+
 def test_pty_ctrl_c_at_prompt_exits_130():
     port, _ = start_server()
     t = Pty(mote_args(port, new_state()), env())
@@ -585,6 +615,42 @@ def test_signals_together_run_shutdown_once():
     evs = [json.loads(line) for line in out.splitlines()]
     shut = [e for e in evs if e["type"] == "shutdown"]
     check(len(shut) == 1 and p.returncode == 143 and shut[0]["exit_code"] == 143, (shut, p.returncode))
+    journal(state)
+
+
+def test_quit_racing_a_signal_runs_once():
+    port, _ = start_server()
+    state = new_state()
+    p = spawn(mote_args(port, state, "--output-format", "stream-json"), stdin=True)
+    p.stdin.write("hi\n")
+    p.stdin.flush()
+    time.sleep(0.4)
+    p.stdin.write("/quit\n")
+    p.stdin.flush()
+    p.send_signal(signal.SIGTERM)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=20)
+    shut = [json.loads(l) for l in out.splitlines() if '"shutdown"' in l]
+    check(len(shut) == 1 and p.returncode in (0, 130, 143) and
+          shut[0]["exit_code"] == p.returncode, (shut, p.returncode, err))
+    journal(state)
+    with open(os.path.join(state, "history")) as f:
+        check(f.read().splitlines()[0] == "hi", "history holds the input")
+
+
+def test_all_three_signals_together():
+    port, _ = start_server([{"after_text": "x", "stall": 60}])
+    state = new_state()
+    p = spawn(mote_args(port, state, "--output-format", "stream-json", "--shutdown-timeout", "300"),
+              stdin=True)
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    time.sleep(0.5)
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        p.send_signal(s)
+    out, err = p.communicate(timeout=20)
+    shut = [json.loads(l) for l in out.splitlines() if '"shutdown"' in l]
+    check(len(shut) == 1 and p.returncode in (130, 143, 129), (shut, p.returncode))
     journal(state)
 
 
