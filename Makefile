@@ -241,6 +241,9 @@ check-cross: deps-check
 	  echo "== $(XB)/$$n (qemu-aarch64-static)"; \
 	  qemu-aarch64-static $(XB)/$$n || fail=1; \
 	done; exit $$fail
+	$(Q)$(MAKE) --no-print-directory CROSS_COMPILE=$(X) STATIC=1 BUILDDIR=$(XB)/build \
+	  $(XB)/build/mote 2>&1 | grep -v "getaddrinfo' in statically linked" || true
+	$(Q)sh test/integration/cross_smoke.sh $(XB)/build/mote
 
 ## size: text/data/bss of the core, the library and build/mote
 size: $(B)/libmote_core.a $(B)/libmote.a $(B)/mote

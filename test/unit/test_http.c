@@ -117,7 +117,7 @@ static void test_malformed(void **state)
 static void test_limits(void **state)
 {
     static char big[MOTE_HTTP_HEADER_MAX + 512];
-    size_t n;
+    size_t n = 0;
 
     (void)state;
     /* One line over MOTE_HTTP_LINE_MAX. */
@@ -138,7 +138,7 @@ static void test_limits(void **state)
 
 static void test_fixture_429_headers(void **state)
 {
-    size_t n;
+    size_t n = 0;
     char *buf;
 
     (void)state;

@@ -134,7 +134,7 @@ static char *load(const char *name, size_t *n)
 
 /* Decodes whole and byte by byte; both must agree. */
 #define DECODE_OR_SKIP(prov, name)                                    \
-    size_t n_;                                                        \
+    size_t n_ = 0;                                                      \
     char *buf_ = load((name), &n_);                                   \
     if (buf_ == NULL) {                                               \
         printf("skipped: fixture %s is absent\n", (name));            \
@@ -278,7 +278,7 @@ static void test_openai_obfuscation(void **state)
 static void test_openai_n3_first_choice_only(void **state)
 {
     struct transcript all;
-    size_t n;
+    size_t n = 0;
     char *buf;
 
     (void)state;

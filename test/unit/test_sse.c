@@ -86,7 +86,7 @@ static int feed(struct events *e, const char *buf, size_t n, int mode, unsigned 
 static void test_mixed_line_endings(void **state)
 {
     struct events e;
-    size_t n;
+    size_t n = 0;
     char *buf;
 
     (void)state;
@@ -135,7 +135,7 @@ static void test_utf8_split_chunks(void **state)
 static void test_u2028_does_not_end_a_line(void **state)
 {
     struct events e;
-    size_t n;
+    size_t n = 0;
     char *buf;
 
     (void)state;
@@ -150,7 +150,7 @@ static void test_u2028_does_not_end_a_line(void **state)
 static void test_multiline_data(void **state)
 {
     struct events e;
-    size_t n;
+    size_t n = 0;
     char *buf;
 
     (void)state;
@@ -166,7 +166,7 @@ static void test_multiline_data(void **state)
 static void test_retry_and_priming(void **state)
 {
     struct events e;
-    size_t n;
+    size_t n = 0;
     char *buf;
 
     (void)state;
@@ -187,7 +187,7 @@ static void test_retry_and_priming(void **state)
 static void test_no_space_after_colon(void **state)
 {
     struct events e;
-    size_t n;
+    size_t n = 0;
     char *buf;
 
     (void)state;
@@ -253,7 +253,7 @@ static void test_all_fixtures_split_invariant(void **state)
 static void test_error_event_needs_terminator(void **state)
 {
     struct events e;
-    size_t n;
+    size_t n = 0;
     char *buf;
 
     (void)state;
@@ -272,7 +272,7 @@ static void test_long_line_and_limit(void **state)
 {
     static char big[MOTE_SSE_DATA_MAX + 64];
     struct events e;
-    size_t n;
+    size_t n = 0;
 
     (void)state;
     /* A data line of exactly the limit passes. */
