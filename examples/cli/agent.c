@@ -471,7 +471,8 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, void *task)
         return MOTE_ERR_FULL;
     if (t->timer != 0)
         (void)mote_timer_stop(loop, t->timer);
-    if (mote_timer_start(loop, 50, NULL, NULL, self, &t->timer) < 0)
+    /* Soon once it was killed or its output ended (the exit is close). */
+    if (mote_timer_start(loop, t->killed || t->eof ? 2 : 50, NULL, NULL, self, &t->timer) < 0)
         return MOTE_ERR_FULL;
     return MOTE_STEP_PENDING;
 }
@@ -570,8 +571,12 @@ static int start_shell(struct agent *a, const char *cmd)
     t->out_fd = fds[1];
     t->deadline = mote_loop_now(a->loop) + a->tool_timeout_ms;
     /* Its group, for the recovery of a crash while it runs. */
-    rc = mote_journal_tool_start(&a->jr, a->calls[a->tool_i].id, pid,
-                                 p->proc_start_time(p->ctx, pid));
+    {
+        int64_t g = p->proc_group(p->ctx, pid);
+
+        rc = mote_journal_tool_start(&a->jr, a->calls[a->tool_i].id, g > 0 ? g : 0,
+                                     g > 0 ? p->proc_start_time(p->ctx, g) : 0);
+    }
     if (rc < 0) {
         p->proc_signal(p->ctx, pid, MOTE_PROC_KILL);
         return rc;

@@ -231,29 +231,38 @@ struct mote_port {
     void (*tls_close)(void *ctx, int h);
 
     /* ---- process ----
-     * Child processes in their own process group, with pipes. */
+     * Child processes in their own process group, with pipes, that never
+     * outlive mote: each runs under a small supervisor (a fork of mote)
+     * that kills the child's whole group when the child exits or when mote
+     * goes away, even by kill -9. */
 
     /* Starts argv[0] (searched in PATH) with environment `envp` (NULL:
-     * inherit) in a new process group, stdin/stdout/stderr connected to
-     * non-blocking pipes returned in fds[0..2] (fds[2] may be -1 when
-     * stderr goes to the stdout pipe: set `merge_err`). Where the OS has
-     * it, the child dies with its parent. Returns 0 and the pid (which is
-     * also the group id), or < 0. */
+     * inherit) in a new process group, stdin/stdout/stderr on non-blocking
+     * pipes returned in fds[0..2] (fds[2] is -1 with `merge_err`: stderr
+     * then goes to the stdout pipe). Returns 0 and a handle in *pid for
+     * proc_signal/proc_reap/proc_group, or < 0 (MOTE_ERR_NOENT when the
+     * program cannot be run). */
     int (*proc_spawn)(void *ctx, const char *const *argv, const char *const *envp, bool merge_err,
                       int fds[3], int64_t *pid);
 
-    /* Sends MOTE_PROC_TERM or MOTE_PROC_KILL to the whole group `pgid`.
-     * Returns 0, or MOTE_ERR_NOENT if no process of it is left. */
-    int (*proc_signal)(void *ctx, int64_t pgid, int which);
+    /* Sends MOTE_PROC_TERM or MOTE_PROC_KILL to the child's whole process
+     * group (`pid` a handle from proc_spawn, or a raw process group id
+     * from an earlier run). Returns 0, or MOTE_ERR_NOENT if nothing of it
+     * is left. */
+    int (*proc_signal)(void *ctx, int64_t pid, int which);
 
-    /* Collects the exit of `pid` without blocking: MOTE_ERR_AGAIN while
-     * it runs, else 0 with *status = the exit code, or 128 + signal. */
+    /* Collects the child's exit without blocking: MOTE_ERR_AGAIN while it
+     * runs, else 0 with *status = its exit code, or 128 + signal. Frees
+     * the handle. */
     int (*proc_reap)(void *ctx, int64_t pid, int *status);
 
-    /* When process `pid` started (an opaque, monotonic count that differs
-     * between a process and a later one reusing its pid), or 0 if there is
-     * no such process. */
+    /* When process `pid` started (an opaque count that differs between a
+     * process and a later one reusing its pid), or 0 if no such process
+     * runs. */
     uint64_t (*proc_start_time)(void *ctx, int64_t pid);
+
+    /* The process group id of a child (for the journal), or < 0. */
+    int64_t (*proc_group)(void *ctx, int64_t pid);
 };
 
 #define MOTE_PROC_TERM 1

@@ -481,7 +481,7 @@ def test_kill9_while_streaming_then_continue():
 
 
 def test_kill9_while_tool_runs_then_continue():
-    port, log = start_server([{"tool": "shell", "input": {"command": "sleep 30"}},
+    port, log = start_server([{"tool": "shell", "input": {"command": "sleep 30 & sleep 31"}},
                               {"text": "should not be asked for"}])
     state = new_state()
     p = spawn(mote_args(port, state, "-p", "run it", "--yes"))
@@ -498,8 +498,13 @@ def test_kill9_while_tool_runs_then_continue():
     check(alive(pgid), "the tool runs")
     p.kill()
     p.wait()
-    # PR_SET_PDEATHSIG: the tool dies with mote; nothing is left.
-    wait_for(lambda: not alive(pgid), "the tool's process to go", timeout=5)
+    # The supervisor ends the tool's whole group (its background child
+    # too) when mote dies: nothing is left.
+    def group_gone():
+        out = subprocess.run(["ps", "-eo", "pgid,stat"], capture_output=True, text=True).stdout
+        return not [l for l in out.splitlines()
+                    if l.split()[0] == str(pgid) and not l.split()[1].startswith("Z")]
+    wait_for(group_gone, "the tool's group to go", timeout=5)
     q = run(mote_args(port, state, "--continue"), stdin="")
     check(q.returncode == 0 and "interrupted while a tool ran" in q.stderr, (q.returncode, q.stderr))
     check("leftover" not in q.stderr, "nothing was left to kill: " + q.stderr)
