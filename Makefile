@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent fuzz test-fuzz bench deps deps-check help size \
+.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-mcp fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -119,7 +119,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 ## check: build and run every test (unit under ASan+UBSan, rules, CLI)
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-client \
-	  test-agent test-fuzz
+	  test-agent test-mcp test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -153,6 +153,10 @@ $(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 
 test-agent: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
+
+# MCP servers: a fake one for faults, the real npm ones, zero orphans.
+test-mcp: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp.py $(SB)
 
 $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
 	$(Q)$(CC) $(SAN) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lpthread

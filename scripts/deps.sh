@@ -9,6 +9,25 @@ CROSS="gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
 CROSS_ARCH="libmbedtls-dev:arm64"
 
+NPM_DIR=.deps/npm
+NPM_PKGS="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
+
+npm_missing() {
+    command -v npm >/dev/null 2>&1 || return 1
+    [ -x "$NPM_DIR/node_modules/.bin/mcp-server-everything" ] &&
+        [ -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem" ] && return 1
+    return 0
+}
+
+npm_install() {
+    # Real MCP servers for the tests, from the npm registry (not committed).
+    command -v npm >/dev/null 2>&1 || { echo "deps: no npm: the real-MCP-server tests will skip"; return 0; }
+    mkdir -p "$NPM_DIR"
+    # shellcheck disable=SC2086
+    (cd "$NPM_DIR" && timeout 600 npm install --no-audit --no-fund --loglevel=error $NPM_PKGS) ||
+        echo "deps: npm install failed: the real-MCP-server tests will skip"
+}
+
 missing() {
     for p in $HOST $CROSS $CROSS_ARCH; do
         dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
@@ -18,11 +37,14 @@ missing() {
 
 case "${1:-check}" in
 check)
-    [ -z "$(missing)" ] && exit 0
+    [ -z "$(missing)" ] && ! npm_missing && exit 0
     exit 1
     ;;
 install)
     need=$(missing)
+    if npm_missing; then
+        npm_install
+    fi
     if [ -z "$need" ] && [ -f /etc/apt/sources.list.d/mote-src.sources ]; then
         echo "deps: everything is installed"
         exit 0

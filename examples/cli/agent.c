@@ -164,8 +164,9 @@ void agent_init(struct agent *a, struct mote_loop *loop, struct mote_llm_conf *c
     a->req.max_tokens = 4096;
     a->req.system = "You are mote, a small agent running on the user's machine. Be brief. "
                     "Use the tools when they help; say what you did.";
-    a->req.tools = tools ? tool_defs : NULL;
-    a->req.ntools = tools ? (unsigned)(sizeof(tool_defs) / sizeof(tool_defs[0])) : 0;
+    a->tools_on = tools;
+    a->req.tools = a->all_tools;
+    a->req.ntools = 0;
     a->req.parts = mote_journal_parts;
     a->req.parts_arg = &a->jr;
     if (a->max_turns == 0)
@@ -255,10 +256,27 @@ static int on_event(void *arg, const struct mote_llm_event *ev)
     return 0;
 }
 
+/* The tools offered now: the built-in ones and those of the MCP servers
+ * that are ready. */
+static void gather_tools(struct agent *a)
+{
+    unsigned n = 0, i;
+
+    if (a->tools_on) {
+        for (i = 0; i < sizeof(tool_defs) / sizeof(tool_defs[0]); i++)
+            a->all_tools[n++] = tool_defs[i];
+        if (a->mcp != NULL)
+            n += mote_mcp_tool_defs(a->mcp, a->all_tools + n,
+                                    (unsigned)(sizeof(a->all_tools) / sizeof(a->all_tools[0])) - n);
+    }
+    a->req.ntools = n;
+}
+
 static void start_request(struct agent *a)
 {
     int rc;
 
+    gather_tools(a);
     a->got_first = false;
     a->text_len = 0;
     a->text_cut = false;
@@ -705,6 +723,31 @@ static void run_list_dir(struct agent *a, const struct agent_call *c)
     tool_result(a, buf, len, false);
 }
 
+static void on_mcp_done(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
+                        const char *errmsg, void *arg)
+{
+    struct agent *a = arg;
+    struct mote_mcp_call *c = &a->mcall;
+
+    (void)loop, (void)job;
+    a->tool_job = 0;
+    if (how == MOTE_JOB_CANCELLED) {
+        tool_result(a, "cancelled by the user (the MCP server was told)", 47, true);
+        while (a->tool_i < a->ncalls)
+            tool_result(a, "cancelled by the user before it ran", 35, true);
+        effects(a, mote_conv_next(a->st, MOTE_CEV_CANCELLED), NULL, 0, NULL);
+        say(a, "33", "(cancelled)");
+        return;
+    }
+    if (how == MOTE_JOB_FAILED) {
+        tool_result(a, errmsg, strlen(errmsg), true);
+    } else {
+        clean_output(c->result, c->len);
+        tool_result(a, c->result, c->len, c->is_error);
+    }
+    next_tool(a);
+}
+
 /* Runs call a->tool_i (approved). */
 static void run_tool(struct agent *a)
 {
@@ -733,6 +776,25 @@ static void run_tool(struct agent *a)
         }
         a->tool_i = a->tool_i; /* the result comes from on_tool_done */
         return;
+    }
+    {
+        unsigned srv, tool;
+
+        if (a->mcp != NULL && mote_mcp_find(a->mcp, c->name, &srv, &tool)) {
+            rc = mote_journal_tool_start(&a->jr, c->id, 0, 0);
+            if (rc == 0) {
+                mote_mcp_call_init(&a->mcall, a->mcp, srv, tool, c->input, c->input_len);
+                rc = mote_job_spawn(a->loop, "mcp call", &mote_mcp_call_ops, &a->mcall,
+                                    &a->turn_cancel, &a->tool_job);
+            }
+            if (rc == 0)
+                rc = mote_job_then(a->loop, a->tool_job, "agent", on_mcp_done, a);
+            if (rc < 0) {
+                a->tool_job = 0;
+                tool_result(a, "cannot start the MCP call", 25, true);
+            }
+            return;
+        }
     }
     /* The quick local tools run at once; journaled before they run. */
     rc = mote_journal_tool_start(&a->jr, c->id, 0, 0);

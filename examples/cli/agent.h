@@ -10,6 +10,7 @@
 #include "mote/mote.h"
 #include "mote/mote_client.h"
 #include "mote/mote_journal.h"
+#include "mote/mote_mcp.h"
 
 #define AGENT_TEXT_MAX 49152       /* bytes of one answer's text kept */
 #define AGENT_TOOL_INPUT_MAX 16384 /* bytes of one tool call's input */
@@ -64,6 +65,10 @@ struct agent {
     unsigned tool_i;
     bool awaiting_approval;
     struct shell_task shell;
+    struct mote_mcp *mcp;  /* NULL without --mcp-config */
+    struct mote_mcp_call mcall;
+    bool tools_on;
+    struct mote_tool_def all_tools[4 + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS];
     /* settings */
     unsigned max_turns, turns;
     enum approval approval;

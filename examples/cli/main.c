@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "mcpconf.h"
 #include "mote/mote.h"
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
@@ -31,6 +32,8 @@ static struct mote_posix pp;
 static struct mote_loop loop;
 static struct agent ag;
 static struct mote_llm_conf conf;
+static struct mote_mcp mcp;
+static bool have_mcp;
 static struct cli_opts o;
 static char prompt_buf[PROMPT_MAX];
 static char state_dir[1024];
@@ -131,9 +134,15 @@ static int configure(void)
         fprintf(stderr, "mote: cannot read --ca-file %s: %s\n", o.ca_file, strerror(errno));
         return 2;
     }
-    if (o.mcp_config != NULL && access(o.mcp_config, R_OK) != 0) {
-        fprintf(stderr, "mote: cannot read --mcp-config %s: %s\n", o.mcp_config, strerror(errno));
-        return 2;
+    if (o.mcp_config != NULL) {
+        char err[300];
+
+        mote_mcp_init(&mcp, &loop, NULL, NULL);
+        if (mcpconf_load(o.mcp_config, &mcp, err, sizeof(err)) < 0) {
+            fprintf(stderr, "mote: %s\n", err);
+            return 2;
+        }
+        have_mcp = mcp.n > 0;
     }
     conf.base_url = url;
     conf.api_key = key;
@@ -345,6 +354,16 @@ static int history_save(void)
     }
     out.off = i;
     return p->st_write_atomic(p->ctx, "history", produce_hist, &out);
+}
+
+static void mcp_log(void *arg, const char *server, const char *msg)
+{
+    (void)arg;
+    if (ag.json_out) {
+        fprintf(stderr, "mote: mcp %s: %s\n", server, msg);
+        return;
+    }
+    fprintf(stderr, ag.color ? "\033[2mmcp %s: %s\033[0m\n" : "mcp %s: %s\n", server, msg);
 }
 
 /* ---- signals ---- */
@@ -567,7 +586,14 @@ static int shutdown_sequence(void)
     if (ag.interactive && (rc = history_save()) < 0)
         fprintf(stderr, "mote: warning: cannot save the input history in %s: %s\n", state_dir,
                 mote_strerror(rc));
-    /* 6. MCP servers: none in this build. 7. storage */
+    /* 6. every MCP server, in parallel, inside what is left of the budget */
+    if (have_mcp) {
+        uint32_t budget = sd.force ? 0u : (uint32_t)(timeout < 3000 ? timeout : 3000);
+
+        if (mote_mcp_disconnect_all(&mcp, budget) > 0)
+            fprintf(stderr, "mote: warning: an MCP server did not exit; its supervisor ends it\n");
+    }
+    /* 7. storage */
     mote_journal_close(&ag.jr);
     if (!sd.by_signal && timed_out)
         code = 1;
@@ -647,6 +673,14 @@ int main(int argc, char **argv)
     if ((rc = open_conversation(&resumed)) != 0)
         return rc;
     agent_init(&ag, &loop, &conf, model_name, !o.no_tools);
+    if (have_mcp) {
+        /* the loop exists now: the servers start in parallel, the prompt
+         * does not wait for them */
+        mcp.loop = &loop;
+        mcp.log = mcp_log;
+        ag.mcp = &mcp;
+        mote_mcp_start_all(&mcp);
+    }
     if (ag.interactive || ag.approval == APPROVE_ASK) {
         if (mote_watch_add(&loop, 0, MOTE_POLL_IN, on_stdin, NULL, 0, &in.watch) < 0) {
             fprintf(stderr, "mote: cannot watch the input\n");
@@ -670,6 +704,12 @@ int main(int argc, char **argv)
                 if (ag.failed && resumed) {
                     /* recovery ended in an error: report it, do not go on */
                     break;
+                }
+                if (have_mcp && !mote_mcp_settled(&mcp)) {
+                    /* one-shot: the first request offers the MCP tools */
+                    if (mote_loop_poll(&loop, -1) < 0)
+                        break;
+                    continue;
                 }
                 sent = true;
                 if (!agent_user(&ag, prompt, strlen(prompt)))

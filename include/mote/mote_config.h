@@ -201,6 +201,49 @@
 #define MOTE_MAX_AUTO_CONTINUES 2
 #endif
 
+/* ---- MCP ------------------------------------------------------------------- */
+
+/* MCP servers at once, and tools kept per server (more are skipped, with
+ * a message). */
+#ifndef MOTE_MAX_MCP_SERVERS
+#define MOTE_MAX_MCP_SERVERS 4
+#endif
+#ifndef MOTE_MCP_MAX_TOOLS
+#define MOTE_MCP_MAX_TOOLS 24
+#endif
+
+/* Bytes of a tool's description and input schema kept (a longer
+ * description is cut; a longer schema makes the tool skipped). */
+#ifndef MOTE_MCP_DESC_MAX
+#define MOTE_MCP_DESC_MAX 256
+#endif
+#ifndef MOTE_MCP_SCHEMA_MAX
+#define MOTE_MCP_SCHEMA_MAX 2048
+#endif
+
+/* Longest message line from a server, bytes (longer ones are dropped and
+ * fail the request they answered). */
+#ifndef MOTE_MCP_LINE_MAX
+#define MOTE_MCP_LINE_MAX 65536
+#endif
+
+/* Bytes of messages queued to one server; of one call's result text; of
+ * the kept tail of a server's stderr. */
+#ifndef MOTE_MCP_OUT_MAX
+#define MOTE_MCP_OUT_MAX 20480
+#endif
+#ifndef MOTE_MCP_RESULT_MAX
+#define MOTE_MCP_RESULT_MAX 16384
+#endif
+#ifndef MOTE_MCP_LOG_MAX
+#define MOTE_MCP_LOG_MAX 2048
+#endif
+
+/* Deadline of one MCP request (initialize, tools/list, tools/call), ms. */
+#ifndef MOTE_MCP_TIMEOUT_MS
+#define MOTE_MCP_TIMEOUT_MS 30000
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255

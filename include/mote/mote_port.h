@@ -263,6 +263,13 @@ struct mote_port {
 
     /* The process group id of a child (for the journal), or < 0. */
     int64_t (*proc_group)(void *ctx, int64_t pid);
+
+    /* Non-blocking I/O on the pipes proc_spawn returned: the count (may be
+     * short), 0 at end of file (read), MOTE_ERR_AGAIN, MOTE_ERR_PIPE when
+     * the child closed its end, or < 0. */
+    int (*pipe_read)(void *ctx, int fd, void *buf, size_t n);
+    int (*pipe_write)(void *ctx, int fd, const void *buf, size_t n);
+    void (*pipe_close)(void *ctx, int fd);
 };
 
 #define MOTE_PROC_TERM 1

@@ -362,8 +362,40 @@ static uint64_t px_start_time(void *ctx, int64_t pid)
     return start == 0 ? 1 : start;
 }
 
+static int px_pipe_read(void *ctx, int fd, void *buf, size_t n)
+{
+    ssize_t r;
+
+    (void)ctx;
+    do {
+        r = read(fd, buf, n);
+    } while (r < 0 && errno == EINTR);
+    return r < 0 ? mote_posix_err(errno) : (int)r;
+}
+
+static int px_pipe_write(void *ctx, int fd, const void *buf, size_t n)
+{
+    ssize_t r;
+
+    (void)ctx;
+    do {
+        r = write(fd, buf, n);
+    } while (r < 0 && errno == EINTR);
+    return r < 0 ? mote_posix_err(errno) : (int)r;
+}
+
+static void px_pipe_close(void *ctx, int fd)
+{
+    (void)ctx;
+    if (fd >= 0)
+        close(fd);
+}
+
 void mote_posix_proc_fill(struct mote_port *port)
 {
+    port->pipe_read = px_pipe_read;
+    port->pipe_write = px_pipe_write;
+    port->pipe_close = px_pipe_close;
     port->proc_spawn = px_spawn;
     port->proc_signal = px_signal;
     port->proc_reap = px_reap;

@@ -1,0 +1,13 @@
+/* mcpconf.h - the --mcp-config file. */
+#ifndef MOTE_CLI_MCPCONF_H
+#define MOTE_CLI_MCPCONF_H
+
+#include <stddef.h>
+
+#include "mote/mote_mcp.h"
+
+/* Reads `path` and adds its servers to `m`. Returns 0, or -1 with one line
+ * of explanation in `err`. */
+int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap);
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * mote_mcp.h - MCP servers over stdio (newline-delimited JSON-RPC 2.0).
+ *
+ * A server is a child process (through the port's process group, so it
+ * runs under a supervisor and never outlives mote), driven by fd watches:
+ * initialize -> notifications/initialized -> tools/list (following
+ * nextCursor) -> ready. Server pings are answered, other server requests
+ * refused with -32601, notifications (also before the initialize answer)
+ * accepted. Each request has a deadline. Tool calls are jobs
+ * (mote_mcp_call_ops); cancelling one sends notifications/cancelled.
+ *
+ * Tools are offered as "SERVER__TOOL" (characters outside [A-Za-z0-9_-]
+ * become '_', at most 64 bytes: the providers' rules).
+ *
+ * All memory is in struct mote_mcp (sizes in mote_config.h).
+ */
+#ifndef MOTE_MCP_H
+#define MOTE_MCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mote/mote_config.h"
+#include "mote/mote_json.h"
+#include "mote/mote_llm.h"
+#include "mote/mote_loop.h"
+
+enum mote_mcp_state {
+    MOTE_MCP_OFF = 0,
+    MOTE_MCP_STARTING, /* initialize sent */
+    MOTE_MCP_LISTING,  /* tools/list in progress */
+    MOTE_MCP_READY,
+    MOTE_MCP_FAILED,   /* could not start or initialise, or died */
+    MOTE_MCP_CLOSED,   /* disconnected */
+};
+
+struct mote_mcp_tool {
+    char name[64];    /* SERVER__TOOL, offered to the model */
+    char remote[64];  /* the server's own name for it */
+    char desc[MOTE_MCP_DESC_MAX];
+    char schema[MOTE_MCP_SCHEMA_MAX];
+};
+
+struct mote_mcp_call;
+
+struct mote_mcp_server {
+    struct mote_mcp *m;
+    char name[32];
+    const char *const *argv;
+    const char *const *envp;
+    uint8_t state;       /* enum mote_mcp_state */
+    int64_t pid;
+    int in_fd, out_fd, err_fd;
+    mote_watch_id w_in, w_out, w_err;
+    mote_timer_id timer;
+    bool exited;
+    bool gone;           /* its stdout ended: waiting briefly for the exit */
+    uint8_t gone_tries;
+    int status;
+    uint32_t started_ms;
+    int64_t next_id;
+    int64_t req_id;      /* 0: none pending */
+    uint8_t req_kind;
+    uint32_t req_deadline;
+    struct mote_mcp_call *call; /* the call waiting for req_id */
+    bool dropped_line;
+    size_t inlen, outlen, outoff, loglen;
+    unsigned ntools, skipped_tools;
+    char cursor[256];
+    char errmsg[200];
+    struct mote_mcp_tool tools[MOTE_MCP_MAX_TOOLS];
+    char log[MOTE_MCP_LOG_MAX];          /* the tail of its stderr */
+    char outbuf[MOTE_MCP_OUT_MAX];
+    char inbuf[MOTE_MCP_LINE_MAX];
+};
+
+/* Called for each thing worth telling the user (started, failed,
+ * disconnect steps). */
+typedef void (*mote_mcp_log_fn)(void *arg, const char *server, const char *msg);
+
+struct mote_mcp {
+    struct mote_loop *loop;
+    unsigned n;
+    uint32_t timeout_ms;  /* per request */
+    mote_mcp_log_fn log;
+    void *log_arg;
+    struct mote_json json;
+    char text[MOTE_MCP_LINE_MAX]; /* unescape scratch */
+    struct mote_mcp_server srv[MOTE_MAX_MCP_SERVERS];
+};
+
+void mote_mcp_init(struct mote_mcp *m, struct mote_loop *loop, mote_mcp_log_fn log, void *arg);
+
+/* Adds a server (argv and envp must outlive it; envp NULL inherits).
+ * Returns its index or MOTE_ERR_FULL / MOTE_ERR_INVAL (bad name). */
+int mote_mcp_add(struct mote_mcp *m, const char *name, const char *const *argv,
+                 const char *const *envp);
+
+/* Starts every server at once; returns without waiting. A server that
+ * cannot be spawned is FAILED (and logged); the others go on. */
+void mote_mcp_start_all(struct mote_mcp *m);
+
+/* True when no server is still starting or listing. */
+bool mote_mcp_settled(const struct mote_mcp *m);
+
+/* Fills `defs` (up to `max`) with the tools of the ready servers. */
+unsigned mote_mcp_tool_defs(const struct mote_mcp *m, struct mote_tool_def *defs, unsigned max);
+
+/* Finds an offered tool name: server index and tool index, or false. */
+bool mote_mcp_find(const struct mote_mcp *m, const char *name, unsigned *srv, unsigned *tool);
+
+/* Disconnects every server in parallel within `budget_ms`: close stdin,
+ * wait, SIGTERM the group, wait, SIGKILL the group, reap. Each step is
+ * logged. Runs the loop while it waits. Returns how many were still there
+ * at the end (0: all gone). */
+int mote_mcp_disconnect_all(struct mote_mcp *m, uint32_t budget_ms);
+
+/* ---- tool calls ---- */
+
+struct mote_mcp_call {
+    struct mote_mcp *m;
+    unsigned srv, tool;
+    const char *args;    /* a JSON object */
+    size_t args_len;
+    bool sent, done, is_error;
+    int64_t id;
+    mote_job_id job;
+    size_t len;
+    char result[MOTE_MCP_RESULT_MAX]; /* text content, NUL-terminated */
+};
+
+/* Prepares a call of tool `tool` of server `srv` with `args`. */
+void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned srv, unsigned tool,
+                        const char *args, size_t args_len);
+
+/* Task ops for the call's job; it ends DONE with c->result / c->is_error
+ * (an MCP error or a dead server is a tool error, not a job failure), or
+ * CANCELLED (notifications/cancelled sent). */
+extern const struct mote_task_ops mote_mcp_call_ops;
+
+#endif /* MOTE_MCP_H */

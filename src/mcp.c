@@ -1,0 +1,952 @@
+/* mcp.c - MCP servers over stdio (see mote_mcp.h). */
+#include "mote/mote_mcp.h"
+
+#include <string.h>
+
+#include "mote/mote.h"
+#include "util.h"
+
+#define PROTOCOL_VERSION "2025-06-18"
+
+enum { REQ_NONE, REQ_INIT, REQ_LIST, REQ_CALL };
+
+static void logm(struct mote_mcp_server *s, const char *a, const char *b, const char *c)
+{
+    char msg[320];
+    struct mote_sb sb;
+
+    if (s->m->log == NULL)
+        return;
+    mote_sb_init(&sb, msg, sizeof(msg));
+    mote_sb_s(&sb, a);
+    if (b != NULL)
+        mote_sb_s(&sb, b);
+    if (c != NULL)
+        mote_sb_s(&sb, c);
+    s->m->log(s->m->log_arg, s->name, msg);
+}
+
+void mote_mcp_init(struct mote_mcp *m, struct mote_loop *loop, mote_mcp_log_fn log, void *arg)
+{
+    memset(m, 0, sizeof(*m));
+    m->loop = loop;
+    m->log = log;
+    m->log_arg = arg;
+    m->timeout_ms = MOTE_MCP_TIMEOUT_MS;
+}
+
+static bool name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_';
+}
+
+int mote_mcp_add(struct mote_mcp *m, const char *name, const char *const *argv,
+                 const char *const *envp)
+{
+    struct mote_mcp_server *s;
+    size_t i;
+
+    if (m->n >= MOTE_MAX_MCP_SERVERS)
+        return MOTE_ERR_FULL;
+    if (name[0] == '\0' || strlen(name) > 24 || argv == NULL || argv[0] == NULL)
+        return MOTE_ERR_INVAL;
+    for (i = 0; name[i] != '\0'; i++) {
+        if (!name_char(name[i]))
+            return MOTE_ERR_INVAL;
+    }
+    s = &m->srv[m->n];
+    memset(s, 0, sizeof(*s));
+    s->m = m;
+    mote_str_copy(s->name, sizeof(s->name), name);
+    s->argv = argv;
+    s->envp = envp;
+    s->in_fd = s->out_fd = s->err_fd = -1;
+    s->next_id = 1;
+    return (int)m->n++;
+}
+
+/* ---- writing messages ---- */
+
+static int out_sink(void *arg, const char *p, size_t n)
+{
+    struct mote_mcp_server *s = arg;
+
+    if (s->outlen + n > sizeof(s->outbuf))
+        return MOTE_ERR_FULL;
+    memcpy(s->outbuf + s->outlen, p, n);
+    s->outlen += n;
+    return 0;
+}
+
+static void flush_out(struct mote_mcp_server *s);
+
+static void on_in_ready(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg)
+{
+    (void)loop, (void)w, (void)fd, (void)rev;
+    flush_out(arg);
+}
+
+static void flush_out(struct mote_mcp_server *s)
+{
+    const struct mote_port *p = s->m->loop->port;
+
+    while (s->in_fd >= 0 && s->outoff < s->outlen) {
+        int n = p->pipe_write(p->ctx, s->in_fd, s->outbuf + s->outoff, s->outlen - s->outoff);
+
+        if (n == MOTE_ERR_AGAIN) {
+            if (s->w_in == 0 && mote_watch_add(s->m->loop, s->in_fd, MOTE_POLL_OUT, on_in_ready,
+                                               s, 0, &s->w_in) < 0)
+                s->w_in = 0;
+            return;
+        }
+        if (n <= 0) {
+            s->outoff = s->outlen = 0; /* the server is gone; its exit is handled */
+            return;
+        }
+        s->outoff += (size_t)n;
+    }
+    if (s->outoff == s->outlen)
+        s->outoff = s->outlen = 0;
+    if (s->w_in != 0) {
+        (void)mote_watch_remove(s->m->loop, s->w_in);
+        s->w_in = 0;
+    }
+}
+
+/* Writes one message: a writer fills the object's members after
+ * "jsonrpc". Returns 0 or MOTE_ERR_FULL (the queue is full). */
+static int send_msg(struct mote_mcp_server *s, void (*fill)(struct mote_jw *, void *), void *arg)
+{
+    size_t start = s->outlen;
+    struct mote_jw w;
+
+    mote_jw_init(&w, out_sink, s);
+    mote_jw_obj(&w);
+    mote_jw_key(&w, "jsonrpc");
+    mote_jw_str(&w, "2.0");
+    fill(&w, arg);
+    mote_jw_obj_end(&w);
+    if (w.err == 0)
+        w.err = out_sink(s, "\n", 1);
+    if (w.err != 0) {
+        s->outlen = start; /* never half a message */
+        return w.err;
+    }
+    flush_out(s);
+    return 0;
+}
+
+struct req_args {
+    int64_t id;
+    const char *method;
+    const char *cursor;
+    const char *tool;
+    const char *args;
+    size_t args_len;
+    const char *raw_id; /* for responses: the request's id token, raw */
+    size_t raw_id_len;
+};
+
+static void fill_request(struct mote_jw *w, void *arg)
+{
+    struct req_args *r = arg;
+
+    mote_jw_key(w, "id");
+    mote_jw_int(w, r->id);
+    mote_jw_key(w, "method");
+    mote_jw_str(w, r->method);
+    mote_jw_key(w, "params");
+    mote_jw_obj(w);
+    if (strcmp(r->method, "initialize") == 0) {
+        mote_jw_key(w, "protocolVersion");
+        mote_jw_str(w, PROTOCOL_VERSION);
+        mote_jw_key(w, "capabilities");
+        mote_jw_obj(w);
+        mote_jw_obj_end(w);
+        mote_jw_key(w, "clientInfo");
+        mote_jw_obj(w);
+        mote_jw_key(w, "name");
+        mote_jw_str(w, "mote");
+        mote_jw_key(w, "version");
+        mote_jw_str(w, MOTE_VERSION_STRING);
+        mote_jw_obj_end(w);
+    } else if (strcmp(r->method, "tools/list") == 0) {
+        if (r->cursor != NULL && r->cursor[0] != '\0') {
+            mote_jw_key(w, "cursor");
+            mote_jw_str(w, r->cursor);
+        }
+    } else if (strcmp(r->method, "tools/call") == 0) {
+        mote_jw_key(w, "name");
+        mote_jw_str(w, r->tool);
+        mote_jw_key(w, "arguments");
+        mote_jw_raw(w, r->args, r->args_len);
+    }
+    mote_jw_obj_end(w);
+}
+
+static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg);
+
+static int request(struct mote_mcp_server *s, int kind, struct req_args *r)
+{
+    int rc;
+
+    r->id = s->next_id++;
+    rc = send_msg(s, fill_request, r);
+    if (rc < 0)
+        return rc;
+    s->req_id = r->id;
+    s->req_kind = (uint8_t)kind;
+    s->req_deadline = mote_loop_now(s->m->loop) + s->m->timeout_ms;
+    if (s->timer != 0)
+        (void)mote_timer_stop(s->m->loop, s->timer);
+    if (mote_timer_start(s->m->loop, s->m->timeout_ms, on_timer, s, 0, &s->timer) < 0)
+        s->timer = 0;
+    return 0;
+}
+
+static void fill_initialized(struct mote_jw *w, void *arg)
+{
+    (void)arg;
+    mote_jw_key(w, "method");
+    mote_jw_str(w, "notifications/initialized");
+}
+
+static void fill_cancelled(struct mote_jw *w, void *arg)
+{
+    int64_t *id = arg;
+
+    mote_jw_key(w, "method");
+    mote_jw_str(w, "notifications/cancelled");
+    mote_jw_key(w, "params");
+    mote_jw_obj(w);
+    mote_jw_key(w, "requestId");
+    mote_jw_int(w, *id);
+    mote_jw_key(w, "reason");
+    mote_jw_str(w, "cancelled by the user");
+    mote_jw_obj_end(w);
+}
+
+/* Answers a server's request: ping -> {}, anything else -> -32601. */
+static void fill_answer(struct mote_jw *w, void *arg)
+{
+    struct req_args *r = arg;
+
+    mote_jw_key(w, "id");
+    mote_jw_raw(w, r->raw_id, r->raw_id_len);
+    if (r->method != NULL && strcmp(r->method, "ping") == 0) {
+        mote_jw_key(w, "result");
+        mote_jw_obj(w);
+        mote_jw_obj_end(w);
+        return;
+    }
+    mote_jw_key(w, "error");
+    mote_jw_obj(w);
+    mote_jw_key(w, "code");
+    mote_jw_int(w, -32601);
+    mote_jw_key(w, "message");
+    mote_jw_str(w, "Method not found (mote offers no client features)");
+    mote_jw_obj_end(w);
+}
+
+/* ---- the end of a call ---- */
+
+static void call_finish(struct mote_mcp_server *s, const char *text, size_t len, bool is_error)
+{
+    struct mote_mcp_call *c = s->call;
+
+    s->call = NULL;
+    if (c == NULL)
+        return;
+    if (len >= sizeof(c->result))
+        len = sizeof(c->result) - 1;
+    memcpy(c->result, text, len);
+    c->result[len] = '\0';
+    c->len = len;
+    c->is_error = is_error;
+    c->done = true;
+    (void)mote_job_wake(s->m->loop, c->job);
+}
+
+static void fail_server(struct mote_mcp_server *s, const char *why)
+{
+    char m[MOTE_MCP_RESULT_MAX];
+    struct mote_sb sb;
+
+    if (s->state == MOTE_MCP_FAILED || s->state == MOTE_MCP_CLOSED)
+        return;
+    mote_str_copy(s->errmsg, sizeof(s->errmsg), why);
+    mote_sb_init(&sb, m, sizeof(m));
+    mote_sb_s(&sb, why);
+    if (s->loglen > 0) {
+        mote_sb_s(&sb, "; its stderr ends: ");
+        mote_sb_s(&sb, s->log);
+    }
+    logm(s, sb.p, NULL, NULL);
+    s->state = MOTE_MCP_FAILED;
+    s->req_id = 0;
+    if (s->call != NULL) {
+        mote_sb_init(&sb, m, sizeof(m));
+        mote_sb_s(&sb, "the MCP server '");
+        mote_sb_s(&sb, s->name);
+        mote_sb_s(&sb, "' failed during the call: ");
+        mote_sb_s(&sb, why);
+        call_finish(s, m, sb.len, true);
+    }
+}
+
+static void server_gone(struct mote_mcp_server *s);
+
+static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
+{
+    struct mote_mcp_server *s = arg;
+
+    (void)t;
+    s->timer = 0;
+    if (s->gone) {
+        server_gone(s);
+        return;
+    }
+    if (s->req_id == 0)
+        return;
+    if (s->req_kind == REQ_CALL) {
+        static const char msg[] = "the MCP server did not answer the call in time";
+        struct mote_mcp_call *c = s->call;
+
+        if (c != NULL)
+            (void)send_msg(s, fill_cancelled, &c->id);
+        s->req_id = 0;
+        call_finish(s, msg, sizeof(msg) - 1, true);
+        (void)loop;
+        return;
+    }
+    fail_server(s, s->req_kind == REQ_INIT ? "no answer to initialize in time"
+                                           : "no answer to tools/list in time");
+}
+
+/* ---- reading messages ---- */
+
+static void tool_name(struct mote_mcp_server *s, const char *remote, char *out, size_t cap)
+{
+    struct mote_sb sb;
+    size_t i;
+
+    mote_sb_init(&sb, out, cap);
+    mote_sb_s(&sb, s->name);
+    mote_sb_s(&sb, "__");
+    mote_sb_s(&sb, remote);
+    for (i = 0; out[i] != '\0'; i++) {
+        if (!name_char(out[i]))
+            out[i] = '_';
+    }
+}
+
+static void take_tools(struct mote_mcp_server *s, int result)
+{
+    struct mote_json *j = &s->m->json;
+    int tools = mote_json_member(j, result, "tools"), k;
+
+    for (k = 0;; k++) {
+        int t = mote_json_elem(j, tools, k);
+        int schema = mote_json_member(j, t, "inputSchema");
+        struct mote_mcp_tool *tool;
+        size_t n;
+        const char *raw;
+
+        if (t < 0)
+            break;
+        if (s->ntools >= MOTE_MCP_MAX_TOOLS) {
+            s->skipped_tools++;
+            continue;
+        }
+        tool = &s->tools[s->ntools];
+        raw = mote_json_raw(j, schema, &n);
+        if (mote_json_str(j, mote_json_member(j, t, "name"), tool->remote, sizeof(tool->remote)) <= 0 ||
+            mote_json_type_of(j, schema) != MOTE_JSON_OBJECT || n >= sizeof(tool->schema)) {
+            s->skipped_tools++;
+            continue;
+        }
+        memcpy(tool->schema, raw, n);
+        tool->schema[n] = '\0';
+        if (mote_json_str(j, mote_json_member(j, t, "description"), s->m->text,
+                          sizeof(s->m->text)) < 0)
+            s->m->text[0] = '\0';
+        mote_str_copy(tool->desc, sizeof(tool->desc), s->m->text);
+        tool_name(s, tool->remote, tool->name, sizeof(tool->name));
+        s->ntools++;
+    }
+}
+
+/* The text of a tools/call result: text items kept, others summarised. */
+static void call_result(struct mote_mcp_server *s, int result)
+{
+    struct mote_json *j = &s->m->json;
+    int content = mote_json_member(j, result, "content"), k;
+    char *out = s->m->text;
+    size_t cap = sizeof(s->m->text), len = 0;
+    bool is_error = false;
+
+    (void)mote_json_bool(j, mote_json_member(j, result, "isError"), &is_error);
+    for (k = 0;; k++) {
+        int item = mote_json_elem(j, content, k);
+        int type = mote_json_member(j, item, "type");
+        struct mote_sb sb;
+        char kind[32];
+
+        if (item < 0 || len + 2 >= cap)
+            break;
+        if (len > 0)
+            out[len++] = '\n';
+        if (mote_json_eq(j, type, "text")) {
+            int n = mote_json_str(j, mote_json_member(j, item, "text"), out + len, cap - len);
+
+            if (n < 0) { /* too long: say so rather than lose it silently */
+                mote_sb_init(&sb, out + len, cap - len);
+                mote_sb_s(&sb, "[text over the result limit]");
+                n = (int)sb.len;
+            }
+            len += (size_t)n;
+            continue;
+        }
+        if (mote_json_str(j, type, kind, sizeof(kind)) < 0)
+            mote_str_copy(kind, sizeof(kind), "unknown");
+        mote_sb_init(&sb, out + len, cap - len);
+        mote_sb_s(&sb, "[");
+        mote_sb_s(&sb, kind);
+        mote_sb_s(&sb, " content");
+        {
+            char extra[128];
+
+            if (mote_json_str(j, mote_json_member(j, item, "mimeType"), extra, sizeof(extra)) > 0 ||
+                mote_json_str(j, mote_json_path(j, item, "resource.uri"), extra, sizeof(extra)) > 0) {
+                mote_sb_s(&sb, ": ");
+                mote_sb_s(&sb, extra);
+            }
+        }
+        mote_sb_s(&sb, " not shown]");
+        len += sb.len;
+    }
+    if (len == 0 && mote_json_member(j, result, "structuredContent") >= 0) {
+        size_t n;
+        const char *raw = mote_json_raw(j, mote_json_member(j, result, "structuredContent"), &n);
+
+        len = n < cap - 1 ? n : cap - 1;
+        memcpy(out, raw, len);
+    }
+    out[len] = '\0';
+    call_finish(s, out, len, is_error);
+}
+
+static void handle_response(struct mote_mcp_server *s, int64_t id)
+{
+    struct mote_json *j = &s->m->json;
+    int result = mote_json_member(j, 0, "result");
+    int error = mote_json_member(j, 0, "error");
+    struct req_args r;
+
+    if (id != s->req_id || s->req_id == 0)
+        return; /* late (a timed-out or cancelled request): ignored */
+    s->req_id = 0;
+    if (s->timer != 0)
+        (void)mote_timer_stop(s->m->loop, s->timer);
+    s->timer = 0;
+    if (error >= 0) {
+        char msg[200], text[256];
+        int64_t code = 0;
+        struct mote_sb sb;
+
+        (void)mote_json_int(j, mote_json_member(j, error, "code"), &code);
+        if (mote_json_str(j, mote_json_member(j, error, "message"), text, sizeof(text)) < 0)
+            text[0] = '\0';
+        mote_sb_init(&sb, msg, sizeof(msg));
+        mote_sb_s(&sb, "MCP error ");
+        mote_sb_i(&sb, code);
+        mote_sb_s(&sb, ": ");
+        mote_sb_s(&sb, text);
+        if (s->req_kind == REQ_CALL)
+            call_finish(s, msg, sb.len, true);
+        else
+            fail_server(s, msg);
+        return;
+    }
+    if (mote_json_type_of(j, result) != MOTE_JSON_OBJECT) {
+        if (s->req_kind == REQ_CALL)
+            call_finish(s, "the MCP server sent a result that is not an object", 50, true);
+        else
+            fail_server(s, "the MCP server sent a result that is not an object");
+        return;
+    }
+    switch (s->req_kind) {
+    case REQ_INIT:
+        if (send_msg(s, fill_initialized, NULL) < 0) {
+            fail_server(s, "cannot write to the server");
+            return;
+        }
+        s->state = MOTE_MCP_LISTING;
+        memset(&r, 0, sizeof(r));
+        r.method = "tools/list";
+        if (request(s, REQ_LIST, &r) < 0)
+            fail_server(s, "cannot write to the server");
+        break;
+    case REQ_LIST: {
+        int next = mote_json_member(j, result, "nextCursor");
+
+        take_tools(s, result);
+        if (mote_json_type_of(j, next) == MOTE_JSON_STRING &&
+            mote_json_str(j, next, s->cursor, sizeof(s->cursor)) > 0) {
+            memset(&r, 0, sizeof(r));
+            r.method = "tools/list";
+            r.cursor = s->cursor;
+            if (request(s, REQ_LIST, &r) < 0)
+                fail_server(s, "cannot write to the server");
+            break;
+        }
+        s->state = MOTE_MCP_READY;
+        {
+            char n[64];
+            struct mote_sb sb;
+
+            mote_sb_init(&sb, n, sizeof(n));
+            mote_sb_s(&sb, "ready, ");
+            mote_sb_u(&sb, s->ntools);
+            mote_sb_s(&sb, " tools");
+            if (s->skipped_tools > 0) {
+                mote_sb_s(&sb, " (");
+                mote_sb_u(&sb, s->skipped_tools);
+                mote_sb_s(&sb, " skipped)");
+            }
+            logm(s, n, NULL, NULL);
+        }
+        break;
+    }
+    case REQ_CALL:
+        call_result(s, result);
+        break;
+    default:
+        break;
+    }
+}
+
+static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
+{
+    struct mote_json *j = &s->m->json;
+    int method, id;
+    int64_t num;
+
+    while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
+        len--; /* Windows servers end lines in CRLF */
+    if (len == 0)
+        return;
+    if (mote_json_parse(j, line, len) <= 0 || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT) {
+        logm(s, "ignored a line that is not a JSON-RPC message", NULL, NULL);
+        return;
+    }
+    method = mote_json_member(j, 0, "method");
+    id = mote_json_member(j, 0, "id");
+    if (method >= 0) {
+        char name[64];
+
+        if (mote_json_str(j, method, name, sizeof(name)) < 0)
+            name[0] = '\0';
+        if (id >= 0 && !mote_json_is_null(j, id)) {
+            struct req_args r;
+
+            memset(&r, 0, sizeof(r));
+            r.method = name;
+            if (mote_json_type_of(j, id) == MOTE_JSON_STRING) {
+                /* keep the quotes: the raw token excludes them */
+                r.raw_id = line + j->tok[id].start - 1;
+                r.raw_id_len = (size_t)(j->tok[id].end - j->tok[id].start) + 2;
+            } else {
+                r.raw_id = mote_json_raw(j, id, &r.raw_id_len);
+            }
+            (void)send_msg(s, fill_answer, &r);
+        }
+        /* notifications (logging, list_changed, progress): nothing to do */
+        return;
+    }
+    if (mote_json_int(j, id, &num) == 0)
+        handle_response(s, num);
+    else if (mote_json_type_of(j, id) == MOTE_JSON_STRING) {
+        /* Our ids are numbers; a server that echoes them as strings. */
+        char b[24];
+        int64_t v = 0;
+        int n = mote_json_str(j, id, b, sizeof(b)), i;
+
+        for (i = 0; i < n && b[i] >= '0' && b[i] <= '9'; i++)
+            v = v * 10 + (b[i] - '0');
+        if (n > 0 && i == n)
+            handle_response(s, v);
+    }
+}
+
+/* Its stdout ended. The exit status follows within milliseconds: look for
+ * it a few times (5 ms apart) so the message can say how it ended. */
+static void server_gone(struct mote_mcp_server *s)
+{
+    const struct mote_port *p = s->m->loop->port;
+    char why[96];
+    struct mote_sb sb;
+
+    if (!s->exited && p->proc_reap(p->ctx, s->pid, &s->status) == 0)
+        s->exited = true;
+    if (!s->exited && s->gone_tries < 40 && s->state != MOTE_MCP_CLOSED) {
+        s->gone = true;
+        s->gone_tries++;
+        if (s->timer != 0)
+            (void)mote_timer_stop(s->m->loop, s->timer);
+        if (mote_timer_start(s->m->loop, 5, on_timer, s, 0, &s->timer) == 0)
+            return;
+    }
+    s->gone = false;
+    mote_sb_init(&sb, why, sizeof(why));
+    mote_sb_s(&sb, "the server exited");
+    if (s->exited) {
+        mote_sb_s(&sb, " (status ");
+        mote_sb_i(&sb, s->status);
+        mote_sb_s(&sb, ")");
+    }
+    if (s->state != MOTE_MCP_CLOSED)
+        fail_server(s, why);
+}
+
+static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg)
+{
+    struct mote_mcp_server *s = arg;
+    const struct mote_port *p = loop->port;
+
+    (void)w, (void)rev;
+    for (;;) {
+        char *nl;
+        int n;
+
+        if (s->inlen == sizeof(s->inbuf)) {
+            /* A line over the limit: drop it up to its newline. */
+            s->inlen = 0;
+            s->dropped_line = true;
+            logm(s, "dropped a message over MOTE_MCP_LINE_MAX bytes", NULL, NULL);
+            if (s->req_kind == REQ_CALL && s->req_id != 0) {
+                static const char msg[] = "the MCP server's answer was over the size limit";
+
+                s->req_id = 0;
+                call_finish(s, msg, sizeof(msg) - 1, true);
+            } else if (s->req_id != 0) {
+                fail_server(s, "an answer over the size limit");
+            }
+        }
+        n = p->pipe_read(p->ctx, fd, s->inbuf + s->inlen, sizeof(s->inbuf) - s->inlen);
+        if (n == MOTE_ERR_AGAIN)
+            return;
+        if (n <= 0) {
+            (void)mote_watch_remove(loop, s->w_out);
+            s->w_out = 0;
+            p->pipe_close(p->ctx, s->out_fd);
+            s->out_fd = -1;
+            server_gone(s);
+            return;
+        }
+        if (s->dropped_line) {
+            nl = memchr(s->inbuf + s->inlen, '\n', (size_t)n);
+            if (nl == NULL)
+                continue; /* still inside the long line */
+            s->dropped_line = false;
+            memmove(s->inbuf, nl + 1, (size_t)(s->inbuf + s->inlen + n - (nl + 1)));
+            s->inlen = (size_t)(s->inbuf + s->inlen + n - (nl + 1));
+        } else {
+            s->inlen += (size_t)n;
+        }
+        while ((nl = memchr(s->inbuf, '\n', s->inlen)) != NULL) {
+            size_t len = (size_t)(nl - s->inbuf);
+
+            handle_line(s, s->inbuf, len);
+            s->inlen -= len + 1;
+            memmove(s->inbuf, nl + 1, s->inlen);
+        }
+    }
+}
+
+static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg)
+{
+    struct mote_mcp_server *s = arg;
+    const struct mote_port *p = loop->port;
+    char buf[512];
+    int n;
+
+    (void)w, (void)rev;
+    while ((n = p->pipe_read(p->ctx, fd, buf, sizeof(buf))) > 0) {
+        size_t i;
+
+        /* Keep the tail, as one line of printable text. */
+        for (i = 0; i < (size_t)n; i++) {
+            char c = buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t' ? ' ' : buf[i];
+
+            if ((unsigned char)c < 0x20)
+                continue;
+            if (s->loglen + 1 >= sizeof(s->log)) {
+                memmove(s->log, s->log + sizeof(s->log) / 2, s->loglen - sizeof(s->log) / 2);
+                s->loglen -= sizeof(s->log) / 2;
+            }
+            s->log[s->loglen++] = c;
+        }
+        s->log[s->loglen] = '\0';
+    }
+    if (n == 0 || (n < 0 && n != MOTE_ERR_AGAIN)) {
+        (void)mote_watch_remove(loop, s->w_err);
+        s->w_err = 0;
+        p->pipe_close(p->ctx, s->err_fd);
+        s->err_fd = -1;
+    }
+}
+
+void mote_mcp_start_all(struct mote_mcp *m)
+{
+    const struct mote_port *p = m->loop->port;
+    unsigned i;
+
+    for (i = 0; i < m->n; i++) {
+        struct mote_mcp_server *s = &m->srv[i];
+        struct req_args r;
+        int fds[3], rc;
+
+        if (s->state != MOTE_MCP_OFF)
+            continue;
+        s->started_ms = mote_loop_now(m->loop);
+        if (!MOTE_PORT_HAS(p, proc_spawn) || !MOTE_PORT_HAS(p, pipe_read)) {
+            fail_server(s, "this port cannot start processes");
+            continue;
+        }
+        rc = p->proc_spawn(p->ctx, s->argv, s->envp, false, fds, &s->pid);
+        if (rc < 0) {
+            s->state = MOTE_MCP_STARTING;
+            fail_server(s, rc == MOTE_ERR_NOENT ? "cannot start: command not found"
+                                                : "cannot start the command");
+            s->state = MOTE_MCP_FAILED;
+            continue;
+        }
+        s->in_fd = fds[0];
+        s->out_fd = fds[1];
+        s->err_fd = fds[2];
+        s->state = MOTE_MCP_STARTING;
+        if (mote_watch_add(m->loop, s->out_fd, MOTE_POLL_IN, on_out, s, 0, &s->w_out) < 0 ||
+            mote_watch_add(m->loop, s->err_fd, MOTE_POLL_IN, on_err, s, 0, &s->w_err) < 0) {
+            fail_server(s, "no free watch (MOTE_MAX_WATCHES)");
+            continue;
+        }
+        memset(&r, 0, sizeof(r));
+        r.method = "initialize";
+        if (request(s, REQ_INIT, &r) < 0)
+            fail_server(s, "cannot write to the server");
+    }
+}
+
+bool mote_mcp_settled(const struct mote_mcp *m)
+{
+    unsigned i;
+
+    for (i = 0; i < m->n; i++) {
+        if (m->srv[i].state == MOTE_MCP_STARTING || m->srv[i].state == MOTE_MCP_LISTING)
+            return false;
+    }
+    return true;
+}
+
+unsigned mote_mcp_tool_defs(const struct mote_mcp *m, struct mote_tool_def *defs, unsigned max)
+{
+    unsigned i, k, n = 0;
+
+    for (i = 0; i < m->n; i++) {
+        const struct mote_mcp_server *s = &m->srv[i];
+
+        if (s->state != MOTE_MCP_READY)
+            continue;
+        for (k = 0; k < s->ntools && n < max; k++) {
+            defs[n].name = s->tools[k].name;
+            defs[n].description = s->tools[k].desc;
+            defs[n].schema = s->tools[k].schema;
+            n++;
+        }
+    }
+    return n;
+}
+
+bool mote_mcp_find(const struct mote_mcp *m, const char *name, unsigned *srv, unsigned *tool)
+{
+    unsigned i, k;
+
+    for (i = 0; i < m->n; i++) {
+        for (k = 0; k < m->srv[i].ntools; k++) {
+            if (strcmp(m->srv[i].tools[k].name, name) == 0) {
+                *srv = i;
+                *tool = k;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* ---- disconnect ---- */
+
+int mote_mcp_disconnect_all(struct mote_mcp *m, uint32_t budget_ms)
+{
+    const struct mote_port *p = m->loop->port;
+    uint32_t t0 = mote_loop_now(m->loop);
+    bool termed = false, killed = false;
+    unsigned i, left;
+
+    for (i = 0; i < m->n; i++) {
+        struct mote_mcp_server *s = &m->srv[i];
+
+        if (s->pid == 0 || s->exited)
+            continue;
+        if (s->w_in != 0)
+            (void)mote_watch_remove(m->loop, s->w_in);
+        s->w_in = 0;
+        if (s->in_fd >= 0)
+            p->pipe_close(p->ctx, s->in_fd); /* 1: close its stdin */
+        s->in_fd = -1;
+        s->state = MOTE_MCP_CLOSED;
+        logm(s, "disconnecting: stdin closed", NULL, NULL);
+    }
+    for (;;) {
+        uint32_t el = mote_loop_now(m->loop) - t0;
+
+        left = 0;
+        for (i = 0; i < m->n; i++) {
+            struct mote_mcp_server *s = &m->srv[i];
+
+            if (s->pid == 0 || s->exited)
+                continue;
+            if (p->proc_reap(p->ctx, s->pid, &s->status) == 0) {
+                char msg[80];
+                struct mote_sb sb;
+
+                s->exited = true;
+                mote_sb_init(&sb, msg, sizeof(msg));
+                mote_sb_s(&sb, "exited (status ");
+                mote_sb_i(&sb, s->status);
+                mote_sb_s(&sb, ") after ");
+                mote_sb_u(&sb, el);
+                mote_sb_s(&sb, " ms");
+                logm(s, msg, NULL, NULL);
+                continue;
+            }
+            left++;
+            if (!termed && el >= budget_ms * 2u / 5u) {
+                p->proc_signal(p->ctx, s->pid, MOTE_PROC_TERM); /* 2: SIGTERM the group */
+                logm(s, "still running: SIGTERM sent to its process group", NULL, NULL);
+            }
+            if (!killed && el >= budget_ms * 4u / 5u) {
+                p->proc_signal(p->ctx, s->pid, MOTE_PROC_KILL); /* 3: SIGKILL the group */
+                logm(s, "still running: SIGKILL sent to its process group", NULL, NULL);
+            }
+        }
+        if (el >= budget_ms * 2u / 5u)
+            termed = true;
+        if (el >= budget_ms * 4u / 5u)
+            killed = true;
+        if (left == 0 || el >= budget_ms + 200u)
+            break;
+        (void)mote_loop_poll(m->loop, 5);
+    }
+    for (i = 0; i < m->n; i++) {
+        struct mote_mcp_server *s = &m->srv[i];
+
+        if (s->w_out != 0)
+            (void)mote_watch_remove(m->loop, s->w_out);
+        if (s->w_err != 0)
+            (void)mote_watch_remove(m->loop, s->w_err);
+        s->w_out = s->w_err = 0;
+        if (s->out_fd >= 0)
+            p->pipe_close(p->ctx, s->out_fd);
+        if (s->err_fd >= 0)
+            p->pipe_close(p->ctx, s->err_fd);
+        s->out_fd = s->err_fd = -1;
+        if (s->timer != 0)
+            (void)mote_timer_stop(m->loop, s->timer);
+        s->timer = 0;
+    }
+    return (int)left;
+}
+
+/* ---- calls ---- */
+
+void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned srv, unsigned tool,
+                        const char *args, size_t args_len)
+{
+    memset(c, 0, sizeof(*c));
+    c->m = m;
+    c->srv = srv;
+    c->tool = tool;
+    c->args = args;
+    c->args_len = args_len;
+}
+
+static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
+{
+    struct mote_mcp_call *c = task;
+    struct mote_mcp_server *s = &c->m->srv[c->srv];
+
+    c->job = self;
+    if (mote_job_cancelled(loop, self)) {
+        if (c->sent && !c->done && s->call == c) {
+            (void)send_msg(s, fill_cancelled, &c->id);
+            s->call = NULL;
+            s->req_id = 0;
+        }
+        return MOTE_STEP_CANCELLED;
+    }
+    if (c->done)
+        return MOTE_STEP_DONE;
+    if (!c->sent) {
+        struct req_args r;
+        int rc;
+
+        if (s->state != MOTE_MCP_READY) {
+            static const char msg[] = "the MCP server is not running";
+
+            memcpy(c->result, msg, sizeof(msg));
+            c->len = sizeof(msg) - 1;
+            c->is_error = true;
+            return MOTE_STEP_DONE;
+        }
+        if (s->req_id != 0)
+            return MOTE_STEP_PENDING; /* another call: woken when it ends */
+        memset(&r, 0, sizeof(r));
+        r.method = "tools/call";
+        r.tool = s->tools[c->tool].remote;
+        r.args = c->args_len > 0 ? c->args : "{}";
+        r.args_len = c->args_len > 0 ? c->args_len : 2;
+        rc = request(s, REQ_CALL, &r);
+        if (rc < 0) {
+            static const char msg[] = "cannot send the call to the MCP server";
+
+            memcpy(c->result, msg, sizeof(msg));
+            c->len = sizeof(msg) - 1;
+            c->is_error = true;
+            return MOTE_STEP_DONE;
+        }
+        c->id = r.id;
+        c->sent = true;
+        s->call = c;
+    }
+    return MOTE_STEP_PENDING;
+}
+
+static void call_release(struct mote_loop *loop, void *task)
+{
+    struct mote_mcp_call *c = task;
+    struct mote_mcp_server *s = &c->m->srv[c->srv];
+    unsigned i;
+
+    if (s->call == c)
+        s->call = NULL;
+    /* A call queued behind this one may go now. */
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        if (loop->jobs[i].ops == &mote_mcp_call_ops &&
+            (loop->jobs[i].state == MOTE_JOB_RUNNING || loop->jobs[i].state == MOTE_JOB_CANCELLING))
+            loop->jobs[i].wake = true;
+    }
+}
+
+const struct mote_task_ops mote_mcp_call_ops = {"mcp", call_step, call_release};

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""A small MCP server (stdio, newline-delimited JSON-RPC) for fault tests.
+
+Options: --slow-init S (sleep before answering initialize), --crash-on-call
+(exit in the middle of tools/call), --garbage (write junk lines), --huge-line
+N (a line of N bytes before the tools/list answer), --ignore-sigterm,
+--grandchild (start a background child that lives as long as possible),
+--notify-first (a notification before the initialize answer), --ping (ask
+the client for a ping), --page-size N (tools/list pages), --die-at-start,
+--string-ids (answer with ids as strings).
+Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+args = sys.argv[1:]
+
+
+def opt(name, default=None):
+    if name in args:
+        i = args.index(name)
+        if i + 1 < len(args) and not args[i + 1].startswith("--"):
+            return args[i + 1]
+        return True
+    return default
+
+
+if opt("--ignore-sigterm"):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if opt("--die-at-start"):
+    sys.stderr.write("fake_mcp: dying at start on purpose\n")
+    sys.exit(3)
+TAG = opt("--tag", "none")
+if opt("--grandchild"):
+    # A grandchild that ignores SIGTERM and never exits by itself.
+    subprocess.Popen(["sh", "-c", "trap '' TERM; while :; do sleep 1; done; : %s" % TAG])
+LOG = opt("--log")
+sys.stderr.write("fake_mcp: started\n")
+sys.stderr.flush()
+
+TOOLS = [
+    {"name": "echo", "description": "Echo the text back.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "add", "description": "Add two numbers.",
+     "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}},
+    {"name": "image", "description": "Return an image.", "inputSchema": {"type": "object"}},
+    {"name": "fail", "description": "Fail.", "inputSchema": {"type": "object"}},
+    {"name": "sleep", "description": "Sleep.",
+     "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
+]
+
+
+OUT = threading.Lock()
+
+
+def send(obj):
+    with OUT:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+
+def rid(i):
+    return str(i) if opt("--string-ids") else i
+
+
+ping_sent = False
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        continue
+    if LOG:
+        with open(LOG, "a") as f:
+            f.write(line + "\n")
+    msg = json.loads(line)
+    method = msg.get("method")
+    if method is None:
+        continue  # a response to our ping
+    if method == "initialize":
+        if opt("--notify-first"):
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": "hello before init"}})
+        if opt("--slow-init"):
+            time.sleep(float(opt("--slow-init")))
+        if opt("--garbage"):
+            sys.stdout.write("this is not json\n{\"half\": \n\x00\x01 binary\n")
+        send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fake", "version": "1"}}})
+    elif method == "notifications/initialized":
+        if opt("--ping") and not ping_sent:
+            ping_sent = True
+            send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            send({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
+    elif method == "tools/list":
+        if opt("--huge-line"):
+            sys.stdout.write("x" * int(opt("--huge-line")) + "\n")
+        size = int(opt("--page-size", "100"))
+        start = int((msg.get("params") or {}).get("cursor") or 0)
+        page = TOOLS[start:start + size]
+        result = {"tools": page}
+        if start + size < len(TOOLS):
+            result["nextCursor"] = str(start + size)
+        send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": result})
+    elif method == "tools/call":
+        p = msg["params"]
+        name, a = p["name"], p.get("arguments") or {}
+        if opt("--crash-on-call"):
+            sys.stderr.write("fake_mcp: crashing in the middle of a call\n")
+            sys.stderr.flush()
+            os._exit(7)
+        if name == "echo":
+            res = {"content": [{"type": "text", "text": "echo: " + str(a.get("text", ""))}]}
+        elif name == "add":
+            res = {"content": [{"type": "text", "text": str(a.get("a", 0) + a.get("b", 0))}]}
+        elif name == "image":
+            res = {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                               {"type": "text", "text": "and a caption"}]}
+        elif name == "fail":
+            res = {"content": [{"type": "text", "text": "it failed on purpose"}], "isError": True}
+        elif name == "sleep":
+            # In the background: the server goes on reading (cancellations).
+            def later(i=msg["id"], secs=float(a.get("seconds", 1))):
+                time.sleep(secs)
+                send({"jsonrpc": "2.0", "id": rid(i), "result": {
+                    "content": [{"type": "text", "text": "slept"}]}})
+            threading.Thread(target=later, daemon=True).start()
+            continue
+        else:
+            send({"jsonrpc": "2.0", "id": rid(msg["id"]), "error": {"code": -32602,
+                                                                     "message": "Unknown tool: " + name}})
+            continue
+        send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
+    elif "id" in msg:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})

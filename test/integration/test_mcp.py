@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""Integration tests of MCP servers: a fake server for faults, the real
+@modelcontextprotocol servers from the npm registry (when `make deps`
+installed them into .deps/npm), and the zero-orphan check after every exit
+path.
+
+    test_mcp.py BUILDDIR
+"""
+import json
+import os
+import pty
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+MOTE = os.path.join(BUILD, "mote")
+SERVER = os.path.join(ROOT, "test", "llm_server.py")
+FAKE = os.path.join(ROOT, "test", "fake_mcp.py")
+NPM_BIN = os.path.join(ROOT, ".deps", "npm", "node_modules", ".bin")
+TMP = tempfile.mkdtemp(prefix="mote-mcp-")
+SERVERS = []
+RESULTS = {"passed": 0, "failed": 0, "skipped": 0}
+NOTES = []
+
+
+def start_server(script=None):
+    n = len(SERVERS)
+    pf, log = os.path.join(TMP, "port.%d" % n), os.path.join(TMP, "log.%d" % n)
+    cmd = [sys.executable, SERVER, "--port-file", pf, "--log", log, "--lifetime", "300"]
+    if script is not None:
+        sp = os.path.join(TMP, "script.%d.json" % n)
+        with open(sp, "w") as f:
+            json.dump(script, f)
+        cmd += ["--script", sp]
+    SERVERS.append(subprocess.Popen(cmd))
+    while not os.path.exists(pf):
+        time.sleep(0.02)
+    return int(open(pf).read()), log
+
+
+def requests_in(log):
+    if not os.path.exists(log):
+        return []
+    return [json.loads(l) for l in open(log) if l.strip()]
+
+
+def config(servers):
+    path = os.path.join(TMP, "mcp-%s.json" % uuid.uuid4().hex[:8])
+    with open(path, "w") as f:
+        json.dump({"mcpServers": servers}, f)
+    return path
+
+
+def fake(*flags):
+    return {"command": sys.executable, "args": [FAKE] + list(flags)}
+
+
+def env():
+    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    e.update(ANTHROPIC_API_KEY="sk-ant-mcp-SECRET", NO_COLOR="1")
+    return e
+
+
+def args(port, cfg, *extra):
+    st = tempfile.mkdtemp(dir=TMP)
+    return [MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
+            "--mcp-config", cfg] + list(extra)
+
+
+def run(a, stdin="", timeout=90):
+    return subprocess.run(a, input=stdin, capture_output=True, text=True, timeout=timeout, env=env())
+
+
+def tagged(tag):
+    out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+    return [l for l in out.splitlines() if tag in l and not l.split()[1].startswith("Z")
+            and "ps -eo" not in l]
+
+
+def check(c, what):
+    if not c:
+        raise AssertionError(what)
+
+
+class Skip(Exception):
+    pass
+
+
+def test(fn):
+    name = fn.__name__[5:]
+    try:
+        fn()
+    except Skip as e:
+        RESULTS["skipped"] += 1
+        print("skip %s: %s" % (name, e))
+        return
+    except AssertionError as e:
+        RESULTS["failed"] += 1
+        print("FAIL %s: %s" % (name, e))
+        return
+    except Exception as e:  # noqa: BLE001
+        RESULTS["failed"] += 1
+        print("FAIL %s: %r" % (name, e))
+        return
+    RESULTS["passed"] += 1
+    print("ok   %s" % name)
+
+
+def wait_gone(tag, timeout=5.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not tagged(tag):
+            return []
+        time.sleep(0.05)
+    return tagged(tag)
+
+
+# ---- protocol and faults ----------------------------------------------------
+
+def test_tools_listed_paginated_and_called():
+    port, log = start_server([{"tools": [{"tool": "f__echo", "input": {"text": "hi"}},
+                                         {"tool": "f__image", "input": {}},
+                                         {"tool": "f__fail", "input": {}},
+                                         {"tool": "f__add", "input": {"a": 2, "b": 3}}]}])
+    srvlog = os.path.join(TMP, "fake-recv.log")
+    cfg = config({"f": fake("--page-size", "2", "--notify-first", "--ping", "--log", srvlog)})
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    reqs = requests_in(log)
+    names = [t["name"] for t in reqs[0]["body"]["tools"]]
+    check(all("f__" + n in names for n in ("echo", "add", "image", "fail", "sleep")), names)
+    results = [b for m in reqs[1]["body"]["messages"] if m["role"] == "user"
+               for b in m["content"] if isinstance(m["content"], list) and b.get("type") == "tool_result"]
+    texts = [r["content"] for r in results]
+    check(texts[0] == "echo: hi", texts)
+    check("image content: image/png not shown" in texts[1] and "caption" in texts[1], texts[1])
+    check(results[2].get("is_error") and "on purpose" in texts[2], results[2])
+    check(texts[3] == "5", texts[3])
+    recv = [json.loads(l) for l in open(srvlog)]
+    methods = [m.get("method") for m in recv]
+    check(methods[:3] == ["initialize", "notifications/initialized", "tools/list"], methods)
+    init = recv[0]["params"]
+    check(init["protocolVersion"] and init["clientInfo"]["name"] == "mote", init)
+    answers = [m for m in recv if "method" not in m]
+    check(any(a.get("id") == 1 and a.get("result") == {} for a in answers), "ping answered")
+    check(any(a.get("id") == "r1" and a["error"]["code"] == -32601 for a in answers),
+          "roots/list refused")
+
+
+def test_failed_server_is_skipped_others_work():
+    port, log = start_server([{"tool": "ok__echo", "input": {"text": "still works"}}])
+    cfg = config({"dead": fake("--die-at-start"), "missing": {"command": "/nonexistent/mcp"},
+                  "ok": fake()})
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    check("mcp dead:" in p.stderr and "dying at start on purpose" in p.stderr, p.stderr)
+    check("mcp missing: cannot start" in p.stderr, p.stderr)
+    check("echo: still works" in json.dumps(requests_in(log)[1]["body"]), "the good one answered")
+
+
+def test_garbage_and_string_ids_tolerated():
+    port, log = start_server([{"tool": "g__echo", "input": {"text": "fine"}}])
+    p = run(args(port, config({"g": fake("--garbage", "--string-ids")}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "not a JSON-RPC message" in p.stderr, p.stderr)
+    check("echo: fine" in json.dumps(requests_in(log)[1]["body"]), "call worked")
+
+
+def test_huge_line_is_a_clear_error():
+    port, log = start_server([{"text": "ok"}])
+    p = run(args(port, config({"h": fake("--huge-line", "200000"), "ok": fake()}), "-p", "x"))
+    check(p.returncode == 0 and "over" in p.stderr and "limit" in p.stderr, p.stderr)
+    names = [t["name"] for t in requests_in(log)[0]["body"]["tools"]]
+    check("ok__echo" in names and not any(n.startswith("h__") for n in names), names)
+
+
+def test_crash_mid_call_is_a_tool_error():
+    port, log = start_server([{"tool": "c__echo", "input": {"text": "boom"}}, {"text": "noted"}])
+    p = run(args(port, config({"c": fake("--crash-on-call")}), "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    body = json.dumps(requests_in(log)[1]["body"])
+    check("failed during the call" in body and "status 7" in body, body[-400:])
+
+
+def test_slow_init_does_not_hold_up_the_prompt():
+    port, _ = start_server()
+    cfg = config({"slow": fake("--slow-init", "4")})
+    a = args(port, cfg)
+    t0 = time.monotonic()
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(a[0], a, env())
+    out = b""
+    while b"> " not in out:
+        r, _, _ = select.select([fd], [], [], 10)
+        check(r, "no prompt")
+        out += os.read(fd, 4096)
+    took = time.monotonic() - t0
+    os.write(fd, b"/quit\r")
+    os.waitpid(pid, 0)
+    NOTES.append("first prompt with a 4 s MCP initialize pending: %.0f ms" % (took * 1000))
+    check(took < 2.0, "the prompt waited %.1f s" % took)
+
+
+def test_request_timeout():
+    port, _ = start_server([{"tool": "s__sleep", "input": {"seconds": 30}}, {"text": "done"}])
+    e = env()
+    p = subprocess.run(args(port, config({"s": fake()}), "-p", "x", "--yes"), capture_output=True,
+                       text=True, timeout=120, env=dict(e, MOTE_MCP_TIMEOUT_MS="800"))
+    check(p.returncode == 0, p.stderr)
+
+
+def test_cancel_sends_notifications_cancelled():
+    port, _ = start_server([{"tool": "s__sleep", "input": {"seconds": 30}}])
+    srvlog = os.path.join(TMP, "fake-cancel.log")
+    tag = uuid.uuid4().hex
+    p = subprocess.Popen(args(port, config({"s": fake("--log", srvlog, "--tag", tag)}), "-p", "x",
+                              "--yes"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if os.path.exists(srvlog) and "tools/call" in open(srvlog).read():
+            break
+        time.sleep(0.05)
+    time.sleep(0.1)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=20)
+    check(p.returncode == 130, p.returncode)
+    recv = [json.loads(l) for l in open(srvlog)]
+    call = [m for m in recv if m.get("method") == "tools/call"][0]
+    canc = [m for m in recv if m.get("method") == "notifications/cancelled"]
+    check(canc and canc[0]["params"]["requestId"] == call["id"], recv[-2:])
+
+
+def test_bad_configs_exit_2():
+    port, _ = start_server()
+    for body, words in (("not json", "not a JSON object"), ("{}", "mcpServers"),
+                        ('{"mcpServers": {"a": {"args": []}}}', "command"),
+                        ('{"mcpServers": {"a b": {"command": "x"}}}', "bad server name"),
+                        (json.dumps({"mcpServers": {"s%d" % i: {"command": "x"} for i in range(9)}}),
+                         "MOTE_MAX_MCP_SERVERS")):
+        path = os.path.join(TMP, "bad-%s.json" % uuid.uuid4().hex[:6])
+        open(path, "w").write(body)
+        p = run(args(port, path, "-p", "x"))
+        check(p.returncode == 2 and words in p.stderr, (body[:40], p.returncode, p.stderr))
+
+
+def test_env_is_minimal():
+    port, log = start_server([{"tool": "e__get-env", "input": {}}])
+    if not os.path.exists(os.path.join(NPM_BIN, "mcp-server-everything")):
+        raise Skip("the npm servers are not installed (make deps)")
+    cfg = config({"e": {"command": os.path.join(NPM_BIN, "mcp-server-everything"), "args": [],
+                        "env": {"MOTE_TEST_VAR": "passed-through"}}})
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    body = json.dumps(requests_in(log)[1]["body"])
+    check("passed-through" in body, "the configured env reached the server")
+    check("sk-ant-mcp-SECRET" not in body and "ANTHROPIC_API_KEY" not in body,
+          "the API key never reaches an MCP server")
+
+
+# ---- real servers ------------------------------------------------------------
+
+def test_real_servers_through_a_model_turn():
+    ev = os.path.join(NPM_BIN, "mcp-server-everything")
+    fs = os.path.join(NPM_BIN, "mcp-server-filesystem")
+    if not (os.path.exists(ev) and os.path.exists(fs)):
+        raise Skip("the npm servers are not installed (make deps)")
+    root = tempfile.mkdtemp(dir=TMP)
+    open(os.path.join(root, "hello.txt"), "w").write("hello from a file\n")
+    port, log = start_server([{"tools": [
+        {"tool": "everything__echo", "input": {"message": "round trip"}},
+        {"tool": "everything__get-sum", "input": {"a": 20, "b": 22}},
+        {"tool": "fs__read_text_file", "input": {"path": os.path.join(root, "hello.txt")}},
+        {"tool": "fs__list_directory", "input": {"path": root}}]}, {"text": "all done"}])
+    cfg = config({"everything": {"command": ev, "args": []}, "fs": {"command": fs, "args": [root]}})
+    t0 = time.monotonic()
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr))
+    body = json.dumps(requests_in(log)[1]["body"])
+    for want in ("round trip", "42", "hello from a file", "hello.txt"):
+        check(want in body, "%s in the results" % want)
+    lines = [l for l in p.stderr.splitlines() if "exited" in l]
+    NOTES.append("disconnect-all with the real servers: " + "; ".join(lines))
+    NOTES.append("one-shot with both real servers, start to exit: %.0f ms" %
+                 ((time.monotonic() - t0) * 1000))
+
+
+# ---- zero orphans --------------------------------------------------------------
+
+def orphan_case(name, how):
+    port, _ = start_server([{"after_text": "working", "stall": 60}])
+    tag = uuid.uuid4().hex
+    cfg = config({"a": fake("--grandchild", "--tag", tag),
+                  "b": fake("--grandchild", "--ignore-sigterm", "--tag", tag)})
+    code = how(port, cfg, tag)
+    left = wait_gone(tag)
+    NOTES.append("processes left after %s: %d" % (name, len(left)))
+    check(not left, "left after %s: %s" % (name, left))
+    return code
+
+
+def start_and_wait(a, tag, stdin=None):
+    p = subprocess.Popen(a, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    deadline = time.time() + 20
+    while time.time() < deadline and len(tagged(tag)) < 2:
+        time.sleep(0.05)
+    check(len(tagged(tag)) >= 2, "the servers' grandchildren run")
+    time.sleep(0.3)
+    return p
+
+
+def test_no_orphans_after_quit():
+    def how(port, cfg, tag):
+        p = start_and_wait(args(port, cfg), tag, stdin=True)
+        out, err = p.communicate("/quit\n", timeout=30)
+        check(p.returncode == 0, err)
+    orphan_case("/quit", how)
+
+
+def test_no_orphans_after_ctrl_c():
+    def how(port, cfg, tag):
+        p = start_and_wait(args(port, cfg, "-p", "x"), tag)
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=30)
+        check(p.returncode == 130, p.returncode)
+    orphan_case("Ctrl+C", how)
+
+
+def test_no_orphans_after_sigterm():
+    def how(port, cfg, tag):
+        p = start_and_wait(args(port, cfg, "-p", "x", "--shutdown-timeout", "600"), tag)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+        check(p.returncode == 143, p.returncode)
+    orphan_case("SIGTERM (with a shutdown timeout)", how)
+
+
+def test_no_orphans_after_kill_9():
+    def how(port, cfg, tag):
+        p = start_and_wait(args(port, cfg, "-p", "x"), tag)
+        p.kill()
+        p.communicate(timeout=30)
+    orphan_case("kill -9", how)
+
+
+def main():
+    tests = [v for k, v in globals().items() if k.startswith("test_") and callable(v)]
+    try:
+        for t in tests:
+            test(t)
+    finally:
+        for s in SERVERS:
+            s.kill()
+            s.wait()
+        shutil.rmtree(TMP, ignore_errors=True)
+    for n in NOTES:
+        print("note: " + n)
+    print("mcp: %d passed, %d failed, %d skipped" % (RESULTS["passed"], RESULTS["failed"],
+                                                     RESULTS["skipped"]))
+    return 0 if RESULTS["failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
