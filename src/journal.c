@@ -316,22 +316,32 @@ static int rec_type(const struct mote_journal *j)
 static int read_line(struct mote_journal *j, uint64_t limit)
 {
     const struct mote_port *p = j->port;
-    size_t want = sizeof(j->line);
-    const char *nl;
+    size_t want = sizeof(j->line), have = 0;
+    const char *nl = NULL;
+    /* A small first read: most records are short, and touching the whole
+     * line buffer for each would cost resident memory for nothing. */
+    size_t step = 4096 < want ? 4096 : want;
     int n;
 
     if (j->rd_off >= limit)
         return MOTE_ERR_NOENT;
     if (want > limit - j->rd_off)
         want = (size_t)(limit - j->rd_off);
-    n = p->st_read(p->ctx, j->h, j->rd_off, j->line, want);
-    if (n < 0)
-        return n;
-    if (n == 0)
+    while (nl == NULL && have < want) {
+        size_t ask = have == 0 ? (step < want ? step : want) : want - have;
+
+        n = p->st_read(p->ctx, j->h, j->rd_off + have, j->line + have, ask);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            break;
+        nl = memchr(j->line + have, '\n', (size_t)n);
+        have += (size_t)n;
+    }
+    if (have == 0)
         return MOTE_ERR_NOENT;
-    nl = memchr(j->line, '\n', (size_t)n);
     if (nl == NULL)
-        return (size_t)n == sizeof(j->line) ? MOTE_ERR_TOO_LARGE : MOTE_ERR_PROTO;
+        return have == sizeof(j->line) ? MOTE_ERR_TOO_LARGE : MOTE_ERR_PROTO;
     j->line_len = (size_t)(nl - j->line);
     return (int)j->line_len;
 }

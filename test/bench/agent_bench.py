@@ -74,6 +74,28 @@ def main():
                         "--base-url", "https://localhost:%d" % tport, "--ca-file",
                         os.path.join(certs, "ca.crt")], capture_output=True, text=True, env=env())
     print("peak RSS, one streamed 500-token turn over TLS: %s kB" % r.stderr.strip().splitlines()[-1])
+    # Peak RSS for one more turn of a 1-turn and of a 500-turn conversation.
+    for turns in (1, 500):
+        st = tempfile.mkdtemp(dir=TMP)
+        os.makedirs(os.path.join(st, "conversations"))
+        with open(os.path.join(st, "conversations", "c.jsonl"), "w") as f:
+            f.write(json.dumps({"t": "open", "v": 1, "id": "c"}) + "\n")
+            for i in range(turns):
+                f.write(json.dumps({"t": "user", "text": "question %d %s" % (i, "x" * 200)}) + "\n")
+                f.write(json.dumps({"t": "request", "attempt": 1}) + "\n")
+                f.write(json.dumps({"t": "assistant", "text": "answer %d %s" % (i, "y" * 400),
+                                    "stop": "end_turn"}) + "\n")
+        with open(os.path.join(st, "current"), "w") as f:
+            f.write("c\n")
+        rss = []
+        for k in range(5):
+            r = subprocess.run(["/usr/bin/time", "-f", "%M", MOTE, "--continue", "-p", "more",
+                                "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port],
+                               capture_output=True, text=True, env=env())
+            rss.append(int(r.stderr.strip().splitlines()[-1]))
+        size = os.path.getsize(os.path.join(st, "conversations", "c.jsonl"))
+        print("peak RSS, one more turn of a %d-turn conversation (%d-byte journal): median %d kB"
+              % (turns, size, statistics.median(rss)))
     # Shutdown latency: SIGINT mid-stream (cancel mode), to exit.
     lat = []
     for i in range(20):
