@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-mcp fuzz test-fuzz bench deps deps-check help size \
+.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-mcp test-install fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -118,8 +118,8 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 
 ## check: build and run every test (unit under ASan+UBSan, rules, CLI)
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-client \
-	  test-agent test-mcp test-fuzz
+	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
+	  test-client test-agent test-mcp test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -153,6 +153,19 @@ $(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 
 test-agent: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
+
+# make install into a staging root, then build the embedding example and
+# the README's example against what was installed, through pkg-config.
+test-install: all
+	$(Q)rm -rf $(B)/stage && $(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(abspath $(B))/stage
+	$(Q)awk '/^```c$$/{f=1;next} /^```$$/{f=0} f' README.md > $(B)/readme_example.c
+	$(Q)for src in examples/embed/main.c $(B)/readme_example.c; do \
+	  PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
+	    $(CC) -std=c11 -o $(B)/stage/example $$src $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	    PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) \
+	    || { echo "test-install: $$src does not build against the installed library"; exit 1; }; \
+	done
+	$(Q)$(B)/stage/example && echo "test-install: 2 passed, 0 failed"
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote

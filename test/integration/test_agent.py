@@ -520,6 +520,41 @@ def test_kill9_while_tool_runs_then_continue():
     check(body[-1]["content"][0]["type"] == "tool_result", "every call has a result")
 
 
+def start_time(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def test_recovery_kills_a_recorded_group_only_if_start_time_matches():
+    """A leftover tool group in the journal is killed on recovery, but only
+    when its leader's start time matches: a reused pid is never hit."""
+    port, log = start_server([{"text": "fine"}])
+    results = {}
+    for label, offset in (("match", 0), ("reused", 12345)):
+        victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        state = new_state()
+        os.makedirs(os.path.join(state, "conversations"))
+        recs = [{"t": "open", "v": 1, "id": "k"}, {"t": "user", "text": "go"},
+                {"t": "request", "attempt": 1},
+                {"t": "assistant", "text": "", "stop": "tool_use",
+                 "calls": [{"id": "c1", "name": "shell", "input": {"command": "sleep 60"}}]},
+                {"t": "tool_start", "id": "c1", "pgid": victim.pid,
+                 "start": start_time(victim.pid) + offset}]
+        with open(os.path.join(state, "conversations", "k.jsonl"), "w") as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+        p = run(mote_args(port, state, "--resume", "k"))
+        check(p.returncode == 0 and "interrupted while a tool ran" in p.stderr, p.stderr)
+        try:
+            victim.wait(timeout=3)
+            results[label] = "killed"
+        except subprocess.TimeoutExpired:
+            results[label] = "alive"
+            victim.kill()
+            victim.wait()
+    check(results == {"match": "killed", "reused": "alive"}, results)
+
+
 def test_kill9_with_next_request_in_flight_then_continue():
     port, log = start_server([{"tool": "list_dir", "input": {"path": "/"}},
                               {"stall_headers": 30}, {"text": "the answer after recovery"}])
