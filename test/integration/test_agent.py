@@ -10,51 +10,17 @@ import json
 import os
 import pty
 import select
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import NOTES, TMP, check, requests_in, run_all, start_server
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
-SERVER = os.path.join(ROOT, "test", "llm_server.py")
-TMP = tempfile.mkdtemp(prefix="mote-agent-")
-SERVERS = []
-RESULTS = {"passed": 0, "failed": 0}
 KEY = "sk-ant-TEST-SECRET-4f1c"
-NOTES = []
-
-
-def start_server(script=None, dialect_openai=False):
-    n = len(SERVERS)
-    port_file = os.path.join(TMP, "port.%d" % n)
-    log = os.path.join(TMP, "log.%d" % n)
-    cmd = [sys.executable, SERVER, "--port-file", port_file, "--log", log, "--lifetime", "300"]
-    if script is not None:
-        path = os.path.join(TMP, "script.%d.json" % n)
-        with open(path, "w") as f:
-            json.dump(script, f)
-        cmd += ["--script", path]
-    proc = subprocess.Popen(cmd)
-    SERVERS.append(proc)
-    deadline = time.time() + 10
-    while not os.path.exists(port_file):
-        if time.time() > deadline:
-            raise RuntimeError("server did not start")
-        time.sleep(0.02)
-    with open(port_file) as f:
-        port = int(f.read())
-    return port, log
-
-
-def requests_in(log):
-    if not os.path.exists(log):
-        return []
-    with open(log) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def new_state():
@@ -115,27 +81,6 @@ def wait_for(cond, what, timeout=20):
             return v
         time.sleep(0.02)
     raise AssertionError("timed out waiting for " + what)
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def test(fn):
-    name = fn.__name__[5:]
-    try:
-        fn()
-    except AssertionError as e:
-        RESULTS["failed"] += 1
-        print("FAIL %s: %s" % (name, e))
-        return
-    except Exception as e:  # noqa: BLE001
-        RESULTS["failed"] += 1
-        print("FAIL %s: %r" % (name, e))
-        return
-    RESULTS["passed"] += 1
-    print("ok   %s" % name)
 
 
 # ---- one-shot, tools, approval ------------------------------------------------
@@ -722,19 +667,7 @@ def main():
     if not os.path.exists(MOTE):
         print("missing " + MOTE)
         return 1
-    tests = [v for k, v in globals().items() if k.startswith("test_") and callable(v)]
-    try:
-        for t in tests:
-            test(t)
-    finally:
-        for s in SERVERS:
-            s.kill()
-            s.wait()
-        shutil.rmtree(TMP, ignore_errors=True)
-    for n in NOTES:
-        print("note: " + n)
-    print("agent: %d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
-    return 0 if RESULTS["failed"] == 0 else 1
+    return run_all("agent", globals())
 
 
 if __name__ == "__main__":

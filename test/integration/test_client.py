@@ -8,7 +8,6 @@ Prints one line per test and "N passed, M failed".
 """
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -16,49 +15,18 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import NOTES, TMP, check, requests_in, run_all
+from harness import start_server as _start_server
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 PROBE = os.path.join(BUILD, "asan", "llm_probe")
 MOTE = os.path.join(BUILD, "mote")
 MOTE_NONE = os.path.join(BUILD, "none", "mote")
-SERVER = os.path.join(ROOT, "test", "llm_server.py")
-TMP = tempfile.mkdtemp(prefix="mote-client-")
 CERTS = os.path.join(TMP, "certs")
-SERVERS = []
-RESULTS = {"passed": 0, "failed": 0}
-TIMES = {}
 
 
 def start_server(script=None, cert=None, host="127.0.0.1"):
-    n = len(SERVERS)
-    port_file = os.path.join(TMP, "port.%d" % n)
-    log = os.path.join(TMP, "log.%d" % n)
-    cmd = [sys.executable, SERVER, "--host", host, "--port-file", port_file, "--log", log,
-           "--lifetime", "300"]
-    if script is not None:
-        path = os.path.join(TMP, "script.%d.json" % n)
-        with open(path, "w") as f:
-            json.dump(script, f)
-        cmd += ["--script", path]
-    if cert:
-        cmd += ["--cert", os.path.join(CERTS, cert + ".crt"), "--key", os.path.join(CERTS, cert + ".key")]
-    proc = subprocess.Popen(cmd)
-    SERVERS.append(proc)
-    deadline = time.time() + 10
-    while not os.path.exists(port_file):
-        if time.time() > deadline or proc.poll() is not None:
-            raise RuntimeError("test server did not start")
-        time.sleep(0.02)
-    with open(port_file) as f:
-        port = int(f.read())
-    return port, log
-
-
-def requests_in(log):
-    if not os.path.exists(log):
-        return []
-    with open(log) as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return _start_server(script, cert, host, CERTS)
 
 
 def probe(provider, url, *args, env=None, timeout=60):
@@ -81,27 +49,6 @@ def probe(provider, url, *args, env=None, timeout=60):
 
 def text_of(events):
     return "".join(e["text"] for e in events if e["ev"] == "text")
-
-
-def test(fn):
-    name = fn.__name__[5:]
-    try:
-        fn()
-    except AssertionError as e:
-        RESULTS["failed"] += 1
-        print("FAIL %s: %s" % (name, e))
-        return
-    except Exception as e:  # noqa: BLE001 - report and go on
-        RESULTS["failed"] += 1
-        print("FAIL %s: %r" % (name, e))
-        return
-    RESULTS["passed"] += 1
-    print("ok   %s" % name)
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 # ---- the tests ---------------------------------------------------------
@@ -333,7 +280,7 @@ def test_cli_tls_none_build():
 def cancel_at(phase, url, *extra, env=None):
     ev, end, elapsed = probe("anthropic", url, "--cancel-at", phase, *extra, env=env, timeout=60)
     check(end["state"] == "cancelled", end)
-    TIMES[phase] = end["cancel_ms"]
+    NOTES.append("cancel latency, %s: %.1f ms" % (phase, end["cancel_ms"]))
     check(end["cancel_ms"] < 250, "%s: cancel took %.1f ms" % (phase, end["cancel_ms"]))
 
 
@@ -406,20 +353,11 @@ def main():
         if not os.path.exists(exe):
             print("missing %s (build it first)" % exe)
             return 1
-    subprocess.run(["sh", os.path.join(ROOT, "test", "make_certs.sh"), CERTS], check=True)
-    tests = [v for k, v in globals().items() if k.startswith("test_") and callable(v)]
-    try:
-        for t in tests:
-            test(t)
-    finally:
-        for s in SERVERS:
-            s.kill()
-            s.wait()
-        shutil.rmtree(TMP, ignore_errors=True)
-    if TIMES:
-        print("cancel latency (ms): " + ", ".join("%s %.1f" % kv for kv in TIMES.items()))
-    print("client: %d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
-    return 0 if RESULTS["failed"] == 0 else 1
+
+    def setup():
+        subprocess.run(["sh", os.path.join(os.path.dirname(os.path.dirname(
+            os.path.dirname(os.path.abspath(__file__)))), "test", "make_certs.sh"), CERTS], check=True)
+    return run_all("client", globals(), setup)
 
 
 if __name__ == "__main__":

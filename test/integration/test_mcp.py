@@ -10,7 +10,6 @@ import json
 import os
 import pty
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,37 +17,12 @@ import tempfile
 import time
 import uuid
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import NOTES, ROOT, TMP, Skip, check, requests_in, run_all, start_server
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
-SERVER = os.path.join(ROOT, "test", "llm_server.py")
 FAKE = os.path.join(ROOT, "test", "fake_mcp.py")
 NPM_BIN = os.path.join(ROOT, ".deps", "npm", "node_modules", ".bin")
-TMP = tempfile.mkdtemp(prefix="mote-mcp-")
-SERVERS = []
-RESULTS = {"passed": 0, "failed": 0, "skipped": 0}
-NOTES = []
-
-
-def start_server(script=None):
-    n = len(SERVERS)
-    pf, log = os.path.join(TMP, "port.%d" % n), os.path.join(TMP, "log.%d" % n)
-    cmd = [sys.executable, SERVER, "--port-file", pf, "--log", log, "--lifetime", "300"]
-    if script is not None:
-        sp = os.path.join(TMP, "script.%d.json" % n)
-        with open(sp, "w") as f:
-            json.dump(script, f)
-        cmd += ["--script", sp]
-    SERVERS.append(subprocess.Popen(cmd))
-    while not os.path.exists(pf):
-        time.sleep(0.02)
-    return int(open(pf).read()), log
-
-
-def requests_in(log):
-    if not os.path.exists(log):
-        return []
-    return [json.loads(l) for l in open(log) if l.strip()]
 
 
 def config(servers):
@@ -82,35 +56,6 @@ def tagged(tag):
     out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
     return [l for l in out.splitlines() if tag in l and not l.split()[1].startswith("Z")
             and "ps -eo" not in l]
-
-
-def check(c, what):
-    if not c:
-        raise AssertionError(what)
-
-
-class Skip(Exception):
-    pass
-
-
-def test(fn):
-    name = fn.__name__[5:]
-    try:
-        fn()
-    except Skip as e:
-        RESULTS["skipped"] += 1
-        print("skip %s: %s" % (name, e))
-        return
-    except AssertionError as e:
-        RESULTS["failed"] += 1
-        print("FAIL %s: %s" % (name, e))
-        return
-    except Exception as e:  # noqa: BLE001
-        RESULTS["failed"] += 1
-        print("FAIL %s: %r" % (name, e))
-        return
-    RESULTS["passed"] += 1
-    print("ok   %s" % name)
 
 
 def wait_gone(tag, timeout=5.0):
@@ -351,20 +296,7 @@ def test_no_orphans_after_kill_9():
 
 
 def main():
-    tests = [v for k, v in globals().items() if k.startswith("test_") and callable(v)]
-    try:
-        for t in tests:
-            test(t)
-    finally:
-        for s in SERVERS:
-            s.kill()
-            s.wait()
-        shutil.rmtree(TMP, ignore_errors=True)
-    for n in NOTES:
-        print("note: " + n)
-    print("mcp: %d passed, %d failed, %d skipped" % (RESULTS["passed"], RESULTS["failed"],
-                                                     RESULTS["skipped"]))
-    return 0 if RESULTS["failed"] == 0 else 1
+    return run_all("mcp", globals())
 
 
 if __name__ == "__main__":
