@@ -253,7 +253,7 @@ static int status_error(struct mote_llm_call *c)
 {
     char type[64], text[256];
     bool retry = mote_llm_classify_error(c->err_body, c->err_len, c->http.status, type,
-                                         sizeof(type), text, sizeof(text));
+                                         sizeof(type), text, sizeof(text), &c->dec.json);
     struct mote_sb sb;
     int st = c->http.status;
 

@@ -538,10 +538,14 @@ static int error_event(struct mote_llm_dec *d, int root, int http_status)
     size_t n;
     const char *raw = mote_json_raw(&d->json, root, &n);
 
+    /* The event's text is re-read from a copy: the tokens get reused. */
+    if (n >= sizeof(d->buf))
+        n = sizeof(d->buf) - 1;
+    memcpy(d->buf, raw, n);
     memset(&ev, 0, sizeof(ev));
     ev.type = MOTE_LLM_ERROR;
-    ev.retryable = mote_llm_classify_error(raw, n, http_status, type, sizeof(type), msg,
-                                           sizeof(msg)) &&
+    ev.retryable = mote_llm_classify_error(d->buf, n, http_status, type, sizeof(type), msg,
+                                           sizeof(msg), &d->json) &&
                    !d->content;
     /* The message lives in d->buf for the call. */
     mote_str_copy(d->buf, sizeof(d->buf), msg);
@@ -803,9 +807,9 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
 /* ---- errors ------------------------------------------------------------ */
 
 bool mote_llm_classify_error(const char *body, size_t len, int http_status, char *type,
-                             size_t type_cap, char *msg, size_t msg_cap)
+                             size_t type_cap, char *msg, size_t msg_cap, struct mote_json *scratch)
 {
-    static struct mote_json j; /* only ever used from the loop's thread */
+    struct mote_json *jp = scratch;
     bool retry;
     int e, t;
 
@@ -813,16 +817,16 @@ bool mote_llm_classify_error(const char *body, size_t len, int http_status, char
     mote_str_copy(msg, msg_cap, "");
     retry = http_status == 429 || http_status == 500 || http_status == 502 ||
             http_status == 503 || http_status == 504 || http_status == 529;
-    if (mote_json_parse(&j, body, len) > 0) {
-        e = mote_json_member(&j, 0, "error");
-        if (mote_json_type_of(&j, e) == MOTE_JSON_STRING) {
-            (void)mote_json_str(&j, e, msg, msg_cap);
+    if (mote_json_parse(jp, body, len) > 0) {
+        e = mote_json_member(jp, 0, "error");
+        if (mote_json_type_of(jp, e) == MOTE_JSON_STRING) {
+            (void)mote_json_str(jp, e, msg, msg_cap);
         } else if (e >= 0) {
-            t = mote_json_member(&j, e, "type");
-            if (t < 0 || mote_json_is_null(&j, t))
-                t = mote_json_member(&j, e, "code");
-            (void)mote_json_str(&j, t, type, type_cap);
-            (void)mote_json_str(&j, mote_json_member(&j, e, "message"), msg, msg_cap);
+            t = mote_json_member(jp, e, "type");
+            if (t < 0 || mote_json_is_null(jp, t))
+                t = mote_json_member(jp, e, "code");
+            (void)mote_json_str(jp, t, type, type_cap);
+            (void)mote_json_str(jp, mote_json_member(jp, e, "message"), msg, msg_cap);
         }
     }
     if (strcmp(type, "overloaded_error") == 0 || strcmp(type, "rate_limit_error") == 0 ||

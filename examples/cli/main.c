@@ -500,10 +500,12 @@ static void drain_input(void)
         line[n] = '\0';
         if (n > 0 && line[n - 1] == '\r')
             line[--n] = '\0';
-        in.len -= n + (nl < in.buf + in.len ? 1 : 0);
-        memmove(in.buf, in.buf + (in.len > 0 ? n + 1 : 0), in.len);
-        if (nl == in.buf + n && in.len == 0 && in.eof)
-            in.len = 0;
+        {
+            size_t used = nl < in.buf + in.len ? n + 1 : n; /* with its newline */
+
+            memmove(in.buf, in.buf + used, in.len - used);
+            in.len -= used;
+        }
         in.prompt_shown = false;
         if (ag.awaiting_approval) {
             agent_approval(&ag, line[0] == 'y' || line[0] == 'Y');

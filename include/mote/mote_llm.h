@@ -174,8 +174,9 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
 
 /* Classifies an error body (non-200 response or error event data):
  * fills `type` (e.g. "rate_limit_error", "overloaded_error") and `msg`
- * (the message), and returns true if a retry may help. */
+ * (the message), and returns true if a retry may help. `scratch` holds
+ * the tokens while it reads (its previous content is lost). */
 bool mote_llm_classify_error(const char *body, size_t len, int http_status, char *type,
-                             size_t type_cap, char *msg, size_t msg_cap);
+                             size_t type_cap, char *msg, size_t msg_cap, struct mote_json *scratch);
 
 #endif /* MOTE_LLM_H */

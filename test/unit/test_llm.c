@@ -346,7 +346,7 @@ static void test_error_bodies(void **state)
         if (buf == NULL)
             continue;
         assert_int_equal(mote_llm_classify_error(buf, n, cases[i].status, type, sizeof(type), msg,
-                                                 sizeof(msg)),
+                                                 sizeof(msg), &dec.json),
                          cases[i].retry);
         assert_string_equal(type, cases[i].type);
         assert_true(msg[0] != '\0');
@@ -359,11 +359,11 @@ static void test_error_bodies(void **state)
     {
         char type[64], msg[64];
 
-        assert_true(mote_llm_classify_error("", 0, 503, type, 64, msg, 64));
-        assert_true(mote_llm_classify_error("<html>", 6, 502, type, 64, msg, 64));
-        assert_false(mote_llm_classify_error("", 0, 400, type, 64, msg, 64));
-        assert_false(mote_llm_classify_error("", 0, 403, type, 64, msg, 64));
-        assert_false(mote_llm_classify_error("", 0, 404, type, 64, msg, 64));
+        assert_true(mote_llm_classify_error("", 0, 503, type, 64, msg, 64, &dec.json));
+        assert_true(mote_llm_classify_error("<html>", 6, 502, type, 64, msg, 64, &dec.json));
+        assert_false(mote_llm_classify_error("", 0, 400, type, 64, msg, 64, &dec.json));
+        assert_false(mote_llm_classify_error("", 0, 403, type, 64, msg, 64, &dec.json));
+        assert_false(mote_llm_classify_error("", 0, 404, type, 64, msg, 64, &dec.json));
     }
 }
 
