@@ -116,7 +116,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
-## check: build and run every test (unit under ASan+UBSan, rules, CLI)
+## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
 	  test-client test-agent test-mcp test-fuzz
