@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-mcp test-install fuzz test-fuzz bench deps deps-check help size \
+.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -260,7 +260,15 @@ check-cross: deps-check
 	done; exit $$fail
 	$(Q)$(MAKE) --no-print-directory CROSS_COMPILE=$(X) STATIC=1 BUILDDIR=$(XB)/build \
 	  $(XB)/build/mote 2>&1 | grep -v "getaddrinfo' in statically linked" || true
-	$(Q)sh test/integration/cross_smoke.sh $(XB)/build/mote
+	$(Q)sh test/integration/smoke.sh $(XB)/build/mote qemu-aarch64-static
+
+## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source)
+tiny: deps-check
+	$(Q)sh scripts/tiny.sh $(B)
+
+# The tiny build runs a tool round over TLS against the local test server.
+test-tiny: tiny
+	$(Q)sh test/integration/smoke.sh $(B)/tiny/mote
 
 ## size: text/data/bss of the core, the library and build/mote
 size: $(B)/libmote_core.a $(B)/libmote.a $(B)/mote
@@ -302,4 +310,4 @@ help:
 
 .SECONDARY:
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/asan -name '*.d' -type f 2>/dev/null)

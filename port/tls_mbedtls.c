@@ -37,6 +37,16 @@
 #include "mote/mote_port.h"
 #include "posix/posix_internal.h"
 
+#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
+/* The tiny build: every mbedTLS allocation comes from this arena, so TLS
+ * memory is bounded; a CA bundle too large for it fails with a message. */
+#include <mbedtls/memory_buffer_alloc.h>
+#ifndef MOTE_TLS_ARENA
+#define MOTE_TLS_ARENA (160 * 1024)
+#endif
+static unsigned char tls_arena[MOTE_TLS_ARENA];
+#endif
+
 #define TLS_SESSIONS 4
 #define DEFAULT_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 
@@ -100,7 +110,13 @@ static int load_ca(const char *path, char *err, size_t cap)
     rc = mbedtls_x509_crt_parse_file(&ca, path);
     if (rc < 0 || ca.version == 0) {
         /* rc > 0 counts certificates that failed to parse: fine if some did. */
+#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
+        snprintf(err, cap, "cannot load the CA bundle %s into the TLS arena of %d bytes "
+                           "(give --ca-file just the roots you need)",
+                 path, MOTE_TLS_ARENA);
+#else
         snprintf(err, cap, "cannot load the CA bundle %s (set --ca-file or SSL_CERT_FILE)", path);
+#endif
         mbedtls_x509_crt_free(&ca);
         return MOTE_ERR_TLS;
     }
@@ -132,6 +148,9 @@ static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, ch
         return MOTE_ERR_FULL;
     }
     if (!rng_ready) {
+#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
+        mbedtls_memory_buffer_alloc_init(tls_arena, sizeof(tls_arena));
+#endif
 #if MBEDTLS_VERSION_MAJOR >= 3
         if (psa_crypto_init() != PSA_SUCCESS) {
             snprintf(err, cap, "PSA crypto init failed");
