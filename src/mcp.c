@@ -268,6 +268,8 @@ static void call_finish(struct mote_mcp_server *s, const char *text, size_t len,
     (void)mote_job_wake(s->m->loop, c->job);
 }
 
+static void wake_waiting_calls(struct mote_loop *loop);
+
 static void fail_server(struct mote_mcp_server *s, const char *why)
 {
     char m[MOTE_MCP_RESULT_MAX];
@@ -293,6 +295,7 @@ static void fail_server(struct mote_mcp_server *s, const char *why)
         mote_sb_s(&sb, why);
         call_finish(s, m, sb.len, true);
     }
+    wake_waiting_calls(s->m->loop); /* queued calls learn it is gone */
 }
 
 static void server_gone(struct mote_mcp_server *s);
@@ -437,6 +440,8 @@ static void call_result(struct mote_mcp_server *s, int result)
     call_finish(s, out, len, is_error);
 }
 
+static void relist_if_free(struct mote_mcp_server *s);
+
 static void handle_response(struct mote_mcp_server *s, int64_t id)
 {
     struct mote_json *j = &s->m->json;
@@ -491,6 +496,11 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
     case REQ_LIST: {
         int next = mote_json_member(j, result, "nextCursor");
 
+        if (s->relisting) {
+            s->relisting = false;
+            s->ntools = 0;
+            s->skipped_tools = 0;
+        }
         take_tools(s, result);
         if (mote_json_type_of(j, next) == MOTE_JSON_STRING &&
             mote_json_str(j, next, s->cursor, sizeof(s->cursor)) > 0) {
@@ -499,6 +509,10 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
             r.cursor = s->cursor;
             if (request(s, REQ_LIST, &r) < 0)
                 fail_server(s, "cannot write to the server");
+            break;
+        }
+        if (s->state == MOTE_MCP_READY) {
+            logm(s, "tool list updated", NULL, NULL);
             break;
         }
         s->state = MOTE_MCP_READY;
@@ -525,6 +539,24 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
     default:
         break;
     }
+    relist_if_free(s);
+    wake_waiting_calls(s->m->loop); /* a call queued behind this request */
+}
+
+/* A new tools/list after tools/list_changed, once the server is idle. */
+static void relist_if_free(struct mote_mcp_server *s)
+{
+    struct req_args r;
+
+    if (!s->relist || s->req_id != 0 || s->state != MOTE_MCP_READY)
+        return;
+    /* The old list stays offered until the new one is in. */
+    s->relist = false;
+    s->relisting = true;
+    memset(&r, 0, sizeof(r));
+    r.method = "tools/list";
+    if (request(s, REQ_LIST, &r) < 0)
+        fail_server(s, "cannot write to the server");
 }
 
 static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
@@ -562,7 +594,11 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
             }
             (void)send_msg(s, fill_answer, &r);
         }
-        /* notifications (logging, list_changed, progress): nothing to do */
+        if (strcmp(name, "notifications/tools/list_changed") == 0) {
+            s->relist = true; /* fetched again as soon as nothing is pending */
+            relist_if_free(s);
+        }
+        /* other notifications (logging, progress): nothing to do */
         return;
     }
     if (mote_json_int(j, id, &num) == 0)
@@ -933,20 +969,27 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
     return MOTE_STEP_PENDING;
 }
 
-static void call_release(struct mote_loop *loop, void *task)
+/* Calls wait while their server has a request pending; any end of a
+ * request wakes them to try again. */
+static void wake_waiting_calls(struct mote_loop *loop)
 {
-    struct mote_mcp_call *c = task;
-    struct mote_mcp_server *s = &c->m->srv[c->srv];
     unsigned i;
 
-    if (s->call == c)
-        s->call = NULL;
-    /* A call queued behind this one may go now. */
     for (i = 0; i < MOTE_MAX_JOBS; i++) {
         if (loop->jobs[i].ops == &mote_mcp_call_ops &&
             (loop->jobs[i].state == MOTE_JOB_RUNNING || loop->jobs[i].state == MOTE_JOB_CANCELLING))
             loop->jobs[i].wake = true;
     }
+}
+
+static void call_release(struct mote_loop *loop, void *task)
+{
+    struct mote_mcp_call *c = task;
+    struct mote_mcp_server *s = &c->m->srv[c->srv];
+
+    if (s->call == c)
+        s->call = NULL;
+    wake_waiting_calls(loop);
 }
 
 const struct mote_task_ops mote_mcp_call_ops = {"mcp", call_step, call_release};

@@ -115,6 +115,14 @@ for line in sys.stdin:
             os._exit(7)
         if name == "echo":
             res = {"content": [{"type": "text", "text": "echo: " + str(a.get("text", ""))}]}
+            if opt("--list-changed") and not any(t["name"] == "late" for t in TOOLS):
+                TOOLS.append({"name": "late", "description": "Added later.",
+                              "inputSchema": {"type": "object"}})
+                send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                continue
+        elif name == "late" and any(t["name"] == "late" for t in TOOLS):
+            res = {"content": [{"type": "text", "text": "late tool ran"}]}
         elif name == "add":
             res = {"content": [{"type": "text", "text": str(a.get("a", 0) + a.get("b", 0))}]}
         elif name == "image":

@@ -65,6 +65,8 @@ struct mote_mcp_server {
     uint32_t req_deadline;
     struct mote_mcp_call *call; /* the call waiting for req_id */
     bool dropped_line;
+    bool relist;         /* tools/list_changed came: list again when free */
+    bool relisting;      /* the new list replaces the old one when it comes */
     size_t inlen, outlen, outoff, loglen;
     unsigned ntools, skipped_tools;
     char cursor[256];

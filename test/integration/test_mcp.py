@@ -99,6 +99,19 @@ def test_tools_listed_paginated_and_called():
           "roots/list refused")
 
 
+def test_tools_list_changed_refetched():
+    port, log = start_server([{"tool": "l__echo", "input": {"text": "first"}},
+                              {"tool": "l__late", "input": {}}, {"text": "ok"}])
+    p = run(args(port, config({"l": fake("--list-changed")}), "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    reqs = requests_in(log)
+    before = [t["name"] for t in reqs[0]["body"]["tools"]]
+    after = [t["name"] for t in reqs[2]["body"]["tools"]]
+    check("l__late" not in before and "l__late" in after, (before, after))
+    last = json.dumps(reqs[2]["body"]["messages"][-1])
+    check("late tool ran" in last, "the new tool ran: " + last)
+
+
 def test_failed_server_is_skipped_others_work():
     port, log = start_server([{"tool": "ok__echo", "input": {"text": "still works"}}])
     cfg = config({"dead": fake("--die-at-start"), "missing": {"command": "/nonexistent/mcp"},
