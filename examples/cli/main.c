@@ -54,6 +54,7 @@ static struct {
     bool eof;
     mote_watch_id watch;
     bool prompt_shown;
+    bool tty;
 } in;
 
 static const char *model_name;
@@ -138,6 +139,7 @@ static int configure(void)
         char err[300];
 
         mote_mcp_init(&mcp, &loop, NULL, NULL);
+        mcp.timeout_ms = (uint32_t)env_ms("MOTE_MCP_TIMEOUT_MS", MOTE_MCP_TIMEOUT_MS);
         if (mcpconf_load(o.mcp_config, &mcp, err, sizeof(err)) < 0) {
             fprintf(stderr, "mote: %s\n", err);
             return 2;
@@ -493,8 +495,15 @@ static void drain_input(void)
                 break;
             nl = in.buf + in.len; /* a last line without newline */
         }
-        if (agent_busy(&ag) && !ag.awaiting_approval)
-            break; /* it waits for the turn to end */
+        if (agent_busy(&ag) && !ag.awaiting_approval) {
+            /* Lines wait for the turn to end; on a terminal /quit and
+             * /exit do not (from a pipe they keep their place in line). */
+            size_t k = (size_t)(nl - in.buf);
+
+            if (!in.tty || !((k == 5 && memcmp(in.buf, "/quit", 5) == 0) ||
+                             (k == 5 && memcmp(in.buf, "/exit", 5) == 0)))
+                break;
+        }
         n = (size_t)(nl - in.buf);
         memcpy(line, in.buf, n);
         line[n] = '\0';
@@ -658,6 +667,7 @@ int main(int argc, char **argv)
         }
     }
     ag.interactive = o.prompt == NULL;
+    in.tty = isatty(0);
     ag.json_out = o.format == CLI_FORMAT_STREAM_JSON;
     ag.color = isatty(1) && getenv("NO_COLOR") == NULL && !ag.json_out;
     ag.spinner = isatty(1) && isatty(2) && !ag.json_out;

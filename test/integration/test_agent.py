@@ -576,7 +576,7 @@ def test_sigterm_timeout_marks_recovery_then_continue():
     check(q.returncode == 0 and "finished later" in q.stdout, (q.stdout, q.stderr))
 
 
-def test_quit_timeout_exits_1():
+def test_sighup_drains_and_exits_129():
     port, _ = start_server([{"after_text": "x", "stall": 60}])
     state = new_state()
     p = spawn(mote_args(port, state, "--shutdown-timeout", "300"), stdin=True)
@@ -586,6 +586,23 @@ def test_quit_timeout_exits_1():
     p.send_signal(signal.SIGHUP)
     out, err = p.communicate(timeout=20)
     check(p.returncode == 129, (p.returncode, err))
+    kinds = [r["t"] for r in journal(state)]
+    check(kinds[-1] == "mark", kinds)
+
+
+def test_pty_quit_during_a_turn_cancels_it():
+    port, _ = start_server([{"after_text": "streaming", "stall": 60}])
+    state = new_state()
+    t = Pty(mote_args(port, state), env())
+    t.read_until("> ")
+    t.send("hello\r")
+    t.read_until("streaming")
+    t0 = time.time()
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    check(time.time() - t0 < 3, "/quit did not wait for the stalled turn")
+    recs = journal(state)
+    check(recs[-1]["t"] == "assistant" and recs[-1].get("interrupted"), recs[-1])
 
 
 def test_signals_together_run_shutdown_once():

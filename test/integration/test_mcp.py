@@ -167,11 +167,15 @@ def test_slow_init_does_not_hold_up_the_prompt():
 
 
 def test_request_timeout():
-    port, _ = start_server([{"tool": "s__sleep", "input": {"seconds": 30}}, {"text": "done"}])
-    e = env()
+    port, log = start_server([{"tool": "s__sleep", "input": {"seconds": 30}}, {"text": "done"}])
+    t0 = time.monotonic()
     p = subprocess.run(args(port, config({"s": fake()}), "-p", "x", "--yes"), capture_output=True,
-                       text=True, timeout=120, env=dict(e, MOTE_MCP_TIMEOUT_MS="800"))
-    check(p.returncode == 0, p.stderr)
+                       text=True, timeout=120, env=dict(env(), MOTE_MCP_TIMEOUT_MS="800"))
+    took = time.monotonic() - t0
+    check(p.returncode == 0 and "done" in p.stdout, p.stderr)
+    body = json.dumps(requests_in(log)[1]["body"])
+    check("did not answer the call in time" in body, "the model was told of the timeout")
+    check(took < 15, "the 800 ms deadline ended the call (%.1f s)" % took)
 
 
 def test_cancel_sends_notifications_cancelled():
