@@ -63,6 +63,24 @@ static void free_slot_locked(struct resolve_req *r)
     r->used = false;
 }
 
+/* The answer is in: hand it over, or clean up if nobody wants it now. */
+static void *finish(struct resolve_req *r, const struct mote_addr *found, int count)
+{
+    pthread_mutex_lock(&res_lock);
+    r->count = count > 0 ? count : MOTE_ERR_DNS;
+    memcpy(r->addrs, found, sizeof(r->addrs));
+    r->done = true;
+    if (r->abandoned) {
+        free_slot_locked(r);
+    } else {
+        char b = 1;
+
+        (void)!write(r->pipe[1], &b, 1);
+    }
+    pthread_mutex_unlock(&res_lock);
+    return NULL;
+}
+
 static void *resolve_thread(void *arg)
 {
     struct resolve_req *r = arg;
@@ -77,18 +95,7 @@ static void *resolve_thread(void *arg)
     if (slow_seconds(host) > 0) {
         /* The test name never goes to a real name server. */
         sleep(slow_seconds(host));
-        pthread_mutex_lock(&res_lock);
-        r->count = MOTE_ERR_DNS;
-        r->done = true;
-        if (r->abandoned) {
-            free_slot_locked(r);
-        } else {
-            char b = 1;
-
-            (void)!write(r->pipe[1], &b, 1);
-        }
-        pthread_mutex_unlock(&res_lock);
-        return NULL;
+        return finish(r, found, 0);
     }
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
@@ -117,19 +124,7 @@ static void *resolve_thread(void *arg)
     }
     if (ai != NULL)
         freeaddrinfo(ai);
-    pthread_mutex_lock(&res_lock);
-    r->count = count > 0 ? count : MOTE_ERR_DNS;
-    memcpy(r->addrs, found, sizeof(found));
-    r->done = true;
-    if (r->abandoned) {
-        free_slot_locked(r);
-    } else {
-        char b = 1;
-
-        (void)!write(r->pipe[1], &b, 1);
-    }
-    pthread_mutex_unlock(&res_lock);
-    return NULL;
+    return finish(r, found, count);
 }
 
 static int px_resolve(void *ctx, const char *host, uint16_t port, int *wait_fd)

@@ -73,6 +73,14 @@ def alive(pid):
         return False
 
 
+def group_left(pgid):
+    """Processes of group `pgid` still running (zombies, already dead and
+    waiting for a new parent to reap them, do not count)."""
+    out = subprocess.run(["ps", "-eo", "pgid,pid,stat,args"], capture_output=True, text=True).stdout
+    return [l for l in out.splitlines()
+            if l.split()[0] == str(pgid) and not l.split()[2].startswith("Z")]
+
+
 def wait_for(cond, what, timeout=20):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -345,9 +353,7 @@ def test_pty_ctrl_c_kills_the_tool_group():
     t1 = t.read_until("(cancelled)")
     NOTES.append("Ctrl+C during a tool to the prompt: %.0f ms" % ((t1 - t0) * 1000))
     check(t1 - t0 < 2.0, "%.2f s" % (t1 - t0))
-    out = subprocess.run(["ps", "-eo", "pgid,stat"], capture_output=True, text=True).stdout
-    check(not [l for l in out.splitlines() if l.split()[0] == str(pgid) and
-               not l.split()[1].startswith("Z")], "the tool's group is gone")
+    check(not group_left(pgid), "the tool's group is gone")
     t.read_until("\n> ")
     t.send("/quit\r")
     check(t.wait() == 0, "exit 0")
@@ -445,11 +451,7 @@ def test_kill9_while_tool_runs_then_continue():
     p.wait()
     # The supervisor ends the tool's whole group (its background child
     # too) when mote dies: nothing is left.
-    def group_gone():
-        out = subprocess.run(["ps", "-eo", "pgid,stat"], capture_output=True, text=True).stdout
-        return not [l for l in out.splitlines()
-                    if l.split()[0] == str(pgid) and not l.split()[1].startswith("Z")]
-    wait_for(group_gone, "the tool's group to go", timeout=5)
+    wait_for(lambda: not group_left(pgid), "the tool's group to go", timeout=5)
     q = run(mote_args(port, state, "--continue"), stdin="")
     check(q.returncode == 0 and "interrupted while a tool ran" in q.stderr, (q.returncode, q.stderr))
     check("leftover" not in q.stderr, "nothing was left to kill: " + q.stderr)
@@ -672,11 +674,7 @@ def test_no_process_left_behind():
     p.communicate(timeout=20)
     check(p.returncode == 130, p.returncode)
     # Neither the shell nor its background child is left.
-    # (Zombies, already dead and waiting for their new parent to reap them,
-    # run nothing and are not counted.)
-    out = subprocess.run(["ps", "-eo", "pgid,pid,stat,args"], capture_output=True, text=True).stdout
-    left = [l for l in out.splitlines()
-            if l.split()[0] == str(rec["pgid"]) and not l.split()[2].startswith("Z")]
+    left = group_left(rec["pgid"])
     check(not left, "left: %s" % left)
 
 
