@@ -67,9 +67,11 @@
 #endif
 
 /* File descriptors watched at once in one loop (the port's own signal
- * wake-up descriptor is not counted). */
+ * wake-up descriptor is not counted). The CLI needs up to 3 per MCP server
+ * (stdout, stderr, stdin while a write waits), 1 for the model request, 1
+ * for a tool and 1 for its input. */
 #ifndef MOTE_MAX_WATCHES
-#define MOTE_MAX_WATCHES 16
+#define MOTE_MAX_WATCHES 24
 #endif
 
 /* Longest single wait of mote_loop_poll, in milliseconds, when no timer is

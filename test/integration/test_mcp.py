@@ -112,6 +112,17 @@ def test_tools_list_changed_refetched():
     check("late tool ran" in last, "the new tool ran: " + last)
 
 
+def test_four_servers_at_once():
+    calls = [{"tool": "s%d__echo" % i, "input": {"text": "from %d" % i}} for i in range(4)]
+    port, log = start_server([{"tools": calls}, {"text": "ok"}])
+    cfg = config({"s%d" % i: fake() for i in range(4)})
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    body = json.dumps(requests_in(log)[1]["body"])
+    for i in range(4):
+        check("echo: from %d" % i in body, "server %d answered" % i)
+
+
 def test_failed_server_is_skipped_others_work():
     port, log = start_server([{"tool": "ok__echo", "input": {"text": "still works"}}])
     cfg = config({"dead": fake("--die-at-start"), "missing": {"command": "/nonexistent/mcp"},
