@@ -393,20 +393,23 @@ static void tool_result(struct agent *a, const char *text, size_t len, bool is_e
         size_t n = 0;
         unsigned lines = 0;
         size_t i;
+        bool more;
 
         for (i = 0; i < len; i++)
             lines += text[i] == '\n';
+        lines += len > 0 && text[len - 1] != '\n';
         while (n < len && n < sizeof(first) - 1 && text[n] != '\n') {
             first[n] = text[n];
             n++;
         }
         first[n] = '\0';
-        if (a->color)
-            fprintf(stderr, "  \033[2m%s %s%s (%u lines)\033[0m\n", is_error ? "x" : "=", first,
-                    n < len ? " ..." : "", lines + (len > 0 && text[len - 1] != '\n'));
+        more = lines > 1 || (n < len && text[n] != '\n');
+        if (more)
+            fprintf(stderr, a->color ? "  \033[2m%s %s ... (%u lines)\033[0m\n" : "  %s %s ... (%u lines)\n",
+                    is_error ? "x" : "=", first, lines);
         else
-            fprintf(stderr, "  %s %s%s (%u lines)\n", is_error ? "x" : "=", first,
-                    n < len ? " ..." : "", lines + (len > 0 && text[len - 1] != '\n'));
+            fprintf(stderr, a->color ? "  \033[2m%s %s\033[0m\n" : "  %s %s\n", is_error ? "x" : "=",
+                    first);
     }
     rc = mote_journal_tool_result(&a->jr, c->id, text, len, is_error);
     if (rc < 0)
