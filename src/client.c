@@ -280,6 +280,16 @@ static int status_error(struct mote_llm_call *c)
     return MOTE_ERR_HTTP;
 }
 
+/* The response ended without the stream's proper end: an error, never a
+ * success. */
+static int stream_cut(struct mote_llm_call *c)
+{
+    msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
+                          : "the stream ended before the answer",
+        c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)" : " (no [DONE])", NULL);
+    return MOTE_ERR_PROTO;
+}
+
 /* Runs the phases until one would block (MOTE_ERR_AGAIN), the stream is
  * complete (0) or something failed (< 0; c->result MOTE_ERR_AGAIN marks a
  * retryable one). */
@@ -411,9 +421,8 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     return rc;
                 return MOTE_ERR_AGAIN;
             }
-            if (rc < 0 || rc == 0) {
-                int eof = rc == 0 ? mote_http_resp_eof(&c->http) : rc;
-
+            if (rc <= 0) {
+                /* The connection ended (or broke) before the stream's end. */
                 if (!c->got_byte) {
                     conn_msg(c, "the connection closed before any response from",
                              rc == 0 ? MOTE_ERR_CONNRESET : rc);
@@ -422,15 +431,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                 }
                 if (c->http.status != 200 && mote_http_resp_have_headers(&c->http))
                     return status_error(c);
-                if (eof < 0 || c->http.status == 200) {
-                    msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
-                                          : "the stream ended before the answer",
-                        c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)"
-                                                                     : " (no [DONE])",
-                        NULL);
-                    return MOTE_ERR_PROTO;
-                }
-                return MOTE_ERR_PROTO;
+                return stream_cut(c);
             }
             c->got_byte = true;
             set_deadline(loop, c, c->conf->idle_timeout_ms);
@@ -459,12 +460,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
             if (mote_http_resp_done(&c->http)) {
                 if (c->http.status != 200)
                     return status_error(c);
-                msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
-                                      : "the stream ended before the answer",
-                    c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)"
-                                                                 : " (no [DONE])",
-                    NULL);
-                return MOTE_ERR_PROTO;
+                return stream_cut(c);
             }
             break;
         default:

@@ -93,21 +93,24 @@ static int configure(void)
                         "(or pick one with --provider)\n");
         return 2;
     }
-    mote_llm_conf_defaults(&conf);
-    if (prov == CLI_PROVIDER_ANTHROPIC) {
-        conf.provider = MOTE_PROVIDER_ANTHROPIC;
-        conf.key_env = "ANTHROPIC_API_KEY";
-        key = getenv("ANTHROPIC_API_KEY");
-        url = o.base_url != NULL ? o.base_url : getenv("ANTHROPIC_BASE_URL");
+    {
+        /* Each dialect's key, base-URL variable and public API root. */
+        static const struct {
+            enum mote_provider p;
+            const char *key_env, *url_env, *url;
+        } d[] = {{MOTE_PROVIDER_ANTHROPIC, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+                  "https://api.anthropic.com"},
+                 {MOTE_PROVIDER_OPENAI, "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                  "https://api.openai.com/v1"}};
+        unsigned i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
+
+        mote_llm_conf_defaults(&conf);
+        conf.provider = d[i].p;
+        conf.key_env = d[i].key_env;
+        key = getenv(d[i].key_env);
+        url = o.base_url != NULL ? o.base_url : getenv(d[i].url_env);
         if (url == NULL || url[0] == '\0')
-            url = "https://api.anthropic.com";
-    } else {
-        conf.provider = MOTE_PROVIDER_OPENAI;
-        conf.key_env = "OPENAI_API_KEY";
-        key = getenv("OPENAI_API_KEY");
-        url = o.base_url != NULL ? o.base_url : getenv("OPENAI_BASE_URL");
-        if (url == NULL || url[0] == '\0')
-            url = "https://api.openai.com/v1";
+            url = d[i].url;
     }
     if (key == NULL || key[0] == '\0') {
         /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
