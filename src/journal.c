@@ -42,6 +42,8 @@ static int make_name(struct mote_journal *j, const char *id, const char *suffix,
 
 static void reset(struct mote_journal *j, const struct mote_port *port)
 {
+    if (j->buf != NULL)
+        j->buf->owner = NULL;
     j->port = port;
     j->h = -1;
     j->err = 0;
@@ -51,7 +53,7 @@ static void reset(struct mote_journal *j, const struct mote_port *port)
     j->bad_line = 0;
     j->rd_off = 0;
     j->rd_line = 0;
-    j->line_len = 0;
+    j->buf->line_len = 0;
     j->part_valid = false;
 }
 
@@ -85,7 +87,7 @@ static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
     if (j->h < 0)
         return MOTE_ERR_BADF;
     b->p[b->len++] = '\n';
-    j->part_valid = false; /* the shared buffer was overwritten */
+    j->buf->owner = NULL; /* the buffer holds no record now */
     rc = p->st_append(p->ctx, j->h, b->p, b->len);
     if (rc >= 0 && (size_t)rc != b->len) {
         /* A short write: cut it back so no partial line stays. */
@@ -106,8 +108,8 @@ static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
 static void rec_begin(struct mote_journal *j, struct mote_jw *w, struct linebuf *b,
                       enum mote_rec type)
 {
-    b->p = j->line;
-    b->cap = sizeof(j->line);
+    b->p = j->buf->line;
+    b->cap = sizeof(j->buf->line);
     b->len = 0;
     mote_jw_init(w, line_sink, b);
     mote_jw_obj(w);
@@ -130,6 +132,8 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
     struct linebuf b;
     int rc, h;
 
+    if (j->buf == NULL)
+        return MOTE_ERR_INVAL;
     reset(j, port);
     if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
         return rc;
@@ -199,11 +203,10 @@ int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
      * would not parse back. The caller replaces a broken one first. */
     for (i = 0; i < ncalls; i++) {
         if (calls[i].input_len > 0 &&
-            (mote_json_parse(&j->json, calls[i].input, calls[i].input_len) <= 0 ||
-             mote_json_type_of(&j->json, 0) != MOTE_JSON_OBJECT))
+            (mote_json_parse(&j->buf->json, calls[i].input, calls[i].input_len) <= 0 ||
+             mote_json_type_of(&j->buf->json, 0) != MOTE_JSON_OBJECT))
             return MOTE_ERR_BADMSG;
     }
-    j->part_valid = false;
     rec_begin(j, &w, &b, MOTE_REC_ASSISTANT);
     mote_jw_key(&w, "text");
     mote_jw_strn(&w, text, len);
@@ -299,24 +302,24 @@ int mote_journal_error(struct mote_journal *j, const char *message)
 
 static int rec_type(const struct mote_journal *j)
 {
-    int t = mote_json_member(&j->json, 0, "t");
+    int t = mote_json_member(&j->buf->json, 0, "t");
     unsigned i;
 
     for (i = 1; i < MOTE_ARRAY_LEN(rec_names); i++) {
-        if (mote_json_eq(&j->json, t, rec_names[i]))
+        if (mote_json_eq(&j->buf->json, t, rec_names[i]))
             return (int)i;
     }
     return MOTE_ERR_BADMSG;
 }
 
-/* Reads the line at j->rd_off into j->line. Returns its length (without
+/* Reads the line at j->rd_off into j->buf->line. Returns its length (without
  * the newline), MOTE_ERR_NOENT at the end of the file, MOTE_ERR_PROTO for
  * an unterminated last line, MOTE_ERR_TOO_LARGE for a line over the
  * limit. */
 static int read_line(struct mote_journal *j, uint64_t limit)
 {
     const struct mote_port *p = j->port;
-    size_t want = sizeof(j->line), have = 0;
+    size_t want = sizeof(j->buf->line), have = 0;
     const char *nl = NULL;
     /* A small first read: most records are short, and touching the whole
      * line buffer for each would cost resident memory for nothing. */
@@ -330,29 +333,29 @@ static int read_line(struct mote_journal *j, uint64_t limit)
     while (nl == NULL && have < want) {
         size_t ask = have == 0 ? (step < want ? step : want) : want - have;
 
-        n = p->st_read(p->ctx, j->h, j->rd_off + have, j->line + have, ask);
+        n = p->st_read(p->ctx, j->h, j->rd_off + have, j->buf->line + have, ask);
         if (n < 0)
             return n;
         if (n == 0)
             break;
-        nl = memchr(j->line + have, '\n', (size_t)n);
+        nl = memchr(j->buf->line + have, '\n', (size_t)n);
         have += (size_t)n;
     }
     if (have == 0)
         return MOTE_ERR_NOENT;
     if (nl == NULL)
-        return have == sizeof(j->line) ? MOTE_ERR_TOO_LARGE : MOTE_ERR_PROTO;
-    j->line_len = (size_t)(nl - j->line);
-    return (int)j->line_len;
+        return have == sizeof(j->buf->line) ? MOTE_ERR_TOO_LARGE : MOTE_ERR_PROTO;
+    j->buf->line_len = (size_t)(nl - j->buf->line);
+    return (int)j->buf->line_len;
 }
 
-/* Parses the line in j->line as a record; returns its type or < 0. */
+/* Parses the line in j->buf->line as a record; returns its type or < 0. */
 static int parse_line(struct mote_journal *j)
 {
-    if (memchr(j->line, '\0', j->line_len) != NULL)
+    if (memchr(j->buf->line, '\0', j->buf->line_len) != NULL)
         return MOTE_ERR_BADMSG;
-    if (mote_json_parse(&j->json, j->line, j->line_len) <= 0 ||
-        mote_json_type_of(&j->json, 0) != MOTE_JSON_OBJECT)
+    if (mote_json_parse(&j->buf->json, j->buf->line, j->buf->line_len) <= 0 ||
+        mote_json_type_of(&j->buf->json, 0) != MOTE_JSON_OBJECT)
         return MOTE_ERR_BADMSG;
     return rec_type(j);
 }
@@ -375,10 +378,17 @@ int mote_journal_next(struct mote_journal *j)
         return 0;
     if (n < 0)
         return n;
+    j->cur_off = j->rd_off;
     j->rd_off += (uint64_t)n + 1u;
     j->rd_line++;
     t = parse_line(j);
-    return t < 0 ? MOTE_ERR_CORRUPT : t;
+    if (t < 0) {
+        j->buf->owner = NULL;
+        return MOTE_ERR_CORRUPT;
+    }
+    j->buf->owner = j;
+    j->buf->owner_off = j->cur_off;
+    return t;
 }
 
 /* Copies the torn tail aside (ID.jsonl.torn) before it is cut. */
@@ -412,6 +422,8 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
     int64_t sz;
     int rc, h;
 
+    if (j->buf == NULL)
+        return MOTE_ERR_INVAL;
     reset(j, port);
     if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
         return rc;
@@ -454,7 +466,7 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
             /* Unterminated (or endless) last line: a torn append. A line
              * over the limit followed by more lines is damage. */
             if (n == MOTE_ERR_TOO_LARGE) {
-                uint64_t off = j->rd_off + sizeof(j->line);
+                uint64_t off = j->rd_off + sizeof(j->buf->line);
                 char c;
                 bool more = false;
 
@@ -495,6 +507,7 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
     }
     j->size = good;
     j->rd_off = 0;
+    j->buf->owner = NULL; /* the scan left no record to rely on */
     return 0;
 }
 
@@ -504,16 +517,16 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
 static const char *arena_str(struct mote_journal *j, int obj, const char *key, size_t *used,
                              size_t *len)
 {
-    int t = mote_json_member(&j->json, obj, key);
+    int t = mote_json_member(&j->buf->json, obj, key);
     int n;
 
-    if (mote_json_type_of(&j->json, t) != MOTE_JSON_STRING || *used >= sizeof(j->text))
+    if (mote_json_type_of(&j->buf->json, t) != MOTE_JSON_STRING || *used >= sizeof(j->buf->text))
         return NULL;
-    n = mote_json_str(&j->json, t, j->text + *used, sizeof(j->text) - *used);
+    n = mote_json_str(&j->buf->json, t, j->buf->text + *used, sizeof(j->buf->text) - *used);
     if (n < 0)
         return NULL;
     {
-        const char *s = j->text + *used;
+        const char *s = j->buf->text + *used;
 
         *used += (size_t)n + 1u;
         if (len != NULL)
@@ -522,19 +535,19 @@ static const char *arena_str(struct mote_journal *j, int obj, const char *key, s
     }
 }
 
-/* How many parts the record in j->json yields. */
+/* How many parts the record in j->buf->json yields. */
 static unsigned parts_of(struct mote_journal *j, int type)
 {
     if (type == MOTE_REC_USER || type == MOTE_REC_TOOL_RESULT)
         return 1;
     if (type == MOTE_REC_ASSISTANT) {
         size_t n;
-        int calls = mote_json_member(&j->json, 0, "calls");
-        unsigned k = mote_json_type_of(&j->json, calls) == MOTE_JSON_ARRAY
-                         ? (unsigned)j->json.tok[calls].size
+        int calls = mote_json_member(&j->buf->json, 0, "calls");
+        unsigned k = mote_json_type_of(&j->buf->json, calls) == MOTE_JSON_ARRAY
+                         ? (unsigned)j->buf->json.tok[calls].size
                          : 0u;
 
-        (void)mote_json_raw(&j->json, mote_json_member(&j->json, 0, "text"), &n);
+        (void)mote_json_raw(&j->buf->json, mote_json_member(&j->buf->json, 0, "text"), &n);
         return k + (n > 0 ? 1u : 0u);
     }
     return 0;
@@ -558,13 +571,13 @@ static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote
         p->type = MOTE_PART_TOOL_RESULT;
         p->id = arena_str(j, 0, "id", &used, NULL);
         p->text = arena_str(j, 0, "text", &used, &p->text_len);
-        (void)mote_json_bool(&j->json, mote_json_member(&j->json, 0, "error"), &e);
+        (void)mote_json_bool(&j->buf->json, mote_json_member(&j->buf->json, 0, "error"), &e);
         p->is_error = e;
         return p->id != NULL && p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
     }
     /* assistant: text first (if any), then the calls */
     p->role = MOTE_ROLE_ASSISTANT;
-    (void)mote_json_raw(&j->json, mote_json_member(&j->json, 0, "text"), &n);
+    (void)mote_json_raw(&j->buf->json, mote_json_member(&j->buf->json, 0, "text"), &n);
     if (n > 0) {
         if (sub == 0) {
             p->type = MOTE_PART_TEXT;
@@ -574,14 +587,14 @@ static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote
         sub--;
     }
     {
-        int call = mote_json_elem(&j->json, mote_json_member(&j->json, 0, "calls"), (int)sub);
-        int in = mote_json_member(&j->json, call, "input");
+        int call = mote_json_elem(&j->buf->json, mote_json_member(&j->buf->json, 0, "calls"), (int)sub);
+        int in = mote_json_member(&j->buf->json, call, "input");
 
         p->type = MOTE_PART_TOOL_CALL;
         p->id = arena_str(j, call, "id", &used, NULL);
         p->name = arena_str(j, call, "name", &used, NULL);
-        p->input = mote_json_raw(&j->json, in, &p->input_len);
-        if (mote_json_type_of(&j->json, in) != MOTE_JSON_OBJECT)
+        p->input = mote_json_raw(&j->buf->json, in, &p->input_len);
+        if (mote_json_type_of(&j->buf->json, in) != MOTE_JSON_OBJECT)
             return MOTE_ERR_CORRUPT;
         return p->id != NULL && p->name != NULL ? 1 : MOTE_ERR_CORRUPT;
     }
@@ -597,6 +610,18 @@ int mote_journal_parts(void *arg, unsigned index, struct mote_part *p)
         j->part_n = 0;
         j->part_valid = true;
         j->part_type = 0;
+    }
+    if (j->part_n > 0 && index < j->part_base + j->part_n &&
+        (j->buf->owner != j || j->buf->owner_off != j->cur_off)) {
+        /* The shared buffer holds another record now: read ours again. */
+        int t;
+
+        j->rd_off = j->cur_off;
+        t = mote_journal_next(j);
+        if (t < 0)
+            return t;
+        if (t != j->part_type)
+            return MOTE_ERR_CORRUPT;
     }
     while (index >= j->part_base + j->part_n) {
         int t = mote_journal_next(j);
@@ -651,12 +676,12 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
             break;
         }
         case MOTE_REC_ASSISTANT: {
-            int calls = mote_json_member(&j->json, 0, "calls");
+            int calls = mote_json_member(&j->buf->json, 0, "calls");
             bool b = false;
 
             ncalls = 0;
             for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++) {
-                int c = mote_json_elem(&j->json, calls, (int)i);
+                int c = mote_json_elem(&j->buf->json, calls, (int)i);
                 const char *id;
 
                 if (c < 0)
@@ -669,7 +694,7 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
                 pg[ncalls] = st[ncalls] = 0;
                 ncalls++;
             }
-            (void)mote_json_bool(&j->json, mote_json_member(&j->json, 0, "interrupted"), &b);
+            (void)mote_json_bool(&j->buf->json, mote_json_member(&j->buf->json, 0, "interrupted"), &b);
             interrupted = b;
             last = t;
             break;
@@ -685,8 +710,8 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
                     has_result[i] = true;
                 } else {
                     out.started[i] = true;
-                    (void)mote_json_int(&j->json, mote_json_member(&j->json, 0, "pgid"), &pg[i]);
-                    (void)mote_json_int(&j->json, mote_json_member(&j->json, 0, "start"), &st[i]);
+                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "pgid"), &pg[i]);
+                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "start"), &st[i]);
                 }
             }
             if (t == MOTE_REC_TOOL_RESULT)

@@ -31,6 +31,7 @@ enum sd_mode { SD_NONE, SD_CANCEL, SD_DRAIN };
 static struct mote_posix pp;
 static struct mote_loop loop;
 static struct agent ag;
+static struct mote_jbuf jbuf;
 static struct mote_llm_conf conf;
 static struct mote_mcp mcp;
 static bool have_mcp;
@@ -685,6 +686,7 @@ int main(int argc, char **argv)
         return 1;
     }
     mote_loop_on_signal(&loop, on_signal, NULL);
+    ag.jr.buf = &jbuf;
     if ((rc = open_conversation(&resumed)) != 0)
         return rc;
     agent_init(&ag, &loop, &conf, model_name, !o.no_tools);

@@ -57,7 +57,22 @@ struct mote_call_rec {
     size_t input_len;
 };
 
+/* The journal's working memory: one record's line, its unescaped strings
+ * and its tokens (about 150 KiB with the default configuration). It is
+ * scratch space, not state: journals of one thread can share one (a
+ * session shares one among all its conversations). A journal that finds
+ * the buffer holding another journal's record reads its own again. */
+struct mote_jbuf {
+    const void *owner;     /* the journal whose record is in `line` */
+    uint64_t owner_off;    /* that record's offset */
+    size_t line_len;
+    char line[MOTE_JOURNAL_LINE_MAX];
+    char text[MOTE_JOURNAL_LINE_MAX]; /* unescaped strings of the record read */
+    struct mote_json json;
+};
+
 struct mote_journal {
+    struct mote_jbuf *buf; /* set by the caller before create/open (shared scratch) */
     const struct mote_port *port;
     int h;                 /* storage handle, -1 when closed */
     int err;               /* first failure, sticky: nothing more is written */
@@ -70,11 +85,8 @@ struct mote_journal {
     uint32_t bad_line;     /* line number of damage before the tail */
     /* reading */
     uint64_t rd_off;       /* offset of the next record to read */
+    uint64_t cur_off;      /* offset of the record last read (in buf) */
     uint32_t rd_line;
-    size_t line_len;
-    char line[MOTE_JOURNAL_LINE_MAX];
-    char text[MOTE_JOURNAL_LINE_MAX]; /* unescaped strings of the record read */
-    struct mote_json json;
     /* part source cursor */
     unsigned part_base;    /* index of the first part of the current record */
     unsigned part_n;       /* parts the current record yields */
@@ -83,7 +95,9 @@ struct mote_journal {
 };
 
 /* Creates conversation `id` (conversations/ID.jsonl, new) and writes and
- * syncs its header. Returns 0, MOTE_ERR_EXIST, or a storage failure. */
+ * syncs its header. j->buf must point to a struct mote_jbuf (it may be
+ * shared with other journals). Returns 0, MOTE_ERR_EXIST, MOTE_ERR_INVAL
+ * (bad id, or no j->buf), or a storage failure. */
 int mote_journal_create(struct mote_journal *j, const struct mote_port *port,
                         const char *id) MOTE_MUST_CHECK;
 
@@ -113,8 +127,9 @@ int mote_journal_auto(struct mote_journal *j);
 int mote_journal_error(struct mote_journal *j, const char *message);
 
 /* Reads records from the start: mote_journal_rewind, then
- * mote_journal_next until it returns 0. Each record's JSON is in j->json
- * (token 0 the object); returns its type (> 0), 0 at the end, or < 0. */
+ * mote_journal_next until it returns 0. Each record's JSON is in
+ * j->buf->json (token 0 the object) until another journal call; returns
+ * its type (> 0), 0 at the end, or < 0. */
 void mote_journal_rewind(struct mote_journal *j);
 int mote_journal_next(struct mote_journal *j);
 

@@ -8,7 +8,8 @@
 #include "mote/mote_journal.h"
 
 static struct mote_tport tp;
-static struct mote_journal jr;
+static struct mote_jbuf jbuf;
+static struct mote_journal jr = {.buf = &jbuf};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,7 +13,8 @@
 #include "mote_tport.h"
 
 static struct mote_tport tp;
-static struct mote_journal jr;
+static struct mote_jbuf jbuf;
+static struct mote_journal jr = {.buf = &jbuf};
 
 static int setup(void **state)
 {
