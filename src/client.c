@@ -391,6 +391,8 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     mote_sse_init(&c->sse, on_sse, c);
                     mote_llm_dec_init(&c->dec, c->conf->provider, on_decoded, c);
                     c->phase = MOTE_PHASE_HEADERS;
+                    if (c->on_phase != NULL)
+                        c->on_phase(c->on_event_arg, MOTE_PHASE_HEADERS); /* body sent */
                     set_deadline(loop, c, c->conf->first_byte_timeout_ms);
                     if ((rc = watch(loop, self, c, c->fd, MOTE_POLL_IN)) < 0)
                         return rc;
@@ -474,6 +476,8 @@ static void new_attempt(struct mote_loop *loop, struct mote_llm_call *c)
     close_conn(loop, c);
     c->attempt++;
     c->phase = MOTE_PHASE_RESOLVE;
+    if (c->on_phase != NULL)
+        c->on_phase(c->on_event_arg, MOTE_PHASE_RESOLVE); /* an attempt begins */
     c->got_byte = c->head_sent = false;
     c->send_len = c->send_off = 0;
     c->err_len = 0;

@@ -8,7 +8,11 @@
 static const char *const rec_names[] = {"",           "open",        "user",
                                         "request",    "assistant",   "tool_start",
                                         "tool_result", "mark",       "auto",
-                                        "error"};
+                                        "error",      "text",        "call",
+                                        "cancel",     "allow"};
+
+/* How an answer's records go into a request (the part source). */
+enum { ANS_ALL = 0, ANS_TEXT_ONLY, ANS_NONE };
 
 static int set_err(struct mote_journal *j, int rc)
 {
@@ -152,6 +156,7 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
     rec_begin(j, &w, &b, MOTE_REC_OPEN);
     mote_jw_key(&w, "v");
     mote_jw_int(&w, MOTE_JOURNAL_VERSION);
+    j->version = MOTE_JOURNAL_VERSION;
     mote_jw_key(&w, "id");
     mote_jw_str(&w, id);
     rc = rec_end(j, &w, &b, true);
@@ -174,10 +179,15 @@ int mote_journal_user(struct mote_journal *j, const char *text, size_t len)
     struct mote_jw w;
     struct linebuf b;
 
+    int rc;
+
     rec_begin(j, &w, &b, MOTE_REC_USER);
     mote_jw_key(&w, "text");
     mote_jw_strn(&w, text, len);
-    return rec_end(j, &w, &b, true);
+    rc = rec_end(j, &w, &b, true);
+    if (rc == 0)
+        j->last_user_end = j->size;
+    return rc;
 }
 
 int mote_journal_request(struct mote_journal *j, uint32_t attempt)
@@ -191,47 +201,136 @@ int mote_journal_request(struct mote_journal *j, uint32_t attempt)
     return rec_end(j, &w, &b, true);
 }
 
+static void write_call(struct mote_jw *w, const struct mote_call_rec *c)
+{
+    mote_jw_key(w, "id");
+    mote_jw_str(w, c->id);
+    mote_jw_key(w, "name");
+    mote_jw_str(w, c->name);
+    mote_jw_key(w, "input");
+    mote_jw_raw(w, c->input_len > 0 ? c->input : "{}", c->input_len > 0 ? c->input_len : 2);
+}
+
+static void write_answer(struct mote_jw *w, const char *text, size_t len, const char *stop,
+                         bool interrupted, const struct mote_call_rec *calls, unsigned ncalls)
+{
+    unsigned i;
+
+    mote_jw_key(w, "text");
+    mote_jw_strn(w, text, len);
+    mote_jw_key(w, "stop");
+    mote_jw_str(w, stop != NULL ? stop : "");
+    if (interrupted) {
+        mote_jw_key(w, "interrupted");
+        mote_jw_bool(w, true);
+    }
+    if (ncalls > 0) {
+        mote_jw_key(w, "calls");
+        mote_jw_arr(w);
+        for (i = 0; i < ncalls; i++) {
+            mote_jw_obj(w);
+            write_call(w, &calls[i]);
+            mote_jw_obj_end(w);
+        }
+        mote_jw_arr_end(w);
+    }
+}
+
+/* Tool inputs go in as they are: each must be one JSON object, or the
+ * line would not parse back. The caller replaces a broken one first. */
+static int check_inputs(struct mote_journal *j, const struct mote_call_rec *calls, unsigned n)
+{
+    unsigned i;
+
+    for (i = 0; i < n; i++) {
+        if (calls[i].input_len > 0 &&
+            (mote_json_parse(&j->buf->json, calls[i].input, calls[i].input_len) <= 0 ||
+             mote_json_type_of(&j->buf->json, 0) != MOTE_JSON_OBJECT))
+            return MOTE_ERR_BADMSG;
+    }
+    j->buf->owner = NULL;
+    return 0;
+}
+
 int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
                            const char *stop, bool interrupted, const struct mote_call_rec *calls,
                            unsigned ncalls)
 {
     struct mote_jw w;
     struct linebuf b;
-    unsigned i;
+    int rc = check_inputs(j, calls, ncalls);
 
-    /* Tool inputs go in raw: each must be one JSON object, or the line
-     * would not parse back. The caller replaces a broken one first. */
-    for (i = 0; i < ncalls; i++) {
-        if (calls[i].input_len > 0 &&
-            (mote_json_parse(&j->buf->json, calls[i].input, calls[i].input_len) <= 0 ||
-             mote_json_type_of(&j->buf->json, 0) != MOTE_JSON_OBJECT))
-            return MOTE_ERR_BADMSG;
-    }
+    if (rc < 0)
+        return rc;
     rec_begin(j, &w, &b, MOTE_REC_ASSISTANT);
+    write_answer(&w, text, len, stop, interrupted, calls, ncalls);
+    return rec_end(j, &w, &b, true);
+}
+
+static int count_sink(void *arg, const char *p, size_t n)
+{
+    (void)p;
+    *(int64_t *)arg += (int64_t)n;
+    return 0;
+}
+
+int64_t mote_journal_assistant_size(const char *text, size_t len, const char *stop,
+                                    bool interrupted, const struct mote_call_rec *calls,
+                                    unsigned ncalls)
+{
+    struct mote_jw w;
+    int64_t n = 0;
+
+    mote_jw_init(&w, count_sink, &n);
+    mote_jw_obj(&w);
+    mote_jw_key(&w, "t");
+    mote_jw_str(&w, rec_names[MOTE_REC_ASSISTANT]);
+    write_answer(&w, text, len, stop, interrupted, calls, ncalls);
+    mote_jw_obj_end(&w);
+    return w.err < 0 ? w.err : n + 1; /* with its newline */
+}
+
+int mote_journal_text(struct mote_journal *j, const char *text, size_t len)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_TEXT);
     mote_jw_key(&w, "text");
     mote_jw_strn(&w, text, len);
-    mote_jw_key(&w, "stop");
-    mote_jw_str(&w, stop != NULL ? stop : "");
-    if (interrupted) {
-        mote_jw_key(&w, "interrupted");
-        mote_jw_bool(&w, true);
-    }
-    if (ncalls > 0) {
-        mote_jw_key(&w, "calls");
-        mote_jw_arr(&w);
-        for (i = 0; i < ncalls; i++) {
-            mote_jw_obj(&w);
-            mote_jw_key(&w, "id");
-            mote_jw_str(&w, calls[i].id);
-            mote_jw_key(&w, "name");
-            mote_jw_str(&w, calls[i].name);
-            mote_jw_key(&w, "input");
-            mote_jw_raw(&w, calls[i].input_len > 0 ? calls[i].input : "{}",
-                        calls[i].input_len > 0 ? calls[i].input_len : 2);
-            mote_jw_obj_end(&w);
-        }
-        mote_jw_arr_end(&w);
-    }
+    return rec_end(j, &w, &b, false);
+}
+
+int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call)
+{
+    struct mote_jw w;
+    struct linebuf b;
+    int rc = check_inputs(j, call, 1);
+
+    if (rc < 0)
+        return rc;
+    rec_begin(j, &w, &b, MOTE_REC_CALL);
+    write_call(&w, call);
+    return rec_end(j, &w, &b, false);
+}
+
+int mote_journal_cancel(struct mote_journal *j)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_CANCEL);
+    return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_allow(struct mote_journal *j, const char *tool)
+{
+    struct mote_jw w;
+    struct linebuf b;
+
+    rec_begin(j, &w, &b, MOTE_REC_ALLOW);
+    mote_jw_key(&w, "tool");
+    mote_jw_str(&w, tool);
     return rec_end(j, &w, &b, true);
 }
 
@@ -452,6 +551,15 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
                 j->rd_off += (uint64_t)n + 1u;
                 good = j->rd_off;
                 j->records++;
+                if (t == MOTE_REC_USER)
+                    j->last_user_end = good;
+                if (t == MOTE_REC_OPEN && line == 1) {
+                    int64_t v = 0;
+
+                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "v"),
+                                        &v);
+                    j->version = v > 0 && v < 0x7FFFFFFF ? (uint32_t)v : 0;
+                }
                 continue;
             }
             /* A bad complete line: the tail only if nothing follows it. */
@@ -535,50 +643,140 @@ static const char *arena_str(struct mote_journal *j, int obj, const char *key, s
     }
 }
 
-/* How many parts the record in j->buf->json yields. */
-static unsigned parts_of(struct mote_journal *j, int type)
+static bool rec_bool(const struct mote_journal *j, int obj, const char *key)
 {
-    if (type == MOTE_REC_USER || type == MOTE_REC_TOOL_RESULT)
+    bool b = false;
+
+    (void)mote_json_bool(&j->buf->json, mote_json_member(&j->buf->json, obj, key), &b);
+    return b;
+}
+
+/* An answer is its text and call records, then its assistant record. In
+ * a request it goes:
+ *  - whole, when it is complete;
+ *  - as its text only when it was interrupted (a cancel, a failure, a
+ *    shutdown) and a user message follows it: its calls never ran;
+ *  - not at all when it was interrupted and nothing the user said follows
+ *    (the request is that very turn again: the model answers anew), or
+ *    when its pieces have no assistant record (a crash while streaming). */
+static uint8_t answer_mode(const struct mote_journal *j)
+{
+    if (!rec_bool(j, 0, "interrupted"))
+        return ANS_ALL;
+    return j->cur_off >= j->last_user_end ? ANS_NONE : ANS_TEXT_ONLY;
+}
+
+/* The record just read is the first piece of an answer: finds how the
+ * answer ends (its assistant record, or anything else), sets ans_end and
+ * ans_mode, and reads the piece again. Returns its type or < 0. */
+static int classify_answer(struct mote_journal *j)
+{
+    uint64_t start = j->cur_off;
+    int t;
+
+    j->ans_mode = ANS_NONE;
+    for (;;) {
+        uint64_t at = j->rd_off;
+
+        t = mote_journal_next(j);
+        if (t < 0)
+            return t;
+        if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL)
+            continue;
+        if (t == MOTE_REC_ASSISTANT) {
+            j->ans_mode = answer_mode(j);
+            j->ans_end = j->rd_off;
+        } else {
+            j->ans_end = at; /* unfinished: the pieces end here */
+        }
+        break;
+    }
+    j->rd_off = start;
+    return mote_journal_next(j);
+}
+
+static size_t raw_len(const struct mote_journal *j, const char *key)
+{
+    size_t n = 0;
+
+    (void)mote_json_raw(&j->buf->json, mote_json_member(&j->buf->json, 0, key), &n);
+    return n;
+}
+
+/* How many parts the record just read yields (it may read ahead). */
+static int parts_of(struct mote_journal *j, int *type)
+{
+    int t = *type;
+
+    if (t == MOTE_REC_USER || t == MOTE_REC_TOOL_RESULT)
         return 1;
-    if (type == MOTE_REC_ASSISTANT) {
-        size_t n;
+    if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL) {
+        if (j->cur_off >= j->ans_end) {
+            t = classify_answer(j);
+            if (t < 0)
+                return t;
+            if (t != *type)
+                return MOTE_ERR_CORRUPT;
+        }
+        if (t == MOTE_REC_TEXT)
+            return j->ans_mode != ANS_NONE && raw_len(j, "text") > 0 ? 1 : 0;
+        return j->ans_mode == ANS_ALL ? 1 : 0;
+    }
+    if (t == MOTE_REC_ASSISTANT) {
         int calls = mote_json_member(&j->buf->json, 0, "calls");
         unsigned k = mote_json_type_of(&j->buf->json, calls) == MOTE_JSON_ARRAY
                          ? (unsigned)j->buf->json.tok[calls].size
                          : 0u;
 
-        (void)mote_json_raw(&j->buf->json, mote_json_member(&j->buf->json, 0, "text"), &n);
-        return k + (n > 0 ? 1u : 0u);
+        if (j->cur_off >= j->ans_end) {
+            j->ans_mode = answer_mode(j); /* no pieces before it */
+            j->ans_end = j->rd_off;
+        }
+        if (j->ans_mode == ANS_NONE)
+            return 0;
+        return (raw_len(j, "text") > 0 ? 1 : 0) + (j->ans_mode == ANS_ALL ? (int)k : 0);
     }
     return 0;
 }
 
+static int fill_call(struct mote_journal *j, int call, struct mote_part *p, size_t *used)
+{
+    int in = mote_json_member(&j->buf->json, call, "input");
+
+    p->role = MOTE_ROLE_ASSISTANT;
+    p->type = MOTE_PART_TOOL_CALL;
+    p->id = arena_str(j, call, "id", used, NULL);
+    p->name = arena_str(j, call, "name", used, NULL);
+    p->input = mote_json_raw(&j->buf->json, in, &p->input_len);
+    if (mote_json_type_of(&j->buf->json, in) != MOTE_JSON_OBJECT)
+        return MOTE_ERR_CORRUPT;
+    return p->id != NULL && p->name != NULL ? 1 : MOTE_ERR_CORRUPT;
+}
+
 static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote_part *p)
 {
-    size_t used = 0, n;
+    size_t used = 0;
 
     memset(p, 0, sizeof(*p));
-    if (type == MOTE_REC_USER) {
-        p->role = MOTE_ROLE_USER;
+    if (type == MOTE_REC_USER || type == MOTE_REC_TEXT) {
+        p->role = type == MOTE_REC_USER ? MOTE_ROLE_USER : MOTE_ROLE_ASSISTANT;
         p->type = MOTE_PART_TEXT;
         p->text = arena_str(j, 0, "text", &used, &p->text_len);
         return p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
     }
     if (type == MOTE_REC_TOOL_RESULT) {
-        bool e = false;
-
         p->role = MOTE_ROLE_USER;
         p->type = MOTE_PART_TOOL_RESULT;
         p->id = arena_str(j, 0, "id", &used, NULL);
         p->text = arena_str(j, 0, "text", &used, &p->text_len);
-        (void)mote_json_bool(&j->buf->json, mote_json_member(&j->buf->json, 0, "error"), &e);
-        p->is_error = e;
+        p->is_error = rec_bool(j, 0, "error");
         return p->id != NULL && p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
     }
+    if (type == MOTE_REC_CALL)
+        return fill_call(j, 0, p, &used);
     /* assistant: text first (if any), then the calls */
     p->role = MOTE_ROLE_ASSISTANT;
-    (void)mote_json_raw(&j->buf->json, mote_json_member(&j->buf->json, 0, "text"), &n);
-    if (n > 0) {
+    if (raw_len(j, "text") > 0) {
         if (sub == 0) {
             p->type = MOTE_PART_TEXT;
             p->text = arena_str(j, 0, "text", &used, &p->text_len);
@@ -586,18 +784,9 @@ static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote
         }
         sub--;
     }
-    {
-        int call = mote_json_elem(&j->buf->json, mote_json_member(&j->buf->json, 0, "calls"), (int)sub);
-        int in = mote_json_member(&j->buf->json, call, "input");
-
-        p->type = MOTE_PART_TOOL_CALL;
-        p->id = arena_str(j, call, "id", &used, NULL);
-        p->name = arena_str(j, call, "name", &used, NULL);
-        p->input = mote_json_raw(&j->buf->json, in, &p->input_len);
-        if (mote_json_type_of(&j->buf->json, in) != MOTE_JSON_OBJECT)
-            return MOTE_ERR_CORRUPT;
-        return p->id != NULL && p->name != NULL ? 1 : MOTE_ERR_CORRUPT;
-    }
+    return fill_call(j, mote_json_elem(&j->buf->json, mote_json_member(&j->buf->json, 0, "calls"),
+                                       (int)sub),
+                     p, &used);
 }
 
 int mote_journal_parts(void *arg, unsigned index, struct mote_part *p)
@@ -610,6 +799,8 @@ int mote_journal_parts(void *arg, unsigned index, struct mote_part *p)
         j->part_n = 0;
         j->part_valid = true;
         j->part_type = 0;
+        j->ans_end = 0;
+        j->ans_mode = ANS_ALL;
     }
     if (j->part_n > 0 && index < j->part_base + j->part_n &&
         (j->buf->owner != j || j->buf->owner_off != j->cur_off)) {
@@ -624,14 +815,17 @@ int mote_journal_parts(void *arg, unsigned index, struct mote_part *p)
             return MOTE_ERR_CORRUPT;
     }
     while (index >= j->part_base + j->part_n) {
-        int t = mote_journal_next(j);
+        int t = mote_journal_next(j), n;
 
         if (t == 0)
             return 0;
         if (t < 0)
             return t;
+        n = parts_of(j, &t);
+        if (n < 0)
+            return n;
         j->part_base += j->part_n;
-        j->part_n = parts_of(j, t);
+        j->part_n = (unsigned)n;
         j->part_type = t;
     }
     return fill_part(j, j->part_type, index - j->part_base, p);
@@ -639,63 +833,82 @@ int mote_journal_parts(void *arg, unsigned index, struct mote_part *p)
 
 /* ---- recovery ---------------------------------------------------------- */
 
+static void take_call(struct mote_journal *j, int call, uint64_t off, int idx,
+                      struct mote_rec_call *c)
+{
+    size_t used = 0;
+    const char *id = arena_str(j, call, "id", &used, NULL);
+    const char *name = arena_str(j, call, "name", &used, NULL);
+
+    memset(c, 0, sizeof(*c));
+    mote_str_copy(c->id, sizeof(c->id), id != NULL ? id : "");
+    mote_str_copy(c->name, sizeof(c->name), name != NULL ? name : "");
+    c->rec_off = off;
+    c->rec_idx = (int16_t)idx;
+}
+
 int mote_recover(struct mote_journal *j, struct mote_recovery *r)
 {
-    bool has_result[MOTE_LLM_MAX_TOOL_CALLS];
-    int64_t pg[MOTE_LLM_MAX_TOOL_CALLS];
-    int64_t st[MOTE_LLM_MAX_TOOL_CALLS];
-    unsigned ncalls = 0, i;
+    static const unsigned max = MOTE_LLM_MAX_TOOL_CALLS;
+    struct mote_rec_call pend[MOTE_LLM_MAX_TOOL_CALLS]; /* call records before their answer */
+    unsigned npend = 0, i;
     int last = MOTE_REC_NONE, t;
-    bool interrupted = false;
-    struct mote_recovery out;
 
-    memset(&out, 0, sizeof(out));
-    memset(has_result, 0, sizeof(has_result));
+    memset(r, 0, sizeof(*r));
     mote_journal_rewind(j);
     while ((t = mote_journal_next(j)) > 0) {
         size_t used = 0;
 
         switch (t) {
         case MOTE_REC_USER:
-            out.autos = 0;
-            ncalls = 0;
+            r->autos = 0;
+            r->ncalls = 0;
+            npend = 0;
             last = t;
             break;
         case MOTE_REC_REQUEST:
         case MOTE_REC_MARK:
+        case MOTE_REC_CANCEL:
+            npend = 0;
             last = t;
             break;
         case MOTE_REC_AUTO:
-            out.autos++;
+            npend = 0;
+            r->autos++;
             break;
         case MOTE_REC_ERROR: {
             const char *m = arena_str(j, 0, "message", &used, NULL);
 
-            mote_str_copy(out.last_error, sizeof(out.last_error), m != NULL ? m : "");
+            mote_str_copy(r->last_error, sizeof(r->last_error), m != NULL ? m : "");
+            npend = 0;
             last = t;
             break;
         }
+        case MOTE_REC_TEXT:
+            last = t;
+            break;
+        case MOTE_REC_CALL:
+            if (npend < max)
+                take_call(j, 0, j->cur_off, -1, &pend[npend++]);
+            last = t;
+            break;
         case MOTE_REC_ASSISTANT: {
             int calls = mote_json_member(&j->buf->json, 0, "calls");
-            bool b = false;
 
-            ncalls = 0;
-            for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++) {
-                int c = mote_json_elem(&j->buf->json, calls, (int)i);
-                const char *id;
+            r->ncalls = 0;
+            if (!rec_bool(j, 0, "interrupted")) {
+                /* an interrupted answer's calls never run */
+                for (i = 0; i < npend && r->ncalls < max; i++)
+                    r->calls[r->ncalls++] = pend[i];
+                for (i = 0; r->ncalls < max; i++) {
+                    int c = mote_json_elem(&j->buf->json, calls, (int)i);
 
-                if (c < 0)
-                    break;
-                used = 0;
-                id = arena_str(j, c, "id", &used, NULL);
-                mote_str_copy(out.missing[ncalls], sizeof(out.missing[0]), id != NULL ? id : "");
-                out.started[ncalls] = false;
-                has_result[ncalls] = false;
-                pg[ncalls] = st[ncalls] = 0;
-                ncalls++;
+                    if (c < 0)
+                        break;
+                    take_call(j, c, j->cur_off, (int)i, &r->calls[r->ncalls++]);
+                }
             }
-            (void)mote_json_bool(&j->buf->json, mote_json_member(&j->buf->json, 0, "interrupted"), &b);
-            interrupted = b;
+            npend = 0;
             last = t;
             break;
         }
@@ -703,19 +916,33 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
         case MOTE_REC_TOOL_RESULT: {
             const char *id = arena_str(j, 0, "id", &used, NULL);
 
-            for (i = 0; id != NULL && i < ncalls; i++) {
-                if (strcmp(out.missing[i], id) != 0)
+            for (i = 0; id != NULL && i < r->ncalls; i++) {
+                struct mote_rec_call *c = &r->calls[i];
+
+                if (strcmp(c->id, id) != 0)
                     continue;
                 if (t == MOTE_REC_TOOL_RESULT) {
-                    has_result[i] = true;
+                    c->has_result = true;
                 } else {
-                    out.started[i] = true;
-                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "pgid"), &pg[i]);
-                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "start"), &st[i]);
+                    c->started = true;
+                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "pgid"),
+                                        &c->pgid);
+                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "start"),
+                                        (int64_t *)&c->start);
                 }
             }
             if (t == MOTE_REC_TOOL_RESULT)
                 last = t;
+            break;
+        }
+        case MOTE_REC_ALLOW: {
+            const char *tool = arena_str(j, 0, "tool", &used, NULL);
+            bool known = false;
+
+            for (i = 0; tool != NULL && i < r->nallowed; i++)
+                known = known || strcmp(r->allowed[i], tool) == 0;
+            if (tool != NULL && !known && r->nallowed < MOTE_CONV_ALLOWED_MAX)
+                mote_str_copy(r->allowed[r->nallowed++], sizeof(r->allowed[0]), tool);
             break;
         }
         default:
@@ -724,33 +951,34 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
     }
     if (t < 0)
         return t;
-    /* Calls without a result: compact the list to the missing ones. */
-    for (i = 0; i < ncalls; i++) {
-        if (has_result[i])
+    for (i = 0; i < r->ncalls; i++) {
+        const struct mote_rec_call *c = &r->calls[i];
+
+        if (c->has_result)
             continue;
+        r->nmissing++;
+        if (!c->started)
+            continue;
+        r->nstarted++;
         /* A tool that began and has no result may still run: its group. */
-        if (out.started[i] && pg[i] > 0) {
-            out.kill_pgid[out.nkill] = pg[i];
-            out.kill_start[out.nkill] = (uint64_t)st[i];
-            out.nkill++;
+        if (c->pgid > 0) {
+            r->kill_pgid[r->nkill] = c->pgid;
+            r->kill_start[r->nkill] = c->start;
+            r->nkill++;
         }
-        if (out.nmissing != i) {
-            memcpy(out.missing[out.nmissing], out.missing[i], sizeof(out.missing[0]));
-            out.started[out.nmissing] = out.started[i];
-        }
-        out.nmissing++;
     }
-    if (out.nmissing > 0) {
-        out.action = MOTE_RECOVER_TOOL_INTERRUPTED;
-    } else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
-               last == MOTE_REC_TOOL_RESULT) {
-        out.action = out.autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
-                                                          : MOTE_RECOVER_CONTINUE;
-    } else {
-        (void)interrupted; /* an answer cut by the user's cancel stays as it is */
-        out.action = MOTE_RECOVER_IDLE;
-    }
-    *r = out;
+    r->cancelled = last == MOTE_REC_CANCEL;
+    if (r->nmissing > 0 && r->nstarted > 0)
+        r->action = MOTE_RECOVER_TOOL_INTERRUPTED;
+    else if (r->nmissing > 0)
+        r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
+                                                         : MOTE_RECOVER_RESUME_TOOLS;
+    else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
+             last == MOTE_REC_TOOL_RESULT || last == MOTE_REC_TEXT || last == MOTE_REC_CALL)
+        r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
+                                                         : MOTE_RECOVER_CONTINUE;
+    else
+        r->action = MOTE_RECOVER_IDLE; /* an answer, an error, a cancel, nothing */
     return 0;
 }
 
@@ -759,15 +987,24 @@ int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
     unsigned i;
     int rc;
 
-    for (i = 0; i < r->nmissing; i++) {
-        rc = mote_journal_tool_result(j, r->missing[i], MOTE_INTERRUPTED_TOOL,
-                                      strlen(MOTE_INTERRUPTED_TOOL), true);
+    if (r->nmissing == 0 ||
+        (r->action != MOTE_RECOVER_TOOL_INTERRUPTED && r->action != MOTE_RECOVER_LIMIT))
+        return 0;
+    for (i = 0; i < r->ncalls; i++) {
+        const struct mote_rec_call *c = &r->calls[i];
+        const char *m = c->started ? MOTE_INTERRUPTED_TOOL : MOTE_NOT_RUN_TOOL;
+
+        if (c->has_result)
+            continue;
+        rc = mote_journal_tool_result(j, c->id, m, strlen(m), true);
         if (rc < 0)
             return rc;
     }
     /* The turn ends here: the user decides (/retry), nothing runs again. */
-    return r->nmissing > 0 ? mote_journal_error(j, "a tool was interrupted: " MOTE_INTERRUPTED_TOOL)
-                           : 0;
+    return mote_journal_error(j, r->action == MOTE_RECOVER_TOOL_INTERRUPTED
+                                     ? "a tool was interrupted: " MOTE_INTERRUPTED_TOOL
+                                     : "stopped after automatic continues in a row; the tool "
+                                       "calls left were not run");
 }
 
 /* ---- the state machine ------------------------------------------------- */
@@ -776,17 +1013,19 @@ struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_even
 {
     struct mote_conv_step r = {s, 0};
     bool talking = s == MOTE_CONV_LLM_REQUESTING || s == MOTE_CONV_STREAMING;
-    bool active = talking || s == MOTE_CONV_TOOL_EXECUTING;
+    bool tools = s == MOTE_CONV_TOOL_EXECUTING || s == MOTE_CONV_AWAITING_APPROVAL;
+    bool active = talking || tools;
+    bool resting = s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_NEEDS_RECOVERY;
 
     switch (e) {
     case MOTE_CEV_USER:
-        if (s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_NEEDS_RECOVERY) {
+        if (resting) {
             r.state = MOTE_CONV_LLM_REQUESTING;
             r.effects = MOTE_CEFF_JOURNAL_USER | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
         }
         break;
     case MOTE_CEV_RETRY:
-        if (s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_NEEDS_RECOVERY) {
+        if (resting) {
             r.state = MOTE_CONV_LLM_REQUESTING;
             r.effects = MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
         }
@@ -805,6 +1044,18 @@ struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_even
         if (talking) {
             r.state = MOTE_CONV_TOOL_EXECUTING;
             r.effects = MOTE_CEFF_JOURNAL_ANSWER | MOTE_CEFF_RUN_TOOLS;
+        }
+        break;
+    case MOTE_CEV_ASK:
+        if (s == MOTE_CONV_TOOL_EXECUTING) {
+            r.state = MOTE_CONV_AWAITING_APPROVAL;
+            r.effects = MOTE_CEFF_ASK;
+        }
+        break;
+    case MOTE_CEV_ANSWERED:
+        if (s == MOTE_CONV_AWAITING_APPROVAL) {
+            r.state = MOTE_CONV_TOOL_EXECUTING;
+            r.effects = MOTE_CEFF_RUN_TOOLS;
         }
         break;
     case MOTE_CEV_TOOLS_DONE:
@@ -829,7 +1080,8 @@ struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_even
     case MOTE_CEV_CANCELLED:
         if (active) {
             r.state = MOTE_CONV_IDLE;
-            r.effects = talking ? MOTE_CEFF_JOURNAL_PARTIAL : MOTE_CEFF_KILL_TOOLS;
+            r.effects = talking ? MOTE_CEFF_JOURNAL_PARTIAL
+                                : MOTE_CEFF_KILL_TOOLS | MOTE_CEFF_JOURNAL_CANCEL;
         }
         break;
     case MOTE_CEV_SHUTDOWN_CUT:
@@ -839,14 +1091,53 @@ struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_even
                         MOTE_CEFF_JOURNAL_MARK;
         }
         break;
+    case MOTE_CEV_DRAIN_STOP:
+        if (active) {
+            r.state = MOTE_CONV_NEEDS_RECOVERY;
+            r.effects = MOTE_CEFF_JOURNAL_MARK;
+        }
+        break;
+    case MOTE_CEV_STORAGE_FAILED:
+        if (s != MOTE_CONV_ERROR) {
+            r.state = MOTE_CONV_ERROR;
+            r.effects = MOTE_CEFF_KILL_TOOLS; /* nothing can be journaled any more */
+        }
+        break;
+    case MOTE_CEV_RECOVER_CONTINUE:
+        if (s == MOTE_CONV_NEEDS_RECOVERY) {
+            r.state = MOTE_CONV_LLM_REQUESTING;
+            r.effects = MOTE_CEFF_JOURNAL_AUTO | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
+        }
+        break;
+    case MOTE_CEV_RECOVER_TOOLS:
+        if (s == MOTE_CONV_NEEDS_RECOVERY) {
+            r.state = MOTE_CONV_TOOL_EXECUTING;
+            r.effects = MOTE_CEFF_JOURNAL_AUTO | MOTE_CEFF_RUN_TOOLS;
+        }
+        break;
+    case MOTE_CEV_RECOVER_CLOSE:
+        if (s == MOTE_CONV_NEEDS_RECOVERY) {
+            r.state = MOTE_CONV_ERROR;
+            r.effects = MOTE_CEFF_JOURNAL_CLOSE;
+        }
+        break;
+    case MOTE_CEV_RECOVER_IDLE:
+        if (s == MOTE_CONV_NEEDS_RECOVERY)
+            r.state = MOTE_CONV_IDLE;
+        break;
+    case MOTE_CEV_RECOVER_ERROR:
+        if (s == MOTE_CONV_NEEDS_RECOVERY)
+            r.state = MOTE_CONV_ERROR;
+        break;
     }
     return r;
 }
 
 const char *mote_conv_state_name(enum mote_conv_state s)
 {
-    static const char *const names[] = {"idle",           "llm_requesting", "streaming",
-                                        "tool_executing", "error",          "needs_recovery"};
+    static const char *const names[] = {"idle",  "llm_requesting", "streaming",
+                                        "tool_executing", "error", "needs_recovery",
+                                        "awaiting_approval"};
 
     return (unsigned)s < MOTE_ARRAY_LEN(names) ? names[s] : "?";
 }

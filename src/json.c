@@ -608,6 +608,25 @@ void mote_jw_strn(struct mote_jw *w, const char *s, size_t n)
     put(w, "\"", 1);
 }
 
+void mote_jw_str_begin(struct mote_jw *w)
+{
+    sep(w);
+    put(w, "\"", 1);
+}
+
+void mote_jw_str_more(struct mote_jw *w, const char *s, size_t n)
+{
+    int rc;
+
+    if (w->err == 0 && (rc = mote_json_escape_to(count_sink, w, s, n)) < 0)
+        w->err = rc;
+}
+
+void mote_jw_str_end(struct mote_jw *w)
+{
+    put(w, "\"", 1);
+}
+
 void mote_jw_str2(struct mote_jw *w, const char *a, size_t an, const char *b, size_t bn)
 {
     int rc;

@@ -51,6 +51,7 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
 struct wstate {
     int open_role;
     bool in_assistant, in_calls, have_text;
+    bool text_open; /* OpenAI: the assistant's content string goes on */
 };
 
 static void write_head(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws)
@@ -154,6 +155,10 @@ static int anthropic_part(struct mote_jw *w, struct wstate *ws, const struct mot
 
 static void openai_close_assistant(struct mote_jw *w, struct wstate *ws)
 {
+    if (ws->text_open) {
+        mote_jw_str_end(w);
+        ws->text_open = false;
+    }
     if (ws->in_calls)
         mote_jw_arr_end(w);
     mote_jw_obj_end(w);
@@ -166,6 +171,15 @@ static int openai_part(struct mote_jw *w, struct wstate *ws, const struct mote_p
 {
     bool assistant = p->role == MOTE_ROLE_ASSISTANT;
 
+    /* Pieces of one answer's text are one content string. */
+    if (assistant && p->type == MOTE_PART_TEXT && ws->text_open) {
+        mote_jw_str_more(w, p->text, p->text_len);
+        return 0;
+    }
+    if (ws->text_open) {
+        mote_jw_str_end(w);
+        ws->text_open = false;
+    }
     /* An assistant message ends with its turn, or when text follows. */
     if (ws->in_assistant &&
         (!assistant || (p->type == MOTE_PART_TEXT && (ws->in_calls || ws->have_text))))
@@ -178,7 +192,9 @@ static int openai_part(struct mote_jw *w, struct wstate *ws, const struct mote_p
             mote_jw_key(w, "content");
             ws->in_assistant = true;
             if (p->type == MOTE_PART_TEXT) {
-                mote_jw_strn(w, p->text, p->text_len);
+                mote_jw_str_begin(w);
+                mote_jw_str_more(w, p->text, p->text_len);
+                ws->text_open = true;
                 ws->have_text = true;
                 return 0;
             }
@@ -327,7 +343,8 @@ int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap)
     while (!b->done && total < cap) {
         struct capture c = {b->off, buf + total, cap - total, 0};
         struct mote_jw w = b->jw;
-        struct wstate ws = {b->open_role, b->in_assistant, b->in_calls, b->have_text};
+        struct wstate ws = {b->open_role, b->in_assistant, b->in_calls, b->have_text,
+                            b->text_open};
         int rc = 0;
 
         w.sink = capture_sink;
@@ -364,6 +381,7 @@ int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap)
         b->in_assistant = ws.in_assistant;
         b->in_calls = ws.in_calls;
         b->have_text = ws.have_text;
+        b->text_open = ws.text_open;
         b->off = 0;
         if (b->tail)
             b->done = true;

@@ -335,6 +335,7 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
     rc = loop->port->wait(loop->port->ctx, fds, nfds, wait_ms);
     if (rc < 0 && rc != MOTE_ERR_INTR)
         return rc;
+    loop->polling = true;
 
     for (i = 0; i < nfds && rc > 0; i++) {
         struct mote_watch_slot *w = &loop->watches[map[i]];
@@ -352,6 +353,7 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
     did += fire_timers(loop, mote_loop_now(loop));
     did += step_jobs(loop);
     did += run_continuations(loop);
+    loop->polling = false;
     return did;
 }
 

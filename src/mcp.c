@@ -548,7 +548,7 @@ static void relist_if_free(struct mote_mcp_server *s)
 {
     struct req_args r;
 
-    if (!s->relist || s->req_id != 0 || s->state != MOTE_MCP_READY)
+    if (!s->relist || s->req_id != 0 || s->state != MOTE_MCP_READY || s->m->holds > 0)
         return;
     /* The old list stays offered until the new one is in. */
     s->relist = false;
@@ -651,7 +651,16 @@ static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
     struct mote_mcp_server *s = arg;
     const struct mote_port *p = loop->port;
 
-    (void)w, (void)rev;
+    (void)rev;
+    if (s->relisting && s->m->holds > 0) {
+        /* A new tool list is on its way while a request's body is being
+         * sent with the old one: it waits in the pipe until the body is
+         * out (mote_mcp_unhold reads it). */
+        (void)mote_watch_remove(loop, w);
+        s->w_out = 0;
+        s->paused = true;
+        return;
+    }
     for (;;) {
         char *nl;
         int n;
@@ -823,13 +832,40 @@ bool mote_mcp_find(const struct mote_mcp *m, const char *name, unsigned *srv, un
 
 /* ---- disconnect ---- */
 
-int mote_mcp_disconnect_all(struct mote_mcp *m, uint32_t budget_ms)
+static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg);
+
+void mote_mcp_hold(struct mote_mcp *m)
+{
+    m->holds++;
+}
+
+void mote_mcp_unhold(struct mote_mcp *m)
+{
+    unsigned i;
+
+    if (m->holds > 0 && --m->holds == 0) {
+        for (i = 0; i < m->n; i++) {
+            struct mote_mcp_server *s = &m->srv[i];
+
+            if (s->paused && s->out_fd >= 0 &&
+                mote_watch_add(m->loop, s->out_fd, MOTE_POLL_IN, on_out, s, 0, &s->w_out) == 0)
+                s->paused = false; /* the new list is read now */
+            relist_if_free(s);
+        }
+    }
+}
+
+void mote_mcp_disconnect_begin(struct mote_mcp *m, uint32_t budget_ms)
 {
     const struct mote_port *p = m->loop->port;
-    uint32_t t0 = mote_loop_now(m->loop);
-    bool termed = false, killed = false;
-    unsigned i, left;
+    unsigned i;
 
+    if (m->dc)
+        return;
+    m->dc = true;
+    m->dc_t0 = mote_loop_now(m->loop);
+    m->dc_budget = budget_ms;
+    m->dc_termed = m->dc_killed = false;
     for (i = 0; i < m->n; i++) {
         struct mote_mcp_server *s = &m->srv[i];
 
@@ -844,47 +880,13 @@ int mote_mcp_disconnect_all(struct mote_mcp *m, uint32_t budget_ms)
         s->state = MOTE_MCP_CLOSED;
         logm(s, "disconnecting: stdin closed", NULL, NULL);
     }
-    for (;;) {
-        uint32_t el = mote_loop_now(m->loop) - t0;
+}
 
-        left = 0;
-        for (i = 0; i < m->n; i++) {
-            struct mote_mcp_server *s = &m->srv[i];
+static void disconnect_end(struct mote_mcp *m)
+{
+    const struct mote_port *p = m->loop->port;
+    unsigned i;
 
-            if (s->pid == 0 || s->exited)
-                continue;
-            if (p->proc_reap(p->ctx, s->pid, &s->status) == 0) {
-                char msg[80];
-                struct mote_sb sb;
-
-                s->exited = true;
-                mote_sb_init(&sb, msg, sizeof(msg));
-                mote_sb_s(&sb, "exited (status ");
-                mote_sb_i(&sb, s->status);
-                mote_sb_s(&sb, ") after ");
-                mote_sb_u(&sb, el);
-                mote_sb_s(&sb, " ms");
-                logm(s, msg, NULL, NULL);
-                continue;
-            }
-            left++;
-            if (!termed && el >= budget_ms * 2u / 5u) {
-                p->proc_signal(p->ctx, s->pid, MOTE_PROC_TERM); /* 2: SIGTERM the group */
-                logm(s, "still running: SIGTERM sent to its process group", NULL, NULL);
-            }
-            if (!killed && el >= budget_ms * 4u / 5u) {
-                p->proc_signal(p->ctx, s->pid, MOTE_PROC_KILL); /* 3: SIGKILL the group */
-                logm(s, "still running: SIGKILL sent to its process group", NULL, NULL);
-            }
-        }
-        if (el >= budget_ms * 2u / 5u)
-            termed = true;
-        if (el >= budget_ms * 4u / 5u)
-            killed = true;
-        if (left == 0 || el >= budget_ms + 200u)
-            break;
-        (void)mote_loop_poll(m->loop, 5);
-    }
     for (i = 0; i < m->n; i++) {
         struct mote_mcp_server *s = &m->srv[i];
 
@@ -902,7 +904,53 @@ int mote_mcp_disconnect_all(struct mote_mcp *m, uint32_t budget_ms)
             (void)mote_timer_stop(m->loop, s->timer);
         s->timer = 0;
     }
-    return (int)left;
+}
+
+int mote_mcp_disconnect_poll(struct mote_mcp *m, bool force)
+{
+    const struct mote_port *p = m->loop->port;
+    uint32_t el = mote_loop_now(m->loop) - m->dc_t0;
+    bool term = !m->dc_termed && (force || el >= m->dc_budget * 2u / 5u);
+    bool kill = !m->dc_killed && (force || el >= m->dc_budget * 4u / 5u);
+    unsigned i, left = 0;
+
+    if (!m->dc)
+        mote_mcp_disconnect_begin(m, 0);
+    for (i = 0; i < m->n; i++) {
+        struct mote_mcp_server *s = &m->srv[i];
+
+        if (s->pid == 0 || s->exited)
+            continue;
+        if (p->proc_reap(p->ctx, s->pid, &s->status) == 0) {
+            char msg[80];
+            struct mote_sb sb;
+
+            s->exited = true;
+            mote_sb_init(&sb, msg, sizeof(msg));
+            mote_sb_s(&sb, "exited (status ");
+            mote_sb_i(&sb, s->status);
+            mote_sb_s(&sb, ") after ");
+            mote_sb_u(&sb, el);
+            mote_sb_s(&sb, " ms");
+            logm(s, msg, NULL, NULL);
+            continue;
+        }
+        left++;
+        if (term && !kill) {
+            p->proc_signal(p->ctx, s->pid, MOTE_PROC_TERM); /* 2: SIGTERM the group */
+            logm(s, "still running: SIGTERM sent to its process group", NULL, NULL);
+        }
+        if (kill) {
+            p->proc_signal(p->ctx, s->pid, MOTE_PROC_KILL); /* 3: SIGKILL the group */
+            logm(s, "still running: SIGKILL sent to its process group", NULL, NULL);
+        }
+    }
+    m->dc_termed = m->dc_termed || term;
+    m->dc_killed = m->dc_killed || kill;
+    if (left > 0 && !force && el < m->dc_budget + 200u)
+        return (int)left;
+    disconnect_end(m);
+    return -(int)left;
 }
 
 /* ---- calls ---- */

@@ -1,49 +1,72 @@
 /*
- * main.c - the mote command-line agent: options, the state directory,
- * interactive chat and one-shot mode, signals, and the one shutdown
- * sequence every trigger goes through.
+ * main.c - the mote command: a frontend of libmote's agent. It reads the
+ * options and the environment, feeds terminal input to the session,
+ * renders the session's events (untrusted text neutralised), and maps
+ * signals, /quit and the end of input to mote_shutdown_begin(). The agent
+ * itself - turns, tools, approval, recovery, the shutdown sequence - is in
+ * the library (mote_agent.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
 #include "mcpconf.h"
 #include "mote/mote.h"
+#include "mote/mote_agent.h"
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
 #include "opts.h"
+#include "render.h"
 
 #define DEFAULT_ANTHROPIC_MODEL "claude-sonnet-4-5"
 #define DEFAULT_OPENAI_MODEL "gpt-4o-mini"
 #define PROMPT_MAX (64 * 1024)
 #define INPUT_MAX (64 * 1024)
-#define HISTORY_MAX 500 /* lines kept in STATE/history */
-
-enum sd_mode { SD_NONE, SD_CANCEL, SD_DRAIN };
+#define SYSTEM_PROMPT                                                                      \
+    "You are mote, a small agent running on the user's machine. Be brief. Use the tools " \
+    "when they help; say what you did."
+#define DENY_REASON                                                                         \
+    "refused: mote cannot ask for approval without a terminal (run it with --yes to allow " \
+    "tools)"
 
 static struct mote_posix pp;
 static struct mote_loop loop;
-static struct agent ag;
-static struct mote_jbuf jbuf;
-static struct mote_llm_conf conf;
+static struct mote_session ses;
+static struct mote_conv *conv;
+static struct mote_llm_conf llm;
+static struct mote_conv_conf cconf;
 static struct mote_mcp mcp;
 static bool have_mcp;
 static struct cli_opts o;
+static char key_buf[MOTE_LLM_KEY_MAX + 1];
 static char prompt_buf[PROMPT_MAX];
 static char state_dir[1024];
+static const char *model_name;
 
 static struct {
-    enum sd_mode mode;   /* requested shutdown */
-    int code;            /* exit code it carries */
+    bool json;        /* --output-format stream-json */
+    bool color;
+    bool interactive;
+    bool tty_in;
+    bool spinner;     /* one while waiting for the first token */
+    bool spinning;
+    bool line_open;   /* stdout has an unfinished line */
+    unsigned spin_i;
+    mote_timer_id spin_timer;
+    char shown_id[MOTE_LLM_ID_MAX]; /* the call last shown (asked about) */
+} ui;
+
+static struct {
+    bool requested;
+    enum mote_sd_mode mode;
+    int code;            /* the exit code it carries */
     const char *reason;
-    bool force;          /* a further Ctrl+C: stop waiting */
     bool by_signal;
     uint32_t last_int;   /* time of the last Ctrl+C during a turn */
     bool int_seen;
@@ -53,28 +76,323 @@ static struct {
     char buf[INPUT_MAX];
     size_t len;
     bool eof;
+    bool too_long;       /* the line being read passed INPUT_MAX: refused whole */
     mote_watch_id watch;
     bool prompt_shown;
-    bool tty;
+    uint32_t ask_id;     /* the approval question open (0: none) */
 } in;
 
-static const char *model_name;
+static bool failed;      /* the last turn ended in an error */
+
+/* ---- output ---- */
+
+static int out_sink(void *arg, const char *p, size_t n)
+{
+    fwrite(p, 1, n, (FILE *)arg);
+    return 0;
+}
+
+static void json_str(const char *s, size_t n)
+{
+    fputc('"', stdout);
+    mote_json_escape_to(out_sink, stdout, s, n);
+    fputc('"', stdout);
+}
+
+static void spin_clear(void)
+{
+    if (ui.spinning) {
+        fputs("\r            \r", stderr);
+        fflush(stderr);
+        ui.spinning = false;
+    }
+}
+
+static void end_line(void)
+{
+    spin_clear();
+    if (ui.line_open && !ui.json) {
+        fputc('\n', stdout);
+        ui.line_open = false;
+    }
+    fflush(stdout);
+}
+
+/* A message on stderr; `text` is untrusted. */
+static void say(const char *color, const char *prefix, const char *text)
+{
+    end_line();
+    if (ui.json) {
+        fprintf(stderr, "%s", prefix);
+        render_text(stderr, text, strlen(text));
+        fputc('\n', stderr);
+        return;
+    }
+    if (ui.color)
+        fprintf(stderr, "\033[%sm", color);
+    fputs(prefix, stderr);
+    render_text(stderr, text, strlen(text));
+    fputs(ui.color ? "\033[0m\n" : "\n", stderr);
+}
+
+static void show_error(const char *msg)
+{
+    end_line();
+    if (ui.json) {
+        printf("{\"type\":\"error\",\"message\":");
+        json_str(msg, strlen(msg));
+        printf("}\n");
+        fflush(stdout);
+        return;
+    }
+    say("31", "mote: ", msg);
+}
+
+static void spin(struct mote_loop *l, mote_timer_id t, void *arg)
+{
+    static const char frames[] = "|/-\\";
+
+    (void)t, (void)arg;
+    ui.spin_timer = 0;
+    if (conv == NULL || mote_conv_state(conv) != MOTE_CONV_LLM_REQUESTING || sd.requested) {
+        spin_clear();
+        return;
+    }
+    fprintf(stderr, "\r%c waiting", frames[ui.spin_i++ % 4]);
+    fflush(stderr);
+    ui.spinning = true;
+    if (mote_timer_start(l, 120, spin, NULL, 0, &ui.spin_timer) < 0)
+        spin_clear(); /* no timer free: no spinner, nothing else lost */
+}
+
+/* A short, one-line, safe form of a tool call's input. */
+static void short_input(const char *input, size_t len, char *out, size_t cap)
+{
+    static struct mote_json js;
+    static char val[1024];
+    const char *keys[] = {"command", "path"};
+    size_t i;
+    int n = -1;
+
+    if (mote_json_parse(&js, input, len) > 0) {
+        for (i = 0; i < 2 && n < 0; i++)
+            n = mote_json_str(&js, mote_json_member(&js, 0, keys[i]), val, sizeof(val));
+    }
+    if (n >= 0)
+        render_line(out, cap < 104 ? cap : 104, val, (size_t)n);
+    else
+        render_line(out, cap < 84 ? cap : 84, input, len < 80 ? len : 80);
+    if (strlen(out) > 100)
+        strcpy(out + 97, "...");
+}
+
+static void show_call(const struct mote_event *ev)
+{
+    char s[128], name[80];
+
+    end_line();
+    if (ui.json) {
+        printf("{\"type\":\"tool_call\",\"id\":");
+        json_str(ev->id, strlen(ev->id));
+        printf(",\"name\":");
+        json_str(ev->name, strlen(ev->name));
+        printf(",\"input\":");
+        if (ev->input_len > 0)
+            fwrite(ev->input, 1, ev->input_len, stdout); /* as journaled: strict JSON */
+        else
+            printf("{}");
+        printf("}\n");
+        fflush(stdout);
+        return;
+    }
+    short_input(ev->input, ev->input_len, s, sizeof(s));
+    render_line(name, sizeof(name), ev->name, strlen(ev->name));
+    if (ui.color)
+        fprintf(stderr, "\033[36m* %s\033[0m %s\n", name, s);
+    else
+        fprintf(stderr, "* %s %s\n", name, s);
+}
+
+static void show_result(const struct mote_event *ev)
+{
+    char first[100];
+    unsigned lines = 0;
+    size_t i, n = 0;
+    bool more;
+
+    end_line();
+    if (ui.json) {
+        printf("{\"type\":\"tool_result\",\"id\":");
+        json_str(ev->id, strlen(ev->id));
+        printf(",\"name\":");
+        json_str(ev->name, strlen(ev->name));
+        printf(",\"is_error\":%s,\"text\":", ev->is_error ? "true" : "false");
+        json_str(ev->text, ev->len);
+        printf("}\n");
+        fflush(stdout);
+        return;
+    }
+    for (i = 0; i < ev->len; i++)
+        lines += ev->text[i] == '\n';
+    lines += ev->len > 0 && ev->text[ev->len - 1] != '\n';
+    while (n < ev->len && ev->text[n] != '\n')
+        n++;
+    render_line(first, sizeof(first), ev->text, n);
+    more = lines > 1 || (n < ev->len && n + 1 < ev->len);
+    if (more)
+        fprintf(stderr, ui.color ? "  \033[2m%s %s ... (%u lines, %zu bytes)\033[0m\n"
+                                 : "  %s %s ... (%u lines, %zu bytes)\n",
+                ev->is_error ? "x" : "=", first, lines, ev->len);
+    else
+        fprintf(stderr, ui.color ? "  \033[2m%s %s\033[0m\n" : "  %s %s\n",
+                ev->is_error ? "x" : "=", first);
+}
+
+/* ---- shutdown requests ---- */
+
+static void request_shutdown(enum mote_sd_mode mode, int code, const char *reason, bool by_signal)
+{
+    struct mote_shutdown_req req;
+
+    memset(&req, 0, sizeof(req));
+    req.reason = reason;
+    req.mode = mode;
+    req.timeout_ms = (uint32_t)o.shutdown_ms;
+    if (sd.requested) {
+        if (by_signal && mode == MOTE_SD_CANCEL) {
+            if (sd.mode == MOTE_SD_DRAIN) {
+                sd.mode = MOTE_SD_CANCEL; /* Ctrl+C during a drain: cancel now */
+                sd.code = 130;
+            } else {
+                req.force = true; /* a further Ctrl+C: stop waiting */
+            }
+            (void)mote_shutdown_begin(&ses, &req);
+        }
+        return;
+    }
+    sd.requested = true;
+    sd.mode = mode;
+    sd.code = code;
+    sd.reason = reason;
+    sd.by_signal = by_signal;
+    (void)mote_shutdown_begin(&ses, &req);
+}
+
+/* ---- the session's events ---- */
+
+static void on_event(void *arg, const struct mote_event *ev)
+{
+    (void)arg;
+    switch (ev->type) {
+    case MOTE_EV_TEXT:
+        spin_clear();
+        if (ui.json) {
+            printf("{\"type\":\"text\",\"text\":");
+            json_str(ev->text, ev->len);
+            printf("}\n");
+        } else if (ev->len > 0) {
+            ui.line_open = render_text(stdout, ev->text, ev->len) != '\n';
+        }
+        fflush(stdout);
+        break;
+    case MOTE_EV_STATE:
+        if (ev->state == MOTE_CONV_LLM_REQUESTING && ui.spinner && !ui.spinning &&
+            ui.spin_timer == 0 && mote_timer_start(&loop, 150, spin, NULL, 0, &ui.spin_timer) < 0)
+            ui.spin_timer = 0;
+        if (ev->state != MOTE_CONV_LLM_REQUESTING)
+            spin_clear();
+        break;
+    case MOTE_EV_APPROVAL:
+        show_call(ev);
+        snprintf(ui.shown_id, sizeof(ui.shown_id), "%s", ev->id);
+        /* Only an answer typed after the question answers it: what was
+         * typed before (during the answer's stream) is dropped, here and
+         * in the terminal's buffer. */
+        if (in.len > 0 || in.too_long) {
+            in.len = 0;
+            in.too_long = false;
+            fprintf(stderr, "  (what was typed before the question was set aside)\n");
+        }
+        if (ui.tty_in)
+            tcflush(0, TCIFLUSH);
+        in.ask_id = ev->ask_id;
+        fputs("  run it? [y/N] ", stderr);
+        fflush(stderr);
+        break;
+    case MOTE_EV_TOOL_CALL:
+        if (strcmp(ui.shown_id, ev->id) != 0)
+            show_call(ev);
+        ui.shown_id[0] = '\0';
+        break;
+    case MOTE_EV_TOOL_RESULT:
+        show_result(ev);
+        break;
+    case MOTE_EV_TURN_END:
+        end_line();
+        failed = false;
+        if (ui.json) {
+            printf("{\"type\":\"turn_end\",\"stop_reason\":");
+            json_str(ev->stop_reason, strlen(ev->stop_reason));
+            printf(",\"usage\":{\"input_tokens\":%llu,\"output_tokens\":%llu}}\n",
+                   (unsigned long long)ev->usage.input_tokens,
+                   (unsigned long long)ev->usage.output_tokens);
+            fflush(stdout);
+        }
+        break;
+    case MOTE_EV_CANCELLED:
+        in.ask_id = 0;
+        say("33", "", "(cancelled)");
+        in.prompt_shown = false;
+        break;
+    case MOTE_EV_RECOVERY:
+        say("2", "mote: ", ev->text);
+        if (ev->code == MOTE_RECOVER_TOOL_INTERRUPTED || ev->code == MOTE_RECOVER_LIMIT)
+            failed = true;
+        break;
+    case MOTE_EV_WARNING:
+        say("33", "mote: warning: ", ev->text);
+        break;
+    case MOTE_EV_ERROR:
+        failed = true;
+        in.ask_id = 0;
+        if (ev->code == MOTE_ERR_LIMIT && ev->conv != NULL) {
+            char m[120];
+
+            snprintf(m, sizeof(m), "stopped after %u model requests (--max-turns); /retry goes on",
+                     ev->conv->turns);
+            show_error(m);
+        } else {
+            show_error(ev->text);
+        }
+        if (ev->fatal) {
+            request_shutdown(MOTE_SD_CANCEL, 1, "storage", false);
+        } else if (ui.interactive && !ui.json && ev->code != MOTE_ERR_LIMIT) {
+            say("2", "", "(/retry sends the conversation again)");
+        }
+        break;
+    case MOTE_EV_MCP: {
+        char name[40];
+
+        render_line(name, sizeof(name), ev->name, strlen(ev->name));
+        if (ui.json || !ui.color) {
+            end_line();
+            fprintf(stderr, "%smcp %s: ", ui.json ? "mote: " : "", name);
+            render_text(stderr, ev->text, ev->len);
+            fputc('\n', stderr);
+        } else {
+            char prefix[64];
+
+            snprintf(prefix, sizeof(prefix), "mcp %s: ", name);
+            say("2", prefix, ev->text);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
 
 /* ---- configuration ---- */
-
-static enum cli_provider pick_provider(void)
-{
-    const char *a = getenv("ANTHROPIC_API_KEY");
-    const char *k = getenv("OPENAI_API_KEY");
-
-    if (o.provider != CLI_PROVIDER_NONE)
-        return o.provider;
-    if (a != NULL && a[0] != '\0')
-        return CLI_PROVIDER_ANTHROPIC;
-    if (k != NULL && k[0] != '\0')
-        return CLI_PROVIDER_OPENAI;
-    return CLI_PROVIDER_NONE;
-}
 
 static unsigned long env_ms(const char *name, unsigned long def)
 {
@@ -83,12 +401,42 @@ static unsigned long env_ms(const char *name, unsigned long def)
     return v != NULL && v[0] != '\0' ? strtoul(v, NULL, 10) : def;
 }
 
+/* Reads an API key and removes it from the environment, its bytes
+ * included (/proc/self/environ shows the original block): tools and their
+ * children never see it. */
+static const char *take_key(const char *name, char *out, size_t cap)
+{
+    char *v = getenv(name);
+    size_t n;
+
+    if (v == NULL)
+        return NULL;
+    n = strlen(v);
+    if (n >= cap) {
+        out[0] = '\0';
+        memset(v, 0, n);
+        unsetenv(name);
+        return NULL;
+    }
+    memcpy(out, v, n + 1);
+    memset(v, 0, n);
+    unsetenv(name);
+    return out;
+}
+
 static int configure(void)
 {
-    enum cli_provider prov = pick_provider();
+    static char other[MOTE_LLM_KEY_MAX + 1];
+    const char *a = getenv("ANTHROPIC_API_KEY"), *k = getenv("OPENAI_API_KEY");
+    enum cli_provider prov = o.provider;
     const char *key, *url;
     struct mote_url u;
+    bool too_long = false;
 
+    if (prov == CLI_PROVIDER_NONE)
+        prov = a != NULL && a[0] != '\0'   ? CLI_PROVIDER_ANTHROPIC
+               : k != NULL && k[0] != '\0' ? CLI_PROVIDER_OPENAI
+                                           : CLI_PROVIDER_NONE;
     if (prov == CLI_PROVIDER_NONE) {
         fprintf(stderr, "mote: no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
                         "(or pick one with --provider)\n");
@@ -98,32 +446,35 @@ static int configure(void)
         /* Each dialect's key, base-URL variable and public API root. */
         static const struct {
             enum mote_provider p;
-            const char *key_env, *url_env, *url;
-        } d[] = {{MOTE_PROVIDER_ANTHROPIC, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                  "https://api.anthropic.com"},
-                 {MOTE_PROVIDER_OPENAI, "OPENAI_API_KEY", "OPENAI_BASE_URL",
+            const char *key_env, *other_env, *url_env, *url;
+        } d[] = {{MOTE_PROVIDER_ANTHROPIC, "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+                  "ANTHROPIC_BASE_URL", "https://api.anthropic.com"},
+                 {MOTE_PROVIDER_OPENAI, "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
                   "https://api.openai.com/v1"}};
         unsigned i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
+        const char *raw = getenv(d[i].key_env);
 
-        mote_llm_conf_defaults(&conf);
-        conf.provider = d[i].p;
-        conf.key_env = d[i].key_env;
-        key = getenv(d[i].key_env);
+        mote_llm_conf_defaults(&llm);
+        llm.provider = d[i].p;
+        llm.key_env = d[i].key_env;
+        too_long = raw != NULL && strlen(raw) > MOTE_LLM_KEY_MAX;
+        key = take_key(d[i].key_env, key_buf, sizeof(key_buf));
+        (void)take_key(d[i].other_env, other, sizeof(other)); /* the tools see neither */
         url = o.base_url != NULL ? o.base_url : getenv(d[i].url_env);
         if (url == NULL || url[0] == '\0')
             url = d[i].url;
     }
+    if (too_long) {
+        fprintf(stderr, "mote: %s is longer than %d bytes\n", llm.key_env, MOTE_LLM_KEY_MAX);
+        return 2;
+    }
     if (key == NULL || key[0] == '\0') {
         /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
         if (!(prov == CLI_PROVIDER_OPENAI && o.base_url != NULL)) {
-            fprintf(stderr, "mote: no API key: set %s\n", conf.key_env);
+            fprintf(stderr, "mote: no API key: set %s\n", llm.key_env);
             return 2;
         }
         key = "";
-    }
-    if (strlen(key) > MOTE_LLM_KEY_MAX) {
-        fprintf(stderr, "mote: %s is longer than %d bytes\n", conf.key_env, MOTE_LLM_KEY_MAX);
-        return 2;
     }
     if (mote_url_parse(&u, url) < 0) {
         fprintf(stderr, "mote: bad base URL '%s': use http://host[:port][/path] or https://...\n",
@@ -150,14 +501,14 @@ static int configure(void)
         }
         have_mcp = mcp.n > 0;
     }
-    conf.base_url = url;
-    conf.api_key = key;
-    conf.ca_file = o.ca_file;
+    llm.base_url = url;
+    llm.api_key = key;
+    llm.ca_file = o.ca_file;
     /* Tuning knobs (milliseconds) for tests and slow links. */
-    conf.idle_timeout_ms = (uint32_t)env_ms("MOTE_IDLE_TIMEOUT_MS", conf.idle_timeout_ms);
-    conf.first_byte_timeout_ms =
-        (uint32_t)env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", conf.first_byte_timeout_ms);
-    conf.backoff_ms = (uint32_t)env_ms("MOTE_BACKOFF_MS", conf.backoff_ms);
+    llm.idle_timeout_ms = (uint32_t)env_ms("MOTE_IDLE_TIMEOUT_MS", llm.idle_timeout_ms);
+    llm.first_byte_timeout_ms =
+        (uint32_t)env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", llm.first_byte_timeout_ms);
+    llm.backoff_ms = (uint32_t)env_ms("MOTE_BACKOFF_MS", llm.backoff_ms);
     model_name = o.model != NULL ? o.model
                  : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
                                                   : DEFAULT_OPENAI_MODEL;
@@ -190,206 +541,74 @@ static int pick_state_dir(void)
     return 0;
 }
 
-/* ---- the conversation file ---- */
+/* ---- the conversation ---- */
 
-static int read_current(char *id, size_t cap)
-{
-    const struct mote_port *p = &pp.port;
-    int h = p->st_open(p->ctx, "current", MOTE_ST_READ), n;
-
-    if (h < 0)
-        return h;
-    n = p->st_read(p->ctx, h, 0, id, cap - 1);
-    p->st_close(p->ctx, h);
-    if (n <= 0)
-        return MOTE_ERR_NOENT;
-    id[n] = '\0';
-    id[strcspn(id, "\r\n")] = '\0';
-    return 0;
-}
-
-static int produce_str(void *arg, char *buf, size_t cap)
-{
-    const char **s = arg;
-    size_t n = strlen(*s);
-
-    if (n > cap)
-        n = cap;
-    memcpy(buf, *s, n);
-    *s += n;
-    return (int)n;
-}
-
-static void write_current(const char *id)
-{
-    char line[MOTE_CONV_ID_MAX + 2];
-    const char *s = line;
-
-    snprintf(line, sizeof(line), "%s\n", id);
-    if (pp.port.st_write_atomic(pp.port.ctx, "current", produce_str, &s) < 0)
-        fprintf(stderr, "mote: warning: cannot record the current conversation\n");
-}
-
-static int open_conversation(bool *resumed)
+static int new_conversation(void)
 {
     char id[MOTE_CONV_ID_MAX];
+    unsigned char r[3];
+    time_t t = time(NULL);
+    struct tm tm;
     int rc;
 
-    *resumed = false;
-    if (o.resume != NULL || o.cont) {
-        if (o.resume != NULL)
-            snprintf(id, sizeof(id), "%s", o.resume);
-        else if (read_current(id, sizeof(id)) < 0) {
-            fprintf(stderr, "mote: no conversation to continue yet: starting a new one\n");
-            goto fresh;
-        }
-        rc = mote_journal_open(&ag.jr, &pp.port, id);
-        if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_INVAL) {
-            fprintf(stderr, "mote: no conversation '%s' in %s/conversations\n", id, state_dir);
-            return 2;
-        }
-        if (rc == MOTE_ERR_CORRUPT) {
-            fprintf(stderr, "mote: conversation %s is damaged at line %u; it was left as it is\n",
-                    id, ag.jr.bad_line);
-            return 1;
-        }
-        if (rc < 0) {
-            fprintf(stderr, "mote: cannot open conversation %s: %s\n", id, mote_strerror(rc));
-            return 1;
-        }
-        if (ag.jr.repaired)
-            fprintf(stderr, "mote: conversation %s ended in a torn record (a crash while writing);"
-                            " it was cut off and kept in %s.jsonl.torn\n",
-                    id, id);
-        *resumed = true;
-        write_current(id);
-        return 0;
-    }
-fresh:
-    {
-        unsigned char r[3];
-        time_t t = time(NULL);
-        struct tm tm;
-
-        pp.port.random(pp.port.ctx, r, sizeof(r));
-        gmtime_r(&t, &tm);
-        snprintf(id, sizeof(id), "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900,
-                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r[0], r[1], r[2]);
-    }
-    rc = mote_journal_create(&ag.jr, &pp.port, id);
+    pp.port.random(pp.port.ctx, r, sizeof(r));
+    gmtime_r(&t, &tm);
+    snprintf(id, sizeof(id), "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r[0], r[1], r[2]);
+    rc = mote_conv_create(&ses, &cconf, id, &conv);
     if (rc < 0) {
         fprintf(stderr, "mote: cannot create the conversation in %s: %s\n", state_dir,
                 mote_strerror(rc));
         return 1;
     }
-    write_current(id);
     return 0;
 }
 
-/* ---- input history ---- */
-
-static void history_append(const char *line, size_t n)
+static int open_conversation(void)
 {
-    const struct mote_port *p = &pp.port;
-    char buf[INPUT_MAX + 1];
-    int h;
+    char id[MOTE_CONV_ID_MAX + 2];
+    uint32_t bad = 0;
+    bool repaired = false;
+    int rc;
 
-    if (n == 0 || n >= sizeof(buf))
-        return;
-    h = p->st_open(p->ctx, "history", MOTE_ST_APPEND | MOTE_ST_CREATE);
-    if (h < 0)
-        return; /* saved again (or warned about) at shutdown */
-    memcpy(buf, line, n);
-    buf[n] = '\n';
-    (void)p->st_append(p->ctx, h, buf, n + 1);
-    p->st_close(p->ctx, h);
-}
-
-struct hist_out {
-    char *data;
-    size_t len, off;
-};
-
-static int produce_hist(void *arg, char *buf, size_t cap)
-{
-    struct hist_out *h = arg;
-    size_t n = h->len - h->off;
-
-    if (n > cap)
-        n = cap;
-    memcpy(buf, h->data + h->off, n);
-    h->off += n;
-    return (int)n;
-}
-
-/* Rewrites STATE/history with its last HISTORY_MAX lines, atomically. */
-static int history_save(void)
-{
-    const struct mote_port *p = &pp.port;
-    static char data[HISTORY_MAX * 256];
-    struct hist_out out = {data, 0, 0};
-    int64_t size;
-    uint64_t from = 0;
-    int h, n, lines = 0;
-    size_t i;
-
-    h = p->st_open(p->ctx, "history", MOTE_ST_READ);
-    if (h == MOTE_ERR_NOENT)
-        return 0;
-    if (h < 0)
-        return h;
-    size = p->st_size(p->ctx, h);
-    if (size > (int64_t)sizeof(data))
-        from = (uint64_t)size - sizeof(data);
-    n = p->st_read(p->ctx, h, from, data, sizeof(data));
-    p->st_close(p->ctx, h);
-    if (n < 0)
-        return n;
-    out.len = (size_t)n;
-    /* Keep whole lines only, the last HISTORY_MAX of them. */
-    i = out.len;
-    while (i > 0) {
-        if (data[i - 1] == '\n' && i != out.len && ++lines >= HISTORY_MAX)
-            break;
-        i--;
+    if (o.resume == NULL && !o.cont)
+        return new_conversation();
+    if (o.resume != NULL) {
+        snprintf(id, sizeof(id), "%s", o.resume);
+    } else {
+        rc = mote_session_recent(&ses, id, sizeof(id));
+        if (rc == MOTE_ERR_NOENT) {
+            fprintf(stderr, "mote: no conversation to continue yet: starting a new one\n");
+            return new_conversation();
+        }
+        if (rc < 0) {
+            fprintf(stderr, "mote: cannot read %s/current (the most recent conversation): %s\n",
+                    state_dir, mote_strerror(rc));
+            return 1;
+        }
     }
-    if (from > 0 && i == 0) {
-        char *nl = memchr(data, '\n', out.len);
-
-        i = nl != NULL ? (size_t)(nl - data) + 1 : out.len;
+    rc = mote_conv_open(&ses, &cconf, id, &conv, &bad, &repaired);
+    if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_INVAL) {
+        fprintf(stderr, "mote: no conversation '%s' in %s/conversations\n", id, state_dir);
+        return 2;
     }
-    out.off = i;
-    return p->st_write_atomic(p->ctx, "history", produce_hist, &out);
-}
-
-static void mcp_log(void *arg, const char *server, const char *msg)
-{
-    (void)arg;
-    if (ag.json_out) {
-        fprintf(stderr, "mote: mcp %s: %s\n", server, msg);
-        return;
+    if (rc == MOTE_ERR_CORRUPT) {
+        fprintf(stderr, "mote: conversation %s is damaged at line %u; it was left as it is\n", id,
+                bad);
+        return 1;
     }
-    fprintf(stderr, ag.color ? "\033[2mmcp %s: %s\033[0m\n" : "mcp %s: %s\n", server, msg);
+    if (rc < 0) {
+        fprintf(stderr, "mote: cannot open conversation %s: %s\n", id, mote_strerror(rc));
+        return 1;
+    }
+    if (repaired)
+        fprintf(stderr, "mote: conversation %s ended in a torn record (a crash while writing); it "
+                        "was cut off and kept in %s.jsonl.torn\n",
+                id, id);
+    return 0;
 }
 
 /* ---- signals ---- */
-
-static void request_shutdown(enum sd_mode mode, int code, const char *reason, bool by_signal)
-{
-    if (sd.mode != SD_NONE) {
-        if (by_signal && mode == SD_CANCEL) {
-            sd.force = true; /* a further Ctrl+C during shutdown */
-            mote_loop_break(&loop);
-        }
-        return;
-    }
-    sd.mode = mode;
-    sd.code = code;
-    sd.reason = reason;
-    sd.by_signal = by_signal;
-    mote_loop_stop_spawns(&loop); /* the continuation chain ends here */
-    ag.shutting_down = true;
-}
 
 static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
 {
@@ -397,43 +616,33 @@ static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, voi
 
     (void)arg;
     if (sig == MOTE_SIG_TERM) {
-        request_shutdown(SD_DRAIN, 143, "SIGTERM", true);
+        request_shutdown(MOTE_SD_DRAIN, 143, "SIGTERM", true);
         return;
     }
     if (sig == MOTE_SIG_HUP) {
-        request_shutdown(SD_DRAIN, 129, "SIGHUP", true);
+        request_shutdown(MOTE_SD_DRAIN, 129, "SIGHUP", true);
         return;
     }
     /* Ctrl+C */
-    if (sd.mode != SD_NONE) {
-        if (sd.mode == SD_DRAIN) {
-            sd.code = 130; /* Ctrl+C during a drain: cancel now */
-            sd.mode = SD_CANCEL;
-            agent_cancel(&ag);
-        } else {
-            request_shutdown(SD_CANCEL, 130, "SIGINT", true);
-        }
-        return;
-    }
-    if (ag.interactive && (agent_busy(&ag) || ag.awaiting_approval) && n == 1 &&
+    if (!sd.requested && ui.interactive && conv != NULL && mote_conv_busy(conv) && n == 1 &&
         !(sd.int_seen && (uint32_t)(now - sd.last_int) < 1000u)) {
         sd.int_seen = true;
         sd.last_int = now;
-        agent_cancel(&ag); /* back to the prompt */
+        (void)mote_conv_cancel(conv); /* back to the prompt */
         in.prompt_shown = false;
         return;
     }
-    request_shutdown(SD_CANCEL, 130, "SIGINT", true);
+    request_shutdown(MOTE_SD_CANCEL, 130, "SIGINT", true);
 }
 
 /* ---- input ---- */
 
 static void show_prompt(void)
 {
-    if (!ag.interactive || in.prompt_shown || agent_busy(&ag) || sd.mode != SD_NONE ||
-        ag.awaiting_approval || in.eof || ag.json_out)
+    if (!ui.interactive || in.prompt_shown || conv == NULL || mote_conv_busy(conv) ||
+        sd.requested || in.eof || ui.json)
         return;
-    fputs(ag.color ? "\033[1m> \033[0m" : "> ", stdout);
+    fputs(ui.color ? "\033[1m> \033[0m" : "> ", stdout);
     fflush(stdout);
     in.prompt_shown = true;
 }
@@ -443,16 +652,18 @@ static int walk_job(void *arg, const struct mote_job_info *info)
     uint32_t now = mote_loop_now(&loop);
 
     (void)arg;
-    printf("  %-14s %-11s %6.1fs %s\n", info->name, mote_job_state_name(info->state),
-           (double)((info->finished_ms != 0 ? info->finished_ms : now) - info->started_ms) / 1000.0,
-           info->errmsg != NULL ? info->errmsg : "");
+    printf("  %-14s %-11s %6.1fs ", info->name, mote_job_state_name(info->state),
+           (double)((info->finished_ms != 0 ? info->finished_ms : now) - info->started_ms) / 1000.0);
+    render_text(stdout, info->errmsg != NULL ? info->errmsg : "",
+                info->errmsg != NULL ? strlen(info->errmsg) : 0);
+    fputc('\n', stdout);
     return 0;
 }
 
 static void command(const char *line)
 {
     if (strcmp(line, "/quit") == 0 || strcmp(line, "/exit") == 0) {
-        request_shutdown(SD_CANCEL, 0, "quit", false);
+        request_shutdown(MOTE_SD_CANCEL, 0, "quit", false);
     } else if (strcmp(line, "/help") == 0) {
         printf("  /help   this list\n  /quit   leave (also /exit, Ctrl+D)\n"
                "  /jobs   the job table: running and recent jobs\n"
@@ -466,76 +677,115 @@ static void command(const char *line)
         printf("  %u active, %u recent\n", a, i);
         mote_job_walk(&loop, walk_job, NULL);
     } else if (strcmp(line, "/retry") == 0) {
-        (void)agent_retry(&ag);
-    } else if (strcmp(line, "/new") == 0) {
-        bool resumed;
-        struct cli_opts keep = o;
+        int rc = mote_conv_retry(conv);
 
-        mote_journal_close(&ag.jr);
-        o.cont = false;
-        o.resume = NULL;
-        if (open_conversation(&resumed) != 0)
-            request_shutdown(SD_CANCEL, 1, "storage", false);
+        if (rc < 0)
+            fprintf(stderr, "mote: cannot retry: %s\n", mote_strerror(rc));
+        failed = false;
+    } else if (strcmp(line, "/new") == 0) {
+        if (mote_conv_close(conv) < 0 || new_conversation() != 0)
+            request_shutdown(MOTE_SD_CANCEL, 1, "storage", false);
         else
-            printf("  (new conversation %s)\n", ag.jr.id);
-        o = keep;
-        ag.st = MOTE_CONV_IDLE;
-        ag.failed = false;
+            printf("  (new conversation %s)\n", mote_conv_id(conv));
+        failed = false;
     } else {
-        printf("  unknown command %s (see /help)\n", line);
+        char s[80];
+
+        render_line(s, sizeof(s), line, strlen(line));
+        printf("  unknown command %s (see /help)\n", s);
     }
 }
 
-/* Handles complete lines while the agent can take them. */
+/* The next complete line, taken out of the buffer (a last line without a
+ * newline counts at the end of input). Returns its length or -1. */
+static ssize_t take_line(char *line, size_t cap)
+{
+    char *nl = memchr(in.buf, '\n', in.len);
+    size_t n, used;
+
+    if (nl == NULL) {
+        if (!in.eof || in.len == 0)
+            return -1;
+        nl = in.buf + in.len;
+    }
+    n = (size_t)(nl - in.buf);
+    used = nl < in.buf + in.len ? n + 1 : n;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(line, in.buf, n);
+    line[n] = '\0';
+    memmove(in.buf, in.buf + used, in.len - used);
+    in.len -= used;
+    if (n > 0 && line[n - 1] == '\r')
+        line[--n] = '\0';
+    return (ssize_t)n;
+}
+
+static bool is_quit(const char *p, size_t k)
+{
+    return k == 5 && (memcmp(p, "/quit", 5) == 0 || memcmp(p, "/exit", 5) == 0);
+}
+
+/* Handles complete lines while the session can take them. */
 static void drain_input(void)
 {
-    while (sd.mode == SD_NONE) {
-        char *nl = memchr(in.buf, '\n', in.len);
-        size_t n;
-        char line[INPUT_MAX];
+    static char line[INPUT_MAX];
 
-        if (nl == NULL) {
-            if (!in.eof || in.len == 0)
-                break;
-            nl = in.buf + in.len; /* a last line without newline */
+    while (!sd.requested) {
+        ssize_t n;
+
+        if (in.ask_id != 0) {
+            /* The answer to the open question (only a line typed after it). */
+            int rc;
+
+            n = take_line(line, sizeof(line));
+            if (n < 0) {
+                if (!in.eof)
+                    break;
+                n = 0; /* end of input answers no */
+            }
+            rc = mote_conv_approve(conv, in.ask_id,
+                                   line[0] == 'y' || line[0] == 'Y' ? MOTE_ANSWER_YES
+                                                                    : MOTE_ANSWER_NO,
+                                   NULL);
+            (void)rc;
+            in.ask_id = 0;
+            in.prompt_shown = false;
+            continue;
         }
-        if (agent_busy(&ag) && !ag.awaiting_approval) {
+        if (conv != NULL && mote_conv_busy(conv)) {
             /* Lines wait for the turn to end; on a terminal /quit and
              * /exit do not (from a pipe they keep their place in line). */
-            size_t k = (size_t)(nl - in.buf);
+            char *nl = memchr(in.buf, '\n', in.len);
+            size_t k = nl != NULL ? (size_t)(nl - in.buf) : in.len;
 
-            if (!in.tty || !((k == 5 && memcmp(in.buf, "/quit", 5) == 0) ||
-                             (k == 5 && memcmp(in.buf, "/exit", 5) == 0)))
+            if (k > 0 && in.buf[k - 1] == '\r')
+                k--;
+            if (!ui.tty_in || nl == NULL || !is_quit(in.buf, k))
                 break;
         }
-        n = (size_t)(nl - in.buf);
-        memcpy(line, in.buf, n);
-        line[n] = '\0';
-        if (n > 0 && line[n - 1] == '\r')
-            line[--n] = '\0';
-        {
-            size_t used = nl < in.buf + in.len ? n + 1 : n; /* with its newline */
-
-            memmove(in.buf, in.buf + used, in.len - used);
-            in.len -= used;
-        }
+        n = take_line(line, sizeof(line));
+        if (n < 0)
+            break;
         in.prompt_shown = false;
-        if (ag.awaiting_approval) {
-            agent_approval(&ag, line[0] == 'y' || line[0] == 'Y');
-            continue;
-        }
         if (n == 0)
             continue;
-        history_append(line, n);
+        (void)mote_history_add(&ses, line, (size_t)n);
         if (line[0] == '/') {
             command(line);
             continue;
         }
-        if (!agent_user(&ag, line, n))
-            fprintf(stderr, "mote: busy; the message was dropped\n");
+        {
+            int rc = mote_conv_send(conv, line, (size_t)n);
+
+            if (rc == MOTE_ERR_INVAL)
+                continue; /* only blanks: nothing to send */
+            if (rc < 0)
+                fprintf(stderr, "mote: the message was not sent: %s\n", mote_strerror(rc));
+        }
     }
-    if (in.eof && in.len == 0 && !agent_busy(&ag) && !ag.awaiting_approval && sd.mode == SD_NONE)
-        request_shutdown(SD_CANCEL, 0, "end of input", false);
+    if (in.eof && in.len == 0 && conv != NULL && !mote_conv_busy(conv) && !sd.requested)
+        request_shutdown(MOTE_SD_CANCEL, 0, "end of input", false);
 }
 
 static void on_stdin(struct mote_loop *l, mote_watch_id w, int fd, unsigned revents, void *arg)
@@ -544,76 +794,36 @@ static void on_stdin(struct mote_loop *l, mote_watch_id w, int fd, unsigned reve
 
     (void)l, (void)w, (void)revents, (void)arg;
     if (in.len >= sizeof(in.buf) - 1) {
-        /* A line longer than the buffer: refuse it rather than split it. */
-        fprintf(stderr, "mote: input line longer than %d bytes was dropped\n", INPUT_MAX);
+        /* A line longer than the buffer: refused whole, up to its end. */
+        if (!in.too_long)
+            fprintf(stderr, "mote: an input line longer than %d bytes was refused\n", INPUT_MAX);
+        in.too_long = true;
         in.len = 0;
     }
     n = read(fd, in.buf + in.len, sizeof(in.buf) - 1 - in.len);
-    if (n > 0)
+    if (n > 0) {
+        size_t start = in.len;
+
         in.len += (size_t)n;
-    else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        if (in.too_long) {
+            /* drop the rest of the long line, keep what follows it */
+            char *nl = memchr(in.buf + start, '\n', in.len - start);
+
+            if (nl == NULL) {
+                in.len = 0;
+            } else {
+                size_t used = (size_t)(nl - in.buf) + 1;
+
+                memmove(in.buf, in.buf + used, in.len - used);
+                in.len -= used;
+                in.too_long = false;
+            }
+        }
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         in.eof = true;
         (void)mote_watch_remove(&loop, in.watch);
         in.watch = 0;
     }
-}
-
-/* ---- the shutdown sequence ---- */
-
-static int name_job(void *arg, const struct mote_job_info *info)
-{
-    (void)arg;
-    if (info->state == MOTE_JOB_RUNNING || info->state == MOTE_JOB_CANCELLING)
-        fprintf(stderr, "mote: %s (%s) did not stop in time\n", info->name,
-                mote_job_state_name(info->state));
-    return 0;
-}
-
-static int shutdown_sequence(void)
-{
-    unsigned long timeout = o.shutdown_ms;
-    bool timed_out = false;
-    int rc, code = sd.code;
-
-    /* 1. no new work (done when it was requested); 2. cancel or drain */
-    if (sd.mode == SD_CANCEL)
-        agent_cancel(&ag);
-    /* 3. wait, bounded */
-    rc = sd.force ? MOTE_ERR_INTR : mote_loop_wait_jobs(&loop, (uint32_t)timeout);
-    if (rc == MOTE_ERR_TIMEDOUT || rc == MOTE_ERR_INTR) {
-        timed_out = rc == MOTE_ERR_TIMEDOUT;
-        if (timed_out)
-            mote_job_walk(&loop, name_job, NULL);
-        /* 4. what streamed so far as a closed record; marked for recovery */
-        agent_shutdown_cut(&ag);
-        mote_loop_cancel_all(&loop);
-        (void)mote_loop_wait_jobs(&loop, 50); /* closes sockets, kills groups */
-        if (timed_out)
-            fprintf(stderr, "mote: shutdown timed out after %lu ms; the conversation is marked "
-                            "for recovery (mote --continue finishes it)\n",
-                    timeout);
-    } else if (ag.st == MOTE_CONV_NEEDS_RECOVERY) {
-        /* drained with work left (tool calls or a request due) */
-        if (mote_journal_mark(&ag.jr, "needs_recovery") < 0)
-            fprintf(stderr, "mote: warning: cannot mark the conversation for recovery\n");
-    }
-    /* 5. the input history */
-    if (ag.interactive && (rc = history_save()) < 0)
-        fprintf(stderr, "mote: warning: cannot save the input history in %s: %s\n", state_dir,
-                mote_strerror(rc));
-    /* 6. every MCP server, in parallel, inside what is left of the budget */
-    if (have_mcp) {
-        uint32_t budget = sd.force ? 0u : (uint32_t)(timeout < 3000 ? timeout : 3000);
-
-        if (mote_mcp_disconnect_all(&mcp, budget) > 0)
-            fprintf(stderr, "mote: warning: an MCP server did not exit; its supervisor ends it\n");
-    }
-    /* 7. storage */
-    mote_journal_close(&ag.jr);
-    if (!sd.by_signal && timed_out)
-        code = 1;
-    agent_emit_shutdown(&ag, sd.reason != NULL ? sd.reason : "end", code);
-    return code;
 }
 
 static int read_stdin_prompt(void)
@@ -639,10 +849,43 @@ static int read_stdin_prompt(void)
     return 0;
 }
 
+/* ---- the end ---- */
+
+static int finish(const struct mote_shutdown_report *r)
+{
+    int code = sd.code;
+
+    end_line();
+    if (r->cut[0] != '\0')
+        fprintf(stderr, "mote: %s did not stop in time\n", r->cut);
+    if (r->left[0] != '\0')
+        fprintf(stderr, "mote: %s still ran after it was cancelled\n", r->left);
+    if (r->timed_out)
+        fprintf(stderr, "mote: shutdown timed out after %lu ms; the conversation is marked for "
+                        "recovery (mote --continue finishes it)\n",
+                o.shutdown_ms);
+    if (r->history_err < 0)
+        fprintf(stderr, "mote: warning: cannot save the input history in %s: %s\n", state_dir,
+                mote_strerror(r->history_err));
+    if (r->mcp_left > 0)
+        fprintf(stderr, "mote: warning: an MCP server did not exit; its supervisor ends it\n");
+    if (r->storage_err < 0 && code == 0)
+        code = 1;
+    if (!sd.by_signal && r->timed_out)
+        code = 1;
+    if (ui.json) {
+        printf("{\"type\":\"shutdown\",\"reason\":\"%s\",\"exit_code\":%d}\n",
+               sd.reason != NULL ? sd.reason : "end", code);
+        fflush(stdout);
+    }
+    return code;
+}
+
 int main(int argc, char **argv)
 {
+    static struct mote_session_conf sconf;
     const char *prompt = NULL;
-    bool resumed, sent = false;
+    bool sent = false;
     int rc = cli_parse(&o, argc, argv, stderr);
 
     if (rc != 0)
@@ -670,98 +913,99 @@ int main(int argc, char **argv)
             prompt = o.prompt;
         }
     }
-    ag.interactive = o.prompt == NULL;
-    in.tty = isatty(0);
-    ag.json_out = o.format == CLI_FORMAT_STREAM_JSON;
-    ag.color = isatty(1) && getenv("NO_COLOR") == NULL && !ag.json_out;
-    ag.spinner = isatty(1) && isatty(2) && !ag.json_out;
-    ag.max_turns = (unsigned)o.max_turns;
-    ag.tool_timeout_ms = (uint32_t)env_ms("MOTE_TOOL_TIMEOUT_MS", 120000);
-    ag.approval = o.yes ? APPROVE_YES
-                  : (isatty(0) && (o.prompt == NULL || strcmp(o.prompt, "-") != 0))
-                      ? APPROVE_ASK
-                      : APPROVE_REFUSE;
-    if (mote_posix_signals_install(&pp) < 0 || mote_loop_init(&loop, &pp.port) < 0) {
+    ui.interactive = o.prompt == NULL;
+    ui.tty_in = isatty(0);
+    ui.json = o.format == CLI_FORMAT_STREAM_JSON;
+    ui.color = isatty(1) && getenv("NO_COLOR") == NULL && !ui.json;
+    ui.spinner = isatty(1) && isatty(2) && !ui.json;
+    sconf.on_event = on_event;
+    sconf.tool_timeout_ms = (uint32_t)env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
+    cconf.llm = &llm;
+    cconf.model = model_name;
+    cconf.system = SYSTEM_PROMPT;
+    cconf.max_tokens = 4096;
+    cconf.max_turns = (unsigned)o.max_turns;
+    cconf.tools = !o.no_tools;
+    cconf.mcp = !o.no_tools;
+    cconf.approval = o.yes ? MOTE_APPROVE_ALLOW
+                     : (ui.tty_in && (o.prompt == NULL || strcmp(o.prompt, "-") != 0))
+                         ? MOTE_APPROVE_ASK
+                         : MOTE_APPROVE_DENY;
+    cconf.deny_reason = DENY_REASON;
+    if (mote_posix_signals_install(&pp) < 0 || mote_loop_init(&loop, &pp.port) < 0 ||
+        mote_session_init(&ses, &loop, &sconf) < 0) {
         fprintf(stderr, "mote: cannot start the event loop\n");
         return 1;
     }
+    if (!o.no_tools && mote_session_add_builtin_tools(&ses, MOTE_TOOLS_BUILTIN) < 0) {
+        fprintf(stderr, "mote: cannot register the tools\n");
+        return 1;
+    }
     mote_loop_on_signal(&loop, on_signal, NULL);
-    ag.jr.buf = &jbuf;
-    if ((rc = open_conversation(&resumed)) != 0)
-        return rc;
-    agent_init(&ag, &loop, &conf, model_name, !o.no_tools);
     if (have_mcp) {
-        /* the loop exists now: the servers start in parallel, the prompt
-         * does not wait for them */
+        /* The servers start in parallel; the prompt does not wait for them. */
         mcp.loop = &loop;
-        mcp.log = mcp_log;
-        ag.mcp = &mcp;
+        mote_session_use_mcp(&ses, &mcp);
         mote_mcp_start_all(&mcp);
     }
-    if (ag.interactive || ag.approval == APPROVE_ASK) {
+    if ((rc = open_conversation()) != 0)
+        return rc;
+    if (ui.interactive || cconf.approval == MOTE_APPROVE_ASK) {
         if (mote_watch_add(&loop, 0, MOTE_POLL_IN, on_stdin, NULL, 0, &in.watch) < 0) {
             fprintf(stderr, "mote: cannot watch the input\n");
             return 1;
         }
     }
-    if (ag.interactive && !ag.json_out && isatty(0))
+    if (ui.interactive && !ui.json && ui.tty_in)
         fprintf(stderr, "mote %s - %s, conversation %s. /help for commands.\n", mote_version(),
-                model_name, ag.jr.id);
-    if (resumed && (rc = agent_recover(&ag)) < 0) {
-        fprintf(stderr, "mote: cannot recover the conversation: %s\n", mote_strerror(rc));
-        return 1;
-    }
-    for (;;) {
-        if (sd.mode != SD_NONE)
-            break;
-        if (!ag.interactive) {
-            if (!agent_busy(&ag) && !ag.awaiting_approval) {
-                if (sent || prompt == NULL || ag.jr.err != 0)
-                    break;
-                if (ag.failed && resumed) {
-                    /* recovery ended in an error: report it, do not go on */
-                    break;
+                model_name, mote_conv_id(conv));
+    while (!mote_shutdown_done(&ses)) {
+        if (!sd.requested) {
+            if (!ui.interactive) {
+                if (!mote_conv_busy(conv)) {
+                    if (!sent && prompt != NULL && !(have_mcp && !mote_mcp_settled(&mcp))) {
+                        /* one-shot: after any recovery, and once the MCP
+                         * servers offer their tools */
+                        sent = true;
+                        failed = false;
+                        rc = mote_conv_send(conv, prompt, strlen(prompt));
+                        if (rc == MOTE_ERR_INVAL) {
+                            fprintf(stderr, "mote: the prompt is empty\n");
+                            sd.code = 2;
+                            request_shutdown(MOTE_SD_CANCEL, 2, "done", false);
+                        } else if (rc < 0) {
+                            fprintf(stderr, "mote: cannot send the prompt: %s\n",
+                                    mote_strerror(rc));
+                            request_shutdown(MOTE_SD_CANCEL, 1, "done", false);
+                        }
+                    } else if (sent || prompt == NULL) {
+                        request_shutdown(MOTE_SD_CANCEL, failed ? 1 : 0, "done", false);
+                    }
                 }
-                if (have_mcp && !mote_mcp_settled(&mcp)) {
-                    /* one-shot: the first request offers the MCP tools */
-                    if (mote_loop_poll(&loop, -1) < 0)
-                        break;
-                    continue;
-                }
-                sent = true;
-                if (!agent_user(&ag, prompt, strlen(prompt)))
-                    break;
-                continue;
+            } else {
+                drain_input();
+                show_prompt();
             }
-        } else {
-            drain_input();
-            show_prompt();
-            if (sd.mode != SD_NONE)
-                break;
-        }
-        if (ag.jr.err != 0 && !agent_busy(&ag)) {
-            request_shutdown(SD_CANCEL, 1, "storage", false);
-            break;
         }
         rc = mote_loop_poll(&loop, -1);
         if (rc < 0) {
             fprintf(stderr, "mote: the event loop failed: %s\n", mote_strerror(rc));
-            request_shutdown(SD_CANCEL, 1, "fatal", false);
+            request_shutdown(MOTE_SD_CANCEL, 1, "fatal", true);
+            sd.by_signal = false;
+            sd.code = 1;
+            if (!mote_shutdown_done(&ses)) {
+                struct mote_shutdown_req force = {"fatal", MOTE_SD_CANCEL, 0, true};
+
+                (void)mote_shutdown_begin(&ses, &force);
+            }
             break;
         }
     }
-    if (sd.mode == SD_NONE) {
-        /* one-shot finished */
-        sd.mode = SD_CANCEL;
-        sd.code = ag.failed || ag.jr.err != 0 ? 1 : 0;
-        sd.reason = "done";
-        mote_loop_stop_spawns(&loop);
-        ag.shutting_down = true;
-    }
-    if (ag.interactive && in.prompt_shown)
+    if (ui.interactive && in.prompt_shown)
         fputc('\n', stdout);
-    rc = shutdown_sequence();
+    rc = finish(&ses.report);
     fflush(stdout);
+    mote_session_deinit(&ses);
     mote_loop_deinit(&loop);
     mote_posix_deinit(&pp);
     return rc;

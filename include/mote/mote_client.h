@@ -68,6 +68,11 @@ struct mote_llm_call {
     const struct mote_llm_req *req;
     mote_llm_fn on_event;
     void *on_event_arg;
+    /* Optional, set after init: told (with on_event_arg) when an attempt
+     * begins (MOTE_PHASE_RESOLVE) and when its body was sent
+     * (MOTE_PHASE_HEADERS), e.g. to keep what the body is made of
+     * unchanged in between. */
+    void (*on_phase)(void *arg, enum mote_llm_phase phase);
     /* progress (read-only for the caller) */
     uint8_t phase;            /* enum mote_llm_phase */
     uint32_t attempt;         /* 1-based */

@@ -203,6 +203,86 @@
 #define MOTE_MAX_AUTO_CONTINUES 2
 #endif
 
+/* ---- the agent (mote_agent.h) -------------------------------------------- */
+
+/* Conversations a session holds open at once (the CLI uses 1, mote serve
+ * many). Each costs sizeof(struct mote_conv) (`make size`). Range 1..64. */
+#ifndef MOTE_MAX_CONVERSATIONS
+#define MOTE_MAX_CONVERSATIONS 4
+#endif
+
+/* Model requests that stream at the same moment (a pool of buffers shared
+ * by the conversations: a request finding none free waits for one). Each
+ * costs sizeof(struct mote_stream). Range 1..MOTE_MAX_CONVERSATIONS. */
+#ifndef MOTE_MAX_STREAMS
+#define MOTE_MAX_STREAMS 2
+#endif
+
+/* Tool calls that run at the same moment (a pool, as above). Each costs
+ * sizeof(struct mote_tool_run). Range 1..MOTE_MAX_CONVERSATIONS. */
+#ifndef MOTE_MAX_TOOL_RUNS
+#define MOTE_MAX_TOOL_RUNS 2
+#endif
+
+/* Tools a session can register (built-in and the embedder's; MCP servers'
+ * tools are counted by MOTE_MCP_MAX_TOOLS). Range 1..64. */
+#ifndef MOTE_MAX_TOOLS
+#define MOTE_MAX_TOOLS 16
+#endif
+
+/* Bytes of a tool call's result kept (more is counted and the model is
+ * told how much was cut). */
+#ifndef MOTE_TOOL_OUTPUT_MAX
+#define MOTE_TOOL_OUTPUT_MAX 16384
+#endif
+
+/* Bytes of private state an embedder's tool may keep in its run
+ * (struct mote_tool_run, st.user). */
+#ifndef MOTE_TOOL_STATE_MAX
+#define MOTE_TOOL_STATE_MAX 256
+#endif
+
+/* Bytes of an answer's text held while it streams; a longer answer goes
+ * to the journal in pieces (text records), so no answer is cut. At least
+ * 256 and at most MOTE_JOURNAL_TEXT_SAFE. */
+#ifndef MOTE_ANSWER_TEXT_MAX
+#define MOTE_ANSWER_TEXT_MAX 8192
+#endif
+
+/* Tools one conversation can have answered "always" for. */
+#ifndef MOTE_CONV_ALLOWED_MAX
+#define MOTE_CONV_ALLOWED_MAX 8
+#endif
+
+/* Default deadline of one tool call, ms (struct mote_session_conf
+ * overrides it). */
+#ifndef MOTE_TOOL_TIMEOUT_MS
+#define MOTE_TOOL_TIMEOUT_MS 120000
+#endif
+
+/* After a shutdown's timeout cut what still ran, how long it waits for
+ * the cut jobs to stop (they close sockets and kill process groups on
+ * their next step), ms. */
+#ifndef MOTE_SHUTDOWN_GRACE_MS
+#define MOTE_SHUTDOWN_GRACE_MS 200
+#endif
+
+/* Most of the shutdown's time given to MCP servers to exit (close stdin,
+ * SIGTERM at 2/5 of it, SIGKILL at 4/5), ms; never more than the
+ * shutdown's own timeout. */
+#ifndef MOTE_MCP_DISCONNECT_MS
+#define MOTE_MCP_DISCONNECT_MS 3000
+#endif
+
+/* Lines kept in STATE/history when it is rewritten at shutdown, and the
+ * longest line saved (longer input is not saved). */
+#ifndef MOTE_HISTORY_MAX
+#define MOTE_HISTORY_MAX 500
+#endif
+#ifndef MOTE_HISTORY_LINE_MAX
+#define MOTE_HISTORY_LINE_MAX 4096
+#endif
+
 /* ---- MCP ------------------------------------------------------------------- */
 
 /* MCP servers at once, and tools kept per server (more are skipped, with
@@ -302,6 +382,31 @@
 
 #if MOTE_JOURNAL_LINE_MAX < 4096 || MOTE_CONV_ID_MAX < 16
 #error "MOTE_JOURNAL_LINE_MAX must be at least 4096 and MOTE_CONV_ID_MAX at least 16"
+#endif
+
+#if MOTE_MAX_CONVERSATIONS < 1 || MOTE_MAX_CONVERSATIONS > 64
+#error "MOTE_MAX_CONVERSATIONS must be 1..64"
+#endif
+
+#if MOTE_MAX_STREAMS < 1 || MOTE_MAX_STREAMS > MOTE_MAX_CONVERSATIONS || \
+    MOTE_MAX_TOOL_RUNS < 1 || MOTE_MAX_TOOL_RUNS > MOTE_MAX_CONVERSATIONS
+#error "MOTE_MAX_STREAMS and MOTE_MAX_TOOL_RUNS must be 1..MOTE_MAX_CONVERSATIONS"
+#endif
+
+#if MOTE_MAX_TOOLS < 1 || MOTE_MAX_TOOLS > 64 || MOTE_CONV_ALLOWED_MAX < 1
+#error "MOTE_MAX_TOOLS must be 1..64 and MOTE_CONV_ALLOWED_MAX at least 1"
+#endif
+
+#if MOTE_TOOL_OUTPUT_MAX < 1024 || MOTE_TOOL_OUTPUT_MAX > MOTE_JOURNAL_LINE_MAX / 2
+#error "MOTE_TOOL_OUTPUT_MAX must be 1024..MOTE_JOURNAL_LINE_MAX/2 (a result must fit one journal record)"
+#endif
+
+#if MOTE_ANSWER_TEXT_MAX < 256 || MOTE_ANSWER_TEXT_MAX > (MOTE_JOURNAL_LINE_MAX - 256) / 6
+#error "MOTE_ANSWER_TEXT_MAX must be 256..(MOTE_JOURNAL_LINE_MAX-256)/6 (a piece, escaped, must fit one journal record)"
+#endif
+
+#if MOTE_TOOL_STATE_MAX < 16 || MOTE_HISTORY_MAX < 1 || MOTE_HISTORY_LINE_MAX < 64
+#error "MOTE_TOOL_STATE_MAX must be at least 16, MOTE_HISTORY_MAX at least 1, MOTE_HISTORY_LINE_MAX at least 64"
 #endif
 
 #if MOTE_STORAGE_NAME_MAX < 16

@@ -30,10 +30,15 @@
 #include "mote/mote_llm.h"
 #include "mote/mote_port.h"
 
-#define MOTE_JOURNAL_VERSION 1
+/* The format written (docs/JOURNAL.md); version 1 journals are read and
+ * continued too. */
+#define MOTE_JOURNAL_VERSION 2
 
 /* The message of the synthetic result of a tool interrupted by a crash. */
 #define MOTE_INTERRUPTED_TOOL "interrupted: the tool may or may not have run"
+
+/* The result of a call that never started because its turn was cut. */
+#define MOTE_NOT_RUN_TOOL "not run: mote stopped before this call started"
 
 /* Record types (the "t" field). */
 enum mote_rec {
@@ -47,6 +52,10 @@ enum mote_rec {
     MOTE_REC_MARK,        /* needs_recovery: a shutdown left the turn unfinished */
     MOTE_REC_AUTO,        /* an automatic continue was made on recovery */
     MOTE_REC_ERROR,       /* the turn failed; the user may /retry */
+    MOTE_REC_TEXT,        /* a piece of a long answer's text, before its assistant record */
+    MOTE_REC_CALL,        /* a tool call of a long answer, before its assistant record */
+    MOTE_REC_CANCEL,      /* the user cancelled the turn: it ends here */
+    MOTE_REC_ALLOW,       /* the user allowed every call of a tool in this conversation */
 };
 
 /* One tool call of an assistant record (pointers valid during a call). */
@@ -80,6 +89,8 @@ struct mote_journal {
     char name[MOTE_STORAGE_NAME_MAX];
     uint64_t size;         /* bytes of complete records */
     uint32_t records;
+    uint32_t version;      /* of the file's open record */
+    uint64_t last_user_end; /* end of the last user record (0: none) */
     /* opening report */
     bool repaired;         /* a torn tail was cut off (and kept aside) */
     uint32_t bad_line;     /* line number of damage before the tail */
@@ -92,6 +103,8 @@ struct mote_journal {
     unsigned part_n;       /* parts the current record yields */
     int part_type;         /* type of the record in `json` */
     bool part_valid;
+    uint64_t ans_end;      /* end of the answer the cursor is in (see parts) */
+    uint8_t ans_mode;      /* how that answer is sent: all, text only, nothing */
 };
 
 /* Creates conversation `id` (conversations/ID.jsonl, new) and writes and
@@ -125,6 +138,23 @@ int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const 
 int mote_journal_mark(struct mote_journal *j, const char *state);
 int mote_journal_auto(struct mote_journal *j);
 int mote_journal_error(struct mote_journal *j, const char *message);
+/* Pieces of an answer too long for one record (not synced: the assistant
+ * record that follows them is). An answer's text pieces come first, then
+ * its call records, then the assistant record with the rest. */
+int mote_journal_text(struct mote_journal *j, const char *text, size_t len);
+int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call);
+int mote_journal_cancel(struct mote_journal *j);
+int mote_journal_allow(struct mote_journal *j, const char *tool);
+
+/* The longest text (unescaped bytes) one record can always hold, whatever
+ * its characters: each may take 6 bytes escaped (\u00XX). */
+#define MOTE_JOURNAL_TEXT_SAFE ((MOTE_JOURNAL_LINE_MAX - 256) / 6)
+
+/* Bytes the assistant record would take with `text` and `calls` (a
+ * counting pass of its writer), or < 0. */
+int64_t mote_journal_assistant_size(const char *text, size_t len, const char *stop,
+                                    bool interrupted, const struct mote_call_rec *calls,
+                                    unsigned ncalls);
 
 /* Reads records from the start: mote_journal_rewind, then
  * mote_journal_next until it returns 0. Each record's JSON is in
@@ -140,47 +170,70 @@ int mote_journal_parts(void *arg, unsigned index, struct mote_part *p);
 /* ---- recovery ---------------------------------------------------------- */
 
 enum mote_recovery_action {
-    MOTE_RECOVER_IDLE = 0,        /* nothing unfinished */
-    MOTE_RECOVER_CONTINUE,        /* send the request again, without user input */
-    MOTE_RECOVER_TOOL_INTERRUPTED, /* tools were cut off: write error results, go idle */
-    MOTE_RECOVER_LIMIT,           /* would continue, but 2 automatic continues in a row were made */
+    MOTE_RECOVER_IDLE = 0,         /* nothing unfinished */
+    MOTE_RECOVER_CONTINUE,         /* send the request again, without user input */
+    MOTE_RECOVER_TOOL_INTERRUPTED, /* a tool was cut off while it ran: error results, the
+                                    * user retries (a tool is never run again by itself) */
+    MOTE_RECOVER_LIMIT,            /* would go on, but MOTE_MAX_AUTO_CONTINUES automatic
+                                    * continues in a row were made */
+    MOTE_RECOVER_RESUME_TOOLS,     /* tool calls the model asked for never started: the
+                                    * round goes on with them (approval as usual) */
+};
+
+/* One tool call of the last answer, as the journal tells it. */
+struct mote_rec_call {
+    char id[MOTE_LLM_ID_MAX];
+    char name[MOTE_LLM_NAME_MAX];
+    uint64_t rec_off;              /* the record holding its input */
+    int16_t rec_idx;               /* index in that record's calls; -1: a call record */
+    bool started;                  /* a tool_start was written */
+    bool has_result;
+    int64_t pgid;                  /* from the tool_start record (0: none) */
+    uint64_t start;
 };
 
 struct mote_recovery {
     enum mote_recovery_action action;
     unsigned autos;               /* automatic continues since the last user message */
-    unsigned nmissing;            /* tool calls with no result */
-    char missing[MOTE_LLM_MAX_TOOL_CALLS][MOTE_LLM_ID_MAX];
-    bool started[MOTE_LLM_MAX_TOOL_CALLS]; /* the tool had begun running */
-    unsigned nkill;               /* process groups recorded for them */
+    unsigned ncalls;              /* calls of the last answer */
+    struct mote_rec_call calls[MOTE_LLM_MAX_TOOL_CALLS];
+    unsigned nmissing;            /* of them, without a result */
+    unsigned nstarted;            /* of those, begun (tool_start) */
+    unsigned nkill;               /* process groups recorded for begun ones */
     int64_t kill_pgid[MOTE_LLM_MAX_TOOL_CALLS];
     uint64_t kill_start[MOTE_LLM_MAX_TOOL_CALLS];
+    bool cancelled;               /* the last turn ended by the user's cancel */
     char last_error[160];         /* the message of a trailing error record */
+    unsigned nallowed;            /* tools allowed for every call ("allow" records) */
+    char allowed[MOTE_CONV_ALLOWED_MAX][MOTE_LLM_NAME_MAX];
 };
 
 /* Decides what an interrupted conversation needs, from its records alone.
  * Returns 0 or a read failure. Writes nothing. */
 int mote_recover(struct mote_journal *j, struct mote_recovery *r) MOTE_MUST_CHECK;
 
-/* Applies a TOOL_INTERRUPTED decision: writes the synthetic error result
- * for every call without one and an error record that ends the turn (so a
- * later restart does not send by itself: the user can /retry), synced. */
+/* Closes an unfinished tool round for good (TOOL_INTERRUPTED, or LIMIT
+ * with calls left): a call that had begun gets MOTE_INTERRUPTED_TOOL, one
+ * that never started MOTE_NOT_RUN_TOOL, then an error record ends the
+ * turn (a later restart does not send by itself: the user can /retry).
+ * Synced. Does nothing for other decisions. */
 int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r);
 
 /* ---- the conversation state machine ----------------------------------- */
 
 enum mote_conv_state {
     MOTE_CONV_IDLE = 0,
-    MOTE_CONV_LLM_REQUESTING, /* a request is being sent (attempt in conv) */
+    MOTE_CONV_LLM_REQUESTING, /* a request is being sent (or waits for a stream slot) */
     MOTE_CONV_STREAMING,
     MOTE_CONV_TOOL_EXECUTING,
     MOTE_CONV_ERROR,
     MOTE_CONV_NEEDS_RECOVERY,
+    MOTE_CONV_AWAITING_APPROVAL, /* a tool call waits for the user's answer */
 };
 
 enum mote_conv_event {
     MOTE_CEV_USER = 1,      /* the user sent a message */
-    MOTE_CEV_RETRY,         /* /retry or a recovery continue */
+    MOTE_CEV_RETRY,         /* /retry */
     MOTE_CEV_FIRST_BYTE,    /* the answer started */
     MOTE_CEV_ANSWER_DONE,   /* the answer ended with no tool call */
     MOTE_CEV_ANSWER_TOOLS,  /* the answer ended with tool calls */
@@ -189,11 +242,21 @@ enum mote_conv_event {
     MOTE_CEV_CANCELLED,     /* the user cancelled the turn */
     MOTE_CEV_SHUTDOWN_CUT,  /* shutdown timed out with the turn unfinished */
     MOTE_CEV_TURN_LIMIT,    /* --max-turns reached */
+    MOTE_CEV_ASK,           /* a call needs the user's approval */
+    MOTE_CEV_ANSWERED,      /* the user answered it */
+    MOTE_CEV_DRAIN_STOP,    /* a drain reached new work it must not start */
+    MOTE_CEV_STORAGE_FAILED, /* the journal cannot be written: nothing more runs */
+    MOTE_CEV_RECOVER_CONTINUE, /* on open: send the request again */
+    MOTE_CEV_RECOVER_TOOLS, /* on open: go on with calls that never started */
+    MOTE_CEV_RECOVER_CLOSE, /* on open: close the round (interrupted, or the limit) */
+    MOTE_CEV_RECOVER_IDLE,  /* on open: nothing to do */
+    MOTE_CEV_RECOVER_ERROR, /* on open: the last turn had failed */
 };
 
 /* Effects, in the order they must happen (bits). Journal effects come
  * before the effects they make recoverable. */
 #define MOTE_CEFF_JOURNAL_USER 0x001u      /* write the user record */
+#define MOTE_CEFF_JOURNAL_AUTO 0x200u      /* write an auto record (recovery goes on by itself) */
 #define MOTE_CEFF_JOURNAL_REQUEST 0x002u   /* write a request record, sync */
 #define MOTE_CEFF_SEND 0x004u              /* start the model request */
 #define MOTE_CEFF_JOURNAL_ANSWER 0x008u    /* write the assistant record, sync */
@@ -202,6 +265,9 @@ enum mote_conv_event {
 #define MOTE_CEFF_JOURNAL_PARTIAL 0x040u   /* write the streamed text as interrupted */
 #define MOTE_CEFF_JOURNAL_MARK 0x080u      /* write needs_recovery, sync */
 #define MOTE_CEFF_KILL_TOOLS 0x100u        /* kill the running tools' groups */
+#define MOTE_CEFF_JOURNAL_CANCEL 0x400u    /* results for calls not run, then a cancel record */
+#define MOTE_CEFF_JOURNAL_CLOSE 0x800u     /* mote_recover_apply: close the round */
+#define MOTE_CEFF_ASK 0x1000u              /* ask the user (MOTE_EV_APPROVAL) */
 
 struct mote_conv_step {
     enum mote_conv_state state;

@@ -119,6 +119,11 @@ void mote_jw_arr_end(struct mote_jw *w);
 void mote_jw_key(struct mote_jw *w, const char *key);
 void mote_jw_str(struct mote_jw *w, const char *s);
 void mote_jw_strn(struct mote_jw *w, const char *s, size_t n);
+/* One string written in pieces: begin, any number of more (each piece
+ * whole UTF-8 characters), end. */
+void mote_jw_str_begin(struct mote_jw *w);
+void mote_jw_str_more(struct mote_jw *w, const char *s, size_t n);
+void mote_jw_str_end(struct mote_jw *w);
 /* One string made of two pieces (a prefix and a text). */
 void mote_jw_str2(struct mote_jw *w, const char *a, size_t an, const char *b, size_t bn);
 void mote_jw_int(struct mote_jw *w, int64_t v);

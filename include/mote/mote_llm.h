@@ -96,7 +96,7 @@ struct mote_llm_body {
     uint64_t off;       /* bytes of the current unit already read */
     struct mote_jw jw;  /* writer state where the current unit begins */
     int open_role;      /* grouping state where the current unit begins */
-    bool in_assistant, in_calls, have_text;
+    bool in_assistant, in_calls, have_text, text_open;
 };
 
 void mote_llm_body_init(struct mote_llm_body *b, const struct mote_llm_req *req);

@@ -149,6 +149,7 @@ struct mote_loop {
     struct mote_cancel root;   /* parent of every job's flag by default */
     bool no_spawn;             /* shutdown began: spawns fail */
     bool brk;                  /* mote_loop_break() was called */
+    bool polling;              /* inside mote_loop_poll() (callbacks run there) */
     uint32_t seq;              /* finish order counter */
     uint32_t turn;             /* mote_loop_poll() calls so far */
     mote_signal_fn on_signal;

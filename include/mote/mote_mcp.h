@@ -67,6 +67,7 @@ struct mote_mcp_server {
     bool dropped_line;
     bool relist;         /* tools/list_changed came: list again when free */
     bool relisting;      /* the new list replaces the old one when it comes */
+    bool paused;         /* its output waits: a request's body is being sent */
     size_t inlen, outlen, outoff, loglen;
     unsigned ntools, skipped_tools;
     char cursor[256];
@@ -85,6 +86,11 @@ struct mote_mcp {
     struct mote_loop *loop;
     unsigned n;
     uint32_t timeout_ms;  /* per request */
+    unsigned holds;       /* requests whose tool list must not change */
+    /* disconnecting */
+    bool dc;
+    bool dc_termed, dc_killed;
+    uint32_t dc_t0, dc_budget;
     mote_mcp_log_fn log;
     void *log_arg;
     struct mote_json json;
@@ -112,11 +118,24 @@ unsigned mote_mcp_tool_defs(const struct mote_mcp *m, struct mote_tool_def *defs
 /* Finds an offered tool name: server index and tool index, or false. */
 bool mote_mcp_find(const struct mote_mcp *m, const char *name, unsigned *srv, unsigned *tool);
 
+/* Keeps the offered tool lists as they are (a tools/list_changed is
+ * fetched and applied only when no hold is left): a request's tool list
+ * is fixed from the first byte counted to the last one sent. */
+void mote_mcp_hold(struct mote_mcp *m);
+void mote_mcp_unhold(struct mote_mcp *m);
+
 /* Disconnects every server in parallel within `budget_ms`: close stdin,
- * wait, SIGTERM the group, wait, SIGKILL the group, reap. Each step is
- * logged. Runs the loop while it waits. Returns how many were still there
- * at the end (0: all gone). */
-int mote_mcp_disconnect_all(struct mote_mcp *m, uint32_t budget_ms);
+ * wait, SIGTERM the group at 2/5 of the budget, SIGKILL it at 4/5, reap.
+ * Each step is logged. Never waits itself: the caller's loop drives it by
+ * calling mote_mcp_disconnect_poll (every few ms: a child's exit has no
+ * wake-up of its own here). */
+void mote_mcp_disconnect_begin(struct mote_mcp *m, uint32_t budget_ms);
+
+/* One pass of the disconnect (with `force`: SIGKILL every group now and
+ * stop waiting). Returns > 0 (servers still exiting: call again), or,
+ * once done, 0 (all gone) or -N (N had not exited: their supervisors end
+ * them). */
+int mote_mcp_disconnect_poll(struct mote_mcp *m, bool force);
 
 /* ---- tool calls ---- */
 

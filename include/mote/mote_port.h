@@ -78,6 +78,17 @@ struct mote_addr {
  * return it. */
 typedef int (*mote_list_fn)(void *arg, const char *name);
 
+/* What fs_stat tells of a path (after following symlinks). */
+struct mote_fs_stat {
+    uint8_t type;   /* MOTE_FS_* */
+    uint32_t mode;  /* permission bits (0644, ...), 0 where it does not apply */
+    uint64_t size;  /* bytes (regular files) */
+};
+
+/* Called by fs_list once per entry with its name and kind (MOTE_FS_*).
+ * Return 0 to go on, anything else to stop. */
+typedef int (*mote_fs_list_fn)(void *arg, const char *name, unsigned type);
+
 struct mote_port {
     uint32_t size;    /* sizeof(struct mote_port) as compiled by the port */
     uint32_t version; /* MOTE_PORT_VERSION */
@@ -270,10 +281,49 @@ struct mote_port {
     int (*pipe_read)(void *ctx, int fd, void *buf, size_t n);
     int (*pipe_write)(void *ctx, int fd, const void *buf, size_t n);
     void (*pipe_close)(void *ctx, int fd);
+
+    /* ---- file system (the built-in file tools) ----
+     * Paths as a user writes them (absolute, or relative to the working
+     * directory), not below the storage root. Every call blocks until done
+     * (local files); errors are enum mote_err (MOTE_ERR_NOENT,
+     * MOTE_ERR_ACCES, MOTE_ERR_ISDIR, ...). A port without it offers no
+     * file tools. */
+
+    /* What `path` is (symlinks followed). */
+    int (*fs_stat)(void *ctx, const char *path, struct mote_fs_stat *st);
+
+    /* Opens regular file `path` for reading; anything else (a FIFO, a
+     * device: opening them could block or never end) is refused with
+     * MOTE_ERR_INVAL, a directory with MOTE_ERR_ISDIR. Returns a handle. */
+    int (*fs_open)(void *ctx, const char *path);
+
+    /* Reads up to `len` bytes at `offset`: the count, 0 at the end. */
+    int (*fs_read)(void *ctx, int h, uint64_t offset, void *buf, size_t len);
+
+    void (*fs_close)(void *ctx, int h);
+
+    /* Replaces the content of `path` with what `produce` yields,
+     * atomically: a crash leaves the old content or the new one. The new
+     * file keeps the old one's permission bits (a new file gets 0644 less
+     * the process's umask); a symlink is written through (its target
+     * changes, the link stays); anything but a regular file or a missing
+     * one is refused (MOTE_ERR_INVAL) and left as it is. The temporary
+     * file is created exclusively under an unpredictable name in the same
+     * directory, and file and directory are synced. */
+    int (*fs_replace)(void *ctx, const char *path, mote_produce_fn produce, void *arg);
+
+    /* Calls `fn` for each entry of directory `path` (no "." or ".."), in
+     * no particular order. */
+    int (*fs_list)(void *ctx, const char *path, mote_fs_list_fn fn, void *arg);
 };
 
 #define MOTE_PROC_TERM 1
 #define MOTE_PROC_KILL 2
+
+/* Kinds of file for struct mote_fs_stat. */
+#define MOTE_FS_FILE 1  /* a regular file */
+#define MOTE_FS_DIR 2   /* a directory */
+#define MOTE_FS_OTHER 3 /* a FIFO, a device, a socket: the tools refuse them */
 
 /* True if port `p` has member `m` (inside its declared size and set). */
 #define MOTE_PORT_HAS(p, m)                                                        \

@@ -39,16 +39,16 @@ enum { S_USER, S_REQ, S_ANS_CALLS, S_START1, S_RES1, S_START2, S_RES2, S_REQ2, S
 static const enum mote_recovery_action want[NSTEPS] = {
     MOTE_RECOVER_CONTINUE,         /* user: the request never went out */
     MOTE_RECOVER_CONTINUE,         /* request in flight */
-    MOTE_RECOVER_TOOL_INTERRUPTED, /* calls, no tool ran yet */
+    MOTE_RECOVER_RESUME_TOOLS,     /* calls, no tool started yet: never run */
     MOTE_RECOVER_TOOL_INTERRUPTED, /* tool 1 running */
-    MOTE_RECOVER_TOOL_INTERRUPTED, /* tool 2 not done */
+    MOTE_RECOVER_RESUME_TOOLS,     /* tool 2 not started */
     MOTE_RECOVER_TOOL_INTERRUPTED, /* tool 2 running */
     MOTE_RECOVER_CONTINUE,         /* all results, no answer */
     MOTE_RECOVER_CONTINUE,         /* request in flight */
     MOTE_RECOVER_IDLE,             /* answered */
     MOTE_RECOVER_CONTINUE,
     MOTE_RECOVER_CONTINUE,
-    MOTE_RECOVER_TOOL_INTERRUPTED,
+    MOTE_RECOVER_RESUME_TOOLS,
     MOTE_RECOVER_TOOL_INTERRUPTED,
     MOTE_RECOVER_CONTINUE,
     MOTE_RECOVER_CONTINUE,
@@ -180,8 +180,9 @@ static void test_recovery_rules(void **state)
     assert_int_equal(mote_recover(&jr, &r), 0);
     assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
     assert_int_equal(r.nmissing, 2);
-    assert_true(r.started[0]);
-    assert_false(r.started[1]);
+    assert_int_equal(r.nstarted, 1);
+    assert_true(r.calls[0].started);
+    assert_false(r.calls[1].started);
     assert_int_equal(r.nkill, 1);
     assert_int_equal(r.kill_pgid[0], 4242);
     assert_int_equal(r.kill_start[0], 777);

@@ -1,0 +1,506 @@
+/*
+ * mote_agent.h - the agent: a session of conversations on one loop, their
+ * turns (model request -> streamed answer -> approved tool calls ->
+ * results -> model again), recovery on open, and one shutdown.
+ *
+ * A struct mote_session, owned by the caller, runs on one struct
+ * mote_loop and holds up to MOTE_MAX_CONVERSATIONS open conversations.
+ * Each conversation has its own journal (STATE/conversations/ID.jsonl,
+ * docs/JOURNAL.md), model configuration, tools and state; at most one turn
+ * runs per conversation, and different conversations run turns at the
+ * same time. The buffers a model request and a tool run need come from
+ * pools (MOTE_MAX_STREAMS, MOTE_MAX_TOOL_RUNS): a conversation that finds
+ * its pool empty waits for a slot, in order.
+ *
+ * Everything the agent has to say reaches the embedder as events through
+ * one callback (struct mote_event): text, tool calls and results, approval
+ * questions, turn ends, recovery notes, warnings, errors and the shutdown
+ * report. The library never prints, reads a terminal or the environment.
+ *
+ * Calling rules. Every function here is called from the loop's thread.
+ * The event callback runs only from inside mote_loop_poll(), never from
+ * inside a mote_* call; it may call any function of this header (sending,
+ * approving, cancelling): such calls record what was asked and do the
+ * work later in the loop, so nothing runs re-entrantly. Pointers in an
+ * event are valid during the callback only.
+ *
+ * Every state change of a conversation goes through the pure transition
+ * function mote_conv_next() (mote_journal.h); the journal is written
+ * before the effect it makes recoverable.
+ */
+#ifndef MOTE_AGENT_H
+#define MOTE_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mote/mote_client.h"
+#include "mote/mote_config.h"
+#include "mote/mote_journal.h"
+#include "mote/mote_loop.h"
+#include "mote/mote_mcp.h"
+
+struct mote_session;
+struct mote_conv;
+struct mote_tool_run;
+
+/* ---- events ---------------------------------------------------------- */
+
+enum mote_ev {
+    MOTE_EV_TEXT = 1,     /* text, len: a piece of the answer as it streams */
+    MOTE_EV_THINKING,     /* text, len: a piece of the model's thinking (not journaled) */
+    MOTE_EV_STATE,        /* state: the conversation's state changed */
+    MOTE_EV_APPROVAL,     /* ask_id, id, name, input: may the call run? answer with
+                           * mote_conv_approve(conv, ask_id, ...) */
+    MOTE_EV_TOOL_CALL,    /* id, name, input: the call runs now */
+    MOTE_EV_TOOL_RESULT,  /* id, name, text, len (the whole result), is_error */
+    MOTE_EV_TURN_END,     /* stop_reason, usage: the turn ended with an answer */
+    MOTE_EV_CANCELLED,    /* the turn was cancelled (mote_conv_cancel) */
+    MOTE_EV_RECOVERY,     /* code (enum mote_recovery_action), text: what recovery did */
+    MOTE_EV_WARNING,      /* text: something the user should know; nothing failed */
+    MOTE_EV_ERROR,        /* code, text: the turn failed; fatal: storage failed (the
+                           * conversation cannot go on) */
+    MOTE_EV_MCP,          /* name (the server), text: a line of its story */
+    MOTE_EV_RECORD,       /* offset, text, len: a journal line was written (len bytes
+                           * at `offset` of the conversation's file, without "\n") */
+    MOTE_EV_SHUTDOWN,     /* report: mote_shutdown finished */
+};
+
+struct mote_usage {
+    uint64_t input_tokens;
+    uint64_t output_tokens;
+};
+
+struct mote_shutdown_report;
+
+struct mote_event {
+    enum mote_ev type;
+    struct mote_conv *conv;   /* NULL for session events (MCP, SHUTDOWN) */
+    const char *text;         /* NUL-terminated; `len` bytes */
+    size_t len;
+    const char *id;           /* tool call id */
+    const char *name;         /* tool name, or MCP server name */
+    const char *input;        /* the call's input: a JSON object */
+    size_t input_len;
+    uint32_t ask_id;          /* APPROVAL */
+    bool is_error;            /* TOOL_RESULT */
+    bool fatal;               /* ERROR: storage failed */
+    int code;                 /* ERROR: enum mote_err; RECOVERY: the action */
+    enum mote_conv_state state;
+    const char *stop_reason;  /* TURN_END: end_turn, max_tokens, ... */
+    struct mote_usage usage;  /* TURN_END: the turn's last request */
+    uint64_t offset;          /* RECORD */
+    const struct mote_shutdown_report *report;
+};
+
+typedef void (*mote_event_fn)(void *arg, const struct mote_event *ev);
+
+/* ---- tools ------------------------------------------------------------ */
+
+/* A tool runs each call as a job: `step` is the task's step (see
+ * mote_loop.h: MOTE_STEP_*, or < 0 to fail with a message set by
+ * mote_tool_fail). It sees cancellation through mote_job_cancelled(loop,
+ * self) and must stop when it is set; run->deadline is when it must have
+ * ended (mote_tool_timed_out). It writes its result with mote_tool_out()
+ * (capped at run->out_cap; what does not fit is counted, and the agent
+ * says so to the model). `release` (may be NULL) frees what the run holds;
+ * it must not block. */
+struct mote_tool {
+    const char *name;         /* [A-Za-z0-9_-], 1..64 bytes */
+    const char *description;
+    const char *schema;       /* a JSON Schema object (text) */
+    int (*step)(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run);
+    void (*release)(struct mote_loop *loop, struct mote_tool_run *run);
+    void *arg;                /* the tool's own (run->tool->arg) */
+    unsigned flags;           /* MOTE_TOOL_* */
+};
+
+#define MOTE_TOOL_NO_APPROVAL 0x1u /* runs without asking (it changes nothing) */
+
+/* What the built-in tools keep while they run. */
+struct mote_shell_state {
+    int64_t pid;
+    int out_fd;
+    bool started, exited, killed, timed_out, eof;
+    int status;
+    mote_watch_id watch;
+    mote_timer_id timer;
+};
+
+/* One call being run (from the session's pool). */
+struct mote_tool_run {
+    bool used;
+    const struct mote_tool *tool;  /* NULL for an MCP tool */
+    struct mote_session *session;
+    struct mote_conv *conv;
+    const char *call_id;
+    const char *input;        /* the call's input: a JSON object, as journaled */
+    size_t input_len;
+    uint32_t deadline;        /* loop clock */
+    uint32_t timeout_ms;      /* what the deadline came from */
+    char *out;                /* the result */
+    size_t out_len, out_cap;
+    uint64_t out_dropped;     /* bytes of output over out_cap */
+    bool is_error;
+    bool note_added;
+    struct mote_json json;    /* the input parsed (token 0: the object) */
+    char in_buf[MOTE_JOURNAL_LINE_MAX];
+    char out_buf[MOTE_TOOL_OUTPUT_MAX + 256]; /* room for the notes after the output */
+    union {
+        struct mote_shell_state shell;
+        struct mote_mcp_call mcp;
+        unsigned char user[MOTE_TOOL_STATE_MAX]; /* an embedder's tool */
+    } st;
+};
+
+/* Appends `len` bytes to the run's result; what passes run->out_cap is
+ * counted in run->out_dropped. */
+void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len);
+
+/* Appends a NUL-terminated string. */
+void mote_tool_outs(struct mote_tool_run *run, const char *s);
+
+/* For a step about to return < 0: the message the result will carry. */
+void mote_tool_fail(struct mote_loop *loop, mote_job_id self, const char *msg);
+
+/* True once run->deadline has passed. */
+bool mote_tool_timed_out(const struct mote_loop *loop, const struct mote_tool_run *run);
+
+/* Unescapes string member `key` of the input into `out` (cap bytes).
+ * Returns the length, or < 0 (missing, not a string, too long). */
+int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, size_t cap);
+
+/* Records that the call started a process (its handle from proc_spawn):
+ * the journal gets its group before the call goes on, so a crash now is
+ * recovered by killing what is left of it. Returns 0 or a storage error. */
+int mote_tool_started_process(struct mote_tool_run *run, int64_t pid);
+
+/* The built-in tools, built on the port: "shell" (processes: a new
+ * process group under the port's supervisor, stdout and stderr together,
+ * killed as a group on cancel, timeout and exit), "read_file",
+ * "write_file" (atomic, keeping the file's mode, through a symlink to its
+ * target, refusing what is not a regular file) and "list_dir" (the file
+ * system group). */
+#define MOTE_TOOL_SHELL 0x1u
+#define MOTE_TOOL_READ_FILE 0x2u
+#define MOTE_TOOL_WRITE_FILE 0x4u
+#define MOTE_TOOL_LIST_DIR 0x8u
+#define MOTE_TOOLS_BUILTIN 0xFu
+
+/* Registers the built-in tools in `which` that the session's port can
+ * run (shell needs the process group, the others the file-system group;
+ * the ones it cannot are left out). Returns how many were added, or
+ * MOTE_ERR_FULL. */
+int mote_session_add_builtin_tools(struct mote_session *s, unsigned which);
+
+/* Registers `tool` (it must outlive the session). Returns 0,
+ * MOTE_ERR_EXIST (a tool of that name), MOTE_ERR_INVAL (bad name or no
+ * step) or MOTE_ERR_FULL (MOTE_MAX_TOOLS). */
+int mote_session_add_tool(struct mote_session *s, const struct mote_tool *tool);
+
+/* ---- the session ------------------------------------------------------ */
+
+struct mote_session_conf {
+    mote_event_fn on_event;
+    void *arg;
+    /* The environment of tool processes (NULL: the process's own, which
+     * should no longer hold API keys: read them, then remove them). */
+    const char *const *tool_env;
+    uint32_t tool_timeout_ms;     /* deadline of one tool call; 0: MOTE_TOOL_TIMEOUT_MS */
+};
+
+/* Approval policy of a conversation (for calls of tools that need it). */
+enum mote_approval {
+    MOTE_APPROVE_ASK = 0, /* ask the embedder: MOTE_EV_APPROVAL */
+    MOTE_APPROVE_ALLOW,   /* every call runs */
+    MOTE_APPROVE_DENY,    /* every call is refused; the model reads deny_reason */
+};
+
+enum mote_answer {
+    MOTE_ANSWER_NO = 0,
+    MOTE_ANSWER_YES,
+    MOTE_ANSWER_ALWAYS,   /* yes, and for every later call of this tool in this
+                           * conversation (journaled: kept on reopening) */
+};
+
+struct mote_conv_conf {
+    const struct mote_llm_conf *llm; /* endpoint, key, timeouts (must outlive the conv) */
+    const char *model;
+    const char *system;       /* the system prompt, or NULL */
+    uint32_t max_tokens;      /* 0: 4096 */
+    unsigned max_turns;       /* model requests per user message; 0: 25 */
+    bool tools;               /* offer the session's tools */
+    bool mcp;                 /* and those of the session's MCP servers */
+    enum mote_approval approval;
+    const char *deny_reason;  /* what a refused call's result says (DENY) */
+};
+
+/* Pending calls of one conversation's answer (inputs stay in the journal). */
+struct mote_conv_call {
+    char id[MOTE_LLM_ID_MAX];
+    char name[MOTE_LLM_NAME_MAX];
+    uint64_t rec_off;         /* the journal record holding its input */
+    int16_t rec_idx;          /* index in that record's "calls", -1: a call record */
+    bool bad_input;           /* not a JSON object: refused when its turn comes */
+    bool started;             /* a run began (tool_start written) */
+    bool has_result;
+};
+
+struct mote_conv {
+    struct mote_session *s;
+    bool used;
+    enum mote_conv_state st;
+    enum mote_conv_state st_told;  /* last state the embedder was told */
+    struct mote_conv_conf conf;
+    struct mote_journal jr;
+    struct mote_cancel turn;       /* this turn's flag (child of the session's) */
+    unsigned turns;                /* model requests in this turn */
+    unsigned autos;                /* automatic continues in a row */
+    uint32_t queue_seq;            /* order among waiters for a pool slot */
+    /* the answer of the last request */
+    struct mote_stream *stream;
+    mote_job_id llm_job;
+    bool got_first;
+    char stop[32];
+    struct mote_usage usage;
+    unsigned ncalls, call_i;
+    struct mote_conv_call calls[MOTE_LLM_MAX_TOOL_CALLS];
+    /* tools */
+    struct mote_tool_run *run;
+    mote_job_id tool_job;
+    uint32_t ask_id;               /* the question being asked (0: none) */
+    bool want_run;                 /* waiting for a run slot */
+    enum mote_answer answer;       /* given for ask_id */
+    bool answered;
+    char refusal[200];             /* the reason given with a no */
+    unsigned nallowed;             /* tools answered "always" */
+    char allowed[MOTE_CONV_ALLOWED_MAX][MOTE_LLM_NAME_MAX];
+    /* deferred work (done by the session's kick) */
+    bool want_send;                /* waiting for a stream slot */
+    bool want_cancel;
+    bool want_next;                /* go on with the tool round */
+    bool kicked;
+    /* recovery */
+    struct mote_recovery rec;
+    bool rec_pending;
+    /* the last failure */
+    char last_error[MOTE_JOB_ERRMSG_LEN];
+    bool storage_failed;
+    bool err_pending;              /* an error to tell from the loop */
+    bool err_fatal;
+    int err_code;
+    bool current_failed;           /* STATE/current could not be written: a warning */
+};
+
+/* A model request's buffers (from the session's pool). */
+struct mote_stream {
+    bool used;
+    struct mote_conv *conv;
+    struct mote_llm_req req;
+    unsigned ntools;
+    struct mote_tool_def defs[MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS];
+    bool mcp_held;
+    size_t text_len;          /* answer text not yet journaled */
+    bool spilled;             /* text or call records were written for this answer */
+    size_t arena_len;         /* tool inputs of this answer (calls not yet journaled) */
+    unsigned arena_first;     /* first call whose input is in the arena */
+    unsigned open_call;       /* call receiving input fragments (+1; 0: none) */
+    uint32_t in_off[MOTE_LLM_MAX_TOOL_CALLS];
+    uint32_t in_len[MOTE_LLM_MAX_TOOL_CALLS];
+    bool too_large[MOTE_LLM_MAX_TOOL_CALLS];
+    char text[MOTE_ANSWER_TEXT_MAX];
+    char arena[MOTE_JOURNAL_LINE_MAX];
+    struct mote_llm_call call;
+};
+
+enum mote_sd_mode {
+    MOTE_SD_CANCEL = 0, /* cancel every running turn (Ctrl+C, /quit) */
+    MOTE_SD_DRAIN,      /* let running answers finish; start nothing new (SIGTERM) */
+};
+
+struct mote_shutdown_req {
+    const char *reason;    /* static text for the report ("SIGTERM", "quit", ...) */
+    enum mote_sd_mode mode;
+    uint32_t timeout_ms;   /* how long to wait for turns to stop or finish */
+    bool force;            /* stop waiting now (the second Ctrl+C) */
+};
+
+struct mote_shutdown_report {
+    const char *reason;
+    enum mote_sd_mode mode;
+    bool forced;              /* a forced request cut the waits short */
+    bool timed_out;           /* the timeout passed with work unfinished */
+    unsigned jobs_cancelled;  /* jobs asked to stop */
+    unsigned jobs_left;       /* jobs still active at the end (ignored their cancel) */
+    unsigned conversations_marked; /* marked needs_recovery */
+    unsigned mcp_left;        /* MCP servers that had not exited (their supervisor ends them) */
+    int history_err;          /* 0 or why the history could not be saved */
+    int storage_err;          /* 0 or the first storage failure of a journal */
+    char cut[MOTE_JOB_ERRMSG_LEN];  /* what the timeout cut ("model request (ID)", ...) */
+    char left[MOTE_JOB_ERRMSG_LEN]; /* what still ran after its cancel */
+};
+
+enum mote_sd_phase {
+    MOTE_SDP_NONE = 0,
+    MOTE_SDP_WAIT,   /* turns stop or drain */
+    MOTE_SDP_CUT,    /* after the timeout: cut, mark, wait briefly for the cancelled jobs */
+    MOTE_SDP_MCP,    /* MCP servers disconnect */
+    MOTE_SDP_DONE,
+};
+
+struct mote_session {
+    struct mote_loop *loop;
+    const struct mote_port *port;
+    struct mote_session_conf conf;
+    struct mote_cancel cancel;   /* parent of every turn's flag */
+    mote_timer_id kick;          /* 0-ms timer that runs deferred work */
+    uint32_t queue_seq;
+    unsigned ntools;
+    const struct mote_tool *tools[MOTE_MAX_TOOLS];
+    struct mote_mcp *mcp;
+    unsigned in_api;             /* inside an API call: events wait for the loop */
+    bool history_used;           /* mote_history_add was called: saved at shutdown */
+    /* shutdown */
+    uint8_t sd_phase;            /* enum mote_sd_phase */
+    struct mote_shutdown_req sd;
+    uint32_t sd_deadline;
+    uint32_t sd_cut_until;
+    mote_timer_id sd_timer;
+    struct mote_shutdown_report report;
+    struct mote_jbuf jbuf;       /* the journals' shared working memory */
+    struct mote_conv conv[MOTE_MAX_CONVERSATIONS];
+    struct mote_stream streams[MOTE_MAX_STREAMS];
+    struct mote_tool_run runs[MOTE_MAX_TOOL_RUNS];
+};
+
+/* Prepares `s` on `loop` (which must outlive it). The built-in tools are
+ * not registered yet (mote_session_add_builtin_tools). Returns 0, or
+ * MOTE_ERR_INVAL (no callback, or a port without storage). */
+int mote_session_init(struct mote_session *s, struct mote_loop *loop,
+                      const struct mote_session_conf *conf) MOTE_MUST_CHECK;
+
+/* Releases what the session holds (journals are closed; jobs still active
+ * are left to mote_loop_deinit). Call after mote_shutdown. */
+void mote_session_deinit(struct mote_session *s);
+
+/* Offers the tools of MCP servers `m` (started by the caller with
+ * mote_mcp_start_all; it must outlive the session) to conversations whose
+ * conf has `mcp`; mote_shutdown disconnects them. Their log lines become
+ * MOTE_EV_MCP events. */
+void mote_session_use_mcp(struct mote_session *s, struct mote_mcp *m);
+
+/* True while any conversation's turn runs or waits for an answer. */
+bool mote_session_busy(const struct mote_session *s);
+
+/* ---- conversations ---------------------------------------------------- */
+
+/* Starts a new conversation (a new journal; `id` NULL makes one from the
+ * time and random bytes) and makes it the most recent (STATE/current).
+ * Returns 0 and *out, MOTE_ERR_FULL (MOTE_MAX_CONVERSATIONS open),
+ * MOTE_ERR_SHUTDOWN, or a storage failure. */
+int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
+                     struct mote_conv **out) MOTE_MUST_CHECK;
+
+/* Opens conversation `id` (NULL: the most recent one, from
+ * STATE/current) and applies recovery (docs/JOURNAL.md): leftover tool
+ * processes are killed, interrupted tool calls get their error results, a
+ * turn cut short continues by itself. What it did is told as
+ * MOTE_EV_RECOVERY events from the next loop turn. Returns 0 and *out,
+ * MOTE_ERR_NOENT (no such conversation, or none yet), MOTE_ERR_CORRUPT
+ * (damage before the last line: *out is NULL, the file untouched; the
+ * line is in `bad_line` if not NULL), MOTE_ERR_BUSY (already open),
+ * MOTE_ERR_FULL, or a storage failure. `repaired`, if not NULL, tells
+ * whether a torn last record was cut off (kept in ID.jsonl.torn). */
+int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
+                   struct mote_conv **out, uint32_t *bad_line, bool *repaired) MOTE_MUST_CHECK;
+
+/* Sends a user message: it is journaled (durable) before this returns,
+ * and the turn starts. Returns 0, MOTE_ERR_BUSY (a turn runs),
+ * MOTE_ERR_INVAL (empty), MOTE_ERR_SHUTDOWN, or a storage failure. */
+int mote_conv_send(struct mote_conv *c, const char *text, size_t len) MOTE_MUST_CHECK;
+
+/* Sends the conversation again (after an error, a cancel or a turn
+ * limit). Returns 0, MOTE_ERR_BUSY, MOTE_ERR_SHUTDOWN or a storage
+ * failure. */
+int mote_conv_retry(struct mote_conv *c) MOTE_MUST_CHECK;
+
+/* Cancels the running turn: the model request and any tool stop; what
+ * streamed so far is journaled as an interrupted answer, tool calls not
+ * run get "cancelled" results, and the turn ends (a reopening never sends
+ * it again). MOTE_EV_CANCELLED follows. Returns 0 or MOTE_ERR_ALREADY
+ * (nothing runs). */
+int mote_conv_cancel(struct mote_conv *c);
+
+/* Answers approval question `ask_id` (from MOTE_EV_APPROVAL). `reason`
+ * (may be NULL) goes to the model with a no. Returns 0, or
+ * MOTE_ERR_STALE if that question is not the one pending (an answer
+ * typed before the question was asked answers nothing). */
+int mote_conv_approve(struct mote_conv *c, uint32_t ask_id, enum mote_answer a,
+                      const char *reason);
+
+enum mote_conv_state mote_conv_state(const struct mote_conv *c);
+
+/* True while a turn runs or waits for an approval. */
+bool mote_conv_busy(const struct mote_conv *c);
+
+const char *mote_conv_id(const struct mote_conv *c);
+
+/* Closes an idle conversation (its slot is free again). Returns 0 or
+ * MOTE_ERR_BUSY. */
+int mote_conv_close(struct mote_conv *c);
+
+/* The open conversation `id`, or NULL. */
+struct mote_conv *mote_conv_find(struct mote_session *s, const char *id);
+
+/* The id of the most recent conversation (STATE/current) into `id` (cap
+ * bytes). Returns 0, MOTE_ERR_NOENT (none yet), or the storage failure
+ * that kept it from being read (an unreadable STATE/current is an error,
+ * never taken as "none"). */
+int mote_session_recent(struct mote_session *s, char *id, size_t cap);
+
+/* ---- shutdown --------------------------------------------------------- */
+
+/* Starts the shutdown (idempotent; any trigger): no new turn or job
+ * starts, running turns are cancelled (CANCEL) or may finish (DRAIN) for
+ * up to req->timeout_ms; then what is still running is cut: streamed text
+ * is journaled as a closed record, running tools are killed, the
+ * conversation is marked needs_recovery. Then the input history is
+ * rewritten, the MCP servers disconnected, the journals closed, and
+ * MOTE_EV_SHUTDOWN reports. A later request with `force` (the second
+ * Ctrl+C) cuts every remaining wait short, MCP included; a later request
+ * in CANCEL mode turns a drain into a cancel. Never runs the loop:
+ * the caller's mote_loop_poll() drives it. Returns 0, or MOTE_ERR_ALREADY
+ * if it had finished. */
+int mote_shutdown_begin(struct mote_session *s, const struct mote_shutdown_req *req);
+
+/* mote_shutdown_begin, then drives the loop until the shutdown is done,
+ * and copies the report. For the top level of a program only: inside a
+ * loop callback it returns MOTE_ERR_BUSY (use mote_shutdown_begin there).
+ * Returns 0 or the loop's failure. */
+int mote_shutdown(struct mote_session *s, const struct mote_shutdown_req *req,
+                  struct mote_shutdown_report *out);
+
+/* True once the shutdown finished (MOTE_EV_SHUTDOWN was delivered). */
+bool mote_shutdown_done(const struct mote_session *s);
+
+/* True once a shutdown began. */
+bool mote_shutting_down(const struct mote_session *s);
+
+/* ---- input history (STATE/history) -------------------------------------- */
+
+/* Appends one input line (newlines in it become spaces). Errors are
+ * returned, not reported: the history is a convenience. */
+int mote_history_add(struct mote_session *s, const char *line, size_t len);
+
+/* Calls `fn` for each saved line, oldest first, until it returns
+ * non-zero. Returns 0, the callback's value, or a storage error
+ * (MOTE_ERR_NOENT: no history yet). */
+int mote_history_read(struct mote_session *s, int (*fn)(void *arg, const char *line, size_t len),
+                      void *arg);
+
+/* Rewrites STATE/history atomically with its last MOTE_HISTORY_MAX lines
+ * (mote_shutdown does it). */
+int mote_history_save(struct mote_session *s);
+
+#endif /* MOTE_AGENT_H */

@@ -1,0 +1,455 @@
+/*
+ * tools.c - what a tool's run can do (mote_tool_*), and the built-in
+ * tools over the port: shell (processes), read_file, write_file, list_dir
+ * (the file-system group).
+ */
+#include <string.h>
+
+#include "mote/mote_agent.h"
+#include "util.h"
+
+void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len)
+{
+    size_t room = run->out_len < run->out_cap ? run->out_cap - run->out_len : 0;
+    size_t take = len < room ? len : room;
+
+    memcpy(run->out + run->out_len, data, take);
+    run->out_len += take;
+    run->out_dropped += len - take;
+}
+
+void mote_tool_outs(struct mote_tool_run *run, const char *s)
+{
+    mote_tool_out(run, s, strlen(s));
+}
+
+void mote_tool_fail(struct mote_loop *loop, mote_job_id self, const char *msg)
+{
+    (void)mote_job_set_error(loop, self, msg);
+}
+
+bool mote_tool_timed_out(const struct mote_loop *loop, const struct mote_tool_run *run)
+{
+    return !mote_before(mote_loop_now(loop), run->deadline);
+}
+
+int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, size_t cap)
+{
+    int t = mote_json_member(&run->json, 0, key);
+
+    if (mote_json_type_of(&run->json, t) != MOTE_JSON_STRING)
+        return MOTE_ERR_INVAL;
+    return mote_json_str(&run->json, t, out, cap);
+}
+
+/* Unescapes string member `key` in place, inside the input's own text
+ * (an unescaped string is never longer than its escaped form), so a long
+ * command needs no buffer of its own. The input's text is changed: read
+ * everything else first. Returns the NUL-terminated string or NULL. */
+/* True if s[0..n) is valid UTF-8 (then unescaping never grows it). */
+static bool utf8_ok(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        unsigned char b = s[i];
+        size_t k, len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+
+        if (len == 0 || i + len > n)
+            return false;
+        for (k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0u) != 0x80u)
+                return false;
+        }
+        i += len;
+    }
+    return true;
+}
+
+static const char *arg_in_place(struct mote_tool_run *run, const char *key)
+{
+    int t = mote_json_member(&run->json, 0, key), n;
+    size_t len;
+    char *p;
+
+    if (mote_json_type_of(&run->json, t) != MOTE_JSON_STRING)
+        return NULL;
+    p = run->in_buf + run->json.tok[t].start;
+    len = (size_t)(run->json.tok[t].end - run->json.tok[t].start);
+    if (!utf8_ok((const unsigned char *)p, len))
+        return NULL; /* inputs are journaled re-encoded: this does not happen */
+    n = mote_json_unescape(p, len, p, len + 1u);
+    if (n < 0)
+        return NULL;
+    p[n] = '\0';
+    return p;
+}
+
+/* Output from outside, made readable: control bytes other than newline and
+ * tab become '?'. */
+static void clean(char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+
+        if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+            s[i] = '?';
+    }
+}
+
+static void note(struct mote_tool_run *run, const char *a, int64_t num, const char *b)
+{
+    char buf[120];
+    struct mote_sb sb;
+    size_t n;
+
+    mote_sb_init(&sb, buf, sizeof(buf));
+    if (run->out_len > 0 && run->out[run->out_len - 1] != '\n')
+        mote_sb_s(&sb, "\n");
+    mote_sb_s(&sb, a);
+    if (b != NULL) {
+        mote_sb_i(&sb, num);
+        mote_sb_s(&sb, b);
+    }
+    /* Notes may pass the output cap: the buffer keeps room for them. */
+    n = sb.len;
+    if (run->out_len + n <= sizeof(run->out_buf)) {
+        memcpy(run->out + run->out_len, buf, n);
+        run->out_len += n;
+    }
+}
+
+static void say_err(struct mote_tool_run *run, const char *what, const char *path, int rc)
+{
+    mote_tool_outs(run, what);
+    mote_tool_outs(run, path);
+    mote_tool_outs(run, ": ");
+    mote_tool_outs(run, mote_strerror(rc));
+    run->is_error = true;
+}
+
+/* ---- shell -------------------------------------------------------------- */
+
+static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    struct mote_shell_state *t = &run->st.shell;
+    const char *argv[4] = {"/bin/sh", "-c", NULL, NULL};
+    int fds[3], rc;
+
+    t->started = true;
+    t->out_fd = -1;
+    argv[2] = arg_in_place(run, "command");
+    if (argv[2] == NULL) {
+        mote_tool_outs(run, "shell needs {\"command\": \"...\"}");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    rc = p->proc_spawn(p->ctx, argv, run->session->conf.tool_env, true, fds, &t->pid);
+    if (rc < 0) {
+        mote_tool_outs(run, "cannot run the command: ");
+        mote_tool_outs(run, mote_strerror(rc));
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    p->pipe_close(p->ctx, fds[0]); /* no input */
+    t->out_fd = fds[1];
+    /* Its group, for the recovery of a crash while it runs. */
+    rc = mote_tool_started_process(run, t->pid);
+    if (rc < 0) {
+        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
+        t->killed = true;
+        mote_tool_fail(loop, self, "cannot journal the tool's process group");
+    }
+    return MOTE_STEP_PENDING;
+}
+
+static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    struct mote_shell_state *t = &run->st.shell;
+    char buf[4096];
+    unsigned reads = 0;
+    int rc;
+
+    if (!t->started) {
+        rc = shell_start(loop, self, run);
+        if (rc != MOTE_STEP_PENDING)
+            return rc;
+    }
+    if (mote_job_cancelled(loop, self) && !t->killed) {
+        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL); /* the whole group */
+        t->killed = true;
+    }
+    if (!t->killed && !t->exited && mote_tool_timed_out(loop, run)) {
+        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
+        t->killed = t->timed_out = true;
+    }
+    /* What there is to read, a bounded amount per step. */
+    while (!t->eof && reads++ < 16) {
+        int n = p->pipe_read(p->ctx, t->out_fd, buf, sizeof(buf));
+
+        if (n > 0) {
+            clean(buf, (size_t)n);
+            mote_tool_out(run, buf, (size_t)n);
+            continue;
+        }
+        if (n == 0 || n != MOTE_ERR_AGAIN)
+            t->eof = true;
+        break;
+    }
+    if (!t->exited) {
+        /* The supervisor ends the group when the command exits: nothing
+         * is signalled after this (the pid may belong to another). */
+        rc = p->proc_reap(p->ctx, t->pid, &t->status);
+        if (rc == 0 || (rc < 0 && rc != MOTE_ERR_AGAIN)) {
+            t->exited = true;
+            if (rc < 0)
+                t->status = -1;
+        }
+    }
+    if (t->exited && (t->eof || t->killed)) {
+        if (t->out_fd >= 0)
+            p->pipe_close(p->ctx, t->out_fd);
+        t->out_fd = -1;
+        if (mote_job_cancelled(loop, self)) {
+            note(run, "[cancelled by the user: the command was killed]", 0, NULL);
+            return MOTE_STEP_CANCELLED;
+        }
+        if (t->timed_out) {
+            note(run, "[timed out after ", run->timeout_ms, " ms: the command was killed]");
+        } else {
+            char b[48];
+            struct mote_sb sb;
+
+            mote_sb_init(&sb, b, sizeof(b));
+            mote_sb_s(&sb, "[exit status ");
+            mote_sb_i(&sb, t->status);
+            mote_sb_s(&sb, run->out_dropped > 0 ? ", output cut]" : "]");
+            note(run, b, 0, NULL);
+        }
+        run->is_error = t->timed_out || t->status != 0;
+        return MOTE_STEP_DONE;
+    }
+    /* Wake on output, and every 50 ms for the exit and the deadline. */
+    if (t->eof && t->watch != 0) {
+        (void)mote_watch_remove(loop, t->watch);
+        t->watch = 0;
+    }
+    if (t->out_fd >= 0 && !t->eof && t->watch == 0 &&
+        mote_watch_add(loop, t->out_fd, MOTE_POLL_IN, NULL, NULL, self, &t->watch) < 0)
+        return MOTE_ERR_FULL;
+    if (t->timer != 0)
+        (void)mote_timer_stop(loop, t->timer);
+    t->timer = 0;
+    if (reads > 16) {
+        (void)mote_job_wake(loop, self); /* more to read: next turn */
+        return MOTE_STEP_PENDING;
+    }
+    /* Soon once it was killed or its output ended (the exit is close). */
+    if (mote_timer_start(loop, t->killed || t->eof ? 2 : 50, NULL, NULL, self, &t->timer) < 0)
+        return MOTE_ERR_FULL;
+    return MOTE_STEP_PENDING;
+}
+
+static void shell_release(struct mote_loop *loop, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    struct mote_shell_state *t = &run->st.shell;
+
+    /* Never waits: a command still running (the loop is being torn down)
+     * is killed; its supervisor is reaped by the port. */
+    if (t->started && !t->exited && t->pid != 0)
+        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
+    if (t->out_fd >= 0)
+        p->pipe_close(p->ctx, t->out_fd);
+    t->out_fd = -1;
+}
+
+/* ---- read_file ------------------------------------------------------------ */
+
+static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    const char *path;
+    char buf[4096];
+    uint64_t off = 0;
+    int h, n;
+
+    (void)self;
+    path = arg_in_place(run, "path");
+    if (path == NULL) {
+        mote_tool_outs(run, "read_file needs {\"path\": \"...\"}");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    h = p->fs_open(p->ctx, path);
+    if (h < 0) {
+        say_err(run, h == MOTE_ERR_INVAL ? "not a regular file: " : "cannot open ", path,
+                h);
+        return MOTE_STEP_DONE;
+    }
+    while ((n = p->fs_read(p->ctx, h, off, buf, sizeof(buf))) > 0) {
+        clean(buf, (size_t)n);
+        mote_tool_out(run, buf, (size_t)n);
+        off += (uint64_t)n;
+        if (run->out_dropped > 0)
+            break;
+    }
+    p->fs_close(p->ctx, h);
+    if (n < 0) {
+        run->out_len = 0;
+        say_err(run, "cannot read ", path, n);
+        return MOTE_STEP_DONE;
+    }
+    if (run->out_dropped > 0) {
+        run->out_dropped = 0; /* said here, with the size */
+        note(run, "[file cut at ", (int64_t)run->out_cap, " bytes]");
+    }
+    return MOTE_STEP_DONE;
+}
+
+/* ---- write_file ------------------------------------------------------------ */
+
+struct content {
+    const char *p;
+    size_t len, off;
+};
+
+static int produce(void *arg, char *buf, size_t cap)
+{
+    struct content *c = arg;
+    size_t n = c->len - c->off < cap ? c->len - c->off : cap;
+
+    memcpy(buf, c->p + c->off, n);
+    c->off += n;
+    return (int)n;
+}
+
+static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    int tp = mote_json_member(&run->json, 0, "path");
+    int tc = mote_json_member(&run->json, 0, "content");
+    struct content c;
+    const char *path, *content;
+    char b[64];
+    struct mote_sb sb;
+    int rc;
+
+    (void)self;
+    if (mote_json_type_of(&run->json, tp) != MOTE_JSON_STRING ||
+        mote_json_type_of(&run->json, tc) != MOTE_JSON_STRING ||
+        (content = arg_in_place(run, "content")) == NULL) {
+        mote_tool_outs(run, "write_file needs {\"path\": \"...\", \"content\": \"...\"}");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    c.p = content;
+    c.len = strlen(content);
+    c.off = 0;
+    path = arg_in_place(run, "path");
+    if (path == NULL || path[0] == '\0') {
+        mote_tool_outs(run, "write_file needs a path");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    rc = p->fs_replace(p->ctx, path, produce, &c);
+    if (rc < 0) {
+        say_err(run, rc == MOTE_ERR_INVAL ? "refused: not a regular file: " : "cannot write ",
+                path, rc);
+        return MOTE_STEP_DONE;
+    }
+    mote_sb_init(&sb, b, sizeof(b));
+    mote_sb_s(&sb, "wrote ");
+    mote_sb_u(&sb, c.len);
+    mote_sb_s(&sb, " bytes to ");
+    mote_tool_outs(run, b);
+    mote_tool_outs(run, path);
+    return MOTE_STEP_DONE;
+}
+
+/* ---- list_dir ------------------------------------------------------------- */
+
+static int list_one(void *arg, const char *name, unsigned type)
+{
+    struct mote_tool_run *run = arg;
+
+    mote_tool_outs(run, name);
+    mote_tool_outs(run, type == MOTE_FS_DIR ? "/\n" : "\n");
+    return run->out_dropped > 0 ? 1 : 0;
+}
+
+static int list_dir_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    const char *path = arg_in_place(run, "path");
+    int rc;
+
+    (void)self;
+    if (path == NULL || path[0] == '\0')
+        path = ".";
+    rc = p->fs_list(p->ctx, path, list_one, run);
+    if (rc < 0) {
+        run->out_len = 0;
+        run->out_dropped = 0;
+        say_err(run, "cannot list ", path, rc);
+        return MOTE_STEP_DONE;
+    }
+    if (run->out_dropped > 0) {
+        run->out_dropped = 0;
+        note(run, "[list cut]", 0, NULL);
+    } else if (run->out_len == 0) {
+        mote_tool_outs(run, "(empty)\n");
+    }
+    clean(run->out, run->out_len);
+    return MOTE_STEP_DONE;
+}
+
+/* ---- the registry entries -------------------------------------------------- */
+
+static const struct mote_tool builtin[] = {
+    {"shell",
+     "Run a command with /bin/sh on the user's machine and get its output (stdout and stderr, "
+     "cut at 16 KiB) and exit status. Runs in its own process group with a timeout.",
+     "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":"
+     "\"the shell command\"}},\"required\":[\"command\"]}",
+     shell_step, shell_release, NULL, 0},
+    {"read_file", "Read a text file (at most 16 KiB).",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
+     read_file_step, NULL, NULL, 0},
+    {"write_file", "Write a text file (replaced atomically).",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":"
+     "\"string\"}},\"required\":[\"path\",\"content\"]}",
+     write_file_step, NULL, NULL, 0},
+    {"list_dir", "List a directory's entries (a trailing / marks directories).",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
+     list_dir_step, NULL, NULL, 0},
+};
+
+int mote_session_add_builtin_tools(struct mote_session *s, unsigned which)
+{
+    const struct mote_port *p = s->port;
+    bool procs = MOTE_PORT_HAS(p, proc_spawn) && MOTE_PORT_HAS(p, proc_reap) &&
+                 MOTE_PORT_HAS(p, proc_signal) && MOTE_PORT_HAS(p, pipe_read) &&
+                 MOTE_PORT_HAS(p, pipe_close);
+    bool files = MOTE_PORT_HAS(p, fs_open) && MOTE_PORT_HAS(p, fs_read) &&
+                 MOTE_PORT_HAS(p, fs_close) && MOTE_PORT_HAS(p, fs_replace) &&
+                 MOTE_PORT_HAS(p, fs_list);
+    unsigned i;
+    int n = 0, rc;
+
+    for (i = 0; i < MOTE_ARRAY_LEN(builtin); i++) {
+        if ((which & (1u << i)) == 0 || (i == 0 ? !procs : !files))
+            continue; /* the port cannot run it: not offered */
+        rc = mote_session_add_tool(s, &builtin[i]);
+        if (rc == MOTE_ERR_EXIST)
+            continue;
+        if (rc < 0)
+            return rc;
+        n++;
+    }
+    return n;
+}
