@@ -61,8 +61,11 @@ struct mote_tport_file {
     size_t synced; /* bytes known durable */
 };
 
+struct mote_tport_net;
+
 struct mote_tport {
     struct mote_port port;
+    struct mote_tport_net *net; /* scripted sockets, if mote_tport_net_init was called */
     uint32_t now;            /* simulated clock */
     uint32_t rng;            /* xorshift state, never 0 */
     uint16_t fd_ready[MOTE_TPORT_FDS];
@@ -114,5 +117,47 @@ const struct mote_tport_file *mote_tport_file(const struct mote_tport *tp, const
 
 /* Creates or replaces a file's content directly (durable). */
 int mote_tport_put(struct mote_tport *tp, const char *name, const void *data, size_t len);
+
+/* ---- scripted sockets (tnet.c) ----
+ * Each TCP connection the core opens is answered by the next response of
+ * a script: its bytes come `chunk` at a time, one read per wait() (so
+ * connections interleave as real ones do), then the connection ends - or,
+ * with `stall`, stays open and silent. What the core sends is kept. Names
+ * resolve at once to 127.0.0.1. No TLS. */
+
+#define MOTE_TPORT_CONNS 8
+#define MOTE_TPORT_SENT_MAX 65536
+
+struct mote_tport_resp {
+    const char *bytes;  /* the whole response: status line, headers, body */
+    size_t len;
+    size_t chunk;       /* bytes per read (0: all at once) */
+    bool stall;         /* after the bytes, stay open and silent */
+};
+
+struct mote_tport_conn {
+    bool used;
+    int fd;
+    unsigned index;     /* which response */
+    size_t off;
+    unsigned last_wait; /* the wait() count of the last read: one read per wait */
+    size_t sent_len;
+    char sent[MOTE_TPORT_SENT_MAX]; /* the request (cut at the cap) */
+};
+
+struct mote_tport_net {
+    const struct mote_tport_resp *script;
+    unsigned n, next;
+    unsigned connects;
+    struct mote_tport_conn conns[MOTE_TPORT_CONNS];
+    /* The request of each connection, in order (what the server saw). */
+    unsigned nrequests;
+    char requests[16][MOTE_TPORT_SENT_MAX];
+};
+
+/* Gives `tp` the net group, answering connections from `script` (n
+ * responses; more connections are refused). */
+void mote_tport_net_init(struct mote_tport *tp, struct mote_tport_net *net,
+                         const struct mote_tport_resp *script, unsigned n);
 
 #endif /* MOTE_TPORT_H */

@@ -1,0 +1,822 @@
+/*
+ * test_agent.c - the agent (mote_agent.h) on the deterministic test port:
+ * a scripted model behind scripted sockets, scripted tools, simulated
+ * time and in-memory storage with power cuts.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mote/mote_agent.h"
+#include "mote_tport.h"
+
+static struct mote_tport tp;
+static struct mote_tport_net net;
+static struct mote_loop loop;
+static struct mote_session ses;
+static struct mote_llm_conf llm;
+static struct mote_conv_conf cc;
+
+/* ---- what the session told ---- */
+
+static struct {
+    unsigned text, approvals, calls, results, turn_ends, cancelled, errors, fatal, recovery,
+        shutdown, states;
+    uint32_t ask_id;
+    struct mote_conv *ask_conv;
+    bool answer_at_once;   /* answer approval questions from the callback */
+    enum mote_answer answer;
+    char order[256];       /* which conversation each text piece came from */
+    unsigned norder;
+    char last_result[512];
+    char recovery_text[512];
+    char error_text[256];
+    struct mote_shutdown_report report;
+} ev;
+
+static void on_event(void *arg, const struct mote_event *e)
+{
+    (void)arg;
+    switch (e->type) {
+    case MOTE_EV_TEXT:
+        ev.text++;
+        if (ev.norder + 1 < sizeof(ev.order))
+            ev.order[ev.norder++] = (char)('A' + (e->conv - ses.conv));
+        break;
+    case MOTE_EV_STATE:
+        ev.states++;
+        break;
+    case MOTE_EV_APPROVAL:
+        ev.approvals++;
+        ev.ask_id = e->ask_id;
+        ev.ask_conv = e->conv;
+        assert_true(e->input_len >= 2 && e->input[0] == '{');
+        if (ev.answer_at_once)
+            assert_int_equal(mote_conv_approve(e->conv, e->ask_id, ev.answer, "not now"), 0);
+        break;
+    case MOTE_EV_TOOL_CALL:
+        ev.calls++;
+        break;
+    case MOTE_EV_TOOL_RESULT:
+        ev.results++;
+        snprintf(ev.last_result, sizeof(ev.last_result), "%.*s", (int)e->len, e->text);
+        break;
+    case MOTE_EV_TURN_END:
+        ev.turn_ends++;
+        break;
+    case MOTE_EV_CANCELLED:
+        ev.cancelled++;
+        break;
+    case MOTE_EV_ERROR:
+        ev.errors++;
+        ev.fatal += e->fatal;
+        snprintf(ev.error_text, sizeof(ev.error_text), "%s", e->text);
+        break;
+    case MOTE_EV_RECOVERY:
+        ev.recovery++;
+        snprintf(ev.recovery_text + strlen(ev.recovery_text),
+                 sizeof(ev.recovery_text) - strlen(ev.recovery_text), "%s|", e->text);
+        break;
+    case MOTE_EV_SHUTDOWN:
+        ev.shutdown++;
+        ev.report = *e->report;
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- a scripted tool ---- */
+
+static unsigned tool_runs;         /* calls that began running */
+static bool tool_hangs;            /* never finishes by itself */
+static bool tool_deaf;             /* ignores its cancel too */
+static char tool_input[65536];     /* the last input it saw */
+
+struct sensor_state {
+    bool begun;
+};
+
+static int sensor_step(struct mote_loop *l, mote_job_id self, struct mote_tool_run *run)
+{
+    struct sensor_state *st = (struct sensor_state *)run->st.user;
+
+    if (!st->begun) {
+        st->begun = true;
+        tool_runs++;
+        snprintf(tool_input, sizeof(tool_input), "%.*s", (int)run->input_len, run->input);
+    }
+    if (mote_job_cancelled(l, self) && !tool_deaf)
+        return MOTE_STEP_CANCELLED;
+    if (tool_hangs) {
+        assert_int_equal(mote_timer_start(l, 100, NULL, NULL, self, NULL), 0);
+        return MOTE_STEP_PENDING;
+    }
+    mote_tool_outs(run, "sensor: 21.5 C");
+    return MOTE_STEP_DONE;
+}
+
+static const struct mote_tool sensor = {
+    "read_sensor", "Read the temperature sensor.",
+    "{\"type\":\"object\",\"properties\":{\"unit\":{\"type\":\"string\"}}}", sensor_step, NULL, NULL,
+    0};
+
+/* ---- the scripted model (Anthropic streams) ---- */
+
+#define HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+
+static size_t put(char *out, size_t cap, size_t at, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(out + at, cap - at, fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0 && (size_t)n < cap - at);
+    return at + (size_t)n;
+}
+
+/* JSON string content for `s` (quotes and backslashes escaped). */
+static const char *esc(const char *s, char *buf, size_t cap)
+{
+    size_t o = 0;
+
+    for (; *s != '\0'; s++) {
+        assert_true(o + 3 < cap);
+        if (*s == '"' || *s == '\\')
+            buf[o++] = '\\';
+        if (*s == '\n') {
+            buf[o++] = '\\';
+            buf[o++] = 'n';
+            continue;
+        }
+        buf[o++] = *s;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* An answer: text (may be NULL) in pieces of `piece` bytes, then `ncalls`
+ * tool calls with their inputs (each sent in two fragments). */
+static size_t answer(char *out, size_t cap, const char *text, size_t piece, unsigned ncalls,
+                     const char *const *inputs)
+{
+    static char eb[300000];
+    size_t at = put(out, cap, 0, HEAD), n = text != NULL ? strlen(text) : 0, off;
+    unsigned i, blk = 0;
+
+    at = put(out, cap, at,
+             "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
+             "{\"input_tokens\":10,\"output_tokens\":1}}}\n\n");
+    if (text != NULL) {
+        at = put(out, cap, at,
+                 "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                 "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n");
+        for (off = 0; off < n; off += piece) {
+            char part[2048];
+            size_t k = n - off < piece ? n - off : piece;
+
+            assert_true(k < sizeof(part));
+            memcpy(part, text + off, k);
+            part[k] = '\0';
+            at = put(out, cap, at,
+                     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"
+                     "0,\"delta\":{\"type\":\"text_delta\",\"text\":\"%s\"}}\n\n",
+                     esc(part, eb, sizeof(eb)));
+        }
+        at = put(out, cap, at,
+                 "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}"
+                 "\n\n");
+        blk = 1;
+    }
+    for (i = 0; i < ncalls; i++, blk++) {
+        size_t len = strlen(inputs[i]), half = len / 2;
+        char a[70000], b[70000];
+
+        assert_true(len < sizeof(a));
+        memcpy(a, inputs[i], half);
+        a[half] = '\0';
+        memcpy(b, inputs[i] + half, len - half + 1);
+        at = put(out, cap, at,
+                 "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":%u,"
+                 "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_%u\",\"name\":"
+                 "\"read_sensor\",\"input\":{}}}\n\n",
+                 blk, i);
+        if (len > 0) {
+            at = put(out, cap, at,
+                     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"
+                     "%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"%s\"}}\n\n",
+                     blk, esc(a, eb, sizeof(eb)));
+            at = put(out, cap, at,
+                     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"
+                     "%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"%s\"}}\n\n",
+                     blk, esc(b, eb, sizeof(eb)));
+        }
+        at = put(out, cap, at,
+                 "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":%u}"
+                 "\n\n",
+                 blk);
+    }
+    at = put(out, cap, at,
+             "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+             "\"%s\"},\"usage\":{\"output_tokens\":7}}\n\nevent: message_stop\ndata: "
+             "{\"type\":\"message_stop\"}\n\n",
+             ncalls > 0 ? "tool_use" : "end_turn");
+    return at;
+}
+
+#define NRESP 16
+static struct mote_tport_resp script[NRESP];
+static char bodies[NRESP][400000];
+static unsigned nscript;
+
+static void say_text(const char *text, size_t piece)
+{
+    assert_true(nscript < NRESP);
+    script[nscript].len = answer(bodies[nscript], sizeof(bodies[0]), text, piece, 0, NULL);
+    script[nscript].bytes = bodies[nscript];
+    nscript++;
+}
+
+static void say_calls(const char *text, unsigned n, const char *const *inputs)
+{
+    assert_true(nscript < NRESP);
+    script[nscript].len = answer(bodies[nscript], sizeof(bodies[0]), text, 8, n, inputs);
+    script[nscript].bytes = bodies[nscript];
+    nscript++;
+}
+
+static void say_stall(void)
+{
+    assert_true(nscript < NRESP);
+    script[nscript].len = (size_t)snprintf(bodies[nscript], sizeof(bodies[0]), "%s", HEAD);
+    script[nscript].bytes = bodies[nscript];
+    script[nscript].stall = true;
+    nscript++;
+}
+
+/* ---- set-up ---- */
+
+static void start_session(void)
+{
+    struct mote_session_conf sc;
+
+    memset(&sc, 0, sizeof(sc));
+    sc.on_event = on_event;
+    sc.tool_timeout_ms = 60000;
+    mote_tport_net_init(&tp, &net, script, NRESP);
+    net.n = nscript;
+    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
+    assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
+    assert_int_equal(mote_session_add_tool(&ses, &sensor), 0);
+}
+
+/* A process death: everything in memory goes, storage stays. */
+static void end_session(void)
+{
+    mote_session_deinit(&ses);
+    mote_loop_deinit(&loop);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    memset(script, 0, sizeof(script));
+    nscript = 0;
+    tool_runs = 0;
+    tool_hangs = tool_deaf = false;
+    mote_tport_init(&tp, 1000);
+    mote_llm_conf_defaults(&llm);
+    llm.base_url = "http://model.test";
+    llm.api_key = "k";
+    llm.max_attempts = 1;
+    memset(&cc, 0, sizeof(cc));
+    cc.llm = &llm;
+    cc.model = "m";
+    cc.tools = true;
+    cc.approval = MOTE_APPROVE_ALLOW;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mote_tport_deinit(&tp);
+    return 0;
+}
+
+/* Turns the loop until `c` (or, with NULL, every conversation) rests, at
+ * most `max` turns. Returns the turns taken. */
+static unsigned drive(struct mote_conv *c, unsigned max)
+{
+    unsigned i;
+
+    for (i = 0; i < max; i++) {
+        if (c != NULL ? !mote_conv_busy(c) : !mote_session_busy(&ses))
+            break;
+        if (tp.power_off)
+            break;
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    }
+    /* and the deferred work of the last turn */
+    for (unsigned k = 0; k < 3; k++)
+        (void)mote_loop_poll(&loop, 0);
+    return i;
+}
+
+static int count_kind(const char *id, const char *kind)
+{
+    char name[80], pat[40];
+    const struct mote_tport_file *f;
+    int n = 0;
+    const char *p;
+
+    snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+    f = mote_tport_file(&tp, name);
+    if (f == NULL)
+        return -1;
+    snprintf(pat, sizeof(pat), "{\"t\":\"%s\"", kind);
+    for (p = (const char *)f->data; p != NULL && (size_t)(p - (const char *)f->data) < f->len;) {
+        p = memmem(p, f->len - (size_t)(p - (const char *)f->data), pat, strlen(pat));
+        if (p != NULL) {
+            n++;
+            p++;
+        }
+    }
+    return n;
+}
+
+/* ---- tests ---- */
+
+static void test_tool_round(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    struct mote_conv *c;
+
+    (void)state;
+    say_calls("Let me look.", 1, in);
+    say_text("It is 21.5 C.", 4);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "round", &c), 0);
+    assert_int_equal(mote_conv_send(c, "how warm is it?", 15), 0);
+    assert_int_equal(ev.text, 0); /* nothing is told inside the call */
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(tool_runs, 1);
+    assert_string_equal(tool_input, "{\"unit\":\"C\"}");
+    assert_int_equal(ev.calls, 1);
+    assert_int_equal(ev.results, 1);
+    assert_int_equal(ev.turn_ends, 1);
+    assert_int_equal(ev.errors, 0);
+    assert_int_equal(net.connects, 2);
+    /* The result went back to the model. */
+    assert_non_null(strstr(net.requests[1], "sensor: 21.5 C"));
+    assert_non_null(strstr(net.requests[1], "\"tool_use_id\":\"toolu_0\""));
+    assert_int_equal(count_kind("round", "tool_start"), 1);
+    assert_int_equal(count_kind("round", "tool_result"), 1);
+    assert_int_equal(count_kind("round", "assistant"), 2);
+    /* Busy and empty messages are refused, nothing written. */
+    assert_int_equal(mote_conv_send(c, "   \n", 4), MOTE_ERR_INVAL);
+    assert_int_equal(count_kind("round", "user"), 1);
+    end_session();
+}
+
+static void test_empty_tool_input_is_an_empty_object(void **state)
+{
+    static const char *const in[] = {""};
+    struct mote_conv *c;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    say_text("ok", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "empty", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(tool_runs, 1);
+    assert_string_equal(tool_input, "{}");
+    assert_null(strstr(net.requests[1], "not a complete JSON object"));
+    end_session();
+}
+
+/* Two conversations stream at the same time on one loop (their pieces
+ * interleave) while a third, waiting for a stream slot, is cancelled. */
+static void test_two_stream_while_a_third_is_cancelled(void **state)
+{
+    static char t1[2000], t2[2000];
+    struct mote_conv *a, *b, *c;
+    unsigned switches = 0, i;
+
+    (void)state;
+    memset(t1, 'a', sizeof(t1) - 1);
+    memset(t2, 'b', sizeof(t2) - 1);
+    say_text(t1, 40);
+    script[nscript - 1].chunk = 300;
+    say_text(t2, 40);
+    script[nscript - 1].chunk = 300;
+    say_text("never", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "conv-a", &a), 0);
+    assert_int_equal(mote_conv_create(&ses, &cc, "conv-b", &b), 0);
+    assert_int_equal(mote_conv_create(&ses, &cc, "conv-c", &c), 0);
+    assert_int_equal(mote_conv_send(a, "one", 3), 0);
+    assert_int_equal(mote_conv_send(b, "two", 3), 0);
+    assert_int_equal(mote_conv_send(c, "three", 5), 0);
+    (void)mote_loop_poll(&loop, 0);
+    /* MOTE_MAX_STREAMS is 2: the third waits for a slot. */
+    assert_true(c->want_send);
+    assert_int_equal(mote_conv_cancel(c), 0);
+    drive(NULL, 2000);
+    assert_int_equal(mote_conv_state(a), MOTE_CONV_IDLE);
+    assert_int_equal(mote_conv_state(b), MOTE_CONV_IDLE);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(ev.cancelled, 1);
+    assert_int_equal(ev.turn_ends, 2);
+    assert_int_equal(net.connects, 2); /* the cancelled one never connected */
+    for (i = 1; i < ev.norder; i++)
+        switches += ev.order[i] != ev.order[i - 1];
+    assert_true(switches >= 4); /* A and B took turns */
+    assert_null(memchr(ev.order, 'C', ev.norder));
+    /* The cancel ended the turn in the journal: a reopening does not send it. */
+    assert_int_equal(count_kind("conv-c", "assistant"), 1);
+    end_session();
+    nscript = 0;
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "conv-c", &c, NULL, NULL), 0);
+    drive(c, 100);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(net.connects, 0);
+    end_session();
+}
+
+static void test_approval_yes_no_and_stale(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    struct mote_conv *c;
+    uint32_t first;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    say_text("thanks", 8);
+    say_calls(NULL, 1, in);
+    say_text("ok", 8);
+    start_session();
+    cc.approval = MOTE_APPROVE_ASK;
+    assert_int_equal(mote_conv_create(&ses, &cc, "ask", &c), 0);
+    /* An answer given before its question answers nothing. */
+    assert_int_equal(mote_conv_approve(c, 1, MOTE_ANSWER_YES, NULL), MOTE_ERR_STALE);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_AWAITING_APPROVAL);
+    assert_int_equal(ev.approvals, 1);
+    assert_int_equal(tool_runs, 0);
+    first = ev.ask_id;
+    assert_int_equal(mote_conv_approve(c, first + 1, MOTE_ANSWER_YES, NULL), MOTE_ERR_STALE);
+    assert_int_equal(mote_conv_approve(c, first, MOTE_ANSWER_YES, NULL), 0);
+    assert_int_equal(mote_conv_approve(c, first, MOTE_ANSWER_YES, NULL), MOTE_ERR_STALE);
+    drive(c, 500);
+    assert_int_equal(tool_runs, 1);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    /* Refused, with a reason, answered from inside the callback. */
+    ev.answer_at_once = true;
+    ev.answer = MOTE_ANSWER_NO;
+    assert_int_equal(mote_conv_send(c, "again", 5), 0);
+    drive(c, 500);
+    assert_int_equal(ev.approvals, 2);
+    assert_int_equal(tool_runs, 1);
+    assert_non_null(strstr(ev.last_result, "refused"));
+    assert_non_null(strstr(ev.last_result, "not now"));
+    assert_non_null(strstr(net.requests[3], "refused"));
+    /* The old question's id answers nothing now. */
+    assert_int_equal(mote_conv_approve(c, first, MOTE_ANSWER_YES, NULL), MOTE_ERR_STALE);
+    end_session();
+}
+
+static void test_approval_always_is_kept(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_conv *c;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    say_text("a", 8);
+    say_calls(NULL, 1, in);
+    say_text("b", 8);
+    start_session();
+    cc.approval = MOTE_APPROVE_ASK;
+    ev.answer_at_once = true;
+    ev.answer = MOTE_ANSWER_ALWAYS;
+    assert_int_equal(mote_conv_create(&ses, &cc, "always", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(ev.approvals, 1);
+    assert_int_equal(tool_runs, 1);
+    end_session();
+    /* Reopened (a new process): the tool is still allowed. */
+    nscript = 0;
+    say_calls(NULL, 1, in);
+    say_text("b", 8);
+    ev.answer_at_once = false;
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "always", &c, NULL, NULL), 0);
+    assert_int_equal(mote_conv_send(c, "again", 5), 0);
+    drive(c, 500);
+    assert_int_equal(ev.approvals, 1);
+    assert_int_equal(tool_runs, 2);
+    end_session();
+}
+
+/* A question never answered: a cancel shutdown closes the calls as
+ * cancelled; a drain leaves the question pending, and it is asked again
+ * after a restart - never taken as approved. */
+static void test_approval_never_answered(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_shutdown_req req = {"quit", MOTE_SD_CANCEL, 1000, false};
+    struct mote_shutdown_report rep;
+    struct mote_conv *c;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    say_calls(NULL, 1, in);
+    start_session();
+    cc.approval = MOTE_APPROVE_ASK;
+    assert_int_equal(mote_conv_create(&ses, &cc, "never1", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_AWAITING_APPROVAL);
+    assert_int_equal(mote_shutdown(&ses, &req, &rep), 0);
+    assert_int_equal(ev.shutdown, 1);
+    assert_false(rep.timed_out);
+    assert_int_equal(tool_runs, 0);
+    assert_int_equal(count_kind("never1", "cancel"), 1);
+    assert_non_null(strstr(ev.last_result, "cancelled"));
+    end_session();
+
+    /* The drain. */
+    memset(&ev, 0, sizeof(ev));
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "never2", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_AWAITING_APPROVAL);
+    req.mode = MOTE_SD_DRAIN;
+    req.reason = "SIGTERM";
+    assert_int_equal(mote_shutdown(&ses, &req, &rep), 0);
+    assert_int_equal(rep.conversations_marked, 1);
+    assert_int_equal(tool_runs, 0);
+    assert_int_equal(count_kind("never2", "mark"), 1);
+    assert_int_equal(count_kind("never2", "tool_result"), 0);
+    end_session();
+    memset(&ev, 0, sizeof(ev));
+    nscript = 0;
+    say_text("done", 8);
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, NULL, &c, NULL, NULL), 0);
+    assert_string_equal(mote_conv_id(c), "never2");
+    drive(c, 500);
+    assert_int_equal(ev.approvals, 1); /* asked again */
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_AWAITING_APPROVAL);
+    assert_non_null(strstr(ev.recovery_text, "had not run"));
+    assert_int_equal(tool_runs, 0);
+    assert_int_equal(mote_conv_approve(c, ev.ask_id, MOTE_ANSWER_YES, NULL), 0);
+    drive(c, 500);
+    assert_int_equal(tool_runs, 1);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    end_session();
+}
+
+/* mote_shutdown with a tool that ignores its cancel: the timeout fires
+ * and the report says what did not stop. */
+static void test_shutdown_with_a_deaf_job(void **state)
+{
+    static const char *const in[] = {"{}"};
+    enum mote_sd_mode modes[2] = {MOTE_SD_CANCEL, MOTE_SD_DRAIN};
+    unsigned m;
+
+    (void)state;
+    for (m = 0; m < 2; m++) {
+        struct mote_shutdown_req req = {"test", modes[m], 3000, false};
+        struct mote_shutdown_report rep;
+        struct mote_conv *c;
+        uint32_t t0;
+
+        memset(&ev, 0, sizeof(ev));
+        nscript = 0;
+        tool_runs = 0;
+        say_calls(NULL, 1, in);
+        tool_hangs = tool_deaf = true;
+        start_session();
+        assert_int_equal(mote_conv_create(&ses, &cc, m == 0 ? "deaf1" : "deaf2", &c), 0);
+        assert_int_equal(mote_conv_send(c, "go", 2), 0);
+        drive(c, 30);
+        assert_int_equal(mote_conv_state(c), MOTE_CONV_TOOL_EXECUTING);
+        assert_int_equal(tool_runs, 1);
+        t0 = mote_loop_now(&loop);
+        assert_int_equal(mote_shutdown(&ses, &req, &rep), 0);
+        /* It waited for the timeout, then the grace, not forever. */
+        assert_true(mote_loop_now(&loop) - t0 >= 3000);
+        assert_true(mote_loop_now(&loop) - t0 < 3000 + MOTE_SHUTDOWN_GRACE_MS + 500);
+        assert_true(rep.timed_out);
+        assert_int_equal(rep.jobs_left, 1);
+        assert_non_null(strstr(rep.left, "read_sensor"));
+        assert_non_null(strstr(rep.cut, "read_sensor"));
+        assert_int_equal(rep.conversations_marked, 1);
+        assert_int_equal(ev.shutdown, 1);
+        /* A second request changes nothing: it had finished. */
+        assert_int_equal(mote_shutdown_begin(&ses, &req), MOTE_ERR_ALREADY);
+        end_session();
+        tool_hangs = tool_deaf = false;
+    }
+}
+
+/* A forced request cuts the wait short. */
+static void test_shutdown_forced(void **state)
+{
+    struct mote_shutdown_req req = {"SIGTERM", MOTE_SD_DRAIN, 60000, false};
+    struct mote_conv *c;
+    uint32_t t0;
+    unsigned i;
+
+    (void)state;
+    say_stall();
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "forced", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 20);
+    t0 = mote_loop_now(&loop);
+    assert_int_equal(mote_shutdown_begin(&ses, &req), 0);
+    assert_int_equal(mote_shutdown_begin(&ses, &req), 0); /* idempotent */
+    for (i = 0; i < 3; i++)
+        (void)mote_loop_poll(&loop, 10);
+    assert_false(mote_shutdown_done(&ses));
+    req.force = true;
+    assert_int_equal(mote_shutdown_begin(&ses, &req), 0);
+    for (i = 0; i < 20 && !mote_shutdown_done(&ses); i++)
+        (void)mote_loop_poll(&loop, 10);
+    assert_true(mote_shutdown_done(&ses));
+    assert_true(mote_loop_now(&loop) - t0 < 1000);
+    assert_true(ev.report.forced);
+    assert_int_equal(count_kind("forced", "mark"), 1);
+    end_session();
+}
+
+/* Answers longer than a journal record, and more tool input than the
+ * arena holds at once: nothing is cut, everything reads back. */
+static void test_long_answers_are_journaled_whole(void **state)
+{
+    static char text[100000], inputs[5][15000];
+    const char *in[5];
+    static char got[120000];
+    struct mote_part p;
+    struct mote_conv *c;
+    size_t got_len = 0;
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < sizeof(text) - 1; i++)
+        text[i] = (char)('a' + i % 26);
+    for (i = 0; i < 5; i++) {
+        memset(inputs[i], 'x', sizeof(inputs[i]) - 1);
+        memcpy(inputs[i], "{\"unit\":\"", 9);
+        inputs[i][sizeof(inputs[i]) - 3] = '"';
+        inputs[i][sizeof(inputs[i]) - 2] = '}';
+        inputs[i][sizeof(inputs[i]) - 1] = '\0';
+        in[i] = inputs[i];
+    }
+    say_text(text, 1000);
+    say_calls(NULL, 5, in);
+    say_text("done", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "long", &c), 0);
+    assert_int_equal(mote_conv_send(c, "write a lot", 11), 0);
+    drive(c, 5000);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_true(count_kind("long", "text") >= 1);
+    assert_int_equal(mote_conv_send(c, "now five calls", 14), 0);
+    drive(c, 5000);
+    assert_int_equal(ev.errors, 0);
+    assert_int_equal(tool_runs, 5);
+    assert_string_equal(tool_input, inputs[4]);
+    assert_true(count_kind("long", "call") >= 1);
+    /* The journal gives the whole first answer back, in order. */
+    for (i = 0;; i++) {
+        int rc = mote_journal_parts(&c->jr, i, &p);
+
+        assert_true(rc >= 0);
+        if (rc == 0)
+            break;
+        if (p.role == MOTE_ROLE_ASSISTANT && p.type == MOTE_PART_TEXT && got_len < sizeof(text)) {
+            assert_true(got_len + p.text_len < sizeof(got));
+            memcpy(got + got_len, p.text, p.text_len);
+            got_len += p.text_len;
+        }
+    }
+    assert_true(got_len >= sizeof(text) - 1);
+    assert_memory_equal(got, text, sizeof(text) - 1);
+    end_session();
+}
+
+/* A power cut at every journal write of a tool round; each time, the
+ * conversation reopens with the right recovery and ends settled, and the
+ * tool never runs twice. */
+static void test_power_cut_at_every_write(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    enum mote_tport_cut mode;
+    unsigned cuts = 0, resumed = 0, interrupted = 0, continued = 0;
+
+    (void)state;
+    for (mode = MOTE_TP_CUT_DROP; mode <= MOTE_TP_CUT_ZERO; mode++) {
+        unsigned n;
+
+        for (n = 1; n < 60; n++) {
+            struct mote_conv *c;
+            struct mote_recovery r;
+            int rc;
+
+            mote_tport_deinit(&tp);
+            mote_tport_init(&tp, 1000);
+            memset(&ev, 0, sizeof(ev));
+            tool_runs = 0;
+            nscript = 0;
+            say_calls("Let me look.", 1, in);
+            say_text("It is 21.5 C.", 4);
+            start_session();
+            mote_tport_cut_at(&tp, n);
+            rc = mote_conv_create(&ses, &cc, "cut", &c);
+            if (rc == 0 && mote_conv_send(c, "how warm?", 9) == 0)
+                drive(c, 500);
+            if (!tp.power_off) {
+                end_session();
+                break; /* the whole round fit before write n */
+            }
+            cuts++;
+            end_session();
+            mote_tport_power_restore(&tp, mode);
+            /* A new life: what is durable is all there is. */
+            memset(&ev, 0, sizeof(ev));
+            nscript = 0;
+            say_text("It is 21.5 C.", 4);
+            say_text("again", 4);
+            say_text("again", 4);
+            start_session();
+            rc = mote_conv_open(&ses, &cc, "cut", &c, NULL, NULL);
+            if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT) {
+                /* cut while the journal was being created: nothing was
+                 * acknowledged, nothing to recover */
+                assert_null(c);
+                assert_int_equal(tool_runs, 0);
+                end_session();
+                continue;
+            }
+            assert_int_equal(rc, 0);
+            resumed += strstr(ev.recovery_text, "had not run") != NULL;
+            drive(c, 1000);
+            resumed += strstr(ev.recovery_text, "had not run") != NULL;
+            interrupted += strstr(ev.recovery_text, "interrupted while a tool ran") != NULL;
+            continued += strstr(ev.recovery_text, "continuing") != NULL;
+            assert_true(mote_conv_state(c) == MOTE_CONV_IDLE ||
+                        mote_conv_state(c) == MOTE_CONV_ERROR);
+            assert_true(tool_runs <= 1); /* at most once, whatever happened */
+            assert_int_equal(ev.fatal, 0);
+            /* Settled: every call has its result, nothing is due. */
+            assert_int_equal(mote_recover(&c->jr, &r), 0);
+            assert_int_equal(r.nmissing, 0);
+            assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+            end_session();
+        }
+    }
+    printf("  power cuts: %u; reopened by continuing %u, resuming calls %u, closing an "
+           "interrupted tool %u\n",
+           cuts, continued, resumed, interrupted);
+    assert_true(cuts >= 4 * 6);
+    assert_true(continued > 0 && interrupted > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_tool_round, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_tool_input_is_an_empty_object, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_two_stream_while_a_third_is_cancelled, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_approval_yes_no_and_stale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approval_always_is_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approval_never_answered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_with_a_deaf_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_forced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_answers_are_journaled_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_power_cut_at_every_write, setup, teardown),
+    };
+
+    return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
+}
