@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -119,7 +119,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
-	  test-client test-agent test-mcp test-fuzz
+	  test-client test-agent test-embed test-mcp test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -153,6 +153,15 @@ $(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 
 test-agent: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
+
+# examples/embed (an embedder's agent with a custom tool), sanitizers on.
+$(SB)/embed: $(SB)/examples/embed/main.o $(SAN_LIB_OBJ)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+
+test-embed: $(SB)/embed
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_embed.py $(SB)
 
 # make install into a staging root, then build the embedding example and
 # the README's example against what was installed, through pkg-config.

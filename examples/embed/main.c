@@ -1,105 +1,125 @@
 /*
- * embed - the smallest program that embeds libmote.
+ * embed - an embedder's own agent on libmote: one conversation, one custom
+ * tool ("read_sensor"), the model's answer printed as it streams, Ctrl+C
+ * and SIGTERM mapped to mote_shutdown.
  *
- * It starts the POSIX port and a loop, spawns a job whose task ticks three
- * times on a timer, chains a second job from the first one's continuation,
- * and stops cleanly on Ctrl+C (the job is cancelled, then waited for).
+ *   MOTE_EMBED_URL=http://127.0.0.1:8080 build/embed "how warm is it?"
  *
- *   build/embed            prints three ticks twice, then "all done"
+ * The state (the conversation's journal) goes to ./embed-state.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mote/mote.h"
+#include "mote/mote_agent.h"
 #include "mote/mote_posix.h"
 
-struct ticker {
-    const char *label;
-    unsigned left;      /* ticks still to do */
-    bool armed;         /* a timer is pending */
-};
+static struct mote_posix pp;
+static struct mote_loop loop;
+static struct mote_session ses;
+static struct mote_llm_conf llm;
 
-static int ticker_step(struct mote_loop *loop, mote_job_id self, void *task)
+/* The custom tool: runs as a job; this one answers at once. */
+static int read_sensor(struct mote_loop *l, mote_job_id self, struct mote_tool_run *run)
 {
-    struct ticker *t = task;
+    char unit[8] = "C";
 
-    if (mote_job_cancelled(loop, self))
-        return MOTE_STEP_CANCELLED;
-    if (t->armed) {              /* woken by the timer */
-        t->armed = false;
-        printf("%s: tick (%u left)\n", t->label, --t->left);
+    (void)l, (void)self;
+    (void)mote_tool_arg(run, "unit", unit, sizeof(unit));
+    mote_tool_outs(run, unit[0] == 'F' ? "sensor 1: 70.7 F" : "sensor 1: 21.5 C");
+    return MOTE_STEP_DONE;
+}
+
+static const struct mote_tool sensor = {
+    "read_sensor", "Read the device's temperature sensor.",
+    "{\"type\":\"object\",\"properties\":{\"unit\":{\"type\":\"string\",\"enum\":[\"C\",\"F\"]}}}",
+    read_sensor, NULL, NULL, MOTE_TOOL_NO_APPROVAL /* it changes nothing */};
+
+static void on_event(void *arg, const struct mote_event *ev)
+{
+    (void)arg;
+    switch (ev->type) {
+    case MOTE_EV_TEXT:
+        fwrite(ev->text, 1, ev->len, stdout);
+        fflush(stdout);
+        break;
+    case MOTE_EV_TOOL_CALL:
+        printf("\n[tool %s %.*s]\n", ev->name, (int)ev->input_len, ev->input);
+        break;
+    case MOTE_EV_TOOL_RESULT:
+        printf("[result: %.*s]\n", (int)ev->len, ev->text);
+        break;
+    case MOTE_EV_TURN_END:
+        printf("\n[turn end: %s, %llu tokens in, %llu out]\n", ev->stop_reason,
+               (unsigned long long)ev->usage.input_tokens,
+               (unsigned long long)ev->usage.output_tokens);
+        break;
+    case MOTE_EV_ERROR:
+    case MOTE_EV_WARNING:
+    case MOTE_EV_RECOVERY:
+        fprintf(stderr, "embed: %s\n", ev->text);
+        break;
+    case MOTE_EV_SHUTDOWN:
+        printf("[shutdown: %s%s]\n", ev->report->reason, ev->report->timed_out ? ", timed out" : "");
+        break;
+    default:
+        break;
     }
-    if (t->left == 0)
-        return MOTE_STEP_DONE;
-    /* Wake me in 100 ms; the timer dies with the job. */
-    if (mote_timer_start(loop, 100, NULL, NULL, self, NULL) < 0)
-        return MOTE_ERR_FULL;
-    t->armed = true;
-    return MOTE_STEP_PENDING;
 }
 
-static const struct mote_task_ops ticker_ops = {"ticker", ticker_step, NULL};
-
-static struct ticker second = {"second", 3, false};
-static bool finished;
-
-static void after_second(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
-                         const char *errmsg, void *arg)
+static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
 {
-    (void)loop, (void)job, (void)arg, (void)errmsg;
-    printf("second job %s\n", mote_job_state_name(how));
-    finished = true;
+    struct mote_shutdown_req req = {sig == MOTE_SIG_TERM ? "SIGTERM" : "SIGINT",
+                                    sig == MOTE_SIG_TERM ? MOTE_SD_DRAIN : MOTE_SD_CANCEL, 5000,
+                                    false};
+
+    (void)l, (void)n, (void)arg;
+    (void)mote_shutdown_begin(&ses, &req); /* inside the loop: begin, never block */
 }
 
-static void after_first(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
-                        const char *errmsg, void *arg)
+int main(int argc, char **argv)
 {
-    mote_job_id next;
-
-    (void)job, (void)arg, (void)errmsg;
-    printf("first job %s\n", mote_job_state_name(how));
-    /* The chain goes on unless shutdown began (then spawn refuses). */
-    if (how != MOTE_JOB_DONE || mote_job_spawn(loop, "second", &ticker_ops, &second, NULL,
-                                               &next) < 0 ||
-        mote_job_then(loop, next, "report", after_second, NULL) < 0)
-        finished = true;
-}
-
-static void on_signal(struct mote_loop *loop, enum mote_signal sig, unsigned n, void *arg)
-{
-    (void)sig, (void)n, (void)arg;
-    mote_loop_stop_spawns(loop);
-    mote_loop_cancel_all(loop);
-}
-
-int main(void)
-{
-    static struct mote_posix pp;
-    static struct mote_loop loop;
-    struct ticker first = {"first", 3, false};
-    mote_job_id job;
+    struct mote_session_conf sc = {on_event, NULL, NULL, 0};
+    struct mote_conv_conf cc;
+    struct mote_shutdown_req done = {"done", MOTE_SD_CANCEL, 5000, false};
+    struct mote_conv *conv;
+    const char *url = getenv("MOTE_EMBED_URL"), *key = getenv("ANTHROPIC_API_KEY");
+    const char *prompt = argc > 1 ? argv[1] : "How warm is it?";
     int rc;
 
+    mote_llm_conf_defaults(&llm);
+    llm.base_url = url != NULL ? url : "https://api.anthropic.com";
+    llm.api_key = key != NULL ? key : "";
+    memset(&cc, 0, sizeof(cc));
+    cc.llm = &llm;
+    cc.model = "claude-sonnet-4-5";
+    cc.system = "You run on a small device with a temperature sensor.";
+    cc.tools = true;
+    cc.approval = MOTE_APPROVE_DENY; /* only tools that need no approval run */
     if (mote_posix_init(&pp) < 0 || mote_posix_signals_install(&pp) < 0 ||
-        mote_loop_init(&loop, &pp.port) < 0) {
-        fprintf(stderr, "embed: cannot start the port\n");
+        mote_posix_storage_root(&pp, "embed-state") < 0 || mote_loop_init(&loop, &pp.port) < 0 ||
+        mote_session_init(&ses, &loop, &sc) < 0 || mote_session_add_tool(&ses, &sensor) < 0) {
+        fprintf(stderr, "embed: cannot start\n");
         return 1;
     }
     mote_loop_on_signal(&loop, on_signal, NULL);
-    if (mote_job_spawn(&loop, "first", &ticker_ops, &first, NULL, &job) < 0 ||
-        mote_job_then(&loop, job, "chain", after_first, NULL) < 0) {
-        fprintf(stderr, "embed: cannot spawn\n");
+    rc = mote_conv_create(&ses, &cc, NULL, &conv);
+    if (rc == 0)
+        rc = mote_conv_send(conv, prompt, strlen(prompt));
+    if (rc < 0) {
+        fprintf(stderr, "embed: %s\n", mote_strerror(rc));
         return 1;
     }
-    while (!finished) {
-        rc = mote_loop_poll(&loop, -1);
-        if (rc < 0) {
-            fprintf(stderr, "embed: %s\n", mote_strerror(rc));
+    /* Run until the turn ends (or a signal shuts down). */
+    while (mote_conv_busy(conv) && !mote_shutting_down(&ses)) {
+        if (mote_loop_poll(&loop, -1) < 0)
             break;
-        }
     }
-    rc = mote_loop_wait_jobs(&loop, 2000);
-    printf("all done (%s)\n", rc == 0 ? "clean" : mote_strerror(rc));
+    rc = mote_conv_state(conv) == MOTE_CONV_ERROR ? 1 : 0;
+    (void)mote_shutdown(&ses, &done, NULL); /* history, journals, all of it */
+    mote_session_deinit(&ses);
     mote_loop_deinit(&loop);
     mote_posix_deinit(&pp);
-    return rc == 0 ? 0 : 1;
+    return rc;
 }
