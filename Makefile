@@ -174,7 +174,12 @@ test-install: all
 	    PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) \
 	    || { echo "test-install: $$src does not build against the installed library"; exit 1; }; \
 	done
-	$(Q)$(B)/stage/example && echo "test-install: 2 passed, 0 failed"
+	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
+	  $(CC) -std=c11 -o $(B)/stage/embed examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote)
+	$(Q)python3 test/integration/test_embed.py $(B)/stage >$(B)/stage/embed.log 2>&1 || \
+	  { cat $(B)/stage/embed.log; echo "test-install: the embed example built on the installed library failed"; exit 1; }
+	@echo "test-install: 3 passed, 0 failed"
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote

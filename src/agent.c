@@ -1709,11 +1709,14 @@ int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, co
     c->nallowed = c->rec.nallowed;
     restore_calls(c);
     if (c->rec.action == MOTE_RECOVER_IDLE) {
-        /* nothing to do: settled now, no event needed */
-        c->st = c->st_told = c->rec.last_error[0] != '\0' && !c->rec.cancelled
-                                 ? MOTE_CONV_ERROR
-                                 : MOTE_CONV_IDLE;
-        if (c->st == MOTE_CONV_ERROR)
+        /* nothing to do: settled now (no effect, no event needed) */
+        bool err = c->rec.last_error[0] != '\0' && !c->rec.cancelled;
+
+        s->in_api++;
+        (void)apply(c, err ? MOTE_CEV_RECOVER_ERROR : MOTE_CEV_RECOVER_IDLE, NULL);
+        s->in_api--;
+        c->st_told = c->st;
+        if (err)
             mote_str_copy(c->last_error, sizeof(c->last_error), c->rec.last_error);
     } else {
         c->rec_pending = true; /* applied and told from the loop */
