@@ -425,6 +425,13 @@ static int on_llm_event(void *arg, const struct mote_llm_event *ev)
         out.len = ev->len;
         emit(c->s, &out);
         break;
+    case MOTE_LLM_THINKING:
+        apply_first_byte(c);
+        ev_init(&out, MOTE_EV_THINKING, c);
+        out.text = ev->text;
+        out.len = ev->len;
+        emit(c->s, &out);
+        break;
     case MOTE_LLM_TOOL_START:
         apply_first_byte(c);
         if (ev->slot >= MOTE_LLM_MAX_TOOL_CALLS)

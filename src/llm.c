@@ -604,7 +604,9 @@ static int anthropic_event(struct mote_llm_dec *d)
         if (d->block_kind[idx] == 2 && mote_json_eq(j, dtype, "input_json_delta"))
             return emit_str(d, mote_json_member(j, delta, "partial_json"), MOTE_LLM_TOOL_ARGS,
                             d->block_slot[idx]);
-        return 0; /* thinking, signature, citations, ...: dropped */
+        if (d->block_kind[idx] == 3 && mote_json_eq(j, dtype, "thinking_delta"))
+            return emit_str(d, mote_json_member(j, delta, "thinking"), MOTE_LLM_THINKING, 0);
+        return 0; /* signature, citations, ...: dropped */
     }
     if (mote_json_eq(j, type, "content_block_start")) {
         int block = mote_json_member(j, 0, "content_block");
@@ -617,6 +619,10 @@ static int anthropic_event(struct mote_llm_dec *d)
             d->block_kind[idx] = 1;
             t = mote_json_member(j, block, "text");
             return t >= 0 ? emit_str(d, t, MOTE_LLM_TEXT, 0) : 0;
+        }
+        if (mote_json_eq(j, btype, "thinking")) {
+            d->block_kind[idx] = 3; /* shown, not kept */
+            return 0;
         }
         if (mote_json_eq(j, btype, "tool_use")) {
             rc = tool_start(d, mote_json_member(j, block, "id"), mote_json_member(j, block, "name"),
@@ -740,7 +746,11 @@ static int openai_event(struct mote_llm_dec *d)
         int content = mote_json_member(j, delta, "content");
         int calls = mote_json_member(j, delta, "tool_calls");
         int fin = mote_json_member(j, choice, "finish_reason");
+        int reasoning = mote_json_member(j, delta, "reasoning_content");
 
+        if (mote_json_type_of(j, reasoning) == MOTE_JSON_STRING &&
+            (rc = emit_str(d, reasoning, MOTE_LLM_THINKING, 0)) < 0)
+            return rc;
         if (mote_json_type_of(j, content) == MOTE_JSON_STRING &&
             (rc = emit_str(d, content, MOTE_LLM_TEXT, 0)) < 0)
             return rc;

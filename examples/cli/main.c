@@ -295,6 +295,15 @@ static void on_event(void *arg, const struct mote_event *ev)
         }
         fflush(stdout);
         break;
+    case MOTE_EV_THINKING:
+        /* Not shown in text mode; stream-json consumers get it. */
+        if (ui.json) {
+            printf("{\"type\":\"thinking\",\"text\":");
+            json_str(ev->text, ev->len);
+            printf("}\n");
+            fflush(stdout);
+        }
+        break;
     case MOTE_EV_STATE:
         if (ev->state == MOTE_CONV_LLM_REQUESTING && ui.spinner && !ui.spinning &&
             ui.spin_timer == 0 && mote_timer_start(&loop, 150, spin, NULL, 0, &ui.spin_timer) < 0)

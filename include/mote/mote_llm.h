@@ -13,8 +13,8 @@
  * Responses: feed each SSE event to mote_llm_dec_event(); it reports text
  * deltas, tool calls (started, argument fragments, finished; OpenAI's
  * parallel calls keyed by index), the stop reason, usage and errors to a
- * callback. Thinking blocks are dropped: mote does not ask for extended
- * thinking, and blocks it did not ask for are not sent back (docs/LLM.md).
+ * callback. Thinking is reported (MOTE_LLM_THINKING) but never sent back:
+ * mote does not ask for extended thinking (docs/LLM.md).
  * Unknown event and block types are skipped.
  */
 #ifndef MOTE_LLM_H
@@ -123,6 +123,9 @@ enum mote_llm_ev {
     MOTE_LLM_USAGE,          /* in_tokens, out_tokens (totals so far) */
     MOTE_LLM_ERROR,          /* text: message; id: error type; retryable */
     MOTE_LLM_DONE,           /* the stream's proper end (message_stop / [DONE]) */
+    MOTE_LLM_THINKING,       /* text, len: a piece of the model's thinking (Anthropic
+                              * thinking blocks, OpenAI-compatible reasoning_content);
+                              * shown if the caller wants, never sent back */
 };
 
 struct mote_llm_event {

@@ -16,6 +16,8 @@
 struct transcript {
     char text[16384];
     size_t text_len;
+    char thinking[16384];
+    size_t thinking_len;
     int ncalls;
     char call_name[8][64];
     char call_id[8][128];
@@ -59,6 +61,12 @@ static int on_llm(void *arg, const struct mote_llm_event *ev)
         memcpy(t->text + t->text_len, ev->text, ev->len);
         t->text_len += ev->len;
         t->text[t->text_len] = '\0';
+        break;
+    case MOTE_LLM_THINKING:
+        assert_true(t->thinking_len + ev->len < sizeof(t->thinking));
+        memcpy(t->thinking + t->thinking_len, ev->text, ev->len);
+        t->thinking_len += ev->len;
+        t->thinking[t->thinking_len] = '\0';
         break;
     case MOTE_LLM_TOOL_START:
         assert_int_equal(ev->slot, t->ncalls);
@@ -202,11 +210,35 @@ static void test_anthropic_thinking_dropped(void **state)
     assert_int_equal(t1.ncalls, 1);
     assert_calls_complete(&t1);
     /* The stream has thinking, then a tool call, and no text block: no
-     * thinking text leaks into the answer. */
+     * thinking text leaks into the answer; it is told apart. */
     assert_int_equal(t1.text_len, 0);
+    assert_true(t1.thinking_len > 0);
     assert_int_equal(t1.done, 1);
     assert_int_equal(t1.errors, 0);
     printf("  answer text: \"%s\"\n", t1.text);
+}
+
+/* OpenAI-compatible servers (DeepSeek, llama.cpp) put thinking in
+ * reasoning_content: told as thinking, never as the answer. */
+static void test_openai_reasoning_is_thinking(void **state)
+{
+    static struct transcript t;
+    static const char *const ev[] = {
+        "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"reasoning_content\":"
+        "\"Let me think.\"}}]}",
+        "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Four.\"}}]}",
+        "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}",
+        "[DONE]"};
+    unsigned i;
+
+    (void)state;
+    memset(&t, 0, sizeof(t));
+    mote_llm_dec_init(&dec, MOTE_PROVIDER_OPENAI, on_llm, &t);
+    for (i = 0; i < 4; i++)
+        assert_int_equal(mote_llm_dec_event(&dec, "", ev[i], strlen(ev[i])), 0);
+    assert_string_equal(t.thinking, "Let me think.");
+    assert_string_equal(t.text, "Four.");
+    assert_int_equal(t.done, 1);
 }
 
 static void test_anthropic_max_tokens(void **state)
@@ -535,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_openai_n3_first_choice_only),
         cmocka_unit_test(test_llamacpp),
         cmocka_unit_test(test_deepseek),
+        cmocka_unit_test(test_openai_reasoning_is_thinking),
         cmocka_unit_test(test_openrouter_repeated_finish),
         cmocka_unit_test(test_error_bodies),
         cmocka_unit_test(test_hostile_streams),
