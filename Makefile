@@ -119,7 +119,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
-	  test-client test-agent test-embed test-mcp test-fuzz
+	  test-client test-agent test-issue10 test-embed test-mcp test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
