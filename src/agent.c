@@ -415,6 +415,20 @@ static int on_llm_event(void *arg, const struct mote_llm_event *ev)
 
     if (st == NULL || c->storage_failed)
         return MOTE_ERR_CANCELED;
+    if (c->compacting) {
+        /* The summary: held (never spilled: it is not an answer), not shown. */
+        if (ev->type == MOTE_LLM_TEXT) {
+            size_t room = sizeof(st->text) - st->text_len, k = ev->len < room ? ev->len : room;
+
+            while (k < ev->len && k > 0 && ((unsigned char)ev->text[k] & 0xC0u) == 0x80u)
+                k--;
+            memcpy(st->text + st->text_len, ev->text, k);
+            st->text_len += k;
+        } else if (ev->type == MOTE_LLM_STOP) {
+            mote_str_copy(c->stop, sizeof(c->stop), ev->text);
+        }
+        return 0;
+    }
     switch (ev->type) {
     case MOTE_LLM_TEXT:
         apply_first_byte(c);
@@ -482,8 +496,11 @@ static void check_calls(struct mote_conv *c)
             continue;
         }
         if (st->too_large[i] || mote_json_parse(js, in, n) <= 0 ||
-            mote_json_type_of(js, 0) != MOTE_JSON_OBJECT)
+            mote_json_type_of(js, 0) != MOTE_JSON_OBJECT) {
             c->calls[i].bad_input = true;
+            /* the token limit ended the answer inside its input */
+            c->calls[i].cut_off = strcmp(c->stop, "max_tokens") == 0 && i + 1 == c->ncalls;
+        }
     }
 }
 
@@ -518,7 +535,13 @@ static int commit_answer(struct mote_conv *c, bool interrupted)
             return rc;
     }
     before = c->jr.size;
-    rc = mote_journal_assistant(&c->jr, st->text, st->text_len, c->stop, interrupted, recs, n);
+    {
+        struct mote_rec_usage u = {c->usage.input_tokens, c->usage.output_tokens,
+                                   c->usage.cache_read_tokens, c->usage.cache_write_tokens};
+
+        rc = mote_journal_answer(&c->jr, st->text, st->text_len, c->stop, interrupted, recs, n,
+                                 interrupted ? NULL : &u);
+    }
     if (!jok(c, rc, before))
         return rc < 0 ? rc : MOTE_ERR_IO;
     for (i = 0; i < n; i++) {
@@ -578,8 +601,38 @@ static void on_llm_phase(void *arg, enum mote_llm_phase phase)
     }
 }
 
-/* Starts the model request of this turn on a stream slot, or waits for
- * one. */
+#define COMPACT_PROMPT                                                                           \
+    "Summarise our conversation so far for your own later use: the user's goals and "         \
+    "requests, what was done (tools used, files touched, results), decisions and facts "      \
+    "established, and what is left to do. Keep names, paths, numbers and errors exact. "      \
+    "Write only the summary; do not call tools."
+#define COMPACT_MAX_TOKENS 2048
+
+/* The parts of a summarising request: the conversation, then the request
+ * to summarise it. */
+static int compact_parts(void *arg, unsigned index, struct mote_part *p)
+{
+    struct mote_conv *c = arg;
+
+    if (index < c->compact_n) {
+        int rc = mote_journal_parts(&c->jr, index, p);
+
+        if (rc != 0)
+            return rc;
+        c->compact_n = index; /* the conversation ends here */
+    }
+    if (index != c->compact_n)
+        return 0;
+    memset(p, 0, sizeof(*p));
+    p->role = MOTE_ROLE_USER;
+    p->type = MOTE_PART_TEXT;
+    p->text = COMPACT_PROMPT;
+    p->text_len = sizeof(COMPACT_PROMPT) - 1;
+    return 1;
+}
+
+/* Starts the model request of this turn (or the summarising one) on a
+ * stream slot, or waits for one. */
 static void start_request(struct mote_conv *c)
 {
     struct mote_session *s = c->s;
@@ -608,12 +661,20 @@ static void start_request(struct mote_conv *c)
     st->req.tools = st->defs;
     st->req.parts = mote_journal_parts;
     st->req.parts_arg = &c->jr;
+    if (c->compacting) {
+        st->req.parts = compact_parts;
+        st->req.parts_arg = c;
+        st->req.no_tool_calls = true;
+        c->compact_n = (unsigned)-1;
+        if (st->req.max_tokens == 0 || st->req.max_tokens > COMPACT_MAX_TOKENS)
+            st->req.max_tokens = COMPACT_MAX_TOKENS;
+    }
     c->jr.part_valid = false;
     rc = mote_llm_call_init(&st->call, c->conf.llm, &st->req, on_llm_event, c);
     st->call.on_phase = on_llm_phase;
     if (rc == 0)
-        rc = mote_job_spawn(s->loop, "model request", &mote_llm_call_ops, &st->call, &c->turn,
-                            &c->llm_job);
+        rc = mote_job_spawn(s->loop, c->compacting ? "summary" : "model request",
+                            &mote_llm_call_ops, &st->call, &c->turn, &c->llm_job);
     if (rc == 0)
         rc = mote_job_then(s->loop, c->llm_job, "agent", on_llm_done, c);
     if (rc < 0) {
@@ -645,17 +706,127 @@ static void tell_turn_end(struct mote_conv *c)
     emit(c->s, &ev);
 }
 
+/* A note for a stop that is not a plain end of the answer. */
+static void stop_note(struct mote_conv *c)
+{
+    const char *m = NULL;
+
+    if (strcmp(c->stop, "max_tokens") == 0)
+        m = "the answer was cut at the token limit (max_tokens): raise the limit, or ask the "
+            "model to go on";
+    else if (strcmp(c->stop, "refusal") == 0)
+        m = "the model refused to answer";
+    else if (strcmp(c->stop, "content_filter") == 0)
+        m = "the provider's content filter stopped the answer";
+    else if (strcmp(c->stop, "model_context_window_exceeded") == 0)
+        m = "the conversation no longer fits the model's context window: compact it";
+    else if (strcmp(c->stop, "pause_turn") == 0 && c->st == MOTE_CONV_IDLE)
+        m = "the model paused its turn, and the turn limit was reached: retry goes on";
+    if (m != NULL)
+        tell(c, MOTE_EV_WARNING, m, 0);
+}
+
+/* Tokens the last request used of the model's context window. */
+static bool compact_due(const struct mote_conv *c)
+{
+    const struct mote_usage *u = &c->usage;
+    uint64_t used = u->input_tokens + u->output_tokens + u->cache_read_tokens + u->cache_write_tokens;
+    unsigned pct = c->conf.compact_percent > 0 && c->conf.compact_percent <= 100
+                       ? c->conf.compact_percent
+                       : 80u;
+
+    return c->conf.context_window > 0 && used * 100u >= (uint64_t)c->conf.context_window * pct;
+}
+
+static void tell_note(struct mote_conv *c, const char *a, uint64_t n, const char *b,
+                      uint64_t m, const char *d)
+{
+    char t[200];
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, t, sizeof(t));
+    mote_sb_s(&sb, a);
+    if (b != NULL) {
+        mote_sb_u(&sb, n);
+        mote_sb_s(&sb, b);
+    }
+    if (d != NULL) {
+        mote_sb_u(&sb, m);
+        mote_sb_s(&sb, d);
+    }
+    tell(c, MOTE_EV_NOTE, t, 0);
+}
+
+/* Starts summarising (the transition's SEND_COMPACT effect follows). */
+static void compact(struct mote_conv *c, bool resume)
+{
+    const struct mote_usage *u = &c->usage;
+
+    c->compact_resume = resume;
+    if (c->s->in_api == 0)
+        tell_note(c, "compacting the conversation: ",
+                  u->input_tokens + u->output_tokens + u->cache_read_tokens +
+                      u->cache_write_tokens,
+                  " tokens in use of ", c->conf.context_window, c->conf.context_window > 0
+                                                                    ? " in the context window"
+                                                                    : NULL);
+    (void)apply(c, MOTE_CEV_COMPACT, NULL);
+}
+
+static void compact_done(struct mote_conv *c, enum mote_job_state how, const char *errmsg)
+{
+    size_t len = c->stream->text_len;
+
+    if (how == MOTE_JOB_CANCELLED) {
+        c->compacting = false;
+        apply(c, MOTE_CEV_CANCELLED, NULL);
+        stream_put(c);
+        if (!c->storage_failed) {
+            tell_state(c);
+            tell(c, MOTE_EV_CANCELLED, "cancelled", 0);
+        }
+        return;
+    }
+    if (how == MOTE_JOB_FAILED || len == 0) {
+        c->compacting = false;
+        fail_msg(c, "the conversation could not be summarised: ",
+                 how == MOTE_JOB_FAILED ? errmsg : "the model wrote no summary");
+        apply(c, MOTE_CEV_FAILED, c->last_error);
+        stream_put(c);
+        if (!c->storage_failed) {
+            tell_state(c);
+            tell_error(c, MOTE_ERR_IO, false);
+        }
+        return;
+    }
+    /* The compact record (JOURNAL_COMPACT) frees the slot; a turn that
+     * goes on takes one again for its request. */
+    apply(c, c->compact_resume ? MOTE_CEV_COMPACTED : MOTE_CEV_COMPACTED_IDLE, NULL);
+    if (c->storage_failed)
+        return;
+    tell_note(c, "compacted: a summary of ", len, " bytes stands for the earlier conversation",
+              0, NULL);
+    tell_state(c);
+}
+
 static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
                         const char *errmsg, void *arg)
 {
     struct mote_conv *c = arg;
+    enum mote_conv_event e;
 
     (void)loop, (void)job;
     c->llm_job = 0;
     if (c->stream == NULL || c->storage_failed || c->st == MOTE_CONV_NEEDS_RECOVERY) {
         /* the shutdown cut it (and wrote what streamed), or storage failed */
+        c->compacting = false;
         stream_put(c);
         tell_state(c);
+        sd_advance(c->s);
+        return;
+    }
+    if (c->compacting) {
+        compact_done(c, how, errmsg);
         sd_advance(c->s);
         return;
     }
@@ -681,15 +852,31 @@ static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_s
         return;
     }
     /* The answer is complete: journaled before anything runs. */
-    apply(c, c->ncalls > 0 ? MOTE_CEV_ANSWER_TOOLS : MOTE_CEV_ANSWER_DONE, NULL);
-    stream_put(c);
+    c->total.input_tokens += c->usage.input_tokens;
+    c->total.output_tokens += c->usage.output_tokens;
+    c->total.cache_read_tokens += c->usage.cache_read_tokens;
+    c->total.cache_write_tokens += c->usage.cache_write_tokens;
+    if (c->ncalls > 0)
+        e = MOTE_CEV_ANSWER_TOOLS;
+    else if (strcmp(c->stop, "pause_turn") == 0 &&
+             c->turns < (c->conf.max_turns > 0 ? c->conf.max_turns : 25u))
+        e = MOTE_CEV_ANSWER_PAUSED; /* the API asks for the turn to go on */
+    else
+        e = MOTE_CEV_ANSWER_DONE;
+    apply(c, e, NULL);
+    if (c->llm_job == 0)
+        stream_put(c); /* (after pause_turn the next request holds a slot of its own) */
     if (c->storage_failed) {
         sd_advance(c->s);
         return;
     }
     tell_state(c);
-    if (c->st == MOTE_CONV_IDLE)
+    stop_note(c);
+    if (c->st == MOTE_CONV_IDLE) {
         tell_turn_end(c);
+        if (compact_due(c) && c->s->sd_phase == MOTE_SDP_NONE && !mote_conv_busy(c))
+            compact(c, false);
+    }
     sd_advance(c->s);
 }
 
@@ -991,7 +1178,11 @@ static void next_tool(struct mote_conv *c)
             return;
         }
         if (call->bad_input) {
-            if (!give_result_s(c, "the tool input was not a complete JSON object", true))
+            if (!give_result_s(c, call->cut_off
+                                      ? "not run: the answer reached the token limit "
+                                        "(max_tokens) before this call's input was complete"
+                                      : "the tool input was not a complete JSON object",
+                               true))
                 return;
             continue;
         }
@@ -1063,6 +1254,11 @@ static void next_tool(struct mote_conv *c)
             tell_state(c);
             tell_error(c, MOTE_ERR_LIMIT, false);
         }
+        return;
+    }
+    if (compact_due(c)) {
+        compact(c, true); /* summarised first; the request follows */
+        tell_state(c);
         return;
     }
     apply(c, MOTE_CEV_TOOLS_DONE, NULL);
@@ -1160,18 +1356,6 @@ static int apply_text(struct mote_conv *c, enum mote_conv_event e, const char *a
         if (!jok(c, mote_journal_auto(&c->jr), before))
             return MOTE_ERR_IO;
     }
-    if (f & MOTE_CEFF_JOURNAL_REQUEST) {
-        before = c->jr.size;
-        if (!jok(c, mote_journal_request(&c->jr, 1), before))
-            return MOTE_ERR_IO;
-    }
-    if (f & MOTE_CEFF_SEND) {
-        if (c->s->sd_phase != MOTE_SDP_NONE) {
-            /* Shutting down: no new request; the journal says it is due. */
-            return apply(c, MOTE_CEV_DRAIN_STOP, NULL);
-        }
-        start_request(c);
-    }
     if (f & MOTE_CEFF_JOURNAL_ANSWER) {
         rc = commit_answer(c, false);
         if (rc < 0) {
@@ -1183,6 +1367,34 @@ static int apply_text(struct mote_conv *c, enum mote_conv_event e, const char *a
             }
             return rc;
         }
+    }
+    if (f & MOTE_CEFF_JOURNAL_COMPACT) {
+        struct mote_stream *st = c->stream;
+
+        before = c->jr.size;
+        rc = mote_journal_compact(&c->jr, st->text, st->text_len, c->compact_resume);
+        if (!jok(c, rc, before))
+            return rc < 0 ? rc : MOTE_ERR_IO;
+        c->compacting = false;
+        memset(&c->usage, 0, sizeof(c->usage)); /* the context is small again */
+        stream_put(c);
+    }
+    if (f & MOTE_CEFF_JOURNAL_REQUEST) {
+        before = c->jr.size;
+        if (!jok(c, mote_journal_request(&c->jr, 1), before))
+            return MOTE_ERR_IO;
+    }
+    if (f & MOTE_CEFF_SEND) {
+        if (c->s->sd_phase != MOTE_SDP_NONE) {
+            /* Shutting down: no new request; the journal says it is due. */
+            return apply(c, MOTE_CEV_DRAIN_STOP, NULL);
+        }
+        stream_put(c); /* the last answer's slot (pause_turn): the request takes one anew */
+        start_request(c);
+    }
+    if (f & MOTE_CEFF_SEND_COMPACT) {
+        c->compacting = true;
+        start_request(c);
     }
     if (f & MOTE_CEFF_RUN_TOOLS) {
         /* From the loop, after this transition was told. */
@@ -1497,7 +1709,8 @@ bool mote_conv_busy(const struct mote_conv *c)
 {
     return c->used && (c->st == MOTE_CONV_LLM_REQUESTING || c->st == MOTE_CONV_STREAMING ||
                        c->st == MOTE_CONV_TOOL_EXECUTING ||
-                       c->st == MOTE_CONV_AWAITING_APPROVAL || c->rec_pending);
+                       c->st == MOTE_CONV_AWAITING_APPROVAL || c->st == MOTE_CONV_COMPACTING ||
+                       c->rec_pending);
 }
 
 bool mote_session_busy(const struct mote_session *s)
@@ -1714,6 +1927,10 @@ int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, co
     for (i = 0; i < c->rec.nallowed; i++)
         mote_str_copy(c->allowed[i], sizeof(c->allowed[0]), c->rec.allowed[i]);
     c->nallowed = c->rec.nallowed;
+    c->total.input_tokens = c->rec.total.input;
+    c->total.output_tokens = c->rec.total.output;
+    c->total.cache_read_tokens = c->rec.total.cache_read;
+    c->total.cache_write_tokens = c->rec.total.cache_write;
     restore_calls(c);
     if (c->rec.action == MOTE_RECOVER_IDLE) {
         /* nothing to do: settled now (no effect, no event needed) */
@@ -1784,6 +2001,22 @@ int mote_conv_retry(struct mote_conv *c)
     c->s->in_api--;
     kick(c->s);
     return rc;
+}
+
+int mote_conv_compact(struct mote_conv *c)
+{
+    if (c->s->sd_phase != MOTE_SDP_NONE)
+        return MOTE_ERR_SHUTDOWN;
+    if (mote_conv_busy(c))
+        return MOTE_ERR_BUSY;
+    if (c->jr.last_user_end == 0)
+        return MOTE_ERR_ALREADY; /* nothing said yet */
+    begin_turn(c);
+    c->s->in_api++;
+    compact(c, false);
+    c->s->in_api--;
+    kick(c->s);
+    return c->storage_failed ? MOTE_ERR_IO : 0;
 }
 
 int mote_conv_cancel(struct mote_conv *c)

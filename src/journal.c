@@ -9,7 +9,7 @@ static const char *const rec_names[] = {"",           "open",        "user",
                                         "request",    "assistant",   "tool_start",
                                         "tool_result", "mark",       "auto",
                                         "error",      "text",        "call",
-                                        "cancel",     "allow"};
+                                        "cancel",     "allow",       "compact"};
 
 /* How an answer's records go into a request (the part source). */
 enum { ANS_ALL = 0, ANS_TEXT_ONLY, ANS_NONE };
@@ -56,9 +56,16 @@ static void reset(struct mote_journal *j, const struct mote_port *port)
     j->repaired = false;
     j->bad_line = 0;
     j->rd_off = 0;
+    j->cur_off = 0;
     j->rd_line = 0;
     j->buf->line_len = 0;
     j->part_valid = false;
+    j->version = 0;
+    j->last_user_end = 0;
+    j->compact_off = 0;
+    j->has_compact = false;
+    j->ans_end = 0;
+    j->ans_mode = ANS_ALL;
 }
 
 /* ---- writing ----------------------------------------------------------- */
@@ -212,7 +219,8 @@ static void write_call(struct mote_jw *w, const struct mote_call_rec *c)
 }
 
 static void write_answer(struct mote_jw *w, const char *text, size_t len, const char *stop,
-                         bool interrupted, const struct mote_call_rec *calls, unsigned ncalls)
+                         bool interrupted, const struct mote_call_rec *calls, unsigned ncalls,
+                         const struct mote_rec_usage *u)
 {
     unsigned i;
 
@@ -223,6 +231,21 @@ static void write_answer(struct mote_jw *w, const char *text, size_t len, const 
     if (interrupted) {
         mote_jw_key(w, "interrupted");
         mote_jw_bool(w, true);
+    }
+    if (u != NULL) {
+        mote_jw_key(w, "usage");
+        mote_jw_obj(w);
+        mote_jw_key(w, "in");
+        mote_jw_int(w, (int64_t)u->input);
+        mote_jw_key(w, "out");
+        mote_jw_int(w, (int64_t)u->output);
+        if (u->cache_read > 0 || u->cache_write > 0) {
+            mote_jw_key(w, "cache_read");
+            mote_jw_int(w, (int64_t)u->cache_read);
+            mote_jw_key(w, "cache_write");
+            mote_jw_int(w, (int64_t)u->cache_write);
+        }
+        mote_jw_obj_end(w);
     }
     if (ncalls > 0) {
         mote_jw_key(w, "calls");
@@ -252,9 +275,9 @@ static int check_inputs(struct mote_journal *j, const struct mote_call_rec *call
     return 0;
 }
 
-int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
-                           const char *stop, bool interrupted, const struct mote_call_rec *calls,
-                           unsigned ncalls)
+int mote_journal_answer(struct mote_journal *j, const char *text, size_t len, const char *stop,
+                        bool interrupted, const struct mote_call_rec *calls, unsigned ncalls,
+                        const struct mote_rec_usage *usage)
 {
     struct mote_jw w;
     struct linebuf b;
@@ -263,8 +286,15 @@ int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
     if (rc < 0)
         return rc;
     rec_begin(j, &w, &b, MOTE_REC_ASSISTANT);
-    write_answer(&w, text, len, stop, interrupted, calls, ncalls);
+    write_answer(&w, text, len, stop, interrupted, calls, ncalls, usage);
     return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
+                           const char *stop, bool interrupted, const struct mote_call_rec *calls,
+                           unsigned ncalls)
+{
+    return mote_journal_answer(j, text, len, stop, interrupted, calls, ncalls, NULL);
 }
 
 static int count_sink(void *arg, const char *p, size_t n)
@@ -285,9 +315,10 @@ int64_t mote_journal_assistant_size(const char *text, size_t len, const char *st
     mote_jw_obj(&w);
     mote_jw_key(&w, "t");
     mote_jw_str(&w, rec_names[MOTE_REC_ASSISTANT]);
-    write_answer(&w, text, len, stop, interrupted, calls, ncalls);
+    write_answer(&w, text, len, stop, interrupted, calls, ncalls, NULL);
     mote_jw_obj_end(&w);
-    return w.err < 0 ? w.err : n + 1; /* with its newline */
+    /* with its newline, and room for a usage object */
+    return w.err < 0 ? w.err : n + 1 + 160;
 }
 
 int mote_journal_text(struct mote_journal *j, const char *text, size_t len)
@@ -321,6 +352,26 @@ int mote_journal_cancel(struct mote_journal *j)
 
     rec_begin(j, &w, &b, MOTE_REC_CANCEL);
     return rec_end(j, &w, &b, true);
+}
+
+int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len, bool resume)
+{
+    struct mote_jw w;
+    struct linebuf b;
+    uint64_t at = j->size;
+    int rc;
+
+    rec_begin(j, &w, &b, MOTE_REC_COMPACT);
+    mote_jw_key(&w, "summary");
+    mote_jw_strn(&w, summary, len);
+    mote_jw_key(&w, "resume");
+    mote_jw_bool(&w, resume);
+    rc = rec_end(j, &w, &b, true);
+    if (rc == 0) {
+        j->compact_off = at;
+        j->has_compact = true;
+    }
+    return rc;
 }
 
 int mote_journal_allow(struct mote_journal *j, const char *tool)
@@ -553,6 +604,10 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
                 j->records++;
                 if (t == MOTE_REC_USER)
                     j->last_user_end = good;
+                if (t == MOTE_REC_COMPACT) {
+                    j->compact_off = good - (uint64_t)n - 1u;
+                    j->has_compact = true;
+                }
                 if (t == MOTE_REC_OPEN && line == 1) {
                     int64_t v = 0;
 
@@ -708,7 +763,7 @@ static int parts_of(struct mote_journal *j, int *type)
 {
     int t = *type;
 
-    if (t == MOTE_REC_USER || t == MOTE_REC_TOOL_RESULT)
+    if (t == MOTE_REC_USER || t == MOTE_REC_TOOL_RESULT || t == MOTE_REC_COMPACT)
         return 1;
     if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL) {
         if (j->cur_off >= j->ans_end) {
@@ -758,6 +813,21 @@ static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote
     size_t used = 0;
 
     memset(p, 0, sizeof(*p));
+    if (type == MOTE_REC_COMPACT) {
+        /* The earlier conversation, as the model summarised it. */
+        static const char head[] = "[The conversation so far, summarised]\n";
+        size_t n = sizeof(head) - 1;
+
+        memcpy(j->buf->text, head, n);
+        used = n;
+        if (arena_str(j, 0, "summary", &used, &p->text_len) == NULL)
+            return MOTE_ERR_CORRUPT;
+        p->role = MOTE_ROLE_USER;
+        p->type = MOTE_PART_TEXT;
+        p->text = j->buf->text;
+        p->text_len += n;
+        return 1;
+    }
     if (type == MOTE_REC_USER || type == MOTE_REC_TEXT) {
         p->role = type == MOTE_REC_USER ? MOTE_ROLE_USER : MOTE_ROLE_ASSISTANT;
         p->type = MOTE_PART_TEXT;
@@ -795,6 +865,8 @@ int mote_journal_parts(void *arg, unsigned index, struct mote_part *p)
 
     if (!j->part_valid || index < j->part_base) {
         mote_journal_rewind(j);
+        if (j->has_compact)
+            j->rd_off = j->compact_off; /* what came before is in its summary */
         j->part_base = 0;
         j->part_n = 0;
         j->part_valid = true;
@@ -853,6 +925,7 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
     struct mote_rec_call pend[MOTE_LLM_MAX_TOOL_CALLS]; /* call records before their answer */
     unsigned npend = 0, i;
     int last = MOTE_REC_NONE, t;
+    bool compact_resume = false, paused = false;
 
     memset(r, 0, sizeof(*r));
     mote_journal_rewind(j);
@@ -892,9 +965,36 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
                 take_call(j, 0, j->cur_off, -1, &pend[npend++]);
             last = t;
             break;
+        case MOTE_REC_COMPACT:
+            /* the round before it was complete; the context is small again */
+            r->ncalls = 0;
+            npend = 0;
+            r->compactions++;
+            memset(&r->last, 0, sizeof(r->last));
+            compact_resume = rec_bool(j, 0, "resume");
+            last = t;
+            break;
         case MOTE_REC_ASSISTANT: {
             int calls = mote_json_member(&j->buf->json, 0, "calls");
+            int u = mote_json_member(&j->buf->json, 0, "usage");
 
+            if (mote_json_type_of(&j->buf->json, u) == MOTE_JSON_OBJECT) {
+                static const char *const keys[4] = {"in", "out", "cache_read", "cache_write"};
+                uint64_t *dst[4] = {&r->last.input, &r->last.output, &r->last.cache_read,
+                                    &r->last.cache_write};
+                uint64_t *sum[4] = {&r->total.input, &r->total.output, &r->total.cache_read,
+                                    &r->total.cache_write};
+                unsigned k;
+
+                for (k = 0; k < 4; k++) {
+                    int64_t v = 0;
+
+                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, u, keys[k]),
+                                        &v);
+                    *dst[k] = v > 0 ? (uint64_t)v : 0u;
+                    *sum[k] += *dst[k];
+                }
+            }
             r->ncalls = 0;
             if (!rec_bool(j, 0, "interrupted")) {
                 /* an interrupted answer's calls never run */
@@ -908,6 +1008,10 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
                     take_call(j, c, j->cur_off, (int)i, &r->calls[r->ncalls++]);
                 }
             }
+            /* pause_turn: the turn goes on with another request */
+            paused = !rec_bool(j, 0, "interrupted") && r->ncalls == 0 &&
+                     mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
+                                  "pause_turn");
             npend = 0;
             last = t;
             break;
@@ -968,13 +1072,15 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
         }
     }
     r->cancelled = last == MOTE_REC_CANCEL;
+    paused = paused && last == MOTE_REC_ASSISTANT;
     if (r->nmissing > 0 && r->nstarted > 0)
         r->action = MOTE_RECOVER_TOOL_INTERRUPTED;
     else if (r->nmissing > 0)
         r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
                                                          : MOTE_RECOVER_RESUME_TOOLS;
     else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
-             last == MOTE_REC_TOOL_RESULT || last == MOTE_REC_TEXT || last == MOTE_REC_CALL)
+             last == MOTE_REC_TOOL_RESULT || last == MOTE_REC_TEXT || last == MOTE_REC_CALL ||
+             (last == MOTE_REC_COMPACT && compact_resume) || paused)
         r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
                                                          : MOTE_RECOVER_CONTINUE;
     else
@@ -1014,7 +1120,8 @@ struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_even
     struct mote_conv_step r = {s, 0};
     bool talking = s == MOTE_CONV_LLM_REQUESTING || s == MOTE_CONV_STREAMING;
     bool tools = s == MOTE_CONV_TOOL_EXECUTING || s == MOTE_CONV_AWAITING_APPROVAL;
-    bool active = talking || tools;
+    bool compacting = s == MOTE_CONV_COMPACTING;
+    bool active = talking || tools || compacting;
     bool resting = s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_NEEDS_RECOVERY;
 
     switch (e) {
@@ -1073,22 +1180,52 @@ struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_even
     case MOTE_CEV_FAILED:
         if (active) {
             r.state = MOTE_CONV_ERROR;
-            r.effects = (talking ? MOTE_CEFF_JOURNAL_PARTIAL : MOTE_CEFF_KILL_TOOLS) |
+            r.effects = (talking ? MOTE_CEFF_JOURNAL_PARTIAL
+                         : tools ? MOTE_CEFF_KILL_TOOLS
+                                 : 0u) |
                         MOTE_CEFF_JOURNAL_ERROR;
         }
         break;
     case MOTE_CEV_CANCELLED:
         if (active) {
+            /* a summary being written is not an answer: nothing partial */
             r.state = MOTE_CONV_IDLE;
             r.effects = talking ? MOTE_CEFF_JOURNAL_PARTIAL
-                                : MOTE_CEFF_KILL_TOOLS | MOTE_CEFF_JOURNAL_CANCEL;
+                        : tools ? MOTE_CEFF_KILL_TOOLS | MOTE_CEFF_JOURNAL_CANCEL
+                                : MOTE_CEFF_JOURNAL_CANCEL;
         }
         break;
     case MOTE_CEV_SHUTDOWN_CUT:
         if (active) {
             r.state = MOTE_CONV_NEEDS_RECOVERY;
-            r.effects = (talking ? MOTE_CEFF_JOURNAL_PARTIAL : MOTE_CEFF_KILL_TOOLS) |
+            r.effects = (talking ? MOTE_CEFF_JOURNAL_PARTIAL
+                         : tools ? MOTE_CEFF_KILL_TOOLS
+                                 : 0u) |
                         MOTE_CEFF_JOURNAL_MARK;
+        }
+        break;
+    case MOTE_CEV_ANSWER_PAUSED:
+        if (talking) {
+            r.state = MOTE_CONV_LLM_REQUESTING;
+            r.effects = MOTE_CEFF_JOURNAL_ANSWER | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
+        }
+        break;
+    case MOTE_CEV_COMPACT:
+        if (s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_TOOL_EXECUTING) {
+            r.state = MOTE_CONV_COMPACTING;
+            r.effects = MOTE_CEFF_SEND_COMPACT;
+        }
+        break;
+    case MOTE_CEV_COMPACTED:
+        if (compacting) {
+            r.state = MOTE_CONV_LLM_REQUESTING;
+            r.effects = MOTE_CEFF_JOURNAL_COMPACT | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
+        }
+        break;
+    case MOTE_CEV_COMPACTED_IDLE:
+        if (compacting) {
+            r.state = MOTE_CONV_IDLE;
+            r.effects = MOTE_CEFF_JOURNAL_COMPACT;
         }
         break;
     case MOTE_CEV_DRAIN_STOP:
@@ -1137,7 +1274,7 @@ const char *mote_conv_state_name(enum mote_conv_state s)
 {
     static const char *const names[] = {"idle",  "llm_requesting", "streaming",
                                         "tool_executing", "error", "needs_recovery",
-                                        "awaiting_approval"};
+                                        "awaiting_approval", "compacting"};
 
     return (unsigned)s < MOTE_ARRAY_LEN(names) ? names[s] : "?";
 }

@@ -16,6 +16,17 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
 
     if (req->ntools == 0)
         return;
+    if (req->no_tool_calls) {
+        mote_jw_key(w, "tool_choice");
+        if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+            mote_jw_obj(w);
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "none");
+            mote_jw_obj_end(w);
+        } else {
+            mote_jw_str(w, "none");
+        }
+    }
     mote_jw_key(w, "tools");
     mote_jw_arr(w);
     for (i = 0; i < req->ntools; i++) {
@@ -412,7 +423,7 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     d->fn = fn;
     d->arg = arg;
     d->err = 0;
-    d->done = d->content = d->stopped = false;
+    d->done = d->content = d->stopped = d->refused = false;
     d->ncalls = 0;
     memset(d->block_kind, 0, sizeof(d->block_kind));
     memset(d->block_slot, 0, sizeof(d->block_slot));
@@ -747,7 +758,15 @@ static int openai_event(struct mote_llm_dec *d)
         int calls = mote_json_member(j, delta, "tool_calls");
         int fin = mote_json_member(j, choice, "finish_reason");
         int reasoning = mote_json_member(j, delta, "reasoning_content");
+        int refusal = mote_json_member(j, delta, "refusal");
 
+        /* A refusal's text is the answer the user sees (and the journal
+         * keeps); the stop reason says it was a refusal. */
+        if (mote_json_type_of(j, refusal) == MOTE_JSON_STRING) {
+            d->refused = true;
+            if ((rc = emit_str(d, refusal, MOTE_LLM_TEXT, 0)) < 0)
+                return rc;
+        }
         if (mote_json_type_of(j, reasoning) == MOTE_JSON_STRING &&
             (rc = emit_str(d, reasoning, MOTE_LLM_THINKING, 0)) < 0)
             return rc;
@@ -781,6 +800,8 @@ static int openai_event(struct mote_llm_dec *d)
                      : strcmp(reason, "stop") == 0   ? "end_turn"
                      : strcmp(reason, "length") == 0 ? "max_tokens"
                                                      : reason;
+            if (d->refused && strcmp(mapped, "end_turn") == 0)
+                mapped = "refusal";
             if ((rc = openai_end_calls(d)) < 0)
                 return rc;
             if (!d->stopped || strcmp(d->stop_reason, mapped) != 0) {

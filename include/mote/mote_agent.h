@@ -65,11 +65,14 @@ enum mote_ev {
     MOTE_EV_RECORD,       /* offset, text, len: a journal line was written (len bytes
                            * at `offset` of the conversation's file, without "\n") */
     MOTE_EV_SHUTDOWN,     /* report: mote_shutdown finished */
+    MOTE_EV_NOTE,         /* code, text: something the agent did by itself (a compaction) */
 };
 
 struct mote_usage {
     uint64_t input_tokens;
     uint64_t output_tokens;
+    uint64_t cache_read_tokens;  /* read from the provider's prompt cache */
+    uint64_t cache_write_tokens; /* written to it */
 };
 
 struct mote_shutdown_report;
@@ -234,6 +237,9 @@ struct mote_conv_conf {
     bool mcp;                 /* and those of the session's MCP servers */
     enum mote_approval approval;
     const char *deny_reason;  /* what a refused call's result says (DENY) */
+    uint32_t context_window;  /* the model's context, tokens (0: unknown, never compacts
+                               * by itself) */
+    unsigned compact_percent; /* compact when a request used this much of it; 0: 80 */
 };
 
 /* Pending calls of one conversation's answer (inputs stay in the journal). */
@@ -243,6 +249,7 @@ struct mote_conv_call {
     uint64_t rec_off;         /* the journal record holding its input */
     int16_t rec_idx;          /* index in that record's "calls", -1: a call record */
     bool bad_input;           /* not a JSON object: refused when its turn comes */
+    bool cut_off;             /* its input was cut by the token limit (max_tokens) */
     bool started;             /* a run began (tool_start written) */
     bool has_result;
 };
@@ -263,7 +270,8 @@ struct mote_conv {
     mote_job_id llm_job;
     bool got_first;
     char stop[32];
-    struct mote_usage usage;
+    struct mote_usage usage;       /* of the last request */
+    struct mote_usage total;       /* of every request journaled */
     unsigned ncalls, call_i;
     struct mote_conv_call calls[MOTE_LLM_MAX_TOOL_CALLS];
     /* tools */
@@ -281,6 +289,11 @@ struct mote_conv {
     bool want_cancel;
     bool want_next;                /* go on with the tool round */
     bool kicked;
+    /* compaction */
+    bool compacting;               /* the request is the summarising one */
+    bool compact_resume;           /* the turn goes on after it */
+    bool compact_want;             /* asked for (mote_conv_compact) */
+    unsigned compact_n;            /* index of the request's last part (the instruction) */
     /* recovery */
     struct mote_recovery rec;
     bool rec_pending;
@@ -445,6 +458,14 @@ enum mote_conv_state mote_conv_state(const struct mote_conv *c);
 bool mote_conv_busy(const struct mote_conv *c);
 
 const char *mote_conv_id(const struct mote_conv *c);
+
+/* Summarises the conversation now (the model writes the summary; the
+ * journal gets a compact record and later requests start from it; the
+ * whole history stays on disk). MOTE_EV_NOTE tells when it starts and
+ * ends. Returns 0, MOTE_ERR_BUSY (a turn runs) or MOTE_ERR_ALREADY
+ * (nothing to summarise). A conversation whose conf has a context_window
+ * compacts by itself when a request used compact_percent of it. */
+int mote_conv_compact(struct mote_conv *c);
 
 /* Closes an idle conversation (its slot is free again). Returns 0 or
  * MOTE_ERR_BUSY. */

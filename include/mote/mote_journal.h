@@ -56,6 +56,12 @@ enum mote_rec {
     MOTE_REC_CALL,        /* a tool call of a long answer, before its assistant record */
     MOTE_REC_CANCEL,      /* the user cancelled the turn: it ends here */
     MOTE_REC_ALLOW,       /* the user allowed every call of a tool in this conversation */
+    MOTE_REC_COMPACT,     /* a summary that replaces everything before it in requests */
+};
+
+/* Token counts of one model request, as the provider reported them. */
+struct mote_rec_usage {
+    uint64_t input, output, cache_read, cache_write;
 };
 
 /* One tool call of an assistant record (pointers valid during a call). */
@@ -91,6 +97,8 @@ struct mote_journal {
     uint32_t records;
     uint32_t version;      /* of the file's open record */
     uint64_t last_user_end; /* end of the last user record (0: none) */
+    uint64_t compact_off;   /* offset of the last compact record (requests start there) */
+    bool has_compact;
     /* opening report */
     bool repaired;         /* a torn tail was cut off (and kept aside) */
     uint32_t bad_line;     /* line number of damage before the tail */
@@ -131,6 +139,10 @@ int mote_journal_request(struct mote_journal *j, uint32_t attempt);
 int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
                            const char *stop, bool interrupted, const struct mote_call_rec *calls,
                            unsigned ncalls);
+/* The same with the request's token counts (NULL: none). */
+int mote_journal_answer(struct mote_journal *j, const char *text, size_t len, const char *stop,
+                        bool interrupted, const struct mote_call_rec *calls, unsigned ncalls,
+                        const struct mote_rec_usage *usage);
 int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t pgid,
                             uint64_t start_time);
 int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const char *text,
@@ -145,6 +157,9 @@ int mote_journal_text(struct mote_journal *j, const char *text, size_t len);
 int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call);
 int mote_journal_cancel(struct mote_journal *j);
 int mote_journal_allow(struct mote_journal *j, const char *tool);
+/* A compaction: `summary` stands for everything before it in requests;
+ * `resume`: it was made in the middle of a turn, which goes on after it. */
+int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len, bool resume);
 
 /* The longest text (unescaped bytes) one record can always hold, whatever
  * its characters: each may take 6 bytes escaped (\u00XX). */
@@ -206,6 +221,9 @@ struct mote_recovery {
     char last_error[160];         /* the message of a trailing error record */
     unsigned nallowed;            /* tools allowed for every call ("allow" records) */
     char allowed[MOTE_CONV_ALLOWED_MAX][MOTE_LLM_NAME_MAX];
+    struct mote_rec_usage total;  /* tokens of every request journaled */
+    struct mote_rec_usage last;   /* of the last one (how full the context is) */
+    unsigned compactions;
 };
 
 /* Decides what an interrupted conversation needs, from its records alone.
@@ -229,6 +247,7 @@ enum mote_conv_state {
     MOTE_CONV_ERROR,
     MOTE_CONV_NEEDS_RECOVERY,
     MOTE_CONV_AWAITING_APPROVAL, /* a tool call waits for the user's answer */
+    MOTE_CONV_COMPACTING,        /* the model summarises the conversation */
 };
 
 enum mote_conv_event {
@@ -251,6 +270,10 @@ enum mote_conv_event {
     MOTE_CEV_RECOVER_CLOSE, /* on open: close the round (interrupted, or the limit) */
     MOTE_CEV_RECOVER_IDLE,  /* on open: nothing to do */
     MOTE_CEV_RECOVER_ERROR, /* on open: the last turn had failed */
+    MOTE_CEV_ANSWER_PAUSED, /* the answer stopped with pause_turn: ask again */
+    MOTE_CEV_COMPACT,       /* summarise the conversation now (by hand, or it is full) */
+    MOTE_CEV_COMPACTED,     /* the summary is in; the turn (if any) goes on */
+    MOTE_CEV_COMPACTED_IDLE, /* the summary is in; nothing else to do */
 };
 
 /* Effects, in the order they must happen (bits). Journal effects come
@@ -268,6 +291,8 @@ enum mote_conv_event {
 #define MOTE_CEFF_JOURNAL_CANCEL 0x400u    /* results for calls not run, then a cancel record */
 #define MOTE_CEFF_JOURNAL_CLOSE 0x800u     /* mote_recover_apply: close the round */
 #define MOTE_CEFF_ASK 0x1000u              /* ask the user (MOTE_EV_APPROVAL) */
+#define MOTE_CEFF_SEND_COMPACT 0x2000u     /* start the summarising request */
+#define MOTE_CEFF_JOURNAL_COMPACT 0x4000u  /* write the compact record, sync */
 
 struct mote_conv_step {
     enum mote_conv_state state;

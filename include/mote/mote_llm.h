@@ -77,6 +77,7 @@ struct mote_llm_req {
     unsigned ntools;
     mote_part_fn parts;
     void *parts_arg;
+    bool no_tool_calls;            /* tool_choice none: tools listed, none may be called */
 };
 
 /* Writes the JSON body of `req` to `sink` in one go (for counting the
@@ -151,6 +152,7 @@ struct mote_llm_dec {
     bool done;               /* message_stop or [DONE] seen */
     bool content;            /* any text or tool call delivered */
     bool stopped;            /* a stop reason was seen */
+    bool refused;            /* OpenAI: refusal text came (the stop is "refusal") */
     unsigned ncalls;         /* tool call slots in use */
     /* Anthropic: block index -> kind (0 ignored, 1 text, 2 tool+slot). */
     uint8_t block_kind[MOTE_LLM_MAX_BLOCKS];

@@ -36,6 +36,8 @@ static struct {
     char last_result[512];
     char recovery_text[512];
     char error_text[256];
+    char notes[512];
+    unsigned warnings;
     struct mote_shutdown_report report;
 } ev;
 
@@ -85,6 +87,12 @@ static void on_event(void *arg, const struct mote_event *e)
     case MOTE_EV_SHUTDOWN:
         ev.shutdown++;
         ev.report = *e->report;
+        break;
+    case MOTE_EV_NOTE:
+    case MOTE_EV_WARNING:
+        ev.warnings += e->type == MOTE_EV_WARNING;
+        snprintf(ev.notes + strlen(ev.notes), sizeof(ev.notes) - strlen(ev.notes), "%s|",
+                 e->text);
         break;
     default:
         break;
@@ -162,6 +170,10 @@ static const char *esc(const char *s, char *buf, size_t cap)
     return buf;
 }
 
+static unsigned usage_in = 10;          /* input tokens the next answers report */
+static const char *stop_reason = NULL;  /* overrides end_turn / tool_use */
+static bool cut_last_input = false;     /* the last call's input stops half way */
+
 /* An answer: text (may be NULL) in pieces of `piece` bytes, then `ncalls`
  * tool calls with their inputs (each sent in two fragments). */
 static size_t answer(char *out, size_t cap, const char *text, size_t piece, unsigned ncalls,
@@ -173,7 +185,8 @@ static size_t answer(char *out, size_t cap, const char *text, size_t piece, unsi
 
     at = put(out, cap, at,
              "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
-             "{\"input_tokens\":10,\"output_tokens\":1}}}\n\n");
+             "{\"input_tokens\":%u,\"output_tokens\":1}}}\n\n",
+             usage_in);
     if (text != NULL) {
         at = put(out, cap, at,
                  "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
@@ -208,6 +221,8 @@ static size_t answer(char *out, size_t cap, const char *text, size_t piece, unsi
                  "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_%u\",\"name\":"
                  "\"read_sensor\",\"input\":{}}}\n\n",
                  blk, i);
+        if (cut_last_input && i + 1 == ncalls)
+            b[0] = '\0'; /* the token limit: the input ends half way */
         if (len > 0) {
             at = put(out, cap, at,
                      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"
@@ -227,7 +242,7 @@ static size_t answer(char *out, size_t cap, const char *text, size_t piece, unsi
              "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
              "\"%s\"},\"usage\":{\"output_tokens\":7}}\n\nevent: message_stop\ndata: "
              "{\"type\":\"message_stop\"}\n\n",
-             ncalls > 0 ? "tool_use" : "end_turn");
+             stop_reason != NULL ? stop_reason : ncalls > 0 ? "tool_use" : "end_turn");
     return at;
 }
 
@@ -292,6 +307,9 @@ static int setup(void **state)
     nscript = 0;
     tool_runs = 0;
     tool_hangs = tool_deaf = false;
+    usage_in = 10;
+    stop_reason = NULL;
+    cut_last_input = false;
     mote_tport_init(&tp, 1000);
     mote_llm_conf_defaults(&llm);
     llm.base_url = "http://model.test";
@@ -801,6 +819,148 @@ static void test_power_cut_at_every_write(void **state)
     assert_true(continued > 0 && interrupted > 0);
 }
 
+/* Stop reasons: the token limit inside a tool call's input says so (not
+ * "malformed"), and pause_turn goes on by itself. */
+static void test_stop_reasons(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    struct mote_conv *c;
+
+    (void)state;
+    stop_reason = "max_tokens";
+    cut_last_input = true;
+    say_calls("I will read", 1, in);
+    stop_reason = NULL;
+    cut_last_input = false;
+    say_text("ok", 8);
+    stop_reason = "pause_turn";
+    say_text("first half, ", 4);
+    stop_reason = NULL;
+    say_text("second half.", 4);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "stops", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(tool_runs, 0);
+    assert_non_null(strstr(ev.last_result, "max_tokens"));
+    assert_null(strstr(ev.last_result, "not a complete JSON"));
+    assert_non_null(strstr(ev.notes, "token limit"));
+    /* pause_turn: the request is made again without the user. */
+    assert_int_equal(mote_conv_send(c, "long task", 9), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(net.connects, 4);
+    assert_non_null(strstr(net.requests[3], "first half"));
+    assert_int_equal(ev.turn_ends, 2);
+    /* Usage is journaled with each answer. */
+    assert_true(count_kind("stops", "assistant") >= 4);
+    assert_int_equal(c->total.input_tokens, 40);
+    end_session();
+}
+
+/* A conversation near its context window is summarised; later requests
+ * start from the summary; the whole history stays on disk. */
+static void test_compaction(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_conv *c;
+    struct mote_recovery r;
+
+    (void)state;
+    usage_in = 900;           /* of a 1000-token window */
+    say_text("a long answer", 4);
+    usage_in = 10;
+    say_text("SUMMARY: the user asked for a long answer.", 8);
+    usage_in = 950;
+    say_calls("looking", 1, in); /* mid-turn: full after the tool round */
+    usage_in = 10;
+    say_text("SUMMARY TWO.", 8);
+    say_text("done", 8);
+    start_session();
+    cc.context_window = 1000;
+    assert_int_equal(mote_conv_create(&ses, &cc, "compact", &c), 0);
+    assert_int_equal(mote_conv_send(c, "first question", 14), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(net.connects, 2); /* the answer, then the summary */
+    assert_non_null(strstr(net.requests[1], "Summarise our conversation"));
+    assert_non_null(strstr(net.requests[1], "first question"));
+    assert_int_equal(count_kind("compact", "compact"), 1);
+    assert_non_null(strstr(ev.notes, "compacted"));
+    assert_int_equal(ev.text, 4); /* the answer's 4 pieces: the summary is not shown */
+    /* The next request starts from the summary, not the old messages. */
+    assert_int_equal(mote_conv_send(c, "second question", 15), 0);
+    drive(c, 500);
+    assert_non_null(strstr(net.requests[2], "SUMMARY: the user asked"));
+    assert_null(strstr(net.requests[2], "first question"));
+    /* Mid-turn: after the tool round, summarised, then the request goes on. */
+    assert_int_equal(tool_runs, 1);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(count_kind("compact", "compact"), 2);
+    assert_non_null(strstr(net.requests[4], "SUMMARY TWO."));
+    assert_null(strstr(net.requests[4], "SUMMARY: the user asked"));
+    /* By hand, and the state on disk is settled. */
+    assert_int_equal(mote_conv_compact(c), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_ERROR); /* no model answer left */
+    assert_int_equal(mote_recover(&c->jr, &r), 0);
+    assert_int_equal(r.compactions, 2);
+    end_session();
+}
+
+/* Killed (power cut) at every write around a compaction: the conversation
+ * reopens settled, or goes on, and requests stay valid. */
+static void test_compaction_power_cuts(void **state)
+{
+    unsigned n, cuts = 0;
+
+    (void)state;
+    for (n = 1; n < 40; n++) {
+        struct mote_conv *c;
+        struct mote_recovery r;
+        int rc;
+
+        mote_tport_deinit(&tp);
+        mote_tport_init(&tp, 1000);
+        memset(&ev, 0, sizeof(ev));
+        nscript = 0;
+        usage_in = 900;
+        say_text("a long answer", 4);
+        usage_in = 10;
+        say_text("SUMMARY.", 8);
+        start_session();
+        cc.context_window = 1000;
+        mote_tport_cut_at(&tp, n);
+        rc = mote_conv_create(&ses, &cc, "cc", &c);
+        if (rc == 0 && mote_conv_send(c, "q", 1) == 0)
+            drive(c, 500);
+        if (!tp.power_off) {
+            end_session();
+            break;
+        }
+        cuts++;
+        end_session();
+        mote_tport_power_restore(&tp, MOTE_TP_CUT_TORN);
+        memset(&ev, 0, sizeof(ev));
+        nscript = 0;
+        say_text("again", 4);
+        say_text("again", 4);
+        start_session();
+        rc = mote_conv_open(&ses, &cc, "cc", &c, NULL, NULL);
+        if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT) {
+            end_session();
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        drive(c, 500);
+        assert_int_equal(ev.fatal, 0);
+        assert_int_equal(mote_recover(&c->jr, &r), 0);
+        assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+        end_session();
+    }
+    assert_true(cuts >= 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -816,6 +976,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shutdown_forced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_answers_are_journaled_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_power_cut_at_every_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_reasons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_power_cuts, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
