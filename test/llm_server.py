@@ -21,6 +21,10 @@ Steps:
   {"truncate": true, "text": "..."}             end the stream without its end event
   {"long_line": BYTES}                          one data line of BYTES bytes
   {"delay_ms": N, ...}                          wait N ms between events
+  {"stop": "max_tokens", ...}                   this stop reason (OpenAI: finish_reason)
+  {"input_tokens": N, ...}                      the usage reported for the request
+  {"refusal": "..."}                            OpenAI: a refusal instead of content
+  {"cut_input": true, "tool": ...}              Anthropic: the tool input stops half way
 
 Every request is appended to --log as one JSON line (path, headers, body).
 The chosen port is written to --port-file once listening.
@@ -187,7 +191,7 @@ def anthropic_events(step, body):
     yield sse("message_start", {"type": "message_start", "message": {
         "id": "msg_test", "type": "message", "role": "assistant", "content": [],
         "model": body.get("model", "test"), "stop_reason": None,
-        "usage": {"input_tokens": 12, "output_tokens": 1}}})
+        "usage": {"input_tokens": step.get("input_tokens", 12), "output_tokens": 1}}})
     text = step.get("text", step.get("after_text", ""))
     idx = 0
     if "long_line" in step:
@@ -217,6 +221,8 @@ def anthropic_events(step, body):
             yield ("END",)
     for n, call in enumerate(tool_list(step)):
         args = json.dumps(call.get("input", {}))
+        if step.get("cut_input"):
+            args = args[:len(args) // 2]  # the token limit struck inside it
         yield sse("content_block_start", {"type": "content_block_start", "index": idx, "content_block": {
             "type": "tool_use", "id": "toolu_%d_%d" % (STATE["count"], n), "name": call["tool"], "input": {}}})
         for i in range(0, len(args), 7):
@@ -224,7 +230,7 @@ def anthropic_events(step, body):
                                               "delta": {"type": "input_json_delta", "partial_json": args[i:i + 7]}})
         yield sse("content_block_stop", {"type": "content_block_stop", "index": idx})
         idx += 1
-    stop = "tool_use" if tool_list(step) else "end_turn"
+    stop = step.get("stop") or ("tool_use" if tool_list(step) else "end_turn")
     yield sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop},
                                 "usage": {"output_tokens": 5 + len(text) // 4}})
     if step.get("truncate"):
@@ -241,6 +247,9 @@ def openai_events(step, body):
         return "data: %s\n\n" % json.dumps(d)
 
     yield chunk({"role": "assistant", "content": ""})
+    if "refusal" in step:
+        for w in words(step["refusal"]):
+            yield chunk({"refusal": w})
     text = step.get("text", step.get("after_text", ""))
     if "long_line" in step:
         text = "x" * step["long_line"]
@@ -260,10 +269,10 @@ def openai_events(step, body):
                                      "function": {"name": call["tool"], "arguments": ""}}]})
         for i in range(0, len(args), 5):
             yield chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i:i + 5]}}]})
-    yield chunk({}, "tool_calls" if calls else "stop")
+    yield chunk({}, step.get("stop") or ("tool_calls" if calls else "stop"))
     u = dict(base)
     u["choices"] = []
-    u["usage"] = {"prompt_tokens": 12, "completion_tokens": 5 + len(text) // 4, "total_tokens": 0}
+    u["usage"] = {"prompt_tokens": step.get("input_tokens", 12), "completion_tokens": 5 + len(text) // 4, "total_tokens": 0}
     yield "data: %s\n\n" % json.dumps(u)
     if step.get("truncate"):
         yield ("END",)

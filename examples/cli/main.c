@@ -31,6 +31,7 @@
 #define SYSTEM_PROMPT                                                                      \
     "You are mote, a small agent running on the user's machine. Be brief. Use the tools " \
     "when they help; say what you did."
+#define SYSTEM_MAX (32 * 1024) /* bytes of --system-file or MOTE.md kept */
 #define DENY_REASON                                                                         \
     "refused: mote cannot ask for approval without a terminal (run it with --yes to allow " \
     "tools)"
@@ -83,6 +84,8 @@ static struct {
 } in;
 
 static bool failed;      /* the last turn ended in an error */
+static bool unfinished;  /* the model stopped without finishing (exit 3 in one-shot) */
+static char system_buf[SYSTEM_MAX + 512];
 
 /* ---- output ---- */
 
@@ -339,14 +342,27 @@ static void on_event(void *arg, const struct mote_event *ev)
     case MOTE_EV_TURN_END:
         end_line();
         failed = false;
+        unfinished = strcmp(ev->stop_reason, "max_tokens") == 0 ||
+                     strcmp(ev->stop_reason, "refusal") == 0 ||
+                     strcmp(ev->stop_reason, "content_filter") == 0 ||
+                     strcmp(ev->stop_reason, "model_context_window_exceeded") == 0 ||
+                     strcmp(ev->stop_reason, "pause_turn") == 0;
         if (ui.json) {
             printf("{\"type\":\"turn_end\",\"stop_reason\":");
             json_str(ev->stop_reason, strlen(ev->stop_reason));
-            printf(",\"usage\":{\"input_tokens\":%llu,\"output_tokens\":%llu}}\n",
+            printf(",\"usage\":{\"input_tokens\":%llu,\"output_tokens\":%llu",
                    (unsigned long long)ev->usage.input_tokens,
                    (unsigned long long)ev->usage.output_tokens);
+            if (ev->usage.cache_read_tokens > 0 || ev->usage.cache_write_tokens > 0)
+                printf(",\"cache_read_input_tokens\":%llu,\"cache_creation_input_tokens\":%llu",
+                       (unsigned long long)ev->usage.cache_read_tokens,
+                       (unsigned long long)ev->usage.cache_write_tokens);
+            printf("}}\n");
             fflush(stdout);
         }
+        break;
+    case MOTE_EV_NOTE:
+        say("2", "", ev->text);
         break;
     case MOTE_EV_CANCELLED:
         in.ask_id = 0;
@@ -524,6 +540,82 @@ static int configure(void)
     return 0;
 }
 
+/* The model's context window, tokens, from its name (0: unknown). */
+static uint32_t window_of(const char *model)
+{
+    static const struct {
+        const char *prefix;
+        uint32_t tokens;
+    } t[] = {{"claude-", 200000},   {"gpt-4.1", 1047576}, {"gpt-4o", 128000}, {"gpt-5", 400000},
+             {"o1", 200000},        {"o3", 200000},       {"o4", 200000},     {"gpt-4-turbo", 128000},
+             {"llama3.1", 131072}, {"llama3.2", 131072},  {"qwen2.5", 32768}, {"deepseek", 65536}};
+    size_t i;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        if (strncmp(model, t[i].prefix, strlen(t[i].prefix)) == 0)
+            return t[i].tokens;
+    }
+    return 0;
+}
+
+/* Reads at most SYSTEM_MAX bytes of `path` into system_buf at `at`.
+ * Returns the length, -1 (cannot read) or -2 (too long). */
+static long read_into(const char *path, size_t at)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n;
+
+    if (f == NULL)
+        return -1;
+    n = fread(system_buf + at, 1, SYSTEM_MAX + 1, f);
+    fclose(f);
+    if (n > SYSTEM_MAX)
+        return -2;
+    system_buf[at + n] = '\0';
+    return (long)n;
+}
+
+/* The system prompt: --system, --system-file, or mote's own with the
+ * instructions of MOTE.md or AGENTS.md in the working directory. */
+static int pick_system(void)
+{
+    static const char *const files[] = {"MOTE.md", "AGENTS.md"};
+    size_t i, n;
+    long got;
+
+    if (o.system != NULL) {
+        cconf.system = o.system;
+        return 0;
+    }
+    if (o.system_file != NULL) {
+        got = read_into(o.system_file, 0);
+        if (got < 0) {
+            fprintf(stderr, "mote: cannot read --system-file %s: %s\n", o.system_file,
+                    got == -2 ? "longer than 32 KiB" : strerror(errno));
+            return 2;
+        }
+        cconf.system = system_buf;
+        return 0;
+    }
+    cconf.system = SYSTEM_PROMPT;
+    for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        if (access(files[i], F_OK) != 0)
+            continue;
+        n = (size_t)snprintf(system_buf, sizeof(system_buf) - SYSTEM_MAX - 1,
+                             "%s\n\nInstructions from %s in the working directory:\n",
+                             SYSTEM_PROMPT, files[i]);
+        got = read_into(files[i], n);
+        if (got < 0) {
+            fprintf(stderr, "mote: warning: %s is %s; it is not used\n", files[i],
+                    got == -2 ? "longer than 32 KiB" : "unreadable");
+            break;
+        }
+        cconf.system = system_buf;
+        break;
+    }
+    return 0;
+}
+
 static int pick_state_dir(void)
 {
     const char *d = o.state_dir, *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
@@ -674,10 +766,12 @@ static void command(const char *line)
     if (strcmp(line, "/quit") == 0 || strcmp(line, "/exit") == 0) {
         request_shutdown(MOTE_SD_CANCEL, 0, "quit", false);
     } else if (strcmp(line, "/help") == 0) {
-        printf("  /help   this list\n  /quit   leave (also /exit, Ctrl+D)\n"
-               "  /jobs   the job table: running and recent jobs\n"
-               "  /retry  send the conversation again after an error or an interruption\n"
-               "  /new    start a new conversation\n"
+        printf("  /help     this list\n  /quit     leave (also /exit, Ctrl+D)\n"
+               "  /jobs     the job table: running and recent jobs\n"
+               "  /retry    send the conversation again after an error or an interruption\n"
+               "  /new      start a new conversation\n"
+               "  /compact  summarise the conversation now (later requests start there)\n"
+               "  /usage    tokens used by this conversation\n"
                "  Ctrl+C cancels a running turn; at the prompt, or twice, it leaves.\n");
     } else if (strcmp(line, "/jobs") == 0) {
         unsigned a, i;
@@ -685,6 +779,25 @@ static void command(const char *line)
         mote_job_counts(&loop, &a, &i);
         printf("  %u active, %u recent\n", a, i);
         mote_job_walk(&loop, walk_job, NULL);
+    } else if (strcmp(line, "/compact") == 0) {
+        int rc = mote_conv_compact(conv);
+
+        if (rc < 0)
+            fprintf(stderr, "mote: cannot compact now: %s\n",
+                    rc == MOTE_ERR_ALREADY ? "nothing said yet" : mote_strerror(rc));
+    } else if (strcmp(line, "/usage") == 0) {
+        const struct mote_usage *t = &conv->total, *l = &conv->usage;
+
+        printf("  this conversation: %llu input, %llu output tokens", (unsigned long long)t->input_tokens,
+               (unsigned long long)t->output_tokens);
+        if (t->cache_read_tokens > 0 || t->cache_write_tokens > 0)
+            printf(" (cache: %llu read, %llu written)", (unsigned long long)t->cache_read_tokens,
+                   (unsigned long long)t->cache_write_tokens);
+        printf("\n  the last request: %llu input, %llu output", (unsigned long long)l->input_tokens,
+               (unsigned long long)l->output_tokens);
+        if (cconf.context_window > 0)
+            printf(" (context window %u tokens; summarised at %u%%)", cconf.context_window, 80u);
+        printf("\n");
     } else if (strcmp(line, "/retry") == 0) {
         int rc = mote_conv_retry(conv);
 
@@ -931,8 +1044,11 @@ int main(int argc, char **argv)
     sconf.tool_timeout_ms = (uint32_t)env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
     cconf.llm = &llm;
     cconf.model = model_name;
-    cconf.system = SYSTEM_PROMPT;
-    cconf.max_tokens = 4096;
+    if ((rc = pick_system()) != 0)
+        return rc;
+    cconf.max_tokens = o.max_tokens > 0 ? (uint32_t)o.max_tokens : 4096u;
+    cconf.context_window =
+        o.context_window > 0 ? (uint32_t)o.context_window : window_of(model_name);
     cconf.max_turns = (unsigned)o.max_turns;
     cconf.tools = !o.no_tools;
     cconf.mcp = !o.no_tools;
@@ -977,6 +1093,7 @@ int main(int argc, char **argv)
                          * servers offer their tools */
                         sent = true;
                         failed = false;
+                        unfinished = false;
                         rc = mote_conv_send(conv, prompt, strlen(prompt));
                         if (rc == MOTE_ERR_INVAL) {
                             fprintf(stderr, "mote: the prompt is empty\n");
@@ -988,7 +1105,8 @@ int main(int argc, char **argv)
                             request_shutdown(MOTE_SD_CANCEL, 1, "done", false);
                         }
                     } else if (sent || prompt == NULL) {
-                        request_shutdown(MOTE_SD_CANCEL, failed ? 1 : 0, "done", false);
+                        request_shutdown(MOTE_SD_CANCEL, failed ? 1 : unfinished ? 3 : 0,
+                                         "done", false);
                     }
                 }
             } else {

@@ -22,6 +22,10 @@ enum {
     OPT_OUTPUT_FORMAT,
     OPT_VERSION,
     OPT_HELP,
+    OPT_SYSTEM,
+    OPT_SYSTEM_FILE,
+    OPT_MAX_TOKENS,
+    OPT_CONTEXT_WINDOW,
 };
 
 static const struct option long_opts[] = {
@@ -40,6 +44,10 @@ static const struct option long_opts[] = {
     {"output-format", required_argument, NULL, OPT_OUTPUT_FORMAT},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
+    {"system", required_argument, NULL, OPT_SYSTEM},
+    {"system-file", required_argument, NULL, OPT_SYSTEM_FILE},
+    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
+    {"context-window", required_argument, NULL, OPT_CONTEXT_WINDOW},
     {NULL, 0, NULL, 0},
 };
 
@@ -63,6 +71,13 @@ void cli_usage(FILE *out)
           "  --shutdown-timeout MS        how long shutdown waits (default 5000)\n"
           "  --max-turns N                cap on model requests per prompt (default 25)\n"
           "  --output-format text|stream-json\n"
+          "  --system TEXT                the system prompt (replaces mote's own)\n"
+          "  --system-file FILE           the system prompt from a file\n"
+          "                               (default: mote's own, plus MOTE.md or AGENTS.md\n"
+          "                               from the working directory if there is one)\n"
+          "  --max-tokens N               the answer's token limit (default 4096)\n"
+          "  --context-window N           the model's context, tokens; near it the\n"
+          "                               conversation is summarised (default: by model)\n"
           "  --version, --help\n"
           "\n"
           "API keys come from ANTHROPIC_API_KEY or OPENAI_API_KEY only.\n",
@@ -165,6 +180,25 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
         case OPT_HELP:
             o->help = true;
             break;
+        case OPT_SYSTEM:
+            o->system = optarg;
+            break;
+        case OPT_SYSTEM_FILE:
+            o->system_file = optarg;
+            break;
+        case OPT_MAX_TOKENS:
+            if (number(optarg, 1000000ul, &o->max_tokens) < 0 || o->max_tokens == 0) {
+                fprintf(err, "mote: --max-tokens wants a number 1..1000000, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_CONTEXT_WINDOW:
+            if (number(optarg, 100000000ul, &o->context_window) < 0 || o->context_window < 1000) {
+                fprintf(err, "mote: --context-window wants tokens 1000..100000000, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case ':':
             fprintf(err, "mote: option '%s' needs a value (see mote --help)\n", argv[optind - 1]);
             return 2;
@@ -183,6 +217,10 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
     }
     if (o->cont && o->resume != NULL) {
         fprintf(err, "mote: --continue and --resume cannot be used together\n");
+        return 2;
+    }
+    if (o->system != NULL && o->system_file != NULL) {
+        fprintf(err, "mote: --system and --system-file cannot be used together\n");
         return 2;
     }
     return 0;

@@ -28,6 +28,10 @@ struct cli_opts {
     enum cli_format format;
     bool help;
     bool version;
+    const char *system;      /* --system TEXT */
+    const char *system_file; /* --system-file FILE */
+    unsigned long max_tokens;      /* --max-tokens; 0: the default */
+    unsigned long context_window;  /* --context-window; 0: from the model's name */
 };
 
 /* Parses argv. Returns 0, or 2 after printing one line to `err` (usage
