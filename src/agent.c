@@ -998,7 +998,7 @@ static int start_tool(struct mote_conv *c)
     /* Durable before it runs: a crash now leaves a call that recovery
      * closes with an error, never runs again. */
     before = c->jr.size;
-    rc = mote_journal_tool_start(&c->jr, call->id, 0, 0);
+    rc = mote_journal_tool_start(&c->jr, call->id, 0, 0, NULL);
     if (!jok(c, rc, before)) {
         run_put(c);
         return rc < 0 ? rc : MOTE_ERR_IO;
@@ -1041,7 +1041,13 @@ int mote_tool_started_process(struct mote_tool_run *run, int64_t pid)
     uint64_t start = g > 0 && MOTE_PORT_HAS(p, proc_start_time) ? p->proc_start_time(p->ctx, g)
                                                                 : 0;
     uint64_t before = c->jr.size;
-    int rc = mote_journal_tool_start(&c->jr, run->call_id, g > 0 ? g : 0, start);
+    char tag[MOTE_PROC_TAG_MAX];
+    int rc;
+
+    tag[0] = '\0';
+    if (MOTE_PORT_HAS(p, proc_tag) && p->proc_tag(p->ctx, pid, tag, sizeof(tag)) < 0)
+        tag[0] = '\0';
+    rc = mote_journal_tool_start(&c->jr, run->call_id, g > 0 ? g : 0, start, tag);
 
     return jok(c, rc, before) ? 0 : rc < 0 ? rc : MOTE_ERR_IO;
 }
@@ -1557,12 +1563,23 @@ static void note(struct mote_conv *c, const char *a, uint64_t n, const char *b)
 }
 
 /* Kills what is left of tools that were running when mote died: only the
- * very processes that were recorded (a reused pid has another start time). */
+ * very processes that were recorded (a reused pid has another start time;
+ * a tool's members carry its tag even when its leader is gone). */
 static void kill_leftovers(struct mote_conv *c)
 {
     const struct mote_port *p = c->s->port;
     unsigned i;
 
+    if (MOTE_PORT_HAS(p, proc_kill_recorded)) {
+        for (i = 0; i < c->rec.nkill; i++) {
+            int n = p->proc_kill_recorded(p->ctx, c->rec.kill_pgid[i], c->rec.kill_start[i],
+                                          c->rec.kill_tag[i]);
+
+            if (n > 0)
+                note(c, "ended ", (uint64_t)n, " leftover process(es) of an interrupted tool");
+        }
+        return;
+    }
     if (!MOTE_PORT_HAS(p, proc_start_time) || !MOTE_PORT_HAS(p, proc_signal))
         return;
     for (i = 0; i < c->rec.nkill; i++) {

@@ -386,7 +386,7 @@ int mote_journal_allow(struct mote_journal *j, const char *tool)
 }
 
 int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t pgid,
-                            uint64_t start_time)
+                            uint64_t start_time, const char *tag)
 {
     struct mote_jw w;
     struct linebuf b;
@@ -398,6 +398,10 @@ int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t
     mote_jw_int(&w, pgid);
     mote_jw_key(&w, "start");
     mote_jw_int(&w, (int64_t)start_time);
+    if (tag != NULL && tag[0] != '\0') {
+        mote_jw_key(&w, "tag");
+        mote_jw_str(&w, tag);
+    }
     return rec_end(j, &w, &b, true); /* durable before the tool runs */
 }
 
@@ -1033,6 +1037,9 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
                                         &c->pgid);
                     (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "start"),
                                         (int64_t *)&c->start);
+                    if (mote_json_str(&j->buf->json, mote_json_member(&j->buf->json, 0, "tag"),
+                                      c->tag, sizeof(c->tag)) < 0)
+                        c->tag[0] = '\0';
                 }
             }
             if (t == MOTE_REC_TOOL_RESULT)
@@ -1065,9 +1072,10 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
             continue;
         r->nstarted++;
         /* A tool that began and has no result may still run: its group. */
-        if (c->pgid > 0) {
+        if (c->pgid > 0 || c->tag[0] != '\0') {
             r->kill_pgid[r->nkill] = c->pgid;
             r->kill_start[r->nkill] = c->start;
+            memcpy(r->kill_tag[r->nkill], c->tag, sizeof(c->tag));
             r->nkill++;
         }
     }

@@ -148,6 +148,13 @@
 #define MOTE_LLM_NAME_MAX 128
 #endif
 
+/* Bytes of the tag a port gives each process it starts for a tool (the
+ * environment variable MOTE_TOOL_TAG, kept in the tool_start record so
+ * recovery finds what is left of the tool), including the NUL. */
+#ifndef MOTE_PROC_TAG_MAX
+#define MOTE_PROC_TAG_MAX 40
+#endif
+
 /* Bytes of the socket send and receive buffer of one model request. */
 #ifndef MOTE_NET_BUF
 #define MOTE_NET_BUF 4096
@@ -372,6 +379,9 @@
 #error "MOTE_LLM_MAX_TOOL_CALLS must be 1..255 and MOTE_LLM_MAX_BLOCKS 2..255"
 #endif
 
+#if MOTE_PROC_TAG_MAX < 17
+#error "MOTE_PROC_TAG_MAX must be at least 17 (the POSIX port's tags are 16 hex digits)"
+#endif
 #if MOTE_LLM_TEXT_MAX < 256 || MOTE_LLM_ID_MAX < 32 || MOTE_LLM_NAME_MAX < 32
 #error "MOTE_LLM_TEXT_MAX must be at least 256, MOTE_LLM_ID_MAX and MOTE_LLM_NAME_MAX at least 32"
 #endif

@@ -144,7 +144,7 @@ int mote_journal_answer(struct mote_journal *j, const char *text, size_t len, co
                         bool interrupted, const struct mote_call_rec *calls, unsigned ncalls,
                         const struct mote_rec_usage *usage);
 int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t pgid,
-                            uint64_t start_time);
+                            uint64_t start_time, const char *tag);
 int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const char *text,
                              size_t len, bool is_error);
 int mote_journal_mark(struct mote_journal *j, const char *state);
@@ -205,6 +205,7 @@ struct mote_rec_call {
     bool has_result;
     int64_t pgid;                  /* from the tool_start record (0: none) */
     uint64_t start;
+    char tag[MOTE_PROC_TAG_MAX];   /* the processes' tag ("": none recorded) */
 };
 
 struct mote_recovery {
@@ -217,6 +218,7 @@ struct mote_recovery {
     unsigned nkill;               /* process groups recorded for begun ones */
     int64_t kill_pgid[MOTE_LLM_MAX_TOOL_CALLS];
     uint64_t kill_start[MOTE_LLM_MAX_TOOL_CALLS];
+    char kill_tag[MOTE_LLM_MAX_TOOL_CALLS][MOTE_PROC_TAG_MAX];
     bool cancelled;               /* the last turn ended by the user's cancel */
     char last_error[160];         /* the message of a trailing error record */
     unsigned nallowed;            /* tools allowed for every call ("allow" records) */

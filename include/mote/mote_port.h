@@ -24,8 +24,8 @@
  *  - No member calls back into the core.
  *
  * Groups: clock, wait, signals, storage, random (version 1), then net,
- * TLS and process, appended in that order; older ports stay valid through
- * `size`.
+ * TLS, process, file system and process identity, appended in that
+ * order; older ports stay valid through `size`.
  */
 #ifndef MOTE_PORT_H
 #define MOTE_PORT_H
@@ -257,9 +257,11 @@ struct mote_port {
                       int fds[3], int64_t *pid);
 
     /* Sends MOTE_PROC_TERM or MOTE_PROC_KILL to the child's whole process
-     * group (`pid` a handle from proc_spawn, or a raw process group id
-     * from an earlier run). Returns 0, or MOTE_ERR_NOENT if nothing of it
-     * is left. */
+     * group (`pid` a handle from proc_spawn not yet reaped: a reaped
+     * handle gives MOTE_ERR_NOENT and signals nothing, since its group id
+     * may name a stranger's group by then). Returns 0, or MOTE_ERR_NOENT
+     * if nothing of it is left. What an earlier run left is ended with
+     * proc_kill_recorded. */
     int (*proc_signal)(void *ctx, int64_t pid, int which);
 
     /* Collects the child's exit without blocking: MOTE_ERR_AGAIN while it
@@ -315,6 +317,24 @@ struct mote_port {
     /* Calls `fn` for each entry of directory `path` (no "." or ".."), in
      * no particular order. */
     int (*fs_list)(void *ctx, const char *path, mote_fs_list_fn fn, void *arg);
+
+    /* ---- process identity (recovery of tools after a crash) ----
+     * Every process proc_spawn starts carries a tag that its descendants
+     * inherit (on POSIX the environment variable MOTE_TOOL_TAG, a random
+     * token), so what is left of a tool can be found after mote died even
+     * when the tool's leader is gone and its members moved to other
+     * process groups; and a stranger's process never matches. */
+
+    /* Copies child `pid`'s tag (a handle from proc_spawn) into buf (cap
+     * bytes, NUL-terminated). Returns its length, or < 0. */
+    int (*proc_tag)(void *ctx, int64_t pid, char *buf, size_t cap);
+
+    /* Ends what is left of a tool an earlier run recorded: process group
+     * `pgid` if its leader still has start time `start` (0: do not), and
+     * every process of this user carrying `tag` (NULL or "": none).
+     * Returns how many processes it signalled (0: nothing was left), or
+     * < 0. Never signals a process that matches neither. */
+    int (*proc_kill_recorded)(void *ctx, int64_t pgid, uint64_t start, const char *tag);
 };
 
 #define MOTE_PROC_TERM 1

@@ -1,15 +1,25 @@
 /*
  * proc.c - the process group of the POSIX port.
  *
- * Every child runs under a supervisor: mote forks a small process (S) that
- * forks the real child (C) in a new process group G and then watches two
- * things: C's exit and a "life" pipe whose write end only mote holds.
+ * Every child runs under a supervisor: mote forks a small process (S,
+ * named mote-sup) that forks the real child (C) in a new process group G
+ * and then watches two things: C's exit and a "life" pipe whose write end
+ * only mote holds.
  *  - C exits: S kills what is left of G (background children, a
- *    launcher's node process) and exits with C's status, which mote reaps.
+ *    launcher's node process), then every process still below it, and
+ *    exits with C's status, which mote reaps.
  *  - mote goes away, by any death including kill -9: the life pipe reads
- *    EOF, S sends SIGTERM to G, waits up to 300 ms, sends SIGKILL, exits.
- * S ignores the terminal's signals (it is in mote's group) and C dies with
- * S (PR_SET_PDEATHSIG), so nothing of a child outlives mote.
+ *    EOF, S sends SIGTERM to G, waits up to 300 ms, sends SIGKILL to G and
+ *    then to every process still below it, and exits.
+ * S runs in a session of its own (setsid), so a signal to mote's process
+ * group (`kill -9 %1` in a shell) does not reach it and it outlives mote
+ * long enough to clean up; on Linux it is a child subreaper, so what a
+ * tool starts and leaves behind - a `setsid cmd &`, a daemon that forked
+ * twice - is reparented to S, not to init, and S ends it too. C dies with
+ * S (PR_SET_PDEATHSIG). Each child's environment carries MOTE_TOOL_TAG, a
+ * random token its descendants inherit: when mote and S were both killed,
+ * recovery finds a recorded tool's remaining processes by it
+ * (proc_kill_recorded), never a stranger's.
  *
  * Start times come from /proc/PID/stat, to tell a process from a later one
  * that reuses its pid.
@@ -20,8 +30,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +47,9 @@
 #include "posix_internal.h"
 
 #define CHILDREN 32
+#define ENV_MAX 1024 /* environment entries a child gets with its tag */
+#define TAG_VAR "MOTE_TOOL_TAG="
+#define TAG_LEN 16 /* hex digits */
 
 extern char **environ;
 
@@ -42,7 +57,13 @@ static struct child {
     pid_t sup;   /* the supervisor: what mote reaps */
     pid_t group; /* the child's process group */
     int life;    /* write end of the life pipe */
+    char tag[TAG_LEN + 1];
 } kids[CHILDREN];
+
+/* The environment of the child being started: `envp` (or mote's own) with
+ * its tag first. Built before the fork, read by the forks only. */
+static char *child_env[ENV_MAX + 2];
+static char tag_entry[sizeof(TAG_VAR) + TAG_LEN];
 
 static struct child *find(int64_t pid)
 {
@@ -94,6 +115,83 @@ static void on_chld(int sig)
     errno = saved;
 }
 
+static size_t put_uint(char *p, unsigned long v)
+{
+    char d[24];
+    size_t n = 0, i;
+
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (i = 0; i < n; i++)
+        p[i] = d[n - 1 - i];
+    return n;
+}
+
+/* SIGKILLs each child of the calling process (on Linux the processes
+ * reparented to it as subreaper are among them). Only async-signal-safe
+ * calls: it runs in a fork of a process that may have threads. Returns
+ * how many it signalled, or -1 if the list could not be read. */
+static int kill_children(void)
+{
+    char path[64], buf[4096];
+    size_t k = 0;
+    long pid = 0;
+    int fd, killed = 0;
+    ssize_t n, i;
+    bool in = false;
+
+    memcpy(path, "/proc/", 6);
+    k = 6 + put_uint(path + 6, (unsigned long)getpid());
+    memcpy(path + k, "/task/", 6);
+    k += 6 + put_uint(path + k + 6, (unsigned long)getpid());
+    memcpy(path + k, "/children", 10);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+        for (i = 0; i <= n; i++) {
+            if (i < n && buf[i] >= '0' && buf[i] <= '9') {
+                pid = pid * 10 + (buf[i] - '0');
+                in = true;
+            } else if (i < n && in) {
+                if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
+                    killed++;
+                pid = 0;
+                in = false;
+            }
+        }
+    }
+    if (in && pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
+        killed++;
+    close(fd);
+    return killed;
+}
+
+/* Ends group `c` and every process still below the supervisor, reaping
+ * them, for at most about 2 s (a process that forks faster than it can be
+ * killed is the only one to survive that). */
+static void end_all(pid_t c)
+{
+    int i, st;
+
+    kill(-c, SIGKILL);
+    for (i = 0; i < 200; i++) {
+        pid_t r;
+
+        while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
+        }
+        if (r < 0 && errno == ECHILD)
+            return;
+        if (kill_children() < 0) {
+            /* No list of children: the group is what can be ended. */
+            kill(-c, SIGKILL);
+        }
+        sleep_ms(10);
+    }
+}
+
 /* The supervisor's life: never returns. */
 static void supervise(const char *const *argv, const char *const *envp, int in[2], int out[2],
                       int err[2], bool merge_err, int ready_w, int life_r)
@@ -102,6 +200,13 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
     int st = 0, i;
     int chld[2];
 
+    /* Out of mote's session and process group: a signal to mote's group
+     * (the shell's kill -9 %1) leaves the supervisor to clean up. */
+    (void)setsid();
+#ifdef __linux__
+    prctl(PR_SET_NAME, "mote-sup", 0, 0, 0);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
@@ -148,7 +253,9 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(merge_err ? out[1] : err[1], 2);
-        if (envp != NULL)
+        if (child_env[0] != NULL)
+            environ = child_env;
+        else if (envp != NULL)
             environ = (char **)envp;
         execvp(argv[0], (char *const *)argv);
         {
@@ -176,7 +283,7 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
         char drain[16];
 
         if (r == c) {
-            kill(-c, SIGKILL); /* whatever it left behind */
+            end_all(c); /* whatever it left behind */
             _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0));
         }
         if (poll(p, chld[0] >= 0 ? 2 : 1, chld[0] >= 0 ? 1000 : 50) <= 0)
@@ -192,12 +299,60 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
                 kill(-c, SIGTERM);
                 for (i = 0; i < 30 && waitpid(c, &st, WNOHANG) == 0; i++)
                     sleep_ms(10);
-                kill(-c, SIGKILL);
-                waitpid(c, &st, 0);
+                end_all(c);
                 _exit(128 + SIGTERM);
             }
         }
     }
+}
+
+/* A fresh random tag (hex), without blocking: getrandom's pool, or at
+ * early boot a mix of the time, the pid and a counter (unique, if not
+ * secret; the tag identifies, it does not protect). */
+static void new_tag(char out[TAG_LEN + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    static unsigned long count;
+    unsigned char r[TAG_LEN / 2];
+    size_t i;
+
+    if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+        struct timespec ts;
+        unsigned long long x;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        x = ((unsigned long long)ts.tv_sec * 1000000007ull) ^ (unsigned long long)ts.tv_nsec ^
+            ((unsigned long long)getpid() << 32) ^ (++count * 0x9e3779b97f4a7c15ull);
+        for (i = 0; i < sizeof(r); i++)
+            r[i] = (unsigned char)(x >> (8 * i));
+    }
+    for (i = 0; i < sizeof(r); i++) {
+        out[2 * i] = hex[r[i] >> 4];
+        out[2 * i + 1] = hex[r[i] & 15];
+    }
+    out[TAG_LEN] = '\0';
+}
+
+/* child_env = the tag, then `envp` (NULL: mote's environment) without any
+ * tag it held. Left empty (the child gets envp as it is) if too long. */
+static void build_env(const char *const *envp, const char *tag)
+{
+    const char *const *e = envp != NULL ? envp : (const char *const *)environ;
+    size_t n = 0, i;
+
+    memcpy(tag_entry, TAG_VAR, sizeof(TAG_VAR) - 1);
+    memcpy(tag_entry + sizeof(TAG_VAR) - 1, tag, TAG_LEN + 1);
+    child_env[n++] = tag_entry;
+    for (i = 0; e != NULL && e[i] != NULL; i++) {
+        if (strncmp(e[i], TAG_VAR, sizeof(TAG_VAR) - 1) == 0)
+            continue;
+        if (n >= ENV_MAX) {
+            child_env[0] = NULL;
+            return;
+        }
+        child_env[n++] = (char *)e[i];
+    }
+    child_env[n] = NULL;
 }
 
 static int px_spawn(void *ctx, const char *const *argv, const char *const *envp, bool merge_err,
@@ -214,6 +369,8 @@ static int px_spawn(void *ctx, const char *const *argv, const char *const *envp,
     (void)ctx;
     if (slot == NULL)
         return MOTE_ERR_FULL;
+    new_tag(slot->tag);
+    build_env(envp, slot->tag);
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
         (!merge_err && pipe2(err, O_CLOEXEC) < 0) || pipe2(ready, O_CLOEXEC) < 0 ||
         pipe2(life, O_CLOEXEC) < 0) {
@@ -292,9 +449,13 @@ fail:
 static int px_signal(void *ctx, int64_t pid, int which)
 {
     struct child *c = find(pid);
-    pid_t g = c != NULL ? c->group : (pid_t)pid;
+    pid_t g = c != NULL ? c->group : 0;
 
     (void)ctx;
+    /* Only a child of this run that mote has not reaped: a handle already
+     * reaped, or a pid from elsewhere, may name a stranger by now. */
+    if (c == NULL)
+        return MOTE_ERR_NOENT;
     if (g <= 1)
         return MOTE_ERR_INVAL; /* never the whole system */
     if (kill(-g, which == MOTE_PROC_KILL ? SIGKILL : SIGTERM) < 0)
@@ -362,6 +523,86 @@ static uint64_t px_start_time(void *ctx, int64_t pid)
     return start == 0 ? 1 : start;
 }
 
+static int px_tag(void *ctx, int64_t pid, char *buf, size_t cap)
+{
+    struct child *c = find(pid);
+    size_t n;
+
+    (void)ctx;
+    if (c == NULL)
+        return MOTE_ERR_NOENT;
+    n = strlen(c->tag);
+    if (n + 1 > cap)
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(buf, c->tag, n + 1);
+    return (int)n;
+}
+
+/* True if process `pid`'s environment holds exactly `entry` (NUL-framed). */
+static bool env_has(long pid, const char *entry, size_t len)
+{
+    char path[64], buf[4096 + 64];
+    size_t keep = 1;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false; /* gone, or not ours */
+    buf[0] = '\0';   /* the first entry is framed like the others */
+    while ((n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
+        size_t have = keep + (size_t)n;
+
+        if (memmem(buf, have, entry, len) != NULL) {
+            close(fd);
+            return true;
+        }
+        keep = len - 1 < have ? len - 1 : have;
+        memmove(buf, buf + have - keep, keep);
+    }
+    close(fd);
+    return false;
+}
+
+static int px_kill_recorded(void *ctx, int64_t pgid, uint64_t start, const char *tag)
+{
+    char entry[sizeof(TAG_VAR) + TAG_LEN + 2];
+    size_t tl = tag != NULL ? strlen(tag) : 0, i;
+    int count = 0;
+    bool ok = tl == TAG_LEN;
+    DIR *d;
+    struct dirent *de;
+
+    for (i = 0; ok && i < tl; i++)
+        ok = (tag[i] >= '0' && tag[i] <= '9') || (tag[i] >= 'a' && tag[i] <= 'f');
+    /* The group, only while its leader is the very process recorded. */
+    if (pgid > 1 && start != 0 && px_start_time(ctx, pgid) == start &&
+        kill(-(pid_t)pgid, SIGKILL) == 0)
+        count++;
+    if (!ok)
+        return count;
+    /* Every process of ours with the tag, whatever its group. */
+    entry[0] = '\0';
+    memcpy(entry + 1, TAG_VAR, sizeof(TAG_VAR) - 1);
+    memcpy(entry + sizeof(TAG_VAR), tag, TAG_LEN);
+    entry[sizeof(TAG_VAR) + TAG_LEN] = '\0';
+    d = opendir("/proc");
+    if (d == NULL)
+        return count > 0 ? count : mote_posix_err(errno);
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+
+        if (*end != '\0' || pid <= 1 || pid == (long)getpid())
+            continue;
+        if (env_has(pid, entry, sizeof(TAG_VAR) + TAG_LEN + 1) && kill((pid_t)pid, SIGKILL) == 0)
+            count++;
+    }
+    closedir(d);
+    return count;
+}
+
 static int px_pipe_read(void *ctx, int fd, void *buf, size_t n)
 {
     ssize_t r;
@@ -401,4 +642,6 @@ void mote_posix_proc_fill(struct mote_port *port)
     port->proc_reap = px_reap;
     port->proc_start_time = px_start_time;
     port->proc_group = px_group;
+    port->proc_tag = px_tag;
+    port->proc_kill_recorded = px_kill_recorded;
 }

@@ -67,16 +67,16 @@ static int write_step(struct mote_journal *j, int k)
     case S_USER: return mote_journal_user(j, "list files \"here\"\n", 18);
     case S_REQ: return mote_journal_request(j, 1);
     case S_ANS_CALLS: return mote_journal_assistant(j, "Let me look.", 12, "tool_use", false, two, 2);
-    case S_START1: return mote_journal_tool_start(j, "call_a", 4242, 777);
+    case S_START1: return mote_journal_tool_start(j, "call_a", 4242, 777, "t0123456789abcdef");
     case S_RES1: return mote_journal_tool_result(j, "call_a", "a\nb\n", 4, false);
-    case S_START2: return mote_journal_tool_start(j, "call_b", 4243, 778);
+    case S_START2: return mote_journal_tool_start(j, "call_b", 4243, 778, NULL);
     case S_RES2: return mote_journal_tool_result(j, "call_b", "no such file", 12, true);
     case S_REQ2: return mote_journal_request(j, 1);
     case S_ANS_END: return mote_journal_assistant(j, "Done: a and b.", 14, "end_turn", false, NULL, 0);
     case S_USER2: return mote_journal_user(j, "again", 5);
     case S_REQ3: return mote_journal_request(j, 1);
     case S_ANS_CALL3: return mote_journal_assistant(j, "", 0, "tool_use", false, one, 1);
-    case S_START3: return mote_journal_tool_start(j, "call_c", 0, 0);
+    case S_START3: return mote_journal_tool_start(j, "call_c", 0, 0, NULL);
     case S_RES3: return mote_journal_tool_result(j, "call_c", "x", 1, false);
     case S_REQ4: return mote_journal_request(j, 1);
     case S_ANS_TEXT: return mote_journal_assistant(j, "ok \xe2\x9c\x93", 6, "end_turn", false, NULL, 0);
@@ -186,6 +186,7 @@ static void test_recovery_rules(void **state)
     assert_int_equal(r.nkill, 1);
     assert_int_equal(r.kill_pgid[0], 4242);
     assert_int_equal(r.kill_start[0], 777);
+    assert_string_equal(r.kill_tag[0], "t0123456789abcdef");
     assert_int_equal(mote_recover_apply(&jr, &r), 0);
     assert_int_equal(mote_recover(&jr, &r), 0);
     assert_int_equal(r.action, MOTE_RECOVER_IDLE);
