@@ -658,6 +658,8 @@ static void start_request(struct mote_conv *c)
     st->req.model = c->conf.model;
     st->req.system = c->conf.system;
     st->req.max_tokens = c->conf.max_tokens;
+    st->req.max_completion_tokens = c->conf.llm->provider == MOTE_PROVIDER_OPENAI &&
+                                    mote_llm_openai_host(c->conf.llm->base_url);
     st->req.tools = st->defs;
     st->req.parts = mote_journal_parts;
     st->req.parts_arg = &c->jr;

@@ -145,11 +145,37 @@ static int on_sse(void *arg, const char *event, const char *data, size_t len, co
     return mote_llm_dec_event(&c->dec, event, data, len);
 }
 
+/* True unless the response says it is something else than an event
+ * stream (no Content-Type at all is taken as one: some compatible servers
+ * leave it out). */
+static bool event_stream(const char *ct)
+{
+    static const char want[] = "text/event-stream";
+    size_t i;
+
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    if (*ct == '\0')
+        return true;
+    for (i = 0; i < sizeof(want) - 1; i++) {
+        char ch = ct[i];
+
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        if (ch != want[i])
+            return false;
+    }
+    return ct[i] == '\0' || ct[i] == ';' || ct[i] == ' ' || ct[i] == '\t';
+}
+
 static int on_body(void *arg, const char *p, size_t n)
 {
     struct mote_llm_call *c = arg;
 
-    if (c->http.status == 200)
+    if (c->http.status == 200 && !c->not_sse && !c->dec.content && c->err_len == 0 &&
+        !event_stream(c->http.content_type))
+        c->not_sse = true;
+    if (c->http.status == 200 && !c->not_sse)
         return mote_sse_feed(&c->sse, p, n);
     /* An error body: keep its start for the message. */
     if (c->err_len < sizeof(c->err_body) - 1) {
@@ -284,6 +310,28 @@ static int status_error(struct mote_llm_call *c)
  * success. */
 static int stream_cut(struct mote_llm_call *c)
 {
+    if (c->not_sse) {
+        /* A proxy's login page, a JSON answer to a non-streaming request:
+         * say what arrived, not that a stream ended. */
+        struct mote_sb sb;
+        size_t i;
+
+        mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+        mote_sb_s(&sb, "the model API answered HTTP 200 with Content-Type ");
+        mote_sb_s(&sb, c->http.content_type);
+        mote_sb_s(&sb, ", not an event stream");
+        if (c->err_len > 0) {
+            for (i = 0; i < c->err_len; i++) {
+                unsigned char ch = (unsigned char)c->err_body[i];
+
+                if (ch < 0x20 || ch == 0x7f)
+                    c->err_body[i] = ' ';
+            }
+            mote_sb_s(&sb, ": ");
+            mote_sb_n(&sb, c->err_body, c->err_len < 200 ? c->err_len : 200);
+        }
+        return MOTE_ERR_PROTO;
+    }
     msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
                           : "the stream ended before the answer",
         c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)" : " (no [DONE])", NULL);
@@ -478,7 +526,7 @@ static void new_attempt(struct mote_loop *loop, struct mote_llm_call *c)
     c->phase = MOTE_PHASE_RESOLVE;
     if (c->on_phase != NULL)
         c->on_phase(c->on_event_arg, MOTE_PHASE_RESOLVE); /* an attempt begins */
-    c->got_byte = c->head_sent = false;
+    c->got_byte = c->head_sent = c->not_sse = false;
     c->send_len = c->send_off = 0;
     c->err_len = 0;
     c->err_body[0] = '\0';

@@ -437,16 +437,20 @@ int mote_json_unescape(const char *s, size_t len, char *out, size_t cap)
                 tn = utf8_put(0xFFFD, tmp);
                 i++;
             } else {
-                if (o + tn >= cap)
+                if (o + tn >= cap) {
+                    out[o] = '\0'; /* the prefix that fits */
                     return MOTE_ERR_TOO_LARGE;
+                }
                 memcpy(out + o, s + i, tn);
                 o += tn;
                 i += tn;
                 continue;
             }
         }
-        if (o + tn >= cap)
+        if (o + tn >= cap) {
+            out[o] = '\0'; /* the prefix that fits */
             return MOTE_ERR_TOO_LARGE;
+        }
         memcpy(out + o, tmp, tn);
         o += tn;
     }

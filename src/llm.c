@@ -91,7 +91,7 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req, struct
     mote_jw_bool(w, true);
     mote_jw_obj_end(w);
     if (req->max_tokens > 0) {
-        mote_jw_key(w, "max_tokens");
+        mote_jw_key(w, req->max_completion_tokens ? "max_completion_tokens" : "max_tokens");
         mote_jw_int(w, req->max_tokens);
     }
     write_tools(w, req);
@@ -855,15 +855,53 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
 
 /* ---- errors ------------------------------------------------------------ */
 
+bool mote_llm_openai_host(const char *base_url)
+{
+    static const char host[] = "api.openai.com";
+    const char *p = base_url != NULL ? strstr(base_url, "://") : NULL;
+    size_t i;
+
+    if (p == NULL)
+        return false;
+    p += 3;
+    for (i = 0; i < sizeof(host) - 1; i++) {
+        char ch = p[i];
+
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        if (ch != host[i])
+            return false;
+    }
+    return p[i] == '\0' || p[i] == '/' || p[i] == ':' || (p[i] == '.' && (p[i + 1] == '\0' ||
+                                                                          p[i + 1] == '/'));
+}
+
+static bool retryable_kind(const char *k)
+{
+    return strcmp(k, "overloaded_error") == 0 || strcmp(k, "rate_limit_error") == 0 ||
+           strcmp(k, "api_error") == 0 || strcmp(k, "rate_limit_exceeded") == 0 ||
+           strcmp(k, "server_error") == 0 || strcmp(k, "tokens") == 0 ||
+           strcmp(k, "requests") == 0;
+}
+
+static bool final_kind(const char *k)
+{
+    return strcmp(k, "authentication_error") == 0 || strcmp(k, "invalid_request_error") == 0 ||
+           strcmp(k, "permission_error") == 0 || strcmp(k, "invalid_api_key") == 0 ||
+           strcmp(k, "insufficient_quota") == 0;
+}
+
 bool mote_llm_classify_error(const char *body, size_t len, int http_status, char *type,
                              size_t type_cap, char *msg, size_t msg_cap, struct mote_json *scratch)
 {
     struct mote_json *jp = scratch;
     bool retry;
     int e, t;
+    char code[64];
 
     mote_str_copy(type, type_cap, "");
     mote_str_copy(msg, msg_cap, "");
+    code[0] = '\0';
     retry = http_status == 429 || http_status == 500 || http_status == 502 ||
             http_status == 503 || http_status == 504 || http_status == 529;
     if (mote_json_parse(jp, body, len) > 0) {
@@ -871,20 +909,22 @@ bool mote_llm_classify_error(const char *body, size_t len, int http_status, char
         if (mote_json_type_of(jp, e) == MOTE_JSON_STRING) {
             (void)mote_json_str(jp, e, msg, msg_cap);
         } else if (e >= 0) {
+            /* Anthropic names the kind in `type`; OpenAI in `code` (its
+             * `type` may be a coarse "requests" or "tokens"): both count. */
             t = mote_json_member(jp, e, "type");
-            if (t < 0 || mote_json_is_null(jp, t))
-                t = mote_json_member(jp, e, "code");
-            (void)mote_json_str(jp, t, type, type_cap);
+            if (t >= 0 && !mote_json_is_null(jp, t))
+                (void)mote_json_str(jp, t, type, type_cap);
+            if (mote_json_str(jp, mote_json_member(jp, e, "code"), code, sizeof(code)) < 0)
+                code[0] = '\0';
+            if (type[0] == '\0')
+                mote_str_copy(type, type_cap, code);
             (void)mote_json_str(jp, mote_json_member(jp, e, "message"), msg, msg_cap);
         }
     }
-    if (strcmp(type, "overloaded_error") == 0 || strcmp(type, "rate_limit_error") == 0 ||
-        strcmp(type, "api_error") == 0 || strcmp(type, "rate_limit_exceeded") == 0 ||
-        strcmp(type, "server_error") == 0 || strcmp(type, "tokens") == 0)
+    if (retryable_kind(type) || retryable_kind(code))
         retry = true;
-    if (strcmp(type, "authentication_error") == 0 || strcmp(type, "invalid_request_error") == 0 ||
-        strcmp(type, "permission_error") == 0 || strcmp(type, "invalid_api_key") == 0 ||
-        http_status == 400 || http_status == 401 || http_status == 403)
+    if (final_kind(type) || final_kind(code) || http_status == 400 || http_status == 401 ||
+        http_status == 403)
         retry = false;
     return retry;
 }

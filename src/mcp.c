@@ -386,8 +386,10 @@ static void call_result(struct mote_mcp_server *s, int result)
     struct mote_json *j = &s->m->json;
     int content = mote_json_member(j, result, "content"), k;
     char *out = s->m->text;
-    size_t cap = sizeof(s->m->text), len = 0;
-    bool is_error = false;
+    /* A result holds MOTE_MCP_RESULT_MAX bytes; its tail is kept for the
+     * note that says it was cut. */
+    size_t cap = MOTE_MCP_RESULT_MAX - 160, len = 0;
+    bool is_error = false, cut = false;
 
     (void)mote_json_bool(j, mote_json_member(j, result, "isError"), &is_error);
     for (k = 0;; k++) {
@@ -396,17 +398,22 @@ static void call_result(struct mote_mcp_server *s, int result)
         struct mote_sb sb;
         char kind[32];
 
-        if (item < 0 || len + 2 >= cap)
+        if (item < 0)
             break;
+        if (len + 2 >= cap) {
+            cut = true;
+            break;
+        }
         if (len > 0)
             out[len++] = '\n';
         if (mote_json_eq(j, type, "text")) {
             int n = mote_json_str(j, mote_json_member(j, item, "text"), out + len, cap - len);
 
-            if (n < 0) { /* too long: say so rather than lose it silently */
-                mote_sb_init(&sb, out + len, cap - len);
-                mote_sb_s(&sb, "[text over the result limit]");
-                n = (int)sb.len;
+            if (n == MOTE_ERR_TOO_LARGE) { /* what fits, and a note below */
+                n = (int)strlen(out + len);
+                cut = true;
+            } else if (n < 0) {
+                n = 0;
             }
             len += (size_t)n;
             continue;
@@ -434,7 +441,18 @@ static void call_result(struct mote_mcp_server *s, int result)
         const char *raw = mote_json_raw(j, mote_json_member(j, result, "structuredContent"), &n);
 
         len = n < cap - 1 ? n : cap - 1;
+        cut = n > len;
         memcpy(out, raw, len);
+    }
+    if (cut) {
+        /* Said to the model, as the shell tool does, never cut silently. */
+        struct mote_sb sb;
+
+        mote_sb_init(&sb, out + len, MOTE_MCP_RESULT_MAX - len);
+        mote_sb_s(&sb, "\n[result cut: the server sent more than ");
+        mote_sb_u(&sb, (uint64_t)cap);
+        mote_sb_s(&sb, " bytes (MOTE_MCP_RESULT_MAX); the rest is not shown]");
+        len += sb.len;
     }
     out[len] = '\0';
     call_finish(s, out, len, is_error);

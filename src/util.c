@@ -58,6 +58,19 @@ void mote_sb_s(struct mote_sb *b, const char *s)
     b->len += mote_str_copy(b->p + b->len, b->cap - b->len, s);
 }
 
+void mote_sb_n(struct mote_sb *b, const char *s, size_t n)
+{
+    size_t room = b->cap > b->len ? b->cap - b->len - 1 : 0;
+
+    if (b->cap == 0)
+        return;
+    if (n > room)
+        n = room;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
 void mote_sb_u(struct mote_sb *b, uint64_t v)
 {
     char d[24];

@@ -25,6 +25,8 @@ struct mote_sb {
 void mote_sb_init(struct mote_sb *b, char *buf, size_t cap);
 void mote_sb_s(struct mote_sb *b, const char *s);
 void mote_sb_u(struct mote_sb *b, uint64_t v);
+/* Appends n bytes of s (cut at the capacity). */
+void mote_sb_n(struct mote_sb *b, const char *s, size_t n);
 void mote_sb_i(struct mote_sb *b, int64_t v);
 
 /* Wrap-safe "a is before b" for 32-bit monotonic counters. */

@@ -53,6 +53,11 @@ TOOLS = [
     {"name": "sleep", "description": "Sleep.",
      "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
 ]
+if opt("--big-tool"):
+    TOOLS.append({"name": "big", "description": "A large result.",
+                  "inputSchema": {"type": "object", "properties": {"bytes": {"type": "number"},
+                                                                   "items": {"type": "number"},
+                                                                   "structured": {"type": "boolean"}}}})
 
 
 OUT = threading.Lock()
@@ -123,6 +128,13 @@ for line in sys.stdin:
                 continue
         elif name == "late" and any(t["name"] == "late" for t in TOOLS):
             res = {"content": [{"type": "text", "text": "late tool ran"}]}
+        elif name == "big":
+            size, items = int(a.get("bytes", 100000)), int(a.get("items", 1))
+            if a.get("structured"):
+                res = {"content": [], "structuredContent": {"data": "s" * size}}
+            else:
+                res = {"content": [{"type": "text", "text": "b" * size + "END"}
+                                   for _ in range(items)]}
         elif name == "add":
             res = {"content": [{"type": "text", "text": str(a.get("a", 0) + a.get("b", 0))}]}
         elif name == "image":

@@ -25,6 +25,7 @@ Steps:
   {"input_tokens": N, ...}                      the usage reported for the request
   {"refusal": "..."}                            OpenAI: a refusal instead of content
   {"cut_input": true, "tool": ...}              Anthropic: the tool input stops half way
+  {"raw_body": "...", "content_type": "text/html"}  HTTP 200 with this body (not a stream)
 
 Every request is appended to --log as one JSON line (path, headers, body).
 The chosen port is written to --port-file once listening.
@@ -125,6 +126,14 @@ class Handler(BaseHTTPRequestHandler):
         if "stall_headers" in step:
             time.sleep(step["stall_headers"])
             self.close_connection = True
+            return
+        if "raw_body" in step:
+            payload = step["raw_body"].encode()
+            self.send_response(200)
+            self.send_header("content-type", step.get("content_type", "text/html"))
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.send_raw(payload)
             return
         if "status" in step:
             payload = json.dumps(step.get("body") or {

@@ -92,6 +92,7 @@ struct mote_llm_call {
     mote_timer_id timer;
     uint32_t deadline;
     bool got_byte;            /* any response byte this attempt */
+    bool not_sse;             /* a 200 whose Content-Type is not an event stream */
     bool head_sent;
     size_t send_len, send_off;
     struct mote_llm_body body;

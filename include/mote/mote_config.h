@@ -379,6 +379,9 @@
 #error "MOTE_LLM_MAX_TOOL_CALLS must be 1..255 and MOTE_LLM_MAX_BLOCKS 2..255"
 #endif
 
+#if MOTE_MCP_RESULT_MAX < 1024 || MOTE_MCP_RESULT_MAX > MOTE_MCP_LINE_MAX
+#error "MOTE_MCP_RESULT_MAX must be 1024..MOTE_MCP_LINE_MAX"
+#endif
 #if MOTE_PROC_TAG_MAX < 17
 #error "MOTE_PROC_TAG_MAX must be at least 17 (the POSIX port's tags are 16 hex digits)"
 #endif

@@ -75,8 +75,9 @@ enum mote_json_type mote_json_type_of(const struct mote_json *j, int t);
 bool mote_json_eq(const struct mote_json *j, int t, const char *s);
 
 /* Unescapes string token `t` into `out` (cap bytes, NUL-terminated).
- * Returns the length, MOTE_ERR_TOO_LARGE if it does not fit, or
- * MOTE_ERR_INVAL if `t` is not a string. */
+ * Returns the length, MOTE_ERR_TOO_LARGE if it does not fit (out then
+ * holds the longest prefix of whole characters that fits, NUL-terminated),
+ * or MOTE_ERR_INVAL if `t` is not a string. */
 int mote_json_str(const struct mote_json *j, int t, char *out, size_t cap);
 
 /* Integer value of a number token (no fraction or exponent). Returns 0,

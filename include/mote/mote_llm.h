@@ -78,7 +78,15 @@ struct mote_llm_req {
     mote_part_fn parts;
     void *parts_arg;
     bool no_tool_calls;            /* tool_choice none: tools listed, none may be called */
+    bool max_completion_tokens;    /* OpenAI: the limit as max_completion_tokens (OpenAI's own
+                                    * endpoint; max_tokens is deprecated there and refused by
+                                    * reasoning models) instead of max_tokens (compatible
+                                    * servers) */
 };
+
+/* True if `base_url`'s host is OpenAI's own API (api.openai.com), whose
+ * chat completions take max_completion_tokens. */
+bool mote_llm_openai_host(const char *base_url);
 
 /* Writes the JSON body of `req` to `sink` in one go (for counting the
  * Content-Length, or for tests). Returns 0 or < 0 (the sink's error, the

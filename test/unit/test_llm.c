@@ -399,6 +399,36 @@ static void test_error_bodies(void **state)
     }
 }
 
+/* Issue 13.6: an error inside a 200 stream is classified on its `code` as
+ * well as its `type` (OpenAI's rate limit says type "requests" or
+ * "tokens", code "rate_limit_exceeded"). */
+static void test_error_code_classification(void **state)
+{
+    static const char rate[] = "{\"error\":{\"message\":\"Rate limit reached\","
+                               "\"type\":\"requests\",\"param\":null,"
+                               "\"code\":\"rate_limit_exceeded\"}}";
+    static const char rate2[] = "{\"error\":{\"message\":\"slow down\","
+                                "\"type\":\"some_new_kind\",\"code\":\"rate_limit_exceeded\"}}";
+    static const char quota[] = "{\"error\":{\"message\":\"You exceeded your current quota\","
+                                "\"type\":\"insufficient_quota\",\"code\":\"insufficient_quota\"}}";
+    static const char code_only[] = "{\"error\":{\"message\":\"busy\",\"type\":null,"
+                                    "\"code\":\"server_error\"}}";
+    char type[64], msg[128];
+
+    (void)state;
+    assert_true(mote_llm_classify_error(rate, sizeof(rate) - 1, 200, type, sizeof(type), msg,
+                                        sizeof(msg), &dec.json));
+    assert_string_equal(msg, "Rate limit reached");
+    assert_true(mote_llm_classify_error(rate2, sizeof(rate2) - 1, 200, type, sizeof(type), msg,
+                                        sizeof(msg), &dec.json));
+    assert_string_equal(type, "some_new_kind");
+    assert_false(mote_llm_classify_error(quota, sizeof(quota) - 1, 429, type, sizeof(type), msg,
+                                         sizeof(msg), &dec.json));
+    assert_true(mote_llm_classify_error(code_only, sizeof(code_only) - 1, 200, type,
+                                        sizeof(type), msg, sizeof(msg), &dec.json));
+    assert_string_equal(type, "server_error");
+}
+
 static void test_hostile_streams(void **state)
 {
     struct transcript t;
@@ -479,6 +509,45 @@ static int to_out(void *arg, const char *p, size_t n)
     return 0;
 }
 
+/* Issue 13.7: OpenAI's own endpoint gets max_completion_tokens (max_tokens
+ * is deprecated there and refused by reasoning models); compatible servers
+ * keep max_tokens. */
+static void test_openai_token_limit_field(void **state)
+{
+    static const struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false},
+    };
+    struct parts src = {conv, 1, 0};
+    struct mote_llm_req req;
+    static struct out o;
+
+    (void)state;
+    assert_true(mote_llm_openai_host("https://api.openai.com/v1"));
+    assert_true(mote_llm_openai_host("https://API.OpenAI.com:443/v1"));
+    assert_true(mote_llm_openai_host("https://api.openai.com"));
+    assert_false(mote_llm_openai_host("https://api.openai.com.example.net/v1"));
+    assert_false(mote_llm_openai_host("http://127.0.0.1:8080/v1"));
+    assert_false(mote_llm_openai_host("https://openrouter.ai/api/v1"));
+    assert_false(mote_llm_openai_host(NULL));
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.model = "o3-mini";
+    req.max_tokens = 777;
+    req.parts = next_part;
+    req.parts_arg = &src;
+    req.max_completion_tokens = true;
+    o.n = 0;
+    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    assert_non_null(strstr(o.s, "\"max_completion_tokens\":777"));
+    assert_null(strstr(o.s, "\"max_tokens\""));
+    req.max_completion_tokens = false;
+    src.calls = 0;
+    o.n = 0;
+    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    assert_non_null(strstr(o.s, "\"max_tokens\":777"));
+    assert_null(strstr(o.s, "max_completion_tokens"));
+}
+
 static void test_request_bodies(void **state)
 {
     static const struct mote_part conv[] = {
@@ -499,7 +568,7 @@ static void test_request_bodies(void **state)
     struct mote_llm_body body;
     size_t caps[] = {1, 7, 64, 5000}, k;
     struct mote_llm_req req = {MOTE_PROVIDER_ANTHROPIC, "m1", "be brief", 1000, tools, 1,
-                               next_part, &src, false};
+                               next_part, &src, false, false};
     static struct out o;
     int m;
 
@@ -569,6 +638,8 @@ int main(void)
         cmocka_unit_test(test_deepseek),
         cmocka_unit_test(test_openai_reasoning_is_thinking),
         cmocka_unit_test(test_openrouter_repeated_finish),
+        cmocka_unit_test(test_error_code_classification),
+        cmocka_unit_test(test_openai_token_limit_field),
         cmocka_unit_test(test_error_bodies),
         cmocka_unit_test(test_hostile_streams),
         cmocka_unit_test(test_request_bodies),

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Issue 13: speaking the providers' APIs exactly - each test drives the
+real binary against the local test LLM server (and the fake MCP server)
+and fails on the code before the fix.
+
+    test_fidelity.py BUILDDIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from harness import TMP, check, requests_in, run_all, start_server
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+MOTE = os.path.join(BUILD, "mote")
+FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake_mcp.py")
+
+
+def env(openai=False):
+    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    e["OPENAI_API_KEY" if openai else "ANTHROPIC_API_KEY"] = "sk-fidelity-test"
+    e["NO_COLOR"] = "1"
+    return e
+
+
+def run(port, *extra, stdin="", openai=False, state=None):
+    state = state or tempfile.mkdtemp(prefix="fid-", dir=TMP)
+    a = [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port]
+    if openai:
+        a += ["--provider", "openai"]
+    return subprocess.run(a + list(extra), input=stdin, capture_output=True, text=True,
+                          timeout=60, env=env(openai))
+
+
+def mcp_config(*flags):
+    path = os.path.join(TMP, "fid-mcp-%d.json" % len(os.listdir(TMP)))
+    with open(path, "w") as f:
+        json.dump({"mcpServers": {"a": {"command": sys.executable,
+                                        "args": [FAKE] + list(flags)}}}, f)
+    return path
+
+
+# ---- 4: an empty prompt ------------------------------------------------------
+
+def test_empty_prompt_refused_in_one_shot():
+    port, log = start_server([{"text": "never"}])
+    for p in ("", "   ", "\n\t "):
+        r = run(port, "-p", p)
+        check(r.returncode == 2 and "empty" in r.stderr, (repr(p), r.returncode, r.stderr))
+    check(requests_in(log) == [], "nothing was sent")
+
+
+def test_blank_lines_ignored_at_the_prompt():
+    port, log = start_server([{"text": "the only answer"}])
+    r = run(port, stdin="\n   \n\t\nhello\n/quit\n")
+    check(r.returncode == 0 and "the only answer" in r.stdout, (r.returncode, r.stderr))
+    reqs = requests_in(log)
+    check(len(reqs) == 1, "one request, for the one message: %d" % len(reqs))
+    msgs = reqs[0]["body"]["messages"]
+    check(len(msgs) == 1 and json.dumps(msgs[0]["content"]).count("hello") == 1, msgs)
+
+
+# ---- 9: a response that is not an event stream ---------------------------------
+
+def test_a_login_page_is_said_as_such():
+    port, _ = start_server([{"raw_body": "<html><title>Please log in</title></html>",
+                             "content_type": "text/html; charset=utf-8"}])
+    r = run(port, "-p", "hi")
+    check(r.returncode == 1, (r.returncode, r.stderr))
+    check("text/html" in r.stderr and "not an event stream" in r.stderr and
+          "Please log in" in r.stderr, r.stderr)
+    check("stream ended before the answer" not in r.stderr, r.stderr)
+
+
+def test_a_json_answer_is_said_as_such():
+    body = json.dumps({"id": "x", "object": "chat.completion", "choices": []})
+    port, _ = start_server([{"raw_body": body, "content_type": "application/json"}])
+    r = run(port, "-p", "hi", openai=True)
+    check(r.returncode == 1 and "application/json" in r.stderr and
+          "chat.completion" in r.stderr, r.stderr)
+
+
+# ---- 10: MCP results over the cap are said to be cut ---------------------------
+
+def mcp_round(inp):
+    port, log = start_server([{"tool": "a__big", "input": inp}, {"text": "ok"}])
+    r = run(port, "-p", "x", "--yes", "--mcp-config", mcp_config("--big-tool"))
+    check(r.returncode == 0, (r.returncode, r.stderr))
+    reqs = requests_in(log)
+    check(len(reqs) == 2, "the result went back")
+    return json.dumps(reqs[1]["body"])
+
+
+def test_mcp_text_over_the_cap_is_cut_with_a_note():
+    body = mcp_round({"bytes": 40000})
+    check("bbbbbbbbbbbbbbbb" in body, "what fits is kept")
+    check("[result cut:" in body and "MOTE_MCP_RESULT_MAX" in body, "the model is told")
+
+
+def test_mcp_items_past_the_cap_are_said_to_be_cut():
+    body = mcp_round({"bytes": 6000, "items": 5})
+    check("END" in body, "the first items are whole")
+    check("[result cut:" in body, "the model is told the rest is missing")
+
+
+def test_mcp_structured_content_over_the_cap_is_said_to_be_cut():
+    body = mcp_round({"bytes": 40000, "structured": True})
+    check("ssssssss" in body and "[result cut:" in body, "cut, and said")
+
+
+def test_mcp_small_result_is_whole_and_has_no_note():
+    body = mcp_round({"bytes": 1000})
+    check("END" in body and "[result cut:" not in body, "whole")
+
+
+def main():
+    if not os.path.exists(MOTE):
+        print("missing " + MOTE)
+        return 1
+    return run_all("fidelity", globals())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
