@@ -26,6 +26,8 @@ Steps:
   {"refusal": "..."}                            OpenAI: a refusal instead of content
   {"cut_input": true, "tool": ...}              Anthropic: the tool input stops half way
   {"raw_body": "...", "content_type": "text/html"}  HTTP 200 with this body (not a stream)
+  {"tool": ..., "raw_input": ""}                the tool input's JSON text as sent (may be empty)
+  {"error_event": ..., "error_code": "..."}      OpenAI: the error's code too
 
 Every request is appended to --log as one JSON line (path, headers, body).
 The chosen port is written to --port-file once listening.
@@ -192,7 +194,10 @@ def tool_list(step):
     if "tools" in step:
         return step["tools"]
     if "tool" in step:
-        return [{"tool": step["tool"], "input": step.get("input", {})}]
+        c = {"tool": step["tool"], "input": step.get("input", {})}
+        if "raw_input" in step:
+            c["raw_input"] = step["raw_input"]
+        return [c]
     return []
 
 
@@ -229,7 +234,7 @@ def anthropic_events(step, body):
                 "type": step["error_event"], "message": "scripted " + step["error_event"]}})
             yield ("END",)
     for n, call in enumerate(tool_list(step)):
-        args = json.dumps(call.get("input", {}))
+        args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
         if step.get("cut_input"):
             args = args[:len(args) // 2]  # the token limit struck inside it
         yield sse("content_block_start", {"type": "content_block_start", "index": idx, "content_block": {
@@ -268,12 +273,14 @@ def openai_events(step, body):
     if "stall" in step:
         yield ("STALL", step["stall"])
     if "error_event" in step:
-        yield "data: %s\n\n" % json.dumps({"error": {"type": step["error_event"],
-                                                     "message": "scripted " + step["error_event"]}})
+        err = {"type": step["error_event"], "message": "scripted " + step["error_event"]}
+        if "error_code" in step:
+            err["code"] = step["error_code"]
+        yield "data: %s\n\n" % json.dumps({"error": err})
         yield ("END",)
     calls = tool_list(step)
     for n, call in enumerate(calls):
-        args = json.dumps(call.get("input", {}))
+        args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
         yield chunk({"tool_calls": [{"index": n, "id": "call_%d_%d" % (STATE["count"], n), "type": "function",
                                      "function": {"name": call["tool"], "arguments": ""}}]})
         for i in range(0, len(args), 5):

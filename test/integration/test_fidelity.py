@@ -42,6 +42,42 @@ def mcp_config(*flags):
     return path
 
 
+# ---- 3: tool calls without arguments ----------------------------------------------
+
+def no_arguments(openai):
+    port, log = start_server([{"tool": "list_dir", "raw_input": ""}, {"text": "done"}])
+    r = run(port, "-p", "x", "--yes", openai=openai)
+    check(r.returncode == 0, (r.returncode, r.stderr))
+    reqs = requests_in(log)
+    check(len(reqs) == 2, "the round went on")
+    body = json.dumps(reqs[1]["body"])
+    check("not a complete JSON object" not in body, body[-400:])
+    if openai:
+        call = reqs[1]["body"]["messages"][-2]["tool_calls"][0]
+        check(call["function"]["arguments"] == "{}", call)
+    else:
+        use = reqs[1]["body"]["messages"][-2]["content"][-1]
+        check(use["type"] == "tool_use" and use["input"] == {}, use)
+
+
+def test_anthropic_tool_use_without_input_is_empty_object():
+    no_arguments(False)
+
+
+def test_openai_call_with_empty_arguments_is_empty_object():
+    no_arguments(True)
+
+
+# ---- 6: error classification --------------------------------------------------------
+
+def test_openai_rate_limit_code_in_a_200_stream_is_retried():
+    port, log = start_server([{"error_event": "requests", "error_code": "rate_limit_exceeded"},
+                              {"text": "after the retry"}])
+    r = run(port, "-p", "x", openai=True)
+    check(r.returncode == 0 and "after the retry" in r.stdout, (r.returncode, r.stderr))
+    check(len(requests_in(log)) == 2, "retried once")
+
+
 # ---- 4: an empty prompt ------------------------------------------------------
 
 def test_empty_prompt_refused_in_one_shot():
