@@ -1189,7 +1189,9 @@ static void next_tool(struct mote_conv *c)
             if (!give_result_s(c, call->cut_off
                                       ? "not run: the answer reached the token limit "
                                         "(max_tokens) before this call's input was complete"
-                                      : "the tool input was not a complete JSON object",
+                                      : "the tool input was not one valid JSON object "
+                                        "(RFC 8259: complete, with control characters "
+                                        "inside strings escaped, such as \\n for a newline)",
                                true))
                 return;
             continue;

@@ -93,6 +93,14 @@ static bool structure_ok(const struct mote_json *j)
         if (c->type == MOTE_JSON_PRIMITIVE &&
             !primitive_ok(j->text + c->start, (size_t)(c->end - c->start)))
             return false;
+        if (c->type == MOTE_JSON_STRING) {
+            /* RFC 8259: control characters in a string must be escaped. */
+            for (k = c->start; k < c->end; k++) {
+                if ((unsigned char)j->text[k] < 0x20)
+                    return false;
+            }
+            continue;
+        }
         if (c->type != MOTE_JSON_OBJECT && c->type != MOTE_JSON_ARRAY)
             continue;
         k = t + 1;
@@ -684,4 +692,103 @@ void mote_jw_raw(struct mote_jw *w, const char *json, size_t n)
 {
     sep(w);
     put(w, json, n);
+}
+
+/* A string token's raw body re-encoded: escapes kept (the tokenizer
+ * checked them), raw control characters escaped, invalid UTF-8 as \ufffd. */
+static void reenc_string(struct mote_jw *w, const char *s, size_t n)
+{
+    static const char hexd[] = "0123456789abcdef";
+    size_t i = 0, run = 0;
+
+    put(w, "\"", 1);
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        size_t v;
+
+        if (c == '\\' && i + 1 < n) {
+            run += 2;
+            i += 2;
+            continue;
+        }
+        if (c >= 0x20 && c < 0x7f && c != '"') {
+            run++;
+            i++;
+            continue;
+        }
+        if (c >= 0x80 && (v = utf8_valid((const unsigned char *)s + i, n - i)) > 0) {
+            run += v;
+            i += v;
+            continue;
+        }
+        if (run > 0)
+            put(w, s + i - run, run);
+        run = 0;
+        if (c >= 0x80) {
+            put(w, "\\ufffd", 6);
+        } else {
+            char esc[6] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15]};
+
+            put(w, esc, sizeof(esc));
+        }
+        i++;
+    }
+    if (run > 0)
+        put(w, s + n - run, run);
+    put(w, "\"", 1);
+}
+
+static void reenc(struct mote_jw *w, const struct mote_json *j, int t, unsigned depth)
+{
+    const struct mote_json_tok *k;
+    int i, c;
+
+    if (w->err != 0)
+        return;
+    if (t < 0 || t >= j->ntok || depth > 64) {
+        w->err = MOTE_ERR_INVAL;
+        return;
+    }
+    k = &j->tok[t];
+    switch (k->type) {
+    case MOTE_JSON_OBJECT:
+    case MOTE_JSON_ARRAY:
+        put(w, k->type == MOTE_JSON_OBJECT ? "{" : "[", 1);
+        for (i = 0, c = t + 1; i < k->size && w->err == 0; i++) {
+            if (i > 0)
+                put(w, ",", 1);
+            if (k->type == MOTE_JSON_OBJECT) {
+                if (c >= j->ntok || j->tok[c].type != MOTE_JSON_STRING) {
+                    w->err = MOTE_ERR_INVAL;
+                    return;
+                }
+                reenc_string(w, j->text + j->tok[c].start,
+                             (size_t)(j->tok[c].end - j->tok[c].start));
+                put(w, ":", 1);
+                c++;
+            }
+            reenc(w, j, c, depth + 1);
+            c = mote_json_skip(j, c);
+        }
+        put(w, k->type == MOTE_JSON_OBJECT ? "}" : "]", 1);
+        break;
+    case MOTE_JSON_STRING:
+        reenc_string(w, j->text + k->start, (size_t)(k->end - k->start));
+        break;
+    case MOTE_JSON_PRIMITIVE:
+        if (!primitive_ok(j->text + k->start, (size_t)(k->end - k->start))) {
+            w->err = MOTE_ERR_INVAL;
+            return;
+        }
+        put(w, j->text + k->start, (size_t)(k->end - k->start));
+        break;
+    default:
+        w->err = MOTE_ERR_INVAL;
+    }
+}
+
+void mote_jw_value(struct mote_jw *w, const struct mote_json *j, int t)
+{
+    sep(w);
+    reenc(w, j, t, 0);
 }

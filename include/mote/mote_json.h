@@ -132,6 +132,12 @@ void mote_jw_bool(struct mote_jw *w, bool v);
 void mote_jw_null(struct mote_jw *w);
 /* Inserts already-valid JSON (a stored tool input, say) as one value. */
 void mote_jw_raw(struct mote_jw *w, const char *json, size_t n);
+/* Writes token `t` of a parsed text (outside input) as canonical JSON that
+ * any strict parser accepts: members and elements re-emitted, raw control
+ * characters in strings escaped, invalid UTF-8 as \ufffd, a primitive
+ * that is not a JSON literal or number an error (MOTE_ERR_INVAL, sticky,
+ * like the sink's). Never copies outside bytes through unchecked. */
+void mote_jw_value(struct mote_jw *w, const struct mote_json *j, int t);
 
 /* Writes string content (no quotes) with full escaping to the sink:
  * ", \ and control characters escaped, invalid UTF-8 as \ufffd. */

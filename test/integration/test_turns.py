@@ -34,7 +34,7 @@ def test_max_tokens_inside_a_tool_call_is_said_so():
     p = run(mote_args(port, state, "-p", "x", "--yes"))
     check(p.returncode == 0, (p.returncode, p.stderr))
     res = [r for r in journal(state) if r["t"] == "tool_result"]
-    check(res and "max_tokens" in res[0]["text"] and "not a complete JSON" not in res[0]["text"],
+    check(res and "max_tokens" in res[0]["text"] and "not one valid JSON" not in res[0]["text"],
           res)
 
 

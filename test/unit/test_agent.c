@@ -420,7 +420,7 @@ static void test_empty_tool_input_is_an_empty_object(void **state)
     drive(c, 500);
     assert_int_equal(tool_runs, 1);
     assert_string_equal(tool_input, "{}");
-    assert_null(strstr(net.requests[1], "not a complete JSON object"));
+    assert_null(strstr(net.requests[1], "not one valid JSON object"));
     end_session();
 }
 
@@ -843,7 +843,7 @@ static void test_stop_reasons(void **state)
     drive(c, 500);
     assert_int_equal(tool_runs, 0);
     assert_non_null(strstr(ev.last_result, "max_tokens"));
-    assert_null(strstr(ev.last_result, "not a complete JSON"));
+    assert_null(strstr(ev.last_result, "not one valid JSON"));
     assert_non_null(strstr(ev.notes, "token limit"));
     /* pause_turn: the request is made again without the user. */
     assert_int_equal(mote_conv_send(c, "long task", 9), 0);

@@ -89,6 +89,68 @@ static void test_bad_documents(void **state)
     assert_true(parse("{\"a\": [ 1 , {\"b\" : \"\"} ] , \"c\":[]}") > 0);
 }
 
+/* Issue 11.1: RFC 8259 - a raw control character inside a string (a
+ * literal newline, tab or ESC, as local models send in multi-line file
+ * content) makes the text invalid, in a value and in a key; escaped ones
+ * are fine. */
+static void test_raw_control_characters_refused(void **state)
+{
+    static const char *const bad[] = {"{\"a\":\"x\ny\"}", "{\"a\":\"x\ty\"}",
+                                      "[\"\x1b[31m\"]", "{\"k\ney\":1}", "\"\x01\"",
+                                      "{\"content\":\"line 1\r\nline 2\"}"};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(mote_json_parse(&js, bad[i], strlen(bad[i])), MOTE_ERR_BADMSG);
+    assert_true(parse("{\"a\":\"x\\ny\\t\\u001b\"}") > 0);
+    /* Whitespace between tokens is not inside a string. */
+    assert_true(parse("{\n\t\"a\":\r\n1}") > 0);
+}
+
+/* mote_jw_value re-emits a parsed value canonically (escapes kept, any
+ * invalid UTF-8 as \ufffd) so the result parses again, strictly. */
+static char rout[512];
+static size_t rlen;
+
+static int rsink(void *arg, const char *p, size_t n)
+{
+    (void)arg;
+    if (rlen + n >= sizeof(rout))
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(rout + rlen, p, n);
+    rlen += n;
+    rout[rlen] = '\0';
+    return 0;
+}
+
+static void test_value_reencoded(void **state)
+{
+    static const char in[] = " { \"a\" : [ 1 , -2.5e3 , true , null , \"x\\n\\\"y\\u00e9\" ] ,"
+                             " \"b\\u0041\" : { } , \"c\" : \"\xff\xfe\" } ";
+    struct mote_jw w;
+    static struct mote_json again;
+
+    (void)state;
+    assert_true(parse(in) > 0);
+    rlen = 0;
+    mote_jw_init(&w, rsink, NULL);
+    mote_jw_value(&w, &js, 0);
+    assert_int_equal(w.err, 0);
+    assert_string_equal(rout, "{\"a\":[1,-2.5e3,true,null,\"x\\n\\\"y\\u00e9\"],\"b\\u0041\":{},"
+                              "\"c\":\"\\ufffd\\ufffd\"}");
+    assert_true(mote_json_parse(&again, rout, rlen) > 0);
+    /* Inside a container the writer's commas still hold. */
+    rlen = 0;
+    mote_jw_init(&w, rsink, NULL);
+    mote_jw_arr(&w);
+    mote_jw_int(&w, 7);
+    mote_jw_value(&w, &js, mote_json_member(&js, 0, "b\\u0041") >= 0 ? 0 : 0);
+    mote_jw_arr_end(&w);
+    assert_int_equal(w.err, 0);
+    assert_true(strncmp(rout, "[7,{", 4) == 0);
+}
+
 static void test_too_many_tokens(void **state)
 {
     static char doc[MOTE_JSON_MAX_TOKENS * 2 + 8];
@@ -226,6 +288,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_getters),         cmocka_unit_test(test_unicode),
+        cmocka_unit_test(test_raw_control_characters_refused),
+        cmocka_unit_test(test_value_reencoded),
         cmocka_unit_test(test_bad_documents),   cmocka_unit_test(test_too_many_tokens),
         cmocka_unit_test(test_int_range),       cmocka_unit_test(test_writer),
         cmocka_unit_test(test_mcp_fixtures_parse),
