@@ -55,6 +55,10 @@ int mote_mcp_add(struct mote_mcp *m, const char *name, const char *const *argv,
         if (!name_char(name[i]))
             return MOTE_ERR_INVAL;
     }
+    for (i = 0; i < m->n; i++) {
+        if (strcmp(m->srv[i].name, name) == 0)
+            return MOTE_ERR_EXIST; /* two servers of one name: whose tool is a__x? */
+    }
     s = &m->srv[m->n];
     memset(s, 0, sizeof(*s));
     s->m = m;
@@ -329,19 +333,113 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
 
 /* ---- reading messages ---- */
 
-static void tool_name(struct mote_mcp_server *s, const char *remote, char *out, size_t cap)
+static bool name_taken(const struct mote_mcp *m, const struct mote_mcp_tool *self,
+                       const char *name)
 {
+    unsigned i, k;
+
+    for (i = 0; i < m->n; i++) {
+        for (k = 0; k < m->srv[i].ntools; k++) {
+            if (&m->srv[i].tools[k] != self && strcmp(m->srv[i].tools[k].name, name) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The name offered to the model: SERVER__TOOL when that is a valid name
+ * ([A-Za-z0-9_-], at most 63 bytes) that no other tool has; else the
+ * valid characters of it (others as _), shortened, with "_" and 8 hex
+ * digits of a hash of the server's and the tool's names: two tools never
+ * share a name (a call maps back to its server and tool through it). */
+static void tool_name(struct mote_mcp_server *s, struct mote_mcp_tool *tool)
+{
+    static const char hexd[] = "0123456789abcdef";
+    char *out = tool->name;
+    size_t cap = sizeof(tool->name), full = strlen(s->name) + 2 + strlen(tool->remote), i;
+    bool exact = full < cap;
     struct mote_sb sb;
-    size_t i;
+    uint32_t h = 2166136261u, salt;
 
     mote_sb_init(&sb, out, cap);
     mote_sb_s(&sb, s->name);
     mote_sb_s(&sb, "__");
-    mote_sb_s(&sb, remote);
+    mote_sb_s(&sb, tool->remote);
     for (i = 0; out[i] != '\0'; i++) {
-        if (!name_char(out[i]))
+        if (!name_char(out[i])) {
             out[i] = '_';
+            exact = false;
+        }
     }
+    if (exact && !name_taken(s->m, tool, out))
+        return;
+    for (i = 0; s->name[i] != '\0'; i++)
+        h = (h ^ (unsigned char)s->name[i]) * 16777619u;
+    h = (h ^ 0u) * 16777619u;
+    for (i = 0; tool->remote[i] != '\0'; i++)
+        h = (h ^ (unsigned char)tool->remote[i]) * 16777619u;
+    for (salt = 0; salt < 16; salt++) {
+        uint32_t v = h + salt * 0x9e3779b9u;
+        size_t keep = strlen(out) < cap - 10 ? strlen(out) : cap - 10;
+
+        out[keep] = '_';
+        for (i = 0; i < 8; i++)
+            out[keep + 1 + i] = hexd[(v >> (28 - 4 * i)) & 15];
+        out[keep + 9] = '\0';
+        if (!name_taken(s->m, tool, out))
+            return;
+        out[keep] = '\0';
+    }
+}
+
+struct fixed {
+    char *p;
+    size_t cap, len;
+};
+
+static int fixed_sink(void *arg, const char *p, size_t n)
+{
+    struct fixed *f = arg;
+
+    if (f->len + n >= f->cap)
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(f->p + f->len, p, n);
+    f->len += n;
+    f->p[f->len] = '\0';
+    return 0;
+}
+
+/* A tool's inputSchema as mote offers it: re-encoded (never copied raw),
+ * with "type": "object" added when the server left it out (the providers
+ * require an object schema). Returns 0, or < 0: not an object schema,
+ * or too large for MOTE_MCP_SCHEMA_MAX. */
+static int take_schema(const struct mote_json *j, int schema, char *out, size_t cap)
+{
+    struct fixed f = {out, cap, 0};
+    struct mote_jw w;
+    int type = mote_json_member(j, schema, "type"), k, i;
+
+    if (mote_json_type_of(j, schema) != MOTE_JSON_OBJECT)
+        return MOTE_ERR_INVAL;
+    if (type >= 0 && !mote_json_eq(j, type, "object"))
+        return MOTE_ERR_INVAL;
+    mote_jw_init(&w, fixed_sink, &f);
+    mote_jw_obj(&w);
+    if (type < 0) {
+        mote_jw_key(&w, "type");
+        mote_jw_str(&w, "object");
+    }
+    for (i = 0, k = schema + 1; i < j->tok[schema].size && w.err == 0; i++) {
+        char key[128];
+
+        if (mote_json_str(j, k, key, sizeof(key)) < 0)
+            return MOTE_ERR_TOO_LARGE;
+        mote_jw_key(&w, key);
+        mote_jw_value(&w, j, k + 1);
+        k = mote_json_skip(j, k + 1);
+    }
+    mote_jw_obj_end(&w);
+    return w.err;
 }
 
 static void take_tools(struct mote_mcp_server *s, int result)
@@ -353,8 +451,6 @@ static void take_tools(struct mote_mcp_server *s, int result)
         int t = mote_json_elem(j, tools, k);
         int schema = mote_json_member(j, t, "inputSchema");
         struct mote_mcp_tool *tool;
-        size_t n;
-        const char *raw;
 
         if (t < 0)
             break;
@@ -363,20 +459,18 @@ static void take_tools(struct mote_mcp_server *s, int result)
             continue;
         }
         tool = &s->tools[s->ntools];
-        raw = mote_json_raw(j, schema, &n);
         if (mote_json_str(j, mote_json_member(j, t, "name"), tool->remote, sizeof(tool->remote)) <= 0 ||
-            mote_json_type_of(j, schema) != MOTE_JSON_OBJECT || n >= sizeof(tool->schema)) {
+            take_schema(j, schema, tool->schema, sizeof(tool->schema)) < 0) {
             s->skipped_tools++;
             continue;
         }
-        memcpy(tool->schema, raw, n);
-        tool->schema[n] = '\0';
         if (mote_json_str(j, mote_json_member(j, t, "description"), s->m->text,
                           sizeof(s->m->text)) < 0)
             s->m->text[0] = '\0';
         mote_str_copy(tool->desc, sizeof(tool->desc), s->m->text);
-        tool_name(s, tool->remote, tool->name, sizeof(tool->name));
-        s->ntools++;
+        tool->name[0] = '\0';
+        s->ntools++; /* counted before naming: name_taken skips itself */
+        tool_name(s, tool);
     }
 }
 
@@ -580,14 +674,23 @@ static void relist_if_free(struct mote_mcp_server *s)
 static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
 {
     struct mote_json *j = &s->m->json;
-    int method, id;
+    int method, id, rc;
     int64_t num;
 
     while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
         len--; /* Windows servers end lines in CRLF */
     if (len == 0)
         return;
-    if (mote_json_parse(j, line, len) <= 0 || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT) {
+    rc = mote_json_parse(j, line, len);
+    if (rc <= 0) {
+        logm(s, rc == MOTE_ERR_TOO_LARGE
+                    ? "ignored a message over MOTE_JSON_MAX_TOKENS JSON values"
+                    : "ignored a line that is not valid JSON (RFC 8259; raw control characters "
+                      "inside strings, say)",
+             NULL, NULL);
+        return;
+    }
+    if (mote_json_type_of(j, 0) != MOTE_JSON_OBJECT) {
         logm(s, "ignored a line that is not a JSON-RPC message", NULL, NULL);
         return;
     }

@@ -7,7 +7,10 @@ N (a line of N bytes before the tools/list answer), --ignore-sigterm,
 --grandchild (start a background child that lives as long as possible),
 --notify-first (a notification before the initialize answer), --ping (ask
 the client for a ping), --page-size N (tools/list pages), --die-at-start,
---string-ids (answer with ids as strings).
+--string-ids (answer with ids as strings), --tools-file F (the tool list from a
+JSON file; each answers "called NAME with ARGS"), --raw-control (raw tabs
+inside the tools/list answer's strings), --big-tool (a tool "big" with a large
+result), --log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -53,6 +56,9 @@ TOOLS = [
     {"name": "sleep", "description": "Sleep.",
      "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
 ]
+if opt("--tools-file"):
+    with open(opt("--tools-file")) as f:
+        TOOLS = json.load(f)
 if opt("--big-tool"):
     TOOLS.append({"name": "big", "description": "A large result.",
                   "inputSchema": {"type": "object", "properties": {"bytes": {"type": "number"},
@@ -110,6 +116,13 @@ for line in sys.stdin:
         result = {"tools": page}
         if start + size < len(TOOLS):
             result["nextCursor"] = str(start + size)
+        if opt("--raw-control"):
+            # Raw tabs inside strings: not JSON (RFC 8259), sent anyway.
+            with OUT:
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid(msg["id"]),
+                                             "result": result}).replace("\\t", "\t") + "\n")
+                sys.stdout.flush()
+            continue
         send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": result})
     elif method == "tools/call":
         p = msg["params"]
@@ -150,6 +163,8 @@ for line in sys.stdin:
                     "content": [{"type": "text", "text": "slept"}]}})
             threading.Thread(target=later, daemon=True).start()
             continue
+        elif opt("--tools-file") and any(t["name"] == name for t in TOOLS):
+            res = {"content": [{"type": "text", "text": "called %s with %s" % (name, json.dumps(a))}]}
         else:
             send({"jsonrpc": "2.0", "id": rid(msg["id"]), "error": {"code": -32602,
                                                                      "message": "Unknown tool: " + name}})

@@ -60,7 +60,7 @@ int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
 {
     FILE *f = fopen(path, "rb");
     size_t n;
-    int servers, k;
+    int servers, k, prc;
 
     if (f == NULL) {
         snprintf(err, cap, "cannot read --mcp-config %s: %s", path, strerror(errno));
@@ -72,7 +72,13 @@ int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
         snprintf(err, cap, "--mcp-config %s is larger than %d bytes", path, CONF_MAX);
         return -1;
     }
-    if (mote_json_parse(&js, text, n) <= 0 || mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT) {
+    prc = mote_json_parse(&js, text, n);
+    if (prc == MOTE_ERR_TOO_LARGE) {
+        snprintf(err, cap, "--mcp-config %s has more than %d JSON values (MOTE_JSON_MAX_TOKENS)",
+                 path, MOTE_JSON_MAX_TOKENS);
+        return -1;
+    }
+    if (prc <= 0 || mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT) {
         snprintf(err, cap, "--mcp-config %s is not a JSON object", path);
         return -1;
     }
@@ -149,6 +155,10 @@ int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
             return -1;
         }
         rc = mote_mcp_add(m, names[m->n], av, ev);
+        if (rc == MOTE_ERR_EXIST) {
+            snprintf(err, cap, "--mcp-config %s: two servers are named '%s'", path, names[m->n]);
+            return -1;
+        }
         if (rc < 0) {
             snprintf(err, cap, "--mcp-config %s: bad server name '%s' (use letters, digits, - "
                                "and _, at most 24)",

@@ -321,6 +321,12 @@
 #ifndef MOTE_MCP_OUT_MAX
 #define MOTE_MCP_OUT_MAX 20480
 #endif
+/* Bytes of an MCP server's own name for a tool, including the NUL (the
+ * name offered to the model is at most 64 bytes: a longer or clashing one
+ * is shortened with a hash of the whole name, docs/MCP.md). */
+#ifndef MOTE_MCP_NAME_MAX
+#define MOTE_MCP_NAME_MAX 128
+#endif
 #ifndef MOTE_MCP_RESULT_MAX
 #define MOTE_MCP_RESULT_MAX 16384
 #endif

@@ -37,7 +37,7 @@ enum mote_mcp_state {
 
 struct mote_mcp_tool {
     char name[64];    /* SERVER__TOOL, offered to the model */
-    char remote[64];  /* the server's own name for it */
+    char remote[MOTE_MCP_NAME_MAX]; /* the server's own name for it */
     char desc[MOTE_MCP_DESC_MAX];
     char schema[MOTE_MCP_SCHEMA_MAX];
 };

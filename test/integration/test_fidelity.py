@@ -51,7 +51,7 @@ def no_arguments(openai):
     reqs = requests_in(log)
     check(len(reqs) == 2, "the round went on")
     body = json.dumps(reqs[1]["body"])
-    check("not one valid JSON object" not in body, body[-400:])
+    check("JSON object" not in body, body[-400:])  # neither the old nor the new message
     if openai:
         call = reqs[1]["body"]["messages"][-2]["tool_calls"][0]
         check(call["function"]["arguments"] == "{}", call)
@@ -116,6 +116,104 @@ def test_a_json_answer_is_said_as_such():
     r = run(port, "-p", "hi", openai=True)
     check(r.returncode == 1 and "application/json" in r.stderr and
           "chat.completion" in r.stderr, r.stderr)
+
+
+# ---- 1, 2, 8: MCP tool schemas, names and configs --------------------------------
+
+def tools_file(tools):
+    path = os.path.join(TMP, "fid-tools-%d.json" % len(os.listdir(TMP)))
+    with open(path, "w") as f:
+        json.dump(tools, f)
+    return path
+
+
+def offered(port, log, cfg, openai=False):
+    r = run(port, "-p", "x", "--yes", "--mcp-config", cfg, openai=openai)
+    reqs = requests_in(log)
+    return r, reqs
+
+
+def test_mcp_schema_without_type_gets_type_object():
+    tf = tools_file([{"name": "notype", "description": "d",
+                      "inputSchema": {"properties": {"x": {"type": "string"}}}},
+                     {"name": "empty", "inputSchema": {}}])
+    for openai in (False, True):
+        port, log = start_server([{"text": "ok"}])
+        r, reqs = offered(port, log, mcp_config("--tools-file", tf), openai)
+        check(r.returncode == 0 and len(reqs) == 1, (r.returncode, r.stderr))
+        tools = reqs[0]["body"]["tools"]
+        if openai:
+            schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+        else:
+            schemas = {t["name"]: t["input_schema"] for t in tools}
+        check(schemas.get("a__notype", {}).get("type") == "object", schemas)
+        check(schemas["a__notype"].get("properties") == {"x": {"type": "string"}}, schemas)
+        check(schemas.get("a__empty") == {"type": "object"}, schemas)
+
+
+def test_mcp_tool_names_never_collide_and_map_back():
+    long_a = "very_long_tool_name_" * 3 + "alpha"
+    long_b = "very_long_tool_name_" * 3 + "bravo"
+    tf = tools_file([{"name": n, "inputSchema": {"type": "object"}}
+                     for n in ("get.weather", "get_weather", long_a, long_b, "x" * 100)])
+    port, log = start_server([{"text": "ok"}])
+    r, reqs = offered(port, log, mcp_config("--tools-file", tf))
+    check(r.returncode == 0, r.stderr)
+    names = [t["name"] for t in reqs[0]["body"]["tools"] if t["name"].startswith("a__")]
+    import re
+    check(len(names) == 5 and len(set(names)) == 5, names)
+    check(all(re.match(r"^[A-Za-z0-9_-]{1,64}$", n) for n in names), names)
+    check("a__get_weather" in names, "the name that needs no change keeps it: %s" % names)
+    # Each shortened name reaches its own tool.
+    for i, remote in enumerate(("get.weather", long_b, "x" * 100)):
+        name = [n for n in names if n != "a__get_weather"][[0, 2, 3][i]]
+        if i == 0:
+            name = [n for n in names if n.startswith("a__get_weather_")][0]
+        mlog = os.path.join(TMP, "fid-mlog-%d-%d" % (i, len(os.listdir(TMP))))
+        port, log = start_server([{"tool": name, "input": {"q": 1}}, {"text": "done"}])
+        r = run(port, "-p", "x", "--yes", "--mcp-config",
+                mcp_config("--tools-file", tf, "--log", mlog))
+        check(r.returncode == 0, r.stderr)
+        calls = [json.loads(l) for l in open(mlog) if '"tools/call"' in l]
+        check(len(calls) == 1, calls)
+        got = calls[0]["params"]["name"]
+        if i == 0:
+            check(got == "get.weather", (name, got))
+        else:
+            check(got in (long_a, long_b, "x" * 100), (name, got))
+        body = json.dumps(requests_in(log)[1]["body"])
+        check("called " + got in body, "the result of the tool that was called")
+
+
+def test_mcp_raw_control_characters_in_a_schema_never_reach_the_request():
+    tf = tools_file([{"name": "tabby", "description": "a\tb",
+                      "inputSchema": {"type": "object", "description": "x\ty"}}])
+    port, log = start_server([{"text": "ok"}])
+    r, reqs = offered(port, log, mcp_config("--tools-file", tf, "--raw-control"))
+    check(len(reqs) == 1 and "_invalid" not in reqs[0]["body"], "the request body is JSON")
+    check("not valid JSON" in r.stderr, r.stderr)
+
+
+def test_mcp_config_over_the_token_limit_says_so():
+    servers = {"s%d" % i: {"command": "true", "env": {"V%d" % k: "v" for k in range(150)}}
+               for i in range(4)}
+    path = os.path.join(TMP, "fid-big-config.json")
+    with open(path, "w") as f:
+        json.dump({"mcpServers": servers}, f)
+    port, _ = start_server([{"text": "ok"}])
+    r = run(port, "-p", "x", "--mcp-config", path)
+    check(r.returncode == 2 and "MOTE_JSON_MAX_TOKENS" in r.stderr, (r.returncode, r.stderr))
+    check("not a JSON object" not in r.stderr, r.stderr)
+
+
+def test_mcp_two_servers_of_one_name_refused():
+    path = os.path.join(TMP, "fid-dup-config.json")
+    with open(path, "w") as f:
+        f.write('{"mcpServers": {"a": {"command": "true"}, "a": {"command": "false"}}}')
+    port, log = start_server([{"text": "ok"}])
+    r = run(port, "-p", "x", "--mcp-config", path)
+    check(r.returncode == 2 and "two servers are named 'a'" in r.stderr, (r.returncode, r.stderr))
+    check(requests_in(log) == [], "nothing sent")
 
 
 # ---- 10: MCP results over the cap are said to be cut ---------------------------
