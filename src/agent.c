@@ -470,6 +470,8 @@ static int on_llm_event(void *arg, const struct mote_llm_event *ev)
     case MOTE_LLM_USAGE:
         c->usage.input_tokens = ev->in_tokens;
         c->usage.output_tokens = ev->out_tokens;
+        c->usage.cache_read_tokens = ev->cache_read;
+        c->usage.cache_write_tokens = ev->cache_write;
         break;
     default:
         break;
@@ -658,6 +660,7 @@ static void start_request(struct mote_conv *c)
     st->req.model = c->conf.model;
     st->req.system = c->conf.system;
     st->req.max_tokens = c->conf.max_tokens;
+    st->req.cache = c->conf.llm->provider == MOTE_PROVIDER_ANTHROPIC;
     st->req.max_completion_tokens = c->conf.llm->provider == MOTE_PROVIDER_OPENAI &&
                                     mote_llm_openai_host(c->conf.llm->base_url);
     st->req.tools = st->defs;

@@ -10,6 +10,8 @@
 
 /* ---- request bodies ---------------------------------------------------- */
 
+static void cache_mark(struct mote_jw *w);
+
 static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
 {
     unsigned i;
@@ -40,6 +42,8 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
             mote_jw_str(w, t->description);
             mote_jw_key(w, "input_schema");
             mote_jw_raw(w, t->schema, strlen(t->schema));
+            if (req->cache && i + 1 == req->ntools)
+                cache_mark(w); /* the tools are a prefix of every request */
         } else {
             mote_jw_key(w, "type");
             mote_jw_str(w, "function");
@@ -62,8 +66,19 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
 struct wstate {
     int open_role;
     bool in_assistant, in_calls, have_text;
-    bool text_open; /* OpenAI: the assistant's content string goes on */
+    bool text_open;  /* OpenAI: the assistant's content string goes on */
+    bool block_open; /* Anthropic: the last content block is closed by what follows */
 };
+
+/* Anthropic's prompt-cache breakpoint. */
+static void cache_mark(struct mote_jw *w)
+{
+    mote_jw_key(w, "cache_control");
+    mote_jw_obj(w);
+    mote_jw_key(w, "type");
+    mote_jw_str(w, "ephemeral");
+    mote_jw_obj_end(w);
+}
 
 static void write_head(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws)
 {
@@ -78,7 +93,19 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req, struct
         mote_jw_int(w, req->max_tokens > 0 ? req->max_tokens : 4096);
         if (req->system != NULL && req->system[0] != '\0') {
             mote_jw_key(w, "system");
-            mote_jw_str(w, req->system);
+            if (req->cache) {
+                mote_jw_arr(w);
+                mote_jw_obj(w);
+                mote_jw_key(w, "type");
+                mote_jw_str(w, "text");
+                mote_jw_key(w, "text");
+                mote_jw_str(w, req->system);
+                cache_mark(w);
+                mote_jw_obj_end(w);
+                mote_jw_arr_end(w);
+            } else {
+                mote_jw_str(w, req->system);
+            }
         }
         write_tools(w, req);
         mote_jw_key(w, "messages");
@@ -111,6 +138,10 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req, struct
  * is an array of blocks. */
 static int anthropic_part(struct mote_jw *w, struct wstate *ws, const struct mote_part *p)
 {
+    if (ws->block_open) {
+        mote_jw_obj_end(w); /* the previous block: not the last one */
+        ws->block_open = false;
+    }
     if ((int)p->role != ws->open_role) {
         if (ws->open_role != 0) {
             mote_jw_arr_end(w);
@@ -160,7 +191,7 @@ static int anthropic_part(struct mote_jw *w, struct wstate *ws, const struct mot
     default:
         return MOTE_ERR_INVAL;
     }
-    mote_jw_obj_end(w);
+    ws->block_open = true; /* closed by the next part, or by the tail */
     return 0;
 }
 
@@ -266,6 +297,14 @@ static int write_part(struct mote_jw *w, const struct mote_llm_req *req, struct 
 
 static void write_tail(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws)
 {
+    if (req->provider == MOTE_PROVIDER_ANTHROPIC && ws->block_open) {
+        /* The conversation so far is cached up to its last block: the
+         * next request of a tool loop reads it instead of paying again. */
+        if (req->cache)
+            cache_mark(w);
+        mote_jw_obj_end(w);
+        ws->block_open = false;
+    }
     if (req->provider == MOTE_PROVIDER_ANTHROPIC && ws->open_role != 0) {
         mote_jw_arr_end(w);
         mote_jw_obj_end(w);
@@ -355,7 +394,7 @@ int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap)
         struct capture c = {b->off, buf + total, cap - total, 0};
         struct mote_jw w = b->jw;
         struct wstate ws = {b->open_role, b->in_assistant, b->in_calls, b->have_text,
-                            b->text_open};
+                            b->text_open, b->block_open};
         int rc = 0;
 
         w.sink = capture_sink;
@@ -393,6 +432,7 @@ int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap)
         b->in_calls = ws.in_calls;
         b->have_text = ws.have_text;
         b->text_open = ws.text_open;
+        b->block_open = ws.block_open;
         b->off = 0;
         if (b->tail)
             b->done = true;
@@ -429,7 +469,7 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     memset(d->block_slot, 0, sizeof(d->block_slot));
     for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++)
         d->oa_index[i] = -1;
-    d->in_tokens = d->out_tokens = 0;
+    d->in_tokens = d->out_tokens = d->cache_read = d->cache_write = 0;
     d->stop_reason[0] = '\0';
 }
 
@@ -452,6 +492,8 @@ static int emit_simple(struct mote_llm_dec *d, enum mote_llm_ev type, unsigned s
     ev.len = len;
     ev.in_tokens = d->in_tokens;
     ev.out_tokens = d->out_tokens;
+    ev.cache_read = d->cache_read;
+    ev.cache_write = d->cache_write;
     return emit(d, &ev);
 }
 
@@ -558,6 +600,20 @@ static void read_usage(struct mote_llm_dec *d, int usage)
     if (mote_json_int(&d->json, mote_json_member(&d->json, usage, "output_tokens"), &v) == 0 ||
         mote_json_int(&d->json, mote_json_member(&d->json, usage, "completion_tokens"), &v) == 0)
         d->out_tokens = (uint64_t)v;
+    /* Anthropic's input_tokens leaves out the cached ones; OpenAI's
+     * prompt_tokens counts them (prompt_tokens_details.cached_tokens):
+     * made the same here, input = what was neither read nor written. */
+    if (mote_json_int(&d->json, mote_json_member(&d->json, usage, "cache_read_input_tokens"),
+                      &v) == 0 && v >= 0)
+        d->cache_read = (uint64_t)v;
+    if (mote_json_int(&d->json, mote_json_member(&d->json, usage, "cache_creation_input_tokens"),
+                      &v) == 0 && v >= 0)
+        d->cache_write = (uint64_t)v;
+    if (mote_json_int(&d->json, mote_json_path(&d->json, usage, "prompt_tokens_details.cached_tokens"),
+                      &v) == 0 && v >= 0) {
+        d->cache_read = (uint64_t)v;
+        d->in_tokens = d->in_tokens > (uint64_t)v ? d->in_tokens - (uint64_t)v : 0;
+    }
 }
 
 static int error_event(struct mote_llm_dec *d, int root, int http_status)

@@ -23,6 +23,7 @@ Steps:
   {"delay_ms": N, ...}                          wait N ms between events
   {"stop": "max_tokens", ...}                   this stop reason (OpenAI: finish_reason)
   {"input_tokens": N, ...}                      the usage reported for the request
+  {"cache_read": N, "cache_write": M, ...}      cached input tokens in the usage
   {"refusal": "..."}                            OpenAI: a refusal instead of content
   {"cut_input": true, "tool": ...}              Anthropic: the tool input stops half way
   {"raw_body": "...", "content_type": "text/html"}  HTTP 200 with this body (not a stream)
@@ -205,7 +206,10 @@ def anthropic_events(step, body):
     yield sse("message_start", {"type": "message_start", "message": {
         "id": "msg_test", "type": "message", "role": "assistant", "content": [],
         "model": body.get("model", "test"), "stop_reason": None,
-        "usage": {"input_tokens": step.get("input_tokens", 12), "output_tokens": 1}}})
+        "usage": dict({"input_tokens": step.get("input_tokens", 12), "output_tokens": 1},
+                      **({"cache_read_input_tokens": step["cache_read"],
+                          "cache_creation_input_tokens": step.get("cache_write", 0)}
+                         if "cache_read" in step else {}))}})
     text = step.get("text", step.get("after_text", ""))
     idx = 0
     if "long_line" in step:
@@ -288,7 +292,10 @@ def openai_events(step, body):
     yield chunk({}, step.get("stop") or ("tool_calls" if calls else "stop"))
     u = dict(base)
     u["choices"] = []
-    u["usage"] = {"prompt_tokens": step.get("input_tokens", 12), "completion_tokens": 5 + len(text) // 4, "total_tokens": 0}
+    u["usage"] = {"prompt_tokens": step.get("input_tokens", 12) + step.get("cache_read", 0),
+                  "completion_tokens": 5 + len(text) // 4, "total_tokens": 0}
+    if "cache_read" in step:
+        u["usage"]["prompt_tokens_details"] = {"cached_tokens": step["cache_read"]}
     yield "data: %s\n\n" % json.dumps(u)
     if step.get("truncate"):
         yield ("END",)

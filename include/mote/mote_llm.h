@@ -78,6 +78,8 @@ struct mote_llm_req {
     mote_part_fn parts;
     void *parts_arg;
     bool no_tool_calls;            /* tool_choice none: tools listed, none may be called */
+    bool cache;                    /* Anthropic: prompt-cache breakpoints on the system
+                                    * prompt, the last tool and the last message block */
     bool max_completion_tokens;    /* OpenAI: the limit as max_completion_tokens (OpenAI's own
                                     * endpoint; max_tokens is deprecated there and refused by
                                     * reasoning models) instead of max_tokens (compatible
@@ -105,7 +107,7 @@ struct mote_llm_body {
     uint64_t off;       /* bytes of the current unit already read */
     struct mote_jw jw;  /* writer state where the current unit begins */
     int open_role;      /* grouping state where the current unit begins */
-    bool in_assistant, in_calls, have_text, text_open;
+    bool in_assistant, in_calls, have_text, text_open, block_open;
 };
 
 void mote_llm_body_init(struct mote_llm_body *b, const struct mote_llm_req *req);
@@ -144,8 +146,10 @@ struct mote_llm_event {
     size_t len;
     const char *id;
     const char *name;
-    uint64_t in_tokens;
+    uint64_t in_tokens;       /* input not read from or written to a cache */
     uint64_t out_tokens;
+    uint64_t cache_read;      /* input tokens read from the provider's prompt cache */
+    uint64_t cache_write;     /* input tokens written to it (Anthropic) */
     bool retryable;
 };
 
@@ -168,6 +172,7 @@ struct mote_llm_dec {
     /* OpenAI: tool call index of each slot (-1 free). */
     int32_t oa_index[MOTE_LLM_MAX_TOOL_CALLS];
     uint64_t in_tokens;
+    uint64_t cache_read, cache_write;
     uint64_t out_tokens;
     char stop_reason[32];
     char id[MOTE_LLM_ID_MAX];

@@ -78,6 +78,47 @@ def test_openai_rate_limit_code_in_a_200_stream_is_retried():
     check(len(requests_in(log)) == 2, "retried once")
 
 
+# ---- 12: prompt caching --------------------------------------------------------------
+
+def test_anthropic_prompt_cache_breakpoints_and_usage():
+    port, log = start_server([{"tool": "list_dir", "input": {"path": "/"}, "cache_write": 900,
+                               "cache_read": 0, "input_tokens": 40},
+                              {"text": "done", "cache_read": 900, "cache_write": 30,
+                               "input_tokens": 7}])
+    state = tempfile.mkdtemp(prefix="fid-", dir=TMP)
+    r = run(port, "-p", "x", "--yes", "--output-format", "stream-json", state=state)
+    check(r.returncode == 0, (r.returncode, r.stderr))
+    reqs = requests_in(log)
+    b = reqs[1]["body"]
+    check(b["system"][0]["cache_control"] == {"type": "ephemeral"}, b["system"])
+    check(b["tools"][-1].get("cache_control") == {"type": "ephemeral"}, b["tools"][-1])
+    check(all("cache_control" not in t for t in b["tools"][:-1]), "one breakpoint for the tools")
+    last = b["messages"][-1]["content"][-1]
+    check(last["type"] == "tool_result" and last.get("cache_control") == {"type": "ephemeral"},
+          last)
+    marks = json.dumps(b).count("cache_control")
+    check(marks == 3, "3 breakpoints (at most 4 allowed): %d" % marks)
+    ends = [json.loads(l) for l in r.stdout.splitlines() if '"turn_end"' in l or '"result"' in l]
+    check(any("cache_read_input_tokens" in json.dumps(e) and "900" in json.dumps(e)
+              for e in ends), r.stdout[-600:])
+    d = os.path.join(state, "conversations")
+    recs = [json.loads(l) for f in os.listdir(d) for l in open(os.path.join(d, f))]
+    usage = [x.get("usage") for x in recs if x["t"] == "assistant"]
+    check(usage[-1].get("cache_read") == 900 and usage[-1].get("cache_write") == 30, usage)
+
+
+def test_openai_has_no_cache_control_and_reads_cached_tokens():
+    port, log = start_server([{"text": "fine", "cache_read": 512, "input_tokens": 20}])
+    state = tempfile.mkdtemp(prefix="fid-", dir=TMP)
+    r = run(port, "-p", "x", openai=True, state=state)
+    check(r.returncode == 0, r.stderr)
+    check("cache_control" not in json.dumps(requests_in(log)[0]["body"]), "OpenAI: none")
+    d = os.path.join(state, "conversations")
+    recs = [json.loads(l) for f in os.listdir(d) for l in open(os.path.join(d, f))]
+    u = [x.get("usage") for x in recs if x["t"] == "assistant"][-1]
+    check(u.get("in") == 20 and u.get("cache_read") == 512, u)
+
+
 # ---- 4: an empty prompt ------------------------------------------------------
 
 def test_empty_prompt_refused_in_one_shot():

@@ -27,6 +27,7 @@ struct transcript {
     char stop[32];
     int stops;
     uint64_t in_tokens, out_tokens;
+    uint64_t cache_read, cache_write;
     int done;
     int errors;
     char err_type[64];
@@ -90,6 +91,8 @@ static int on_llm(void *arg, const struct mote_llm_event *ev)
     case MOTE_LLM_USAGE:
         t->in_tokens = ev->in_tokens;
         t->out_tokens = ev->out_tokens;
+        t->cache_read = ev->cache_read;
+        t->cache_write = ev->cache_write;
         break;
     case MOTE_LLM_ERROR:
         t->errors++;
@@ -548,6 +551,105 @@ static void test_openai_token_limit_field(void **state)
     assert_null(strstr(o.s, "max_completion_tokens"));
 }
 
+/* Issue 13.12: Anthropic prompt-cache breakpoints on the system prompt,
+ * the last tool and the last block of the conversation; the pull stream
+ * (any buffer size) gives the same bytes as the one-go writer. */
+static void test_prompt_cache_breakpoints(void **state)
+{
+    static const struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "out", 3, "c1", NULL, NULL, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "and?", 4, NULL, NULL, NULL, 0, false},
+    };
+    static const struct mote_tool_def tools[] = {
+        {"a", "A", "{\"type\":\"object\"}"},
+        {"b", "B", "{\"type\":\"object\"}"},
+    };
+    static struct mote_json js;
+    static struct out o;
+    static char pulled[8192];
+    struct parts src = {conv, 4, 0};
+    struct mote_llm_req req;
+    struct mote_llm_body body;
+    size_t caps[] = {1, 5, 300}, k;
+    int n, t;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    req.model = "m";
+    req.system = "be brief";
+    req.tools = tools;
+    req.ntools = 2;
+    req.parts = next_part;
+    req.parts_arg = &src;
+    req.cache = true;
+    o.n = 0;
+    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    assert_true(mote_json_parse(&js, o.s, o.n) > 0);
+    t = mote_json_path(&js, 0, "system.0.cache_control.type");
+    assert_true(mote_json_eq(&js, t, "ephemeral"));
+    assert_int_equal(mote_json_path(&js, 0, "tools.0.cache_control"), -1);
+    assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "tools.1.cache_control.type"), "ephemeral"));
+    /* Only the very last block of the last message carries one. */
+    assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "messages.2.content.1.cache_control.type"),
+                             "ephemeral"));
+    assert_int_equal(mote_json_path(&js, 0, "messages.2.content.0.cache_control"), -1);
+    assert_int_equal(mote_json_path(&js, 0, "messages.1.content.0.cache_control"), -1);
+    assert_int_equal(mote_json_path(&js, 0, "messages.0.content.0.cache_control"), -1);
+    for (k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
+        size_t got = 0;
+
+        src.calls = 0;
+        mote_llm_body_init(&body, &req);
+        while ((n = mote_llm_body_read(&body, pulled + got, caps[k] < sizeof(pulled) - got
+                                                                  ? caps[k]
+                                                                  : sizeof(pulled) - got)) > 0)
+            got += (size_t)n;
+        assert_int_equal(n, 0);
+        assert_int_equal(got, o.n);
+        assert_memory_equal(pulled, o.s, o.n);
+    }
+    /* Off: the plain forms. */
+    req.cache = false;
+    src.calls = 0;
+    o.n = 0;
+    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    assert_null(strstr(o.s, "cache_control"));
+    assert_non_null(strstr(o.s, "\"system\":\"be brief\""));
+}
+
+/* Cached input tokens: Anthropic's cache_read/creation fields, OpenAI's
+ * prompt_tokens_details.cached_tokens (taken out of its prompt_tokens). */
+static void test_cache_usage_decoded(void **state)
+{
+    static const char an[] =
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\","
+        "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":"
+        "5,\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":2000,"
+        "\"output_tokens\":1}}}\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+        "\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    static const char oa[] =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":"
+        "\"stop\"}]}\n\n"
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1500,\"completion_tokens\":3,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":1024}}}\n\n"
+        "data: [DONE]\n\n";
+    struct transcript *t = &t1;
+
+    (void)state;
+    assert_int_equal(decode(t, MOTE_PROVIDER_ANTHROPIC, an, strlen(an), 0), 0);
+    assert_int_equal(t->in_tokens, 5);
+    assert_int_equal(t->cache_read, 2000);
+    assert_int_equal(t->cache_write, 100);
+    assert_int_equal(decode(t, MOTE_PROVIDER_OPENAI, oa, strlen(oa), 0), 0);
+    assert_int_equal(t->in_tokens, 1500 - 1024);
+    assert_int_equal(t->cache_read, 1024);
+}
+
 static void test_request_bodies(void **state)
 {
     static const struct mote_part conv[] = {
@@ -568,7 +670,7 @@ static void test_request_bodies(void **state)
     struct mote_llm_body body;
     size_t caps[] = {1, 7, 64, 5000}, k;
     struct mote_llm_req req = {MOTE_PROVIDER_ANTHROPIC, "m1", "be brief", 1000, tools, 1,
-                               next_part, &src, false, false};
+                               next_part, &src, false, false, false};
     static struct out o;
     int m;
 
@@ -640,6 +742,8 @@ int main(void)
         cmocka_unit_test(test_openrouter_repeated_finish),
         cmocka_unit_test(test_error_code_classification),
         cmocka_unit_test(test_openai_token_limit_field),
+        cmocka_unit_test(test_prompt_cache_breakpoints),
+        cmocka_unit_test(test_cache_usage_decoded),
         cmocka_unit_test(test_error_bodies),
         cmocka_unit_test(test_hostile_streams),
         cmocka_unit_test(test_request_bodies),
