@@ -156,17 +156,51 @@ static int px_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
     return total;
 }
 
+/* The fallback when the kernel's pool is not ready yet (early boot on a
+ * device without a hardware RNG, where getrandom would block for
+ * minutes): a splitmix64 stream seeded from both clocks, the pid and a
+ * stack address. Unique and unpredictable enough for ids, temporary names
+ * and jitter; not for keys (mote makes none: TLS seeds from mbedTLS's own
+ * entropy source). */
+static void weak_random(unsigned char *p, size_t len)
+{
+    static uint64_t state;
+    struct timespec a, b;
+    int here;
+
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_REALTIME, &b);
+    state ^= ((uint64_t)a.tv_sec << 32) ^ (uint64_t)a.tv_nsec ^ ((uint64_t)b.tv_nsec << 20) ^
+             ((uint64_t)b.tv_sec * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)getpid() << 40) ^
+             (uint64_t)(uintptr_t)&here;
+    while (len > 0) {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        size_t i;
+
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        for (i = 0; i < 8 && len > 0; i++, len--)
+            *p++ = (unsigned char)(z >> (8 * i));
+    }
+}
+
 static int px_random(void *ctx, void *buf, size_t len)
 {
     unsigned char *p = buf;
 
     (void)ctx;
     while (len > 0) {
-        ssize_t n = getrandom(p, len, 0);
+        /* Never blocks: the loop's thread must not wait for entropy. */
+        ssize_t n = getrandom(p, len, GRND_NONBLOCK);
 
         if (n < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EAGAIN || errno == ENOSYS) {
+                weak_random(p, len);
+                return 0;
+            }
             return mote_posix_err(errno);
         }
         p += n;

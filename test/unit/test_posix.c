@@ -16,6 +16,29 @@
 #include "mote/mote.h"
 #include "mote/mote_posix.h"
 
+#include <errno.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+
+/* getrandom as the port sees it: this definition wins over libc's at link
+ * time, so a test can play early boot (the pool not ready: a blocking
+ * call would hang, a non-blocking one says EAGAIN). */
+static int pool_not_ready;
+static unsigned blocking_calls;
+
+ssize_t getrandom(void *buf, size_t len, unsigned flags)
+{
+    if (!(flags & GRND_NONBLOCK))
+        blocking_calls++;
+    if (pool_not_ready) {
+        if (!(flags & GRND_NONBLOCK))
+            return (ssize_t)len; /* would have blocked for minutes: counted */
+        errno = EAGAIN;
+        return -1;
+    }
+    return syscall(SYS_getrandom, buf, len, flags);
+}
+
 static struct mote_posix pp;
 static struct mote_loop loop;
 static char dir[256];
@@ -232,6 +255,28 @@ static void test_storage(void **state)
     assert_int_equal(p->st_remove(p->ctx, "history"), MOTE_ERR_NOENT);
 }
 
+/* Issue 11.8: at early boot the port's random source must not block the
+ * loop: it asks without blocking and falls back (documented) on EAGAIN. */
+static void test_random_never_blocks(void **state)
+{
+    unsigned char a[32], b[32];
+    size_t i, zero = 0;
+
+    (void)state;
+    blocking_calls = 0;
+    pool_not_ready = 1;
+    memset(a, 0, sizeof(a));
+    memset(b, 0, sizeof(b));
+    assert_int_equal(pp.port.random(pp.port.ctx, a, sizeof(a)), 0);
+    assert_int_equal(pp.port.random(pp.port.ctx, b, sizeof(b)), 0);
+    pool_not_ready = 0;
+    assert_int_equal(blocking_calls, 0);
+    assert_memory_not_equal(a, b, sizeof(a));
+    for (i = 0; i < sizeof(a); i++)
+        zero += a[i] == 0;
+    assert_true(zero < 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +284,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_signal_during_step_not_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_never_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
     };
 
