@@ -19,6 +19,7 @@ void mote_llm_conf_defaults(struct mote_llm_conf *c)
     c->connect_timeout_ms = MOTE_LLM_CONNECT_TIMEOUT_MS;
     c->first_byte_timeout_ms = MOTE_LLM_FIRST_BYTE_TIMEOUT_MS;
     c->idle_timeout_ms = MOTE_LLM_IDLE_TIMEOUT_MS;
+    c->event_timeout_ms = MOTE_LLM_EVENT_TIMEOUT_MS;
     c->max_attempts = MOTE_LLM_MAX_ATTEMPTS;
     c->backoff_ms = MOTE_LLM_BACKOFF_MS;
     c->backoff_max_ms = MOTE_LLM_BACKOFF_MAX_MS;
@@ -111,6 +112,22 @@ static void set_deadline(struct mote_loop *loop, struct mote_llm_call *c, uint32
     c->deadline = mote_loop_now(loop) + ms;
 }
 
+/* In the stream: the idle deadline from now, or the event deadline if it
+ * comes first (moved on by each complete event). */
+static void stream_deadline(struct mote_loop *loop, struct mote_llm_call *c)
+{
+    uint32_t now = mote_loop_now(loop);
+
+    if (c->got_event) {
+        c->event_deadline = now + c->conf->event_timeout_ms;
+        c->got_event = false;
+    }
+    c->deadline = now + c->conf->idle_timeout_ms;
+    c->event_cut = c->conf->event_timeout_ms > 0 && mote_before(c->event_deadline, c->deadline);
+    if (c->event_cut)
+        c->deadline = c->event_deadline;
+}
+
 /* Decoded events pass through; an error event stops the stream. */
 static int on_decoded(void *arg, const struct mote_llm_event *ev)
 {
@@ -142,6 +159,7 @@ static int on_sse(void *arg, const char *event, const char *data, size_t len, co
     struct mote_llm_call *c = arg;
 
     (void)id;
+    c->got_event = true;
     return mote_llm_dec_event(&c->dec, event, data, len);
 }
 
@@ -484,7 +502,12 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                 return stream_cut(c);
             }
             c->got_byte = true;
-            set_deadline(loop, c, c->conf->idle_timeout_ms);
+            /* The headers have one deadline from the request's end: a
+             * server sending them a byte at a time is not waited for
+             * forever. In the stream, silence has the idle deadline and
+             * the gap between whole events its own. */
+            if (c->phase == MOTE_PHASE_STREAM)
+                stream_deadline(loop, c);
             rc = mote_http_resp_feed(&c->http, c->buf, (size_t)rc);
             if (rc == MOTE_ERR_HTTP && c->errmsg[0] != '\0')
                 return rc; /* an error event, already explained */
@@ -504,6 +527,11 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
             if (c->phase == MOTE_PHASE_HEADERS && mote_http_resp_have_headers(&c->http)) {
                 c->phase = MOTE_PHASE_STREAM;
                 c->http_status = c->http.status;
+                c->event_deadline = mote_loop_now(loop) + c->conf->event_timeout_ms;
+                c->got_event = false;
+                stream_deadline(loop, c);
+            } else if (c->phase == MOTE_PHASE_STREAM && c->got_event) {
+                stream_deadline(loop, c);
             }
             if (c->http.status == 200 && c->dec.done)
                 return 0;
@@ -526,7 +554,7 @@ static void new_attempt(struct mote_loop *loop, struct mote_llm_call *c)
     c->phase = MOTE_PHASE_RESOLVE;
     if (c->on_phase != NULL)
         c->on_phase(c->on_event_arg, MOTE_PHASE_RESOLVE); /* an attempt begins */
-    c->got_byte = c->head_sent = c->not_sse = false;
+    c->got_byte = c->head_sent = c->not_sse = c->got_event = c->event_cut = false;
     c->send_len = c->send_off = 0;
     c->err_len = 0;
     c->err_body[0] = '\0';
@@ -558,15 +586,18 @@ static void timeout_msg(struct mote_llm_call *c)
     struct mote_sb sb;
     uint32_t ms = c->phase <= MOTE_PHASE_HANDSHAKE ? c->conf->connect_timeout_ms
                   : c->phase == MOTE_PHASE_HEADERS ? c->conf->first_byte_timeout_ms
+                  : c->phase == MOTE_PHASE_STREAM && c->event_cut ? c->conf->event_timeout_ms
                                                    : c->conf->idle_timeout_ms;
 
     mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
     switch (c->phase) {
     case MOTE_PHASE_HEADERS:
-        mote_sb_s(&sb, "no response from the model API within ");
+        mote_sb_s(&sb, c->got_byte ? "the model API's response headers did not complete within "
+                                   : "no response from the model API within ");
         break;
     case MOTE_PHASE_STREAM:
-        mote_sb_s(&sb, "the model API stalled: no data for ");
+        mote_sb_s(&sb, c->event_cut ? "the model API stalled: no complete event for "
+                                    : "the model API stalled: no data for ");
         break;
     case MOTE_PHASE_SEND:
         mote_sb_s(&sb, "sending the request stalled for ");

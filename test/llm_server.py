@@ -27,6 +27,8 @@ Steps:
   {"refusal": "..."}                            OpenAI: a refusal instead of content
   {"cut_input": true, "tool": ...}              Anthropic: the tool input stops half way
   {"raw_body": "...", "content_type": "text/html"}  HTTP 200 with this body (not a stream)
+  {"slow_headers_ms": N}                        response headers a byte every N ms, never ending
+  {"slow_event_ms": N}                          one event a byte every N ms, never ending
   {"tool": ..., "raw_input": ""}                the tool input's JSON text as sent (may be empty)
   {"error_event": ..., "error_code": "..."}      OpenAI: the error's code too
 
@@ -128,6 +130,30 @@ class Handler(BaseHTTPRequestHandler):
             return
         if "stall_headers" in step:
             time.sleep(step["stall_headers"])
+            self.close_connection = True
+            return
+        if "slow_headers_ms" in step:
+            # The status line and headers a byte at a time, never ending.
+            head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n" + b"x-pad: " + b"p" * 4096
+            try:
+                for b in head:
+                    self.send_raw(bytes([b]))
+                    time.sleep(step["slow_headers_ms"] / 1000.0)
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+                pass
+            self.close_connection = True
+            return
+        if "slow_event_ms" in step:
+            # Headers, then one event a byte at a time that never completes.
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            try:
+                for b in b"event: ping\ndata: {\"type\": \"ping\"" + b" " * 100000:
+                    self.send_raw(bytes([b]))
+                    time.sleep(step["slow_event_ms"] / 1000.0)
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+                pass
             self.close_connection = True
             return
         if "raw_body" in step:

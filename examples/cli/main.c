@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,6 +534,7 @@ static int configure(void)
     llm.idle_timeout_ms = (uint32_t)env_ms("MOTE_IDLE_TIMEOUT_MS", llm.idle_timeout_ms);
     llm.first_byte_timeout_ms =
         (uint32_t)env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", llm.first_byte_timeout_ms);
+    llm.event_timeout_ms = (uint32_t)env_ms("MOTE_EVENT_TIMEOUT_MS", llm.event_timeout_ms);
     llm.backoff_ms = (uint32_t)env_ms("MOTE_BACKOFF_MS", llm.backoff_ms);
     model_name = o.model != NULL ? o.model
                  : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
@@ -1132,6 +1134,19 @@ int main(int argc, char **argv)
         fputc('\n', stdout);
     rc = finish(&ses.report);
     fflush(stdout);
+    {
+        /* The shutdown is over and its exit code told: a signal arriving
+         * from here on (a /quit racing a SIGTERM) stays pending, so the
+         * default action the handlers' restore brings back cannot turn
+         * the exit into a death by that signal. */
+        sigset_t late;
+
+        sigemptyset(&late);
+        sigaddset(&late, SIGINT);
+        sigaddset(&late, SIGTERM);
+        sigaddset(&late, SIGHUP);
+        sigprocmask(SIG_BLOCK, &late, NULL);
+    }
     mote_session_deinit(&ses);
     mote_loop_deinit(&loop);
     mote_posix_deinit(&pp);

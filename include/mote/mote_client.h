@@ -39,6 +39,8 @@ struct mote_llm_conf {
     uint32_t connect_timeout_ms;
     uint32_t first_byte_timeout_ms;
     uint32_t idle_timeout_ms;
+    uint32_t event_timeout_ms; /* the longest gap between two complete events of the
+                                * stream (a byte now and then does not extend it) */
     uint32_t max_attempts;    /* 1 = no retry */
     uint32_t backoff_ms;      /* first retry delay, doubled each time */
     uint32_t backoff_max_ms;  /* cap of the delay and of Retry-After */
@@ -93,6 +95,9 @@ struct mote_llm_call {
     uint32_t deadline;
     bool got_byte;            /* any response byte this attempt */
     bool not_sse;             /* a 200 whose Content-Type is not an event stream */
+    bool got_event;           /* an SSE event completed since the last look */
+    bool event_cut;           /* the event deadline, not silence, ended it */
+    uint32_t event_deadline;
     bool head_sent;
     size_t send_len, send_off;
     struct mote_llm_body body;

@@ -178,6 +178,12 @@
 #ifndef MOTE_LLM_FIRST_BYTE_TIMEOUT_MS
 #define MOTE_LLM_FIRST_BYTE_TIMEOUT_MS 120000
 #endif
+/* The longest gap between two complete events of a stream: a server
+ * that keeps sending a byte now and then but never completes an event is
+ * cut off (providers send a ping every few seconds). */
+#ifndef MOTE_LLM_EVENT_TIMEOUT_MS
+#define MOTE_LLM_EVENT_TIMEOUT_MS 180000
+#endif
 #ifndef MOTE_LLM_IDLE_TIMEOUT_MS
 #define MOTE_LLM_IDLE_TIMEOUT_MS 90000
 #endif

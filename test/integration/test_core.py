@@ -67,6 +67,38 @@ def test_raw_control_characters_in_a_tool_input_never_reach_the_journal():
               (q.returncode, q.stderr))
 
 
+def timed(step, env_extra, want):
+    """mote against a server that trickles bytes: it gives up at the
+    deadline (a generous bound: well before the trickle would end)."""
+    import time
+    port, _ = start_server([step])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    e = env()
+    e.update(env_extra)
+    t0 = time.monotonic()
+    p = subprocess.run([MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
+                        "-p", "hi"], capture_output=True, text=True, timeout=120, env=e)
+    took = time.monotonic() - t0
+    check(p.returncode == 1 and want in p.stderr, (p.returncode, p.stderr))
+    check(took < 30, "ended by the deadline: %.1f s" % took)
+
+
+def test_headers_a_byte_at_a_time_meet_a_deadline():
+    """11.9: the 32 KiB header cap at one byte a second allowed about nine
+    hours; the whole header block now has the first-byte deadline."""
+    timed({"slow_headers_ms": 100},
+          {"MOTE_FIRST_BYTE_TIMEOUT_MS": "1500", "MOTE_IDLE_TIMEOUT_MS": "60000"},
+          "headers did not complete within 1500 ms")
+
+
+def test_an_event_a_byte_at_a_time_meets_a_deadline():
+    """11.9: bytes that never complete an event do not keep the stream
+    alive: the gap between events has its own deadline."""
+    timed({"slow_event_ms": 100},
+          {"MOTE_EVENT_TIMEOUT_MS": "1500", "MOTE_IDLE_TIMEOUT_MS": "60000"},
+          "no complete event for 1500 ms")
+
+
 def main():
     if not os.path.exists(MOTE):
         print("missing " + MOTE)
