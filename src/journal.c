@@ -136,11 +136,28 @@ static int rec_end(struct mote_journal *j, struct mote_jw *w, struct linebuf *b,
     return append_line(j, b, sync);
 }
 
+/* Gives the open record, once, to st_write_atomic. */
+struct first_line {
+    const char *p;
+    size_t len, off;
+};
+
+static int first_line_produce(void *arg, char *buf, size_t cap)
+{
+    struct first_line *f = arg;
+    size_t n = f->len - f->off < cap ? f->len - f->off : cap;
+
+    memcpy(buf, f->p + f->off, n);
+    f->off += n;
+    return (int)n;
+}
+
 int mote_journal_create(struct mote_journal *j, const struct mote_port *port, const char *id)
 {
     const struct mote_port *p = port;
     struct mote_jw w;
     struct linebuf b;
+    struct first_line fl;
     int rc, h;
 
     if (j->buf == NULL)
@@ -153,24 +170,37 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
         return rc;
     h = p->st_open(p->ctx, j->name, MOTE_ST_READ);
     if (h >= 0) {
+        int64_t sz = p->st_size(p->ctx, h);
+
         p->st_close(p->ctx, h);
-        return MOTE_ERR_EXIST;
+        if (sz != 0)
+            return MOTE_ERR_EXIST; /* an empty one is as good as absent */
     }
-    h = p->st_open(p->ctx, j->name, MOTE_ST_READ | MOTE_ST_APPEND | MOTE_ST_CREATE);
-    if (h < 0)
-        return h;
-    j->h = h;
+    /* The journal appears whole, with its open record, or not at all (a
+     * crash in between leaves no empty file behind): written aside,
+     * synced, renamed into place, the directory synced. */
     rec_begin(j, &w, &b, MOTE_REC_OPEN);
     mote_jw_key(&w, "v");
     mote_jw_int(&w, MOTE_JOURNAL_VERSION);
-    j->version = MOTE_JOURNAL_VERSION;
     mote_jw_key(&w, "id");
     mote_jw_str(&w, id);
-    rc = rec_end(j, &w, &b, true);
-    if (rc < 0) {
-        mote_journal_close(j);
+    mote_jw_obj_end(&w);
+    if (w.err != 0)
+        return w.err;
+    b.p[b.len++] = '\n';
+    fl.p = b.p;
+    fl.len = b.len;
+    fl.off = 0;
+    if ((rc = p->st_write_atomic(p->ctx, j->name, first_line_produce, &fl)) < 0)
         return rc;
-    }
+    h = p->st_open(p->ctx, j->name, MOTE_ST_READ | MOTE_ST_APPEND);
+    if (h < 0)
+        return h;
+    j->h = h;
+    j->version = MOTE_JOURNAL_VERSION;
+    j->size = b.len;
+    j->records = 1;
+    j->buf->owner = NULL;
     return 0;
 }
 
@@ -590,6 +620,12 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
     if (sz < 0) {
         mote_journal_close(j);
         return (int)sz;
+    }
+    if (sz == 0) {
+        /* Left by an older mote killed between creating a journal and
+         * its first record: nothing was ever said in it. */
+        mote_journal_close(j);
+        return MOTE_ERR_NOENT;
     }
     file_size = (uint64_t)sz;
     /* Check every line; remember where the last good one ends. */

@@ -691,6 +691,12 @@ static int open_conversation(void)
         }
     }
     rc = mote_conv_open(&ses, &cconf, id, &conv, &bad, &repaired);
+    if (rc == MOTE_ERR_NOENT && o.resume == NULL) {
+        /* `current` names a journal that is gone, or empty (a start
+         * killed before its first record): nothing to continue. */
+        fprintf(stderr, "mote: conversation %s holds nothing yet: starting a new one\n", id);
+        return new_conversation();
+    }
     if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_INVAL) {
         fprintf(stderr, "mote: no conversation '%s' in %s/conversations\n", id, state_dir);
         return 2;

@@ -36,6 +36,8 @@ def journal_lines(state):
         if f.endswith(".jsonl"):
             with open(os.path.join(d, f), "rb") as fh:
                 data = fh.read()
+            if not data:
+                continue  # an empty file left by an older mote
             check(data.endswith(b"\n"), "whole lines")
             for line in data.split(b"\n")[:-1]:
                 out.append(json.loads(line.decode("utf-8"), strict=True))
@@ -65,6 +67,27 @@ def test_raw_control_characters_in_a_tool_input_never_reach_the_journal():
         q = run(port, state, "--continue", "-p", "and now?")
         check(q.returncode == 0 and "again" in q.stdout and "damaged" not in q.stderr,
               (q.returncode, q.stderr))
+
+
+def test_an_empty_journal_is_as_good_as_absent():
+    """11.3: a start killed between creating the journal and its first
+    record left an empty ID.jsonl that `current` names; --continue then
+    never worked again. Now such a file counts as absent: --continue starts
+    anew, the next --continue goes on with that new conversation."""
+    port, log = start_server([{"text": "first answer"}, {"text": "second answer"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    os.makedirs(os.path.join(state, "conversations"), mode=0o700)
+    open(os.path.join(state, "conversations", "0123456789abcdef.jsonl"), "w").close()
+    with open(os.path.join(state, "current"), "w") as f:
+        f.write("0123456789abcdef\n")
+    r = run(port, state, "--continue", "-p", "hello")
+    check(r.returncode == 0 and "first answer" in r.stdout, (r.returncode, r.stderr))
+    q = run(port, state, "--continue", "-p", "and again")
+    check(q.returncode == 0 and "second answer" in q.stdout, (q.returncode, q.stderr))
+    msgs = requests_in(log)[-1]["body"]["messages"]
+    check(len(msgs) == 3 and "hello" in json.dumps(msgs[0]), msgs)
+    recs = journal_lines(state)
+    check(all(r["t"] for r in recs), "every line is a record")
 
 
 def timed(step, env_extra, want):
