@@ -296,6 +296,7 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
 {
     struct mote_pollfd fds[MOTE_MAX_WATCHES];
     unsigned map[MOTE_MAX_WATCHES];
+    uint32_t map_gen[MOTE_MAX_WATCHES]; /* which watch of the slot was polled */
     unsigned nfds = 0, i;
     uint32_t now = mote_loop_now(loop);
     int32_t wait_ms;
@@ -329,6 +330,7 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
         fds[nfds].fd = w->fd;
         fds[nfds].events = w->events;
         fds[nfds].revents = 0;
+        map_gen[nfds] = w->gen;
         map[nfds++] = i;
     }
 
@@ -340,7 +342,9 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
     for (i = 0; i < nfds && rc > 0; i++) {
         struct mote_watch_slot *w = &loop->watches[map[i]];
 
-        if (fds[i].revents == 0 || !w->used)
+        /* A watch removed during this dispatch, or removed and its slot
+         * reused by another, never gets the old descriptor's events. */
+        if (fds[i].revents == 0 || !w->used || w->gen != map_gen[i])
             continue;
         w->revents = fds[i].revents;
         did++;
