@@ -60,9 +60,10 @@ static mote_job_id job_id(const struct mote_loop *loop, const struct mote_job *j
 
 int mote_loop_init(struct mote_loop *loop, const struct mote_port *port)
 {
-    if (port == NULL || port->version != MOTE_PORT_VERSION || !MOTE_PORT_HAS(port, now_ms) ||
-        !MOTE_PORT_HAS(port, wait))
+    if (port == NULL || port->version != MOTE_PORT_VERSION)
         return MOTE_ERR_INVAL;
+    if (mote_port_missing(port, MOTE_PORT_CORE) != NULL)
+        return MOTE_ERR_NOSYS;
     memset(loop, 0, sizeof(*loop));
     loop->port = port;
     mote_cancel_init(&loop->root, NULL);
