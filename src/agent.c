@@ -1679,10 +1679,10 @@ int mote_session_init(struct mote_session *s, struct mote_loop *loop,
 {
     const struct mote_port *p = loop != NULL ? loop->port : NULL;
 
-    if (conf == NULL || conf->on_event == NULL || p == NULL || !MOTE_PORT_HAS(p, st_open) ||
-        !MOTE_PORT_HAS(p, st_append) || !MOTE_PORT_HAS(p, st_read) ||
-        !MOTE_PORT_HAS(p, st_write_atomic))
+    if (conf == NULL || conf->on_event == NULL || p == NULL)
         return MOTE_ERR_INVAL;
+    if (mote_port_missing(p, MOTE_PORT_STORAGE) != NULL)
+        return MOTE_ERR_NOSYS; /* conversations live in storage */
     memset(s, 0, sizeof(*s));
     s->loop = loop;
     s->port = p;

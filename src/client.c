@@ -628,8 +628,10 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
     }
     if (c->phase == MOTE_PHASE_IDLE) {
         c->port = loop->port;
-        if (!MOTE_PORT_HAS(loop->port, net_resolve)) {
-            msg(c, "this port has no network", NULL, NULL);
+        if (mote_port_missing(loop->port, MOTE_PORT_NET |
+                                              (c->url.tls ? MOTE_PORT_TLS : 0u)) != NULL) {
+            msg(c, "this port has no ", mote_port_missing(loop->port, MOTE_PORT_NET |
+                                             (c->url.tls ? MOTE_PORT_TLS : 0u)), NULL);
             (void)mote_job_set_error(loop, self, c->errmsg);
             return MOTE_ERR_NOSYS;
         }

@@ -162,6 +162,8 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
 
     if (j->buf == NULL)
         return MOTE_ERR_INVAL;
+    if (mote_port_missing(port, MOTE_PORT_STORAGE) != NULL)
+        return MOTE_ERR_NOSYS;
     reset(j, port);
     if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
         return rc;
@@ -608,6 +610,8 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
 
     if (j->buf == NULL)
         return MOTE_ERR_INVAL;
+    if (mote_port_missing(port, MOTE_PORT_STORAGE) != NULL)
+        return MOTE_ERR_NOSYS;
     reset(j, port);
     if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
         return rc;

@@ -60,9 +60,10 @@ static mote_job_id job_id(const struct mote_loop *loop, const struct mote_job *j
 
 int mote_loop_init(struct mote_loop *loop, const struct mote_port *port)
 {
-    if (port == NULL || port->version != MOTE_PORT_VERSION || !MOTE_PORT_HAS(port, now_ms) ||
-        !MOTE_PORT_HAS(port, wait))
+    if (port == NULL || port->version != MOTE_PORT_VERSION)
         return MOTE_ERR_INVAL;
+    if (mote_port_missing(port, MOTE_PORT_CORE) != NULL)
+        return MOTE_ERR_NOSYS;
     memset(loop, 0, sizeof(*loop));
     loop->port = port;
     mote_cancel_init(&loop->root, NULL);
@@ -296,6 +297,7 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
 {
     struct mote_pollfd fds[MOTE_MAX_WATCHES];
     unsigned map[MOTE_MAX_WATCHES];
+    uint32_t map_gen[MOTE_MAX_WATCHES]; /* which watch of the slot was polled */
     unsigned nfds = 0, i;
     uint32_t now = mote_loop_now(loop);
     int32_t wait_ms;
@@ -329,6 +331,7 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
         fds[nfds].fd = w->fd;
         fds[nfds].events = w->events;
         fds[nfds].revents = 0;
+        map_gen[nfds] = w->gen;
         map[nfds++] = i;
     }
 
@@ -340,7 +343,9 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
     for (i = 0; i < nfds && rc > 0; i++) {
         struct mote_watch_slot *w = &loop->watches[map[i]];
 
-        if (fds[i].revents == 0 || !w->used)
+        /* A watch removed during this dispatch, or removed and its slot
+         * reused by another, never gets the old descriptor's events. */
+        if (fds[i].revents == 0 || !w->used || w->gen != map_gen[i])
             continue;
         w->revents = fds[i].revents;
         did++;

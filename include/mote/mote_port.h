@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mote/mote_config.h" /* MOTE_STORAGE_NAME_MAX, named below */
+
 #define MOTE_PORT_VERSION 1
 
 /* Events for struct mote_pollfd. */
@@ -344,6 +346,20 @@ struct mote_port {
 #define MOTE_FS_FILE 1  /* a regular file */
 #define MOTE_FS_DIR 2   /* a directory */
 #define MOTE_FS_OTHER 3 /* a FIFO, a device, a socket: the tools refuse them */
+
+/* Feature groups for mote_port_missing(). */
+#define MOTE_PORT_CORE 0x01u    /* now_ms, wait: the loop */
+#define MOTE_PORT_STORAGE 0x02u /* st_*: journals, history, the session */
+#define MOTE_PORT_NET 0x04u     /* net_*: the model client */
+#define MOTE_PORT_TLS 0x08u     /* tls_*: https */
+#define MOTE_PORT_PROC 0x10u    /* proc_*, pipe_*: the shell tool, MCP servers */
+#define MOTE_PORT_FS 0x20u      /* fs_*: the file tools */
+
+/* The name of the first member of `groups` that port `p` lacks (outside
+ * its declared size, or NULL), or NULL if it has them all. The entry
+ * points that need a group fail with MOTE_ERR_NOSYS when it is
+ * incomplete; this names what is missing for the message. */
+const char *mote_port_missing(const struct mote_port *p, unsigned groups);
 
 /* True if port `p` has member `m` (inside its declared size and set). */
 #define MOTE_PORT_HAS(p, m)                                                        \

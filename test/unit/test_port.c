@@ -1,0 +1,150 @@
+/* test_port.c - issue 11.5: a port missing a member is an error naming it,
+ * never a crash - each member of the storage, network and TLS groups set
+ * to NULL in turn, each feature that needs it exercised. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mote/mote.h"
+#include "mote/mote_agent.h"
+#include "mote/mote_client.h"
+#include "mote/mote_journal.h"
+#include "mote_tport.h"
+
+static struct mote_tport tp;
+static struct mote_loop loop;
+static struct mote_jbuf jbuf;
+static struct mote_journal jr = {.buf = &jbuf};
+static struct mote_session ses;
+
+#define F(m) {offsetof(struct mote_port, m), #m}
+static const struct {
+    size_t off;
+    const char *name;
+} storage[] = {F(st_open), F(st_read), F(st_append), F(st_sync), F(st_size), F(st_truncate),
+               F(st_close), F(st_write_atomic), F(st_list), F(st_remove), F(st_mkdir)},
+  net[] = {F(net_resolve), F(net_resolve_result), F(net_resolve_end), F(net_connect),
+           F(net_connect_done), F(net_send), F(net_recv), F(net_close)},
+  tls[] = {F(tls_open), F(tls_handshake), F(tls_send), F(tls_recv), F(tls_close)};
+
+static void drop(struct mote_port *p, size_t off)
+{
+    void *none = NULL;
+
+    memcpy((char *)p + off, &none, sizeof(none));
+}
+
+/* Stands in for TLS members the test port does not have: only their
+ * presence is looked at (the call fails on the missing one first). */
+static void present(void)
+{
+}
+
+static void give(struct mote_port *p, size_t off)
+{
+    void (*fn)(void) = present;
+
+    memcpy((char *)p + off, &fn, sizeof(fn));
+}
+
+static void on_event(void *arg, const struct mote_event *ev)
+{
+    (void)arg, (void)ev;
+}
+
+static void test_storage_members(void **state)
+{
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(storage) / sizeof(storage[0]); i++) {
+        struct mote_port p;
+        struct mote_session_conf sc;
+
+        mote_tport_init(&tp, 0);
+        p = tp.port;
+        drop(&p, storage[i].off);
+        assert_string_equal(mote_port_missing(&p, MOTE_PORT_STORAGE), storage[i].name);
+        assert_null(mote_port_missing(&p, MOTE_PORT_CORE));
+        assert_int_equal(mote_journal_create(&jr, &p, "c1"), MOTE_ERR_NOSYS);
+        assert_int_equal(mote_journal_open(&jr, &p, "c1"), MOTE_ERR_NOSYS);
+        assert_int_equal(mote_loop_init(&loop, &p), 0);
+        memset(&sc, 0, sizeof(sc));
+        sc.on_event = on_event;
+        assert_int_equal(mote_session_init(&ses, &loop, &sc), MOTE_ERR_NOSYS);
+        mote_loop_deinit(&loop);
+        mote_tport_deinit(&tp);
+    }
+}
+
+static void test_network_members(void **state)
+{
+    static struct mote_llm_call call;
+    static struct mote_llm_conf conf;
+    static struct mote_llm_req req;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(net) / sizeof(net[0]) + sizeof(tls) / sizeof(tls[0]); i++) {
+        bool is_tls = i >= sizeof(net) / sizeof(net[0]);
+        size_t off = is_tls ? tls[i - sizeof(net) / sizeof(net[0])].off : net[i].off;
+        const char *name = is_tls ? tls[i - sizeof(net) / sizeof(net[0])].name : net[i].name;
+        struct mote_port p;
+        mote_job_id job;
+        int turns = 0;
+
+        static struct mote_tport_net tn;
+        size_t k;
+
+        mote_tport_init(&tp, 0);
+        mote_tport_net_init(&tp, &tn, NULL, 0);
+        p = tp.port;
+        for (k = 0; k < sizeof(tls) / sizeof(tls[0]); k++)
+            give(&p, tls[k].off);
+        /* The call fails on the member dropped, and says which. */
+        drop(&p, off);
+        assert_int_equal(mote_loop_init(&loop, &p), 0);
+        mote_llm_conf_defaults(&conf);
+        conf.base_url = is_tls ? "https://model.test" : "http://model.test";
+        conf.max_attempts = 1;
+        memset(&req, 0, sizeof(req));
+        req.model = "m";
+        assert_int_equal(mote_llm_call_init(&call, &conf, &req, NULL, NULL), 0);
+        assert_int_equal(mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job), 0);
+        while (mote_job_state(&loop, job) == MOTE_JOB_RUNNING && turns++ < 100)
+            (void)mote_loop_poll(&loop, 10);
+        assert_int_equal(mote_job_state(&loop, job), MOTE_JOB_FAILED);
+        assert_non_null(strstr(mote_job_error(&loop, job), name));
+        mote_loop_deinit(&loop);
+        mote_tport_deinit(&tp);
+    }
+}
+
+static void test_missing_names_and_sizes(void **state)
+{
+    struct mote_port p;
+
+    (void)state;
+    mote_tport_init(&tp, 0);
+    p = tp.port;
+    assert_null(mote_port_missing(&p, MOTE_PORT_CORE | MOTE_PORT_STORAGE));
+    p.size = offsetof(struct mote_port, st_open); /* an older port, smaller */
+    assert_string_equal(mote_port_missing(&p, MOTE_PORT_STORAGE), "st_open");
+    assert_string_equal(mote_port_missing(NULL, MOTE_PORT_CORE), "the port itself");
+    mote_tport_deinit(&tp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_storage_members),
+        cmocka_unit_test(test_network_members),
+        cmocka_unit_test(test_missing_names_and_sizes),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
