@@ -76,7 +76,7 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
-.PHONY: all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -119,7 +119,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
-	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-fuzz
+	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -180,6 +180,11 @@ test-fidelity: $(SB)/mote
 # Issue 16: no tool or MCP process outlives mote, whatever a SIGKILL reaches.
 test-proc: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_proc.py $(SB)
+
+# Issue 15: the CLI people reach for (tools, editing, paste, approval,
+# conversations, proxies, localhost).
+test-cli15: $(SB)/mote all
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_cli15.py $(SB)
 
 test-issue10: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_issue10.py $(SB)

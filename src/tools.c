@@ -66,7 +66,7 @@ static bool utf8_ok(const unsigned char *s, size_t n)
     return true;
 }
 
-static const char *arg_in_place(struct mote_tool_run *run, const char *key)
+static const char *arg_in_place_n(struct mote_tool_run *run, const char *key, size_t *out_len)
 {
     int t = mote_json_member(&run->json, 0, key), n;
     size_t len;
@@ -82,7 +82,14 @@ static const char *arg_in_place(struct mote_tool_run *run, const char *key)
     if (n < 0)
         return NULL;
     p[n] = '\0';
+    if (out_len != NULL)
+        *out_len = (size_t)n;
     return p;
+}
+
+static const char *arg_in_place(struct mote_tool_run *run, const char *key)
+{
+    return arg_in_place_n(run, key, NULL);
 }
 
 /* Output from outside, made readable: control bytes other than newline and
@@ -99,26 +106,32 @@ static void clean(char *s, size_t n)
     }
 }
 
+/* Appends a note about the output (it may pass the output cap: the
+ * buffer keeps room for notes), on a line of its own. */
+static void note_text(struct mote_tool_run *run, const char *text, size_t n)
+{
+    bool nl = run->out_len > 0 && run->out[run->out_len - 1] != '\n';
+
+    if (run->out_len + n + nl <= sizeof(run->out_buf)) {
+        if (nl)
+            run->out[run->out_len++] = '\n';
+        memcpy(run->out + run->out_len, text, n);
+        run->out_len += n;
+    }
+}
+
 static void note(struct mote_tool_run *run, const char *a, int64_t num, const char *b)
 {
     char buf[120];
     struct mote_sb sb;
-    size_t n;
 
     mote_sb_init(&sb, buf, sizeof(buf));
-    if (run->out_len > 0 && run->out[run->out_len - 1] != '\n')
-        mote_sb_s(&sb, "\n");
     mote_sb_s(&sb, a);
     if (b != NULL) {
         mote_sb_i(&sb, num);
         mote_sb_s(&sb, b);
     }
-    /* Notes may pass the output cap: the buffer keeps room for them. */
-    n = sb.len;
-    if (run->out_len + n <= sizeof(run->out_buf)) {
-        memcpy(run->out + run->out_len, buf, n);
-        run->out_len += n;
-    }
+    note_text(run, buf, sb.len);
 }
 
 static void say_err(struct mote_tool_run *run, const char *what, const char *path, int rc)
@@ -270,18 +283,36 @@ static void shell_release(struct mote_loop *loop, struct mote_tool_run *run)
 
 /* ---- read_file ------------------------------------------------------------ */
 
+/* Integer member `key` of the input: `def` when absent, < 0 when it is
+ * there but not a whole number >= 0. */
+static int64_t arg_count(const struct mote_tool_run *run, const char *key, int64_t def)
+{
+    int t = mote_json_member(&run->json, 0, key);
+    int64_t v;
+
+    if (t < 0 || (mote_json_type_of(&run->json, t) == MOTE_JSON_PRIMITIVE &&
+                  run->json.text[run->json.tok[t].start] == 'n'))
+        return def; /* absent, or null */
+    if (mote_json_int(&run->json, t, &v) < 0 || v < 0)
+        return -1;
+    return v;
+}
+
 static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
+    struct mote_fs_stat st;
     const char *path;
     char buf[4096];
-    uint64_t off = 0;
-    int h, n;
+    int64_t from = arg_count(run, "offset", 0), want = arg_count(run, "length", -2);
+    uint64_t off, end, size;
+    int h, n = 0;
 
     (void)self;
     path = arg_in_place(run, "path");
-    if (path == NULL) {
-        mote_tool_outs(run, "read_file needs {\"path\": \"...\"}");
+    if (path == NULL || from < 0 || want == -1) {
+        mote_tool_outs(run, "read_file needs {\"path\": \"...\"} and, if given, a whole number "
+                            ">= 0 for \"offset\" and \"length\"");
         run->is_error = true;
         return MOTE_STEP_DONE;
     }
@@ -291,7 +322,17 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
                 h);
         return MOTE_STEP_DONE;
     }
-    while ((n = p->fs_read(p->ctx, h, off, buf, sizeof(buf))) > 0) {
+    /* The size said in the result; reading goes on to the real end (a
+     * file growing meanwhile, or /proc, where the size is 0). */
+    size = MOTE_PORT_HAS(p, fs_stat) && p->fs_stat(p->ctx, path, &st) == 0 ? st.size : 0;
+    off = (uint64_t)from;
+    end = want < 0 ? UINT64_MAX : off + (uint64_t)want;
+    while (off < end) {
+        size_t ask = end - off < sizeof(buf) ? (size_t)(end - off) : sizeof(buf);
+
+        n = p->fs_read(p->ctx, h, off, buf, ask);
+        if (n <= 0)
+            break;
         clean(buf, (size_t)n);
         mote_tool_out(run, buf, (size_t)n);
         off += (uint64_t)n;
@@ -301,12 +342,39 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
     p->fs_close(p->ctx, h);
     if (n < 0) {
         run->out_len = 0;
+        run->out_dropped = 0;
         say_err(run, "cannot read ", path, n);
         return MOTE_STEP_DONE;
     }
-    if (run->out_dropped > 0) {
-        run->out_dropped = 0; /* said here, with the size */
-        note(run, "[file cut at ", (int64_t)run->out_cap, " bytes]");
+    if (off > (uint64_t)from && off - run->out_dropped > size)
+        size = off - run->out_dropped; /* read past what stat said */
+    if (off == (uint64_t)from && from > 0 && (uint64_t)from >= size) {
+        note(run, "[offset past the end: the file has ", (int64_t)size, " bytes]");
+        return MOTE_STEP_DONE;
+    }
+    if (run->out_dropped > 0 || from > 0 || (want >= 0 && off < size)) {
+        /* Part of the file: say which part, and how to read on. */
+        uint64_t shown_end = off - run->out_dropped;
+
+        char b[160];
+        struct mote_sb sb;
+
+        run->out_dropped = 0;
+        mote_sb_init(&sb, b, sizeof(b));
+        mote_sb_s(&sb, "[bytes ");
+        mote_sb_u(&sb, (uint64_t)from);
+        mote_sb_s(&sb, "-");
+        mote_sb_u(&sb, shown_end);
+        mote_sb_s(&sb, " of ");
+        mote_sb_u(&sb, size);
+        if (shown_end < size) {
+            mote_sb_s(&sb, "; read on with offset ");
+            mote_sb_u(&sb, shown_end);
+        }
+        mote_sb_s(&sb, "]");
+        note_text(run, b, sb.len);
+    } else if (run->out_len == 0) {
+        note(run, "[empty file]", 0, NULL);
     }
     return MOTE_STEP_DONE;
 }
@@ -371,6 +439,200 @@ static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote
     return MOTE_STEP_DONE;
 }
 
+/* ---- edit_file ------------------------------------------------------------- */
+
+/* The edited file as a stream: the old file's bytes before the match, the
+ * new string, the old file's bytes after it. The old file is read through
+ * the handle that was searched, so what is written is what was checked. */
+struct splice {
+    const struct mote_port *p;
+    int h;
+    uint64_t at, cut, pos;
+    const char *with;
+    size_t with_len, with_off;
+    int phase;
+};
+
+static int splice_produce(void *arg, char *buf, size_t cap)
+{
+    struct splice *s = arg;
+    int n;
+
+    for (;;) {
+        if (s->phase == 0) {
+            if (s->pos < s->at) {
+                size_t ask = s->at - s->pos < cap ? (size_t)(s->at - s->pos) : cap;
+
+                n = s->p->fs_read(s->p->ctx, s->h, s->pos, buf, ask);
+                if (n <= 0)
+                    return n < 0 ? n : MOTE_ERR_IO; /* shorter than it was */
+                s->pos += (uint64_t)n;
+                return n;
+            }
+            s->phase = 1;
+        } else if (s->phase == 1) {
+            if (s->with_off < s->with_len) {
+                size_t k = s->with_len - s->with_off < cap ? s->with_len - s->with_off : cap;
+
+                memcpy(buf, s->with + s->with_off, k);
+                s->with_off += k;
+                return (int)k;
+            }
+            s->phase = 2;
+            s->pos = s->at + s->cut;
+        } else {
+            n = s->p->fs_read(s->p->ctx, s->h, s->pos, buf, cap);
+            if (n > 0)
+                s->pos += (uint64_t)n;
+            return n;
+        }
+    }
+}
+
+/* Counts the places `old` (len bytes) occurs in the file, overlapping ones
+ * too; the first one's offset and line. The window is the run's output
+ * buffer (the result is written after). */
+static int find_all(const struct mote_port *p, int h, struct mote_tool_run *run,
+                    const char *old, size_t len, uint64_t *at, uint64_t *line)
+{
+    char *w = run->out_buf;
+    size_t cap = MOTE_TOOL_OUTPUT_MAX, have = 0, i;
+    uint64_t base = 0, lines = 0;
+    int count = 0, n;
+
+    do {
+        n = p->fs_read(p->ctx, h, base + have, w + have, cap - have);
+        if (n < 0)
+            return n;
+        have += (size_t)n;
+        for (i = 0; i + len <= have; i++) {
+            if (w[i] == old[0] && memcmp(w + i, old, len) == 0 && count++ == 0) {
+                size_t k;
+
+                *at = base + i;
+                *line = lines + 1;
+                for (k = 0; k < i; k++)
+                    *line += w[k] == '\n';
+            }
+        }
+        if (have >= len) {
+            /* Keep the last len - 1 bytes: a match may start there. */
+            size_t drop = have - (len - 1);
+
+            for (i = 0; i < drop; i++)
+                lines += w[i] == '\n';
+            memmove(w, w + drop, have - drop);
+            have -= drop;
+            base += drop;
+        }
+    } while (n > 0);
+    return count;
+}
+
+static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    struct mote_fs_stat st;
+    struct splice sp;
+    const char *path, *old, *with;
+    size_t old_len = 0, with_len = 0;
+    uint64_t at = 0, line = 0;
+    char b[200];
+    struct mote_sb sb;
+    int h, count, rc;
+
+    (void)self;
+    if (mote_json_type_of(&run->json, mote_json_member(&run->json, 0, "new_string")) !=
+            MOTE_JSON_STRING ||
+        (old = arg_in_place_n(run, "old_string", &old_len)) == NULL ||
+        (with = arg_in_place_n(run, "new_string", &with_len)) == NULL ||
+        (path = arg_in_place(run, "path")) == NULL || path[0] == '\0') {
+        mote_tool_outs(run, "edit_file needs {\"path\": \"...\", \"old_string\": \"...\", "
+                            "\"new_string\": \"...\"}");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    mote_sb_init(&sb, b, sizeof(b));
+    if (old_len == 0 || old_len > MOTE_TOOL_OUTPUT_MAX / 2) {
+        mote_sb_s(&sb, "refused: old_string must be 1 to ");
+        mote_sb_u(&sb, MOTE_TOOL_OUTPUT_MAX / 2);
+        mote_sb_s(&sb, " bytes");
+        mote_tool_out(run, b, sb.len);
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    if (old_len == with_len && memcmp(old, with, old_len) == 0) {
+        mote_tool_outs(run, "refused: old_string and new_string are the same (nothing to change)");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    h = p->fs_open(p->ctx, path);
+    if (h < 0) {
+        say_err(run, h == MOTE_ERR_INVAL ? "refused: not a regular file: " : "cannot open ",
+                path, h);
+        return MOTE_STEP_DONE;
+    }
+    rc = p->fs_stat(p->ctx, path, &st);
+    if (rc == 0 && st.size > MOTE_EDIT_FILE_MAX) {
+        p->fs_close(p->ctx, h);
+        mote_sb_s(&sb, "refused: the file has ");
+        mote_sb_u(&sb, st.size);
+        mote_sb_s(&sb, " bytes, more than edit_file handles (");
+        mote_sb_u(&sb, MOTE_EDIT_FILE_MAX);
+        mote_sb_s(&sb, "); use write_file or shell: ");
+        mote_tool_out(run, b, sb.len);
+        mote_tool_outs(run, path);
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    count = rc < 0 ? rc : find_all(p, h, run, old, old_len, &at, &line);
+    if (count != 1) {
+        p->fs_close(p->ctx, h);
+        if (count < 0) {
+            say_err(run, "cannot read ", path, count);
+            return MOTE_STEP_DONE;
+        }
+        if (count == 0) {
+            mote_sb_s(&sb, "refused: old_string was not found in ");
+        } else {
+            mote_sb_s(&sb, "refused: old_string occurs ");
+            mote_sb_u(&sb, (uint64_t)count);
+            mote_sb_s(&sb, " times (it must be unique; give more of the text around it) in ");
+        }
+        mote_tool_out(run, b, sb.len);
+        mote_tool_outs(run, path);
+        mote_tool_outs(run, "; the file is unchanged");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    memset(&sp, 0, sizeof(sp));
+    sp.p = p;
+    sp.h = h;
+    sp.at = at;
+    sp.cut = old_len;
+    sp.with = with;
+    sp.with_len = with_len;
+    rc = p->fs_replace(p->ctx, path, splice_produce, &sp);
+    p->fs_close(p->ctx, h);
+    if (rc < 0) {
+        say_err(run, "cannot write (the file is unchanged) ", path, rc);
+        return MOTE_STEP_DONE;
+    }
+    mote_sb_s(&sb, "edited ");
+    mote_tool_out(run, b, sb.len);
+    mote_tool_outs(run, path);
+    mote_sb_init(&sb, b, sizeof(b));
+    mote_sb_s(&sb, ": replaced ");
+    mote_sb_u(&sb, old_len);
+    mote_sb_s(&sb, " bytes at line ");
+    mote_sb_u(&sb, line);
+    mote_sb_s(&sb, " with ");
+    mote_sb_u(&sb, with_len);
+    mote_sb_s(&sb, " bytes");
+    mote_tool_out(run, b, sb.len);
+    return MOTE_STEP_DONE;
+}
+
 /* ---- list_dir ------------------------------------------------------------- */
 
 static int list_one(void *arg, const char *name, unsigned type)
@@ -417,8 +679,13 @@ static const struct mote_tool builtin[] = {
      "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":"
      "\"the shell command\"}},\"required\":[\"command\"]}",
      shell_step, shell_release, NULL, 0},
-    {"read_file", "Read a text file (at most 16 KiB).",
-     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
+    {"read_file",
+     "Read a text file: at most 16 KiB at a time, from byte `offset` (default 0) for `length` "
+     "bytes (default: to the end or the cap). A result that is not the whole file ends with "
+     "[bytes FROM-TO of SIZE; read on with offset TO].",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"offset\":{"
+     "\"type\":\"integer\",\"minimum\":0},\"length\":{\"type\":\"integer\",\"minimum\":0}},"
+     "\"required\":[\"path\"]}",
      read_file_step, NULL, NULL, 0},
     {"write_file", "Write a text file (replaced atomically).",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":"
@@ -427,6 +694,15 @@ static const struct mote_tool builtin[] = {
     {"list_dir", "List a directory's entries (a trailing / marks directories).",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
      list_dir_step, NULL, NULL, 0},
+    {"edit_file",
+     "Edit a text file: replace old_string, which must occur exactly once in the file (include "
+     "enough of the text around it), with new_string. Atomic; the file keeps its mode. Refused, "
+     "with the file unchanged, when old_string is missing or not unique.",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"old_string\":{"
+     "\"type\":\"string\",\"description\":\"the exact text to replace\"},\"new_string\":{"
+     "\"type\":\"string\",\"description\":\"the text to put in its place\"}},\"required\":["
+     "\"path\",\"old_string\",\"new_string\"]}",
+     edit_file_step, NULL, NULL, 0},
 };
 
 int mote_session_add_builtin_tools(struct mote_session *s, unsigned which)

@@ -183,13 +183,15 @@ int mote_tool_started_process(struct mote_tool_run *run, int64_t pid);
  * process group under the port's supervisor, stdout and stderr together,
  * killed as a group on cancel, timeout and exit), "read_file",
  * "write_file" (atomic, keeping the file's mode, through a symlink to its
- * target, refusing what is not a regular file) and "list_dir" (the file
- * system group). */
+ * target, refusing what is not a regular file), "list_dir" and
+ * "edit_file" (replaces one unique exact string, atomic like write_file)
+ * (the file system group). read_file takes an offset and a length. */
 #define MOTE_TOOL_SHELL 0x1u
 #define MOTE_TOOL_READ_FILE 0x2u
 #define MOTE_TOOL_WRITE_FILE 0x4u
 #define MOTE_TOOL_LIST_DIR 0x8u
-#define MOTE_TOOLS_BUILTIN 0xFu
+#define MOTE_TOOL_EDIT_FILE 0x10u
+#define MOTE_TOOLS_BUILTIN 0x1Fu
 
 /* Registers the built-in tools in `which` that the session's port can
  * run (shell needs the process group, the others the file-system group;

@@ -249,6 +249,12 @@
 #define MOTE_TOOL_OUTPUT_MAX 16384
 #endif
 
+/* Largest file edit_file searches (it reads the file through once in one
+ * loop turn; a larger one is refused with a message). */
+#ifndef MOTE_EDIT_FILE_MAX
+#define MOTE_EDIT_FILE_MAX (8u * 1024u * 1024u)
+#endif
+
 /* Bytes of private state an embedder's tool may keep in its run
  * (struct mote_tool_run, st.user). */
 #ifndef MOTE_TOOL_STATE_MAX
