@@ -23,6 +23,7 @@
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
 #include "opts.h"
+#include "edit.h"
 #include "render.h"
 
 #define DEFAULT_ANTHROPIC_MODEL "claude-sonnet-4-5"
@@ -284,6 +285,39 @@ static void request_shutdown(enum mote_sd_mode mode, int code, const char *reaso
 
 /* ---- the session's events ---- */
 
+/* The line editor is used for input on a terminal, in text mode. */
+static bool use_editor(void)
+{
+    return ui.tty_in && !ui.json;
+}
+
+/* Starts the editor's line after `prompt` (raw mode on); false if the
+ * terminal refused (then input stays line-based). */
+static bool editor_start(const char *prompt, size_t width)
+{
+    if (!use_editor())
+        return false;
+    if (!ed_active() && ed_enter(0, 1) < 0) {
+        ui.tty_in = false;
+        return false;
+    }
+    ed_start(prompt, width);
+    return true;
+}
+
+/* A dim line after each answer: the tokens it took, as the provider said. */
+static void show_usage(const struct mote_usage *u)
+{
+    end_line();
+    fprintf(stderr, ui.color ? "\033[2m" : "");
+    fprintf(stderr, "  [%llu tokens in, %llu out", (unsigned long long)u->input_tokens,
+            (unsigned long long)u->output_tokens);
+    if (u->cache_read_tokens > 0 || u->cache_write_tokens > 0)
+        fprintf(stderr, "; cache: %llu read, %llu written", (unsigned long long)u->cache_read_tokens,
+                (unsigned long long)u->cache_write_tokens);
+    fprintf(stderr, ui.color ? "]\033[0m\n" : "]\n");
+}
+
 static void on_event(void *arg, const struct mote_event *ev)
 {
     (void)arg;
@@ -329,8 +363,15 @@ static void on_event(void *arg, const struct mote_event *ev)
         if (ui.tty_in)
             tcflush(0, TCIFLUSH);
         in.ask_id = ev->ask_id;
-        fputs("  run it? [y/N] ", stderr);
+        static const char q[] = "  run it? [y/N] (a: always for this tool; other text: no, and why) ";
+
         fflush(stderr);
+        if (editor_start(q, sizeof(q) - 1)) {
+            in.prompt_shown = true;
+        } else {
+            fputs("  run it? [y/N] ", stderr);
+            fflush(stderr);
+        }
         break;
     case MOTE_EV_TOOL_CALL:
         if (strcmp(ui.shown_id, ev->id) != 0)
@@ -348,6 +389,8 @@ static void on_event(void *arg, const struct mote_event *ev)
                      strcmp(ev->stop_reason, "content_filter") == 0 ||
                      strcmp(ev->stop_reason, "model_context_window_exceeded") == 0 ||
                      strcmp(ev->stop_reason, "pause_turn") == 0;
+        if (!ui.json && !o.quiet && (ev->usage.input_tokens > 0 || ev->usage.output_tokens > 0))
+            show_usage(&ev->usage);
         if (ui.json) {
             printf("{\"type\":\"turn_end\",\"stop_reason\":");
             json_str(ev->stop_reason, strlen(ev->stop_reason));
@@ -746,11 +789,19 @@ static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, voi
 
 /* ---- input ---- */
 
+static void drain_input(void);
+
 static void show_prompt(void)
 {
     if (!ui.interactive || in.prompt_shown || conv == NULL || mote_conv_busy(conv) ||
         sd.requested || in.eof || ui.json)
         return;
+    fflush(stdout);
+    if (editor_start(ui.color ? "\033[1m> \033[0m" : "> ", 2)) {
+        in.prompt_shown = true;
+        drain_input(); /* what was typed ahead goes into the new line */
+        return;
+    }
     fputs(ui.color ? "\033[1m> \033[0m" : "> ", stdout);
     fflush(stdout);
     in.prompt_shown = true;
@@ -851,6 +902,52 @@ static ssize_t take_line(char *line, size_t cap)
     return (ssize_t)n;
 }
 
+/* The next line: through the line editor on a terminal (only while its
+ * prompt or question is up), else as take_line(). Returns its length,
+ * -1 (none yet) or -2 (refused: too long). */
+static ssize_t get_line(char *line, size_t cap)
+{
+    size_t used = 0, len = 0;
+    enum ed_result r;
+
+    if (!use_editor() || !ed_started())
+        return take_line(line, cap); /* lines the line discipline made (typed during a turn) */
+    if (in.len == 0)
+        return -1;
+    r = ed_feed(in.buf, in.len, &used, line, &len);
+    memmove(in.buf, in.buf + used, in.len - used);
+    in.len -= used;
+    if (r == ED_MORE)
+        return -1;
+    ed_leave(); /* the line discipline is back while a turn runs */
+    if (r == ED_EOF) {
+        in.eof = true;
+        in.len = 0;
+        return -1;
+    }
+    if (r == ED_REFUSED) {
+        fprintf(stderr, "mote: an input longer than %d bytes was refused whole\n", ED_LINE_MAX);
+        return -2;
+    }
+    return (ssize_t)len;
+}
+
+/* An answer to an approval question: y, a (always for this tool), n or
+ * nothing; any other text is a no that the model reads as the reason. */
+static enum mote_answer parse_answer(const char *line, const char **reason)
+{
+    *reason = NULL;
+    while (*line == ' ' || *line == '\t')
+        line++;
+    if (line[0] == 'y' || line[0] == 'Y')
+        return MOTE_ANSWER_YES;
+    if (strcasecmp(line, "a") == 0 || strcasecmp(line, "always") == 0)
+        return MOTE_ANSWER_ALWAYS;
+    if (line[0] != '\0' && strcasecmp(line, "n") != 0 && strcasecmp(line, "no") != 0)
+        *reason = line;
+    return MOTE_ANSWER_NO;
+}
+
 static bool is_quit(const char *p, size_t k)
 {
     return k == 5 && (memcmp(p, "/quit", 5) == 0 || memcmp(p, "/exit", 5) == 0);
@@ -866,19 +963,20 @@ static void drain_input(void)
 
         if (in.ask_id != 0) {
             /* The answer to the open question (only a line typed after it). */
-            int rc;
+            const char *why;
+            enum mote_answer a;
 
-            n = take_line(line, sizeof(line));
-            if (n < 0) {
+            n = get_line(line, sizeof(line));
+            if (n == -1) {
                 if (!in.eof)
                     break;
                 n = 0; /* end of input answers no */
             }
-            rc = mote_conv_approve(conv, in.ask_id,
-                                   line[0] == 'y' || line[0] == 'Y' ? MOTE_ANSWER_YES
-                                                                    : MOTE_ANSWER_NO,
-                                   NULL);
-            (void)rc;
+            if (n < 0)
+                n = 0;
+            line[n] = '\0';
+            a = parse_answer(line, &why);
+            (void)mote_conv_approve(conv, in.ask_id, a, why);
             in.ask_id = 0;
             in.prompt_shown = false;
             continue;
@@ -894,12 +992,14 @@ static void drain_input(void)
             if (!ui.tty_in || nl == NULL || !is_quit(in.buf, k))
                 break;
         }
-        n = take_line(line, sizeof(line));
-        if (n < 0)
+        n = get_line(line, sizeof(line));
+        if (n == -1)
             break;
         in.prompt_shown = false;
-        if (n == 0)
+        if (n <= 0)
             continue;
+        if (use_editor())
+            ed_history_add(line, (size_t)n);
         (void)mote_history_add(&ses, line, (size_t)n);
         if (line[0] == '/') {
             command(line);
@@ -979,12 +1079,20 @@ static int read_stdin_prompt(void)
     return 0;
 }
 
+static int recall_line(void *arg, const char *line, size_t len)
+{
+    (void)arg;
+    ed_history_add(line, len);
+    return 0;
+}
+
 /* ---- the end ---- */
 
 static int finish(const struct mote_shutdown_report *r)
 {
     int code = sd.code;
 
+    ed_leave();
     end_line();
     if (r->cut[0] != '\0')
         fprintf(stderr, "mote: %s did not stop in time\n", r->cut);
@@ -1088,6 +1196,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "mote: cannot watch the input\n");
             return 1;
         }
+    }
+    if (ui.interactive && use_editor()) {
+        /* Up and Ctrl+R recall what was typed before, in any conversation. */
+        (void)mote_history_read(&ses, recall_line, NULL);
+        atexit(ed_leave);
     }
     if (ui.interactive && !ui.json && ui.tty_in)
         fprintf(stderr, "mote %s - %s, conversation %s. /help for commands.\n", mote_version(),

@@ -26,6 +26,10 @@ enum {
     OPT_SYSTEM_FILE,
     OPT_MAX_TOKENS,
     OPT_CONTEXT_WINDOW,
+    OPT_QUIET,
+    OPT_LIST,
+    OPT_KEEP,
+    OPT_KEEP_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +52,10 @@ static const struct option long_opts[] = {
     {"system-file", required_argument, NULL, OPT_SYSTEM_FILE},
     {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
     {"context-window", required_argument, NULL, OPT_CONTEXT_WINDOW},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"keep", required_argument, NULL, OPT_KEEP},
+    {"keep-bytes", required_argument, NULL, OPT_KEEP_BYTES},
     {NULL, 0, NULL, 0},
 };
 
@@ -64,7 +72,14 @@ void cli_usage(FILE *out)
           "  --ca-file FILE               CA bundle to verify the server\n"
           "  --state-dir DIR              conversations and history\n"
           "  --continue                   resume the most recent conversation\n"
-          "  --resume ID                  resume conversation ID\n"
+          "  --resume [ID]                resume conversation ID (without one, pick from\n"
+          "                               the list on a terminal)\n"
+          "  --list                       list the conversations (id, last activity,\n"
+          "                               state, first words) and exit\n"
+          "  --keep N                     keep at most N finished conversations (default 100;\n"
+          "                               0: no limit); the oldest are removed\n"
+          "  --keep-bytes N               ... and at most N bytes of them (default 8388608)\n"
+          "  -q, --quiet                  no token usage line after each answer\n"
           "  --mcp-config FILE            MCP servers ({\"mcpServers\": {...}})\n"
           "  --no-tools                   offer no tools to the model\n"
           "  --yes                        approve every tool call\n"
@@ -106,9 +121,21 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
     memset(o, 0, sizeof(*o));
     o->shutdown_ms = CLI_DEFAULT_SHUTDOWN_MS;
     o->max_turns = CLI_DEFAULT_MAX_TURNS;
+    o->keep = CLI_DEFAULT_KEEP;
+    o->keep_bytes = CLI_DEFAULT_KEEP_BYTES;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":p:", long_opts, NULL)) != -1) {
+    /* --resume without an id (the last argument, or an option next):
+     * picked from the list. */
+    for (c = 1; c < argc; c++) {
+        if (strcmp(argv[c], "--") == 0)
+            break;
+        if (strcmp(argv[c], "--resume") == 0 && (c + 1 == argc || argv[c + 1][0] == '-')) {
+            o->resume_pick = true;
+            argv[c] = (char *)"--resume=";
+        }
+    }
+    while ((c = getopt_long(argc, argv, ":p:q", long_opts, NULL)) != -1) {
         switch (c) {
         case 'p':
             o->prompt = optarg;
@@ -139,7 +166,27 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
             o->cont = true;
             break;
         case OPT_RESUME:
-            o->resume = optarg;
+            if (optarg[0] != '\0')
+                o->resume = optarg;
+            break;
+        case 'q':
+        case OPT_QUIET:
+            o->quiet = true;
+            break;
+        case OPT_LIST:
+            o->list = true;
+            break;
+        case OPT_KEEP:
+            if (number(optarg, 1000000ul, &o->keep) < 0) {
+                fprintf(err, "mote: --keep wants a number 0..1000000, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_KEEP_BYTES:
+            if (number(optarg, 4000000000ul, &o->keep_bytes) < 0) {
+                fprintf(err, "mote: --keep-bytes wants a number of bytes, not '%s'\n", optarg);
+                return 2;
+            }
             break;
         case OPT_MCP_CONFIG:
             o->mcp_config = optarg;
@@ -215,7 +262,7 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
         fprintf(err, "mote: unexpected argument '%s' (see mote --help)\n", argv[optind]);
         return 2;
     }
-    if (o->cont && o->resume != NULL) {
+    if (o->cont && (o->resume != NULL || o->resume_pick)) {
         fprintf(err, "mote: --continue and --resume cannot be used together\n");
         return 2;
     }

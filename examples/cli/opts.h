@@ -10,6 +10,8 @@ enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_STREAM_JSON };
 
 #define CLI_DEFAULT_SHUTDOWN_MS 5000
 #define CLI_DEFAULT_MAX_TURNS 25
+#define CLI_DEFAULT_KEEP 100                 /* finished conversations kept */
+#define CLI_DEFAULT_KEEP_BYTES (8ul << 20)   /* ... and their bytes, for small flash */
 
 struct cli_opts {
     const char *prompt;      /* -p; "-" reads stdin; NULL: interactive */
@@ -32,6 +34,11 @@ struct cli_opts {
     const char *system_file; /* --system-file FILE */
     unsigned long max_tokens;      /* --max-tokens; 0: the default */
     unsigned long context_window;  /* --context-window; 0: from the model's name */
+    bool quiet;                    /* -q: no usage line */
+    bool list;                     /* --list */
+    bool resume_pick;              /* --resume without an id */
+    unsigned long keep;            /* --keep: finished conversations kept (0: all) */
+    unsigned long keep_bytes;      /* --keep-bytes (0: no limit) */
 };
 
 /* Parses argv. Returns 0, or 2 after printing one line to `err` (usage

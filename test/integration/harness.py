@@ -3,6 +3,9 @@ its request log, and a tiny runner that prints one line per test and the
 "N passed, M failed" summary."""
 import json
 import os
+import pty
+import select
+import signal
 import shutil
 import subprocess
 import sys
@@ -63,6 +66,9 @@ def run_all(group, namespace, setup=None):
     """Runs every test_* function of `namespace`; returns the exit code."""
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     tests = [v for k, v in namespace.items() if k.startswith("test_") and callable(v)]
+    only = os.environ.get("MOTE_TEST_ONLY")  # a substring: run only those (by hand)
+    if only:
+        tests = [t for t in tests if only in t.__name__]
     try:
         if setup is not None:
             setup()
@@ -90,3 +96,78 @@ def run_all(group, namespace, setup=None):
     print("%s: %d passed, %d failed, %d skipped" % (group, counts["passed"], counts["failed"],
                                                    counts["skipped"]))
     return 0 if counts["failed"] == 0 else 1
+
+
+class Pty:
+    def __init__(self, args, e):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execve(args[0], args, e)
+        self.out = b""
+
+    def read_until(self, what, timeout=15):
+        deadline = time.time() + timeout
+        while what.encode() not in self.out:
+            left = deadline - time.time()
+            if left <= 0:
+                raise AssertionError("pty: no %r in %r" % (what, self.out[-300:]))
+            r, _, _ = select.select([self.fd], [], [], left)
+            if r:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError("pty closed before %r: %r" % (what, self.out[-300:]))
+                self.out += chunk
+        return time.time()
+
+    def send(self, s, timeout=15):
+        """Types `s`, reading the output meanwhile (a long input would
+        otherwise fill both directions of the pty and block both sides)."""
+        data = s.encode()
+        deadline = time.time() + timeout
+        while data:
+            if time.time() > deadline:
+                raise AssertionError("pty: input not taken: %d bytes left" % len(data))
+            r, w, _ = select.select([self.fd], [self.fd], [], 0.2)
+            if r:
+                try:
+                    self.out += os.read(self.fd, 65536)
+                except OSError:
+                    pass
+            if w:
+                data = data[os.write(self.fd, data[:1024]):]
+
+    def read_count(self, what, n, timeout=15):
+        """Waits until `what` was seen `n` times in all."""
+        deadline = time.time() + timeout
+        while self.out.count(what.encode()) < n:
+            if time.time() > deadline:
+                raise AssertionError("pty: %r not seen %d times in %r" % (what, n, self.out[-300:]))
+            r, _, _ = select.select([self.fd], [], [], 0.2)
+            if r:
+                try:
+                    self.out += os.read(self.fd, 4096)
+                except OSError:
+                    pass
+
+    def wait(self, timeout=15):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            pid, st = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                try:
+                    while os.read(self.fd, 4096):
+                        pass
+                except OSError:
+                    pass
+                return os.waitstatus_to_exitcode(st)
+            try:
+                r, _, _ = select.select([self.fd], [], [], 0.05)
+                if r:
+                    self.out += os.read(self.fd, 4096)
+            except OSError:
+                time.sleep(0.02)
+        os.kill(self.pid, signal.SIGKILL)
+        raise AssertionError("pty child did not exit")

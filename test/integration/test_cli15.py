@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import TMP, check, requests_in, run_all, start_server
+from harness import TMP, Pty, check, requests_in, run_all, start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -176,6 +176,150 @@ def test_edit_file_overlapping_matches_are_not_unique():
     check("occurs 2 times" in result_text(results(log, 1)[-1]), results(log, 1)[-1])
     with open(path) as f:
         check(f.read() == "." * 16382 + "aY\n", "the unique match across the window edited")
+
+
+# ---- 15.1 / 15.2 line editing and paste through a pty --------------------------
+
+def user_texts(log):
+    """The user messages the model got, in order (the last of each request)."""
+    out = []
+    for r in requests_in(log):
+        m = [x for x in r["body"]["messages"] if x["role"] == "user"][-1]
+        c = m["content"]
+        out.append(c if isinstance(c, str) else "".join(b.get("text", "") for b in c
+                                                        if b.get("type") == "text"))
+    return out
+
+
+def chat(script, keys, state=None, extra=()):
+    """Runs mote in a pty; sends each item of `keys` after the prompt shows
+    (a str: bytes typed; None: wait for the next answer's prompt)."""
+    port, log = start_server(script)
+    state = state or new_state()
+    t = Pty(mote(port, state, *extra), env())
+    t.read_until("> ")
+    answers = 0
+    for k in keys:
+        if k is None:
+            # the answer's usage line, then the new prompt after it (the
+            # line just sent is redrawn with "> " too: not that one)
+            answers += 1
+            t.read_count(" out]", answers)
+            while b"> " not in t.out[t.out.rindex(b" out]"):]:
+                t.read_count("> ", t.out.count(b"> ") + 1)
+        else:
+            t.send(k)
+    return t, log, state
+
+
+def test_pty_cursor_keys_home_end_and_utf8():
+    left = "\x1b[D"
+    t, log, _ = chat([{"text": "a1"}, {"text": "a2"}, {"text": "a3"}], [
+        "say wrld" + left * 3 + "o" + "\x01" + "I " + "\x05" + "!\r", None,
+        "na\u00efve" + left * 2 + "\x7f" + "\x1b[H" + "\x1b[3~" + "\x1b[F" + "\u00e9\r", None,
+        "abc def ghi\x17\x17X\x01\x06\x0b\x15first \x05second\r", None,
+        "\x04"])
+    check(t.wait() == 0, "Ctrl+D on an empty line ends it (exit 0)")
+    got = user_texts(log)
+    check(got[0] == "I say world!", got)
+    check(got[1] == "ave\u00e9", got)  # one character deleted each way, not one byte
+    check(got[2] == "first second", got)
+
+
+def test_pty_history_recall_search_and_across_runs():
+    state = new_state()
+    t, log, _ = chat([{"text": "r1"}, {"text": "r2"}, {"text": "r3"}, {"text": "r4"}], [
+        "first message\r", None, "second\r", None,
+        "\x1b[A\x1b[A\r", None,           # up twice: "first message"
+        "\x12sec\r", None,                # Ctrl+R "sec": "second"
+        "/quit\r"], state=state)
+    check(t.wait() == 0, "exit 0")
+    got = user_texts(log)
+    check(got == ["first message", "second", "first message", "second"], got)
+    # A new run recalls the saved history.
+    # (the newest saved line is "/quit", the one before it "second")
+    t, log, _ = chat([{"text": "again"}], ["\x1b[A\x1b[A\r", None, "/quit\r"], state=state)
+    check(t.wait() == 0, "exit 0")
+    check(user_texts(log) == ["second"], user_texts(log))
+
+
+def test_pty_bracketed_paste_is_one_message_and_backslash_continues():
+    paste = "\x1b[200~line one\r\nline two\rline three\x1b[201~"
+    t, log, _ = chat([{"text": "p1"}, {"text": "p2"}], [
+        paste + "\r", None,
+        "alpha \\\r", "beta\r", None,
+        "/quit\r"])
+    check(t.wait() == 0, "exit 0")
+    got = user_texts(log)
+    check(len(got) == 2, "a paste of three lines is one message: %r" % got)
+    check(got[0] == "line one\nline two\nline three", got)
+    check(got[1] == "alpha \nbeta", got)
+
+
+def test_pty_input_over_the_limit_is_refused_whole():
+    big = "x" * 70000
+    t, log, _ = chat([{"text": "small one"}], [
+        "\x1b[200~" + big + "\x1b[201~\r"])
+    t.read_until("refused whole")
+    t.read_until("> ")
+    t.send("small\r")
+    t.read_until("small one")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    got = user_texts(log)
+    check(got == ["small"], "nothing of the long input was sent: %r" % [g[:20] for g in got])
+
+
+# ---- 15.3 approval answers ------------------------------------------------------
+
+def test_pty_approval_always_survives_continue_and_no_gives_a_reason():
+    d = tempfile.mkdtemp(dir=TMP)
+    m1, m2, m3 = (os.path.join(d, n) for n in ("one", "two", "three"))
+    port, log = start_server([
+        {"tool": "shell", "input": {"command": "touch " + m1}},
+        {"tool": "shell", "input": {"command": "touch " + m2}},
+        {"tool": "list_dir", "input": {"path": d}},
+        {"text": "done"},
+        {"tool": "shell", "input": {"command": "touch " + m3}},
+        {"text": "done again"}])
+    state = new_state()
+    t = Pty(mote(port, state), env())
+    t.read_until("> ")
+    t.send("go\r")
+    t.read_until("[y/N]")
+    t.send("a\r")                      # always for shell
+    t.read_until("list_dir")           # the second shell call did not ask
+    t.read_until("[y/N]")              # list_dir is another tool: asked
+    t.send("use ls instead\r")         # a no, with the reason
+    t.read_until("done")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    check(os.path.exists(m1) and os.path.exists(m2), "both shell calls ran")
+    refusal = result_text(results(log, 3)[-1])
+    check("use ls instead" in refusal, refusal)
+    # --continue: shell is still allowed (journaled).
+    t = Pty(mote(port, state, "--continue"), env())
+    t.read_until("> ")
+    t.send("more\r")
+    t.read_until("done again")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    check(os.path.exists(m3), "shell ran without asking after --continue")
+    check(t.out.count(b"[y/N]") == 0, "no question: %r" % t.out[-300:])
+
+
+# ---- 15.8 the usage line --------------------------------------------------------
+
+def test_usage_line_after_each_answer_and_quiet():
+    port, log = start_server([{"text": "one", "cache_read": 700, "cache_write": 50},
+                              {"text": "two"}])
+    p = run(mote(port, new_state(), "-p", "x"))
+    check(p.returncode == 0, p.stderr)
+    check(p.stdout.strip() == "one", "the answer alone on stdout: %r" % p.stdout)
+    line = [l for l in p.stderr.splitlines() if "tokens in" in l]
+    check(len(line) == 1 and "; cache: 700 read, 50 written]" in line[0], p.stderr)
+    p = run(mote(port, new_state(), "-p", "x", "-q"))
+    check(p.returncode == 0 and "tokens in" not in p.stderr, p.stderr)
 
 
 # ---- 15.7 localhost without the system resolver --------------------------------
