@@ -1936,6 +1936,7 @@ int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, co
     if (rc < 0) {
         if (bad_line != NULL)
             *bad_line = c->jr.bad_line;
+        s->lock_holder = c->jr.holder; /* MOTE_ERR_LOCKED: recovery never ran */
         return rc;
     }
     if (repaired != NULL)

@@ -55,6 +55,7 @@ static const struct err_name err_names[] = {
     {MOTE_ERR_AUTH, "authentication failed"},
     {MOTE_ERR_CONFIG, "configuration error"},
     {MOTE_ERR_LIMIT, "limit reached"},
+    {MOTE_ERR_LOCKED, "open in another process"},
 };
 
 const char *mote_strerror(int err)

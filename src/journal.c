@@ -44,6 +44,28 @@ static int make_name(struct mote_journal *j, const char *id, const char *suffix,
     return sb.len + 1 < cap ? 0 : MOTE_ERR_NAMETOOLONG;
 }
 
+/* One writer per conversation (a port without st_lock has one process).
+ * MOTE_LOCK_HOLD keeps the lock until the handle closes; MOTE_LOCK_TEST
+ * only fills j->holder (-1: held, by a process the port cannot name). */
+static int take_lock(struct mote_journal *j, unsigned how)
+{
+    const struct mote_port *p = j->port;
+    int64_t holder = 0;
+    int rc;
+
+    if (!MOTE_PORT_HAS(p, st_lock))
+        return 0;
+    rc = p->st_lock(p->ctx, j->h, how, &holder);
+    if (rc == MOTE_ERR_LOCKED)
+        j->holder = holder > 0 ? holder : -1;
+    return rc;
+}
+
+int mote_journal_lock(struct mote_journal *j)
+{
+    return j->h < 0 ? MOTE_ERR_BADF : take_lock(j, MOTE_LOCK_HOLD);
+}
+
 static void reset(struct mote_journal *j, const struct mote_port *port)
 {
     if (j->buf != NULL)
@@ -55,6 +77,7 @@ static void reset(struct mote_journal *j, const struct mote_port *port)
     j->records = 0;
     j->repaired = false;
     j->bad_line = 0;
+    j->holder = 0;
     j->rd_off = 0;
     j->cur_off = 0;
     j->rd_line = 0;
@@ -199,6 +222,10 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
     if (h < 0)
         return h;
     j->h = h;
+    if ((rc = take_lock(j, MOTE_LOCK_HOLD)) < 0) {
+        mote_journal_close(j); /* another process opened it first */
+        return rc;
+    }
     j->version = MOTE_JOURNAL_VERSION;
     j->size = b.len;
     j->records = 1;
@@ -600,7 +627,8 @@ static int produce_tail(void *arg, char *buf, size_t cap)
     return n;
 }
 
-int mote_journal_open(struct mote_journal *j, const struct mote_port *port, const char *id)
+static int open_journal(struct mote_journal *j, const struct mote_port *port, const char *id,
+                        bool peek)
 {
     const struct mote_port *p = port;
     uint64_t good = 0, file_size;
@@ -616,10 +644,17 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
     if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
         return rc;
     mote_str_copy(j->id, sizeof(j->id), id);
-    h = p->st_open(p->ctx, j->name, MOTE_ST_READ | MOTE_ST_APPEND);
+    h = p->st_open(p->ctx, j->name, peek ? MOTE_ST_READ : MOTE_ST_READ | MOTE_ST_APPEND);
     if (h < 0)
         return h;
     j->h = h;
+    /* Before anything is read or repaired: a conversation another process
+     * writes is never touched (a peek reads it and says who holds it). */
+    rc = take_lock(j, peek ? MOTE_LOCK_TEST : MOTE_LOCK_HOLD);
+    if (rc < 0 && !(peek && rc == MOTE_ERR_LOCKED)) {
+        mote_journal_close(j);
+        return rc;
+    }
     sz = p->st_size(p->ctx, h);
     if (sz < 0) {
         mote_journal_close(j);
@@ -695,7 +730,9 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
         mote_journal_close(j);
         return n; /* a read failure */
     }
-    if (good < file_size) {
+    if (good < file_size && peek) {
+        j->repaired = true; /* it would be: said, not done */
+    } else if (good < file_size) {
         struct tail_copy tc = {j, good, file_size};
         char aside[MOTE_STORAGE_NAME_MAX];
 
@@ -716,6 +753,16 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
     j->rd_off = 0;
     j->buf->owner = NULL; /* the scan left no record to rely on */
     return 0;
+}
+
+int mote_journal_open(struct mote_journal *j, const struct mote_port *port, const char *id)
+{
+    return open_journal(j, port, id, false);
+}
+
+int mote_journal_peek(struct mote_journal *j, const struct mote_port *port, const char *id)
+{
+    return open_journal(j, port, id, true);
 }
 
 /* ---- the part source --------------------------------------------------- */

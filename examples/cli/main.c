@@ -23,6 +23,7 @@
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
 #include "opts.h"
+#include "convs.h"
 #include "edit.h"
 #include "render.h"
 
@@ -749,6 +750,17 @@ static int open_conversation(void)
                 bad);
         return 1;
     }
+    if (rc == MOTE_ERR_LOCKED) {
+        if (ses.lock_holder > 0)
+            fprintf(stderr, "mote: conversation %s is open in another mote process (pid %lld); "
+                            "nothing was touched\n",
+                    id, (long long)ses.lock_holder);
+        else
+            fprintf(stderr, "mote: conversation %s is open in another mote process; nothing was "
+                            "touched\n",
+                    id);
+        return 1;
+    }
     if (rc < 0) {
         fprintf(stderr, "mote: cannot open conversation %s: %s\n", id, mote_strerror(rc));
         return 1;
@@ -757,6 +769,89 @@ static int open_conversation(void)
         fprintf(stderr, "mote: conversation %s ended in a torn record (a crash while writing); it "
                         "was cut off and kept in %s.jsonl.torn\n",
                 id, id);
+    return 0;
+}
+
+/* `--resume` without an id: the newest conversations, numbered, and the
+ * user's choice (before the loop runs: a plain blocking read). */
+static char picked[MOTE_CONV_ID_MAX];
+
+static int pick_conversation(void)
+{
+    char line[64], *end;
+    unsigned long k;
+    unsigned n;
+    int rc;
+
+    if (!isatty(0) || !isatty(2)) {
+        fprintf(stderr, "mote: --resume without an id picks on a terminal; name one (see mote "
+                        "--list)\n");
+        return 2;
+    }
+    if ((rc = convs_load(&ses, state_dir)) < 0) {
+        fprintf(stderr, "mote: cannot list the conversations: %s\n", mote_strerror(rc));
+        return 1;
+    }
+    if ((n = convs_count()) == 0) {
+        fprintf(stderr, "mote: no conversations to resume yet\n");
+        return 2;
+    }
+    if (n > 20)
+        n = 20;
+    convs_print(stderr, true, n);
+    for (;;) {
+        fprintf(stderr, "resume which (1-%u, Enter to cancel)? ", n);
+        fflush(stderr);
+        if (fgets(line, sizeof(line), stdin) == NULL || line[0] == '\n') {
+            fprintf(stderr, "\n");
+            return 130;
+        }
+        k = strtoul(line, &end, 10);
+        if (end != line && (*end == '\n' || *end == '\0') && k >= 1 && k <= n)
+            break;
+    }
+    snprintf(picked, sizeof(picked), "%s", convs_id((unsigned)k - 1));
+    o.resume = picked;
+    return 0;
+}
+
+/* The retention limit, after this conversation is open (so it is never
+ * the one removed). A failure here is told and does not stop the run. */
+static void prune(void)
+{
+    struct convs_pruned pr;
+    int rc = convs_prune(&ses, state_dir, o.keep, o.keep_bytes, &pr);
+
+    if (rc < 0)
+        fprintf(stderr, "mote: cannot remove old conversations: %s\n", mote_strerror(rc));
+    else if (pr.count > 0 && !o.quiet)
+        fprintf(stderr, "mote: removed %lu old finished conversation%s (%llu bytes; --keep %lu, "
+                        "--keep-bytes %lu)\n",
+                pr.count, pr.count == 1 ? "" : "s", pr.bytes, o.keep, o.keep_bytes);
+}
+
+/* `--list`: needs no API key. */
+static int list_conversations(void)
+{
+    static struct mote_session_conf lconf;
+    int rc;
+
+    if ((rc = pick_state_dir()) != 0)
+        return rc;
+    lconf.on_event = on_event; /* none come: no conversation is opened */
+    if (mote_loop_init(&loop, &pp.port) < 0 || mote_session_init(&ses, &loop, &lconf) < 0) {
+        fprintf(stderr, "mote: cannot start the event loop\n");
+        return 1;
+    }
+    rc = convs_load(&ses, state_dir);
+    if (rc < 0) {
+        fprintf(stderr, "mote: cannot list the conversations in %s: %s\n", state_dir,
+                mote_strerror(rc));
+        return 1;
+    }
+    convs_print(stdout, false, CONVS_MAX);
+    mote_session_deinit(&ses);
+    mote_loop_deinit(&loop);
     return 0;
 }
 
@@ -831,6 +926,7 @@ static void command(const char *line)
                "  /new      start a new conversation\n"
                "  /compact  summarise the conversation now (later requests start there)\n"
                "  /usage    tokens used by this conversation\n"
+               "  /conversations  the conversations on disk (mote --resume ID opens one)\n"
                "  Ctrl+C cancels a running turn; at the prompt, or twice, it leaves.\n");
     } else if (strcmp(line, "/jobs") == 0) {
         unsigned a, i;
@@ -857,6 +953,13 @@ static void command(const char *line)
         if (cconf.context_window > 0)
             printf(" (context window %u tokens; summarised at %u%%)", cconf.context_window, 80u);
         printf("\n");
+    } else if (strcmp(line, "/conversations") == 0) {
+        int rc = convs_load(&ses, state_dir);
+
+        if (rc < 0)
+            fprintf(stderr, "mote: cannot list the conversations: %s\n", mote_strerror(rc));
+        else
+            convs_print(stdout, false, 20);
     } else if (strcmp(line, "/retry") == 0) {
         int rc = mote_conv_retry(conv);
 
@@ -1140,6 +1243,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "mote: cannot start the POSIX port\n");
         return 1;
     }
+    if (o.list) {
+        rc = list_conversations();
+        mote_posix_deinit(&pp);
+        return rc;
+    }
     if ((rc = configure()) != 0 || (rc = pick_state_dir()) != 0)
         return rc;
     if (o.prompt != NULL) {
@@ -1189,8 +1297,11 @@ int main(int argc, char **argv)
         mote_session_use_mcp(&ses, &mcp);
         mote_mcp_start_all(&mcp);
     }
+    if (o.resume_pick && (rc = pick_conversation()) != 0)
+        return rc;
     if ((rc = open_conversation()) != 0)
         return rc;
+    prune();
     if (ui.interactive || cconf.approval == MOTE_APPROVE_ASK) {
         if (mote_watch_add(&loop, 0, MOTE_POLL_IN, on_stdin, NULL, 0, &in.watch) < 0) {
             fprintf(stderr, "mote: cannot watch the input\n");

@@ -376,6 +376,8 @@ struct mote_session {
     struct mote_mcp *mcp;
     unsigned in_api;             /* inside an API call: events wait for the loop */
     bool history_used;           /* mote_history_add was called: saved at shutdown */
+    int64_t lock_holder;         /* after MOTE_ERR_LOCKED from mote_conv_open: who has
+                                  * it open (a process id; -1: unknown) */
     /* shutdown */
     uint8_t sd_phase;            /* enum mote_sd_phase */
     struct mote_shutdown_req sd;
@@ -417,6 +419,34 @@ bool mote_session_busy(const struct mote_session *s);
 int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                      struct mote_conv **out) MOTE_MUST_CHECK;
 
+/* What mote_session_list tells of one conversation on disk. */
+struct mote_conv_info {
+    const char *id;
+    uint64_t bytes;                      /* of its complete records */
+    enum mote_recovery_action state;     /* what opening it would do (IDLE: nothing) */
+    bool loaded;                         /* open in this session */
+    int64_t holder;                      /* open in another process: its id (-1: unknown) */
+    bool torn;                           /* ends in a torn record (repaired on open) */
+    bool damaged;                        /* cannot be opened: damage at bad_line */
+    uint32_t bad_line;
+    unsigned user_messages;
+    char first[64];                      /* the first user message's start, one line */
+};
+
+/* Calls `fn` for each conversation in STATE/conversations (in no
+ * particular order; return non-zero to stop). Each journal is read, never
+ * written (one another process holds is safe). Returns 0 or a storage
+ * failure. Uses the session's journal scratch: not from inside a turn's
+ * event callback. */
+int mote_session_list(struct mote_session *s, int (*fn)(void *arg, const struct mote_conv_info *c),
+                      void *arg);
+
+/* Removes conversation `id` from disk, if it is finished: MOTE_ERR_BUSY
+ * if it is open here, needs recovery, ends torn or is damaged (those stay
+ * for the user), MOTE_ERR_LOCKED if another process has it open,
+ * MOTE_ERR_NOENT if there is none. */
+int mote_session_remove(struct mote_session *s, const char *id);
+
 /* Opens conversation `id` (NULL: the most recent one, from
  * STATE/current) and applies recovery (docs/JOURNAL.md): leftover tool
  * processes are killed, interrupted tool calls get their error results, a
@@ -425,7 +455,9 @@ int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, 
  * MOTE_ERR_NOENT (no such conversation, or none yet), MOTE_ERR_CORRUPT
  * (damage before the last line: *out is NULL, the file untouched; the
  * line is in `bad_line` if not NULL), MOTE_ERR_BUSY (already open),
- * MOTE_ERR_FULL, or a storage failure. `repaired`, if not NULL, tells
+ * MOTE_ERR_LOCKED (another process has it open: nothing was touched, not
+ * even its tools; s->lock_holder names the process), MOTE_ERR_FULL, or a
+ * storage failure. `repaired`, if not NULL, tells
  * whether a torn last record was cut off (kept in ID.jsonl.torn). */
 int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                    struct mote_conv **out, uint32_t *bad_line, bool *repaired) MOTE_MUST_CHECK;

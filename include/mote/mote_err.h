@@ -64,6 +64,7 @@ enum mote_err {
     MOTE_ERR_AUTH = -1004,    /* credentials refused by the server */
     MOTE_ERR_CONFIG = -1005,  /* configuration error */
     MOTE_ERR_LIMIT = -1006,   /* a retry or turn cap was reached */
+    MOTE_ERR_LOCKED = -1007,  /* held by another process (a conversation it has open) */
 };
 
 /* A short English description of code `err` (a static string, never

@@ -102,6 +102,7 @@ struct mote_journal {
     /* opening report */
     bool repaired;         /* a torn tail was cut off (and kept aside) */
     uint32_t bad_line;     /* line number of damage before the tail */
+    int64_t holder;        /* MOTE_ERR_LOCKED: the process holding it (0: unknown) */
     /* reading */
     uint64_t rd_off;       /* offset of the next record to read */
     uint64_t cur_off;      /* offset of the record last read (in buf) */
@@ -128,6 +129,18 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port,
  * a storage failure. */
 int mote_journal_open(struct mote_journal *j, const struct mote_port *port,
                       const char *id) MOTE_MUST_CHECK;
+
+/* Opens conversation `id` to read it only (for a listing): the same
+ * checks, but nothing is written, not even a torn tail's repair
+ * (j->repaired then says one would be made, and reading stops before the
+ * tail), and no lock is kept (j->holder != 0: another process has it
+ * open). Never write to a journal opened so. */
+int mote_journal_peek(struct mote_journal *j, const struct mote_port *port,
+                      const char *id) MOTE_MUST_CHECK;
+
+/* Takes the exclusive lock on a journal opened by mote_journal_peek (to
+ * remove it): 0, or MOTE_ERR_LOCKED (j->holder says who holds it). */
+int mote_journal_lock(struct mote_journal *j) MOTE_MUST_CHECK;
 
 void mote_journal_close(struct mote_journal *j);
 

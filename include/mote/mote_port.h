@@ -337,7 +337,22 @@ struct mote_port {
      * Returns how many processes it signalled (0: nothing was left), or
      * < 0. Never signals a process that matches neither. */
     int (*proc_kill_recorded)(void *ctx, int64_t pgid, uint64_t start, const char *tag);
+
+    /* ---- storage, appended: one writer per conversation ----
+     * Optional: NULL (or outside the port's size) where only one process
+     * ever uses the storage; every lock then succeeds. */
+
+    /* MOTE_LOCK_HOLD: takes an exclusive lock on open handle `h` without
+     * waiting, held until st_close(h). MOTE_LOCK_TEST: only says whether
+     * another process holds one (nothing is kept). Returns 0, or
+     * MOTE_ERR_LOCKED with *holder set to the holder's process id where
+     * the platform can tell (else 0), or < 0. A process's own lock through
+     * another handle counts as another's. */
+    int (*st_lock)(void *ctx, int h, unsigned how, int64_t *holder);
 };
+
+#define MOTE_LOCK_HOLD 1
+#define MOTE_LOCK_TEST 2
 
 #define MOTE_PROC_TERM 1
 #define MOTE_PROC_KILL 2

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -192,6 +193,43 @@ static void end_all(pid_t c)
     }
 }
 
+/* Closes every descriptor but the `n` in `keep` (-1 entries ignored):
+ * mote's own files - a conversation's journal, whose lock would otherwise
+ * outlive mote in the supervisor - stay out of the supervisor and the
+ * tool. close_range where the kernel has it, else one by one up to a
+ * bound. Async-signal-safe. */
+static void close_others(const int *keep, int n)
+{
+    int lo = 3;
+
+    for (;;) {
+        int hi = -1, i;
+
+        /* the next kept descriptor at or above lo */
+        for (i = 0; i < n; i++) {
+            if (keep[i] >= lo && (hi < 0 || keep[i] < hi))
+                hi = keep[i];
+        }
+        if (hi != lo) {
+            unsigned last = hi < 0 ? ~0u : (unsigned)hi - 1;
+#ifdef SYS_close_range
+            if (syscall(SYS_close_range, (unsigned)lo, last, 0u) != 0)
+#endif
+            {
+                long max = sysconf(_SC_OPEN_MAX), fd;
+
+                if (max < 0 || max > 65536)
+                    max = 65536;
+                for (fd = lo; fd <= (long)last && fd < max; fd++)
+                    (void)close((int)fd);
+            }
+        }
+        if (hi < 0)
+            return;
+        lo = hi + 1;
+    }
+}
+
 /* The supervisor's life: never returns. */
 static void supervise(const char *const *argv, const char *const *envp, int in[2], int out[2],
                       int err[2], bool merge_err, int ready_w, int life_r)
@@ -200,6 +238,11 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
     int st = 0, i;
     int chld[2];
 
+    {
+        int keep[] = {in[0], in[1], out[0], out[1], err[0], err[1], ready_w, life_r};
+
+        close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+    }
     /* Out of mote's session and process group: a signal to mote's group
      * (the shell's kill -9 %1) leaves the supervisor to clean up. */
     (void)setsid();

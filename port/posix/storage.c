@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "mote/mote_err.h"
@@ -268,6 +270,55 @@ static int st_mkdir(void *ctx, const char *name)
     return make_dir(path);
 }
 
+/* The process holding an flock on the file `fd` is open on, from
+ * /proc/locks where there is one (Linux); 0 when it cannot be told. */
+static int64_t lock_holder(int fd)
+{
+    char line[256];
+    struct stat sb;
+    int64_t pid = 0;
+    FILE *f;
+
+    if (fstat(fd, &sb) < 0 || (f = fopen("/proc/locks", "re")) == NULL)
+        return 0;
+    while (pid == 0 && fgets(line, sizeof(line), f) != NULL) {
+        long long p;
+        unsigned maj, min;
+        unsigned long long ino;
+
+        /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiter's
+         * line has "->" after the number and is not a holder. */
+        if (strstr(line, "FLOCK") == NULL || strstr(line, "->") != NULL)
+            continue;
+        if (sscanf(line, "%*d: FLOCK %*s %*s %lld %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
+            ino == (unsigned long long)sb.st_ino && maj == major(sb.st_dev) &&
+            min == minor(sb.st_dev) && p > 0 && p != (long long)getpid())
+            pid = p;
+    }
+    fclose(f);
+    return pid;
+}
+
+static int st_lock(void *ctx, int h, unsigned how, int64_t *holder)
+{
+    int rc;
+
+    (void)ctx;
+    *holder = 0;
+    do {
+        rc = flock(h, (how == MOTE_LOCK_HOLD ? LOCK_EX : LOCK_SH) | LOCK_NB);
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0 && errno == EWOULDBLOCK) {
+        *holder = lock_holder(h);
+        return MOTE_ERR_LOCKED;
+    }
+    if (rc < 0)
+        return errno == ENOLCK || errno == EINVAL ? 0 : mote_posix_err(errno); /* no locks here */
+    if (how != MOTE_LOCK_HOLD)
+        (void)flock(h, LOCK_UN);
+    return 0;
+}
+
 int mote_posix_storage_root(struct mote_posix *pp, const char *dir)
 {
     char path[MOTE_POSIX_PATH_MAX];
@@ -310,4 +361,5 @@ void mote_posix_storage_fill(struct mote_port *port)
     port->st_list = st_list;
     port->st_remove = st_remove;
     port->st_mkdir = st_mkdir;
+    port->st_lock = st_lock;
 }

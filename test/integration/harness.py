@@ -98,6 +98,17 @@ def run_all(group, namespace, setup=None):
     return 0 if counts["failed"] == 0 else 1
 
 
+def wait_for(cond, what, timeout=30):
+    """Polls cond() until it is true (bounded); returns its value."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.02)
+    raise AssertionError("timed out waiting for " + what)
+
+
 class Pty:
     def __init__(self, args, e):
         self.pid, self.fd = pty.fork()

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from harness import NOTES, TMP, Pty, check, requests_in, run_all, start_server
+from harness import NOTES, TMP, Pty, check, requests_in, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -79,16 +79,6 @@ def group_left(pgid):
     out = subprocess.run(["ps", "-eo", "pgid,pid,stat,args"], capture_output=True, text=True).stdout
     return [l for l in out.splitlines()
             if l.split()[0] == str(pgid) and not l.split()[2].startswith("Z")]
-
-
-def wait_for(cond, what, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for " + what)
 
 
 # ---- one-shot, tools, approval ------------------------------------------------

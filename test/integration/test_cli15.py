@@ -13,8 +13,9 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
-from harness import TMP, Pty, check, requests_in, run_all, start_server
+from harness import TMP, Pty, check, requests_in, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -306,6 +307,187 @@ def test_pty_approval_always_survives_continue_and_no_gives_a_reason():
     check(t.wait() == 0, "exit 0")
     check(os.path.exists(m3), "shell ran without asking after --continue")
     check(t.out.count(b"[y/N]") == 0, "no question: %r" % t.out[-300:])
+
+
+# ---- 15.4 conversations: --list, /conversations, the picker, retention ----------
+
+def convs_dir(state):
+    return os.path.join(state, "conversations")
+
+
+def conv_ids(state):
+    return sorted(f[:-6] for f in os.listdir(convs_dir(state)) if f.endswith(".jsonl"))
+
+
+def spawn(args, e=None):
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=e or env())
+
+
+def one_conversation(state, prompt, script=None, kill_when=None, extra=()):
+    """Runs a one-shot conversation in `state` and returns its id; with
+    `kill_when`, kills mote (-9) once kill_when(log) holds."""
+    before = set(conv_ids(state)) if os.path.isdir(convs_dir(state)) else set()
+    port, log = start_server(script or [{"text": "ok"}])
+    if kill_when is None:
+        p = run(mote(port, state, "-p", prompt, *extra))
+        check(p.returncode == 0, p.stderr)
+    else:
+        p = spawn(mote(port, state, "-p", prompt, *extra))
+        wait_for(lambda: kill_when(log), "the moment to kill")
+        p.kill()
+        p.wait()
+    new = set(conv_ids(state)) - before
+    check(len(new) == 1, new)
+    return new.pop()
+
+
+def age(state, cid, seconds_ago):
+    t = time.time() - seconds_ago
+    os.utime(os.path.join(convs_dir(state), cid + ".jsonl"), (t, t))
+
+
+def listing(state, e=None):
+    p = run([MOTE, "--state-dir", state, "--list"], e=e)
+    check(p.returncode == 0, p.stderr)
+    rows = {}
+    order = []
+    for line in p.stdout.splitlines()[1:]:
+        f = line.split()
+        if f and f[0][:8].isdigit():
+            rows[f[0]] = line
+            order.append(f[0])
+    return rows, order, p.stdout
+
+
+def test_list_shows_each_state_newest_first_without_a_key():
+    state = new_state()
+    idle = one_conversation(state, "alpha first words here")
+    recov = one_conversation(state, "beta needs recovery",
+                             script=[{"stall_headers": 30}],
+                             kill_when=lambda log: len(requests_in(log)) == 1)
+    mark = os.path.join(TMP, "tool-started-%d" % os.getpid())
+    intr = one_conversation(state, "gamma tool cut off", extra=("--yes",),
+                            script=[{"tool": "shell", "input": {"command": "touch %s; sleep 2" % mark}}],
+                            kill_when=lambda log: os.path.exists(mark))
+    # damaged: a copy of the idle one with garbage before its last line
+    with open(os.path.join(convs_dir(state), idle + ".jsonl"), "rb") as f:
+        lines = f.read().split(b"\n")
+    dmg = "20990101-000000-dddddd"
+    with open(os.path.join(convs_dir(state), dmg + ".jsonl"), "wb") as f:
+        f.write(b"\n".join(lines[:1] + [b"{not json"] + lines[1:]))
+    # a start killed before its first record: absent
+    open(os.path.join(convs_dir(state), "20990101-000000-eeeeee.jsonl"), "w").close()
+    for i, c in enumerate([idle, recov, intr, dmg]):
+        age(state, c, 400 - 100 * i)  # dmg the newest, idle the oldest
+    e = env()
+    del e["ANTHROPIC_API_KEY"]
+    rows, order, out = listing(state, e)
+    check(order == [dmg, intr, recov, idle], (order, out))
+    check(" idle " in rows[idle] and "alpha first words here" in rows[idle], rows[idle])
+    check("needs recovery" in rows[recov] and "beta needs recovery" in rows[recov], rows[recov])
+    check("interrupted tool" in rows[intr], rows[intr])
+    check("damaged (line 2)" in rows[dmg], rows[dmg])
+    check("eeeeee" not in out, "an empty journal is not a conversation: " + out)
+    # Listing touched nothing: the recovery is still there to be done.
+    rows2, _, _ = listing(state, e)
+    check(rows2 == rows, "a second listing is the same")
+
+
+def test_list_names_the_process_holding_a_conversation():
+    state = new_state()
+    port, log = start_server([{"stall_headers": 30}])
+    p = spawn(mote(port, state, "-p", "held open"))
+    try:
+        wait_for(lambda: len(requests_in(log)) == 1, "the request")
+        rows, _, out = listing(state)
+        check(len(rows) == 1, out)
+        row = list(rows.values())[0]
+        check("open (pid %d)" % p.pid in row, row)
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_retention_prunes_oldest_finished_keeps_recovery_and_open():
+    state = new_state()
+    recov = one_conversation(state, "needs recovery", script=[{"stall_headers": 30}],
+                             kill_when=lambda log: len(requests_in(log)) == 1)
+    idle = [one_conversation(state, "idle %d" % i) for i in range(4)]
+    age(state, recov, 1000)  # the oldest of all
+    for i, c in enumerate(idle):
+        age(state, c, 500 - 100 * i)  # idle[3] the newest
+    port, log = start_server([{"text": "ok"}])
+    p = run(mote(port, state, "-p", "new one", "--keep", "2"))
+    check(p.returncode == 0, p.stderr)
+    left = set(conv_ids(state))
+    check(recov in left, "the one that needs recovery stays")
+    check(idle[3] in left and idle[2] in left and idle[1] not in left and idle[0] not in left,
+          (idle, left))
+    check(len(left) == 4, "recovery, the two newest finished ones and the open one: %s" % left)
+    check("removed 2 old finished conversations" in p.stderr, p.stderr)
+    # the byte limit: everything finished but the open one goes, quietly
+    p = run(mote(port, state, "-p", "another", "--keep", "0", "--keep-bytes", "1", "-q"))
+    check(p.returncode == 0, p.stderr)
+    left = set(conv_ids(state))
+    check(len(left) == 2 and recov in left, left)
+    check("removed" not in p.stderr, p.stderr)
+    # and the one needing recovery still recovers
+    port, log = start_server([{"text": "recovered"}])
+    q = run(mote(port, state, "--resume", recov, "-p", "x"))
+    check(q.returncode == 0 and "recovered" in q.stdout, (q.stdout, q.stderr))
+
+
+def test_resume_picker_on_a_terminal_and_conversations_command():
+    state = new_state()
+    a = one_conversation(state, "the older talk")
+    b = one_conversation(state, "the newer talk")
+    age(state, a, 200)
+    age(state, b, 100)
+    port, log = start_server([{"text": "welcome back"}])
+    t = Pty(mote(port, state, "--resume"), env())
+    t.read_until("resume which (1-2")
+    check(t.out.index(b"the newer talk") < t.out.index(b"the older talk"), t.out)
+    t.send("9\r")                  # out of range: asked again
+    t.read_count("resume which", 2)
+    t.send("2\r")
+    t.read_until("conversation %s" % a)
+    t.read_until("> ")
+    t.send("/conversations\r")
+    t.read_until("open here")
+    t.send("hello\r")
+    t.read_until("welcome back")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    msgs = [m for m in requests_in(log)[0]["body"]["messages"] if m["role"] == "user"]
+    first = msgs[0]["content"]
+    first = first if isinstance(first, str) else first[0]["text"]
+    check(first == "the older talk", "the picked conversation went on: %r" % first)
+    # without a terminal: a clear refusal, exit 2
+    p = run(mote(port, state, "--resume", "-p", "x"))
+    check(p.returncode == 2 and "--list" in p.stderr, (p.returncode, p.stderr))
+
+
+# ---- issue 11.2: one writer per conversation --------------------------------------
+
+def test_second_process_is_refused_and_the_first_tool_keeps_running():
+    state = new_state()
+    d = tempfile.mkdtemp(dir=TMP)
+    started, done = os.path.join(d, "started"), os.path.join(d, "done")
+    port, log = start_server([
+        {"tool": "shell", "input": {"command": "touch %s; sleep 2; touch %s; echo fine" % (started, done)}},
+        {"text": "first finished"}])
+    p = spawn(mote(port, state, "-p", "one", "--yes"))
+    wait_for(lambda: os.path.exists(started), "the tool to start")
+    q = run(mote(port, state, "--continue", "-p", "two"))
+    check(q.returncode == 1, (q.returncode, q.stderr))
+    check("open in another mote process (pid %d)" % p.pid in q.stderr, q.stderr)
+    out, err = p.communicate(timeout=30)
+    check(p.returncode == 0 and "first finished" in out, (p.returncode, out, err))
+    check(os.path.exists(done), "the first one's tool was not killed")
+    res = result_text(results(log, 1)[-1])
+    check("fine" in res, res)
+    check(len(requests_in(log)) == 2, "the second process sent nothing")
 
 
 # ---- 15.8 the usage line --------------------------------------------------------

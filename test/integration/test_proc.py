@@ -21,7 +21,7 @@ import tempfile
 import time
 import uuid
 
-from harness import NOTES, TMP, check, run_all, start_server
+from harness import NOTES, TMP, check, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -60,16 +60,6 @@ def start_mote(port, state, *extra):
     return subprocess.Popen(a, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env(),
                             start_new_session=True)
-
-
-def wait_for(cond, what, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def children_of(pid):

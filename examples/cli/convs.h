@@ -1,0 +1,36 @@
+/* convs.h - the conversations on disk, as the CLI shows them: `--list`,
+ * /conversations, the `--resume` picker and the retention limit. */
+#ifndef MOTE_CLI_CONVS_H
+#define MOTE_CLI_CONVS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "mote/mote_agent.h"
+
+/* Rows kept for a listing (the newest; older ones are counted). */
+#define CONVS_MAX 512
+
+/* Reads the conversations in STATE/conversations into the table, newest
+ * first. Returns 0 or a storage error. */
+int convs_load(struct mote_session *s, const char *state_dir);
+
+unsigned convs_count(void);
+const char *convs_id(unsigned i); /* 0: the newest */
+
+/* Prints the first `max` rows: id, last activity, state, user messages,
+ * first words (numbered from 1 for the picker). */
+void convs_print(FILE *out, bool numbered, unsigned max);
+
+struct convs_pruned {
+    unsigned long count;
+    unsigned long long bytes;
+};
+
+/* Removes the oldest finished conversations beyond `keep` of them and
+ * `keep_bytes` of their records (0: no limit). Never one that is open,
+ * here or elsewhere, needs recovery, ends torn or is damaged. */
+int convs_prune(struct mote_session *s, const char *state_dir, unsigned long keep,
+                unsigned long keep_bytes, struct convs_pruned *out);
+
+#endif
