@@ -27,9 +27,10 @@ void mote_llm_conf_defaults(struct mote_llm_conf *c)
 
 const char *mote_llm_phase_name(enum mote_llm_phase p)
 {
-    static const char *const names[] = {"idle",    "resolve",          "connect",
-                                        "TLS handshake", "send",   "response headers",
-                                        "stream",  "backoff",          "done"};
+    static const char *const names[] = {"idle",          "resolve", "connect",
+                                        "proxy tunnel",  "TLS handshake", "send",
+                                        "response headers", "stream", "backoff",
+                                        "done"};
 
     return (unsigned)p < sizeof(names) / sizeof(names[0]) ? names[p] : "?";
 }
@@ -67,6 +68,20 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
     if (strlen(conf->api_key) > MOTE_LLM_KEY_MAX) {
         msg(call, "the API key is longer than MOTE_LLM_KEY_MAX", NULL, NULL);
         return MOTE_ERR_TOO_LARGE;
+    }
+    if (conf->proxy != NULL && conf->proxy[0] != '\0' &&
+        !mote_proxy_bypass(conf->no_proxy, call->url.host, call->url.port)) {
+        rc = mote_proxy_parse(&call->proxy, call->proxy_auth, sizeof(call->proxy_auth),
+                              conf->proxy);
+        if (rc < 0) {
+            /* (the URL is not repeated: it may hold a password) */
+            msg(call,
+                rc == MOTE_ERR_NOTSUP ? "unsupported proxy: only an http:// proxy can be used"
+                                      : "bad proxy URL: use http://[user:password@]host:port",
+                NULL, NULL);
+            return MOTE_ERR_CONFIG;
+        }
+        call->via_proxy = true;
     }
     mote_sb_init(&sb, call->auth, sizeof(call->auth));
     if (conf->api_key[0] != '\0') {
@@ -225,8 +240,8 @@ static int head_sink(void *arg, const char *p, size_t n)
 
 static int start_send(struct mote_llm_call *c)
 {
-    const char *hdrs[8];
-    char path[300];
+    const char *hdrs[9];
+    char path[600];
     struct headbuf hb = {c->buf, sizeof(c->buf), 0};
     struct mote_sb sb;
     int64_t len = mote_llm_body_length(c->req);
@@ -245,8 +260,23 @@ static int start_send(struct mote_llm_call *c)
     hdrs[n++] = "accept: text/event-stream";
     hdrs[n++] = "user-agent: mote/" MOTE_VERSION_STRING;
     hdrs[n++] = "connection: close";
-    hdrs[n] = NULL;
     mote_sb_init(&sb, path, sizeof(path));
+    if (c->via_proxy && !c->url.tls) {
+        /* to the proxy: the request names the whole URL */
+        if (c->proxy_auth[0] != '\0')
+            hdrs[n++] = c->proxy_auth;
+        mote_sb_s(&sb, "http://");
+        if (strchr(c->url.host, ':') != NULL) {
+            mote_sb_s(&sb, "[");
+            mote_sb_s(&sb, c->url.host);
+            mote_sb_s(&sb, "]");
+        } else {
+            mote_sb_s(&sb, c->url.host);
+        }
+        mote_sb_s(&sb, ":");
+        mote_sb_u(&sb, c->url.port);
+    }
+    hdrs[n] = NULL;
     mote_sb_s(&sb, c->url.path);
     mote_sb_s(&sb, mote_llm_path(c->conf->provider, c->url.path));
     rc = mote_http_write_head(head_sink, &hb, "POST", c->url.host, c->url.port,
@@ -288,8 +318,144 @@ static void conn_msg(struct mote_llm_call *c, const char *what, int rc)
     mote_sb_s(&sb, c->url.host);
     mote_sb_s(&sb, ":");
     mote_sb_u(&sb, c->url.port);
+    if (c->via_proxy) {
+        mote_sb_s(&sb, " through the proxy ");
+        mote_sb_s(&sb, c->proxy.host);
+        mote_sb_s(&sb, ":");
+        mote_sb_u(&sb, c->proxy.port);
+    }
     mote_sb_s(&sb, ": ");
     mote_sb_s(&sb, mote_strerror(rc));
+}
+
+/* CONNECT host:port through the proxy: the request, once, then its
+ * answer's head (nothing may follow it: the server speaks only after our
+ * TLS hello). Returns 0 when the tunnel is up. */
+static int tunnel(struct mote_loop *loop, mote_job_id self, struct mote_llm_call *c)
+{
+    const struct mote_port *p = loop->port;
+    char *end;
+    int rc;
+
+    if (c->send_len == 0) {
+        struct mote_sb sb;
+
+        mote_sb_init(&sb, c->buf, sizeof(c->buf));
+        mote_sb_s(&sb, "CONNECT ");
+        for (rc = 0; rc < 2; rc++) { /* the target, in the request line and in Host */
+            if (strchr(c->url.host, ':') != NULL) {
+                mote_sb_s(&sb, "[");
+                mote_sb_s(&sb, c->url.host);
+                mote_sb_s(&sb, "]");
+            } else {
+                mote_sb_s(&sb, c->url.host);
+            }
+            mote_sb_s(&sb, ":");
+            mote_sb_u(&sb, c->url.port);
+            mote_sb_s(&sb, rc == 0 ? " HTTP/1.1\r\nHost: " : "\r\n");
+        }
+        if (c->proxy_auth[0] != '\0') {
+            mote_sb_s(&sb, c->proxy_auth);
+            mote_sb_s(&sb, "\r\n");
+        }
+        mote_sb_s(&sb, "User-Agent: mote/" MOTE_VERSION_STRING "\r\n\r\n");
+        c->send_len = sb.len;
+        c->send_off = 0;
+        c->tun_len = 0;
+    }
+    while (c->send_off < c->send_len) {
+        rc = p->net_send(p->ctx, c->fd, c->buf + c->send_off, c->send_len - c->send_off);
+        if (rc == MOTE_ERR_AGAIN)
+            return (rc = watch(loop, self, c, c->fd, MOTE_POLL_OUT)) < 0 ? rc : MOTE_ERR_AGAIN;
+        if (rc < 0) {
+            conn_msg(c, "the proxy connection broke while asking for", rc);
+            c->result = MOTE_ERR_AGAIN;
+            return rc;
+        }
+        c->send_off += (size_t)rc;
+        if (c->send_off == c->send_len) {
+            c->send_off = c->send_len = SIZE_MAX; /* sent: the buffer takes the answer */
+            break;
+        }
+    }
+    for (;;) {
+        if (c->tun_len + 1 >= sizeof(c->buf)) {
+            msg(c, "the proxy's answer to CONNECT is too long", NULL, NULL);
+            return MOTE_ERR_PROTO;
+        }
+        rc = p->net_recv(p->ctx, c->fd, c->buf + c->tun_len, sizeof(c->buf) - 1 - c->tun_len);
+        if (rc == MOTE_ERR_AGAIN)
+            return (rc = watch(loop, self, c, c->fd, MOTE_POLL_IN)) < 0 ? rc : MOTE_ERR_AGAIN;
+        if (rc <= 0) {
+            conn_msg(c, "the proxy closed the connection before a tunnel to",
+                     rc == 0 ? MOTE_ERR_CONNRESET : rc);
+            c->result = MOTE_ERR_AGAIN;
+            return MOTE_ERR_CONNRESET;
+        }
+        c->tun_len += (size_t)rc;
+        c->buf[c->tun_len] = '\0';
+        if ((end = strstr(c->buf, "\r\n\r\n")) != NULL)
+            break;
+    }
+    {
+        /* "HTTP/1.1 200 Connection established" */
+        unsigned status = 0, i;
+        char line[96];
+        struct mote_sb sb;
+        size_t ln = strcspn(c->buf, "\r\n");
+
+        if (strncmp(c->buf, "HTTP/1.", 7) != 0 || c->buf[8] != ' ') {
+            msg(c, "the proxy did not answer CONNECT in HTTP", NULL, NULL);
+            return MOTE_ERR_PROTO;
+        }
+        for (i = 9; i < 12 && c->buf[i] >= '0' && c->buf[i] <= '9'; i++)
+            status = status * 10 + (unsigned)(c->buf[i] - '0');
+        if (i != 12) {
+            msg(c, "the proxy did not answer CONNECT in HTTP", NULL, NULL);
+            return MOTE_ERR_PROTO;
+        }
+        if (status / 100 == 2) {
+            if ((size_t)(end + 4 - c->buf) != c->tun_len) {
+                msg(c, "the proxy sent bytes before the tunnel was up", NULL, NULL);
+                return MOTE_ERR_PROTO;
+            }
+            c->send_off = c->send_len = 0;
+            return 0;
+        }
+        /* the refusal, its status line shown (control bytes removed) */
+        ln = ln > 9 ? ln - 9 : 0; /* "403 Forbidden" */
+        if (ln > sizeof(line) - 1)
+            ln = sizeof(line) - 1;
+        for (i = 0; i < ln; i++) {
+            unsigned char ch = (unsigned char)c->buf[9 + i];
+
+            line[i] = ch < 0x20 || ch >= 0x7f ? '?' : (char)ch;
+        }
+        line[ln] = '\0';
+        mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+        mote_sb_s(&sb, "the proxy ");
+        mote_sb_s(&sb, c->proxy.host);
+        mote_sb_s(&sb, ":");
+        mote_sb_u(&sb, c->proxy.port);
+        if (status != 407)
+            mote_sb_s(&sb, " refused the tunnel to ");
+        else if (c->proxy_auth[0] != '\0')
+            mote_sb_s(&sb, " refused the credentials in the proxy URL (");
+        else
+            mote_sb_s(&sb, " wants credentials: put them in the proxy URL (");
+        if (status != 407) {
+            mote_sb_s(&sb, c->url.host);
+            mote_sb_s(&sb, ":");
+            mote_sb_u(&sb, c->url.port);
+            mote_sb_s(&sb, " (");
+        }
+        mote_sb_s(&sb, line);
+        mote_sb_s(&sb, ")");
+        c->http_status = (int)status;
+        if (status == 502 || status == 503 || status == 504)
+            c->result = MOTE_ERR_AGAIN; /* the proxy could not reach it: retried */
+        return status == 407 ? MOTE_ERR_AUTH : MOTE_ERR_HTTP;
+    }
 }
 
 /* A non-200 response is complete (or cut): say why, decide on a retry. */
@@ -369,7 +535,9 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
         switch (c->phase) {
         case MOTE_PHASE_RESOLVE:
             if (c->resolve_req < 0) {
-                rc = p->net_resolve(p->ctx, c->url.host, c->url.port, &fd);
+                const struct mote_url *to = c->via_proxy ? &c->proxy : &c->url;
+
+                rc = p->net_resolve(p->ctx, to->host, to->port, &fd);
                 if (rc < 0) {
                     conn_msg(c, "cannot resolve", rc);
                     return rc;
@@ -384,7 +552,9 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
             p->net_resolve_end(p->ctx, c->resolve_req);
             c->resolve_req = -1;
             if (rc <= 0) {
-                msg(c, "cannot resolve the host name '", c->url.host, "'");
+                msg(c, c->via_proxy ? "cannot resolve the proxy's host name '"
+                                    : "cannot resolve the host name '",
+                    c->via_proxy ? c->proxy.host : c->url.host, "'");
                 return MOTE_ERR_DNS;
             }
             c->naddr = (unsigned)rc;
@@ -415,7 +585,14 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                 conn_msg(c, "cannot connect to", rc);
                 return rc;
             }
-            c->phase = c->url.tls ? MOTE_PHASE_HANDSHAKE : MOTE_PHASE_SEND;
+            c->phase = c->url.tls && c->via_proxy ? MOTE_PHASE_TUNNEL
+                       : c->url.tls               ? MOTE_PHASE_HANDSHAKE
+                                                  : MOTE_PHASE_SEND;
+            break;
+        case MOTE_PHASE_TUNNEL:
+            if ((rc = tunnel(loop, self, c)) < 0)
+                return rc;
+            c->phase = MOTE_PHASE_HANDSHAKE;
             break;
         case MOTE_PHASE_HANDSHAKE:
             if (c->tls < 0) {

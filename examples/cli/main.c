@@ -502,6 +502,7 @@ static int configure(void)
     const char *key, *url;
     struct mote_url u;
     bool too_long = false;
+    int rc;
 
     if (prov == CLI_PROVIDER_NONE)
         prov = a != NULL && a[0] != '\0'   ? CLI_PROVIDER_ANTHROPIC
@@ -570,6 +571,35 @@ static int configure(void)
             return 2;
         }
         have_mcp = mcp.n > 0;
+    }
+    {
+        /* The proxy, as curl takes it from the environment. */
+        static const char *const https_vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy",
+                                                 "ALL_PROXY", NULL};
+        static const char *const http_vars[] = {"http_proxy", "HTTP_PROXY", "all_proxy",
+                                                "ALL_PROXY", NULL};
+        const char *const *v = u.tls ? https_vars : http_vars;
+        static char auth[MOTE_PROXY_AUTH_MAX];
+        struct mote_url pu;
+
+        for (; *v != NULL && llm.proxy == NULL; v++) {
+            const char *x = getenv(*v);
+
+            if (x != NULL && x[0] != '\0') {
+                llm.proxy = x;
+                if ((rc = mote_proxy_parse(&pu, auth, sizeof(auth), x)) < 0) {
+                    fprintf(stderr, "mote: %s: %s\n", *v,
+                            rc == MOTE_ERR_NOTSUP
+                                ? "only an http:// proxy can be used"
+                                : "bad proxy URL: use http://[user:password@]host:port");
+                    return 2;
+                }
+            }
+        }
+        memset(auth, 0, sizeof(auth)); /* checked only: the client makes its own */
+        llm.no_proxy = getenv("no_proxy");
+        if (llm.no_proxy == NULL)
+            llm.no_proxy = getenv("NO_PROXY");
     }
     llm.base_url = url;
     llm.api_key = key;

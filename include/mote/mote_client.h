@@ -44,6 +44,12 @@ struct mote_llm_conf {
     uint32_t max_attempts;    /* 1 = no retry */
     uint32_t backoff_ms;      /* first retry delay, doubled each time */
     uint32_t backoff_max_ms;  /* cap of the delay and of Retry-After */
+    /* An HTTP proxy (mote_proxy_parse; NULL or "": none): https:// is
+     * tunnelled through it with CONNECT, http:// sent to it. The caller
+     * picks it (the CLI: HTTPS_PROXY, HTTP_PROXY); hosts that
+     * mote_proxy_bypass() names with `no_proxy` go direct. */
+    const char *proxy;
+    const char *no_proxy;
 };
 
 /* Fills the defaults (MOTE_LLM_* in mote_config.h). */
@@ -54,6 +60,7 @@ enum mote_llm_phase {
     MOTE_PHASE_IDLE = 0,
     MOTE_PHASE_RESOLVE,
     MOTE_PHASE_CONNECT,
+    MOTE_PHASE_TUNNEL, /* CONNECT through a proxy */
     MOTE_PHASE_HANDSHAKE,
     MOTE_PHASE_SEND,
     MOTE_PHASE_HEADERS,
@@ -84,6 +91,10 @@ struct mote_llm_call {
     char errmsg[MOTE_JOB_ERRMSG_LEN];
     /* internal */
     struct mote_url url;
+    struct mote_url proxy;    /* used when via_proxy */
+    bool via_proxy;
+    size_t tun_len;           /* the proxy's answer to CONNECT so far */
+    char proxy_auth[MOTE_PROXY_AUTH_MAX];
     const struct mote_port *port;
     int resolve_req;
     int fd;
@@ -112,7 +123,8 @@ struct mote_llm_call {
 
 /* Prepares `call` to send `req` with `conf` (both must outlive the job)
  * and report decoded events to `fn`. Returns 0, MOTE_ERR_CONFIG (bad
- * URL; the reason is in call->errmsg) or MOTE_ERR_TOO_LARGE (key). */
+ * URL or proxy; the reason is in call->errmsg) or MOTE_ERR_TOO_LARGE
+ * (key). */
 int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *conf,
                        const struct mote_llm_req *req, mote_llm_fn fn, void *arg);
 

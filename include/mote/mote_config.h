@@ -165,6 +165,15 @@
 #define MOTE_LLM_KEY_MAX 512
 #endif
 
+/* Proxy credentials ("user:password", decoded) and the header line they
+ * make (base64 is 4/3 of them, plus the header's name). */
+#ifndef MOTE_PROXY_CRED_MAX
+#define MOTE_PROXY_CRED_MAX 256
+#endif
+#ifndef MOTE_PROXY_AUTH_MAX
+#define MOTE_PROXY_AUTH_MAX (MOTE_PROXY_CRED_MAX / 3 * 4 + 40)
+#endif
+
 /* Attempts of one model request in all (1 = never retry). */
 #ifndef MOTE_LLM_MAX_ATTEMPTS
 #define MOTE_LLM_MAX_ATTEMPTS 4

@@ -96,4 +96,20 @@ struct mote_url {
  * Returns 0, MOTE_ERR_INVAL (not such a URL) or MOTE_ERR_TOO_LARGE. */
 int mote_url_parse(struct mote_url *u, const char *url);
 
+/* A proxy URL, "http://[user[:password]@]host[:port][/]" (or without
+ * "http://"; port 1080 when none is given, as curl), into `u`, and the
+ * Proxy-Authorization header line for its credentials (percent-decoded)
+ * into auth (cap >= MOTE_PROXY_AUTH_MAX; "" without credentials).
+ * Returns 0, MOTE_ERR_NOTSUP (https:// or socks proxies),
+ * MOTE_ERR_INVAL or MOTE_ERR_TOO_LARGE. */
+int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *proxy);
+
+/* Whether `host` (a name or an address, IPv6 without brackets) is reached
+ * without the proxy: loopback always (localhost, *.localhost, 127/8,
+ * ::1), else by `no_proxy` (NULL: none), a list separated by commas or
+ * spaces of "*" (all), names (a name matches itself and its subdomains;
+ * ".example.com" the same), addresses, IPv4 CIDR blocks ("10.0.0.0/8"),
+ * each optionally with ":PORT" ("[::1]:8080" for IPv6). Case-insensitive. */
+bool mote_proxy_bypass(const char *no_proxy, const char *host, uint16_t port);
+
 #endif /* MOTE_HTTP_H */

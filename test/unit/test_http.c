@@ -212,13 +212,94 @@ static void test_urls(void **state)
     assert_int_equal(mote_url_parse(&u, "api.openai.com"), MOTE_ERR_INVAL);
 }
 
+static void test_proxy_urls(void **state)
+{
+    struct mote_url u;
+    char auth[MOTE_PROXY_AUTH_MAX];
+    char big[400];
+
+    (void)state;
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://proxy.lan:3128"), 0);
+    assert_string_equal(u.host, "proxy.lan");
+    assert_int_equal(u.port, 3128);
+    assert_string_equal(auth, "");
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "proxy.lan"), 0);
+    assert_int_equal(u.port, 1080); /* curl's default */
+    /* credentials percent-decoded; the last '@' ends them */
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://Aladdin:open%20sesame@10.0.0.1:8080/"), 0);
+    assert_string_equal(auth, "Proxy-Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+    assert_string_equal(u.host, "10.0.0.1");
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://u:p@ss@h:1"), 0);
+    assert_string_equal(auth, "Proxy-Authorization: Basic dTpwQHNz");
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://user@[::1]:3128"), 0);
+    assert_string_equal(u.host, "::1");
+    assert_string_equal(auth, "Proxy-Authorization: Basic dXNlcjo=");
+    /* refused */
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "https://p:443"), MOTE_ERR_NOTSUP);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "socks5://p:1080"), MOTE_ERR_NOTSUP);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://p:3128/path"), MOTE_ERR_INVAL);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://u:%zz@p:1"), MOTE_ERR_INVAL);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://u:%2@p:1"), MOTE_ERR_INVAL);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://@p:1"), MOTE_ERR_INVAL);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://p:99999"), MOTE_ERR_INVAL);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), ""), MOTE_ERR_INVAL);
+    memset(big, 'x', sizeof(big) - 1);
+    memcpy(big, "http://", 7);
+    big[300] = '@';
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), big), MOTE_ERR_TOO_LARGE);
+    assert_string_equal(auth, "");
+}
+
+static void test_no_proxy(void **state)
+{
+    (void)state;
+    /* loopback never goes through a proxy */
+    assert_true(mote_proxy_bypass(NULL, "localhost", 80));
+    assert_true(mote_proxy_bypass(NULL, "api.localhost", 80));
+    assert_true(mote_proxy_bypass(NULL, "127.0.0.1", 80));
+    assert_true(mote_proxy_bypass(NULL, "127.9.9.9", 80));
+    assert_true(mote_proxy_bypass(NULL, "::1", 80));
+    assert_false(mote_proxy_bypass(NULL, "api.anthropic.com", 443));
+    assert_false(mote_proxy_bypass("", "api.anthropic.com", 443));
+    /* names: themselves and their subdomains, at a label boundary */
+    assert_true(mote_proxy_bypass("example.com", "example.com", 443));
+    assert_true(mote_proxy_bypass("example.com", "API.Example.COM", 443));
+    assert_true(mote_proxy_bypass(".example.com", "a.example.com", 443));
+    assert_true(mote_proxy_bypass(".example.com", "example.com", 443));
+    assert_false(mote_proxy_bypass("example.com", "badexample.com", 443));
+    assert_false(mote_proxy_bypass("a.example.com", "example.com", 443));
+    /* lists, spaces, "*" */
+    assert_true(mote_proxy_bypass("foo, bar.org ,example.com", "x.example.com", 443));
+    assert_false(mote_proxy_bypass("foo,,bar", "baz", 443));
+    assert_true(mote_proxy_bypass("*", "anything", 1));
+    assert_false(mote_proxy_bypass("*.example.com", "a.example.com", 443)); /* not a glob */
+    /* ports */
+    assert_true(mote_proxy_bypass("example.com:8443", "example.com", 8443));
+    assert_false(mote_proxy_bypass("example.com:8443", "example.com", 443));
+    assert_true(mote_proxy_bypass("[2001:db8::1]:443", "2001:db8::1", 443));
+    assert_false(mote_proxy_bypass("[2001:db8::1]:443", "2001:db8::1", 80));
+    assert_true(mote_proxy_bypass("2001:db8::1", "2001:db8::1", 80));
+    /* addresses and IPv4 CIDR */
+    assert_true(mote_proxy_bypass("10.1.2.3", "10.1.2.3", 80));
+    assert_false(mote_proxy_bypass("10.1.2.3", "10.1.2.4", 80));
+    assert_true(mote_proxy_bypass("10.0.0.0/8", "10.200.1.1", 80));
+    assert_false(mote_proxy_bypass("10.0.0.0/8", "11.0.0.1", 80));
+    assert_true(mote_proxy_bypass("192.168.1.0/24", "192.168.1.77", 80));
+    assert_false(mote_proxy_bypass("192.168.1.0/24", "192.168.2.77", 80));
+    assert_false(mote_proxy_bypass("10.0.0.0/33", "10.0.0.1", 80));
+    assert_false(mote_proxy_bypass("10.0.0.0/8", "example.com", 80));
+    assert_false(mote_proxy_bypass("256.0.0.0/8", "0.0.0.1", 80));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_framings),         cmocka_unit_test(test_cut_short),
         cmocka_unit_test(test_malformed),        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_fixture_429_headers), cmocka_unit_test(test_request_head),
-        cmocka_unit_test(test_urls),
+        cmocka_unit_test(test_urls),             cmocka_unit_test(test_proxy_urls),
+        cmocka_unit_test(test_no_proxy),
     };
 
     return cmocka_run_group_tests_name("http", tests, NULL, NULL);
