@@ -528,10 +528,17 @@ static int stream_cut(struct mote_llm_call *c)
 static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_call *c)
 {
     const struct mote_port *p = loop->port;
+    size_t moved = 0; /* bytes sent and received in this step */
     unsigned want;
     int rc, fd;
 
     for (;;) {
+        if (moved >= MOTE_STEP_IO_BYTES) {
+            /* Enough for one step: the loop takes signals, cancels and
+             * deadlines, then steps this job again at once. */
+            (void)mote_job_wake(loop, self);
+            return MOTE_ERR_AGAIN;
+        }
         switch (c->phase) {
         case MOTE_PHASE_RESOLVE:
             if (c->resolve_req < 0) {
@@ -656,6 +663,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                 return rc;
             }
             c->send_off += (size_t)rc;
+            moved += (size_t)rc;
             set_deadline(loop, c, c->conf->idle_timeout_ms);
             break;
         case MOTE_PHASE_HEADERS:
@@ -679,6 +687,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                 return stream_cut(c);
             }
             c->got_byte = true;
+            moved += (size_t)rc;
             /* The headers have one deadline from the request's end: a
              * server sending them a byte at a time is not waited for
              * forever. In the stream, silence has the idle deadline and

@@ -94,6 +94,8 @@ static int one(void *arg, const char *name)
     if (rc == MOTE_ERR_CORRUPT) {
         c->damaged = true;
         c->bad_line = w->j.bad_line;
+    } else if (rc == MOTE_ERR_NOTSUP) {
+        c->newer = true;
     } else if (rc < 0) {
         w->rc = rc; /* a read failure: the listing stops with it */
         return 1;
@@ -134,7 +136,8 @@ int mote_session_remove(struct mote_session *s, const char *id)
     j.buf = &s->jbuf;
     rc = mote_journal_peek(&j, p, id);
     if (rc < 0)
-        return rc == MOTE_ERR_CORRUPT ? MOTE_ERR_BUSY : rc; /* damaged: kept for the user */
+        return rc == MOTE_ERR_CORRUPT || rc == MOTE_ERR_NOTSUP ? MOTE_ERR_BUSY
+                                                               : rc; /* kept for the user */
     /* Held while it is judged and removed: no other process opens it in
      * between (one that has it open keeps it). */
     if ((rc = mote_journal_lock(&j)) == 0 && (rc = mote_recover(&j, &r)) == 0 &&
@@ -145,8 +148,22 @@ int mote_session_remove(struct mote_session *s, const char *id)
         mote_sb_s(&sb, DIR_NAME "/");
         mote_sb_s(&sb, id);
         mote_sb_s(&sb, SUFFIX ".torn");
-        if (sb.len < sizeof(name) - 1)
-            (void)p->st_remove(p->ctx, name); /* a repaired tail kept aside, if any */
+        if (sb.len < sizeof(name) - 1) {
+            /* the repaired tails kept aside, if any */
+            size_t base = sb.len;
+            unsigned k;
+
+            (void)p->st_remove(p->ctx, name);
+            for (k = 2; k <= MOTE_JOURNAL_TORN_MAX; k++) {
+                sb.len = base;
+                name[base] = '\0';
+                mote_sb_s(&sb, ".");
+                mote_sb_u(&sb, k);
+                if (sb.len < sizeof(name) - 1)
+                    (void)p->st_remove(p->ctx, name);
+            }
+            sb.len = base;
+        }
         name[sb.len - 5] = '\0';
         rc = p->st_remove(p->ctx, name);
     }

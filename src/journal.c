@@ -44,6 +44,36 @@ static int make_name(struct mote_journal *j, const char *id, const char *suffix,
     return sb.len + 1 < cap ? 0 : MOTE_ERR_NAMETOOLONG;
 }
 
+/* Where a torn tail is kept: ID.jsonl.torn, or the first free of
+ * ID.jsonl.torn.2 .. .MOTE_JOURNAL_TORN_MAX, so a second repair never
+ * overwrites the bytes the first one kept (past the last, it is reused). */
+static int aside_name(struct mote_journal *j, const char *id, char *out, size_t cap)
+{
+    const struct mote_port *p = j->port;
+    unsigned k;
+    int rc = 0, h;
+
+    for (k = 1; k <= MOTE_JOURNAL_TORN_MAX; k++) {
+        char suffix[24];
+        struct mote_sb sb;
+
+        mote_sb_init(&sb, suffix, sizeof(suffix));
+        mote_sb_s(&sb, ".jsonl.torn");
+        if (k > 1) {
+            mote_sb_s(&sb, ".");
+            mote_sb_u(&sb, k);
+        }
+        if ((rc = make_name(j, id, suffix, out, cap)) < 0)
+            return rc;
+        h = p->st_open(p->ctx, out, MOTE_ST_READ);
+        if (h == MOTE_ERR_NOENT)
+            return 0;
+        if (h >= 0)
+            p->st_close(p->ctx, h);
+    }
+    return rc;
+}
+
 /* One writer per conversation (a port without st_lock has one process).
  * MOTE_LOCK_HOLD keeps the lock until the handle closes; MOTE_LOCK_TEST
  * only fills j->holder (-1: held, by a process the port cannot name). */
@@ -730,13 +760,18 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
         mote_journal_close(j);
         return n; /* a read failure */
     }
+    if (j->version > MOTE_JOURNAL_VERSION) {
+        /* A newer mote's format: not read further, never written to. */
+        mote_journal_close(j);
+        return MOTE_ERR_NOTSUP;
+    }
     if (good < file_size && peek) {
         j->repaired = true; /* it would be: said, not done */
     } else if (good < file_size) {
         struct tail_copy tc = {j, good, file_size};
         char aside[MOTE_STORAGE_NAME_MAX];
 
-        if ((rc = make_name(j, id, ".jsonl.torn", aside, sizeof(aside))) < 0 ||
+        if ((rc = aside_name(j, id, aside, sizeof(aside))) < 0 ||
             (rc = p->st_write_atomic(p->ctx, aside, produce_tail, &tc)) < 0 ||
             (rc = p->st_truncate(p->ctx, h, good)) < 0) {
             mote_journal_close(j);

@@ -771,6 +771,7 @@ static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
 {
     struct mote_mcp_server *s = arg;
     const struct mote_port *p = loop->port;
+    size_t moved; /* a flood waits for the next turn: the watch fires again */
 
     (void)rev;
     if (s->relisting && s->m->holds > 0) {
@@ -782,7 +783,7 @@ static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
         s->paused = true;
         return;
     }
-    for (;;) {
+    for (moved = 0; moved < MOTE_STEP_IO_BYTES;) {
         char *nl;
         int n;
 
@@ -803,6 +804,8 @@ static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
         n = p->pipe_read(p->ctx, fd, s->inbuf + s->inlen, sizeof(s->inbuf) - s->inlen);
         if (n == MOTE_ERR_AGAIN)
             return;
+        if (n > 0)
+            moved += (size_t)n;
         if (n <= 0) {
             (void)mote_watch_remove(loop, s->w_out);
             s->w_out = 0;
@@ -836,12 +839,14 @@ static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
     struct mote_mcp_server *s = arg;
     const struct mote_port *p = loop->port;
     char buf[512];
-    int n;
+    size_t moved = 0;
+    int n = MOTE_ERR_AGAIN;
 
     (void)w, (void)rev;
-    while ((n = p->pipe_read(p->ctx, fd, buf, sizeof(buf))) > 0) {
+    while (moved < MOTE_STEP_IO_BYTES && (n = p->pipe_read(p->ctx, fd, buf, sizeof(buf))) > 0) {
         size_t i;
 
+        moved += (size_t)n;
         /* Keep the tail, as one line of printable text. */
         for (i = 0; i < (size_t)n; i++) {
             char c = buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t' ? ' ' : buf[i];

@@ -31,6 +31,7 @@ Steps:
   {"slow_event_ms": N}                          one event a byte every N ms, never ending
   {"tool": ..., "raw_input": ""}                the tool input's JSON text as sent (may be empty)
   {"error_event": ..., "error_code": "..."}      OpenAI: the error's code too
+  {"flood_pings": SECONDS}                      SSE pings as fast as possible, then close
 
 Every request is appended to --log as one JSON line (path, headers, body).
 The chosen port is written to --port-file once listening.
@@ -182,6 +183,17 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         delay = step.get("delay_ms", 0) / 1000.0
+        if "flood_pings" in step:
+            # SSE pings as fast as the socket takes them (100 KB a write),
+            # for the given seconds or until the client goes away
+            burst = sse("ping", {"type": "ping"}) * 3000
+            end = time.time() + step["flood_pings"]
+            try:
+                while time.time() < end:
+                    self.chunk(burst)
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+                pass
+            return
         events = (anthropic_events if dialect == "anthropic" else openai_events)(step, body)
         try:
             for ev in events:

@@ -26,7 +26,7 @@ struct row {
     uint32_t bad_line;
     unsigned msgs;
     uint8_t state;
-    bool loaded, torn, damaged;
+    bool loaded, torn, damaged, newer;
 };
 
 static struct {
@@ -87,6 +87,7 @@ static int add(void *arg, const struct mote_conv_info *c)
     r->loaded = c->loaded;
     r->torn = c->torn;
     r->damaged = c->damaged;
+    r->newer = c->newer;
     return 0;
 }
 
@@ -111,13 +112,15 @@ const char *convs_id(unsigned i)
 /* Finished: nothing for recovery to do, and no one has it open. */
 static bool finished(const struct row *r)
 {
-    return !r->damaged && !r->torn && r->holder == 0 && r->state == MOTE_RECOVER_IDLE;
+    return !r->damaged && !r->newer && !r->torn && r->holder == 0 && r->state == MOTE_RECOVER_IDLE;
 }
 
 static const char *state_of(const struct row *r, char *buf, size_t cap)
 {
     if (r->damaged)
         snprintf(buf, cap, "damaged (line %u)", (unsigned)r->bad_line);
+    else if (r->newer)
+        snprintf(buf, cap, "newer format");
     else if (r->loaded)
         snprintf(buf, cap, "open here");
     else if (r->holder > 0)

@@ -710,6 +710,12 @@ static int pick_state_dir(void)
         return 2;
     }
     rc = mote_posix_storage_root(&pp, state_dir);
+    if (rc == MOTE_ERR_PERM) {
+        fprintf(stderr, "mote: the state directory %s is not safe: another user owns it or may "
+                        "write to it (fix: chmod 700 %s, owned by you)\n",
+                state_dir, state_dir);
+        return 2;
+    }
     if (rc < 0) {
         fprintf(stderr, "mote: cannot use the state directory %s: %s\n", state_dir,
                 mote_strerror(rc));
@@ -778,6 +784,12 @@ static int open_conversation(void)
     if (rc == MOTE_ERR_CORRUPT) {
         fprintf(stderr, "mote: conversation %s is damaged at line %u; it was left as it is\n", id,
                 bad);
+        return 1;
+    }
+    if (rc == MOTE_ERR_NOTSUP) {
+        fprintf(stderr, "mote: conversation %s was written by a newer mote (its journal format is "
+                        "unknown here); it was left as it is\n",
+                id);
         return 1;
     }
     if (rc == MOTE_ERR_LOCKED) {

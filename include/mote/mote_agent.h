@@ -428,6 +428,7 @@ struct mote_conv_info {
     int64_t holder;                      /* open in another process: its id (-1: unknown) */
     bool torn;                           /* ends in a torn record (repaired on open) */
     bool damaged;                        /* cannot be opened: damage at bad_line */
+    bool newer;                          /* written by a newer mote (journal format): left alone */
     uint32_t bad_line;
     unsigned user_messages;
     char first[64];                      /* the first user message's start, one line */
@@ -454,7 +455,8 @@ int mote_session_remove(struct mote_session *s, const char *id);
  * MOTE_EV_RECOVERY events from the next loop turn. Returns 0 and *out,
  * MOTE_ERR_NOENT (no such conversation, or none yet), MOTE_ERR_CORRUPT
  * (damage before the last line: *out is NULL, the file untouched; the
- * line is in `bad_line` if not NULL), MOTE_ERR_BUSY (already open),
+ * line is in `bad_line` if not NULL), MOTE_ERR_NOTSUP (a newer journal
+ * format: untouched), MOTE_ERR_BUSY (already open),
  * MOTE_ERR_LOCKED (another process has it open: nothing was touched, not
  * even its tools; s->lock_holder names the process), MOTE_ERR_FULL, or a
  * storage failure. `repaired`, if not NULL, tells

@@ -160,6 +160,13 @@
 #define MOTE_NET_BUF 4096
 #endif
 
+/* Bytes one step (of the model client, an MCP server's pipes) reads or
+ * sends before it hands the loop back: a peer that floods cannot delay a
+ * signal, a cancel or a deadline by more than this much work. */
+#ifndef MOTE_STEP_IO_BYTES
+#define MOTE_STEP_IO_BYTES 16384
+#endif
+
 /* Longest API key, bytes. */
 #ifndef MOTE_LLM_KEY_MAX
 #define MOTE_LLM_KEY_MAX 512
@@ -167,6 +174,11 @@
 
 /* Proxy credentials ("user:password", decoded) and the header line they
  * make (base64 is 4/3 of them, plus the header's name). */
+/* Torn tails kept aside per conversation (ID.jsonl.torn, .torn.2, ...). */
+#ifndef MOTE_JOURNAL_TORN_MAX
+#define MOTE_JOURNAL_TORN_MAX 9
+#endif
+
 #ifndef MOTE_PROXY_CRED_MAX
 #define MOTE_PROXY_CRED_MAX 256
 #endif

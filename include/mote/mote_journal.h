@@ -124,9 +124,11 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port,
                         const char *id) MOTE_MUST_CHECK;
 
 /* Opens conversation `id`, checking and (for a torn tail) repairing it.
- * Returns 0 (j->repaired tells if the tail was cut), MOTE_ERR_NOENT,
- * MOTE_ERR_CORRUPT (j->bad_line has the line; the file is untouched), or
- * a storage failure. */
+ * Returns 0 (j->repaired tells if the tail was cut; the cut bytes are
+ * kept in ID.jsonl.torn, or .torn.2 and on when that exists),
+ * MOTE_ERR_NOENT, MOTE_ERR_CORRUPT (j->bad_line has the line; the file is
+ * untouched), MOTE_ERR_NOTSUP (a newer format than MOTE_JOURNAL_VERSION:
+ * untouched), MOTE_ERR_LOCKED, or a storage failure. */
 int mote_journal_open(struct mote_journal *j, const struct mote_port *port,
                       const char *id) MOTE_MUST_CHECK;
 

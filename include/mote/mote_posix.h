@@ -39,7 +39,11 @@ int mote_posix_signals_install(struct mote_posix *pp);
 void mote_posix_signals_restore(struct mote_posix *pp);
 
 /* Sets the storage root to `dir`, creating it and missing parents with
- * mode 0700. Returns 0, MOTE_ERR_NAMETOOLONG or the failure of mkdir. */
+ * mode 0700. Returns 0, MOTE_ERR_NAMETOOLONG, MOTE_ERR_NOTDIR,
+ * MOTE_ERR_PERM (a directory another user owns, or that group or others
+ * may write to: refused, as ssh refuses a loose ~/.ssh) or the failure of
+ * mkdir. Files below it are opened without following symbolic links and
+ * replaced through unpredictable, exclusively created temporary names. */
 int mote_posix_storage_root(struct mote_posix *pp, const char *dir);
 
 /* Restores signals and closes the self-pipe. */

@@ -185,6 +185,13 @@ static void weak_random(unsigned char *p, size_t len)
     }
 }
 
+static int px_random(void *ctx, void *buf, size_t len);
+
+void mote_posix_random_bytes(void *buf, size_t len)
+{
+    (void)px_random(NULL, buf, len);
+}
+
 static int px_random(void *ctx, void *buf, size_t len)
 {
     unsigned char *p = buf;

@@ -8,6 +8,10 @@
 /* Descriptors one wait() accepts (the loop passes at most MOTE_MAX_WATCHES). */
 #define MOTE_POSIX_MAX_POLL (MOTE_MAX_WATCHES + 8)
 
+/* Random bytes that never block (getrandom, else a clock-seeded stream):
+ * for names, ids and jitter, never keys (posix.c). */
+void mote_posix_random_bytes(void *buf, size_t len);
+
 /* Sets the storage members of `port` (storage.c). */
 void mote_posix_storage_fill(struct mote_port *port);
 

@@ -55,7 +55,7 @@ static int st_open(void *ctx, const char *name, unsigned flags)
 {
     char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
     int rc = join(ctx, name, path, sizeof(path));
-    int of = O_CLOEXEC;
+    int of = O_CLOEXEC | O_NOFOLLOW; /* the state is mote's own files, never a link */
     int fd;
 
     if (rc < 0)
@@ -179,15 +179,25 @@ static int st_write_atomic(void *ctx, const char *name, mote_produce_fn produce,
     char tmp[sizeof(path) + 24];
     char buf[ST_COPY_BUF];
     int rc = join(ctx, name, path, sizeof(path));
-    int fd;
+    int fd, tries;
 
     if (rc < 0)
         return rc;
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp))
-        return MOTE_ERR_NAMETOOLONG;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return mote_posix_err(errno);
+    /* An unpredictable name, created exclusively: nothing planted at a
+     * guessed name (a link to another file) is ever opened. */
+    for (tries = 0;; tries++) {
+        unsigned char r[6];
+
+        mote_posix_random_bytes(r, sizeof(r));
+        if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%02x%02x%02x%02x%02x%02x", path, r[0], r[1],
+                             r[2], r[3], r[4], r[5]) >= sizeof(tmp))
+            return MOTE_ERR_NAMETOOLONG;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            break;
+        if ((errno != EEXIST && errno != EINTR) || tries == 16)
+            return mote_posix_err(errno);
+    }
     for (;;) {
         int n = produce(arg, buf, sizeof(buf));
 
@@ -343,6 +353,18 @@ int mote_posix_storage_root(struct mote_posix *pp, const char *dir)
             if (rc < 0)
                 return rc;
         }
+    }
+    {
+        /* As ssh refuses a loose ~/.ssh: a state directory that another
+         * user owns or may write to could have its journals swapped. */
+        struct stat sb;
+
+        if (stat(path, &sb) < 0)
+            return mote_posix_err(errno);
+        if (!S_ISDIR(sb.st_mode))
+            return MOTE_ERR_NOTDIR;
+        if ((sb.st_mode & 022) != 0 || sb.st_uid != geteuid())
+            return MOTE_ERR_PERM;
     }
     memcpy(pp->root, path, n + 1);
     return 0;

@@ -133,6 +133,8 @@ struct mote_tport_resp {
     size_t len;
     size_t chunk;       /* bytes per read (0: all at once) */
     bool stall;         /* after the bytes, stay open and silent */
+    bool flood;         /* every read finds data (a peer faster than the reader):
+                         * no "one read per wait()", never "would block" */
 };
 
 struct mote_tport_conn {

@@ -122,7 +122,7 @@ static int tn_recv(void *ctx, int fd, void *buf, size_t len)
         }
         return 0;
     }
-    if (c->last_wait == tp->waits && c->off > 0)
+    if (c->last_wait == tp->waits && c->off > 0 && !r->flood)
         return MOTE_ERR_AGAIN; /* one read per turn: the next after a wait */
     c->last_wait = tp->waits;
     take = r->chunk > 0 && r->chunk < left ? r->chunk : left;

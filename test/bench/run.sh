@@ -38,3 +38,7 @@ python3 test/bench/agent_bench.py "$(dirname "$b")"
 for f in "$(dirname "$b")/mote"; do
     strip -o "$b/mote.stripped" "$f" && echo "build/mote stripped (dynamic): $(wc -c < "$b/mote.stripped") bytes"
 done
+echo "== a cancel under a flood (issue 11.4)"
+python3 test/bench/flood_bench.py "$(dirname "$b")" 20
+echo "== a long conversation, before and after compaction (issue 13)"
+python3 test/bench/compaction_bench.py "$(dirname "$b")" 500

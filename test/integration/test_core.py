@@ -122,6 +122,180 @@ def test_an_event_a_byte_at_a_time_meets_a_deadline():
           "no complete event for 1500 ms")
 
 
+# ---- 11.4 a cancel within one step, even under a flood ------------------------
+
+def flood_server(seconds):
+    """A server that answers one request with an endless SSE stream of
+    pings, written 4 MB at a time straight from one buffer, faster than
+    any client parses them. Returns (port, an Event set once the request
+    was read)."""
+    import socket
+    import threading
+    import time
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(1)
+    got = threading.Event()
+    burst = b"event: ping\ndata: {\"type\": \"ping\"}\n\n" * 110000
+
+    def serve():
+        c, _ = ls.accept()
+        c.settimeout(30)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += c.recv(65536)
+        head, body = data.split(b"\r\n\r\n", 1)
+        n = int([l.split(b":")[1] for l in head.split(b"\r\n")
+                 if l.lower().startswith(b"content-length:")][0])
+        while len(body) < n:
+            body += c.recv(65536)
+        got.set()
+        c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                  b"connection: close\r\n\r\n")
+        end = time.time() + seconds
+        try:
+            while time.time() < end:
+                c.sendall(burst)
+        except OSError:
+            pass
+        c.close()
+        ls.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return ls.getsockname()[1], got
+
+
+def test_sigint_under_an_sse_ping_flood_ends_at_once():
+    """The server floods SSE pings (4 MB writes): SIGINT must still end
+    mote promptly with 130. Before the byte budget the client's step read
+    until the socket would block, so the signal waited for a moment when
+    the reader caught up (0.03 s here, 0.85 s under strace, never on a
+    loaded machine); the deterministic check is test_port's
+    test_flood_step_budget, the figure flood_bench.py's."""
+    import signal
+    import time
+    port, got = flood_server(25)
+    state = tempfile.mkdtemp(dir=TMP)
+    a = [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port, "-p", "x"]
+    p = subprocess.Popen(a, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env())
+    check(got.wait(20), "the request")
+    time.sleep(0.3)  # the flood is under way (not a synchronisation: any moment will do)
+    t0 = time.time()
+    p.send_signal(signal.SIGINT)
+    try:
+        p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise AssertionError("SIGINT under a ping flood: no exit within 10 s")
+    took = time.time() - t0
+    check(p.returncode == 130, p.returncode)
+    check(took < 3.0, "SIGINT to exit took %.2f s under the flood" % took)
+
+
+# ---- 11.10 the state on disk is mote's alone -------------------------------------
+
+def one_conv(port, state, prompt="hi"):
+    r = run(port, state, "-p", prompt)
+    check(r.returncode == 0, r.stderr)
+    d = os.path.join(state, "conversations")
+    return [f for f in os.listdir(d) if f.endswith(".jsonl")][0]
+
+
+def test_a_symlinked_journal_is_refused_and_its_target_untouched():
+    port, _ = start_server([{"text": "one"}, {"text": "two"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    name = one_conv(port, state)
+    victim = os.path.join(tempfile.mkdtemp(dir=TMP), "victim.jsonl")
+    path = os.path.join(state, "conversations", name)
+    os.rename(path, victim)  # a valid journal, elsewhere
+    with open(victim, "rb") as f:
+        before = f.read()
+    os.symlink(victim, path)
+    r = run(port, state, "--continue", "-p", "more")
+    check(r.returncode == 1, (r.returncode, r.stderr))
+    with open(victim, "rb") as f:
+        check(f.read() == before, "the link's target was not written")
+
+
+def test_history_is_not_written_through_a_symlink():
+    port, _ = start_server([{"text": "one"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    victim = os.path.join(tempfile.mkdtemp(dir=TMP), "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    os.symlink(victim, os.path.join(state, "history"))
+    r = run(port, state, stdin="a typed line\n")
+    check(r.returncode == 0, (r.returncode, r.stderr))
+    with open(victim) as f:
+        check(f.read() == "precious\n", "the history link's target was not written")
+
+
+def test_a_loose_state_directory_is_refused():
+    port, _ = start_server([{"text": "one"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    os.chmod(state, 0o777)
+    r = run(port, state, "-p", "hi")
+    check(r.returncode == 2 and "not safe" in r.stderr and "chmod 700" in r.stderr,
+          (r.returncode, r.stderr))
+    check(not os.path.exists(os.path.join(state, "conversations")), "nothing written there")
+    os.chmod(state, 0o700)
+    r = run(port, state, "-p", "hi")
+    check(r.returncode == 0, r.stderr)
+
+
+def test_a_second_torn_repair_keeps_the_first_ones_bytes():
+    port, _ = start_server([{"text": "one"}, {"text": "two"}, {"text": "three"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    name = one_conv(port, state)
+    path = os.path.join(state, "conversations", name)
+    with open(path, "ab") as f:
+        f.write(b'{"t":"user","text":"FIRST TORN')
+    r = run(port, state, "--continue", "-p", "again")
+    check(r.returncode == 0 and "torn" in r.stderr, (r.returncode, r.stderr))
+    with open(path, "ab") as f:
+        f.write(b'{"t":"user","text":"SECOND TORN')
+    r = run(port, state, "--continue", "-p", "and again")
+    check(r.returncode == 0 and "torn" in r.stderr, (r.returncode, r.stderr))
+    kept = b""
+    for f in os.listdir(os.path.join(state, "conversations")):
+        if ".torn" in f:
+            with open(os.path.join(state, "conversations", f), "rb") as fh:
+                kept += fh.read()
+    check(b"FIRST TORN" in kept and b"SECOND TORN" in kept, kept)
+
+
+def test_a_newer_journal_format_is_refused_untouched():
+    port, _ = start_server([{"text": "one"}, {"text": "two"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    name = one_conv(port, state)
+    path = os.path.join(state, "conversations", name)
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    head = json.loads(lines[0])
+    head["v"] = 99
+    data = b"\n".join([json.dumps(head).encode()] + lines[1:])
+    with open(path, "wb") as f:
+        f.write(data)
+    r = run(port, state, "--continue", "-p", "more")
+    check(r.returncode == 1 and "newer mote" in r.stderr, (r.returncode, r.stderr))
+    with open(path, "rb") as f:
+        check(f.read() == data, "not appended to")
+    lst = subprocess.run([MOTE, "--state-dir", state, "--list"], capture_output=True, text=True,
+                         timeout=30, env=env())
+    check(lst.returncode == 0 and "newer format" in lst.stdout, (lst.returncode, lst.stdout))
+
+
+def test_an_unreadable_current_is_an_error_not_a_new_conversation():
+    port, log = start_server([{"text": "one"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    os.mkdir(os.path.join(state, "current"))  # unreadable as a file, even for root
+    r = run(port, state, "--continue", "-p", "more")
+    check(r.returncode == 1 and "current" in r.stderr, (r.returncode, r.stderr))
+    check(requests_in(log) == [], "no new conversation was started")
+
+
 def main():
     if not os.path.exists(MOTE):
         print("missing " + MOTE)

@@ -138,12 +138,87 @@ static void test_missing_names_and_sizes(void **state)
     mote_tport_deinit(&tp);
 }
 
+static int one_part(void *arg, unsigned index, struct mote_part *p)
+{
+    (void)arg;
+    if (index > 0)
+        return 0;
+    memset(p, 0, sizeof(*p));
+    p->role = MOTE_ROLE_USER;
+    p->type = MOTE_PART_TEXT;
+    p->text = "hi";
+    p->text_len = 2;
+    return 1;
+}
+
+/* Issue 11.4: a peer that floods (every read finds data) cannot keep the
+ * model client's step from handing the loop back: each loop turn reads
+ * at most MOTE_STEP_IO_BYTES (plus one read), so a cancel is seen on the
+ * next turn. Before the budget one step read the whole flood. */
+static void test_flood_step_budget(void **state)
+{
+    static struct mote_tport_net tn;
+    static struct mote_llm_call call;
+    static struct mote_llm_conf conf;
+    static struct mote_llm_req req;
+    static char resp[1 << 20];
+    static const char head[] = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+    static const char ping[] = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+    struct mote_tport_resp r;
+    size_t len = sizeof(head) - 1, before, most = 0;
+    mote_job_id job;
+    int turns;
+
+    (void)state;
+    memcpy(resp, head, len);
+    while (len + sizeof(ping) - 1 <= sizeof(resp)) {
+        memcpy(resp + len, ping, sizeof(ping) - 1);
+        len += sizeof(ping) - 1;
+    }
+    memset(&r, 0, sizeof(r));
+    r.bytes = resp;
+    r.len = len;
+    r.chunk = 4096;
+    r.flood = true;
+    mote_tport_init(&tp, 0);
+    mote_tport_net_init(&tp, &tn, &r, 1);
+    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
+    mote_llm_conf_defaults(&conf);
+    conf.base_url = "http://model.test";
+    conf.max_attempts = 1;
+    memset(&req, 0, sizeof(req));
+    req.model = "m";
+    req.parts = one_part;
+    assert_int_equal(mote_llm_call_init(&call, &conf, &req, NULL, NULL), 0);
+    assert_int_equal(mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job), 0);
+    /* Until the stream flows, then a few turns of it. */
+    for (turns = 0; turns < 200 && (tn.conns[0].off < 100000); turns++) {
+        before = tn.conns[0].used ? tn.conns[0].off : 0;
+        (void)mote_loop_poll(&loop, 0);
+        if (tn.conns[0].off - before > most)
+            most = tn.conns[0].off - before;
+    }
+    assert_true(tn.conns[0].off >= 100000);
+    assert_true(most <= MOTE_STEP_IO_BYTES + MOTE_NET_BUF);
+    assert_int_equal(mote_job_state(&loop, job), MOTE_JOB_RUNNING);
+    /* A cancel now ends it on the next turn, with the flood still on. */
+    before = tn.conns[0].off;
+    assert_int_equal(mote_job_cancel(&loop, job), 0);
+    (void)mote_loop_poll(&loop, 0);
+    assert_int_equal(mote_job_state(&loop, job), MOTE_JOB_CANCELLED);
+    assert_true(tn.conns[0].off - before <= MOTE_STEP_IO_BYTES + MOTE_NET_BUF);
+    assert_true(tn.conns[0].off < len);
+    mote_loop_deinit(&loop);
+    mote_tport_deinit(&tp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_storage_members),
         cmocka_unit_test(test_network_members),
         cmocka_unit_test(test_missing_names_and_sizes),
+        cmocka_unit_test(test_flood_step_budget),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -255,6 +255,47 @@ static void test_storage(void **state)
     assert_int_equal(p->st_remove(p->ctx, "history"), MOTE_ERR_NOENT);
 }
 
+/* Issue 11.10: a link planted where mote would put its temporary file
+ * (the old name was NAME.tmp.PID) is never written through; the state's
+ * files are not opened through links; a loose root is refused. */
+static void test_storage_hardening(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    char root[300], path[400], victim[400], buf[64];
+    const char *text = "new current\n";
+    FILE *f;
+    int h;
+
+    (void)state;
+    snprintf(root, sizeof(root), "%s/hard", dir);
+    assert_int_equal(mote_posix_storage_root(&pp, root), 0);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/current.tmp.%ld", root, (long)getpid());
+    assert_int_equal(symlink(victim, path), 0);
+    assert_int_equal(p->st_write_atomic(p->ctx, "current", produce_text, &text), 0);
+    f = fopen(victim, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof(buf), f));
+    fclose(f);
+    assert_string_equal(buf, "precious\n");
+    unlink(path);
+    /* a link in the state is not followed */
+    snprintf(path, sizeof(path), "%s/history", root);
+    assert_int_equal(symlink(victim, path), 0);
+    h = p->st_open(p->ctx, "history", MOTE_ST_APPEND | MOTE_ST_CREATE);
+    assert_true(h < 0);
+    /* a root others may write to, or not a directory */
+    assert_int_equal(chmod(root, 0777), 0);
+    assert_int_equal(mote_posix_storage_root(&pp, root), MOTE_ERR_PERM);
+    assert_int_equal(chmod(root, 0750), 0);
+    assert_int_equal(mote_posix_storage_root(&pp, root), 0);
+    assert_int_equal(mote_posix_storage_root(&pp, victim), MOTE_ERR_NOTDIR);
+}
+
 /* Issue 11.8: at early boot the port's random source must not block the
  * loop: it asks without blocking and falls back (documented) on EAGAIN. */
 static void test_random_never_blocks(void **state)
@@ -286,6 +327,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_never_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_storage_hardening, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("posix", tests, NULL, NULL);
