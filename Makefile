@@ -205,7 +205,17 @@ test-install: all
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote)
 	$(Q)python3 test/integration/test_embed.py $(B)/stage >$(B)/stage/embed.log 2>&1 || \
 	  { cat $(B)/stage/embed.log; echo "test-install: the embed example built on the installed library failed"; exit 1; }
-	@echo "test-install: 3 passed, 0 failed"
+	@# The library's link flags without --static (only a static library is
+	@# installed), and a program built with other MOTE_* values than the
+	@# library is refused with a message, not run into memory corruption.
+	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
+	  $(CC) -std=c11 -DMOTE_MAX_JOBS=4 -o $(B)/stage/embed4 examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs mote) \
+	  || { echo "test-install: pkg-config --libs mote (without --static) does not link"; exit 1; }
+	$(Q)out=$$(cd $(B)/stage && ./embed4 2>&1); rc=$$?; \
+	  if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "different MOTE_\* values"; then \
+	    echo "test-install: a program built with MOTE_MAX_JOBS=4 on a default library: exit $$rc: $$out"; exit 1; fi
+	@echo "test-install: 5 passed, 0 failed"
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote
@@ -331,7 +341,8 @@ install: all
 	$(Q)install -m 0644 $(B)/libmote.a $(DESTDIR)$(PREFIX)/lib/
 	$(Q)install -m 0644 include/mote/*.h $(DESTDIR)$(PREFIX)/include/mote/
 	$(Q)install -m 0755 $(B)/mote $(DESTDIR)$(PREFIX)/bin/
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n \
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|' \
+	  -e 's|@CONFIG_DEFS@|$(foreach d,$(filter -DMOTE_%,$(CFLAGS)), $(d))|' -e 's|@VERSION@|$(shell sed -n \
 	  's/^#define MOTE_VERSION_STRING "\(.*\)"/\1/p' include/mote/mote.h)|g' \
 	  mote.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mote.pc
 

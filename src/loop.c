@@ -58,8 +58,16 @@ static mote_job_id job_id(const struct mote_loop *loop, const struct mote_job *j
 
 /* ---- the loop ---------------------------------------------------------- */
 
-int mote_loop_init(struct mote_loop *loop, const struct mote_port *port)
+unsigned long mote_config_signature(void)
 {
+    return MOTE_CONFIG_SIGNATURE;
+}
+
+int mote_loop_init_checked(struct mote_loop *loop, const struct mote_port *port,
+                           unsigned long config_signature)
+{
+    if (config_signature != MOTE_CONFIG_SIGNATURE)
+        return MOTE_ERR_CONFIG; /* not even `loop` is touched: its size may differ */
     if (port == NULL || port->version != MOTE_PORT_VERSION)
         return MOTE_ERR_INVAL;
     if (mote_port_missing(port, MOTE_PORT_CORE) != NULL)

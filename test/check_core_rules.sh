@@ -19,5 +19,18 @@ if [ -n "$bad" ]; then
 else
     pass=$((pass + 1))
 fi
+# Every limit takes part in the configuration's signature (mote_loop_init
+# refuses a program built with other values only if the value is hashed).
+cfg=include/mote/mote_config.h
+missing=
+sig=$(sed -n '/^#define MOTE_SIG_0_/,$p' "$cfg")
+for m in $(sed -n 's/^#define \(MOTE_[A-Z0-9_]*\) .*/\1/p' "$cfg" | grep -vE '^MOTE_(CONFIG_H|SIG_.*|CONFIG_SIGNATURE)$'); do
+    printf '%s\n' "$sig" | grep -qF ", $m)" || missing="$missing $m"
+done
+if [ -n "$missing" ]; then
+    echo "core-rules: not in MOTE_CONFIG_SIGNATURE:$missing"; fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
 echo "core-rules: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1323,7 +1323,11 @@ int main(int argc, char **argv)
                          ? MOTE_APPROVE_ASK
                          : MOTE_APPROVE_DENY;
     cconf.deny_reason = DENY_REASON;
-    if (mote_posix_signals_install(&pp) < 0 || mote_loop_init(&loop, &pp.port) < 0 ||
+    if ((rc = mote_loop_init(&loop, &pp.port)) == MOTE_ERR_CONFIG) {
+        fprintf(stderr, "mote: this program and libmote were built with different MOTE_* values\n");
+        return 1;
+    }
+    if (rc < 0 || mote_posix_signals_install(&pp) < 0 ||
         mote_session_init(&ses, &loop, &sconf) < 0) {
         fprintf(stderr, "mote: cannot start the event loop\n");
         return 1;

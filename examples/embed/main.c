@@ -97,9 +97,16 @@ int main(int argc, char **argv)
     cc.system = "You run on a small device with a temperature sensor.";
     cc.tools = true;
     cc.approval = MOTE_APPROVE_DENY; /* only tools that need no approval run */
-    if (mote_posix_init(&pp) < 0 || mote_posix_signals_install(&pp) < 0 ||
-        mote_posix_storage_root(&pp, "embed-state") < 0 || mote_loop_init(&loop, &pp.port) < 0 ||
-        mote_session_init(&ses, &loop, &sc) < 0 || mote_session_add_tool(&ses, &sensor) < 0) {
+    rc = mote_posix_init(&pp) < 0 ? MOTE_ERR_NOSYS : mote_loop_init(&loop, &pp.port);
+    if (rc == MOTE_ERR_CONFIG) {
+        /* checked first: nothing else of the library is safe to use then */
+        fprintf(stderr, "embed: this program and libmote were built with different MOTE_* "
+                        "values (library %#lx, program %#lx)\n",
+                mote_config_signature(), (unsigned long)MOTE_CONFIG_SIGNATURE);
+        return 1;
+    }
+    if (rc < 0 || mote_posix_signals_install(&pp) < 0 ||
+        mote_posix_storage_root(&pp, "embed-state") < 0 || mote_session_init(&ses, &loop, &sc) < 0 || mote_session_add_tool(&ses, &sensor) < 0) {
         fprintf(stderr, "embed: cannot start\n");
         return 1;
     }

@@ -161,10 +161,19 @@ struct mote_loop {
 
 /* ---- the loop ---------------------------------------------------------- */
 
-/* Prepares `loop` to run on `port` (which must outlive it). Returns 0, or
- * MOTE_ERR_INVAL if the port lacks now_ms or wait or has the wrong
- * version. Never blocks. */
-int mote_loop_init(struct mote_loop *loop, const struct mote_port *port) MOTE_MUST_CHECK;
+/* Prepares `loop` to run on `port` (which must outlive it). Returns 0,
+ * MOTE_ERR_INVAL if the port has the wrong version, MOTE_ERR_NOSYS if it
+ * lacks now_ms or wait, or MOTE_ERR_CONFIG if the program was compiled
+ * with other MOTE_* values than the library (its structs would not match:
+ * build both with the same mote_config.h values; mote_config_signature()
+ * tells the library's). Never blocks. A macro: it passes the caller's
+ * MOTE_CONFIG_SIGNATURE. */
+#define mote_loop_init(loop, port) mote_loop_init_checked((loop), (port), MOTE_CONFIG_SIGNATURE)
+int mote_loop_init_checked(struct mote_loop *loop, const struct mote_port *port,
+                           unsigned long config_signature) MOTE_MUST_CHECK;
+
+/* The MOTE_CONFIG_SIGNATURE the library was built with. */
+unsigned long mote_config_signature(void);
 
 /* Releases every job still active (release is called; no continuation
  * runs) and clears the tables. The loop can be initialised again. */
