@@ -76,6 +76,8 @@ SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
+
+.PHONY: fuzz-long
 .PHONY: test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
@@ -244,11 +246,16 @@ FUZZ_BIN := $(FUZZ_SRC:test/fuzz/%.c=$(FZ)/%)
 FUZZ_SECONDS ?= 8
 fuzz: $(FUZZ_BIN)
 
+# Targets of the CLI's parsers take its source file too.
+$(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c examples/cli/render.c
+$(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c
+$(FZ)/fuzz_opts: examples/cli/opts.c examples/cli/render.c
+$(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c
 $(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRC) $(TPORT_SRC)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(JSMN_DEFS) \
-	  -o $@ $< $(CORE_SRC) $(TPORT_SRC)
+	  -o $@ $< $(FUZZ_EXTRA) $(CORE_SRC) $(TPORT_SRC)
 
 # Each fuzzer runs for a short, bounded time (FUZZ_SECONDS) from an empty
 # corpus plus the shared fixtures when they are there.
@@ -264,6 +271,11 @@ test-fuzz: $(FUZZ_BIN)
 	    $$(grep -o 'stat::number_of_executed_units: [0-9]*' $(FZ)/$$(basename $$f).log || \
 	       grep -Eo 'Done [0-9]+ runs' $(FZ)/$$(basename $$f).log)"; \
 	done; echo "fuzz: $(words $(FUZZ_BIN)) passed, 0 failed"
+
+## fuzz-long: each fuzz target for FUZZ_SECONDS (default 600), with its
+## executions and coverage (make fuzz-long FUZZ_SECONDS=60 for a shorter run)
+fuzz-long: $(FUZZ_BIN)
+	$(Q)$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),600)
 
 ## bench: parse throughput and instruction counts, TLS handshake memory
 BB := $(B)/bench

@@ -19,6 +19,10 @@
 
 #include "util.h"
 
+/* JSON tokens a record adds around one tool input (its keys, id, name,
+ * the record's own fields), kept free so the reader parses it back. */
+#define CALL_REC_TOKENS 32
+
 static void next_tool(struct mote_conv *c);
 static void sd_advance(struct mote_session *s);
 
@@ -485,6 +489,7 @@ static void check_calls(struct mote_conv *c)
     struct mote_stream *st = c->stream;
     struct mote_json *js = &c->s->jbuf.json;
     unsigned i;
+    int rc;
 
     c->s->jbuf.owner = NULL;
     for (i = st->arena_first; i < c->ncalls; i++) {
@@ -493,17 +498,35 @@ static void check_calls(struct mote_conv *c)
 
         while (k < n && (in[k] == ' ' || in[k] == '\n' || in[k] == '\r' || in[k] == '\t'))
             k++;
+        st->in_tok[i] = 1;
         if (k == n && !st->too_large[i]) {
             st->in_len[i] = 0; /* no arguments at all: the empty object */
             continue;
         }
-        if (st->too_large[i] || mote_json_parse(js, in, n) <= 0 ||
-            mote_json_type_of(js, 0) != MOTE_JSON_OBJECT) {
+        rc = st->too_large[i] ? MOTE_ERR_TOO_LARGE : mote_json_parse(js, in, n);
+        if (rc > MOTE_JSON_MAX_TOKENS - CALL_REC_TOKENS)
+            rc = MOTE_ERR_TOO_LARGE; /* its record would be more than the reader takes */
+        if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT) {
             c->calls[i].bad_input = true;
+            c->calls[i].too_big = rc == MOTE_ERR_TOO_LARGE;
             /* the token limit ended the answer inside its input */
             c->calls[i].cut_off = strcmp(c->stop, "max_tokens") == 0 && i + 1 == c->ncalls;
+        } else {
+            st->in_tok[i] = (uint16_t)rc;
         }
     }
+}
+
+/* The JSON tokens of an assistant record holding these calls (besides
+ * its text): the reader must be able to parse every record it is given. */
+static int answer_tokens(const struct mote_conv *c, unsigned first, unsigned n)
+{
+    int t = CALL_REC_TOKENS;
+    unsigned i;
+
+    for (i = 0; i < n; i++)
+        t += 8 + (c->calls[first + i].bad_input ? 1 : c->stream->in_tok[first + i]);
+    return t;
 }
 
 /* The answer as records: the assistant record with the rest of the text
@@ -525,7 +548,8 @@ static int commit_answer(struct mote_conv *c, bool interrupted)
         for (i = 0; i < n; i++)
             call_rec(c, first + i, &recs[i]);
         if (mote_journal_assistant_size(st->text, st->text_len, c->stop, interrupted, recs, n) <=
-            (int64_t)MOTE_JOURNAL_LINE_MAX)
+                (int64_t)MOTE_JOURNAL_LINE_MAX &&
+            answer_tokens(c, first, n) <= MOTE_JSON_MAX_TOKENS)
             break;
         if (st->text_len > 0)
             rc = spill_text(c);
@@ -1192,6 +1216,10 @@ static void next_tool(struct mote_conv *c)
             if (!give_result_s(c, call->cut_off
                                       ? "not run: the answer reached the token limit "
                                         "(max_tokens) before this call's input was complete"
+                                  : call->too_big
+                                      ? "not run: the tool input is larger than mote keeps in "
+                                        "one journal record (too many bytes or JSON values); "
+                                        "send it in smaller parts"
                                       : "the tool input was not one valid JSON object "
                                         "(RFC 8259: complete, with control characters "
                                         "inside strings escaped, such as \\n for a newline)",

@@ -186,6 +186,11 @@ static int rec_end(struct mote_journal *j, struct mote_jw *w, struct linebuf *b,
     mote_jw_obj_end(w);
     if (w->err != 0)
         return w->err; /* too large: nothing was written, not sticky */
+    /* Only what the reader takes back is written: a record over its
+     * token limit would read as damage (nothing written, not sticky). */
+    j->buf->owner = NULL;
+    if (mote_json_parse(&j->buf->json, b->p, b->len) <= 0)
+        return MOTE_ERR_TOO_LARGE;
     return append_line(j, b, sync);
 }
 

@@ -137,6 +137,27 @@ int mote_json_parse(struct mote_json *j, const char *text, size_t len)
     n = jsmn_parse(&p, text, len, (jsmntok_t *)(void *)j->tok, MOTE_JSON_MAX_TOKENS);
     if (n == JSMN_ERROR_NOMEM)
         return MOTE_ERR_TOO_LARGE;
+    if (n == JSMN_ERROR_PART) {
+        /* A bare number or literal is a whole text (RFC 8259), but strict
+         * jsmn wants a delimiter after it: one token, checked here. */
+        size_t a = 0, b = len;
+
+        while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r' || text[a] == '\n'))
+            a++;
+        while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r' ||
+                         text[b - 1] == '\n'))
+            b--;
+        if (b > a && primitive_ok(text + a, b - a)) {
+            j->tok[0].type = MOTE_JSON_PRIMITIVE;
+            j->tok[0].start = (int)a;
+            j->tok[0].end = (int)b;
+            j->tok[0].size = 0;
+            j->tok[0].parent = -1;
+            j->ntok = 1;
+            return 1;
+        }
+        return MOTE_ERR_BADMSG;
+    }
     if (n <= 0)
         return MOTE_ERR_BADMSG;
     /* One complete value: the root spans every token, and nothing but

@@ -62,6 +62,7 @@ int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
     size_t n;
     int servers, k, prc;
 
+    arena_len = 0; /* each load starts afresh */
     if (f == NULL) {
         snprintf(err, cap, "cannot read --mcp-config %s: %s", path, strerror(errno));
         return -1;

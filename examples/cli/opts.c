@@ -1,5 +1,6 @@
 /* opts.c - parsing of the mote command line. */
 #include "opts.h"
+#include "render.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -58,6 +59,18 @@ static const struct option long_opts[] = {
     {"keep-bytes", required_argument, NULL, OPT_KEEP_BYTES},
     {NULL, 0, NULL, 0},
 };
+
+/* An argument as it may be shown in a message: one line, control
+ * characters neutralised, cut at a length. */
+static const char *shown(const char *s)
+{
+    static char b[2][100];
+    static unsigned k;
+
+    k ^= 1u;
+    render_line(b[k], sizeof(b[k]), s, strlen(s));
+    return b[k];
+}
 
 void cli_usage(FILE *out)
 {
@@ -124,7 +137,7 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
     o->keep = CLI_DEFAULT_KEEP;
     o->keep_bytes = CLI_DEFAULT_KEEP_BYTES;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* a full restart of getopt (glibc, musl): cli_parse may run again */
     /* --resume without an id (the last argument, or an option next):
      * picked from the list. */
     for (c = 1; c < argc; c++) {
@@ -146,7 +159,7 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
             else if (strcmp(optarg, "openai") == 0)
                 o->provider = CLI_PROVIDER_OPENAI;
             else {
-                fprintf(err, "mote: unknown provider '%s' (use anthropic or openai)\n", optarg);
+                fprintf(err, "mote: unknown provider '%s' (use anthropic or openai)\n", shown(optarg));
                 return 2;
             }
             break;
@@ -178,13 +191,13 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
             break;
         case OPT_KEEP:
             if (number(optarg, 1000000ul, &o->keep) < 0) {
-                fprintf(err, "mote: --keep wants a number 0..1000000, not '%s'\n", optarg);
+                fprintf(err, "mote: --keep wants a number 0..1000000, not '%s'\n", shown(optarg));
                 return 2;
             }
             break;
         case OPT_KEEP_BYTES:
             if (number(optarg, 4000000000ul, &o->keep_bytes) < 0) {
-                fprintf(err, "mote: --keep-bytes wants a number of bytes, not '%s'\n", optarg);
+                fprintf(err, "mote: --keep-bytes wants a number of bytes, not '%s'\n", shown(optarg));
                 return 2;
             }
             break;
@@ -200,13 +213,13 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
         case OPT_SHUTDOWN_TIMEOUT:
             if (number(optarg, 3600000ul, &o->shutdown_ms) < 0) {
                 fprintf(err, "mote: --shutdown-timeout wants milliseconds 0..3600000, not '%s'\n",
-                        optarg);
+                        shown(optarg));
                 return 2;
             }
             break;
         case OPT_MAX_TURNS:
             if (number(optarg, 10000ul, &o->max_turns) < 0 || o->max_turns == 0) {
-                fprintf(err, "mote: --max-turns wants a number 1..10000, not '%s'\n", optarg);
+                fprintf(err, "mote: --max-turns wants a number 1..10000, not '%s'\n", shown(optarg));
                 return 2;
             }
             break;
@@ -217,7 +230,7 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
                 o->format = CLI_FORMAT_STREAM_JSON;
             else {
                 fprintf(err, "mote: unknown output format '%s' (use text or stream-json)\n",
-                        optarg);
+                        shown(optarg));
                 return 2;
             }
             break;
@@ -235,31 +248,36 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
             break;
         case OPT_MAX_TOKENS:
             if (number(optarg, 1000000ul, &o->max_tokens) < 0 || o->max_tokens == 0) {
-                fprintf(err, "mote: --max-tokens wants a number 1..1000000, not '%s'\n", optarg);
+                fprintf(err, "mote: --max-tokens wants a number 1..1000000, not '%s'\n", shown(optarg));
                 return 2;
             }
             break;
         case OPT_CONTEXT_WINDOW:
             if (number(optarg, 100000000ul, &o->context_window) < 0 || o->context_window < 1000) {
                 fprintf(err, "mote: --context-window wants tokens 1000..100000000, not '%s'\n",
-                        optarg);
+                        shown(optarg));
                 return 2;
             }
             break;
         case ':':
-            fprintf(err, "mote: option '%s' needs a value (see mote --help)\n", argv[optind - 1]);
+            fprintf(err, "mote: option '%s' needs a value (see mote --help)\n",
+                    shown(argv[optind - 1]));
             return 2;
         case '?':
         default:
-            if (optopt != 0)
-                fprintf(err, "mote: unknown option '-%c' (see mote --help)\n", optopt);
-            else
-                fprintf(err, "mote: unknown option '%s' (see mote --help)\n", argv[optind - 1]);
+            if (optopt != 0) {
+                char letter[2] = {(char)optopt, '\0'};
+
+                fprintf(err, "mote: unknown option '-%s' (see mote --help)\n", shown(letter));
+            } else {
+                fprintf(err, "mote: unknown option '%s' (see mote --help)\n",
+                        shown(argv[optind - 1]));
+            }
             return 2;
         }
     }
     if (optind < argc) {
-        fprintf(err, "mote: unexpected argument '%s' (see mote --help)\n", argv[optind]);
+        fprintf(err, "mote: unexpected argument '%s' (see mote --help)\n", shown(argv[optind]));
         return 2;
     }
     if (o->cont && (o->resume != NULL || o->resume_pick)) {

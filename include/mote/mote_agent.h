@@ -252,6 +252,8 @@ struct mote_conv_call {
     int16_t rec_idx;          /* index in that record's "calls", -1: a call record */
     bool bad_input;           /* not a JSON object: refused when its turn comes */
     bool cut_off;             /* its input was cut by the token limit (max_tokens) */
+    bool too_big;             /* its input is over what one journal record holds (bytes,
+                               * or JSON values: MOTE_JSON_MAX_TOKENS) */
     bool started;             /* a run began (tool_start written) */
     bool has_result;
 };
@@ -324,6 +326,7 @@ struct mote_stream {
     uint32_t in_off[MOTE_LLM_MAX_TOOL_CALLS];
     uint32_t in_len[MOTE_LLM_MAX_TOOL_CALLS];
     bool too_large[MOTE_LLM_MAX_TOOL_CALLS];
+    uint16_t in_tok[MOTE_LLM_MAX_TOOL_CALLS]; /* JSON tokens of each input (checked) */
     char text[MOTE_ANSWER_TEXT_MAX];
     char arena[MOTE_JOURNAL_LINE_MAX];
     struct mote_llm_call call;

@@ -1,4 +1,6 @@
-/* fuzz_http - the HTTP/1.1 response parser and URL parser. */
+/* fuzz_http - the HTTP/1.1 response parser, the URL and proxy parsers.
+ * Property: the response parser's outcome (status, body bytes and their
+ * hash, where it stopped) does not depend on how the bytes are split. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -7,40 +9,71 @@
 
 static struct mote_http_resp resp;
 
+struct seen {
+    size_t total;
+    uint32_t hash;
+};
+
 static int on_body(void *arg, const char *p, size_t n)
 {
-    size_t *total = arg;
+    struct seen *s = arg;
+    size_t i;
 
-    if (n > 0 && p[n - 1] == '\0' && p[0] == '\0')
-        *total += 1;
-    *total += n;
+    for (i = 0; i < n; i++)
+        s->hash = (s->hash ^ (unsigned char)p[i]) * 16777619u;
+    s->total += n;
     return 0;
+}
+
+/* Feeds data in pieces (1 + data[at] % mod bytes; mod 0: all at once). */
+static int feed(const uint8_t *data, size_t size, unsigned mod, struct seen *s, int *status)
+{
+    size_t at = 0;
+    int rc = 0;
+
+    memset(s, 0, sizeof(*s));
+    mote_http_resp_init(&resp, on_body, s);
+    while (at < size) {
+        size_t piece = mod == 0 ? size - at : 1 + (data[at] % mod);
+
+        if (piece > size - at)
+            piece = size - at;
+        rc = mote_http_resp_feed(&resp, (const char *)data + at, piece);
+        if (rc < 0)
+            break;
+        at += (size_t)rc;
+        if (mote_http_resp_done(&resp))
+            break;
+        if (rc == 0)
+            break; /* no progress: the parser holds what it can */
+    }
+    if (rc >= 0)
+        rc = mote_http_resp_eof(&resp);
+    *status = resp.status;
+    return rc < 0 ? rc : (mote_http_resp_done(&resp) ? 1 : 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct mote_url u;
-    char url[300];
-    size_t total = 0, at = 0;
+    struct seen a, b;
+    char url[300], auth[MOTE_PROXY_AUTH_MAX];
+    int sa, sb, ra, rb;
 
-    mote_http_resp_init(&resp, on_body, &total);
-    while (at < size) {
-        size_t piece = 1 + (data[at] % 17u);
-        int rc;
-
-        if (piece > size - at)
-            piece = size - at;
-        rc = mote_http_resp_feed(&resp, (const char *)data + at, piece);
-        if (rc < 0 || mote_http_resp_done(&resp))
-            break;
-        at += (size_t)rc;
-    }
-    (void)mote_http_resp_eof(&resp);
+    ra = feed(data, size, 0, &a, &sa);
+    rb = feed(data, size, 17, &b, &sb);
+    if (ra != rb || sa != sb || a.total != b.total || a.hash != b.hash)
+        __builtin_trap(); /* the split changed the outcome */
     if (size < sizeof(url)) {
         memcpy(url, data, size);
         url[size] = '\0';
         (void)mote_url_parse(&u, url);
+        if (mote_proxy_parse(&u, auth, sizeof(auth), url) == 0 &&
+            (strlen(auth) >= sizeof(auth) || strchr(auth, '\n') != NULL))
+            __builtin_trap();
+        (void)mote_proxy_bypass(url, "api.example.com", 443);
+        (void)mote_proxy_bypass("example.com, .lan, 10.0.0.0/8", url, 443);
     }
     return 0;
 }

@@ -1,15 +1,38 @@
 /* fuzz_journal - opening (with repair), replaying, recovering and building
- * request parts from an arbitrary journal file. */
+ * request parts from an arbitrary journal file. Properties: a journal that
+ * opens is left with every line valid JSON to the strict parser (a torn
+ * tail is cut away, nothing else is touched), opens again without any
+ * repair, and what recovery wrote reads back. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "../../port/test/mote_tport.h"
 #include "mote/mote_journal.h"
+#include "mote/mote_json.h"
 
 static struct mote_tport tp;
 static struct mote_jbuf jbuf;
 static struct mote_journal jr = {.buf = &jbuf};
+static struct mote_json js;
+
+static void every_line_parses(void)
+{
+    const struct mote_tport_file *f = mote_tport_file(&tp, "conversations/f.jsonl");
+    size_t at = 0;
+
+    if (f == NULL)
+        __builtin_trap();
+    while (at < f->len) {
+        const unsigned char *nl = memchr(f->data + at, '\n', f->len - at);
+
+        if (nl == NULL)
+            __builtin_trap(); /* a line without its end was left */
+        if (mote_json_parse(&js, (const char *)f->data + at, (size_t)(nl - (f->data + at))) <= 0)
+            __builtin_trap(); /* a line the reader cannot take was left */
+        at = (size_t)(nl - f->data) + 1;
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -28,6 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (p.text != NULL && p.text_len > 0 && p.text[p.text_len] != '\0')
                 __builtin_trap();
         }
+        mote_journal_close(&jr);
+        every_line_parses();
+        if (mote_journal_open(&jr, &tp.port, "f") != 0 || jr.repaired)
+            __builtin_trap(); /* once repaired, it stays whole */
         mote_journal_close(&jr);
     }
     mote_tport_deinit(&tp);

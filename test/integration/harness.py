@@ -116,9 +116,10 @@ class Pty:
             os.execve(args[0], args, e)
         self.out = b""
 
-    def read_until(self, what, timeout=15):
+    def read_until(self, what, timeout=15, since=0):
+        """Waits until `what` is in the output (from offset `since`)."""
         deadline = time.time() + timeout
-        while what.encode() not in self.out:
+        while what.encode() not in self.out[since:]:
             left = deadline - time.time()
             if left <= 0:
                 raise AssertionError("pty: no %r in %r" % (what, self.out[-300:]))

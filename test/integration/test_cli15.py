@@ -290,7 +290,9 @@ def test_pty_approval_always_survives_continue_and_no_gives_a_reason():
     t.read_until("[y/N]")
     t.send("a\r")                      # always for shell
     t.read_until("list_dir")           # the second shell call did not ask
-    t.read_count("[y/N]", 2)           # list_dir is another tool: asked
+    # list_dir is another tool: asked (a redrawn line may repeat the first
+    # question's text, so the question is looked for after list_dir)
+    t.read_until("[y/N]", since=t.out.index(b"list_dir"))
     t.send("use ls instead\r")         # a no, with the reason
     t.read_until("done")
     t.send("/quit\r")
@@ -488,6 +490,18 @@ def test_second_process_is_refused_and_the_first_tool_keeps_running():
     res = result_text(results(log, 1)[-1])
     check("fine" in res, res)
     check(len(requests_in(log)) == 2, "the second process sent nothing")
+
+
+def test_bad_arguments_are_shown_on_one_neutralised_line():
+    """A usage error repeats the argument, but never a raw newline or an
+    escape sequence from it (found by fuzz_opts); exit 2."""
+    for bad in (["a\nb\x1b[2J"], ["-\n"], ["--model"], ["--keep", "x\ny"],
+                ["--provider", "\x1b]0;title\x07"]):
+        p = subprocess.run([MOTE] + bad, capture_output=True, timeout=30, env=env())
+        check(p.returncode == 2, (bad, p.returncode))
+        err = p.stderr
+        check(err.count(b"\n") == 1 and err.endswith(b"\n"), (bad, err))
+        check(b"\x1b" not in err and b"\x07" not in err, (bad, err))
 
 
 # ---- 15.8 the usage line --------------------------------------------------------

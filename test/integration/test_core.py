@@ -194,6 +194,34 @@ def test_sigint_under_an_sse_ping_flood_ends_at_once():
     check(took < 3.0, "SIGINT to exit took %.2f s under the flood" % took)
 
 
+# ---- 11.1(b) a record the reader could not read is never written ---------------
+
+def test_tool_inputs_at_and_past_the_token_limit():
+    """A list_dir input with 1,010 values was journaled and then read as
+    damage ("damaged at line 4" on every --continue). Now: an input near
+    the limit is refused with a clear result (not run), parallel calls
+    whose inputs together pass it go into separate records, one well
+    under it runs; every line parses and --continue goes on."""
+    d = tempfile.mkdtemp(dir=TMP)
+    port, log = start_server([
+        {"tool": "list_dir", "input": {"path": d, "extra": list(range(1010))}},
+        {"tools": [{"tool": "list_dir", "input": {"path": d, "extra": list(range(600))}},
+                   {"tool": "list_dir", "input": {"path": d, "extra": list(range(600))}}]},
+        {"tool": "list_dir", "input": {"path": d, "extra": list(range(900))}},
+        {"text": "done"}, {"text": "continued"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    r = run(port, state, "-p", "list", "--yes")
+    check(r.returncode == 0 and "done" in r.stdout, (r.returncode, r.stderr))
+    recs = journal_lines(state)  # every line strict JSON
+    res = [x for x in recs if x["t"] == "tool_result"]
+    check(len(res) == 4, res)
+    check(res[0]["error"] and "larger than mote keeps" in res[0]["text"], res[0])
+    check(not any(x["error"] for x in res[1:]), res[1:])
+    q = run(port, state, "--continue", "-p", "more")
+    check(q.returncode == 0 and "continued" in q.stdout and "damaged" not in q.stderr,
+          (q.returncode, q.stderr))
+
+
 # ---- 11.10 the state on disk is mote's alone -------------------------------------
 
 def one_conv(port, state, prompt="hi"):

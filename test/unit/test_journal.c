@@ -393,6 +393,50 @@ static void test_hostile_ids_and_lines(void **state)
     assert_int_equal(jr.bad_line, 1);
 }
 
+/* Issue 11.1(b): writer and reader agree on the token limit. A call
+ * record whose input has nearly MOTE_JSON_MAX_TOKENS values is refused
+ * whole (it would read back as damage), the journal goes on, and every
+ * record written reads back; one exactly at the limit is written. */
+static void test_token_limit_records(void **state)
+{
+    static char in[16 * MOTE_JSON_MAX_TOKENS];
+    struct mote_call_rec rec = {"c1", "list_dir", in, 0};
+    uint64_t size;
+    int k, t, n = 0;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "tok"), 0);
+    assert_int_equal(mote_journal_user(&jr, "go", 2), 0);
+    for (k = MOTE_JSON_MAX_TOKENS - 7; k >= MOTE_JSON_MAX_TOKENS - 8; k--) {
+        size_t len = 0;
+        int i;
+
+        /* {"a":[0,0,...]}: 4 + (k - 4) tokens in all: k */
+        len += (size_t)snprintf(in + len, sizeof(in) - len, "{\"a\":[");
+        for (i = 0; i < k - 3; i++)
+            len += (size_t)snprintf(in + len, sizeof(in) - len, i ? ",0" : "0");
+        len += (size_t)snprintf(in + len, sizeof(in) - len, "]}");
+        rec.input_len = len;
+        size = jr.size;
+        if (k == MOTE_JSON_MAX_TOKENS - 7) {
+            /* its record: the input and 8 more tokens, one over the limit
+             * (the next, one value less, is exactly at it) */
+            assert_int_equal(mote_journal_call(&jr, &rec), MOTE_ERR_TOO_LARGE);
+            assert_int_equal(jr.size, size);
+        } else {
+            assert_int_equal(mote_journal_call(&jr, &rec), 0);
+            assert_true(jr.size > size);
+        }
+    }
+    assert_int_equal(mote_journal_user(&jr, "still fine", 10), 0);
+    mote_journal_close(&jr);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "tok"), 0);
+    while ((t = mote_journal_next(&jr)) > 0)
+        n++;
+    assert_int_equal(t, 0);
+    assert_int_equal(n, 4); /* open, user, the call that fit, user */
+}
+
 static void test_state_machine(void **state)
 {
     struct mote_conv_step s;
@@ -438,6 +482,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_roundtrip_and_parts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_limit_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auto_continue_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_power_cut_at_every_write, setup, teardown),

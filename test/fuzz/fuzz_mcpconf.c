@@ -1,0 +1,57 @@
+/* fuzz_mcpconf - the CLI's --mcp-config reader on arbitrary file content.
+ * Properties: it either refuses with a one-line message (printable, no
+ * newline) or gives servers whose argv and environment are complete:
+ * a command, NUL-terminated arguments, NAME=VALUE pairs. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../examples/cli/mcpconf.h"
+
+static struct mote_mcp m;
+static struct mote_loop loop;
+static char path[64];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[300];
+    FILE *f;
+    unsigned i;
+    int rc;
+
+    if (path[0] == '\0')
+        snprintf(path, sizeof(path), "/tmp/fuzz_mcpconf.%ld", (long)getpid());
+    f = fopen(path, "wb");
+    if (f == NULL)
+        return 0;
+    fwrite(data, 1, size, f);
+    fclose(f);
+    memset(&m, 0, sizeof(m));
+    mote_mcp_init(&m, &loop, NULL, NULL);
+    err[0] = '\0';
+    rc = mcpconf_load(path, &m, err, sizeof(err));
+    if (rc < 0) {
+        if (err[0] == '\0' || strchr(err, '\n') != NULL)
+            __builtin_trap(); /* a refusal says why, on one line */
+        return 0;
+    }
+    if (rc != 0 || m.n > MOTE_MAX_MCP_SERVERS)
+        __builtin_trap();
+    for (i = 0; i < m.n; i++) {
+        const char *const *a = m.srv[i].argv, *const *e = m.srv[i].envp;
+        unsigned k;
+
+        if (a == NULL || a[0] == NULL)
+            __builtin_trap(); /* no command */
+        for (k = 0; a[k] != NULL; k++)
+            (void)strlen(a[k]);
+        for (k = 0; e != NULL && e[k] != NULL; k++) {
+            if (strchr(e[k], '=') == NULL)
+                __builtin_trap();
+        }
+    }
+    return 0;
+}
