@@ -1,151 +1,434 @@
 /*
- * tls_mbedtls.c - the TLS backend on mbedTLS (Debian libmbedtls-dev 2.28;
- * also compiles against 3.6), running on the port's own non-blocking
- * socket through mbedtls_ssl_set_bio.
+ * tls_mbedtls.c - the TLS backend on mbedTLS (Debian libmbedtls-dev 2.28,
+ * or the minimal build of make tiny), for any port: records go through
+ * the port's net_send / net_recv (mbedtls_ssl_set_bio), roots are read
+ * through its fs members or taken from memory, and every setting comes
+ * from the caller (mote_tls.h). No OS header, no OS call.
  *
- * Verification is always required: the CA bundle (the --ca-file,
- * $SSL_CERT_FILE, or /etc/ssl/certs/ca-certificates.crt), SNI and the host
- * name, the validity period. The handshake completes, or fails with the
- * reason, before a byte of the request (and so the API key) is written.
- * Note: mbedTLS 2.28 does not match IP-address SANs, so the host must be a
- * DNS name (use "localhost", not 127.0.0.1, with a test certificate).
+ * Verification is always required: the chain up to a trusted root, the
+ * host name (SNI too), the validity dates. The handshake completes, or
+ * fails with the reason, before a byte of the request (and so the API key)
+ * is written. mbedTLS 2.28 does not match IP-address SANs, so the host
+ * must be a DNS name ("localhost", not 127.0.0.1, with a test
+ * certificate).
  *
- * The parsed CA bundle is kept for the life of the process and shared by
- * the sessions; each session costs about 40 KiB of mbedTLS state plus its
- * record buffers (docs/BENCHMARKS.md).
+ * Roots are never loaded whole (tls_roots.c): one pass over the bundle
+ * picks the roots whose subject matches an issuer of the server's chain,
+ * and only those are parsed. With an mbedTLS that has
+ * MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK (make tiny) they are handed
+ * to its verification as it asks (mbedtls_ssl_conf_ca_cb). Debian's build
+ * lacks that callback: there the handshake runs with VERIFY_OPTIONAL,
+ * and before it reports success the peer's chain is verified again by
+ * mbedtls_x509_crt_verify_with_profile against the picked roots, with
+ * the host name and the handshake's own key checks; any failure ends the
+ * session then, still before a request byte.
+ *
+ * Receiving: a session reads up to MOTE_TLS_READAHEAD bytes at a time, so
+ * a record costs one net_recv, and a short read marks the socket empty:
+ * the next read that finds nothing buffered says "would block" without a
+ * call, and the caller waits for readiness (one poll, one recv per
+ * chunk; docs/BENCHMARKS.md).
  */
-#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <mbedtls/version.h>
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
+#include <mbedtls/platform.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 #if MBEDTLS_VERSION_MAJOR >= 3
 #include <psa/crypto.h>
 #endif
 
+#include "mote/mote_config.h"
 #include "mote/mote_err.h"
 #include "mote/mote_port.h"
-#include "posix/posix_internal.h"
+#include "mote/mote_tls.h"
+#include "tls_roots.h"
 
 #if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
-/* The tiny build: every mbedTLS allocation comes from this arena, so TLS
- * memory is bounded; a CA bundle too large for it fails with a message. */
+/* Every mbedTLS allocation comes from this arena: TLS memory is bounded. */
 #include <mbedtls/memory_buffer_alloc.h>
-#ifndef MOTE_TLS_ARENA
-#define MOTE_TLS_ARENA (160 * 1024)
-#endif
 static unsigned char tls_arena[MOTE_TLS_ARENA];
 #endif
 
-#define TLS_SESSIONS 4
-#define DEFAULT_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+#if defined(MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK)
+#define USE_CA_CB 1
+#else
+#define USE_CA_CB 0
+#if !defined(MBEDTLS_SSL_KEEP_PEER_CERTIFICATE)
+#error "mbedTLS needs MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK or MBEDTLS_SSL_KEEP_PEER_CERTIFICATE"
+#endif
+#endif
+
+#if defined(MOTE_TLS_BUILTIN_ROOTS)
+/* make CA_BUNDLE=file: the bundle's DER certificates (build/ca_roots.S). */
+extern const unsigned char mote_tls_builtin_roots[];
+extern const unsigned char mote_tls_builtin_roots_end[];
+#endif
+
+#define PORTS 4
 
 struct tls_session {
     bool used;
+    bool drained;   /* the last receive emptied the socket */
+    bool scanned;   /* the roots for this chain were looked up */
     int fd;
+    const struct mote_port *port;
+    struct mote_roots_src src; /* where the roots come from */
+    size_t ra_off, ra_len;
+    unsigned nchild;
+    const mbedtls_x509_crt *child[MOTE_TLS_CHAIN_MAX]; /* whose issuers were looked up */
+    mbedtls_x509_crt found;    /* the roots found for them */
+    int roots_err;             /* a failure to read the roots, for the message */
+    struct mote_roots_stats stats;
+    char host[256];
     mbedtls_ssl_context ssl;
     mbedtls_ssl_config conf;
+    unsigned char ra[MOTE_TLS_READAHEAD];
 };
 
-static struct tls_session sessions[TLS_SESSIONS];
+static struct tls_session sessions[MOTE_TLS_SESSIONS];
+static struct mote_port *ports[PORTS];
+static unsigned port_next;
+static const unsigned char *roots_mem;
+static size_t roots_len;
+static struct mote_roots_buf roots_buf;
 static mbedtls_entropy_context entropy;
 static mbedtls_ctr_drbg_context drbg;
 static bool rng_ready;
-static mbedtls_x509_crt ca;
-static char ca_path[1024];
-static bool ca_ready;
+
+/* ---- the port below ------------------------------------------------- */
 
 static int bio_send(void *arg, const unsigned char *buf, size_t len)
 {
     struct tls_session *s = arg;
-    ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL);
+    int n = s->port->net_send(s->port->ctx, s->fd, buf, len);
 
     if (n >= 0)
-        return (int)n;
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return n;
+    if (n == MOTE_ERR_AGAIN)
         return MBEDTLS_ERR_SSL_WANT_WRITE;
-    return MBEDTLS_ERR_NET_SEND_FAILED;
+    return n == MOTE_ERR_CONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_SEND_FAILED;
 }
 
 static int bio_recv(void *arg, unsigned char *buf, size_t len)
 {
     struct tls_session *s = arg;
-    ssize_t n = recv(s->fd, buf, len, 0);
+    int n;
 
+    if (s->ra_off < s->ra_len) {
+        size_t take = s->ra_len - s->ra_off < len ? s->ra_len - s->ra_off : len;
+
+        memcpy(buf, s->ra + s->ra_off, take);
+        s->ra_off += take;
+        return (int)take;
+    }
+    if (s->drained)
+        return MBEDTLS_ERR_SSL_WANT_READ; /* nothing came since: wait for readiness */
+    if (len >= sizeof(s->ra)) {
+        n = s->port->net_recv(s->port->ctx, s->fd, buf, len);
+        if (n > 0 && (size_t)n < len)
+            s->drained = true;
+    } else {
+        n = s->port->net_recv(s->port->ctx, s->fd, s->ra, sizeof(s->ra));
+        if (n > 0) {
+            s->drained = (size_t)n < sizeof(s->ra);
+            s->ra_len = (size_t)n;
+            s->ra_off = (size_t)n < len ? (size_t)n : len;
+            memcpy(buf, s->ra, s->ra_off);
+            return (int)s->ra_off;
+        }
+    }
     if (n >= 0)
-        return (int)n;
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return n;
+    if (n == MOTE_ERR_AGAIN)
         return MBEDTLS_ERR_SSL_WANT_READ;
-    return errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_RECV_FAILED;
+    return n == MOTE_ERR_CONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_RECV_FAILED;
 }
+
+/* ---- messages -------------------------------------------------------- */
 
 static void describe(int rc, const char *what, char *err, size_t cap)
 {
+#if defined(MBEDTLS_ERROR_C)
     char buf[128];
 
     mbedtls_strerror(rc, buf, sizeof(buf));
     snprintf(err, cap, "%s: %s (-0x%04x)", what, buf, (unsigned)-rc);
+#else
+    /* The minimal build has no error strings: the few that matter. */
+    static const struct {
+        int code;
+        const char *text;
+    } known[] = {
+        {MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE, "the server sent a fatal alert"},
+        {MBEDTLS_ERR_SSL_NO_USABLE_CIPHERSUITE, "no cipher suite in common with the server"},
+        {MBEDTLS_ERR_SSL_BAD_HS_SERVER_HELLO, "a bad ServerHello (no cipher suite or version "
+                                              "in common?)"},
+        {MBEDTLS_ERR_SSL_BAD_HS_PROTOCOL_VERSION, "the server does not speak TLS 1.2"},
+        {MBEDTLS_ERR_SSL_INVALID_RECORD, "an invalid TLS record (not a TLS server?)"},
+        {MBEDTLS_ERR_SSL_ALLOC_FAILED, "out of TLS memory (MOTE_TLS_ARENA)"},
+        {MBEDTLS_ERR_X509_ALLOC_FAILED, "out of TLS memory (MOTE_TLS_ARENA)"},
+        {MBEDTLS_ERR_MPI_ALLOC_FAILED, "out of TLS memory (MOTE_TLS_ARENA)"},
+        {MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED, "no entropy source (is /dev/urandom there?)"},
+        {MBEDTLS_ERR_NET_SEND_FAILED, "sending failed"},
+        {MBEDTLS_ERR_NET_RECV_FAILED, "receiving failed"},
+    };
+    const char *text = "mbedTLS error";
+    size_t i;
+
+    for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        if (known[i].code == rc)
+            text = known[i].text;
+    }
+    snprintf(err, cap, "%s: %s (-0x%04x)", what, text, (unsigned)-rc);
+#endif
 }
 
-static int load_ca(const char *path, char *err, size_t cap)
+/* The verification flags as one line. */
+static void flags_msg(uint32_t flags, const struct tls_session *s, char *err, size_t cap)
 {
-    int rc;
+    char info[256];
+    size_t n, i;
 
-    if (ca_ready && strcmp(ca_path, path) == 0)
-        return 0;
-    if (ca_ready)
-        mbedtls_x509_crt_free(&ca);
-    mbedtls_x509_crt_init(&ca);
-    ca_ready = false;
-    rc = mbedtls_x509_crt_parse_file(&ca, path);
-    if (rc < 0 || ca.version == 0) {
-        /* rc > 0 counts certificates that failed to parse: fine if some did. */
-#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
-        snprintf(err, cap, "cannot load the CA bundle %s into the TLS arena of %d bytes "
-                           "(give --ca-file just the roots you need)",
-                 path, MOTE_TLS_ARENA);
-#else
-        snprintf(err, cap, "cannot load the CA bundle %s (set --ca-file or SSL_CERT_FILE)", path);
-#endif
-        mbedtls_x509_crt_free(&ca);
-        return MOTE_ERR_TLS;
+    mbedtls_x509_crt_verify_info(info, sizeof(info), "", flags);
+    n = strlen(info);
+    while (n > 0 && (info[n - 1] == '\n' || info[n - 1] == ' '))
+        info[--n] = '\0';
+    for (i = 0; i < n; i++) {
+        if (info[i] == '\n')
+            info[i] = ';';
     }
-    snprintf(ca_path, sizeof(ca_path), "%s", path);
-    ca_ready = true;
+    if ((flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED) && s->scanned && s->stats.certs == 0)
+        snprintf(err, cap, "certificate verification failed: %s (%s holds no certificate)",
+                 info, s->src.path != NULL ? s->src.path : "the roots in memory");
+    else
+        snprintf(err, cap, "certificate verification failed: %s", info);
+}
+
+/* ---- roots ------------------------------------------------------------- */
+
+static int collect(void *arg, const unsigned char *der, size_t len)
+{
+    int rc = mbedtls_x509_crt_parse_der(arg, der, len);
+
+    /* A root mbedTLS cannot parse is passed over, as a bundle loaded
+     * whole would; running out of memory is not. */
+    return rc == MBEDTLS_ERR_X509_ALLOC_FAILED ? rc : 0;
+}
+
+/* Parses into `into` the roots of the session's source whose subject
+ * matches one of `names`. */
+static int find_roots(struct tls_session *s, const struct mote_roots_name *names, unsigned n,
+                      mbedtls_x509_crt *into)
+{
+    int rc = mote_roots_scan(&s->src, names, n, &roots_buf, collect, into, &s->stats);
+
+    s->scanned = true;
+    if (rc < 0 && rc > -0x1000) { /* a mote_err: the bundle could not be read */
+        s->roots_err = rc;
+        return rc;
+    }
+    return rc == 0 ? 0 : MBEDTLS_ERR_X509_ALLOC_FAILED;
+}
+
+#if USE_CA_CB
+/* mbedTLS asks for the trusted roots that may have signed `child`: the
+ * first call (the server's first certificate) looks up the issuers of the
+ * whole chain in one pass; later calls take copies of what it found. */
+static int ca_cb(void *arg, mbedtls_x509_crt const *child, mbedtls_x509_crt **candidates)
+{
+    struct tls_session *s = arg;
+    mbedtls_x509_crt *out, *f;
+    unsigned i;
+    int rc = 0;
+
+    *candidates = NULL;
+    if (!s->scanned) {
+        struct mote_roots_name names[MOTE_TLS_CHAIN_MAX];
+        const mbedtls_x509_crt *c;
+
+        s->nchild = 0;
+        for (c = child; c != NULL && s->nchild < MOTE_TLS_CHAIN_MAX; c = c->next) {
+            names[s->nchild].p = c->issuer_raw.p;
+            names[s->nchild].len = c->issuer_raw.len;
+            s->child[s->nchild++] = c;
+        }
+        if ((rc = find_roots(s, names, s->nchild, &s->found)) < 0)
+            return rc;
+    }
+    out = mbedtls_calloc(1, sizeof(*out));
+    if (out == NULL)
+        return MBEDTLS_ERR_X509_ALLOC_FAILED;
+    mbedtls_x509_crt_init(out);
+    for (i = 0; i < s->nchild && s->child[i] != child; i++) {
+    }
+    if (i < s->nchild) {
+        for (f = &s->found; f != NULL && f->version != 0 && rc == 0; f = f->next) {
+            if (mote_roots_name_match(child->issuer_raw.p, child->issuer_raw.len,
+                                      f->subject_raw.p, f->subject_raw.len))
+                rc = collect(out, f->raw.p, f->raw.len);
+        }
+    } else {
+        /* a chain longer than MOTE_TLS_CHAIN_MAX: a pass of its own */
+        struct mote_roots_name one = {child->issuer_raw.p, child->issuer_raw.len};
+
+        rc = find_roots(s, &one, 1, out);
+    }
+    if (rc != 0 || out->version == 0) {
+        mbedtls_x509_crt_free(out);
+        mbedtls_free(out);
+        return rc;
+    }
+    *candidates = out;
     return 0;
 }
+#else
+/* The handshake ran with VERIFY_OPTIONAL: verify the server's chain now,
+ * as the handshake would have, against the roots picked for it. Returns
+ * 0 and the flags (0: trusted). */
+static int verify_after(struct tls_session *s, uint32_t *flags)
+{
+    const mbedtls_x509_crt *peer = mbedtls_ssl_get_peer_cert(&s->ssl), *c;
+    struct mote_roots_name names[MOTE_TLS_CHAIN_MAX];
+    mbedtls_x509_crt trust;
+    uint32_t hs = mbedtls_ssl_get_verify_result(&s->ssl);
+    int rc = 0;
+
+    if (peer == NULL) {
+        *flags = MBEDTLS_X509_BADCERT_MISSING;
+        return 0;
+    }
+    mbedtls_x509_crt_init(&trust);
+    for (c = peer; c != NULL && rc == 0;) {
+        unsigned n = 0;
+
+        for (; c != NULL && n < MOTE_TLS_CHAIN_MAX; c = c->next) {
+            names[n].p = c->issuer_raw.p;
+            names[n++].len = c->issuer_raw.len;
+        }
+        rc = find_roots(s, names, n, &trust);
+    }
+    if (rc == 0) {
+        *flags = 0;
+        rc = mbedtls_x509_crt_verify_with_profile((mbedtls_x509_crt *)peer,
+                                                  trust.version != 0 ? &trust : NULL, NULL,
+                                                  &mbedtls_x509_crt_profile_default, s->host,
+                                                  flags, NULL, NULL);
+        if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED)
+            rc = 0;
+        /* the handshake's own checks of the server's key and its usage */
+        *flags |= hs & (MBEDTLS_X509_BADCERT_BAD_KEY | MBEDTLS_X509_BADCERT_KEY_USAGE |
+                        MBEDTLS_X509_BADCERT_EXT_KEY_USAGE | MBEDTLS_X509_BADCERT_NS_CERT_TYPE);
+    }
+    mbedtls_x509_crt_free(&trust);
+    return rc;
+}
+#endif
+
+/* ---- the port's tls_* members ----------------------------------------- */
+
+static struct mote_port *port_of(void *ctx)
+{
+    unsigned i;
+
+    for (i = 0; i < PORTS; i++) {
+        if (ports[i] != NULL && ports[i]->ctx == ctx)
+            return ports[i];
+    }
+    return NULL;
+}
+
+/* The curves offered, fastest first (the server picks from the client's
+ * order as a rule): X25519's ladder costs less than P-256. They also bound
+ * the curve of the server's key. */
+#if MBEDTLS_VERSION_MAJOR < 3
+static const mbedtls_ecp_group_id curves[] = {
+#if defined(MBEDTLS_ECP_DP_CURVE25519_ENABLED)
+    MBEDTLS_ECP_DP_CURVE25519,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP256R1,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP384R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP384R1,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP521R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP521R1,
+#endif
+    MBEDTLS_ECP_DP_NONE,
+};
+#endif
 
 static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, char *err,
                     size_t cap)
 {
-    const char *path = ca_file;
+    struct mote_port *port = port_of(ctx);
     struct tls_session *s = NULL;
     int i, rc;
 
-    (void)ctx;
-    if (path == NULL || path[0] == '\0')
-        path = getenv("SSL_CERT_FILE");
-    if (path == NULL || path[0] == '\0')
-        path = DEFAULT_BUNDLE;
-    for (i = 0; i < TLS_SESSIONS; i++) {
+    if (port == NULL || !MOTE_PORT_HAS(port, net_send) || !MOTE_PORT_HAS(port, net_recv)) {
+        snprintf(err, cap, "TLS: the port was not given to mote_tls_fill, or has no net_send "
+                           "and net_recv");
+        return MOTE_ERR_NOSYS;
+    }
+    if (strlen(host) >= sizeof(s->host)) {
+        snprintf(err, cap, "TLS: the host name is too long");
+        return MOTE_ERR_NAMETOOLONG;
+    }
+    for (i = 0; i < MOTE_TLS_SESSIONS; i++) {
         if (!sessions[i].used) {
             s = &sessions[i];
             break;
         }
     }
     if (s == NULL) {
-        snprintf(err, cap, "too many TLS sessions at once");
+        snprintf(err, cap, "too many TLS sessions at once (MOTE_TLS_SESSIONS)");
         return MOTE_ERR_FULL;
+    }
+    memset(s, 0, offsetof(struct tls_session, ssl));
+    s->port = port;
+    s->fd = fd;
+    memcpy(s->host, host, strlen(host) + 1);
+    s->src.port = port;
+    if (ca_file != NULL && ca_file[0] != '\0') {
+        s->src.path = ca_file;
+    } else if (roots_mem != NULL) {
+        s->src.mem = roots_mem;
+        s->src.mem_len = roots_len;
+#if defined(MOTE_TLS_BUILTIN_ROOTS)
+    } else if (&mote_tls_builtin_roots_end[0] > &mote_tls_builtin_roots[0]) {
+        s->src.mem = mote_tls_builtin_roots;
+        s->src.mem_len = (size_t)(&mote_tls_builtin_roots_end[0] - &mote_tls_builtin_roots[0]);
+#endif
+    } else {
+        s->src.path = MOTE_TLS_CA_FILE;
+    }
+    if (s->src.path != NULL) {
+        /* Fail now, with the reason, if the file cannot be read at all. */
+        struct mote_fs_stat st;
+
+        if (!MOTE_PORT_HAS(port, fs_stat) || !MOTE_PORT_HAS(port, fs_open) ||
+            !MOTE_PORT_HAS(port, fs_read) || !MOTE_PORT_HAS(port, fs_close)) {
+            snprintf(err, cap, "cannot read the CA file %s: the port has no file system "
+                               "(give the roots with mote_tls_set_roots)", s->src.path);
+            return MOTE_ERR_NOSYS;
+        }
+        rc = port->fs_stat(port->ctx, s->src.path, &st);
+        if (rc == 0 && st.type != MOTE_FS_FILE)
+            rc = st.type == MOTE_FS_DIR ? MOTE_ERR_ISDIR : MOTE_ERR_INVAL;
+        if (rc < 0) {
+            snprintf(err, cap, "cannot read the CA file %s: %s", s->src.path, mote_strerror(rc));
+            return MOTE_ERR_TLS;
+        }
     }
     if (!rng_ready) {
 #if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
@@ -167,17 +450,22 @@ static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, ch
         }
         rng_ready = true;
     }
-    if ((rc = load_ca(path, err, cap)) < 0)
-        return rc;
-    memset(s, 0, sizeof(*s));
-    s->fd = fd;
     mbedtls_ssl_init(&s->ssl);
     mbedtls_ssl_config_init(&s->conf);
+    mbedtls_x509_crt_init(&s->found);
     rc = mbedtls_ssl_config_defaults(&s->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
                                      MBEDTLS_SSL_PRESET_DEFAULT);
     if (rc == 0) {
+#if USE_CA_CB
         mbedtls_ssl_conf_authmode(&s->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
-        mbedtls_ssl_conf_ca_chain(&s->conf, &ca, NULL);
+        mbedtls_ssl_conf_ca_cb(&s->conf, ca_cb, s);
+#else
+        /* verified by verify_after() before the handshake reports success */
+        mbedtls_ssl_conf_authmode(&s->conf, MBEDTLS_SSL_VERIFY_OPTIONAL);
+#endif
+#if MBEDTLS_VERSION_MAJOR < 3
+        mbedtls_ssl_conf_curves(&s->conf, curves);
+#endif
         mbedtls_ssl_conf_rng(&s->conf, mbedtls_ctr_drbg_random, &drbg);
         rc = mbedtls_ssl_setup(&s->ssl, &s->conf);
     }
@@ -196,14 +484,15 @@ static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, ch
 
 static struct tls_session *get(int h)
 {
-    if (h < 0 || h >= TLS_SESSIONS || !sessions[h].used)
+    if (h < 0 || h >= MOTE_TLS_SESSIONS || !sessions[h].used)
         return NULL;
     return &sessions[h];
 }
 
-static int want_of(int rc, unsigned *want)
+static int want_of(struct tls_session *s, int rc, unsigned *want)
 {
     if (rc == MBEDTLS_ERR_SSL_WANT_READ) {
+        s->drained = false; /* the caller waits for readiness now */
         *want = MOTE_POLL_IN;
         return MOTE_ERR_AGAIN;
     }
@@ -224,27 +513,37 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
     if (s == NULL)
         return MOTE_ERR_BADF;
     rc = mbedtls_ssl_handshake(&s->ssl);
+    if (want_of(s, rc, want) == MOTE_ERR_AGAIN)
+        return MOTE_ERR_AGAIN;
+#if !USE_CA_CB
+    if (rc == 0) {
+        rc = verify_after(s, &flags);
+        if (rc == 0 && flags != 0) {
+            (void)mbedtls_ssl_send_alert_message(&s->ssl, MBEDTLS_SSL_ALERT_LEVEL_FATAL,
+                                                 (flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED)
+                                                     ? MBEDTLS_SSL_ALERT_MSG_UNKNOWN_CA
+                                                     : MBEDTLS_SSL_ALERT_MSG_BAD_CERT);
+            flags_msg(flags, s, err, cap);
+            return MOTE_ERR_TLS;
+        }
+    }
+#endif
+    mbedtls_x509_crt_free(&s->found); /* what the handshake needed of the roots */
+    mbedtls_x509_crt_init(&s->found);
     if (rc == 0)
         return 0;
-    if (want_of(rc, want) == MOTE_ERR_AGAIN)
-        return MOTE_ERR_AGAIN;
-    flags = mbedtls_ssl_get_verify_result(&s->ssl);
-    if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0 && flags != (uint32_t)-1) {
-        char info[256];
-        size_t n;
-
-        mbedtls_x509_crt_verify_info(info, sizeof(info), "", flags);
-        n = strlen(info);
-        while (n > 0 && (info[n - 1] == '\n' || info[n - 1] == ' '))
-            info[--n] = '\0';
-        for (size_t i = 0; i < n; i++) {
-            if (info[i] == '\n')
-                info[i] = ';';
-        }
-        snprintf(err, cap, "certificate verification failed: %s", info);
+    if (s->roots_err < 0) {
+        snprintf(err, cap, "cannot read the trusted roots %s: %s",
+                 s->src.path != NULL ? s->src.path : "in memory", mote_strerror(s->roots_err));
         return MOTE_ERR_TLS;
     }
-    if (rc == MBEDTLS_ERR_NET_CONN_RESET || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) {
+    flags = mbedtls_ssl_get_verify_result(&s->ssl);
+    if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0 && flags != (uint32_t)-1) {
+        flags_msg(flags, s, err, cap);
+        return MOTE_ERR_TLS;
+    }
+    if (rc == MBEDTLS_ERR_NET_CONN_RESET || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ||
+        rc == MBEDTLS_ERR_SSL_CONN_EOF) {
         snprintf(err, cap, "the server closed the connection during the TLS handshake");
         return MOTE_ERR_CONNRESET;
     }
@@ -263,7 +562,7 @@ static int tls_send(void *ctx, int h, const void *buf, size_t n, unsigned *want)
     rc = mbedtls_ssl_write(&s->ssl, buf, n);
     if (rc >= 0)
         return rc;
-    if (want_of(rc, want) == MOTE_ERR_AGAIN)
+    if (want_of(s, rc, want) == MOTE_ERR_AGAIN)
         return MOTE_ERR_AGAIN;
     return rc == MBEDTLS_ERR_NET_CONN_RESET ? MOTE_ERR_CONNRESET : MOTE_ERR_PIPE;
 }
@@ -281,7 +580,7 @@ static int tls_recv(void *ctx, int h, void *buf, size_t n, unsigned *want)
         return rc;
     if (rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY)
         return 0;
-    if (want_of(rc, want) == MOTE_ERR_AGAIN)
+    if (want_of(s, rc, want) == MOTE_ERR_AGAIN)
         return MOTE_ERR_AGAIN;
     return rc == MBEDTLS_ERR_NET_CONN_RESET ? MOTE_ERR_CONNRESET : MOTE_ERR_PROTO;
 }
@@ -291,7 +590,10 @@ static int tls_pending(void *ctx, int h)
     struct tls_session *s = get(h);
 
     (void)ctx;
-    return s == NULL ? 0 : (int)mbedtls_ssl_get_bytes_avail(&s->ssl);
+    if (s == NULL)
+        return 0;
+    return (int)mbedtls_ssl_get_bytes_avail(&s->ssl) + (int)(s->ra_len - s->ra_off) +
+           mbedtls_ssl_check_pending(&s->ssl);
 }
 
 static void tls_close(void *ctx, int h)
@@ -301,6 +603,7 @@ static void tls_close(void *ctx, int h)
     (void)ctx;
     if (s == NULL)
         return;
+    mbedtls_x509_crt_free(&s->found);
     mbedtls_ssl_free(&s->ssl);
     mbedtls_ssl_config_free(&s->conf);
     s->used = false;
@@ -308,10 +611,49 @@ static void tls_close(void *ctx, int h)
 
 void mote_tls_fill(struct mote_port *port)
 {
+    unsigned i;
+
+    for (i = 0; i < PORTS && ports[i] != port && (ports[i] == NULL || ports[i]->ctx != port->ctx);
+         i++) {
+    }
+    if (i == PORTS) {
+        i = port_next;
+        port_next = (port_next + 1) % PORTS;
+    }
+    ports[i] = port;
     port->tls_open = tls_open;
     port->tls_handshake = tls_handshake;
     port->tls_send = tls_send;
     port->tls_recv = tls_recv;
     port->tls_pending = tls_pending;
     port->tls_close = tls_close;
+}
+
+int mote_tls_set_roots(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    size_t i = 0;
+
+    if (data == NULL || len == 0) {
+        roots_mem = NULL;
+        roots_len = 0;
+        return 0;
+    }
+    static const char marker[] = "-----BEGIN CERTIFICATE-----";
+
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (i == len)
+        return MOTE_ERR_INVAL;
+    if (p[i] != 0x30u) { /* not DER: PEM, if a certificate block is there */
+        for (; i + sizeof(marker) - 1 <= len; i++) {
+            if (memcmp(p + i, marker, sizeof(marker) - 1) == 0)
+                break;
+        }
+        if (i + sizeof(marker) - 1 > len)
+            return MOTE_ERR_INVAL;
+    }
+    roots_mem = p;
+    roots_len = len;
+    return 0;
 }

@@ -7,7 +7,7 @@
 
 #include "mote/mote_err.h"
 #include "mote/mote_port.h"
-#include "posix/posix_internal.h"
+#include "mote/mote_tls.h"
 
 static int none_open(void *ctx, int fd, const char *host, const char *ca_file, char *err,
                      size_t err_cap)
@@ -26,4 +26,10 @@ void mote_tls_fill(struct mote_port *port)
     port->tls_recv = NULL;
     port->tls_pending = NULL;
     port->tls_close = NULL;
+}
+
+int mote_tls_set_roots(const void *data, size_t len)
+{
+    (void)data, (void)len;
+    return MOTE_ERR_NOTSUP;
 }

@@ -1,32 +1,69 @@
 #!/bin/sh
-# tiny.sh BUILDDIR - the smallest mote: static, musl, and mbedTLS built from
-# Debian's source package with mote's minimal configuration
-# (port/tiny/mbedtls_config.h: TLS 1.2 client, ECDHE, AES-GCM,
-# ChaCha20-Poly1305, all TLS memory from a fixed arena). Nothing of mbedTLS
-# is kept in the repository.
+# tiny.sh BUILDDIR [CROSS_COMPILE] - the smallest mote: static, musl, and
+# mbedTLS built from Debian's source package with mote's minimal
+# configuration (port/tiny/mbedtls_config.h: TLS 1.2 client, ECDHE,
+# AES-GCM, ChaCha20-Poly1305, roots looked up as the chain asks, all TLS
+# memory from a fixed arena). Nothing of mbedTLS is kept in the repository.
+#
+#   (none)                 BUILDDIR/tiny/mote          the host's arch (musl-gcc)
+#   aarch64-linux-gnu-     BUILDDIR/tiny-aarch64/mote  (musl-dev:arm64's wrapper)
+#   arm-linux-gnueabihf-   BUILDDIR/tiny-armhf/mote    (musl-dev:armhf's wrapper)
+#
+# Environment: TINY_CFLAGS (added to mote's CFLAGS, e.g. -DMOTE_CONFIG_FILE=...),
+# CA_BUNDLE (roots built in, see the Makefile).
 set -eu
 b=$1
-t="$b/tiny"
-mkdir -p "$t/src" "$t/jsmn"
-cp /usr/include/jsmn.h "$t/jsmn/"
-if [ ! -f "$t/mbedtls/library/libmbedtls.a" ]; then
-    cd "$t/src"
-    if ! ls mbedtls_*.orig.tar.* >/dev/null 2>&1; then
-        apt-get source --download-only mbedtls >/dev/null 2>&1 || {
-            echo "tiny: cannot fetch Debian's mbedtls source (run make deps as root)" >&2
-            exit 1
-        }
-    fi
-    rm -rf ../mbedtls
-    mkdir ../mbedtls
-    tar xzf "$(ls mbedtls_*.orig.tar.gz | head -n 1)" -C ../mbedtls --strip-components=1
-    cd - >/dev/null
-    make -j2 -C "$t/mbedtls/library" static CC=musl-gcc \
-        CFLAGS="-Os -ffunction-sections -fdata-sections -I$(pwd)/port/tiny -DMBEDTLS_CONFIG_FILE='\"mbedtls_config.h\"'" \
-        >"$t/mbedtls-build.log" 2>&1 || { tail -n 20 "$t/mbedtls-build.log"; exit 1; }
+x=${2:-}
+if [ -z "$x" ]; then
+    t="$b/tiny"
+    cc=musl-gcc
+    strip=strip
+else
+    # The musl wrapper of a cross gcc: aarch64-linux-gnu- -> aarch64-linux-musl-gcc,
+    # arm-linux-gnueabihf- -> arm-linux-musleabihf-gcc.
+    triplet=${x%-}
+    cc=$(echo "$triplet" | sed 's/-gnu/-musl/')-gcc
+    case "$triplet" in
+    arm*hf) name=armhf ;;
+    *) name=${triplet%%-*} ;;
+    esac
+    t="$b/tiny-$name"
+    strip=${x}strip
 fi
-make --no-print-directory CC=musl-gcc STATIC=1 BUILDDIR="$t/build" \
-    CFLAGS="-Os -I$t/mbedtls/include -Iport/tiny -DMBEDTLS_CONFIG_FILE='\"mbedtls_config.h\"' -I$t/jsmn" \
-    LDFLAGS="-L$t/mbedtls/library" "$t/build/mote"
-strip -o "$t/mote" "$t/build/mote"
-echo "tiny: $t/mote, $(wc -c < "$t/mote") bytes (static, musl, minimal mbedTLS)"
+command -v "$cc" >/dev/null 2>&1 || {
+    echo "tiny: no $cc (make deps installs musl-tools, musl-dev:arm64 and musl-dev:armhf)" >&2
+    exit 1
+}
+src="$b/tiny-src"
+mkdir -p "$src" "$t/jsmn"
+cp /usr/include/jsmn.h "$t/jsmn/"
+if ! ls "$src"/mbedtls_*.orig.tar.gz >/dev/null 2>&1; then
+    (cd "$src" && apt-get source --download-only mbedtls >/dev/null 2>&1) || {
+        echo "tiny: cannot fetch Debian's mbedtls source (run make deps as root)" >&2
+        exit 1
+    }
+fi
+# mbedTLS, rebuilt when its configuration, compiler or flags change.
+mcflags="-Os -fno-asynchronous-unwind-tables -fno-unwind-tables -ffunction-sections -fdata-sections"
+stamp="$(cksum < port/tiny/mbedtls_config.h) $cc $mcflags"
+if [ ! -f "$t/mbedtls/library/libmbedtls.a" ] || [ "$(cat "$t/mbedtls/stamp" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$t/mbedtls"
+    mkdir -p "$t/mbedtls"
+    tar xzf "$(ls "$src"/mbedtls_*.orig.tar.gz | head -n 1)" -C "$t/mbedtls" --strip-components=1
+    make -j2 -C "$t/mbedtls/library" static CC="$cc" AR="${x}ar" \
+        CFLAGS="$mcflags -I$(pwd)/port/tiny -DMBEDTLS_CONFIG_FILE='\"mbedtls_config.h\"'" \
+        >"$t/mbedtls-build.log" 2>&1 || { tail -n 20 "$t/mbedtls-build.log"; exit 1; }
+    echo "$stamp" > "$t/mbedtls/stamp"
+fi
+# Our code without unwind tables (nothing unwinds: no C++, no backtraces),
+# and one segment less of padding. Other flags than last time: from scratch.
+cflags="-Os -fno-asynchronous-unwind-tables -fno-unwind-tables -I$t/mbedtls/include -Iport/tiny -DMBEDTLS_CONFIG_FILE='\"mbedtls_config.h\"' -I$t/jsmn ${TINY_CFLAGS:-}"
+if [ "$(cat "$t/flags" 2>/dev/null)" != "$cc $cflags ${CA_BUNDLE:-}" ]; then
+    rm -rf "$t/build"
+    echo "$cc $cflags ${CA_BUNDLE:-}" > "$t/flags"
+fi
+make --no-print-directory CC="$cc" CROSS_COMPILE="$x" STATIC=1 BUILDDIR="$t/build" \
+    CFLAGS="$cflags" LDFLAGS="-L$t/mbedtls/library -Wl,-z,noseparate-code" \
+    ${CA_BUNDLE:+CA_BUNDLE="$CA_BUNDLE"} "$t/build/mote"
+"$strip" -o "$t/mote" "$t/build/mote"
+echo "tiny: $t/mote, $(wc -c < "$t/mote") bytes (static, musl, minimal mbedTLS${x:+, $x})"

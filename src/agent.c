@@ -109,16 +109,11 @@ static struct mote_stream *stream_get(struct mote_session *s, struct mote_conv *
         struct mote_stream *st = &s->streams[i];
 
         if (!st->used) {
+            /* (the text, the arena and the request are written before
+             * they are read: left alone, their pages stay unused) */
+            memset(st, 0, offsetof(struct mote_stream, text));
             st->used = true;
             st->conv = c;
-            st->text_len = 0;
-            st->spilled = false;
-            st->arena_len = 0;
-            st->arena_first = 0;
-            st->open_call = 0;
-            st->ntools = 0;
-            st->mcp_held = false;
-            memset(st->too_large, 0, sizeof(st->too_large));
             return st;
         }
     }
@@ -147,6 +142,7 @@ static struct mote_tool_run *run_get(struct mote_session *s, struct mote_conv *c
         struct mote_tool_run *r = &s->runs[i];
 
         if (!r->used) {
+            memset(r, 0, offsetof(struct mote_tool_run, json));
             r->used = true;
             r->conv = c;
             r->session = s;
@@ -1711,7 +1707,16 @@ int mote_session_init(struct mote_session *s, struct mote_loop *loop,
         return MOTE_ERR_INVAL;
     if (mote_port_missing(p, MOTE_PORT_STORAGE) != NULL)
         return MOTE_ERR_NOSYS; /* conversations live in storage */
-    memset(s, 0, sizeof(*s));
+    /* The pools' and the journal's buffers are prepared when taken (a
+     * session is most of a megabyte with the default limits; what a turn
+     * does not use stays out of memory). */
+    memset(s, 0, offsetof(struct mote_session, jbuf));
+    memset(&s->jbuf, 0, offsetof(struct mote_jbuf, line));
+    memset(s->conv, 0, sizeof(s->conv));
+    for (unsigned i = 0; i < MOTE_MAX_STREAMS; i++)
+        s->streams[i].used = false;
+    for (unsigned i = 0; i < MOTE_MAX_TOOL_RUNS; i++)
+        s->runs[i].used = false;
     s->loop = loop;
     s->port = p;
     s->conf = *conf;

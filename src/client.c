@@ -53,7 +53,10 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
     struct mote_sb sb;
     int rc;
 
-    memset(call, 0, sizeof(*call));
+    /* The buffers at the end (net, HTTP, SSE, decoder) are set up by their
+     * own inits when the request is sent: untouched until then, their
+     * pages cost no memory. */
+    memset(call, 0, offsetof(struct mote_llm_call, buf));
     call->conf = conf;
     call->req = req;
     call->on_event = fn;

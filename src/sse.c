@@ -8,7 +8,9 @@ enum { F_IGNORE, F_DATA, F_EVENT, F_ID, F_RETRY };
 
 void mote_sse_init(struct mote_sse *p, mote_sse_fn fn, void *arg)
 {
-    memset(p, 0, sizeof(*p));
+    /* The data buffer is written before it is read (data_len): leaving it
+     * untouched keeps its pages out of memory until an event needs them. */
+    memset(p, 0, offsetof(struct mote_sse, data));
     p->on_event = fn;
     p->arg = arg;
 }

@@ -603,7 +603,9 @@ static int configure(void)
     }
     llm.base_url = url;
     llm.api_key = key;
-    llm.ca_file = o.ca_file;
+    llm.ca_file = o.ca_file; /* else $SSL_CERT_FILE, else the backend's default */
+    if (llm.ca_file == NULL && getenv("SSL_CERT_FILE") != NULL && getenv("SSL_CERT_FILE")[0] != '\0')
+        llm.ca_file = getenv("SSL_CERT_FILE");
     /* Tuning knobs (milliseconds) for tests and slow links. */
     llm.idle_timeout_ms = (uint32_t)env_ms("MOTE_IDLE_TIMEOUT_MS", llm.idle_timeout_ms);
     llm.first_byte_timeout_ms =

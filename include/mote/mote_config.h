@@ -372,6 +372,50 @@
 #define MOTE_MCP_TIMEOUT_MS 30000
 #endif
 
+/* ---- TLS (port/tls_mbedtls.c; mote_tls.h) ------------------------------------ */
+
+/* TLS sessions open at once in the process (one per model request that
+ * streams over https). Range 1..64. */
+#ifndef MOTE_TLS_SESSIONS
+#define MOTE_TLS_SESSIONS 4
+#endif
+
+/* Bytes a session takes from the socket in one receive, ahead of
+ * mbedTLS: a TLS record (one or more SSE events) then costs one receive
+ * call, not two (its header, then its body), and a short read tells that
+ * the socket is empty, so no call is made only to hear "would block".
+ * Larger records go straight into mbedTLS's buffer. At least 64. */
+#ifndef MOTE_TLS_READAHEAD
+#define MOTE_TLS_READAHEAD 2048
+#endif
+
+/* Looking for roots in a bundle: bytes read at a time, the longest root
+ * certificate taken (DER bytes; longer ones are skipped and counted: the
+ * largest of Debian's 140 roots has 2,007), the largest CA file read
+ * (bytes; a larger one fails the handshake with a message), and how many
+ * certificates of a server's chain are looked up in one pass (a longer
+ * chain's further ones cost a pass each). */
+#ifndef MOTE_TLS_READ_CHUNK
+#define MOTE_TLS_READ_CHUNK 8192
+#endif
+#ifndef MOTE_TLS_CERT_MAX
+#define MOTE_TLS_CERT_MAX 4096
+#endif
+#ifndef MOTE_TLS_BUNDLE_MAX
+#define MOTE_TLS_BUNDLE_MAX (4UL * 1024UL * 1024UL)
+#endif
+#ifndef MOTE_TLS_CHAIN_MAX
+#define MOTE_TLS_CHAIN_MAX 8
+#endif
+
+/* Bytes of the fixed arena every mbedTLS allocation comes from, in a build
+ * whose mbedTLS has MBEDTLS_MEMORY_BUFFER_ALLOC_C (make tiny): TLS memory
+ * is then bounded (a handshake needs about 50 KiB, docs/BENCHMARKS.md).
+ * Other builds use the C library's heap. */
+#ifndef MOTE_TLS_ARENA
+#define MOTE_TLS_ARENA (160 * 1024)
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -465,6 +509,15 @@
 #error "MOTE_STORAGE_NAME_MAX must be at least 16"
 #endif
 
+#if MOTE_TLS_SESSIONS < 1 || MOTE_TLS_SESSIONS > 64 || MOTE_TLS_READAHEAD < 64 || \
+    MOTE_TLS_CHAIN_MAX < 1
+#error "MOTE_TLS_SESSIONS must be 1..64, MOTE_TLS_READAHEAD at least 64, MOTE_TLS_CHAIN_MAX at least 1"
+#endif
+#if MOTE_TLS_READ_CHUNK < 512 || MOTE_TLS_CERT_MAX < 1024 || MOTE_TLS_BUNDLE_MAX < 65536 || \
+    MOTE_TLS_ARENA < 32768
+#error "MOTE_TLS_READ_CHUNK must be at least 512, MOTE_TLS_CERT_MAX 1024, MOTE_TLS_BUNDLE_MAX 65536 and MOTE_TLS_ARENA 32768"
+#endif
+
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
  * the one it was built with; mote_loop_init() is a macro that passes the
@@ -487,6 +540,10 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_5_, MOTE_MCP_DISCONNECT_MS), MOTE_HISTORY_MAX), MOTE_HISTORY_LINE_MAX), MOTE_MAX_MCP_SERVERS), MOTE_MCP_MAX_TOOLS), MOTE_MCP_DESC_MAX), MOTE_MCP_SCHEMA_MAX), MOTE_MCP_LINE_MAX)
 #define MOTE_SIG_7_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_6_, MOTE_MCP_OUT_MAX), MOTE_MCP_NAME_MAX), MOTE_MCP_RESULT_MAX), MOTE_MCP_LOG_MAX), MOTE_MCP_TIMEOUT_MS)
-#define MOTE_CONFIG_SIGNATURE MOTE_SIG_7_
+/* (issue 12: TLS; hashed apart and then folded in, so the nesting of the
+ * expansion stays within what compilers take) */
+#define MOTE_SIG_TLS_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)
+#define MOTE_CONFIG_SIGNATURE MOTE_SIG_(MOTE_SIG_7_, MOTE_SIG_TLS_)
 
 #endif /* MOTE_CONFIG_H */

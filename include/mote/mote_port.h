@@ -224,9 +224,12 @@ struct mote_port {
      * MOTE_POLL_OUT: wait for that, then repeat the same call. Failures
      * leave an explanation in `err` (err_cap bytes, NUL-terminated). */
 
-    /* Prepares a session for `host` on `fd`, trusting `ca_file` (NULL:
-     * $SSL_CERT_FILE, else the system bundle). Returns a handle >= 0 or
-     * < 0 (MOTE_ERR_NOTSUP when built without TLS). Sends nothing. */
+    /* Prepares a session for `host` on `fd`, trusting `ca_file` (NULL or
+     * "": the backend's default roots, mote_tls.h). Returns a handle >= 0
+     * or < 0 (MOTE_ERR_NOTSUP when built without TLS). Sends nothing.
+     * port/tls_mbedtls.c fills these members for any port
+     * (mote_tls_fill): it runs over net_send/net_recv and reads roots
+     * through fs_open/fs_read. */
     int (*tls_open)(void *ctx, int fd, const char *host, const char *ca_file, char *err,
                     size_t err_cap);
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "mote/mote_err.h"
+#include "mote/mote_tls.h"
 #include "posix_internal.h"
 
 static atomic_uint sig_counts[MOTE_SIG_COUNT];

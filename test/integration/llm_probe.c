@@ -21,6 +21,7 @@
 #include "mote/mote.h"
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
+#include "mote/mote_tls.h"
 
 static struct mote_posix pp;
 static struct mote_loop loop;
@@ -149,8 +150,24 @@ int main(int argc, char **argv)
     for (i = 3; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : "";
 
-        if (strcmp(argv[i], "--ca-file") == 0)
+        if (strcmp(argv[i], "--ca-file") == 0) {
             conf.ca_file = v, i++;
+        } else if (strcmp(argv[i], "--ca-mem") == 0) {
+            /* roots from memory (mote_tls_set_roots): the file's bytes */
+            static char roots[1 << 20];
+            FILE *f = fopen(v, "rb");
+            size_t n = f != NULL ? fread(roots, 1, sizeof(roots), f) : 0;
+            int rc;
+
+            if (f != NULL)
+                fclose(f);
+            if ((rc = mote_tls_set_roots(roots, n)) < 0) {
+                printf("{\"ev\":\"end\",\"state\":\"config\",\"error\":\"roots: %s\"}\n",
+                       mote_strerror(rc));
+                return 2;
+            }
+            i++;
+        }
         else if (strcmp(argv[i], "--cancel-at") == 0)
             cancel_at = phase_of(v), i++;
         else if (strcmp(argv[i], "--idle-ms") == 0)

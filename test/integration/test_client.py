@@ -23,6 +23,7 @@ PROBE = os.path.join(BUILD, "asan", "llm_probe")
 MOTE = os.path.join(BUILD, "mote")
 MOTE_NONE = os.path.join(BUILD, "none", "mote")
 CERTS = os.path.join(TMP, "certs")
+SERVER_SCRIPT = os.path.abspath(__file__)  # a file that is neither PEM nor DER
 
 
 def start_server(script=None, cert=None, host="127.0.0.1"):
@@ -225,6 +226,48 @@ def test_wrong_hostname():
 
 def test_expired_certificate():
     tls_refused("expired", "expired")
+
+
+def ca_path(name):
+    return os.path.join(CERTS, name)
+
+
+def der_and_bundle():
+    """ca.der, other.der and a bundle (the system's, then the test CA)."""
+    if not os.path.exists(ca_path("ca.der")):
+        for n in ("ca", "other"):
+            subprocess.run(["openssl", "x509", "-in", ca_path(n + ".crt"), "-outform", "der",
+                            "-out", ca_path(n + ".der")], check=True)
+        with open("/etc/ssl/certs/ca-certificates.crt", "rb") as f, \
+                open(ca_path("ca.crt"), "rb") as g, open(ca_path("bundle.crt"), "wb") as out:
+            out.write(f.read() + b"\n" + g.read())
+
+
+def test_roots_from_memory():
+    # mote_tls_set_roots (issue 12.2): PEM, DER, a whole bundle; strict as a file.
+    der_and_bundle()
+    for roots in ("ca.crt", "ca.der", "bundle.crt"):
+        port, _ = start_server([{"text": "roots in memory"}], cert="server")
+        ev, end, _ = probe("anthropic", "https://localhost:%d" % port, "--ca-mem", ca_path(roots))
+        check(end["state"] == "done" and text_of(ev) == "roots in memory", (roots, end))
+    for cert, words in (("stranger", "not correctly signed"), ("wronghost", "does not match"),
+                        ("expired", "expired")):
+        port, log = start_server([{"text": "must not be seen"}], cert=cert)
+        ev, end, _ = probe("anthropic", "https://localhost:%d" % port, "--ca-mem",
+                           ca_path("bundle.crt"))
+        check(end["state"] == "failed" and words in end["error"], (cert, end))
+        check(requests_in(log) == [], "a request was sent before verification")
+    # roots that do not hold the server's CA; a CA file the request names wins over them
+    port, log = start_server([{"text": "x"}], cert="server")
+    ev, end, _ = probe("anthropic", "https://localhost:%d" % port, "--ca-mem", ca_path("other.der"))
+    check(end["state"] == "failed" and "not correctly signed" in end["error"], end)
+    port, _ = start_server([{"text": "the file wins"}], cert="server")
+    ev, end, _ = probe("anthropic", "https://localhost:%d" % port, "--ca-mem", ca_path("other.der"),
+                       "--ca-file", ca_path("ca.crt"))
+    check(end["state"] == "done", end)
+    # not PEM, not DER
+    ev, end, _ = probe("anthropic", "https://localhost:1", "--ca-mem", SERVER_SCRIPT)
+    check(end["state"] == "config" and "invalid" in end["error"].lower(), end)
 
 
 def test_connection_refused():

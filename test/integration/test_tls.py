@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Trust stores (issue 12.1): a mote binary verifies servers against the
+system's whole CA bundle without loading it, as strictly as against one
+root, in whatever build it is (the default one, the tiny musl one, a cross
+one under qemu).
+
+    test_tls.py MOTE [RUNNER] [--rss-max=KB --rss-exec=PATH] [--certs=DIR --builtin]
+
+The bundle used is Debian's /etc/ssl/certs/ca-certificates.crt with the
+test CA appended at its end. --rss-max checks the peak RSS of mote itself
+for a streamed 500-word turn with that bundle, as test/bench/rss_exec.c
+(PATH) reports it (not under a RUNNER). --builtin: MOTE was built with
+DIR/ca.crt as its roots (make CA_BUNDLE=DIR/ca.crt, DIR made by
+test/make_certs.sh): with no CA file named it trusts that CA alone.
+Prints one line per test and "tls: N passed, M failed".
+"""
+import os
+import subprocess
+import sys
+
+from harness import NOTES, TMP, Skip, check, requests_in, run_all
+from harness import start_server as _start_server
+
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+MOTE = os.path.abspath(ARGS[0])
+RUNNER = ARGS[1].split() if len(ARGS) > 1 and ARGS[1] else []
+OPTS = dict((a[2:] + "=").split("=")[:2] for a in sys.argv[1:] if a.startswith("--"))
+RSS_MAX = int(OPTS.get("rss-max", 0))
+RSS_EXEC = os.path.abspath(OPTS["rss-exec"]) if "rss-exec" in OPTS else None
+CERTS = os.path.abspath(OPTS["certs"]) if OPTS.get("certs") else os.path.join(TMP, "certs")
+BUILTIN = "builtin" in OPTS
+SYSTEM = "/etc/ssl/certs/ca-certificates.crt"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def start_server(script, cert):
+    return _start_server(script, cert, "127.0.0.1", CERTS)
+
+
+def setup():
+    subprocess.run(["sh", os.path.join(ROOT, "test", "make_certs.sh"), CERTS], check=True)
+    if not os.path.exists(SYSTEM):
+        raise RuntimeError("no system bundle at " + SYSTEM + " (install ca-certificates)")
+    with open(SYSTEM, "rb") as f:
+        system = f.read()
+    with open(os.path.join(CERTS, "ca.crt"), "rb") as f:
+        ca = f.read()
+    if os.path.exists(os.path.join(CERTS, "rchain.crt")):
+        return  # made by an earlier run (--certs)
+    with open(os.path.join(CERTS, "bundle.crt"), "wb") as f:  # the test CA last
+        f.write(system + b"\n" + ca)
+    half = system.find(b"-----BEGIN CERTIFICATE-----", len(system) // 2)
+    with open(os.path.join(CERTS, "middle.crt"), "wb") as f:  # the test CA in the middle
+        f.write(system[:half] + ca + system[half:])
+    for name in ("ca", "other"):
+        subprocess.run(["openssl", "x509", "-in", os.path.join(CERTS, name + ".crt"), "-outform",
+                        "der", "-out", os.path.join(CERTS, name + ".der")], check=True)
+    with open(os.path.join(CERTS, "empty.crt"), "w") as f:
+        f.write("no certificate here\n")
+    rsa_chain()
+
+
+def rsa_chain():
+    """An RSA root, an intermediate CA and a leaf sent with it (the shape of
+    public servers' chains): the bundle has the root, never the
+    intermediate, so verification looks up two issuers."""
+    d = CERTS
+
+    def ossl(*a):
+        subprocess.run(["openssl"] + list(a), check=True, capture_output=True)
+
+    def ext(name, text):
+        path = os.path.join(d, name + ".ext")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    p = lambda n: os.path.join(d, n)  # noqa: E731
+    ossl("req", "-x509", "-newkey", "rsa:3072", "-nodes", "-days", "30", "-subj",
+         "/O=mote tests/CN=mote test RSA root", "-keyout", p("rroot.key"), "-out", p("rroot.crt"),
+         "-addext", "basicConstraints=critical,CA:TRUE",
+         "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/O=mote tests/CN=mote test issuing CA",
+         "-keyout", p("rint.key"), "-out", p("rint.csr"))
+    ossl("x509", "-req", "-in", p("rint.csr"), "-CA", p("rroot.crt"), "-CAkey", p("rroot.key"),
+         "-CAcreateserial", "-days", "30", "-out", p("rint.crt"), "-extfile",
+         ext("rint", "basicConstraints=critical,CA:TRUE,pathlen:0\n"
+                     "keyUsage=critical,keyCertSign,cRLSign\n"))
+    ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout",
+         p("rleaf.key"), "-out", p("rleaf.csr"))
+    ossl("x509", "-req", "-in", p("rleaf.csr"), "-CA", p("rint.crt"), "-CAkey", p("rint.key"),
+         "-CAcreateserial", "-days", "30", "-out", p("rleaf.crt"), "-extfile",
+         ext("rleaf", "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n"
+                      "extendedKeyUsage=serverAuth\n"))
+    with open(p("rchain.crt"), "w") as out:  # what the server sends: leaf, then intermediate
+        out.write(open(p("rleaf.crt")).read() + open(p("rint.crt")).read())
+    os.link(p("rleaf.key"), p("rchain.key"))
+    with open(SYSTEM, "rb") as f, open(p("rbundle.crt"), "wb") as out:
+        out.write(f.read() + b"\n" + open(p("rroot.crt"), "rb").read())
+
+
+def run(port, ca_file=None, env=None):
+    """One turn of mote against the server; returns (rc, stdout, stderr, maxrss kB)."""
+    e = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
+    e["ANTHROPIC_API_KEY"] = "sk-TLS-SECRET"
+    e.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+    if env:
+        e.update(env)
+    args = RUNNER + [MOTE, "-p", "hello", "--no-tools", "--state-dir", os.path.join(TMP, "st"),
+                     "--base-url", "https://localhost:%d" % port]
+    if ca_file:
+        args += ["--ca-file", ca_file]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    return p.returncode, out.decode(), err.decode(), 0
+
+
+def run_rss(port, ca_file):
+    """A turn under rss_exec: (exit code, stdout, peak RSS of mote in kB)."""
+    e = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
+    e["ANTHROPIC_API_KEY"] = "sk-TLS-SECRET"
+    p = subprocess.run([RSS_EXEC, MOTE, "-p", "hello", "--no-tools", "--state-dir",
+                        os.path.join(TMP, "st"), "--base-url", "https://localhost:%d" % port,
+                        "--ca-file", ca_file], capture_output=True, text=True, env=e, timeout=120)
+    kb = [int(line.split()[2]) for line in p.stderr.splitlines()
+          if line.startswith("rss_exec: maxrss")]
+    check(kb, p.stderr)
+    return p.returncode, p.stdout, kb[0]
+
+
+TEXT = "Trusted through the whole bundle. " * 8
+
+
+def test_turn_with_the_system_bundle():
+    port, log = start_server([{"text": TEXT}], "server")
+    rc, out, err, _ = run(port, os.path.join(CERTS, "bundle.crt"))
+    check(rc == 0, (rc, err))
+    check(out == TEXT + "\n", repr(out[:200]))
+    check(len(requests_in(log)) == 1, "one request")
+
+
+def test_the_ca_in_the_middle_of_the_bundle():
+    port, _ = start_server([{"text": "middle"}], "server")
+    rc, out, err, _ = run(port, os.path.join(CERTS, "middle.crt"))
+    check(rc == 0 and out == "middle\n", (rc, out, err))
+
+
+def refused(cert, ca_file, words):
+    port, log = start_server([{"text": "must not be seen"}], cert)
+    rc, out, err, _ = run(port, ca_file)
+    check(rc == 1, (rc, err))
+    check(words in err, err)
+    check("must not be seen" not in out, out)
+    # Nothing reached the server: no request, so no API key either.
+    check(requests_in(log) == [], "a request was sent before verification")
+    check("SECRET" not in err, "the key was printed")
+
+
+def test_unknown_ca_refused_with_the_bundle():
+    refused("stranger", os.path.join(CERTS, "bundle.crt"), "not correctly signed")
+
+
+def test_wrong_host_refused_with_the_bundle():
+    refused("wronghost", os.path.join(CERTS, "bundle.crt"), "does not match")
+
+
+def test_expired_refused_with_the_bundle():
+    refused("expired", os.path.join(CERTS, "bundle.crt"), "expired")
+
+
+def test_the_same_with_one_root():
+    refused("stranger", os.path.join(CERTS, "ca.crt"), "not correctly signed")
+    refused("wronghost", os.path.join(CERTS, "ca.crt"), "does not match")
+    refused("expired", os.path.join(CERTS, "ca.crt"), "expired")
+    port, _ = start_server([{"text": "one root"}], "server")
+    rc, out, err, _ = run(port, os.path.join(CERTS, "ca.crt"))
+    check(rc == 0 and out == "one root\n", (rc, out, err))
+
+
+def test_a_chain_through_an_intermediate():
+    port, _ = start_server([{"text": "two levels"}], "rchain")
+    rc, out, err, _ = run(port, os.path.join(CERTS, "rbundle.crt"))
+    check(rc == 0 and out == "two levels\n", (rc, out, err))
+    # a bundle without this chain's root refuses it; a trusted
+    # intermediate is an anchor of its own (as mbedTLS always had it)
+    refused("rchain", os.path.join(CERTS, "bundle.crt"), "not correctly signed")
+    port, _ = start_server([{"text": "anchored"}], "rchain")
+    rc, out, err, _ = run(port, os.path.join(CERTS, "rint.crt"))
+    check(rc == 0 and out == "anchored\n", (rc, out, err))
+
+
+def test_system_bundle_by_default():
+    # No --ca-file, no SSL_CERT_FILE: the system bundle, which does not
+    # hold the test CA.
+    if BUILTIN:
+        raise Skip("built with its own roots")
+    port, log = start_server([{"text": "must not be seen"}], "server")
+    rc, out, err, _ = run(port)
+    check(rc == 1 and "not correctly signed" in err, (rc, err))
+    check(requests_in(log) == [], "a request was sent before verification")
+
+
+def test_roots_built_in():
+    # make CA_BUNDLE=ca.crt (issue 12.2): trusted with no CA file named,
+    # strict all the same; a CA file named still wins.
+    if not BUILTIN:
+        raise Skip("not built with CA_BUNDLE (--builtin)")
+    port, log = start_server([{"text": "built in"}], "server")
+    rc, out, err, _ = run(port)
+    check(rc == 0 and out == "built in\n", (rc, out, err))
+    refused("stranger", None, "not correctly signed")
+    refused("expired", None, "expired")
+    refused("server", os.path.join(CERTS, "other.der"), "not correctly signed")
+
+
+def test_ssl_cert_file_names_the_bundle():
+    port, _ = start_server([{"text": "from the environment"}], "server")
+    rc, out, err, _ = run(port, env={"SSL_CERT_FILE": os.path.join(CERTS, "bundle.crt")})
+    check(rc == 0 and out == "from the environment\n", (rc, out, err))
+
+
+def test_der_ca_file():
+    port, _ = start_server([{"text": "DER"}], "server")
+    rc, out, err, _ = run(port, os.path.join(CERTS, "ca.der"))
+    check(rc == 0 and out == "DER\n", (rc, out, err))
+    refused("server", os.path.join(CERTS, "other.der"), "not correctly signed")
+
+
+def test_ca_file_without_certificates():
+    refused("server", os.path.join(CERTS, "empty.crt"), "holds no certificate")
+
+
+def test_peak_rss_with_the_system_bundle():
+    if RUNNER or not RSS_MAX or not RSS_EXEC:
+        raise Skip("no --rss-max and --rss-exec, or under " + " ".join(RUNNER))
+    figures = {}
+    long_text = " ".join("word%d" % i for i in range(500))  # 500 events
+    for name in ("ca.crt", "bundle.crt"):
+        port, _ = start_server([{"text": long_text}], "server")
+        rc, out, kb = run_rss(port, os.path.join(CERTS, name))
+        check(rc == 0 and out == long_text + "\n", (rc, out[:100]))
+        figures[name] = kb
+    NOTES.append("peak RSS of %s, a streamed turn: %d kB with one root, %d kB with the "
+                 "system bundle" % (os.path.basename(MOTE), figures["ca.crt"],
+                                    figures["bundle.crt"]))
+    check(figures["bundle.crt"] <= RSS_MAX, "%d kB with the system bundle, over %d kB"
+          % (figures["bundle.crt"], RSS_MAX))
+
+
+if __name__ == "__main__":
+    sys.exit(run_all("tls", dict(globals()), setup))
