@@ -323,6 +323,17 @@
 #define MOTE_HISTORY_LINE_MAX 4096
 #endif
 
+/* The line editor (mote_edit.h): the longest input line, bytes (a longer
+ * one is refused whole), and the bytes of recall history it keeps (the
+ * oldest lines make room). struct mote_edit holds the line twice and the
+ * history once; only a program that declares one pays for it. */
+#ifndef MOTE_EDIT_LINE_MAX
+#define MOTE_EDIT_LINE_MAX 65536
+#endif
+#ifndef MOTE_EDIT_HISTORY_BYTES
+#define MOTE_EDIT_HISTORY_BYTES 65536
+#endif
+
 /* ---- MCP ------------------------------------------------------------------- */
 
 /* MCP servers at once, and tools kept per server (more are skipped, with
@@ -509,6 +520,10 @@
 #error "MOTE_STORAGE_NAME_MAX must be at least 16"
 #endif
 
+#if MOTE_EDIT_LINE_MAX < 80 || MOTE_EDIT_HISTORY_BYTES < 2
+#error "MOTE_EDIT_LINE_MAX must be at least 80 and MOTE_EDIT_HISTORY_BYTES at least 2"
+#endif
+
 #if MOTE_TLS_SESSIONS < 1 || MOTE_TLS_SESSIONS > 64 || MOTE_TLS_READAHEAD < 64 || \
     MOTE_TLS_CHAIN_MAX < 1
 #error "MOTE_TLS_SESSIONS must be 1..64, MOTE_TLS_READAHEAD at least 64, MOTE_TLS_CHAIN_MAX at least 1"
@@ -540,10 +555,11 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_5_, MOTE_MCP_DISCONNECT_MS), MOTE_HISTORY_MAX), MOTE_HISTORY_LINE_MAX), MOTE_MAX_MCP_SERVERS), MOTE_MCP_MAX_TOOLS), MOTE_MCP_DESC_MAX), MOTE_MCP_SCHEMA_MAX), MOTE_MCP_LINE_MAX)
 #define MOTE_SIG_7_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_6_, MOTE_MCP_OUT_MAX), MOTE_MCP_NAME_MAX), MOTE_MCP_RESULT_MAX), MOTE_MCP_LOG_MAX), MOTE_MCP_TIMEOUT_MS)
+#define MOTE_SIG_EDIT_ MOTE_SIG_(MOTE_SIG_(MOTE_SIG_7_, MOTE_EDIT_LINE_MAX), MOTE_EDIT_HISTORY_BYTES)
 /* (issue 12: TLS; hashed apart and then folded in, so the nesting of the
  * expansion stays within what compilers take) */
 #define MOTE_SIG_TLS_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)
-#define MOTE_CONFIG_SIGNATURE MOTE_SIG_(MOTE_SIG_7_, MOTE_SIG_TLS_)
+#define MOTE_CONFIG_SIGNATURE MOTE_SIG_(MOTE_SIG_EDIT_, MOTE_SIG_TLS_)
 
 #endif /* MOTE_CONFIG_H */
