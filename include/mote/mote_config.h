@@ -538,7 +538,8 @@
  * the one it was built with; mote_loop_init() is a macro that passes the
  * caller's, so a program built with other values (its structs laid out
  * differently) gets MOTE_ERR_CONFIG instead of memory corruption. */
-#define MOTE_SIG_(h, v) ((((h) ^ (unsigned long)(v)) * 16777619UL) & 0xFFFFFFFFUL)
+/* (three parentheses a step: clang takes at most 256 nested in all) */
+#define MOTE_SIG_(h, v) (((h) ^ (unsigned long)(v)) * 16777619UL & 0xFFFFFFFFUL)
 #define MOTE_SIG_0_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MAX_JOBS), MOTE_MAX_INACTIVE_JOBS), MOTE_JOB_MAX_CONTINUATIONS), MOTE_JOB_NAME_LEN), MOTE_CONT_KEY_LEN), MOTE_JOB_ERRMSG_LEN), MOTE_MAX_TIMERS), MOTE_MAX_WATCHES)
 #define MOTE_SIG_1_ \
