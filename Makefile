@@ -331,20 +331,16 @@ freestanding: deps-check
 	$(Q)arm-none-eabi-size $(FB)/core.o
 	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
 
-## check-cross: build the unit tests static for aarch64 and run them in qemu
+## check-cross: the unit tests and the tiny build's TLS round under qemu,
+## for aarch64 and armhf (static musl); and the static glibc aarch64 build
 XB := $(B)/cross-aarch64
 X := aarch64-linux-gnu-
-XCFLAGS := -O1 -g -static -Iport/test -I$(XB)/cmocka/include -I$(XB)/jsmn
 check-cross: deps-check
-	$(Q)sh scripts/cmocka_cross.sh $(X)gcc $(XB)/cmocka
-	$(Q)mkdir -p $(XB)/jsmn && cp /usr/include/jsmn.h $(XB)/jsmn/
-	$(Q)fail=0; for t in $(UNIT_SRC); do \
-	  n=$$(basename $$t .c); \
-	  $(X)gcc $(REQ_CFLAGS) $(XCFLAGS) -o $(XB)/$$n $$t $(CORE_SRC) $(SAN_POSIX_SRC) $(TPORT_SRC) \
-	    $(XB)/cmocka/libcmocka.a -lmbedtls -lmbedx509 -lmbedcrypto -lpthread || exit 1; \
-	  echo "== $(XB)/$$n (qemu-aarch64-static)"; \
-	  qemu-aarch64-static $(XB)/$$n || fail=1; \
-	done; exit $$fail
+	$(Q)fail=0; for t in aarch64-linux-gnu-:qemu-aarch64-static arm-linux-gnueabihf-:qemu-arm-static; do \
+	  UNIT_SRC="$(UNIT_SRC)" LIB_SRC="$(CORE_SRC) $(SAN_POSIX_SRC) $(TPORT_SRC)" \
+	  CROSS_CFLAGS="$(filter-out -MMD -MP,$(REQ_CFLAGS))" \
+	    sh scripts/cross_check.sh $(B) $${t%%:*} $${t##*:} || fail=1; \
+	done; [ $$fail = 0 ] || { echo "check-cross: failures above"; exit 1; }
 	$(Q)$(MAKE) --no-print-directory CROSS_COMPILE=$(X) STATIC=1 BUILDDIR=$(XB)/build \
 	  $(XB)/build/mote 2>&1 | grep -v "getaddrinfo' in statically linked" || true
 	$(Q)sh test/integration/smoke.sh $(XB)/build/mote qemu-aarch64-static
@@ -370,15 +366,21 @@ $(B)/rss_exec: test/bench/rss_exec.c
 	@mkdir -p $(@D)
 	$(Q)musl-gcc -std=c11 -Os -static -o $@ $<
 
-## size: text/data/bss of the core, the library and build/mote
-size: $(B)/libmote_core.a $(B)/libmote.a $(B)/mote
-	@echo "core (src/, default configuration):"
-	$(Q)$(SIZE) -t $(B)/libmote_core.a | tail -n 1
-	@echo "library (core + posix port):"
-	$(Q)$(SIZE) -t $(B)/libmote.a | tail -n 1
-	@echo "build/mote:"
-	$(Q)$(SIZE) $(B)/mote | tail -n 1
-	$(Q)sh scripts/sizeof.sh "$(CC)" $(B)
+## size: text/data/bss of the core, the library and build/mote, the structs'
+## memory and the largest stack frames, for this CC/CROSS_COMPILE and CFLAGS
+## (make size CROSS_COMPILE=aarch64-linux-gnu- CFLAGS="-Os -DMOTE_MAX_JOBS=8")
+size: $(B)/libmote_core.a $(B)/libmote.a
+	-$(Q)$(MAKE) --no-print-directory $(B)/mote >/dev/null 2>&1
+	@echo "core (src/):                 text    data     bss"
+	$(Q)$(SIZE) -t $(B)/libmote_core.a | tail -n 1 | awk '{printf "%30d %7d %7d\n", $$1, $$2, $$3}'
+	@echo "library (core + port):"
+	$(Q)$(SIZE) -t $(B)/libmote.a | tail -n 1 | awk '{printf "%30d %7d %7d\n", $$1, $$2, $$3}'
+	$(Q)if [ -f $(B)/mote ]; then echo "$(B)/mote:"; $(SIZE) $(B)/mote | tail -n 1 | \
+	  awk '{printf "%30d %7d %7d\n", $$1, $$2, $$3}'; \
+	  $(STRIP) -o $(B)/mote.stripped $(B)/mote && echo "$(B)/mote stripped: $$(wc -c < $(B)/mote.stripped) bytes"; \
+	  else echo "$(B)/mote: not linked (no mbedTLS for this target? TLS=none links)"; fi
+	$(Q)CC="$(CC)" NM="$(NM)" FLAGS="$(filter-out -MMD -MP,$(REQ_CFLAGS)) $(CFLAGS)" \
+	  SRC="$(CORE_SRC) $(POSIX_SRC) $(CLI_SRC)" sh scripts/sizeof.sh $(B)
 
 ## demo: run mote end to end on this machine (no network, no API key)
 demo: deps-check all

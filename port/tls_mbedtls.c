@@ -57,6 +57,21 @@
 /* Every mbedTLS allocation comes from this arena: TLS memory is bounded. */
 #include <mbedtls/memory_buffer_alloc.h>
 static unsigned char tls_arena[MOTE_TLS_ARENA];
+
+#if defined(MBEDTLS_PLATFORM_STD_CALLOC)
+/* port/tiny/mbedtls_config.h's defaults, replaced by the arena's own
+ * before anything allocates: nothing of the C library's heap is linked. */
+void *mote_tls_calloc_none(size_t n, size_t size)
+{
+    (void)n, (void)size;
+    return NULL;
+}
+
+void mote_tls_free_none(void *p)
+{
+    (void)p;
+}
+#endif
 #endif
 
 #if defined(MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cmocka_cross.sh CC OUTDIR - builds a static libcmocka.a for a cross
+# cmocka_cross.sh CC OUTDIR [AR] - builds a static libcmocka.a for a cross
 # target from Debian's cmocka source package (Debian ships no static
 # cmocka). Nothing of cmocka is kept in the repository.
 set -eu
@@ -22,7 +22,8 @@ cp "$dir"include/cmocka.h "$dir"include/cmocka_private.h ../include/
     -DHAVE_SIGNAL_H=1 -DHAVE_SETJMP_H=1 -DHAVE_STDARG_H=1 -DHAVE_STDDEF_H=1 \
     -DHAVE_STDINT_H=1 -DHAVE_INTTYPES_H=1 -DHAVE_STDLIB_H=1 -DHAVE_STRING_H=1 \
     -DHAVE_STRINGS_H=1 -DHAVE_MALLOC_H=1 -DHAVE_STRUCT_TIMESPEC=1 \
-    -DHAVE_CLOCK_GETTIME=1 -DHAVE_CLOCK_REALTIME=1 -DHAVE_SIGLONGJMP=1 -DHAVE_STRSIGNAL=1
-ar=$(echo "$cc" | sed 's/gcc$/ar/')
+    -DHAVE_CLOCK_GETTIME=1 -DHAVE_CLOCK_REALTIME=1 -DHAVE_SIGLONGJMP=1 -DHAVE_STRSIGNAL=1 \
+    -D_UINTPTR_T -D_UINTPTR_T_DEFINED
+ar=${3:-$(echo "$cc" | sed "s/gcc$/ar/")}
 "$ar" rcs ../libcmocka.a ../cmocka.o
 echo "cmocka_cross: built $out/libcmocka.a from $dir"

@@ -7,7 +7,11 @@ HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmock
       openssl ca-certificates python3 time procps clang libclang-rt-14-dev"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
-CROSS_ARCH="libmbedtls-dev:arm64"
+# Issue 12: armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),
+# the Cortex-M run (make check-mcu), syscall counts (make bench).
+CROSS="$CROSS gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-system-arm picolibc-arm-none-eabi
+       strace"
+CROSS_ARCH="libmbedtls-dev:arm64 musl-dev:arm64 musl-dev:armhf"
 
 NPM_DIR=.deps/npm
 NPM_PKGS="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
@@ -51,22 +55,35 @@ install)
     fi
     if [ "$(id -u)" != 0 ]; then
         echo "deps: run as root, or install these yourself:"
-        echo "  sudo dpkg --add-architecture arm64 && sudo apt-get update"
+        echo "  sudo dpkg --add-architecture arm64 && sudo dpkg --add-architecture armhf && sudo apt-get update"
         echo "  sudo apt-get install --no-install-recommends $need"
         exit 1
     fi
     export DEBIAN_FRONTEND=noninteractive
     dpkg --add-architecture arm64
+    dpkg --add-architecture armhf
     # Source packages (cmocka is built from Debian's source for the cross tests).
     if [ ! -f /etc/apt/sources.list.d/mote-src.sources ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
         sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
             > /etc/apt/sources.list.d/mote-src.sources
     fi
-    # A flaky mirror index makes update exit 100; the install below still
-    # tells whether what we need is there.
-    apt-get update -qq || echo "deps: apt-get update reported a problem; going on"
-    # shellcheck disable=SC2086
-    apt-get install -y -qq --no-install-recommends $HOST $CROSS $CROSS_ARCH
+    # A mirror in the middle of a sync makes update exit 100 (seen with
+    # the armhf index): try again a few times, then go on with the indexes
+    # that loaded; the install says whether what we need is there, and is
+    # itself tried again after a fresh update.
+    for try in 1 2 3; do
+        apt-get update -qq && break
+        echo "deps: apt-get update failed (try $try of 3)"
+        sleep $((try * 5))
+    done
+    for try in 1 2 3; do
+        # shellcheck disable=SC2086
+        apt-get install -y -qq --no-install-recommends $HOST $CROSS $CROSS_ARCH && exit 0
+        echo "deps: apt-get install failed (try $try of 3)"
+        sleep $((try * 5))
+        apt-get update -qq || true
+    done
+    exit 1
     ;;
 *)
     echo "usage: deps.sh install|check" >&2

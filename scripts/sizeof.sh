@@ -1,35 +1,63 @@
 #!/bin/sh
-# sizeof.sh CC BUILDDIR - prints the static memory of mote's main structs.
+# sizeof.sh BUILDDIR - the memory of mote's structs and the largest stack
+# frames, for the compiler and flags of the build (a cross compiler, a
+# custom configuration): nothing is run, the figures are read from
+# objects with nm, so it works for any target.
+#   env: CC, NM, FLAGS (the build's compile flags, MOTE_* and
+#   MOTE_CONFIG_FILE included), SRC (the sources for -fstack-usage),
+#   TOP (how many frames to list; default 12)
 set -eu
-cc=$1
-b=$2
-mkdir -p "$b/tmp"
+b=$1
+mkdir -p "$b/tmp" "$b/stack"
 cat > "$b/tmp/sizeof.c" <<'C'
-#include <stdio.h>
+/* Each array's size is a struct's: read back with nm -S. */
 #include "mote/mote.h"
-#include "mote/mote_client.h"
 #include "mote/mote_agent.h"
-int main(void)
-{
-    printf("struct mote_loop: %zu bytes (MOTE_MAX_JOBS=%d, timers %d, watches %d)\n",
-           sizeof(struct mote_loop), MOTE_MAX_JOBS, MOTE_MAX_TIMERS, MOTE_MAX_WATCHES);
-    printf("one job slot (struct mote_job): %zu bytes\n", sizeof(struct mote_job));
-    printf("one timer slot: %zu bytes, one watch slot: %zu bytes\n",
-           sizeof(struct mote_timer_slot), sizeof(struct mote_watch_slot));
-    printf("one model request (struct mote_llm_call): %zu bytes (SSE event %d, JSON tokens %d, net buffer %d)\n",
-           sizeof(struct mote_llm_call), MOTE_SSE_DATA_MAX, MOTE_JSON_MAX_TOKENS, MOTE_NET_BUF);
-    printf("struct mote_session: %zu bytes (%d conversations, %d stream slots, %d tool-run slots, "
-           "journal buffer %zu)\n",
-           sizeof(struct mote_session), MOTE_MAX_CONVERSATIONS, MOTE_MAX_STREAMS,
-           MOTE_MAX_TOOL_RUNS, sizeof(struct mote_jbuf));
-    printf("one conversation (struct mote_conv): %zu bytes\n", sizeof(struct mote_conv));
-    printf("one stream slot (struct mote_stream): %zu bytes; one tool-run slot "
-           "(struct mote_tool_run): %zu bytes\n",
-           sizeof(struct mote_stream), sizeof(struct mote_tool_run));
-    printf("MCP servers (struct mote_mcp, optional): %zu bytes (%d servers)\n",
-           sizeof(struct mote_mcp), MOTE_MAX_MCP_SERVERS);
-    return 0;
-}
+#include "mote/mote_client.h"
+#include "mote/mote_edit.h"
+#include "mote/mote_journal.h"
+#include "mote/mote_mcp.h"
+#define S(name, type) char sizeof_##name[sizeof(type)]
+S(loop, struct mote_loop);
+S(job, struct mote_job);
+S(timer, struct mote_timer_slot);
+S(watch, struct mote_watch_slot);
+S(llm_call, struct mote_llm_call);
+S(journal, struct mote_journal);
+S(jbuf, struct mote_jbuf);
+S(session, struct mote_session);
+S(conv, struct mote_conv);
+S(stream, struct mote_stream);
+S(tool_run, struct mote_tool_run);
+S(mcp, struct mote_mcp);
+S(mcp_server, struct mote_mcp_server);
+S(edit, struct mote_edit);
 C
-$cc -std=c11 -Iinclude -DJSMN_STATIC -DJSMN_STRICT -DJSMN_PARENT_LINKS -o "$b/tmp/sizeof" "$b/tmp/sizeof.c"
-"$b/tmp/sizeof"
+# shellcheck disable=SC2086
+$CC $FLAGS -fno-common -c "$b/tmp/sizeof.c" -o "$b/tmp/sizeof.o"
+$NM -S "$b/tmp/sizeof.o" | awk '
+    function hex(s,   i, r) {
+        r = 0
+        for (i = 1; i <= length(s); i++)
+            r = r * 16 + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1
+        return r
+    }
+    $4 ~ /^sizeof_/ { n = $4; sub(/^sizeof_/, "", n); v[n] = hex($2) }
+    END {
+        printf "struct mote_loop             %9d  (jobs %d B each, timers %d, watches %d)\n", v["loop"], v["job"], v["timer"], v["watch"]
+        printf "struct mote_llm_call         %9d  one model request (the client)\n", v["llm_call"]
+        printf "struct mote_journal          %9d  one open journal, + struct mote_jbuf %d shared\n", v["journal"], v["jbuf"]
+        printf "struct mote_session          %9d  the agent: conversation %d, stream slot %d, tool-run slot %d\n", v["session"], v["conv"], v["stream"], v["tool_run"]
+        printf "struct mote_mcp              %9d  MCP servers (optional), %d per server\n", v["mcp"], v["mcp_server"]
+        printf "struct mote_edit             %9d  the line editor (a terminal front end)\n", v["edit"]
+    }'
+# Stack frames: every source compiled again with -fstack-usage.
+rm -f "$b/stack"/*.su
+for f in $SRC; do
+    o="$b/stack/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')"
+    # shellcheck disable=SC2086
+    $CC $FLAGS -fstack-usage -c "$f" -o "$o" || exit 1
+done
+echo "largest stack frames (bytes, -fstack-usage; 'dynamic' also uses alloca/VLAs):"
+cat "$b/stack"/*.su | awk -F'\t' '{ n = split($1, a, ":"); printf "%8d  %-9s %s:%s\n", $2, $3, a[1], a[n] }' |
+    sed 's|[^ ]*/\([^/:]*:\)|\1|' | sort -rn | head -n "${TOP:-12}"

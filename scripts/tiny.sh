@@ -55,15 +55,17 @@ if [ ! -f "$t/mbedtls/library/libmbedtls.a" ] || [ "$(cat "$t/mbedtls/stamp" 2>/
         >"$t/mbedtls-build.log" 2>&1 || { tail -n 20 "$t/mbedtls-build.log"; exit 1; }
     echo "$stamp" > "$t/mbedtls/stamp"
 fi
-# Our code without unwind tables (nothing unwinds: no C++, no backtraces),
-# and one segment less of padding. Other flags than last time: from scratch.
+# Our code without unwind tables (nothing unwinds: no C++, no backtraces);
+# no separate code segment and no RELRO (a static binary has no dynamic
+# relocations to protect), each of which pads the file to a page. Other
+# flags than last time: built from scratch.
 cflags="-Os -fno-asynchronous-unwind-tables -fno-unwind-tables -I$t/mbedtls/include -Iport/tiny -DMBEDTLS_CONFIG_FILE='\"mbedtls_config.h\"' -I$t/jsmn ${TINY_CFLAGS:-}"
 if [ "$(cat "$t/flags" 2>/dev/null)" != "$cc $cflags ${CA_BUNDLE:-}" ]; then
     rm -rf "$t/build"
     echo "$cc $cflags ${CA_BUNDLE:-}" > "$t/flags"
 fi
 make --no-print-directory CC="$cc" CROSS_COMPILE="$x" STATIC=1 BUILDDIR="$t/build" \
-    CFLAGS="$cflags" LDFLAGS="-L$t/mbedtls/library -Wl,-z,noseparate-code" \
+    CFLAGS="$cflags" LDFLAGS="-L$t/mbedtls/library -Wl,-z,noseparate-code -Wl,-z,norelro" \
     ${CA_BUNDLE:+CA_BUNDLE="$CA_BUNDLE"} "$t/build/mote"
 "$strip" -o "$t/mote" "$t/build/mote"
 echo "tiny: $t/mote, $(wc -c < "$t/mote") bytes (static, musl, minimal mbedTLS${x:+, $x})"

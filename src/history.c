@@ -10,7 +10,9 @@
 #include "mote/mote_agent.h"
 
 #define HIST_NAME "history"
-#define HIST_BLOCK 4096
+/* Bytes read at a time: small, since it is on the stack (a 500-line
+ * history is read in about 50 calls). */
+#define HIST_BLOCK 512
 
 int mote_history_add(struct mote_session *s, const char *line, size_t len)
 {

@@ -276,19 +276,15 @@ static void wake_waiting_calls(struct mote_loop *loop);
 
 static void fail_server(struct mote_mcp_server *s, const char *why)
 {
-    char m[MOTE_MCP_RESULT_MAX];
+    /* (sized for what it holds: the reasons are short; this frame was
+     * MOTE_MCP_RESULT_MAX, 16 KiB, before issue 12) */
+    char m[sizeof(s->name) + sizeof(s->errmsg) + 64];
     struct mote_sb sb;
 
     if (s->state == MOTE_MCP_FAILED || s->state == MOTE_MCP_CLOSED)
         return;
     mote_str_copy(s->errmsg, sizeof(s->errmsg), why);
-    mote_sb_init(&sb, m, sizeof(m));
-    mote_sb_s(&sb, why);
-    if (s->loglen > 0) {
-        mote_sb_s(&sb, "; its stderr ends: ");
-        mote_sb_s(&sb, s->log);
-    }
-    logm(s, sb.p, NULL, NULL);
+    logm(s, why, s->loglen > 0 ? "; its stderr ends: " : NULL, s->loglen > 0 ? s->log : NULL);
     s->state = MOTE_MCP_FAILED;
     s->req_id = 0;
     if (s->call != NULL) {

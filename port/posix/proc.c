@@ -36,6 +36,7 @@
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,7 +217,11 @@ static void close_others(const int *keep, int n)
             if (syscall(SYS_close_range, (unsigned)lo, last, 0u) != 0)
 #endif
             {
-                long max = sysconf(_SC_OPEN_MAX), fd;
+                /* (getrlimit: what sysconf(_SC_OPEN_MAX) asks, without
+                 * sysconf's table in a static build) */
+                struct rlimit rl;
+                long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                               ? (long)rl.rlim_cur : 65536, fd;
 
                 if (max < 0 || max > 65536)
                     max = 65536;
@@ -561,8 +566,15 @@ static uint64_t px_start_time(void *ctx, int64_t pid)
         if (*p == ' ')
             field++;
     }
-    if (sscanf(p, "%llu", &start) != 1)
-        return 0;
+    {
+        /* (strtoull, not sscanf: scanf would bring 12 KB of libc into a
+         * static build) */
+        char *end;
+
+        start = strtoull(p, &end, 10);
+        if (end == p)
+            return 0;
+    }
     return start == 0 ? 1 : start;
 }
 
@@ -581,6 +593,19 @@ static int px_tag(void *ctx, int64_t pid, char *buf, size_t cap)
     return (int)n;
 }
 
+/* True if `len` bytes at `needle` are in `n` bytes at `hay` (memmem is a
+ * GNU extension, and 1 KB of libc in a static build). */
+static bool has_bytes(const char *hay, size_t n, const char *needle, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i + len <= n; i++) {
+        if (hay[i] == needle[0] && memcmp(hay + i, needle, len) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* True if process `pid`'s environment holds exactly `entry` (NUL-framed). */
 static bool env_has(long pid, const char *entry, size_t len)
 {
@@ -597,7 +622,7 @@ static bool env_has(long pid, const char *entry, size_t len)
     while ((n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
         size_t have = keep + (size_t)n;
 
-        if (memmem(buf, have, entry, len) != NULL) {
+        if (has_bytes(buf, have, entry, len)) {
             close(fd);
             return true;
         }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -300,8 +301,31 @@ static int64_t lock_holder(int fd)
          * line has "->" after the number and is not a holder. */
         if (strstr(line, "FLOCK") == NULL || strstr(line, "->") != NULL)
             continue;
-        if (sscanf(line, "%*d: FLOCK %*s %*s %lld %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
-            ino == (unsigned long long)sb.st_ino && maj == major(sb.st_dev) &&
+        /* the fields by hand (sscanf would bring 12 KB of libc into a
+         * static build): "N:" FLOCK ADVISORY WRITE pid maj:min:ino */
+        {
+            char *fld[6], *save = NULL, *tok, *e;
+            unsigned n = 0;
+
+            for (tok = strtok_r(line, " \t\n", &save); tok != NULL && n < 6;
+                 tok = strtok_r(NULL, " \t\n", &save))
+                fld[n++] = tok;
+            if (n < 6 || strcmp(fld[1], "FLOCK") != 0)
+                continue;
+            p = strtoll(fld[4], &e, 10);
+            if (e == fld[4] || *e != '\0')
+                continue;
+            maj = (unsigned)strtoul(fld[5], &e, 16);
+            if (*e != ':')
+                continue;
+            min = (unsigned)strtoul(e + 1, &e, 16);
+            if (*e != ':')
+                continue;
+            ino = strtoull(e + 1, &e, 10);
+            if (*e != '\0')
+                continue;
+        }
+        if (ino == (unsigned long long)sb.st_ino && maj == major(sb.st_dev) &&
             min == minor(sb.st_dev) && p > 0 && p != (long long)getpid())
             pid = p;
     }

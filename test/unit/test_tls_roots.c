@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include <mbedtls/x509_crt.h>
+#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
+#include <mbedtls/memory_buffer_alloc.h> /* the tiny configuration (check-cross) */
+#endif
 
 #include "mote/mote.h"
 #include "mote/mote_posix.h"
@@ -432,6 +435,13 @@ static void test_the_system_bundle(void **state)
 static int setup(void **state)
 {
     (void)state;
+#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
+    {
+        static unsigned char heap[65536];
+
+        mbedtls_memory_buffer_alloc_init(heap, sizeof(heap));
+    }
+#endif
     if (mote_posix_init(&pp) < 0)
         return -1;
     snprintf(dir, sizeof(dir), "/tmp/mote-roots-XXXXXX");
