@@ -86,7 +86,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long
-.PHONY: test-tls test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: check-mcu test-tls test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -330,6 +330,43 @@ freestanding: deps-check
 	  echo "$$undef"; exit 1; fi
 	$(Q)arm-none-eabi-size $(FB)/core.o
 	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
+
+## check-mcu: the core's unit tests built for a Cortex-M4 and run under
+## qemu-system-arm (mps2-an386, semihosting); prints the RAM and flash used
+# (test_agent and test_port hold several MB of scripted responses: more
+# than the machine's 4 MiB of RAM; the rest run unchanged)
+MB := $(B)/mcu
+MCU_TESTS := loop jobs journal sse json llm http tport edit
+MCU_CC := arm-none-eabi-gcc
+MCU_CFLAGS := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft --specs=picolibc.specs -Os -g -std=c11 \
+  $(WARN) -Wno-cast-align -Itest/mcu -Iinclude -Iport/test -I$(MB)/jsmn $(JSMN_DEFS) \
+  -ffunction-sections -fdata-sections
+MCU_LDFLAGS := --oslib=semihost -Wl,--gc-sections -Wl,--defsym=__flash=0x0 \
+  -Wl,--defsym=__flash_size=0x400000 -Wl,--defsym=__ram=0x20000000 \
+  -Wl,--defsym=__ram_size=0x400000 -Wl,--defsym=__stack_size=0x40000 \
+  -Wl,--defsym=__heap_end=0x203c0000
+# (__heap_end named too: picolibc.ld computes it before a --defsym'd
+# __stack_size counts, and would leave the stack 2 KiB)
+MCU_LIB_OBJ := $(CORE_SRC:%.c=$(MB)/obj/%.o) $(TPORT_SRC:%.c=$(MB)/obj/%.o)
+MCU_ELF := $(MCU_TESTS:%=$(MB)/test_%.elf)
+
+$(MB)/jsmn/jsmn.h: /usr/include/jsmn.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(MB)/obj/%.o: %.c $(MB)/jsmn/jsmn.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/MCU  $<")
+	$(Q)$(MCU_CC) $(MCU_CFLAGS) -c $< -o $@
+
+$(MB)/test_%.elf: test/unit/test_%.c test/mcu/runner.c test/mcu/cmocka.h $(MCU_LIB_OBJ)
+	@$(if $(Q),echo "  LD/MCU  $@")
+	$(Q)$(MCU_CC) $(MCU_CFLAGS) -Dmain=mote_test_main -c $< -o $(MB)/test_$*.o
+	$(Q)$(MCU_CC) $(MCU_CFLAGS) -DMOTE_MCU_NAME='"$*"' -c test/mcu/runner.c -o $(MB)/runner_$*.o
+	$(Q)$(MCU_CC) $(MCU_CFLAGS) $(MCU_LDFLAGS) -o $@ $(MB)/test_$*.o $(MB)/runner_$*.o $(MCU_LIB_OBJ)
+
+check-mcu: deps-check $(MCU_ELF)
+	$(Q)sh scripts/mcu_run.sh $(MB) $(MCU_TESTS)
 
 ## check-cross: the unit tests and the tiny build's TLS round under qemu,
 ## for aarch64 and armhf (static musl); and the static glibc aarch64 build
