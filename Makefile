@@ -76,6 +76,10 @@ POSIX_OBJ := $(POSIX_SRC:%.c=$(B)/obj/%.o)
 LIB_OBJ := $(CORE_OBJ) $(POSIX_OBJ) $(ROOTS_OBJ)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 
+# The configuration given in CFLAGS (-DMOTE_*, MOTE_CONFIG_FILE) holds for
+# every build of the tree, the sanitizer one too.
+CONFIG_CFLAGS := $(filter -DMOTE_%,$(CFLAGS))
+
 # Sanitizer build for the tests (make check).
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS := -O1 -g $(SAN) -Iport/test
@@ -86,7 +90,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long
-.PHONY: check-mcu test-tls test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: check-small check-mcu test-tls test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -132,7 +136,7 @@ $(B)/embed: $(B)/obj/examples/embed/main.o $(B)/libmote.a
 $(SB)/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/SAN  $<")
-	$(Q)$(CC) $(REQ_CFLAGS) $(SAN_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(REQ_CFLAGS) $(SAN_CFLAGS) $(CONFIG_CFLAGS) -c $< -o $@
 
 $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
@@ -330,6 +334,18 @@ freestanding: deps-check
 	  echo "$$undef"; exit 1; fi
 	$(Q)arm-none-eabi-size $(FB)/core.o
 	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
+
+## check-small: the small configuration (include/mote/mote_config_small.h,
+## a 64 MB router): library and CLI with -Werror, then the agent's
+## integration tests against it
+SMALL_CFLAGS := -Os -g -DMOTE_CONFIG_FILE=\"mote/mote_config_small.h\"
+check-small: deps-check
+	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/small CFLAGS='$(SMALL_CFLAGS)' all $(B)/small/asan/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(B)/small/asan
+	@# every limit at its floor builds too (-Werror), the CLI included
+	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/floors \
+	  CFLAGS='-Os -DMOTE_CONFIG_FILE=\"$(abspath test/config_floors.h)\"' all >/dev/null
+	@echo "check-small: the small configuration passed the agent tests; the floors build"
 
 ## check-mcu: the core's unit tests built for a Cortex-M4 and run under
 ## qemu-system-arm (mps2-an386, semihosting); prints the RAM and flash used

@@ -305,7 +305,9 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
 {
     struct mote_pollfd fds[MOTE_MAX_WATCHES];
     unsigned map[MOTE_MAX_WATCHES];
-    uint32_t map_gen[MOTE_MAX_WATCHES]; /* which watch of the slot was polled */
+    uint32_t map_gen[MOTE_MAX_WATCHES] = {0}; /* which watch of the slot was polled
+                                               * (zeroed: gcc cannot tell that only
+                                               * the first nfds are read) */
     unsigned nfds = 0, i;
     uint32_t now = mote_loop_now(loop);
     int32_t wait_ms;

@@ -738,8 +738,12 @@ static int new_conversation(void)
 
     pp.port.random(pp.port.ctx, r, sizeof(r));
     gmtime_r(&t, &tm);
-    snprintf(id, sizeof(id), "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r[0], r[1], r[2]);
+    /* (fields bounded: 23 bytes whatever the clock says, so MOTE_CONV_ID_MAX's
+     * floor of 24 builds with -Wformat-truncation, issue 12.6) */
+    snprintf(id, sizeof(id), "%04u%02u%02u-%02u%02u%02u-%02x%02x%02x",
+             (unsigned)(tm.tm_year + 1900) % 10000u, (unsigned)(tm.tm_mon + 1) % 100u,
+             (unsigned)tm.tm_mday % 100u, (unsigned)tm.tm_hour % 100u, (unsigned)tm.tm_min % 100u,
+             (unsigned)tm.tm_sec % 100u, r[0], r[1], r[2]);
     rc = mote_conv_create(&ses, &cconf, id, &conv);
     if (rc < 0) {
         fprintf(stderr, "mote: cannot create the conversation in %s: %s\n", state_dir,

@@ -227,7 +227,8 @@
 #define MOTE_JOURNAL_LINE_MAX 65536
 #endif
 
-/* Bytes of a conversation id, including the NUL. */
+/* Bytes of a conversation id, including the NUL (at least 24: the ids mote
+ * makes take 23). */
 #ifndef MOTE_CONV_ID_MAX
 #define MOTE_CONV_ID_MAX 40
 #endif
@@ -487,8 +488,8 @@
 #error "MOTE_NET_BUF must be at least 1024 (the request head must fit) and MOTE_LLM_MAX_ATTEMPTS at least 1"
 #endif
 
-#if MOTE_JOURNAL_LINE_MAX < 4096 || MOTE_CONV_ID_MAX < 16
-#error "MOTE_JOURNAL_LINE_MAX must be at least 4096 and MOTE_CONV_ID_MAX at least 16"
+#if MOTE_JOURNAL_LINE_MAX < 4096 || MOTE_CONV_ID_MAX < 24
+#error "MOTE_JOURNAL_LINE_MAX must be at least 4096 and MOTE_CONV_ID_MAX at least 24 (the ids mote makes, 20260102-030405-a1b2c3, take 23 bytes)"
 #endif
 
 #if MOTE_MAX_CONVERSATIONS < 1 || MOTE_MAX_CONVERSATIONS > 64

@@ -1,0 +1,53 @@
+/*
+ * config_floors.h - every limit of mote_config.h at the lowest value its
+ * #error checks accept. make check-small builds the library and the CLI
+ * with it under -Werror (issue 12.6: a value the checks take must build;
+ * the CLI's id format failed -Wformat-truncation with them). Built only,
+ * not run: some of these are too small to hold a conversation's names.
+ */
+#define MOTE_MAX_JOBS 1
+#define MOTE_MAX_INACTIVE_JOBS 0
+#define MOTE_JOB_MAX_CONTINUATIONS 1
+#define MOTE_JOB_NAME_LEN 2
+#define MOTE_CONT_KEY_LEN 2
+#define MOTE_JOB_ERRMSG_LEN 16
+#define MOTE_MAX_TIMERS 1
+#define MOTE_MAX_WATCHES 1
+#define MOTE_LOOP_MAX_WAIT_MS 1
+#define MOTE_STORAGE_NAME_MAX 16
+#define MOTE_JSON_MAX_TOKENS 16
+#define MOTE_SSE_DATA_MAX 1024
+#define MOTE_SSE_NAME_MAX 16
+#define MOTE_HTTP_LINE_MAX 256
+#define MOTE_HTTP_HEADER_MAX 256
+#define MOTE_LLM_MAX_TOOL_CALLS 1
+#define MOTE_LLM_MAX_BLOCKS 2
+#define MOTE_LLM_TEXT_MAX 256
+#define MOTE_LLM_ID_MAX 32
+#define MOTE_LLM_NAME_MAX 32
+#define MOTE_PROC_TAG_MAX 17
+#define MOTE_NET_BUF 1024
+#define MOTE_LLM_MAX_ATTEMPTS 1
+#define MOTE_JOURNAL_LINE_MAX 4096
+#define MOTE_CONV_ID_MAX 24
+#define MOTE_MAX_CONVERSATIONS 1
+#define MOTE_MAX_STREAMS 1
+#define MOTE_MAX_TOOL_RUNS 1
+#define MOTE_MAX_TOOLS 1
+#define MOTE_CONV_ALLOWED_MAX 1
+#define MOTE_TOOL_OUTPUT_MAX 1024
+#define MOTE_ANSWER_TEXT_MAX 256
+#define MOTE_TOOL_STATE_MAX 16
+#define MOTE_HISTORY_MAX 1
+#define MOTE_HISTORY_LINE_MAX 64
+#define MOTE_EDIT_LINE_MAX 80
+#define MOTE_EDIT_HISTORY_BYTES 2
+#define MOTE_MCP_RESULT_MAX 1024
+#define MOTE_MCP_LINE_MAX 1024
+#define MOTE_TLS_SESSIONS 1
+#define MOTE_TLS_READAHEAD 64
+#define MOTE_TLS_CHAIN_MAX 1
+#define MOTE_TLS_READ_CHUNK 512
+#define MOTE_TLS_CERT_MAX 1024
+#define MOTE_TLS_BUNDLE_MAX 65536
+#define MOTE_TLS_ARENA 32768
