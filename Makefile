@@ -306,9 +306,13 @@ test-fuzz: $(FUZZ_BIN)
 fuzz-long: $(FUZZ_BIN)
 	$(Q)$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),600)
 
-## bench: parse throughput and instruction counts, TLS handshake memory
+## bench: parse throughput and instruction counts, TLS handshake memory; the
+## footprint figures of issue 12 (sizes, RSS, CPU, system calls per chunk)
 BB := $(B)/bench
-bench: $(B)/libmote.a
+bench: $(B)/libmote.a $(B)/mote $(B)/rss_exec
+	$(Q)$(MAKE) --no-print-directory tiny
+	$(Q)for x in aarch64-linux-gnu- arm-linux-gnueabihf-; do \
+	  $(MAKE) --no-print-directory tiny CROSS_COMPILE=$$x >/dev/null || exit 1; done
 	@mkdir -p $(BB)
 	$(Q)$(CC) -std=c11 -O2 -Iinclude $(JSMN_DEFS) -o $(BB)/bench_parse test/bench/bench_parse.c \
 	  $(CORE_SRC)
@@ -333,6 +337,7 @@ freestanding: deps-check
 	if [ -n "$$undef" ]; then echo "freestanding: src/ needs symbols beyond mem*/str*:"; \
 	  echo "$$undef"; exit 1; fi
 	$(Q)arm-none-eabi-size $(FB)/core.o
+	$(Q)sh scripts/budget.sh mcu-core $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
 	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
 
 ## check-small: the small configuration (include/mote/mote_config_small.h,
@@ -405,6 +410,7 @@ tiny: deps-check
 # The tiny build runs a tool round over TLS against the local test server,
 # and verifies against the system bundle within 1 MiB of RSS (issue 12.1).
 test-tiny: tiny $(B)/rss_exec
+	$(Q)sh scripts/budget.sh tiny-$$($(CC) -dumpmachine | cut -d- -f1) $$(wc -c < $(B)/tiny/mote)
 	$(Q)sh test/integration/smoke.sh $(B)/tiny/mote
 	$(Q)python3 test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec
 	@# roots built in (CA_BUNDLE): a throw-away CA as the only trust

@@ -211,17 +211,40 @@ static void describe(int rc, const char *what, char *err, size_t cap)
 /* The verification flags as one line. */
 static void flags_msg(uint32_t flags, const struct tls_session *s, char *err, size_t cap)
 {
-    char info[256];
-    size_t n, i;
+    /* Our own words (the same in every build: the minimal mbedTLS has no
+     * info strings, MBEDTLS_X509_REMOVE_INFO). */
+    static const struct {
+        uint32_t flag;
+        const char *text;
+    } reasons[] = {
+        {MBEDTLS_X509_BADCERT_NOT_TRUSTED, "the chain is not correctly signed by a trusted root"},
+        {MBEDTLS_X509_BADCERT_CN_MISMATCH, "the host name does not match the certificate"},
+        {MBEDTLS_X509_BADCERT_EXPIRED, "the certificate has expired"},
+        {MBEDTLS_X509_BADCERT_FUTURE, "the certificate is not valid yet"},
+        {MBEDTLS_X509_BADCERT_REVOKED, "the certificate was revoked"},
+        {MBEDTLS_X509_BADCERT_MISSING, "the server sent no certificate"},
+        {MBEDTLS_X509_BADCERT_KEY_USAGE, "its key usage does not allow this"},
+        {MBEDTLS_X509_BADCERT_EXT_KEY_USAGE, "its extended key usage does not allow a server"},
+        {MBEDTLS_X509_BADCERT_NS_CERT_TYPE, "its Netscape type does not allow a server"},
+        {MBEDTLS_X509_BADCERT_BAD_MD, "signed with a hash too weak (SHA-1, MD5)"},
+        {MBEDTLS_X509_BADCERT_BAD_PK, "signed with an unacceptable algorithm"},
+        {MBEDTLS_X509_BADCERT_BAD_KEY, "its key is unacceptable (curve or size)"},
+        {MBEDTLS_X509_BADCERT_OTHER, "refused for another reason"},
+    };
+    char info[320];
+    size_t i, n = 0;
 
-    mbedtls_x509_crt_verify_info(info, sizeof(info), "", flags);
-    n = strlen(info);
-    while (n > 0 && (info[n - 1] == '\n' || info[n - 1] == ' '))
-        info[--n] = '\0';
-    for (i = 0; i < n; i++) {
-        if (info[i] == '\n')
-            info[i] = ';';
+    info[0] = '\0';
+    for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+        if ((flags & reasons[i].flag) && n < sizeof(info)) {
+            int k = snprintf(info + n, sizeof(info) - n, "%s%s", n > 0 ? "; " : "",
+                             reasons[i].text);
+
+            n += k > 0 ? (size_t)k : 0;
+        }
     }
+    if (n == 0)
+        snprintf(info, sizeof(info), "flags 0x%08x", (unsigned)flags);
     if ((flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED) && s->scanned && s->stats.certs == 0)
         snprintf(err, cap, "certificate verification failed: %s (%s holds no certificate)",
                  info, s->src.path != NULL ? s->src.path : "the roots in memory");

@@ -252,13 +252,77 @@ static void put(struct scan *s, unsigned char byte)
         s->over = true;
 }
 
+/* Base64 by table: 0..63 a digit, B64_SKIP whitespace and padding, B64_END
+ * the '-' that ends a block, B64_BAD anything else. Built on first use. */
+enum { B64_SKIP = 64, B64_END, B64_BAD };
+static unsigned char b64_tab[256];
+
+static void b64_init(void)
+{
+    unsigned c;
+
+    for (c = 0; c < 256; c++) {
+        int v = b64((unsigned char)c);
+
+        b64_tab[c] = v >= 0 ? (unsigned char)v
+                     : c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '='
+                         ? (unsigned char)B64_SKIP
+                     : c == '-' ? (unsigned char)B64_END
+                                : (unsigned char)B64_BAD;
+    }
+}
+
 static int feed_pem(struct scan *s, const unsigned char *p, size_t n)
 {
     size_t i;
     int rc;
 
+    if (b64_tab['-'] == 0)
+        b64_init();
     for (i = 0; i < n; i++) {
         unsigned char c = p[i];
+
+        if (s->pem == PEM_B64) {
+            /* the bulk of a bundle: four digits at a time while they come
+             * in fours, then one at a time */
+            unsigned v;
+
+            for (;;) {
+                while (s->nbits == 0 && n - i >= 4) {
+                    unsigned a = b64_tab[p[i]], b = b64_tab[p[i + 1]], c3 = b64_tab[p[i + 2]],
+                             d = b64_tab[p[i + 3]];
+                    uint32_t q = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c3 << 6 | d;
+
+                    if ((a | b | c3 | d) >= 64)
+                        break;
+                    if (s->dlen + 3 <= sizeof(s->b->der)) {
+                        s->b->der[s->dlen] = (unsigned char)(q >> 16);
+                        s->b->der[s->dlen + 1] = (unsigned char)(q >> 8);
+                        s->b->der[s->dlen + 2] = (unsigned char)q;
+                        s->dlen += 3;
+                    } else {
+                        s->over = true;
+                    }
+                    i += 4;
+                }
+                if (i == n)
+                    return 0;
+                if ((v = b64_tab[p[i]]) > B64_SKIP)
+                    break; /* the end, or not base64 */
+                if (v < B64_SKIP) {
+                    s->acc = (s->acc << 6) | v;
+                    s->nbits += 6;
+                    if (s->nbits >= 8) {
+                        s->nbits -= 8;
+                        put(s, (unsigned char)(s->acc >> s->nbits));
+                        s->acc &= (1u << s->nbits) - 1u;
+                    }
+                }
+                if (++i == n)
+                    return 0;
+            }
+            c = p[i];
+        }
 
         if (s->pem == PEM_OUT) {
             if (c == (unsigned char)begin_marker[s->m]) {

@@ -35,6 +35,7 @@ for f in $LIB_SRC; do
     $cc $flags -c "$f" -o "$o" || exit 1
     objs="$objs $o"
 done
+sh scripts/budget.sh "tiny-$name" "$(wc -c < "$t/mote")" || fail=1
 passed=0
 for t_src in $UNIT_SRC; do
     n=$(basename "$t_src" .c)

@@ -56,8 +56,9 @@ if [ ! -f "$t/mbedtls/library/libmbedtls.a" ] || [ "$(cat "$t/mbedtls/stamp" 2>/
     echo "$stamp" > "$t/mbedtls/stamp"
 fi
 # Our code without unwind tables (nothing unwinds: no C++, no backtraces);
-# no separate code segment and no RELRO (a static binary has no dynamic
-# relocations to protect), each of which pads the file to a page. Other
+# no separate code segment, no RELRO (a static binary has no dynamic
+# relocations to protect) and data placed right after the code in the file
+# (common-page-size=64): each of them padded the file to a page. Other
 # flags than last time: built from scratch.
 cflags="-Os -fno-asynchronous-unwind-tables -fno-unwind-tables -I$t/mbedtls/include -Iport/tiny -DMBEDTLS_CONFIG_FILE='\"mbedtls_config.h\"' -I$t/jsmn ${TINY_CFLAGS:-}"
 if [ "$(cat "$t/flags" 2>/dev/null)" != "$cc $cflags ${CA_BUNDLE:-}" ]; then
@@ -65,7 +66,7 @@ if [ "$(cat "$t/flags" 2>/dev/null)" != "$cc $cflags ${CA_BUNDLE:-}" ]; then
     echo "$cc $cflags ${CA_BUNDLE:-}" > "$t/flags"
 fi
 make --no-print-directory CC="$cc" CROSS_COMPILE="$x" STATIC=1 BUILDDIR="$t/build" \
-    CFLAGS="$cflags" LDFLAGS="-L$t/mbedtls/library -Wl,-z,noseparate-code -Wl,-z,norelro" \
+    CFLAGS="$cflags" LDFLAGS="-L$t/mbedtls/library -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64" \
     ${CA_BUNDLE:+CA_BUNDLE="$CA_BUNDLE"} "$t/build/mote"
 "$strip" -o "$t/mote" "$t/build/mote"
 echo "tiny: $t/mote, $(wc -c < "$t/mote") bytes (static, musl, minimal mbedTLS${x:+, $x})"

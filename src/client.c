@@ -528,6 +528,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
 {
     const struct mote_port *p = loop->port;
     size_t moved = 0; /* bytes sent and received in this step */
+    size_t got;       /* bytes of the last receive */
     unsigned want;
     int rc, fd;
 
@@ -687,6 +688,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
             }
             c->got_byte = true;
             moved += (size_t)rc;
+            got = (size_t)rc;
             /* The headers have one deadline from the request's end: a
              * server sending them a byte at a time is not waited for
              * forever. In the stream, silence has the idle deadline and
@@ -724,6 +726,14 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                 if (c->http.status != 200)
                     return status_error(c);
                 return stream_cut(c);
+            }
+            if (c->tls < 0 && got < sizeof(c->buf)) {
+                /* A short read emptied the socket: wait for more rather
+                 * than ask again only to hear "would block" (TLS: the
+                 * backend knows the same from its own reads). */
+                if ((rc = watch(loop, self, c, c->fd, MOTE_POLL_IN)) < 0)
+                    return rc;
+                return MOTE_ERR_AGAIN;
             }
             break;
         default:

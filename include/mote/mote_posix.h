@@ -21,6 +21,7 @@ struct mote_posix {
     struct mote_port port;   /* hand &pp->port to mote_loop_init */
     int sig_pipe[2];         /* self-pipe: read end watched by wait() */
     bool sig_installed;
+    bool sig_ready;          /* the last wait() saw the pipe readable */
     uint32_t clock_offset;   /* added to the clock (tests start near 2^32) */
     char root[MOTE_POSIX_PATH_MAX]; /* storage root, "" until set */
 };

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -183,6 +184,30 @@ static int px_resolve(void *ctx, const char *host, uint16_t port, int *wait_fd)
     res[slot].port = port;
     strcpy(res[slot].host, host);
     pthread_mutex_unlock(&res_lock);
+    {
+        /* An address literal or a loopback name is answered at once, with
+         * no thread to start (issue 12: launch to the first request byte). */
+        struct mote_addr found[MOTE_MAX_ADDRS];
+        unsigned char a[16];
+        int n;
+
+        memset(found, 0, sizeof(found));
+        n = loopback_name(host, found);
+        if (n == 0 && inet_pton(AF_INET, host, a) == 1) {
+            found[0].family = 4;
+            memcpy(found[0].addr, a, 4);
+            n = 1;
+        } else if (n == 0 && inet_pton(AF_INET6, host, a) == 1) {
+            found[0].family = 6;
+            memcpy(found[0].addr, a, 16);
+            n = 1;
+        }
+        if (n > 0) {
+            (void)finish(&res[slot], found, n);
+            *wait_fd = res[slot].pipe[0];
+            return slot;
+        }
+    }
 
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

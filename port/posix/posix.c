@@ -5,9 +5,11 @@
  * a non-blocking self-pipe. wait() polls the pipe's read end with the
  * caller's descriptors, so a signal that arrives at any moment, even
  * before poll() is entered, ends the wait. signals_take() drains the pipe
- * first and then swaps the counters to zero: a signal arriving in between
- * is counted now or left for the next call, never lost. A full pipe drops
- * only the wake-up byte, never the count.
+ * (when the last wait saw it readable: no system call on the turns
+ * without a signal) and then swaps the counters to zero: a signal
+ * arriving in between is counted now, its byte waking the next wait, or
+ * left for the next call; never lost. A full pipe drops only the wake-up
+ * byte, never the count.
  */
 #define _GNU_SOURCE
 #include "mote/mote_posix.h"
@@ -121,6 +123,10 @@ static int px_wait(void *ctx, struct mote_pollfd *fds, unsigned nfds, int32_t ti
     rc = poll(pfd, n, timeout_ms < 0 ? -1 : timeout_ms);
     if (rc < 0)
         return errno == EINTR ? 0 : mote_posix_err(errno);
+    /* The pipe is drained by the next signals_take only if it has
+     * something: no read just to hear "would block" on every turn. */
+    if (n > nfds && pfd[nfds].revents != 0)
+        pp->sig_ready = true;
     for (i = 0; i < nfds; i++) {
         unsigned r = 0;
 
@@ -144,7 +150,8 @@ static int px_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
     unsigned s;
     int total = 0;
 
-    if (pp->sig_pipe[0] >= 0) {
+    if (pp->sig_pipe[0] >= 0 && pp->sig_ready) {
+        pp->sig_ready = false;
         while (read(pp->sig_pipe[0], buf, sizeof(buf)) > 0) {
         }
     }

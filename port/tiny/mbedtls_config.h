@@ -8,7 +8,8 @@
  * arena (MBEDTLS_MEMORY_BUFFER_ALLOC_C) so TLS memory is bounded.
  *
  * Left out on purpose: file I/O (mote reads roots through its port),
- * error strings (port/tls_mbedtls.c names the few that matter), RSA-PSS
+ * error and certificate-info strings (port/tls_mbedtls.c names the few
+ * that matter), RSA-PSS
  * (TLS 1.2 does not sign with it; roots signed with it are rare), ALPN and
  * max_fragment_length (unused), keeping the peer's certificate after the
  * handshake. SHA-1 is in only so that the 24 roots of Debian's bundle
@@ -71,6 +72,7 @@ void mote_tls_free_none(void *p);
 #define MBEDTLS_X509_USE_C
 #define MBEDTLS_X509_CRT_PARSE_C
 #define MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK
+#define MBEDTLS_X509_REMOVE_INFO
 
 #define MBEDTLS_MPI_MAX_SIZE 512
 #define MBEDTLS_ECP_WINDOW_SIZE 2

@@ -1,6 +1,7 @@
 /*
  * rss_exec.c - runs a command and prints the peak RSS of that process
- * itself (wait4's ru_maxrss, kB) on stderr as "rss_exec: maxrss N kB".
+ * itself (wait4's ru_maxrss, kB) and its CPU time (user and system, ms)
+ * on stderr as "rss_exec: maxrss N kB user U ms sys S ms".
  *
  * Built static with musl (make build/rss_exec), it is small: the figure
  * of a process also counts what its parent had when it forked, and a
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
         perror("rss_exec");
         return 2;
     }
-    fprintf(stderr, "rss_exec: maxrss %ld kB\n", ru.ru_maxrss);
+    fprintf(stderr, "rss_exec: maxrss %ld kB user %.3f ms sys %.3f ms\n", ru.ru_maxrss,
+            (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3,
+            (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

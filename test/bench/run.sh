@@ -38,6 +38,14 @@ python3 test/bench/agent_bench.py "$(dirname "$b")"
 for f in "$(dirname "$b")/mote"; do
     strip -o "$b/mote.stripped" "$f" && echo "build/mote stripped (dynamic): $(wc -c < "$b/mote.stripped") bytes"
 done
+echo "== footprint (issue 12): sizes, RSS, CPU and system calls of a streamed TLS turn"
+for t in tiny tiny-aarch64 tiny-armhf; do
+    [ -f "$(dirname "$b")/$t/mote" ] && echo "$t/mote stripped: $(wc -c < "$(dirname "$b")/$t/mote") bytes"
+done
+if [ -f "$(dirname "$b")/tiny/mote" ] && [ -x "$(dirname "$b")/rss_exec" ]; then
+    python3 test/bench/footprint_bench.py "$(dirname "$b")/rss_exec" \
+        "tiny=$(dirname "$b")/tiny/mote" "default=$(dirname "$b")/mote" --runs=20
+fi
 echo "== a cancel under a flood (issue 11.4)"
 python3 test/bench/flood_bench.py "$(dirname "$b")" 20
 echo "== a long conversation, before and after compaction (issue 13)"

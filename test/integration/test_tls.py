@@ -15,6 +15,7 @@ test/make_certs.sh): with no CA file named it trusts that CA alone.
 Prints one line per test and "tls: N passed, M failed".
 """
 import os
+import shutil
 import subprocess
 import sys
 
@@ -232,6 +233,47 @@ def test_der_ca_file():
 
 def test_ca_file_without_certificates():
     refused("server", os.path.join(CERTS, "empty.crt"), "holds no certificate")
+
+
+def io_calls(scheme, cert, n):
+    """poll, receive, read and write calls of a turn of n streamed chunks."""
+    text = " ".join("c%d" % i for i in range(n))
+    port, _ = start_server([{"text": text, "delay_ms": 3}], cert)
+    host = "localhost" if cert else "127.0.0.1"
+    log = os.path.join(TMP, "strace.%s.%d" % (scheme, n))
+    e = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
+    e["ANTHROPIC_API_KEY"] = "sk-TLS-SECRET"
+    e["ASAN_OPTIONS"] = "detect_leaks=0"  # LeakSanitizer cannot run under ptrace
+    p = subprocess.run(["strace", "-f", "-c", "-o", log, MOTE, "-p", "hello", "--no-tools",
+                        "--state-dir", os.path.join(TMP, "st"), "--base-url",
+                        "%s://%s:%d" % (scheme, host, port), "--ca-file",
+                        os.path.join(CERTS, "ca.crt")],
+                       capture_output=True, text=True, env=e, timeout=120)
+    check(p.returncode == 0 and p.stdout == text + "\n", (p.returncode, p.stderr[-300:]))
+    calls = {}
+    for line in open(log):
+        f = line.split()
+        if len(f) >= 5 and f[3].isdigit():
+            calls[f[-1]] = int(f[3])
+    return sum(calls.get(k, 0) for k in ("poll", "ppoll", "recvfrom", "recv", "read", "readv",
+                                         "write", "writev")), calls
+
+
+def test_three_system_calls_per_chunk():
+    # Issue 12: a streamed chunk costs poll, one receive and the write of
+    # the text; no read of a descriptor poll did not report (the signal
+    # pipe), no second receive only to hear "would block" (TLS or not).
+    # Two turns, 100 and 400 chunks: the difference is what chunks cost.
+    if RUNNER or not shutil.which("strace"):
+        raise Skip("no strace, or under " + " ".join(RUNNER))
+    for cert, scheme in (("server", "https"), (None, "http")):
+        short, _ = io_calls(scheme, cert, 100)
+        long_, calls = io_calls(scheme, cert, 400)
+        per = (long_ - short) / 300.0
+        NOTES.append("%s: %.2f poll/receive/read/write calls per chunk (%s for 400 chunks)" % (
+            scheme, per, ", ".join("%s %d" % (k, calls[k]) for k in
+                                   ("poll", "recvfrom", "read", "write", "writev") if k in calls)))
+        check(per <= 3.1, "%s: %.2f calls per chunk (%s)" % (scheme, per, calls))
 
 
 def test_peak_rss_with_the_system_bundle():
