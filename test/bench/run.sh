@@ -18,7 +18,7 @@ if command -v valgrind >/dev/null; then
          "$(( (i2 - i1) / (17 * bytes) )) per byte"
 fi
 tmp=$(mktemp -d)
-trap 'kill $(cat "$tmp"/pid* 2>/dev/null) 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $(cat "$tmp"/pid* 2>/dev/null) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 sh test/make_certs.sh "$tmp/certs"
 python3 test/llm_server.py --port-file "$tmp/port" --cert "$tmp/certs/server.crt" \
     --key "$tmp/certs/server.key" --lifetime 120 & echo $! > "$tmp/pid1"
