@@ -60,7 +60,7 @@ endif
 CORE_SRC := $(sort $(wildcard src/*.c))
 POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c
 TPORT_SRC := $(sort $(wildcard port/test/*.c))
-CLI_SRC := $(sort $(wildcard examples/cli/*.c))
+CLI_SRC := $(sort $(wildcard examples/cli/*.c examples/common/*.c examples/serve/*.c))
 UNIT_SRC := $(sort $(wildcard test/unit/test_*.c))
 
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o)
