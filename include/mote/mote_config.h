@@ -325,6 +325,17 @@
 #define MOTE_HISTORY_LINE_MAX 4096
 #endif
 
+/* The line editor (mote_edit.h): the longest input line, bytes (a longer
+ * one is refused whole), and the bytes of recall history it keeps (the
+ * oldest lines make room). struct mote_edit holds the line twice and the
+ * history once; only a program that declares one pays for it. */
+#ifndef MOTE_EDIT_LINE_MAX
+#define MOTE_EDIT_LINE_MAX 65536
+#endif
+#ifndef MOTE_EDIT_HISTORY_BYTES
+#define MOTE_EDIT_HISTORY_BYTES 65536
+#endif
+
 /* ---- MCP ------------------------------------------------------------------- */
 
 /* MCP servers at once, and tools kept per server (more are skipped, with
@@ -578,6 +589,10 @@
 #endif
 /* ---- end of the API server's block ---- */
 
+#if MOTE_EDIT_LINE_MAX < 80 || MOTE_EDIT_HISTORY_BYTES < 2
+#error "MOTE_EDIT_LINE_MAX must be at least 80 and MOTE_EDIT_HISTORY_BYTES at least 2"
+#endif
+
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
  * the one it was built with; mote_loop_init() is a macro that passes the
@@ -600,10 +615,11 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_5_, MOTE_MCP_DISCONNECT_MS), MOTE_HISTORY_MAX), MOTE_HISTORY_LINE_MAX), MOTE_MAX_MCP_SERVERS), MOTE_MCP_MAX_TOOLS), MOTE_MCP_DESC_MAX), MOTE_MCP_SCHEMA_MAX), MOTE_MCP_LINE_MAX)
 #define MOTE_SIG_7_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_6_, MOTE_MCP_OUT_MAX), MOTE_MCP_NAME_MAX), MOTE_MCP_RESULT_MAX), MOTE_MCP_LOG_MAX), MOTE_MCP_TIMEOUT_MS)
+#define MOTE_SIG_EDIT_ MOTE_SIG_(MOTE_SIG_(MOTE_SIG_7_, MOTE_EDIT_LINE_MAX), MOTE_EDIT_HISTORY_BYTES)
 /* mote serve's limits: a chain of its own, joined at the top (compilers
  * cap the nesting of brackets, and the chain above is near clang's 256) */
 #define MOTE_SIG_SERVE_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_MAX_CONNS), MOTE_SERVE_HEAD_MAX), MOTE_SERVE_IN_BUF), MOTE_SERVE_OUT_BUF), MOTE_SERVE_BODY_MAX), MOTE_SERVE_BODY_BUFS), MOTE_SERVE_HEADER_TIMEOUT_MS), MOTE_SERVE_BODY_TIMEOUT_MS), MOTE_SERVE_IDLE_TIMEOUT_MS), MOTE_SERVE_SEND_TIMEOUT_MS), MOTE_SERVE_PING_MS), MOTE_SERVE_FLUSH_MS), MOTE_SERVE_RECOVER_MAX), MOTE_SERVE_RULES_MAX), MOTE_MCP_CONF_ARENA), MOTE_MCP_CONF_ARGS), MOTE_MCP_CONF_ENV)
-#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_7_ ^ MOTE_SIG_SERVE_)
+#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_SERVE_)
 
 #endif /* MOTE_CONFIG_H */
