@@ -374,9 +374,8 @@ static void reply(struct mote_serve *sv, struct mote_serve_conn *c, unsigned sta
 {
     size_t mark = c->out_len;
 
-    if (c->io->req.method == MOTE_HM_HEAD)
-        len = 0;
-    if (!head_out(c, status, "application/json", extra, true, len) || !out_put(c, body, len)) {
+    if (!head_out(c, status, "application/json", extra, true, len) ||
+        !out_put(c, body, c->io->req.method == MOTE_HM_HEAD ? 0 : len)) {
         static const char oops[] = "{\"error\":\"internal\",\"message\":\"the response does not "
                                    "fit the connection's buffer\"}\n";
 
@@ -1523,7 +1522,7 @@ static void conn_watch(struct mote_serve *sv, struct mote_serve_conn *c, bool po
 
     if (c->state == CS_FREE)
         return;
-    if (has_output(c) || poke)
+    if (has_output(c) || poke || c->again)
         ev |= MOTE_POLL_OUT;
     if (!c->peer_eof && (c->state != CS_RESP || c->stream == ST_EVENTS ||
                          c->in_len < sizeof(c->io->in)))
@@ -1587,6 +1586,7 @@ static bool flush(struct mote_serve *sv, struct mote_serve_conn *c)
     const struct mote_port *p = sv->port;
     unsigned refills = 0;
 
+    c->again = false;
     for (;;) {
         const char *buf;
         size_t len;
@@ -1602,8 +1602,10 @@ static bool flush(struct mote_serve *sv, struct mote_serve_conn *c)
             c->out_off = c->out_len = 0;
             if (c->big >= 0 && c->big_len > 0)
                 big_put(sv, c);
-            if (refills++ >= PUMPS_PER_TURN)
+            if (refills++ >= PUMPS_PER_TURN) {
+                c->again = c->stream != ST_NONE; /* more next turn: others get theirs first */
                 return true;
+            }
             if (c->stream == ST_RECORDS && pump_records(sv, c))
                 continue;
             if (c->stream == ST_EVENTS && pump_events(sv, c))
@@ -1787,7 +1789,12 @@ static void on_listen(struct mote_loop *loop, mote_watch_id w, int lfd, unsigned
         if (fd == MOTE_ERR_AGAIN)
             break;
         if (fd < 0) {
-            say(sv, "cannot accept a connection: ", mote_strerror(fd), NULL);
+            /* Out of descriptors, say: the listener would stay readable and
+             * the loop spin. It rests a moment. */
+            say(sv, "cannot accept a connection: ", mote_strerror(fd), "; pausing 250 ms");
+            (void)mote_watch_set(sv->loop, w, 0);
+            sv->paused |= (uint8_t)(1u << which);
+            sv->pause_until = now_ms(sv) + 250u;
             break;
         }
         for (i = 0; i < MOTE_SERVE_MAX_CONNS && sv->phase < MOTE_SERVE_FINAL; i++) {
@@ -1860,6 +1867,10 @@ static void schedule(struct mote_serve *sv)
             any = true;
         }
     }
+    if (sv->paused != 0 && (!any || mote_before(sv->pause_until, due))) {
+        due = sv->pause_until;
+        any = true;
+    }
     if (sv->phase == MOTE_SERVE_FINAL && (!any || mote_before(sv->flush_until, due))) {
         due = sv->flush_until;
         any = true;
@@ -1906,10 +1917,18 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
             say(sv, "dropped a client that does not read its response", NULL, NULL);
             conn_kill(sv, c);
         } else {
-            (void)out_puts(c, ": ping\n\n");
+            if (!c->in_record && !c->skip)
+                (void)out_puts(c, ": ping\n\n"); /* never inside a record */
             c->last_io = now;
             conn_advance(sv, c);
         }
+    }
+    if (sv->paused != 0 && !mote_before(now, sv->pause_until)) {
+        for (i = 0; i < 2; i++) {
+            if ((sv->paused & (1u << i)) != 0 && sv->lwatch[i] != 0)
+                (void)mote_watch_set(sv->loop, sv->lwatch[i], MOTE_POLL_IN);
+        }
+        sv->paused = 0;
     }
     if (sv->phase == MOTE_SERVE_FINAL && !mote_before(now, sv->flush_until))
         kick(sv);

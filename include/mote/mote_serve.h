@@ -102,6 +102,7 @@ struct mote_serve_conn {
     bool tail;                /* records: the closing part is written */
     bool told_state;          /* events: the state was told since it caught up */
     bool final;               /* events: the shutdown event was written */
+    bool again;               /* a stream has more to send than one turn's share */
     int fd;
     int sh;                   /* storage handle of a stream (-1: none) */
     int big;                  /* body pool buffer (-1: none) */
@@ -135,6 +136,8 @@ struct mote_serve {
     uint32_t lru[MOTE_MAX_CONVERSATIONS]; /* last use of each session slot */
     unsigned nconns;
     unsigned refused;                  /* connections answered 503 (the cap) */
+    uint8_t paused;                    /* listeners resting after an accept failure (bits) */
+    uint32_t pause_until;
     bool big_used[MOTE_SERVE_BODY_BUFS];
     /* recovery of conversations on start */
     unsigned nrec;

@@ -172,7 +172,7 @@ void mote_tport_net_init(struct mote_tport *tp, struct mote_tport_net *net,
  * that are not the server's go to the scripted sockets above. */
 
 #define MOTE_TPORT_PEERS 64
-#define MOTE_TPORT_PEER_IN 16384
+#define MOTE_TPORT_PEER_IN 70000
 #define MOTE_TPORT_PEER_OUT 262144
 
 struct mote_tport_peer {

@@ -207,15 +207,15 @@ static int client(const char *req)
  * Returns the status; *body points at the body. */
 static int http(const char *method, const char *path, const char *body, const char **resp_body)
 {
-    char req[4096];
+    static char req[MOTE_SERVE_BODY_MAX + 1024];
+    char len[48];
     int p, status = 0;
     unsigned i;
     const char *r, *b;
 
-    snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n%s%s\r\n%s",
-             method, path, body != NULL ? "Content-Length: " : "",
-             body != NULL ? (snprintf(req + 3000, 32, "%zu\r\n", strlen(body)), req + 3000) : "",
-             body != NULL ? body : "");
+    snprintf(len, sizeof(len), "Content-Length: %zu\r\n", body != NULL ? strlen(body) : 0);
+    snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n%s\r\n%s",
+             method, path, body != NULL ? len : "", body != NULL ? body : "");
     p = client(req);
     for (i = 0; i < 200 && !mote_tport_peer_get(&tp, p)->server_closed; i++)
         turns(1);
@@ -464,6 +464,40 @@ static void test_slow_reader_is_fed_at_its_pace(void **state)
     }
 }
 
+/* A record longer than one turn's share of pumping (a long message)
+ * replayed to a client with nothing else happening: it arrives whole. */
+static void test_a_long_record_replayed_whole(void **state)
+{
+    static char body[MOTE_SERVE_BODY_MAX];
+    char id[64], path[128], req[256];
+    const char *b;
+    size_t n = 0;
+    unsigned i;
+    int ev;
+
+    (void)state;
+    create(id, sizeof(id));
+    answer("ok", NULL, NULL, false);
+    n += (size_t)snprintf(body, sizeof(body), "{\"text\":\"");
+    memset(body + n, 'q', 50000);
+    n += 50000;
+    memcpy(body + n, "\"}", 3);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    assert_int_equal(http("POST", path, body, &b), 202);
+    for (i = 0; i < 100 && mote_session_busy(&ses); i++)
+        turns(1);
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
+             id);
+    ev = client(req);
+    for (i = 0; i < 50 && !strstr(sent(ev), "event: state"); i++)
+        turns(1);
+    b = strstr(sent(ev), "\"t\":\"user\",\"text\":\"qqq");
+    assert_non_null(b);
+    assert_non_null(strstr(b, "qqq\"}\n\n"));
+    assert_non_null(strstr(b, "\"t\":\"assistant\""));
+    assert_non_null(strstr(b, "event: state"));
+}
+
 static void test_timeouts(void **state)
 {
     int idle, slow, body;
@@ -495,6 +529,45 @@ static void test_timeouts(void **state)
     assert_true(mote_tport_peer_get(&tp, idle)->server_closed);
     assert_int_equal(mote_tport_peer_get(&tp, idle)->out_len, 0); /* idle: closed silently */
     assert_int_equal(srv.nconns, 0);
+}
+
+static unsigned accept_calls, accept_fails;
+static int (*real_accept)(void *ctx, int lfd);
+
+static int failing_accept(void *ctx, int lfd)
+{
+    accept_calls++;
+    if (accept_fails > 0) {
+        accept_fails--;
+        return MOTE_ERR_NOMEM; /* out of descriptors, say */
+    }
+    return real_accept(ctx, lfd);
+}
+
+/* An accept that fails does not make the loop spin on a readable
+ * listener: it rests, then serves the connection. */
+static void test_accept_failure_rests(void **state)
+{
+    const char *b;
+    int p;
+    unsigned i;
+
+    (void)state;
+    real_accept = tp.port.net_accept;
+    tp.port.net_accept = failing_accept;
+    accept_calls = 0;
+    accept_fails = 1000;
+    p = client("GET /v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    for (i = 0; i < 20; i++)
+        assert_true(mote_loop_poll(&loop, 0) >= 0);
+    assert_true(accept_calls <= 2);
+    assert_non_null(strstr(logbuf, "pausing"));
+    accept_fails = 0;
+    for (i = 0; i < 100 && !mote_tport_peer_get(&tp, p)->server_closed; i++)
+        turns(1);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    assert_int_equal(http("GET", "/v1/health", NULL, &b), 200);
+    tp.port.net_accept = real_accept;
 }
 
 static void test_connection_cap(void **state)
@@ -733,8 +806,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_turn_events_and_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_with_last_event_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_reader_is_fed_at_its_pace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_long_record_replayed_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeouts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accept_failure_rests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slots_lru_and_busy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approval_through_the_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_final_event, setup, teardown),
