@@ -344,6 +344,34 @@ def test_approval_through_the_api():
         check(s.wait() == 0, s.log())
 
 
+def test_policy_file_per_tool():
+    never = os.path.join(TMP, "policy-never-%d" % os.getpid())
+    written = os.path.join(TMP, "policy-written-%d" % os.getpid())
+    port, _ = start_server([{"tool": "shell", "input": {"command": "touch " + never}},
+                            {"tool": "write_file", "input": {"path": written, "content": "ok"}},
+                            {"text": "done"}])
+    policy = os.path.join(TMP, "policy.json")
+    with open(policy, "w") as f:
+        json.dump({"default": "ask", "tools": {"shell": "deny", "write_file": "allow"}}, f)
+    s = Serve(port, args=["--policy", policy])
+    try:
+        cid = s.create()
+        s.say(cid, "do both")
+        s.wait_state(cid, "idle")
+        res = [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"]
+        check(len(res) == 2 and res[0]["error"] and "policy" in res[0]["text"] and
+              not res[1]["error"], res)
+        check(not os.path.exists(never) and open(written).read() == "ok", "deny and allow")
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+    bad = os.path.join(TMP, "policy-bad.json")
+    with open(bad, "w") as f:
+        f.write('{"tools": {"shell": "sometimes"}}')
+    s = Serve(port, args=["--policy", bad], wait=False)
+    check(s.wait(20) == 2 and "ask, allow or deny" in s.log(), s.log())
+
+
 # ---- kill -9 and the restart ------------------------------------------------------------
 
 def test_kill9_four_states_then_restart():
