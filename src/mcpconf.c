@@ -45,7 +45,8 @@ static const char *keep_pair(struct mote_mcp_conf *cf, int k)
     int n = mote_json_str(&cf->json, k, p, sizeof(cf->arena) - cf->used);
     int v;
 
-    if (n <= 0 || memchr(p, '=', (size_t)n) != NULL || (size_t)n + 2 >= sizeof(cf->arena) - cf->used)
+    if (n <= 0 || memchr(p, '=', (size_t)n) != NULL ||
+        (size_t)n + 2 >= sizeof(cf->arena) - cf->used)
         return NULL;
     p[n] = '=';
     v = mote_json_str(&cf->json, k + 1, p + n + 1, sizeof(cf->arena) - cf->used - (size_t)n - 1);
@@ -120,7 +121,8 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
             if (a >= MOTE_MCP_CONF_ARGS + 1 || mote_json_type_of(js, el) != MOTE_JSON_STRING ||
                 (av[a] = keep_str(cf, el)) == NULL) {
                 num[mote_u64_dec(MOTE_MCP_CONF_ARGS, num)] = '\0';
-                (void)why(err, cap, MOTE_ERR_BADMSG, "server '", name, "': \"args\" must be at most ");
+                (void)why(err, cap, MOTE_ERR_BADMSG, "server '", name,
+                          "': \"args\" must be at most ");
                 if (cap > strlen(err)) {
                     struct mote_sb sb = {err, cap, strlen(err)};
 
@@ -143,7 +145,8 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
 
             for (t = 0; mote_json_type_of(js, env) == MOTE_JSON_OBJECT && t < js->tok[env].size;
                  t++) {
-                if (e >= MOTE_MCP_CONF_ENV * 2 || mote_json_type_of(js, kk + 1) != MOTE_JSON_STRING ||
+                if (e >= MOTE_MCP_CONF_ENV * 2 ||
+                    mote_json_type_of(js, kk + 1) != MOTE_JSON_STRING ||
                     (ev[e] = keep_pair(cf, kk)) == NULL)
                     return why(err, cap, MOTE_ERR_BADMSG, "server '", name,
                                "': \"env\" must map names to strings");
