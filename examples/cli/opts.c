@@ -95,6 +95,7 @@ void cli_usage(FILE *out)
     fputs("usage: mote [options]              interactive chat (stdin may be a pipe)\n"
           "       mote -p PROMPT [options]    one-shot: run the turn, print the answer\n"
           "       mote -p - [options]         one-shot, prompt read from stdin\n"
+          "       mote serve [options]        the agent as a service (mote serve --help)\n"
           "\n"
           "options:\n"
           "  --provider anthropic|openai  API dialect (default: from the API key set)\n"

@@ -545,6 +545,34 @@ def test_sigterm_drain_finishes_exit_0_and_second_signal_forces():
             s.kill(signal.SIGKILL)
 
 
+def test_pending_approval_survives_sigterm_as_pending():
+    target = os.path.join(TMP, "after-sigterm-%d.txt" % os.getpid())
+    port, _ = start_server([{"tool": "write_file", "input": {"path": target, "content": "1"}},
+                            {"text": "written after the restart"}])
+    s = Serve(port, args=["--ask", "write_file"])
+    cid = s.create()
+    s.say(cid, "write")
+    s.wait_state(cid, "awaiting_approval")
+    call = s.conv(cid, records=False)["approval"]["call_id"]
+    s.kill(signal.SIGTERM)
+    check(s.wait(20) == 0, s.log())  # nothing was running: nothing was cut
+    j = journal_of(s.state, cid)
+    check(j[-1]["t"] == "mark" and not os.path.exists(target), j[-2:])
+    s = Serve(port, state=s.state, args=["--ask", "write_file"])
+    try:
+        s.wait_state(cid, "awaiting_approval")
+        check(s.conv(cid, records=False)["approval"]["call_id"] == call, "the same call, asked again")
+        check(not os.path.exists(target), "never taken as approved")
+        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
+                      {"call_id": call, "answer": "yes"})
+        check(st == 200, (st, b))
+        s.wait_state(cid, "idle")
+        check(open(target).read() == "1", "runs once answered")
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
 def test_sigint_cancels():
     port, _ = start_server([{"stall": 60, "after_text": "cut"}])
     s = Serve(port)
