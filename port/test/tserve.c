@@ -186,11 +186,18 @@ static void ts_close(void *ctx, int fd)
 
 void mote_tport_serve_init(struct mote_tport *tp, struct mote_tport_serve *s)
 {
+    /* Called again (a fresh start): the members underneath stay those of
+     * the scripted sockets, never our own. */
+    bool again = tp->port.net_send == ts_send && tp->serve != NULL;
+    int (*snd)(void *, int, const void *, size_t) = again ? tp->serve->send : tp->port.net_send;
+    int (*rcv)(void *, int, void *, size_t) = again ? tp->serve->recv : tp->port.net_recv;
+    void (*cls)(void *, int) = again ? tp->serve->close : tp->port.net_close;
+
     memset(s, 0, sizeof(*s));
     tp->serve = s;
-    s->send = tp->port.net_send;
-    s->recv = tp->port.net_recv;
-    s->close = tp->port.net_close;
+    s->send = snd;
+    s->recv = rcv;
+    s->close = cls;
     tp->port.net_send = ts_send;
     tp->port.net_recv = ts_recv;
     tp->port.net_close = ts_close;

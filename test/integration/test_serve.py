@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 
-from harness import NOTES, TMP, check, requests_in, run_all, start_server, wait_for
+from harness import NOTES, ROOT, TMP, check, requests_in, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -370,6 +370,31 @@ def test_policy_file_per_tool():
         f.write('{"tools": {"shell": "sometimes"}}')
     s = Serve(port, args=["--policy", bad], wait=False)
     check(s.wait(20) == 2 and "ask, allow or deny" in s.log(), s.log())
+
+
+def test_mcp_server_tools_and_no_orphan():
+    tag = "serve-mcp-%d" % os.getpid()
+    mlog = os.path.join(TMP, tag + ".log")
+    cfg = os.path.join(TMP, tag + ".json")
+    with open(cfg, "w") as f:
+        json.dump({"mcpServers": {"f": {"command": sys.executable, "args": [
+            os.path.join(ROOT, "test", "fake_mcp.py"), "--log", mlog]}}}, f)
+    port, _ = start_server([{"tool": "f__echo", "input": {"text": "through MCP"}},
+                            {"text": "done"}])
+    s = Serve(port, args=["--mcp-config", cfg, "--allow", "f__echo"])
+    try:
+        wait_for(lambda: procs_with(mlog), "the MCP server running")
+        wait_for(lambda: os.path.exists(mlog) and "tools/list" in open(mlog).read(),
+                 "its tools listed")
+        cid = s.create()
+        s.say(cid, "echo")
+        s.wait_state(cid, "idle")
+        res = [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"]
+        check(len(res) == 1 and "through MCP" in res[0]["text"] and not res[0]["error"], res)
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+    check(not procs_with(mlog), "the MCP server ended with mote serve")
 
 
 # ---- kill -9 and the restart ------------------------------------------------------------

@@ -751,6 +751,82 @@ static void test_tcp_needs_the_token(void **state)
     vc.token = NULL;
 }
 
+/* A client that never reads its response is dropped after the send
+ * deadline; a quiet event stream gets a comment now and then. */
+static void test_send_deadline_and_pings(void **state)
+{
+    char id[64], req[256];
+    int stuck, ev;
+    unsigned i;
+
+    (void)state;
+    create(id, sizeof(id));
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events HTTP/1.1\r\nHost: t\r\n\r\n", id);
+    ev = client(req);
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s HTTP/1.1\r\nHost: t\r\n\r\n", id);
+    stuck = client(req);
+    mote_tport_peer_get(&tp, stuck)->window = 16; /* takes 16 bytes, then never reads */
+    turns(5);
+    assert_false(mote_tport_peer_get(&tp, stuck)->server_closed);
+    for (i = 0; i < 100 && !mote_tport_peer_get(&tp, stuck)->server_closed; i++) {
+        mote_tport_advance(&tp, 1000);
+        turns(1);
+    }
+    assert_true(mote_tport_peer_get(&tp, stuck)->server_closed);
+    assert_non_null(strstr(logbuf, "does not read"));
+    assert_true(i * 1000 >= MOTE_SERVE_SEND_TIMEOUT_MS - 2000);
+    /* the event stream, quiet all that time, had its pings and is still open */
+    assert_non_null(strstr(sent(ev), ": ping\n\n"));
+    assert_false(mote_tport_peer_get(&tp, ev)->server_closed);
+}
+
+/* More conversations need recovery than there are slots: the first
+ * MOTE_MAX_CONVERSATIONS are opened at once, the rest as slots free up. */
+static void test_recovery_queue(void **state)
+{
+    enum { N = MOTE_MAX_CONVERSATIONS + 2 };
+    char name[64], line[256];
+    unsigned i, k;
+    int found;
+
+    (void)state;
+    mote_serve_deinit(&srv);
+    mote_session_deinit(&ses);
+    mote_loop_deinit(&loop);
+    assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
+    for (i = 0; i < N; i++) {
+        int n = snprintf(line, sizeof(line),
+                         "{\"t\":\"open\",\"v\":2,\"id\":\"r%u\"}\n{\"t\":\"user\",\"text\":\"hi %u\"}\n"
+                         "{\"t\":\"request\",\"attempt\":1}\n",
+                         i, i);
+
+        snprintf(name, sizeof(name), "conversations/r%u.jsonl", i);
+        assert_int_equal(mote_tport_put(&tp, name, line, (size_t)n), 0);
+        answer("recovered", NULL, NULL, false);
+    }
+    mote_tport_serve_init(&tp, &ts);
+    start();
+    found = mote_serve_recover(&srv);
+    assert_int_equal(found, N);
+    assert_int_equal(srv.nrec, N - MOTE_MAX_CONVERSATIONS); /* waiting for a slot */
+    for (k = 0; k < 400; k++) {
+        turns(1);
+        if (srv.nrec == 0 && !mote_session_busy(&ses))
+            break;
+    }
+    assert_int_equal(srv.nrec, 0);
+    for (i = 0; i < N; i++) {
+        const struct mote_tport_file *f;
+
+        snprintf(name, sizeof(name), "conversations/r%u.jsonl", i);
+        f = mote_tport_file(&tp, name);
+        assert_non_null(f);
+        assert_non_null(memmem(f->data, f->len, "\"t\":\"auto\"", 10));
+        assert_non_null(memmem(f->data, f->len, "\"text\":\"recovered\"", 18));
+    }
+    assert_non_null(strstr(logbuf, "recovering conversation r"));
+}
+
 static void test_port_without_serving(void **state)
 {
     struct mote_serve_conf c = vc;
@@ -814,6 +890,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_approval_through_the_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_final_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tcp_needs_the_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_send_deadline_and_pings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_port_without_serving, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_file, setup, teardown),
     };
