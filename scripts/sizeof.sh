@@ -17,6 +17,7 @@ cat > "$b/tmp/sizeof.c" <<'C'
 #include "mote/mote_edit.h"
 #include "mote/mote_journal.h"
 #include "mote/mote_mcp.h"
+#include "mote/mote_serve.h"
 #define S(name, type) char sizeof_##name[sizeof(type)]
 S(loop, struct mote_loop);
 S(job, struct mote_job);
@@ -32,6 +33,9 @@ S(tool_run, struct mote_tool_run);
 S(mcp, struct mote_mcp);
 S(mcp_server, struct mote_mcp_server);
 S(edit, struct mote_edit);
+S(serve, struct mote_serve);
+S(serve_conn, struct mote_serve_conn);
+S(serve_io, struct mote_serve_io);
 C
 # shellcheck disable=SC2086
 $CC $FLAGS -fno-common -c "$b/tmp/sizeof.c" -o "$b/tmp/sizeof.o"
@@ -50,6 +54,7 @@ $NM -S "$b/tmp/sizeof.o" | awk '
         printf "struct mote_session          %9d  the agent: conversation %d, stream slot %d, tool-run slot %d\n", v["session"], v["conv"], v["stream"], v["tool_run"]
         printf "struct mote_mcp              %9d  MCP servers (optional), %d per server\n", v["mcp"], v["mcp_server"]
         printf "struct mote_edit             %9d  the line editor (a terminal front end)\n", v["edit"]
+        printf "struct mote_serve            %9d  mote serve: per connection %d of state, %d of buffers\n", v["serve"], v["serve_conn"], v["serve_io"]
     }'
 # Stack frames: every source compiled again with -fstack-usage.
 rm -f "$b/stack"/*.su

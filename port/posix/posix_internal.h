@@ -24,4 +24,7 @@ void mote_posix_proc_fill(struct mote_port *port);
 /* Sets the file-system members (fs.c). */
 void mote_posix_fs_fill(struct mote_port *port);
 
+/* Sets the serving members (listen.c). */
+void mote_posix_listen_fill(struct mote_port *port);
+
 #endif
