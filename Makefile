@@ -11,6 +11,7 @@
 #   PREFIX=/usr/local DESTDIR=  install location and staging root
 #   CA_BUNDLE=file.pem    build these trusted roots into the binary (devices
 #                         without a trust store; mote_tls.h)
+#   SERVE=0               the CLI without mote serve (make tiny's default)
 
 BUILDDIR ?= build
 B := $(BUILDDIR)
@@ -69,6 +70,11 @@ CORE_SRC := $(sort $(wildcard src/*.c))
 POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c $(if $(filter mbedtls,$(TLS)),port/tls_roots.c)
 TPORT_SRC := $(sort $(wildcard port/test/*.c))
 CLI_SRC := $(sort $(wildcard examples/cli/*.c examples/common/*.c examples/serve/*.c))
+# SERVE=0 (issue 12): the CLI without `mote serve` (about 40 KB less).
+SERVE ?= 1
+ifeq ($(SERVE),0)
+CLI_SRC := $(filter-out examples/serve/%,$(CLI_SRC)) examples/tiny/serve_none.c
+endif
 UNIT_SRC := $(sort $(wildcard test/unit/test_*.c))
 
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o)
@@ -369,7 +375,7 @@ MCU_TESTS := loop jobs journal sse json llm http tport edit
 MCU_CC := arm-none-eabi-gcc
 MCU_CFLAGS := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft --specs=picolibc.specs -Os -g -std=c11 \
   $(WARN) -Wno-cast-align -Itest/mcu -Iinclude -Iport/test -I$(MB)/jsmn $(JSMN_DEFS) \
-  -ffunction-sections -fdata-sections
+  -ffunction-sections -fdata-sections -MMD -MP
 MCU_LDFLAGS := --oslib=semihost -Wl,--gc-sections -Wl,--defsym=__flash=0x0 \
   -Wl,--defsym=__flash_size=0x400000 -Wl,--defsym=__ram=0x20000000 \
   -Wl,--defsym=__ram_size=0x400000 -Wl,--defsym=__stack_size=0x40000 \
@@ -413,7 +419,7 @@ check-cross: deps-check
 
 ## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source)
 tiny: deps-check
-	$(Q)sh scripts/tiny.sh $(B) $(CROSS_COMPILE)
+	$(Q)SERVE=$(if $(filter command line,$(origin SERVE)),$(SERVE),0) sh scripts/tiny.sh $(B) $(CROSS_COMPILE)
 
 # The tiny build runs a tool round over TLS against the local test server,
 # and verifies against the system bundle within 1 MiB of RSS (issue 12.1).
@@ -480,4 +486,4 @@ help:
 
 .SECONDARY:
 
--include $(shell find $(B)/obj $(B)/asan -name '*.d' -type f 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/asan $(B)/mcu -name '*.d' -type f 2>/dev/null)

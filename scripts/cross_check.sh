@@ -40,7 +40,7 @@ passed=0
 for t_src in $UNIT_SRC; do
     n=$(basename "$t_src" .c)
     # shellcheck disable=SC2086
-    $cc $flags -static -o "$u/$n" "$t_src" $objs $libs || exit 1
+    $cc $flags -fno-lto -static -o "$u/$n" "$t_src" $objs $libs || exit 1
     echo "== $u/$n ($qemu)"
     if "$qemu" "$u/$n"; then passed=$((passed + 1)); else fail=1; fi
 done
