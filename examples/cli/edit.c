@@ -21,6 +21,7 @@ static bool ready, active;
 static int in_fd = -1, out_fd = -1;
 static struct termios saved, raw;
 static int sig_pipe[2] = {-1, -1};
+static bool resumed; /* the line was drawn again after our own stop */
 
 static int screen(void *arg, const char *p, size_t n)
 {
@@ -161,12 +162,22 @@ static void on_pipe(struct mote_loop *l, mote_watch_id w, int fd, unsigned reven
             signal(SIGTSTP, SIG_DFL);
             raise(SIGTSTP);
             catch(SIGTSTP);
-        } else if (sigs[i] == SIGCONT) {
+            /* Going on: after fg, or at once when the kernel would not
+             * stop an orphaned process group (no SIGCONT comes then). */
             if (active) {
                 (void)tcsetattr(in_fd, TCSANOW, &raw);
                 measure();
                 mote_edit_redraw(&ed, true);
+                resumed = true;
             }
+        } else if (sigs[i] == SIGCONT) {
+            if (active) {
+                (void)tcsetattr(in_fd, TCSANOW, &raw);
+                measure();
+                if (!resumed) /* a stop by another hand (SIGSTOP) */
+                    mote_edit_redraw(&ed, true);
+            }
+            resumed = false;
         } else if (sigs[i] == SIGWINCH) {
             if (active) {
                 measure();
