@@ -386,8 +386,9 @@ static struct mote_port *port_of(void *ctx)
 }
 
 /* The curves offered, fastest first (the server picks from the client's
- * order as a rule): X25519's ladder costs less than P-256. They also bound
- * the curve of the server's key. */
+ * order as a rule): X25519 where mbedTLS has it (Debian's build; the tiny
+ * one leaves it out), then P-256. They also bound the curve of the
+ * server's key. */
 #if MBEDTLS_VERSION_MAJOR < 3
 static const mbedtls_ecp_group_id curves[] = {
 #if defined(MBEDTLS_ECP_DP_CURVE25519_ENABLED)
