@@ -419,7 +419,8 @@ check-cross: deps-check
 	  $(XB)/build/mote 2>&1 | grep -v "getaddrinfo' in statically linked" || true
 	$(Q)sh test/integration/smoke.sh $(XB)/build/mote qemu-aarch64-static
 
-## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source)
+## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source);
+## CROSS_COMPILE=aarch64-linux-gnu- or arm-linux-gnueabihf- for those, SERVE=1 with mote serve
 tiny: deps-check
 	$(Q)SERVE=$(if $(filter command line,$(origin SERVE)),$(SERVE),0) sh scripts/tiny.sh $(B) $(CROSS_COMPILE)
 
