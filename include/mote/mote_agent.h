@@ -449,6 +449,8 @@ struct mote_conv_info {
     uint32_t bad_line;
     unsigned user_messages;
     char first[64];                      /* the first user message's start, one line */
+    bool not_file;                       /* not a regular file (a symlink, a FIFO): never
+                                          * opened, left alone; damaged is set too */
 };
 
 /* Calls `fn` for each conversation in STATE/conversations (in no
@@ -460,8 +462,9 @@ int mote_session_list(struct mote_session *s, int (*fn)(void *arg, const struct 
                       void *arg);
 
 /* Removes conversation `id` from disk, if it is finished: MOTE_ERR_BUSY
- * if it is open here, needs recovery, ends torn or is damaged (those stay
- * for the user), MOTE_ERR_LOCKED if another process has it open,
+ * if it is open here, needs recovery, ends torn, is damaged or is not a
+ * regular file (those stay for the user), MOTE_ERR_LOCKED if another
+ * process has it open,
  * MOTE_ERR_NOENT if there is none. */
 int mote_session_remove(struct mote_session *s, const char *id);
 
