@@ -329,8 +329,9 @@ static void conn_msg(struct mote_llm_call *c, const char *what, int rc)
     mote_sb_s(&sb, mote_strerror(rc));
 }
 
-/* Adds to a TLS failure's message that the bytes came through the proxy
- * (which may have closed the tunnel or be answering itself). */
+/* Adds to a TLS failure's message that it happened through the proxy's
+ * tunnel (a proxy that closes it at once, or that answers TLS itself,
+ * looks like a server that does). */
 static void via_proxy_note(struct mote_llm_call *c)
 {
     struct mote_sb sb;
@@ -342,7 +343,7 @@ static void via_proxy_note(struct mote_llm_call *c)
     mote_sb_s(&sb, c->proxy.host);
     mote_sb_s(&sb, ":");
     mote_sb_u(&sb, c->proxy.port);
-    mote_sb_s(&sb, " (it may have closed the tunnel to ");
+    mote_sb_s(&sb, " (its tunnel to ");
     mote_sb_s(&sb, c->url.host);
     mote_sb_s(&sb, ":");
     mote_sb_u(&sb, c->url.port);
