@@ -732,6 +732,7 @@ static void tell_turn_end(struct mote_conv *c)
     ev_init(&ev, MOTE_EV_TURN_END, c);
     ev.stop_reason = c->stop;
     ev.usage = c->usage;
+    ev.turn_usage = c->turn_usage;
     emit(c->s, &ev);
 }
 
@@ -885,6 +886,10 @@ static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_s
     c->total.output_tokens += c->usage.output_tokens;
     c->total.cache_read_tokens += c->usage.cache_read_tokens;
     c->total.cache_write_tokens += c->usage.cache_write_tokens;
+    c->turn_usage.input_tokens += c->usage.input_tokens;
+    c->turn_usage.output_tokens += c->usage.output_tokens;
+    c->turn_usage.cache_read_tokens += c->usage.cache_read_tokens;
+    c->turn_usage.cache_write_tokens += c->usage.cache_write_tokens;
     if (c->ncalls > 0)
         e = MOTE_CEV_ANSWER_TOOLS;
     else if (strcmp(c->stop, "pause_turn") == 0 &&
@@ -1713,6 +1718,7 @@ static void recover_now(struct mote_conv *c)
         note(c, "", r->nmissing,
              " tool call(s) of the interrupted turn had not run yet: the turn goes on with them");
         c->turns = 0;
+        memset(&c->turn_usage, 0, sizeof(c->turn_usage));
         mote_cancel_init(&c->turn, &c->s->cancel);
         apply(c, MOTE_CEV_RECOVER_TOOLS, NULL);
         tell_state(c);
@@ -1720,6 +1726,7 @@ static void recover_now(struct mote_conv *c)
     case MOTE_RECOVER_CONTINUE:
         note(c, "continuing the interrupted turn", 0, NULL);
         c->turns = 0;
+        memset(&c->turn_usage, 0, sizeof(c->turn_usage));
         mote_cancel_init(&c->turn, &c->s->cancel);
         apply(c, MOTE_CEV_RECOVER_CONTINUE, NULL);
         tell_state(c);
@@ -2049,6 +2056,7 @@ static void begin_turn(struct mote_conv *c)
 {
     mote_cancel_init(&c->turn, &c->s->cancel);
     c->turns = 0;
+    memset(&c->turn_usage, 0, sizeof(c->turn_usage));
     c->last_error[0] = '\0';
     c->answered = false;
 }

@@ -263,12 +263,59 @@ static void draw_text(struct mote_edit *e, const char *text, size_t n, size_t cu
         *cursor = *end;
 }
 
+/* Where byte `upto` of the line is on the screen (the prompt before it):
+ * the cell a character there is drawn in. */
+static struct at locate(const struct mote_edit *e, size_t upto)
+{
+    const unsigned char *u = (const unsigned char *)e->buf;
+    struct at a;
+    size_t i = 0, adv;
+
+    a.row = e->prompt_w / e->cols;
+    a.col = e->prompt_w % e->cols;
+    while (i < e->len) {
+        int32_t cp = decode(u + i, e->len - i, &adv);
+        bool shown = cp >= 0x20 && cp != 0x7F && !(cp >= 0x80 && cp < 0xA0);
+        unsigned cells = shown ? cp_cells(cp) : 1;
+
+        if (i >= upto) {
+            wrap_before(&a, e->cols, cells);
+            break;
+        }
+        advance(&a, e->cols, cells);
+        i += adv;
+    }
+    return a;
+}
+
+/* From the cursor's cell `from` to `to`, by relative moves. */
+static void go(struct mote_edit *e, struct at from, struct at to)
+{
+    if (to.row < from.row)
+        move(e, 'A', from.row - to.row);
+    else if (to.row > from.row)
+        move(e, 'B', to.row - from.row);
+    puts_(e, "\r");
+    move(e, 'C', to.col);
+    e->rows_above = to.row;
+}
+
+/* After writing up to a row's last cell the terminal waits to wrap:
+ * "\r\n" takes the cursor to where the layout says it is. */
+static void settle(struct mote_edit *e, struct at end)
+{
+    if (end.col == 0 && end.row > 0)
+        puts_(e, "\r\n");
+}
+
+static const char too_long_note[] = " [too long: Enter refuses it, Ctrl+U clears it]";
+
 static void refresh(struct mote_edit *e)
 {
     const char *text = e->buf;
     size_t tlen = e->len, tpos = e->pos;
     char head[320];
-    struct at end = {0, 0}, cur = {0, 0};
+    struct at end = {0, 0}, cur = {0, 0}, dummy;
     size_t hw = e->prompt_w;
 
     if (e->search) {
@@ -278,7 +325,7 @@ static void refresh(struct mote_edit *e)
         tlen = strlen(text);
         tpos = tlen;
         mote_sb_init(&sb, head, sizeof(head));
-        mote_sb_s(&sb, "(search)'");
+        mote_sb_s(&sb, e->search_failed ? "(failed search)'" : "(search)'");
         mote_sb_n(&sb, e->query, e->qlen);
         mote_sb_s(&sb, "': ");
         hw = mote_text_cells(head, sb.len);
@@ -289,12 +336,60 @@ static void refresh(struct mote_edit *e)
     end.row = hw / e->cols;
     end.col = hw % e->cols;
     draw_text(e, text, tlen, tpos, &end, &cur);
-    if (end.col == 0 && end.row > 0 && hw + tlen > 0)
-        puts_(e, "\r\n"); /* out of the pending wrap, to the next row's start */
-    move(e, 'A', end.row - cur.row);
-    puts_(e, "\r");
-    move(e, 'C', cur.col);
-    e->rows_above = cur.row;
+    if (e->too_long && !e->search)
+        draw_text(e, too_long_note, sizeof(too_long_note) - 1, sizeof(too_long_note), &end,
+                  &dummy);
+    if (hw + tlen > 0)
+        settle(e, end);
+    go(e, end, cur);
+    e->dirty = e->search; /* leaving the search redraws the line */
+    e->shown_len = e->len;
+    e->shown_pos = e->pos;
+}
+
+/* Brings the screen up to date with as little output as it takes (a
+ * console at 115,200 baud must not get the whole line per key): text
+ * typed at the end is written as it is, a cursor move is a move; any
+ * other change redraws the line. */
+static void draw(struct mote_edit *e)
+{
+    if (e->dirty || e->search || e->too_long) {
+        refresh(e);
+        return;
+    }
+    if (e->len > e->shown_len && e->pos == e->len && e->shown_pos == e->shown_len) {
+        const unsigned char *u = (const unsigned char *)e->buf;
+        size_t i = e->shown_len, adv;
+
+        while (i < e->len) { /* only what is written as it is */
+            int32_t cp = decode(u + i, e->len - i, &adv);
+
+            if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0))
+                break;
+            i += adv;
+        }
+        if (i < e->len) {
+            refresh(e);
+            return;
+        }
+        put(e, e->buf + e->shown_len, e->len - e->shown_len);
+        {
+            struct at end = locate(e, e->len);
+
+            settle(e, end);
+            e->rows_above = end.row;
+        }
+        e->shown_len = e->shown_pos = e->len;
+        return;
+    }
+    if (e->len != e->shown_len) {
+        refresh(e);
+        return;
+    }
+    if (e->pos != e->shown_pos) {
+        go(e, locate(e, e->shown_pos), locate(e, e->pos));
+        e->shown_pos = e->pos;
+    }
 }
 
 /* ---- the line ------------------------------------------------------------------ */
@@ -325,17 +420,25 @@ void mote_edit_start(struct mote_edit *e, const char *prompt, size_t width)
     e->len = e->pos = 0;
     e->buf[0] = '\0';
     e->too_long = false;
-    e->rows_above = 0;
     e->esc_len = 0;
     e->paste = false;
     e->browsing = false;
     e->search = false;
     e->hist_at = e->hist_n;
     e->started = true;
+    e->dirty = false;
+    e->shown_len = e->shown_pos = 0;
+    /* The cursor's row after the prompt (a prompt that fills its last
+     * row leaves the cursor on that row, waiting to wrap). */
+    e->rows_above = width / e->cols;
+    if (width % e->cols == 0 && e->rows_above > 0)
+        e->rows_above--;
     puts_(e, prompt);
     if (!e->paste_on)
         puts_(e, "\033[?2004h"); /* after the prompt: what is before it stays as it was */
     e->paste_on = true;
+    if (width > 0 && width % e->cols == 0)
+        e->dirty = true; /* the first key redraws (out of the pending wrap) */
 }
 
 void mote_edit_end(struct mote_edit *e)
@@ -343,6 +446,18 @@ void mote_edit_end(struct mote_edit *e)
     if (e->paste_on)
         puts_(e, "\033[?2004l");
     e->paste_on = false;
+}
+
+void mote_edit_redraw(struct mote_edit *e, bool new_row)
+{
+    if (new_row) {
+        puts_(e, "\r\n");
+        e->rows_above = 0;
+    }
+    if (e->paste_on)
+        puts_(e, "\033[?2004h");
+    if (e->started)
+        refresh(e);
 }
 
 const char *mote_edit_line(const struct mote_edit *e, size_t *len)
@@ -354,9 +469,13 @@ const char *mote_edit_line(const struct mote_edit *e, size_t *len)
 static void insert(struct mote_edit *e, const char *s, size_t n)
 {
     if (e->too_long || e->len + n > MOTE_EDIT_LINE_MAX) {
-        e->too_long = true; /* refused whole at Enter */
+        if (!e->too_long)
+            put(e, "\a", 1);
+        e->too_long = true; /* refused whole at Enter, unless it is cleared */
         return;
     }
+    if (e->pos < e->len)
+        e->dirty = true; /* in the middle: what follows moves */
     memmove(e->buf + e->pos + n, e->buf + e->pos, e->len - e->pos);
     memcpy(e->buf + e->pos, s, n);
     e->len += n;
@@ -419,14 +538,20 @@ static size_t next_char(const struct mote_edit *e, size_t at)
     return at;
 }
 
+/* Removes buf[from..to); an emptied line is no longer too long. */
 static void cut(struct mote_edit *e, size_t from, size_t to)
 {
+    if (to <= from)
+        return;
     memmove(e->buf + from, e->buf + to, e->len - to);
     e->len -= to - from;
     if (e->pos > to)
         e->pos -= to - from;
     else if (e->pos > from)
         e->pos = from;
+    e->dirty = true;
+    if (e->len == 0)
+        e->too_long = false;
 }
 
 static bool is_space(char c)
@@ -440,6 +565,8 @@ static void set_text(struct mote_edit *e, const char *s, size_t n)
         n = MOTE_EDIT_LINE_MAX;
     memmove(e->buf, s, n);
     e->len = e->pos = n;
+    e->dirty = true;
+    e->too_long = false;
 }
 
 static void recall(struct mote_edit *e, int dir)
@@ -477,20 +604,23 @@ static bool contains(const char *s, size_t n, const char *q, size_t qn)
     return false;
 }
 
-/* Ctrl+R: the newest history line before `from` holding the query. */
-static void search_from(struct mote_edit *e, size_t from)
+/* Ctrl+R: the newest history line before `from` holding the query (an
+ * empty query finds nothing). False if there is none. */
+static bool search_from(struct mote_edit *e, size_t from)
 {
     size_t i = from;
 
+    if (e->qlen == 0)
+        return false;
     while (i-- > 0) {
         const char *h = hist_line(e, i);
 
         if (contains(h, strlen(h), e->query, e->qlen)) {
             e->hit = i;
-            return;
+            return true;
         }
     }
-    put(e, "\a", 1); /* nothing older: the hit stays */
+    return false;
 }
 
 static void search_end(struct mote_edit *e, bool keep)
@@ -502,12 +632,13 @@ static void search_end(struct mote_edit *e, bool keep)
         e->hist_at = e->hit;
     }
     e->search = false;
+    e->dirty = true;
 }
 
 static enum mote_edit_result finish_line(struct mote_edit *e)
 {
     e->pos = e->len;
-    refresh(e);
+    draw(e);
     puts_(e, "\r\n");
     e->started = false;
     e->rows_above = 0;
@@ -549,7 +680,7 @@ static void escape(struct mote_edit *e)
     }
     if (IS("[201~")) {
         e->paste = false;
-        refresh(e);
+        draw(e);
         return;
     }
     if (e->paste)
@@ -575,7 +706,7 @@ static void escape(struct mote_edit *e)
     else if (IS("f") || IS("[1;5C") || IS("[1;3C"))
         word_on(e);
 #undef IS
-    refresh(e);
+    draw(e);
 }
 
 /* True when the sequence in e->esc is complete. */
@@ -592,37 +723,45 @@ static bool esc_done(const struct mote_edit *e)
     return true; /* Alt+key */
 }
 
-/* One byte inside a paste: text, newlines and tabs kept, nothing acts. */
+/* One byte inside a paste: text, newlines and tabs kept, nothing acts,
+ * other control characters dropped. */
 static void paste_byte(struct mote_edit *e, unsigned char c, bool cr_before)
 {
     if (c == '\r' || c == '\n') {
         if (!(c == '\n' && cr_before)) /* "\r\n" is one newline */
             insert(e, "\n", 1);
-    } else if (c >= 0x20 || c == '\t') {
+    } else if ((c >= 0x20 && c != 0x7f) || c == '\t') {
         insert(e, (const char *)&c, 1);
     }
 }
 
 /* One byte while Ctrl+R searches; false: it ended the search and acts
- * as a key of its own. */
+ * as a key of its own. A query nothing matches shows no line, and
+ * taking it leaves the line as it was. */
 static bool search_byte(struct mote_edit *e, unsigned char c)
 {
     if (c >= 0x20 && c != 0x7f) {
         if (e->qlen < sizeof(e->query))
             e->query[e->qlen++] = (char)c;
-        search_from(e, e->hit < e->hist_n ? e->hit + 1 : e->hist_n);
+        if (!search_from(e, e->hit < e->hist_n ? e->hit + 1 : e->hist_n)) {
+            e->hit = e->hist_n;
+            e->search_failed = true;
+        }
     } else if (c == 0x12) { /* Ctrl+R again: an older one */
-        search_from(e, e->hit < e->hist_n ? e->hit : e->hist_n);
+        if (!search_from(e, e->hit < e->hist_n ? e->hit : e->hist_n))
+            put(e, "\a", 1); /* nothing older: the hit stays */
     } else if (c == 0x7f || c == 0x08) {
         while (e->qlen > 0 && cont_byte((unsigned char)e->query[--e->qlen]))
             ;
+        e->hit = e->hist_n;
+        e->search_failed = e->qlen > 0 && !search_from(e, e->hist_n);
     } else if (c == 0x07) { /* Ctrl+G: back to the line as it was */
         search_end(e, false);
     } else {
         search_end(e, true); /* any other key takes the line found, then acts */
         return false;
     }
-    refresh(e);
+    draw(e);
     return true;
 }
 
@@ -662,6 +801,7 @@ enum mote_edit_result mote_edit_feed(struct mote_edit *e, const char *in, size_t
                 break; /* "\r\n" from a terminal that sends both */
             if (e->len > 0 && e->buf[e->len - 1] == '\\' && e->pos == e->len) {
                 e->buf[e->len - 1] = '\n'; /* continued on the next line */
+                e->dirty = true;
                 break;
             }
             *used = i + 1;
@@ -679,7 +819,7 @@ enum mote_edit_result mote_edit_feed(struct mote_edit *e, const char *in, size_t
             e->pos = next_char(e, e->pos);
             break;
         case 0x0b: /* Ctrl+K */
-            e->len = e->pos;
+            cut(e, e->pos, e->len);
             break;
         case 0x15: /* Ctrl+U */
             cut(e, 0, e->pos);
@@ -712,13 +852,14 @@ enum mote_edit_result mote_edit_feed(struct mote_edit *e, const char *in, size_t
             break;
         case 0x12: /* Ctrl+R */
             e->search = true;
+            e->search_failed = false;
             e->qlen = 0;
             e->hit = e->hist_n;
-            search_from(e, e->hist_n);
             break;
         case 0x0c: /* Ctrl+L */
             puts_(e, "\033[H\033[2J");
             e->rows_above = 0;
+            e->dirty = true;
             break;
         case '\t':
             insert(e, "\t", 1);
@@ -731,7 +872,7 @@ enum mote_edit_result mote_edit_feed(struct mote_edit *e, const char *in, size_t
         }
         /* Typed text is drawn once per feed; an edit at once. */
         if (i + 1 == n || c < 0x20 || c == 0x7f)
-            refresh(e);
+            draw(e);
     }
     *used = n;
     return MOTE_EDIT_MORE;

@@ -2210,13 +2210,13 @@ void mote_serve_event(struct mote_serve *sv, const struct mote_event *ev)
         mote_jw_key(&w, "usage");
         mote_jw_obj(&w);
         mote_jw_key(&w, "input_tokens");
-        mote_jw_int(&w, (int64_t)ev->usage.input_tokens);
+        mote_jw_int(&w, (int64_t)ev->turn_usage.input_tokens);
         mote_jw_key(&w, "output_tokens");
-        mote_jw_int(&w, (int64_t)ev->usage.output_tokens);
+        mote_jw_int(&w, (int64_t)ev->turn_usage.output_tokens);
         mote_jw_key(&w, "cache_read_tokens");
-        mote_jw_int(&w, (int64_t)ev->usage.cache_read_tokens);
+        mote_jw_int(&w, (int64_t)ev->turn_usage.cache_read_tokens);
         mote_jw_key(&w, "cache_write_tokens");
-        mote_jw_int(&w, (int64_t)ev->usage.cache_write_tokens);
+        mote_jw_int(&w, (int64_t)ev->turn_usage.cache_write_tokens);
         mote_jw_obj_end(&w);
         kick(sv);
         break;

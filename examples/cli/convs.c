@@ -147,13 +147,19 @@ static void when(int64_t m, char *buf, size_t cap)
         strftime(buf, cap, "%Y-%m-%d %H:%M", &tm);
 }
 
-void convs_print(FILE *out, bool numbered, unsigned max)
+/* The picker offers what can be opened. */
+static bool openable(const struct row *r)
 {
-    unsigned i, n = t.n < max ? t.n : max;
+    return !r->damaged && !r->newer && r->holder == 0;
+}
+
+unsigned convs_print(FILE *out, bool numbered, unsigned max)
+{
+    unsigned i, k = 0, n = t.n < max ? t.n : max;
 
     if (t.n == 0) {
         fprintf(out, "  no conversations yet\n");
-        return;
+        return 0;
     }
     fprintf(out, "%s%-26s %-16s %-18s %5s  %s\n", numbered ? "     " : "  ", "id",
             "last activity", "state", "msgs", "first words");
@@ -163,8 +169,10 @@ void convs_print(FILE *out, bool numbered, unsigned max)
 
         when(r->mtime, tm, sizeof(tm));
         render_line(first, sizeof(first), r->first, strlen(r->first));
-        if (numbered)
-            fprintf(out, "  %2u ", i + 1);
+        if (numbered && openable(r))
+            fprintf(out, "  %2u ", ++k);
+        else if (numbered)
+            fputs("   - ", out);
         else
             fputs("  ", out);
         fprintf(out, "%-26s %-16s %-18s %5u  %s\n", r->id, tm, state_of(r, st, sizeof(st)),
@@ -172,6 +180,17 @@ void convs_print(FILE *out, bool numbered, unsigned max)
     }
     if (t.n > n || t.dropped > 0)
         fprintf(out, "  (%u older not shown)\n", t.n - n + t.dropped);
+    return k;
+}
+
+const char *convs_pick(unsigned k, unsigned max)
+{
+    unsigned i, n = t.n < max ? t.n : max;
+
+    for (i = 0; i < n; i++)
+        if (openable(&t.row[i]) && --k == 0)
+            return t.row[i].id;
+    return NULL;
 }
 
 /* A cheap look before the journals are read: how many there are and

@@ -19,8 +19,13 @@ unsigned convs_count(void);
 const char *convs_id(unsigned i); /* 0: the newest */
 
 /* Prints the first `max` rows: id, last activity, state, user messages,
- * first words (numbered from 1 for the picker). */
-void convs_print(FILE *out, bool numbered, unsigned max);
+ * first words. `numbered` (the picker): the rows that can be opened are
+ * numbered from 1 (a damaged one, one of a newer format or one open in
+ * another process gets no number); returns how many got one. */
+unsigned convs_print(FILE *out, bool numbered, unsigned max);
+
+/* The id of the row the picker numbered `k` (from 1), or NULL. */
+const char *convs_pick(unsigned k, unsigned max);
 
 struct convs_pruned {
     unsigned long count;

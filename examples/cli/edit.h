@@ -39,6 +39,12 @@ bool ed_started(void);
  * put one. */
 enum ed_result ed_feed(const char *in, size_t n, size_t *used, char *out, size_t *len);
 
+/* Handles the terminal's own signals through `loop`: Ctrl+Z gives the
+ * terminal back before the process stops, fg takes it again and redraws
+ * the line, a change of the window's size redraws it. Returns 0 or -1. */
+struct mote_loop;
+int ed_watch_signals(struct mote_loop *loop);
+
 /* Adds a line to the recall history (newest last). */
 void ed_history_add(const char *line, size_t n);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +53,7 @@ static struct {
     bool color;
     bool interactive;
     bool tty_in;
+    bool editor;      /* input through the line editor (a terminal in and out) */
     bool spinner;     /* one while waiting for the first token */
     bool spinning;
     bool line_open;   /* stdout has an unfinished line */
@@ -71,10 +73,11 @@ static struct {
 } sd;
 
 static struct {
-    char buf[INPUT_MAX];
+    char buf[INPUT_MAX + 2]; /* a line of INPUT_MAX bytes and its "\r\n" */
     size_t len;
     bool eof;
     bool too_long;       /* the line being read passed INPUT_MAX: refused whole */
+    bool ahead_lost;     /* typed during a turn past the buffer: the rest dropped */
     mote_watch_id watch;
     bool prompt_shown;
     uint32_t ask_id;     /* the approval question open (0: none) */
@@ -279,10 +282,14 @@ static void request_shutdown(enum mote_sd_mode mode, int code, const char *reaso
 
 /* ---- the session's events ---- */
 
-/* The line editor is used for input on a terminal, in text mode. */
+/* The line editor is used for input on a terminal in text mode, when it
+ * draws on a terminal too (with stdout in a file the typing would land in
+ * the file: input stays line-based, echoed by the terminal). Once it is
+ * on, the terminal stays in its mode for the whole session: what is typed
+ * during a turn (a paste too) waits for the next prompt, whole. */
 static bool use_editor(void)
 {
-    return ui.tty_in && !ui.json;
+    return ui.editor;
 }
 
 /* Starts the editor's line after `prompt` (raw mode on); false if the
@@ -292,7 +299,7 @@ static bool editor_start(const char *prompt, size_t width)
     if (!use_editor())
         return false;
     if (!ed_active() && ed_enter(0, 1) < 0) {
-        ui.tty_in = false;
+        ui.editor = false;
         return false;
     }
     ed_start(prompt, width);
@@ -383,18 +390,18 @@ static void on_event(void *arg, const struct mote_event *ev)
                      strcmp(ev->stop_reason, "content_filter") == 0 ||
                      strcmp(ev->stop_reason, "model_context_window_exceeded") == 0 ||
                      strcmp(ev->stop_reason, "pause_turn") == 0;
-        if (!ui.json && !o.quiet && (ev->usage.input_tokens > 0 || ev->usage.output_tokens > 0))
-            show_usage(&ev->usage);
+        if (!ui.json && !o.quiet && (ev->turn_usage.input_tokens > 0 || ev->turn_usage.output_tokens > 0))
+            show_usage(&ev->turn_usage);
         if (ui.json) {
             printf("{\"type\":\"turn_end\",\"stop_reason\":");
             json_str(ev->stop_reason, strlen(ev->stop_reason));
             printf(",\"usage\":{\"input_tokens\":%llu,\"output_tokens\":%llu",
-                   (unsigned long long)ev->usage.input_tokens,
-                   (unsigned long long)ev->usage.output_tokens);
-            if (ev->usage.cache_read_tokens > 0 || ev->usage.cache_write_tokens > 0)
+                   (unsigned long long)ev->turn_usage.input_tokens,
+                   (unsigned long long)ev->turn_usage.output_tokens);
+            if (ev->turn_usage.cache_read_tokens > 0 || ev->turn_usage.cache_write_tokens > 0)
                 printf(",\"cache_read_input_tokens\":%llu,\"cache_creation_input_tokens\":%llu",
-                       (unsigned long long)ev->usage.cache_read_tokens,
-                       (unsigned long long)ev->usage.cache_write_tokens);
+                       (unsigned long long)ev->turn_usage.cache_read_tokens,
+                       (unsigned long long)ev->turn_usage.cache_write_tokens);
             printf("}}\n");
             fflush(stdout);
         }
@@ -546,8 +553,47 @@ static int open_conversation(void)
 }
 
 /* `--resume` without an id: the newest conversations, numbered, and the
- * user's choice (before the loop runs: a plain blocking read). */
+ * user's choice (before the loop runs: a read through the port's wait, so
+ * that Ctrl+C, SIGTERM and SIGHUP still end it). */
 static char picked[MOTE_CONV_ID_MAX];
+
+/* A line typed at the picker into buf (NUL-terminated, spaces around it
+ * taken off). Returns 0, -1 at the end of input, or the exit code of a
+ * signal that came meanwhile. */
+static int picker_line(char *buf, size_t cap)
+{
+    size_t n = 0;
+
+    for (;;) {
+        struct mote_pollfd pf = {0, MOTE_POLL_IN, 0};
+        uint8_t counts[MOTE_SIG_COUNT];
+        char c;
+        ssize_t r;
+        int w = pp.port.wait(pp.port.ctx, &pf, 1, -1);
+
+        if (pp.port.signals_take(pp.port.ctx, counts) > 0)
+            return counts[MOTE_SIG_TERM] ? 143 : counts[MOTE_SIG_HUP] ? 129 : 130;
+        if (w < 0)
+            return -1;
+        if (pf.revents == 0)
+            continue;
+        r = read(0, &c, 1);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (r <= 0)
+            return -1;
+        if (c == '\n')
+            break;
+        if (n + 1 < cap)
+            buf[n++] = c;
+    }
+    while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r'))
+        n--;
+    buf[n] = '\0';
+    n = strspn(buf, " \t");
+    memmove(buf, buf + n, strlen(buf + n) + 1);
+    return 0;
+}
 
 static int pick_conversation(void)
 {
@@ -565,25 +611,22 @@ static int pick_conversation(void)
         fprintf(stderr, "mote: cannot list the conversations: %s\n", mote_strerror(rc));
         return 1;
     }
-    if ((n = convs_count()) == 0) {
+    if (convs_count() == 0 || (n = convs_print(stderr, true, 20)) == 0) {
         fprintf(stderr, "mote: no conversations to resume yet\n");
         return 2;
     }
-    if (n > 20)
-        n = 20;
-    convs_print(stderr, true, n);
     for (;;) {
         fprintf(stderr, "resume which (1-%u, Enter to cancel)? ", n);
         fflush(stderr);
-        if (fgets(line, sizeof(line), stdin) == NULL || line[0] == '\n') {
+        if ((rc = picker_line(line, sizeof(line))) != 0 || line[0] == '\0') {
             fprintf(stderr, "\n");
-            return 130;
+            return rc > 0 ? rc : 0; /* a signal, or cancelled: nothing opened */
         }
         k = strtoul(line, &end, 10);
-        if (end != line && (*end == '\n' || *end == '\0') && k >= 1 && k <= n)
+        if (end != line && *end == '\0' && k >= 1 && k <= n)
             break;
     }
-    snprintf(picked, sizeof(picked), "%s", convs_id((unsigned)k - 1));
+    snprintf(picked, sizeof(picked), "%s", convs_pick((unsigned)k, 20));
     o.resume = picked;
     return 0;
 }
@@ -609,6 +652,14 @@ static int list_conversations(void)
     static struct mote_session_conf lconf;
     int rc;
 
+    struct stat st;
+
+    if ((rc = fe_state_path(&o, state_dir, sizeof(state_dir))) != 0)
+        return rc;
+    if (stat(state_dir, &st) < 0 && errno == ENOENT) {
+        printf("  no conversations yet\n"); /* listing creates nothing */
+        return 0;
+    }
     if ((rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0)
         return rc;
     lconf.on_event = on_event; /* none come: no conversation is opened */
@@ -665,6 +716,7 @@ static void show_prompt(void)
         sd.requested || in.eof || ui.json)
         return;
     fflush(stdout);
+    in.ahead_lost = false;
     if (editor_start(ui.color ? "\033[1m> \033[0m" : "> ", 2)) {
         in.prompt_shown = true;
         drain_input(); /* what was typed ahead goes into the new line */
@@ -779,28 +831,25 @@ static ssize_t take_line(char *line, size_t cap)
 }
 
 /* The next line: through the line editor on a terminal (only while its
- * prompt or question is up), else as take_line(). Returns its length,
- * -1 (none yet) or -2 (refused: too long). */
+ * prompt or question is up: what is typed meanwhile waits in the
+ * buffer), else as take_line(). Returns its length, -1 (none yet), -2
+ * (refused: too long) or -3 (Ctrl+D on an empty line). */
 static ssize_t get_line(char *line, size_t cap)
 {
     size_t used = 0, len = 0;
     enum ed_result r;
 
-    if (!use_editor() || !ed_started())
-        return take_line(line, cap); /* lines the line discipline made (typed during a turn) */
-    if (in.len == 0)
+    if (!use_editor())
+        return take_line(line, cap);
+    if (!ed_started() || in.len == 0)
         return -1;
     r = ed_feed(in.buf, in.len, &used, line, &len);
     memmove(in.buf, in.buf + used, in.len - used);
     in.len -= used;
     if (r == ED_MORE)
         return -1;
-    ed_leave(); /* the line discipline is back while a turn runs */
-    if (r == ED_EOF) {
-        in.eof = true;
-        in.len = 0;
-        return -1;
-    }
+    if (r == ED_EOF)
+        return -3;
     if (r == ED_REFUSED) {
         fprintf(stderr, "mote: an input longer than %d bytes was refused whole\n", ED_LINE_MAX);
         return -2;
@@ -808,20 +857,35 @@ static ssize_t get_line(char *line, size_t cap)
     return (ssize_t)len;
 }
 
-/* An answer to an approval question: y, a (always for this tool), n or
- * nothing; any other text is a no that the model reads as the reason. */
-static enum mote_answer parse_answer(const char *line, const char **reason)
+/* An answer to an approval question: y or yes, a or always (for this
+ * tool), n, no or nothing; any other text is a no that the model reads as
+ * the reason ("you should use ls" refuses: it is not a yes). */
+static enum mote_answer parse_answer(char *line, const char **reason)
 {
+    size_t n;
+
     *reason = NULL;
-    while (*line == ' ' || *line == '\t')
-        line++;
-    if (line[0] == 'y' || line[0] == 'Y')
+    line += strspn(line, " \t");
+    n = strlen(line);
+    while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+        line[--n] = '\0';
+    if (strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0)
         return MOTE_ANSWER_YES;
     if (strcasecmp(line, "a") == 0 || strcasecmp(line, "always") == 0)
         return MOTE_ANSWER_ALWAYS;
     if (line[0] != '\0' && strcasecmp(line, "n") != 0 && strcasecmp(line, "no") != 0)
         *reason = line;
     return MOTE_ANSWER_NO;
+}
+
+/* The end of the first line in the buffer ('\n', or '\r' from a terminal
+ * in the editor's mode), or NULL. */
+static char *first_eol(void)
+{
+    char *nl = memchr(in.buf, '\n', in.len);
+    char *cr = use_editor() ? memchr(in.buf, '\r', in.len) : NULL;
+
+    return cr != NULL && (nl == NULL || cr < nl) ? cr : nl;
 }
 
 static bool is_quit(const char *p, size_t k)
@@ -832,7 +896,7 @@ static bool is_quit(const char *p, size_t k)
 /* Handles complete lines while the session can take them. */
 static void drain_input(void)
 {
-    static char line[INPUT_MAX];
+    static char line[ED_LINE_MAX + 1]; /* a whole editor line and its NUL */
 
     while (!sd.requested) {
         ssize_t n;
@@ -849,7 +913,7 @@ static void drain_input(void)
                 n = 0; /* end of input answers no */
             }
             if (n < 0)
-                n = 0;
+                n = 0; /* Ctrl+D answers no (the session goes on), as does a refused line */
             line[n] = '\0';
             a = parse_answer(line, &why);
             (void)mote_conv_approve(conv, in.ask_id, a, why);
@@ -860,17 +924,26 @@ static void drain_input(void)
         if (conv != NULL && mote_conv_busy(conv)) {
             /* Lines wait for the turn to end; on a terminal /quit and
              * /exit do not (from a pipe they keep their place in line). */
-            char *nl = memchr(in.buf, '\n', in.len);
+            char *nl = first_eol();
             size_t k = nl != NULL ? (size_t)(nl - in.buf) : in.len;
 
             if (k > 0 && in.buf[k - 1] == '\r')
                 k--;
             if (!ui.tty_in || nl == NULL || !is_quit(in.buf, k))
                 break;
+            in.len -= (size_t)(nl - in.buf) + 1;
+            memmove(in.buf, nl + 1, in.len);
+            command("/quit");
+            continue;
         }
         n = get_line(line, sizeof(line));
         if (n == -1)
             break;
+        if (n == -3) {
+            in.eof = true; /* Ctrl+D on an empty line: the end of input */
+            in.len = 0;
+            break;
+        }
         in.prompt_shown = false;
         if (n <= 0)
             continue;
@@ -886,7 +959,12 @@ static void drain_input(void)
 
             if (rc == MOTE_ERR_INVAL)
                 continue; /* only blanks: nothing to send */
-            if (rc < 0)
+            if (rc == MOTE_ERR_TOO_LARGE)
+                fprintf(stderr, "mote: the message was not sent: it does not fit one journal "
+                                "record (%zd bytes; at most %d once JSON-escaped: a quote, a "
+                                "backslash or a control character takes two bytes or more)\n",
+                        n, MOTE_JOURNAL_LINE_MAX - 64);
+            else if (rc < 0)
                 fprintf(stderr, "mote: the message was not sent: %s\n", mote_strerror(rc));
         }
     }
@@ -896,36 +974,56 @@ static void drain_input(void)
 
 static void on_stdin(struct mote_loop *l, mote_watch_id w, int fd, unsigned revents, void *arg)
 {
+    char scratch[4096];
     ssize_t n;
 
     (void)l, (void)w, (void)revents, (void)arg;
-    if (in.len >= sizeof(in.buf) - 1) {
-        /* A line longer than the buffer: refused whole, up to its end. */
-        if (!in.too_long)
-            fprintf(stderr, "mote: an input line longer than %d bytes was refused\n", INPUT_MAX);
-        in.too_long = true;
-        in.len = 0;
-    }
-    n = read(fd, in.buf + in.len, sizeof(in.buf) - 1 - in.len);
-    if (n > 0) {
-        size_t start = in.len;
+    if (use_editor()) {
+        /* Raw bytes for the editor: at a prompt they are fed at once;
+         * during a turn they wait, up to the buffer's size. */
+        size_t room = sizeof(in.buf) - in.len;
 
-        in.len += (size_t)n;
-        if (in.too_long) {
-            /* drop the rest of the long line, keep what follows it */
-            char *nl = memchr(in.buf + start, '\n', in.len - start);
+        n = read(fd, room > 0 ? in.buf + in.len : scratch, room > 0 ? room : sizeof(scratch));
+        if (n > 0 && room > 0) {
+            in.len += (size_t)n;
+        } else if (n > 0) {
+            if (!in.ahead_lost)
+                fprintf(stderr, "\nmote: what was typed during the turn passed %d bytes; the "
+                                "rest was dropped\n",
+                        INPUT_MAX);
+            in.ahead_lost = true;
+        }
+    } else {
+        if (in.len == sizeof(in.buf) && memchr(in.buf, '\n', in.len) == NULL) {
+            /* A line longer than the buffer: refused whole, up to its end. */
+            if (!in.too_long)
+                fprintf(stderr, "mote: an input line longer than %d bytes was refused\n",
+                        INPUT_MAX);
+            in.too_long = true;
+            in.len = 0;
+        }
+        n = read(fd, in.buf + in.len, sizeof(in.buf) - in.len);
+        if (n > 0) {
+            size_t start = in.len;
 
-            if (nl == NULL) {
-                in.len = 0;
-            } else {
-                size_t used = (size_t)(nl - in.buf) + 1;
+            in.len += (size_t)n;
+            if (in.too_long) {
+                /* drop the rest of the long line, keep what follows it */
+                char *nl = memchr(in.buf + start, '\n', in.len - start);
 
-                memmove(in.buf, in.buf + used, in.len - used);
-                in.len -= used;
-                in.too_long = false;
+                if (nl == NULL) {
+                    in.len = 0;
+                } else {
+                    size_t used = (size_t)(nl - in.buf) + 1;
+
+                    memmove(in.buf, in.buf + used, in.len - used);
+                    in.len -= used;
+                    in.too_long = false;
+                }
             }
         }
-    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    }
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         in.eof = true;
         (void)mote_watch_remove(&loop, in.watch);
         in.watch = 0;
@@ -1039,6 +1137,7 @@ int main(int argc, char **argv)
     ui.interactive = o.prompt == NULL;
     ui.tty_in = isatty(0);
     ui.json = o.format == CLI_FORMAT_STREAM_JSON;
+    ui.editor = ui.tty_in && isatty(1) && !ui.json;
     ui.color = isatty(1) && getenv("NO_COLOR") == NULL && !ui.json;
     ui.spinner = isatty(1) && isatty(2) && !ui.json;
     sconf.on_event = on_event;
@@ -1078,7 +1177,7 @@ int main(int argc, char **argv)
         mote_session_use_mcp(&ses, &mcp);
         mote_mcp_start_all(&mcp);
     }
-    if (o.resume_pick && (rc = pick_conversation()) != 0)
+    if (o.resume_pick && ((rc = pick_conversation()) != 0 || o.resume == NULL))
         return rc;
     if ((rc = open_conversation()) != 0)
         return rc;
@@ -1094,6 +1193,8 @@ int main(int argc, char **argv)
         (void)mote_history_read(&ses, recall_line, NULL);
         atexit(ed_leave);
     }
+    if (use_editor() && ed_watch_signals(&loop) < 0)
+        fprintf(stderr, "mote: warning: Ctrl+Z and window changes will not redraw the line\n");
     if (ui.interactive && !ui.json && ui.tty_in)
         fprintf(stderr, "mote %s - %s, conversation %s. /help for commands.\n", mote_version(),
                 model_name, mote_conv_id(conv));

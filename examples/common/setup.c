@@ -238,11 +238,9 @@ int fe_system(const struct cli_opts *op, const char **system)
     return 0;
 }
 
-int fe_state_dir(const struct cli_opts *op, struct mote_posix *pp, char *state_dir,
-                 size_t cap)
+int fe_state_path(const struct cli_opts *op, char *state_dir, size_t cap)
 {
     const char *d = op->state_dir, *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
-    int rc;
 
     if (d == NULL)
         d = getenv("MOTE_STATE_DIR");
@@ -256,6 +254,16 @@ int fe_state_dir(const struct cli_opts *op, struct mote_posix *pp, char *state_d
         fprintf(stderr, "mote: no state directory: set --state-dir, MOTE_STATE_DIR or HOME\n");
         return 2;
     }
+    return 0;
+}
+
+int fe_state_dir(const struct cli_opts *op, struct mote_posix *pp, char *state_dir,
+                 size_t cap)
+{
+    int rc = fe_state_path(op, state_dir, cap);
+
+    if (rc != 0)
+        return rc;
     rc = mote_posix_storage_root(pp, state_dir);
     if (rc == MOTE_ERR_PERM) {
         fprintf(stderr, "mote: the state directory %s is not safe: another user owns it or may "

@@ -31,6 +31,10 @@ int fe_mcp(const struct cli_opts *o, struct mote_mcp *m, struct mote_loop *loop,
  * ~/.local/state/mote) into `dir` and the port's storage root. 0 or 2. */
 int fe_state_dir(const struct cli_opts *o, struct mote_posix *pp, char *dir, size_t cap);
 
+/* Only the state directory's path (from the options and the environment),
+ * nothing created or checked. Returns 0 or 2 (none can be named). */
+int fe_state_path(const struct cli_opts *o, char *dir, size_t cap);
+
 /* The system prompt: --system, --system-file, or mote's own with MOTE.md
  * or AGENTS.md of the working directory. 0 or 2. */
 int fe_system(const struct cli_opts *o, const char **system);

@@ -93,6 +93,7 @@ struct mote_event {
     enum mote_conv_state state;
     const char *stop_reason;  /* TURN_END: end_turn, max_tokens, ... */
     struct mote_usage usage;  /* TURN_END: the turn's last request */
+    struct mote_usage turn_usage; /* TURN_END: every request of the turn (tool rounds) */
     uint64_t offset;          /* RECORD */
     const struct mote_shutdown_report *report;
 };
@@ -293,6 +294,7 @@ struct mote_conv {
     char stop[32];
     struct mote_usage usage;       /* of the last request */
     struct mote_usage total;       /* of every request journaled */
+    struct mote_usage turn_usage;  /* of this turn's requests */
     unsigned ncalls, call_i;
     struct mote_conv_call calls[MOTE_LLM_MAX_TOOL_CALLS];
     /* tools */

@@ -13,13 +13,17 @@
  * Right, Home, End, Delete, Backspace, Ctrl+A/E/B/F/K/U/W/D/L,
  * Alt+B/F and Ctrl+Left/Right (a word), Up/Down and Ctrl+P/N (history),
  * Ctrl+R (search the history backwards; again for an older match,
- * Ctrl+G to leave it), bracketed paste (a pasted block is one input,
+ * Ctrl+G to leave it; a query that matches nothing shows no line), bracketed paste (a pasted block is one input,
  * newlines kept, nothing in it acts), and a line ending in `\` continues
  * on the next line. Ctrl+D on an empty line is the end of input; Ctrl+C
  * is left to the terminal's signals (the caller keeps ISIG on).
  *
  * Untrusted text never acts on the terminal: control characters (C0 and
- * C1), DEL and invalid UTF-8 are drawn as visible replacements.
+ * C1), DEL and invalid UTF-8 are drawn as visible replacements. Output is
+ * kept small for slow consoles: typing at the end of the line writes just
+ * the text, a cursor key just a move; other edits redraw the line. An
+ * input grown past MOTE_EDIT_LINE_MAX says so on screen; emptying the line
+ * (Ctrl+U) clears that.
  */
 #ifndef MOTE_EDIT_H
 #define MOTE_EDIT_H
@@ -50,6 +54,9 @@ struct mote_edit {
     bool browsing;           /* the line shown is a history line; draft holds the new one */
     bool search;             /* Ctrl+R */
     bool last_cr;            /* the last byte fed was '\r' (a "\r\n" is one Enter) */
+    bool search_failed;      /* Ctrl+R: the query matches no line */
+    bool dirty;              /* the screen no longer shows the line: redraw it whole */
+    size_t shown_len, shown_pos; /* what the screen shows: bytes of the line, the cursor */
     const char *prompt;
     size_t prompt_w;
     size_t rows_above;       /* the cursor's row below the prompt's, as last drawn */
@@ -93,6 +100,12 @@ const char *mote_edit_line(const struct mote_edit *e, size_t *len);
 
 /* Turns bracketed paste off again (before the terminal is given back). */
 void mote_edit_end(struct mote_edit *e);
+
+/* Draws the line again, for instance after a change of width, or (with
+ * `new_row`, on a fresh row) after the program was suspended and the
+ * screen is no longer what it was. Bracketed paste is asked for again if
+ * it was on. */
+void mote_edit_redraw(struct mote_edit *e, bool new_row);
 
 /* Adds a line to the recall history (newest last; the same as the newest
  * is not added twice; the oldest make room). NULs become spaces. */

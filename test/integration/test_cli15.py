@@ -311,6 +311,140 @@ def test_pty_approval_always_survives_continue_and_no_gives_a_reason():
     check(t.out.count(b"[y/N]") == 0, "no question: %r" % t.out[-300:])
 
 
+def test_pty_a_reason_that_starts_with_y_refuses():
+    """Only y/yes and a/always run the call: "you should use ls" is a no
+    with its reason (it ran the tool: only its first letter was read)."""
+    d = tempfile.mkdtemp(dir=TMP)
+    marks = [os.path.join(d, "m%d" % i) for i in range(3)]
+    port, log = start_server(
+        [{"tool": "write_file", "input": {"path": m, "content": "x"}} for m in marks] +
+        [{"text": "done"}])
+    t = Pty(mote(port, new_state()), env())
+    t.read_until("> ")
+    t.send("go\r")
+    for i, answer in enumerate(["you should use ls instead", "  YES ", "yikes, no!"]):
+        t.read_count("[y/N]", i + 1)
+        t.send(answer + "\r")
+    t.read_until("done")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    check([os.path.exists(m) for m in marks] == [False, True, False],
+          [os.path.exists(m) for m in marks])
+    check("you should use ls instead" in result_text(results(log, 1)[-1]), results(log, 1))
+    check("yikes, no!" in result_text(results(log, 3)[-1]), results(log, 3))
+
+
+def test_pty_ctrl_d_at_the_question_answers_no_and_the_session_goes_on():
+    d = tempfile.mkdtemp(dir=TMP)
+    m = os.path.join(d, "m")
+    port, log = start_server([{"tool": "write_file", "input": {"path": m, "content": "x"}},
+                              {"text": "refused then"}, {"text": "still here"}])
+    t = Pty(mote(port, new_state()), env())
+    t.read_until("> ")
+    t.send("go\r")
+    t.read_until("[y/N]")
+    t.send("\x04")
+    t.read_until("refused then")
+    t.read_until("> ", since=t.out.index(b"refused then"))
+    t.send("more\r")
+    t.read_until("still here")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    check(not os.path.exists(m), "the call was refused")
+    check(user_texts(log)[-1] == "more", user_texts(log))
+
+
+def test_pty_an_input_of_exactly_the_limit():
+    """65,536 bytes pasted then Enter: the editor takes it and the message
+    is refused as too large for a journal record - no write past the line
+    buffer (ASan build: it was a global-buffer-overflow abort)."""
+    big = "y" * 65536
+    t, log, _ = chat([{"text": "ok"}], ["\x1b[200~" + big + "\x1b[201~\r"])
+    t.read_until("does not fit one journal record")
+    t.read_until("> ")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    check(requests_in(log) == [], "nothing was sent")
+
+
+def test_pty_a_paste_during_a_turn_is_one_message():
+    """Typed while the answer streams: it waits for the prompt, and a paste
+    of three lines is one message (it was three turns)."""
+    port, log = start_server([{"text": "a slow answer, word by word", "delay_ms": 300},
+                              {"text": "got the paste"}])
+    t = Pty(mote(port, new_state()), env())
+    t.read_until("> ")
+    t.send("first\r")
+    wait_for(lambda: len(requests_in(log)) == 1, "the first request")
+    t.send("\x1b[200~pasted one\rpasted two\rpasted three\x1b[201~\r")
+    t.read_until("got the paste")
+    t.send("/quit\r")
+    check(t.wait() == 0, "exit 0")
+    check(user_texts(log) == ["first", "pasted one\npasted two\npasted three"], user_texts(log))
+    check(b"pasted one" not in t.out[:t.out.index(b"word by word")], "not echoed into the answer")
+
+
+def test_stdout_in_a_file_keeps_input_line_based_and_the_file_clean():
+    """`mote > answers.txt` on a terminal: the user sees what they type (the
+    terminal echoes it) and the file gets no editor sequences."""
+    import pty as ptymod
+    port, log = start_server([{"text": "the answer"}])
+    master, slave = ptymod.openpty()
+    out = os.path.join(tempfile.mkdtemp(dir=TMP), "answers.txt")
+    with open(out, "wb") as f:
+        p = subprocess.Popen(mote(port, new_state()), stdin=slave, stdout=f, stderr=slave,
+                             env=env(), start_new_session=True)
+    os.close(slave)
+    seen = b""
+    os.write(master, b"hello there\n")
+    deadline = time.time() + 20
+    while b"hello there" not in seen and time.time() < deadline:
+        seen += os.read(master, 4096)
+    wait_for(lambda: b"the answer" in open(out, "rb").read(), "the answer in the file")
+    os.write(master, b"/quit\n")
+    check(p.wait(timeout=20) == 0, "exit 0")
+    os.close(master)
+    data = open(out, "rb").read()
+    check(b"hello there" in seen, "the typing was echoed: %r" % seen)
+    check(b"\x1b" not in data, "no escape sequence in the file: %r" % data[:200])
+    check(user_texts(log) == ["hello there"], user_texts(log))
+
+
+def test_pty_ctrl_z_and_fg_take_the_terminal_back():
+    """Under a job-control shell: Ctrl+Z stops mote with the terminal given
+    back, fg takes it again and redraws the line; the keys work as keys
+    after it (Left echoed as ^[[D before)."""
+    port, log = start_server([{"text": "after fg"}])
+    t = Pty(["/bin/bash", "--norc", "--noprofile", "-i"], env(PS1="$ ", HISTFILE="/dev/null"))
+    t.read_until("$ ")
+    t.send(" ".join(mote(port, new_state())) + "\r")
+    t.read_until("> ")
+    t.send("abc")
+    t.read_until("abc")
+    t.send("\x1a")
+    t.read_until("Stopped")
+    at = len(t.out)
+    t.send("fg\r")
+    t.read_until("abc", since=at)         # the line drawn again
+    t.send("\x1b[DX\r")
+    t.read_until("after fg")
+    t.send("/quit\r")
+    t.read_until("$ ", since=t.out.index(b"after fg"))
+    t.send("exit\r")
+    t.wait()
+    check(user_texts(log) == ["abXc"], user_texts(log))
+
+
+def test_usage_line_counts_every_request_of_the_turn():
+    d = tempfile.mkdtemp(dir=TMP)
+    port, log = start_server([{"tool": "list_dir", "input": {"path": d}, "input_tokens": 100},
+                              {"text": "done", "input_tokens": 200}])
+    p = run(mote(port, new_state(), "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    line = [l for l in p.stderr.splitlines() if "tokens in" in l]
+    check(len(line) == 1 and "[300 tokens in" in line[0], line)
+
+
 # ---- 15.4 conversations: --list, /conversations, the picker, retention ----------
 
 def convs_dir(state):
@@ -468,6 +602,31 @@ def test_resume_picker_on_a_terminal_and_conversations_command():
     # without a terminal: a clear refusal, exit 2
     p = run(mote(port, state, "--resume", "-p", "x"))
     check(p.returncode == 2 and "--list" in p.stderr, (p.returncode, p.stderr))
+
+
+def test_list_creates_nothing():
+    state = os.path.join(tempfile.mkdtemp(dir=TMP), "never-made")
+    p = run([MOTE, "--state-dir", state, "--list"])
+    check(p.returncode == 0 and "no conversations yet" in p.stdout, (p.returncode, p.stdout))
+    check(not os.path.exists(state), "listing created the state directory")
+
+
+def test_picker_offers_what_opens_and_leaves_on_ctrl_c_or_enter():
+    state = new_state()
+    a = one_conversation(state, "a good talk")
+    bad = os.path.join(convs_dir(state), "20000101-000000-bad.jsonl")
+    with open(bad, "w") as f:
+        f.write('{"t":"open","v":2,"id":"20000101-000000-bad"}\nnot json\n{"t":"user","text":"x"}\n')
+    os.chmod(bad, 0o600)
+    port, log = start_server([{"text": "never"}])
+    for key, code in (("\x03", 130), ("\r", 0)):
+        t = Pty(mote(port, state, "--resume"), env())
+        t.read_until("resume which (1-1,")
+        check(b"   - 20000101-000000-bad" in t.out, "the damaged one has no number: %r" % t.out)
+        t.send(key)
+        check(t.wait() == code, "exit %d after %r" % (code, key))
+    check(requests_in(log) == [], "nothing was opened or sent")
+    check(a in conv_ids(state), conv_ids(state))
 
 
 # ---- issue 11.2: one writer per conversation --------------------------------------

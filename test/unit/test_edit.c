@@ -376,7 +376,7 @@ static void test_paste_and_continuation(void **state)
     term_reset(80);
     mote_edit_history_add(&ed, "old", 3);
     mote_edit_start(&ed, "> ", 2);
-    assert_int_equal(feed("\x1b[200~one\r\ntwo\rthree\x1b[A\x03\x04\x1b[201~"), MOTE_EDIT_MORE);
+    assert_int_equal(feed("\x1b[200~one\r\ntwo\rth\x7free\x1b[A\x03\x04\x1b[201~"), MOTE_EDIT_MORE);
     assert_int_equal(feed(" \\"), MOTE_EDIT_MORE);
     assert_int_equal(feed("\r"), MOTE_EDIT_MORE); /* continued */
     assert_int_equal(feed("four\r"), MOTE_EDIT_LINE);
@@ -424,6 +424,128 @@ static void test_hostile_text_is_drawn_harmless(void **state)
     assert_int_equal(used, 1);
 }
 
+
+/* An input grown past the limit says so; emptying it (Ctrl+U) makes the
+ * line usable again (it was stuck: typed text silently dropped). */
+static void test_too_long_then_cleared(void **state)
+{
+    static char big[MOTE_EDIT_LINE_MAX + 10];
+    size_t used;
+
+    (void)state;
+    term_reset(80);
+    memset(big, 'b', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    mote_edit_start(&ed, "> ", 2);
+    assert_int_equal(mote_edit_feed(&ed, big, sizeof(big) - 1, &used), MOTE_EDIT_MORE);
+    assert_non_null(strstr(row(t.r), "too long: Enter refuses it"));
+    assert_int_equal(feed("\x15" "short"), MOTE_EDIT_MORE);
+    assert_int_equal(feed("\r"), MOTE_EDIT_LINE);
+    assert_string_equal(line_of(), "short");
+}
+
+/* Ctrl+R with a query nothing matches: no line is shown and Enter sends
+ * the line as it was (it sent the newest history line). */
+static void test_failed_search_sends_nothing_else(void **state)
+{
+    (void)state;
+    term_reset(80);
+    mote_edit_history_add(&ed, "rm -rf build", 12);
+    mote_edit_start(&ed, "> ", 2);
+    assert_int_equal(feed("\x12"), MOTE_EDIT_MORE);
+    assert_string_equal(row(0), "(search)'':");
+    assert_int_equal(feed("xyz"), MOTE_EDIT_MORE);
+    assert_string_equal(row(0), "(failed search)'xyz':");
+    assert_int_equal(feed("\r"), MOTE_EDIT_LINE);
+    assert_string_equal(line_of(), "");
+    /* Backspace back to a query that matches finds it again */
+    mote_edit_start(&ed, "> ", 2);
+    assert_int_equal(feed("\x12rmx\x7f"), MOTE_EDIT_MORE);
+    assert_string_equal(row(t.r), "(search)'rm': rm -rf build");
+}
+
+/* A prompt wider than the screen (the approval question on a narrow
+ * terminal) is drawn once, however the line changes. */
+static void test_a_wrapping_prompt_is_drawn_once(void **state)
+{
+    static const char q[] = "  run it? [y/N] (a: always for this tool; other text: no, and why) ";
+    unsigned r;
+    int seen = 0;
+
+    (void)state;
+    term_reset(40);
+    mote_edit_start(&ed, q, sizeof(q) - 1);
+    assert_int_equal(feed("n\x01"), MOTE_EDIT_MORE); /* a redraw at the first key */
+    assert_int_equal(feed("\x05o\x7f\x7fyes"), MOTE_EDIT_MORE);
+    for (r = 0; r < ROWS; r++)
+        seen += strstr(row(r), "run it?") != NULL;
+    assert_int_equal(seen, 1);
+    assert_string_equal(row(0), "  run it? [y/N] (a: always for this tool");
+    assert_string_equal(row(1), "; other text: no, and why) yes");
+}
+
+/* Slow consoles: typing at the end writes the text alone, a cursor key a
+ * short move, not the whole 20 KB line. */
+static void test_small_output_per_key(void **state)
+{
+    static char text[20000];
+    size_t before;
+
+    (void)state;
+    term_reset(80);
+    memset(text, 'w', sizeof(text) - 1);
+    text[sizeof(text) - 1] = '\0';
+    mote_edit_start(&ed, "> ", 2);
+    assert_int_equal(feed(text), MOTE_EDIT_MORE);
+    t.raw_len = 0;
+    assert_int_equal(feed("x"), MOTE_EDIT_MORE);
+    assert_true(t.raw_len <= 4);
+    before = t.raw_len;
+    assert_int_equal(feed("\x1b[D"), MOTE_EDIT_MORE);
+    assert_true(t.raw_len - before <= 16);
+    before = t.raw_len;
+    assert_int_equal(feed("\x01"), MOTE_EDIT_MORE); /* Ctrl+A: up 250 rows, one move */
+    assert_true(t.raw_len - before <= 16);
+    assert_int_equal(t.c, 2);
+}
+
+/* Whatever the keys, the screen after the small updates is the screen a
+ * whole redraw makes (random keys, wide and combining text, three widths). */
+static void test_small_updates_match_a_redraw(void **state)
+{
+    static const char *keys[] = {
+        "a", "b c", "\xe4\xbd\xa0", "e\xcc\x81", "\xf0\x9f\x98\x80", "\x1b[D", "\x1b[C", "\x01",
+        "\x05", "\x7f", "\x0b", "\x17", "\x1b[3~", "\x1b" "b", "\x1b" "f", "\x1b[A", "\x1b[B",
+        "\x1b[200~x\ny\x1b[201~", "\\", "0123456789",
+    };
+    static char snap[ROWS][COLS * 8];
+    unsigned width[] = {7, 13, 40}, w, r, sr, sc;
+    uint32_t seed = 12345;
+    int k;
+
+    (void)state;
+    for (w = 0; w < 3; w++) {
+        term_reset(width[w]);
+        mote_edit_history_add(&ed, "history \xe4\xbd\xa0 line", 16);
+        mote_edit_start(&ed, "mote> ", 6);
+        for (k = 0; k < 400; k++) {
+            seed = seed * 1103515245u + 12345u;
+            assert_int_equal(feed(keys[(seed >> 16) % (sizeof(keys) / sizeof(keys[0]))]),
+                             MOTE_EDIT_MORE);
+            if (k % 7 != 0)
+                continue;
+            for (r = 0; r < ROWS; r++)
+                strcpy(snap[r], row(r));
+            sr = t.r, sc = t.c;
+            mote_edit_redraw(&ed, false);
+            for (r = 0; r < ROWS; r++)
+                assert_string_equal(snap[r], row(r));
+            assert_int_equal(sr, t.r);
+            assert_int_equal(sc, t.c);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +556,11 @@ int main(void)
         cmocka_unit_test(test_paste_and_continuation),
         cmocka_unit_test(test_over_the_limit_is_refused_whole),
         cmocka_unit_test(test_hostile_text_is_drawn_harmless),
+        cmocka_unit_test(test_too_long_then_cleared),
+        cmocka_unit_test(test_failed_search_sends_nothing_else),
+        cmocka_unit_test(test_a_wrapping_prompt_is_drawn_once),
+        cmocka_unit_test(test_small_output_per_key),
+        cmocka_unit_test(test_small_updates_match_a_redraw),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
