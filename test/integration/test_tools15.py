@@ -246,7 +246,7 @@ def test_fifos_in_the_state_are_refused_not_waited_on():
     check(p.returncode == 0, (p.returncode, p.stderr))
     rows = {l.split()[0]: l for l in p.stdout.splitlines()[1:] if l.strip()}
     check(real[0][:-6] in rows and fifo_id in rows, p.stdout)
-    check("damaged" in rows[fifo_id], rows[fifo_id])
+    check("not a regular file" in rows[fifo_id], rows[fifo_id])
     p = run(mote(port, state, "--resume", fifo_id, "-p", "x"), timeout=20)
     check(p.returncode != 0 and "not a regular file" in p.stderr, (p.returncode, p.stderr))
     # STATE/current as a FIFO: --continue says so at once
