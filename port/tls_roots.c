@@ -82,6 +82,44 @@ int mote_roots_subject(const unsigned char *der, size_t len, struct mote_roots_n
     return 0;
 }
 
+unsigned mote_roots_sha1_as_sha256(unsigned char *der, size_t len)
+{
+    static const unsigned char sha1_rsa[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x05};
+    unsigned char *alg[2], *p = der, *end = der + len, *tbs_end;
+    unsigned tag, n = 0, i;
+    size_t l, h;
+
+    /* Certificate { tbs { [0], serial, signature, ... }, signatureAlgorithm, ... } */
+    if ((h = tlv(p, end, &tag, &l)) == 0 || tag != 0x30u)
+        return 0;
+    p += h;
+    end = p + l;
+    if ((h = tlv(p, end, &tag, &l)) == 0 || tag != 0x30u)
+        return 0;
+    tbs_end = p + h + l;
+    p += h;
+    if (p < tbs_end && *p == 0xa0u && skip((const unsigned char **)&p, tbs_end, 0xa0u) < 0)
+        return 0;
+    if (skip((const unsigned char **)&p, tbs_end, 0x02u) < 0)
+        return 0;
+    alg[0] = p;
+    alg[1] = tbs_end;
+    for (i = 0; i < 2; i++) {
+        unsigned char *q = alg[i];
+
+        if ((h = tlv(q, end, &tag, &l)) == 0 || tag != 0x30u)
+            return 0;
+        q += h;
+        if ((h = tlv(q, end, &tag, &l)) == 0 || tag != 0x06u || l != sizeof(sha1_rsa) ||
+            memcmp(q + h, sha1_rsa, sizeof(sha1_rsa)) != 0)
+            return 0;
+        alg[i] = q + h + l - 1; /* the OID's last arc */
+    }
+    for (i = 0; i < 2; i++, n++)
+        *alg[i] = 0x0b; /* 1.2.840.113549.1.1.11, sha256WithRSAEncryption */
+    return n;
+}
+
 /* Walks the attributes of a Name (SEQUENCE OF SET OF SEQUENCE {type,
  * value}) one after another, across the SETs. */
 struct name_walk {

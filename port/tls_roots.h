@@ -67,6 +67,15 @@ int mote_roots_scan(const struct mote_roots_src *src, const struct mote_roots_na
  * MOTE_ERR_BADMSG if `der` is not a certificate. */
 int mote_roots_subject(const unsigned char *der, size_t len, struct mote_roots_name *out);
 
+/* For an mbedTLS without SHA-1 (the tiny build): a root signed by itself
+ * with sha1WithRSAEncryption is renamed sha256WithRSAEncryption in both
+ * of its AlgorithmIdentifiers (`der` is changed in place), so mbedTLS can
+ * parse it. A root's own signature is never verified (it is trusted as
+ * it is), and every signature in a chain is still checked by its own
+ * algorithm: SHA-1 there stays refused. Returns how many it renamed (0:
+ * not such a certificate). */
+unsigned mote_roots_sha1_as_sha256(unsigned char *der, size_t len);
+
 /* True if Names `a` and `b` (TLVs) may be equal as X.509 path building
  * compares them: the same attribute types in the same order, values
  * equal ignoring ASCII case and the string type. This accepts every

@@ -12,9 +12,11 @@
  * that matter), RSA-PSS
  * (TLS 1.2 does not sign with it; roots signed with it are rare), ALPN and
  * max_fragment_length (unused), keeping the peer's certificate after the
- * handshake. SHA-1 is in only so that the 24 roots of Debian's bundle
- * signed (by themselves) with it parse: mbedTLS's default profile still
- * refuses SHA-1 signatures in a chain.
+ * handshake, and SHA-1: the 24 roots of Debian's bundle that signed
+ * themselves with it are parsed under the name of SHA-256
+ * (mote_roots_sha1_as_sha256: a root's own signature is never checked);
+ * a SHA-1 signature in a chain cannot be checked at all, so it is refused
+ * as before.
  */
 #ifndef MOTE_MBEDTLS_CONFIG_H
 #define MOTE_MBEDTLS_CONFIG_H
@@ -45,7 +47,6 @@ void mote_tls_free_none(void *p);
 #define MBEDTLS_AES_FEWER_TABLES
 #define MBEDTLS_GCM_C
 #define MBEDTLS_MD_C
-#define MBEDTLS_SHA1_C
 #define MBEDTLS_SHA256_C
 #define MBEDTLS_SHA256_SMALLER
 #define MBEDTLS_SHA512_C

@@ -65,6 +65,18 @@ void mote_mcu_skip(const char *file, int line) __attribute__((noreturn));
         if (c)                                                                           \
             mote_mcu_fail(__FILE__, __LINE__, "%s", #c);                                 \
     } while (0)
+#define assert_ptr_equal(a, b)                                                           \
+    do {                                                                                 \
+        const void *a_ = (a), *b_ = (b);                                                 \
+        if (a_ != b_)                                                                    \
+            mote_mcu_fail(__FILE__, __LINE__, "%p != %p", a_, b_);                       \
+    } while (0)
+#define assert_ptr_not_equal(a, b)                                                       \
+    do {                                                                                 \
+        const void *a_ = (a), *b_ = (b);                                                 \
+        if (a_ == b_)                                                                    \
+            mote_mcu_fail(__FILE__, __LINE__, "%p == %p", a_, b_);                       \
+    } while (0)
 #define assert_null(p) assert_true((p) == NULL)
 #define assert_non_null(p) assert_true((p) != NULL)
 #define assert_string_equal(a, b)                                                        \
