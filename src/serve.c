@@ -39,6 +39,7 @@ enum route {
 #define INPUT_INLINE_MAX 1024
 
 static void conn_kill(struct mote_serve *sv, struct mote_serve_conn *c);
+static void conn_watch(struct mote_serve *sv, struct mote_serve_conn *c, bool poke);
 static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c);
 static void schedule(struct mote_serve *sv);
 static void kick(struct mote_serve *sv);
@@ -238,17 +239,48 @@ static int load(struct mote_serve *sv, const char *id, struct mote_conv **out, u
     return 0;
 }
 
-/* The end of the conversation's complete records. */
+/* The end of the conversation's complete records. A journal that is not
+ * loaded may end in a torn line (a power cut; it is cut off when the
+ * conversation is loaded): its end is after its last newline, so that a
+ * stream never sends a record without its newline. The scan back from
+ * the file's end is done again only when the size changed. */
 static uint64_t conv_end(struct mote_serve *sv, struct mote_serve_conn *c)
 {
     const struct mote_port *p = sv->port;
     struct mote_conv *cv = mote_conv_find(sv->conf.session, c->conv_id);
+    uint64_t at, lo;
     int64_t n;
+    char b[256];
 
-    if (cv != NULL && cv->jr.h >= 0)
+    if (!c->gone && cv != NULL && cv->jr.h >= 0)
         return cv->jr.size;
     n = c->sh >= 0 ? p->st_size(p->ctx, c->sh) : -1;
-    return n < 0 ? c->pos : (uint64_t)n;
+    if (n < 0)
+        return c->pos;
+    if ((uint64_t)n == c->disk_size)
+        return c->disk_end;
+    /* complete up to disk_end already, unless the file was cut below it */
+    lo = c->disk_size != UINT64_MAX && c->disk_end <= (uint64_t)n ? c->disk_end : 0;
+    at = (uint64_t)n;
+    c->disk_size = (uint64_t)n;
+    c->disk_end = lo;
+    while (at > lo) {
+        size_t k = at - lo < sizeof(b) ? (size_t)(at - lo) : sizeof(b);
+        int got = p->st_read(p->ctx, c->sh, at - k, b, k);
+
+        if (got != (int)k) {
+            c->disk_size = UINT64_MAX; /* try again next time */
+            return lo > c->pos ? lo : c->pos;
+        }
+        at -= k; /* the chunk starts here */
+        while (k > 0 && b[k - 1] != '\n')
+            k--;
+        if (k > 0) {
+            c->disk_end = at + k;
+            break;
+        }
+    }
+    return c->disk_end;
 }
 
 /* The pending call's input (raw JSON) into sv->small, if it is not
@@ -398,8 +430,8 @@ static void fail(struct mote_serve *sv, struct mote_serve_conn *c, unsigned stat
     char line[240];
     struct mote_sb sb;
 
-    if (status == 400 || status == 408 || status == 411 || status == 413 || status == 414 ||
-        status == 417 || status == 431 || status >= 500)
+    if (status == 400 || status == 401 || status == 408 || status == 411 || status == 413 ||
+        status == 414 || status == 417 || status == 431 || status >= 500)
         c->keep_alive = false;
     sink_init(&s, sv->resp, sizeof(sv->resp));
     mote_jw_init(&w, sink_put, &s);
@@ -878,6 +910,7 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
 static void h_delete(struct mote_serve *sv, struct mote_serve_conn *c, const char *id)
 {
     struct mote_conv *cv = find(sv, id);
+    unsigned i;
     int rc;
 
     if (cv != NULL && mote_conv_close(cv) < 0) {
@@ -896,6 +929,15 @@ static void h_delete(struct mote_serve *sv, struct mote_serve_conn *c, const cha
         return;
     }
     say(sv, "removed conversation ", id, NULL);
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
+        struct mote_serve_conn *e = &sv->conns[i];
+
+        if (e->state == CS_RESP && e->stream == ST_EVENTS && !e->gone &&
+            strcmp(e->conv_id, id) == 0) {
+            e->gone = true; /* its last event, then closed */
+            conn_watch(sv, e, true);
+        }
+    }
     {
         struct sink k;
         struct mote_jw w;
@@ -1089,6 +1131,9 @@ static void h_events(struct mote_serve *sv, struct mote_serve_conn *c, const cha
     }
     mote_str_copy(c->conv_id, sizeof(c->conv_id), id);
     c->pos = 0;
+    c->gone = false;
+    c->disk_size = UINT64_MAX;
+    c->disk_end = 0;
     end = conv_end(sv, c);
     if (c->io->req.last_event_id != NULL) {
         after = true;
@@ -1196,9 +1241,12 @@ static bool authorized(const struct mote_serve *sv, const struct mote_serve_conn
 
     if (c->listener == 0)
         return true; /* the socket's mode is the Unix socket's access control */
-    if (h == NULL || tok == NULL || strncmp(h, "Bearer ", 7) != 0)
+    /* the scheme is case-insensitive (RFC 9110 11.1), then 1*SP */
+    if (h == NULL || tok == NULL || !mote_ascii_ieq(h, "bearer", 6) || h[6] != ' ')
         return false;
-    h += 7;
+    h += 6;
+    while (*h == ' ')
+        h++;
     n = strlen(h);
     k = strlen(tok);
     diff = n != k;
@@ -1218,7 +1266,7 @@ static void on_head(struct mote_serve *sv, struct mote_serve_conn *c)
     if (cl > 0)
         c->keep_alive = c->keep_alive && cl <= MOTE_SERVE_BODY_MAX; /* read, or closed */
     if (!authorized(sv, c)) {
-        c->keep_alive = c->keep_alive && cl == 0;
+        /* closed after the answer: one guess per connection */
         fail(sv, c, 401, "unauthorized", "send Authorization: Bearer TOKEN (the token file "
                                          "or MOTE_SERVE_TOKEN)",
              "WWW-Authenticate: Bearer\r\n");
@@ -1458,6 +1506,14 @@ static bool final_event(struct mote_serve *sv, struct mote_serve_conn *c)
     return w.err == 0 && out_put(c, k.p, k.len);
 }
 
+/* event: removed, the last event of a stream whose conversation was
+ * deleted. */
+static bool removed_event(struct mote_serve_conn *c)
+{
+    return out_puts(c, "event: removed\ndata: {\"id\":\"") && out_puts(c, c->conv_id) &&
+           out_puts(c, "\"}\n\n");
+}
+
 /* True when an event stream has sent every record there is. */
 static bool caught_up(struct mote_serve *sv, struct mote_serve_conn *c)
 {
@@ -1472,8 +1528,16 @@ static bool pump_events(struct mote_serve *sv, struct mote_serve_conn *c)
     bool done;
 
     while (out_room(c) > 96 && rounds++ < 64) {
-        uint64_t end = conv_end(sv, c);
+        uint64_t end;
 
+        if (c->gone && !c->in_record) {
+            /* the conversation was removed: its last event (a new one
+             * of the same id is another conversation) */
+            if (!c->final)
+                c->final = removed_event(c);
+            break;
+        }
+        end = conv_end(sv, c);
         if (c->skip) {
             /* the record the client has (Last-Event-ID): read past it */
             size_t mark = c->out_len;
@@ -1498,8 +1562,14 @@ static bool pump_events(struct mote_serve *sv, struct mote_serve_conn *c)
             (void)out_puts(c, "\nevent: record\ndata: ");
             c->in_record = true;
         }
-        if (copy_record(sv, c, out_room(c) - 2, end, &done, true) == 0 && !done)
+        if (copy_record(sv, c, out_room(c) - 2, end, &done, true) == 0 && !done) {
+            /* removed in the middle of a record that can no longer be
+             * read: closed without its end (a client drops an event cut
+             * short) */
+            if (c->gone)
+                c->final = true;
             break;
+        }
         if (done) {
             (void)out_puts(c, "\n\n");
             c->in_record = false;
@@ -1548,6 +1618,8 @@ static void conn_kill(struct mote_serve *sv, struct mote_serve_conn *c)
     big_put(sv, c);
     c->state = CS_FREE;
     sv->nconns--;
+    if (c->listener == 1)
+        sv->ntcp--;
     if (sv->phase >= MOTE_SERVE_FINAL)
         kick(sv);
 }
@@ -1658,9 +1730,12 @@ static void conn_read(struct mote_serve *sv, struct mote_serve_conn *c)
         return;
     if (n <= 0) {
         c->peer_eof = true;
-        /* A client gone before its response is complete gets nothing more;
-         * one that closed after asking still gets its answer. */
-        if (c->state != CS_RESP || c->stream == ST_EVENTS || n < 0)
+        /* A client that closed its sending side after asking still gets
+         * its answers (every request it sent, in order); one gone before
+         * it asked anything whole, or from an event stream, gets nothing
+         * more. */
+        if (n < 0 || c->stream == ST_EVENTS || c->state == CS_LINGER ||
+            (c->state != CS_RESP && !c->head_started && c->in_len == 0))
             conn_kill(sv, c);
         return;
     }
@@ -1672,17 +1747,33 @@ static void conn_read(struct mote_serve *sv, struct mote_serve_conn *c)
         c->body_got += (uint64_t)n;
 }
 
+/* Steps per readiness (a head, a body, a response: three per request),
+ * so that pipelined requests cannot keep the loop from the others. */
+#define STEPS_PER_TURN 8
+
 static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
 {
     unsigned rounds = 0;
 
-    while (c->state != CS_FREE && rounds++ < 8) {
+    while (c->state != CS_FREE) {
+        if (rounds++ >= STEPS_PER_TURN) {
+            /* more next turn: the watch asks for writability, which a
+             * socket with room has at once (its input may never come
+             * again: pipelined requests already read) */
+            c->again = true;
+            break;
+        }
         if (c->state == CS_HEAD) {
             size_t used = 0;
             int rc;
 
-            if (c->in_len == 0)
+            if (c->in_len == 0) {
+                if (c->peer_eof) {
+                    conn_kill(sv, c); /* every request answered, no more to come */
+                    return;
+                }
                 break;
+            }
             if (!c->head_started) {
                 c->head_started = true;
                 c->deadline =
@@ -1691,8 +1782,13 @@ static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
             rc = mote_hreq_feed(&c->io->req, c->io->in, c->in_len, &used);
             memmove(c->io->in, c->io->in + used, c->in_len - used);
             c->in_len -= used;
-            if (rc == MOTE_HREQ_READING)
+            if (rc == MOTE_HREQ_READING) {
+                if (c->peer_eof) {
+                    conn_kill(sv, c); /* a head that can no longer end */
+                    return;
+                }
                 break;
+            }
             if (rc == MOTE_HREQ_BAD) {
                 c->keep_alive = false;
                 fail(sv, c, c->io->req.status, "bad_request", c->io->req.why, NULL);
@@ -1703,6 +1799,10 @@ static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
         }
         if (c->state == CS_BODY) {
             if (!body_complete(c)) {
+                if (c->peer_eof) {
+                    conn_kill(sv, c); /* a body that can no longer come */
+                    return;
+                }
                 if (c->out_len > 0 && !flush(sv, c))
                     return; /* the 100 Continue */
                 break;
@@ -1715,7 +1815,7 @@ static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
                 return;
             if (!response_done(c))
                 break;
-            if (c->stream == ST_EVENTS || !c->keep_alive || c->peer_eof) {
+            if (c->stream == ST_EVENTS || !c->keep_alive || (c->peer_eof && c->in_len == 0)) {
                 if (c->peer_eof || c->stream == ST_EVENTS) {
                     conn_kill(sv, c);
                     return;
@@ -1753,19 +1853,22 @@ static void on_conn(struct mote_loop *loop, mote_watch_id w, int fd, unsigned re
 
 /* Past the connection cap (or shutting down): one 503 sent as it can go,
  * then closed. */
-static void refuse(struct mote_serve *sv, int fd)
+static void refuse(struct mote_serve *sv, int fd, const char *why)
 {
-    static const char body[] = "{\"error\":\"too_many_connections\",\"message\":\"the "
-                               "connection limit (MOTE_SERVE_MAX_CONNS) is reached: try "
-                               "again\"}\n";
     const struct mote_port *p = sv->port;
-    char msg[400];
-    struct mote_sb sb;
+    char msg[480], body[240];
+    struct mote_sb sb, bb;
 
+    mote_sb_init(&bb, body, sizeof(body));
+    mote_sb_s(&bb, "{\"error\":\"");
+    mote_sb_s(&bb, sv->phase >= MOTE_SERVE_FINAL ? "shutting_down" : "too_many_connections");
+    mote_sb_s(&bb, "\",\"message\":\"");
+    mote_sb_s(&bb, why);
+    mote_sb_s(&bb, "\"}\n");
     mote_sb_init(&sb, msg, sizeof(msg));
     mote_sb_s(&sb, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
                    "Retry-After: 1\r\nConnection: close\r\nContent-Length: ");
-    mote_sb_u(&sb, sizeof(body) - 1);
+    mote_sb_u(&sb, bb.len);
     mote_sb_s(&sb, "\r\n\r\n");
     mote_sb_s(&sb, body);
     (void)p->net_send(p->ctx, fd, msg, sb.len);
@@ -1797,14 +1900,24 @@ static void on_listen(struct mote_loop *loop, mote_watch_id w, int lfd, unsigned
             sv->pause_until = now_ms(sv) + 250u;
             break;
         }
-        for (i = 0; i < MOTE_SERVE_MAX_CONNS && sv->phase < MOTE_SERVE_FINAL; i++) {
+        if (sv->phase >= MOTE_SERVE_FINAL) {
+            refuse(sv, fd, "mote is shutting down");
+            continue;
+        }
+        if (which == 1 && sv->ntcp >= MOTE_SERVE_TCP_CONNS) {
+            /* the rest is kept for the Unix socket */
+            refuse(sv, fd, "the TCP connection limit (MOTE_SERVE_TCP_CONNS) is reached: try "
+                           "again");
+            continue;
+        }
+        for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
             if (sv->conns[i].state == CS_FREE) {
                 c = &sv->conns[i];
                 break;
             }
         }
         if (c == NULL) {
-            refuse(sv, fd);
+            refuse(sv, fd, "the connection limit (MOTE_SERVE_MAX_CONNS) is reached: try again");
             continue;
         }
         memset(c, 0, offsetof(struct mote_serve_conn, io));
@@ -1815,11 +1928,16 @@ static void on_listen(struct mote_loop *loop, mote_watch_id w, int lfd, unsigned
         c->big = -1;
         c->listener = which;
         if (mote_watch_add(sv->loop, fd, MOTE_POLL_IN, on_conn, c, 0, &c->watch) < 0) {
-            refuse(sv, fd); /* every watch is taken: MOTE_MAX_WATCHES */
+            /* every watch is taken: MOTE_MAX_WATCHES */
+            refuse(sv, fd, "no loop watch is free (MOTE_MAX_WATCHES): try again");
             continue;
         }
         sv->nconns++;
+        sv->ntcp += which;
         next_request(sv, c);
+        /* A new connection has the head's deadline, not the idle one's:
+         * one that never asks anything holds its slot only that long. */
+        c->deadline = now_ms(sv) + cfg(sv->conf.header_timeout_ms, MOTE_SERVE_HEADER_TIMEOUT_MS);
     }
     schedule(sv);
 }
@@ -2091,11 +2209,14 @@ static void ev_send(struct mote_serve *sv, struct sink *k, struct mote_jw *w, co
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
         struct mote_serve_conn *c = &sv->conns[i];
 
-        if (c->state != CS_RESP || c->stream != ST_EVENTS || strcmp(c->conv_id, id) != 0 ||
-            !c->told_state || !caught_up(sv, c))
+        if (c->state != CS_RESP || c->stream != ST_EVENTS || c->gone ||
+            strcmp(c->conv_id, id) != 0 || !c->told_state || !caught_up(sv, c))
             continue;
-        if (out_put(c, k->p, k->len))
-            conn_watch(sv, c, true);
+        /* No room (a slow reader): it is behind now, and is told the
+         * state (with a pending approval) once it has room. */
+        if (!out_put(c, k->p, k->len))
+            c->told_state = false;
+        conn_watch(sv, c, true);
     }
 }
 
@@ -2109,7 +2230,8 @@ static void on_record(struct mote_serve *sv, const char *id, uint64_t off, const
         char d[24];
         size_t nd;
 
-        if (c->state != CS_RESP || c->stream != ST_EVENTS || strcmp(c->conv_id, id) != 0)
+        if (c->state != CS_RESP || c->stream != ST_EVENTS || c->gone ||
+            strcmp(c->conv_id, id) != 0)
             continue;
         if (!c->in_record && !c->skip && c->told_state && c->pos == off) {
             nd = mote_u64_dec(off, d);
@@ -2325,7 +2447,8 @@ int mote_serve_init(struct mote_serve *sv, struct mote_loop *loop,
 
     if (conf == NULL || p == NULL || conf->session == NULL || conf->conv == NULL ||
         (conf->socket_path == NULL && conf->listen == NULL) ||
-        (conf->listen != NULL && (conf->token == NULL || conf->token[0] == '\0')))
+        (conf->listen != NULL &&
+         (conf->token == NULL || strlen(conf->token) < MOTE_SERVE_TOKEN_MIN)))
         return MOTE_ERR_INVAL;
     /* Only the small fields: the buffers are used as needed (untouched
      * memory does not count in RSS). */

@@ -88,3 +88,18 @@ void mote_sb_i(struct mote_sb *b, int64_t v)
         mote_sb_u(b, (uint64_t)v);
     }
 }
+
+bool mote_ascii_ieq(const char *a, const char *lower, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        char c = a[i];
+
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != lower[i] || a[i] == '\0')
+            return false;
+    }
+    return true;
+}

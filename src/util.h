@@ -2,6 +2,7 @@
 #ifndef MOTE_UTIL_H
 #define MOTE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,10 @@ void mote_sb_u(struct mote_sb *b, uint64_t v);
 /* Appends n bytes of s (cut at the capacity). */
 void mote_sb_n(struct mote_sb *b, const char *s, size_t n);
 void mote_sb_i(struct mote_sb *b, int64_t v);
+
+/* True if the first `n` bytes of `a` are those of `lower` (lower-case
+ * ASCII) but for the case of letters; `a` may be shorter (then false). */
+bool mote_ascii_ieq(const char *a, const char *lower, size_t n);
 
 /* Wrap-safe "a is before b" for 32-bit monotonic counters. */
 static inline int mote_before(uint32_t a, uint32_t b)

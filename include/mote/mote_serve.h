@@ -56,7 +56,8 @@ struct mote_serve_conf {
     const char *listen;                /* "127.0.0.1:PORT" or "[::1]:PORT" (NULL: none;
                                         * port 0: one the system picks); loopback only */
     const char *token;                 /* the bearer token TCP clients must send (required
-                                        * with `listen`); compared in constant time */
+                                        * with `listen`, at least MOTE_SERVE_TOKEN_MIN
+                                        * bytes); compared in constant time */
     /* Deadlines, ms (0: the MOTE_SERVE_* default). */
     uint32_t header_timeout_ms;
     uint32_t body_timeout_ms;
@@ -101,7 +102,8 @@ struct mote_serve_conn {
     bool comma;               /* records: one was written (the next needs a comma) */
     bool tail;                /* records: the closing part is written */
     bool told_state;          /* events: the state was told since it caught up */
-    bool final;               /* events: the shutdown event was written */
+    bool final;               /* events: the last event (shutdown, removed) was written */
+    bool gone;                /* events: the conversation was removed: a last event, closed */
     bool again;               /* a stream has more to send than one turn's share */
     int fd;
     int sh;                   /* storage handle of a stream (-1: none) */
@@ -111,6 +113,8 @@ struct mote_serve_conn {
     uint32_t last_io;         /* last byte sent (send timeout, pings) */
     uint64_t pos;             /* a stream's next journal byte */
     uint64_t end;             /* records: where the snapshot ends */
+    uint64_t disk_size;       /* events, a journal not loaded: its size when last seen */
+    uint64_t disk_end;        /*   and where its complete records end (its last newline) */
     uint64_t body_len, body_got;
     size_t in_len;
     size_t out_len, out_off;
@@ -135,6 +139,7 @@ struct mote_serve {
     uint32_t lru_seq;
     uint32_t lru[MOTE_MAX_CONVERSATIONS]; /* last use of each session slot */
     unsigned nconns;
+    unsigned ntcp;                     /* of those, on the TCP listener */
     unsigned refused;                  /* connections answered 503 (the cap) */
     uint8_t paused;                    /* listeners resting after an accept failure (bits) */
     uint32_t pause_until;
@@ -161,8 +166,9 @@ struct mote_serve {
 };
 
 /* Prepares `sv` on `loop` (the session's). Nothing listens yet. Returns
- * 0, MOTE_ERR_INVAL (no session or conv conf, `listen` without a token,
- * or neither a socket nor a TCP address), or MOTE_ERR_NOSYS (the port
+ * 0, MOTE_ERR_INVAL (no session or conv conf, `listen` without a token
+ * or with one shorter than MOTE_SERVE_TOKEN_MIN, or neither a socket nor
+ * a TCP address), or MOTE_ERR_NOSYS (the port
  * cannot serve: sv->missing names the member). */
 int mote_serve_init(struct mote_serve *sv, struct mote_loop *loop,
                     const struct mote_serve_conf *conf) MOTE_MUST_CHECK;

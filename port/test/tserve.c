@@ -44,7 +44,7 @@ static void refresh(struct mote_tport *tp, struct mote_tport_peer *p)
 
     if (!p->accepted || p->server_closed)
         return;
-    if (p->in_off < p->in_len || p->client_closed)
+    if (p->in_off < p->in_len || p->client_closed || p->client_shut)
         r |= MOTE_POLL_IN;
     if (room(p) > 0 || p->client_closed)
         r |= MOTE_POLL_OUT;
@@ -161,7 +161,7 @@ static int ts_recv(void *ctx, int fd, void *buf, size_t n)
         return tp->serve->recv != NULL ? tp->serve->recv(ctx, fd, buf, n) : MOTE_ERR_BADF;
     if (p->in_off == p->in_len) {
         refresh(tp, p);
-        return p->client_closed ? 0 : MOTE_ERR_AGAIN;
+        return p->client_closed || p->client_shut ? 0 : MOTE_ERR_AGAIN;
     }
     k = p->in_len - p->in_off < n ? p->in_len - p->in_off : n;
     memcpy(buf, p->in + p->in_off, k);
@@ -265,6 +265,14 @@ void mote_tport_peer_close(struct mote_tport *tp, int peer)
     struct mote_tport_peer *p = &tp->serve->peers[peer];
 
     p->client_closed = true;
+    refresh(tp, p);
+}
+
+void mote_tport_peer_shutdown(struct mote_tport *tp, int peer)
+{
+    struct mote_tport_peer *p = &tp->serve->peers[peer];
+
+    p->client_shut = true;
     refresh(tp, p);
 }
 
