@@ -2525,6 +2525,41 @@ int mote_serve_shutdown(struct mote_serve *sv, const struct mote_shutdown_req *r
     return rc == MOTE_ERR_ALREADY ? 0 : rc;
 }
 
+int mote_serve_signal(struct mote_serve *sv, enum mote_signal sig, uint32_t timeout_ms)
+{
+    static const char *const names[] = {"SIGINT", "SIGTERM", "SIGHUP"};
+    struct mote_shutdown_req req;
+    unsigned k = (unsigned)sig < 3 ? (unsigned)sig : 1u;
+
+    memset(&req, 0, sizeof(req));
+    req.reason = names[k];
+    req.mode = sig == MOTE_SIG_INT ? MOTE_SD_CANCEL : MOTE_SD_DRAIN;
+    req.timeout_ms = timeout_ms;
+    if (sv->sig != 0) {
+        req.force = true; /* a second signal: stop waiting */
+        sv->forced = true;
+        say(sv, names[k], " again: stopping now", NULL);
+    } else {
+        sv->sig = (uint8_t)(k + 1);
+    }
+    return mote_serve_shutdown(sv, &req);
+}
+
+int mote_serve_exit_code(struct mote_serve *sv, int loop_rc)
+{
+    const struct mote_shutdown_report *r = &sv->conf.session->report;
+
+    if (loop_rc < 0)
+        sv->failed = true;
+    if (sv->failed || r->storage_err < 0)
+        return 1;
+    if (sv->sig == MOTE_SIG_INT + 1)
+        return 130;
+    if (sv->sig != 0 && (r->timed_out || r->forced || sv->forced))
+        return sv->sig == MOTE_SIG_HUP + 1 ? 129 : 143;
+    return 0;
+}
+
 bool mote_serve_done(const struct mote_serve *sv)
 {
     return sv->phase == MOTE_SERVE_DONE;

@@ -148,6 +148,10 @@ struct mote_serve {
     unsigned nrec;
     bool rec_more;                     /* more than the queue held: list again */
     char rec[MOTE_SERVE_RECOVER_MAX][MOTE_CONV_ID_MAX];
+    /* the signals (mote_serve_signal) and a failure, for the exit code */
+    uint8_t sig;                       /* the first signal + 1 (0: none) */
+    bool forced;                       /* a later signal forced the shutdown */
+    bool failed;                       /* mote_serve_exit_code was told the loop failed */
     /* the shutdown's report, for the final event */
     bool sd_timed_out;
     unsigned sd_marked;
@@ -196,6 +200,21 @@ void mote_serve_event(struct mote_serve *sv, const struct mote_event *ev);
  * file is removed. Drive the loop until mote_serve_done(). Returns what
  * mote_shutdown_begin returns. */
 int mote_serve_shutdown(struct mote_serve *sv, const struct mote_shutdown_req *req);
+
+/* Maps a signal to the shutdown (call it from the loop's signal
+ * callback, mote_loop_on_signal): the first SIGTERM or SIGHUP drains,
+ * letting running turns finish for `timeout_ms`; SIGINT cancels them;
+ * any later signal forces (stop waiting now). The first signal is kept
+ * for mote_serve_exit_code. Returns what mote_serve_shutdown returns. */
+int mote_serve_signal(struct mote_serve *sv, enum mote_signal sig, uint32_t timeout_ms);
+
+/* The process's exit code once the server is done (docs/SERVE.md): 1
+ * when the loop failed (`loop_rc` < 0: what mote_loop_poll returned) or a
+ * journal's storage failed (a failure is never hidden behind a signal's
+ * code); else 130 after SIGINT; 143 (SIGTERM) or 129 (SIGHUP) when the
+ * drain was cut (its timeout passed, or a second signal forced it); else
+ * 0. Never blocks. */
+int mote_serve_exit_code(struct mote_serve *sv, int loop_rc);
 
 /* True once everything is closed after the shutdown. */
 bool mote_serve_done(const struct mote_serve *sv);
