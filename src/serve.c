@@ -521,6 +521,8 @@ static void fail_err(struct mote_serve *sv, struct mote_serve_conn *c, int rc, u
 static bool chunk_open(struct mote_serve_conn *c, size_t *mark)
 {
     *mark = c->out_len;
+    if (!c->chunked)
+        return true; /* HTTP/1.0: the body ends where the connection does */
     return out_put(c, "0000\r\n", CHUNK_HEAD);
 }
 
@@ -529,6 +531,8 @@ static void chunk_close(struct mote_serve_conn *c, size_t mark)
     static const char hex[] = "0123456789abcdef";
     size_t n = c->out_len - mark - CHUNK_HEAD;
 
+    if (!c->chunked)
+        return;
     if (n == 0) {
         c->out_len = mark; /* nothing in it: a zero-size chunk would end the body */
         return;
@@ -817,7 +821,7 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     bool records = true, busy = false;
     struct sink k;
     struct mote_jw w;
-    size_t mark;
+    size_t mark, head_mark;
     int rc;
 
     err[0] = '\0';
@@ -889,9 +893,17 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
         mote_jw_obj_end(&w);
         (void)sink_put(&k, "\n", 1);
     }
-    if (w.err != 0 || !head_out(c, 200, "application/json", "Transfer-Encoding: chunked\r\n",
-                                false, 0) ||
+    /* Chunked for HTTP/1.1; an HTTP/1.0 client cannot take it (RFC 9112
+     * 6.1): its body ends when the connection closes. */
+    c->chunked = c->io->req.minor >= 1;
+    if (!c->chunked)
+        c->keep_alive = false;
+    head_mark = c->out_len;
+    if (w.err != 0 ||
+        !head_out(c, 200, "application/json", c->chunked ? "Transfer-Encoding: chunked\r\n" : NULL,
+                  false, 0) ||
         !chunk_open(c, &mark) || !out_put(c, k.p, k.len)) {
+        c->out_len = head_mark; /* no part of the 200 before the 500 */
         fail(sv, c, 500, "internal", "the state does not fit the connection's buffer", NULL);
         return;
     }
@@ -902,7 +914,7 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     c->comma = false;
     c->in_record = false;
     c->tail = !records;
-    if (!records)
+    if (!records && c->chunked)
         (void)out_puts(c, "0\r\n\r\n");
     respond_start(sv, c);
 }
@@ -1076,8 +1088,15 @@ static void h_approval(struct mote_serve *sv, struct mote_serve_conn *c, const c
         return;
     }
     t = mote_json_member(&sv->json, 0, "ask_id");
-    if (t >= 0 && mote_json_int(&sv->json, t, &ask_given) < 0) {
-        fail(sv, c, 400, "bad_field", "\"ask_id\" must be a number", NULL);
+    if (t >= 0 && (mote_json_int(&sv->json, t, &ask_given) < 0 || ask_given < 1 ||
+                   ask_given > (int64_t)UINT32_MAX)) {
+        fail(sv, c, 400, "bad_field", "\"ask_id\" must be a number from 1 to 4294967295",
+             NULL);
+        return;
+    }
+    if (sv->phase != MOTE_SERVE_RUN) {
+        /* a pending call stays pending across the stop: asked again then */
+        fail_err(sv, c, MOTE_ERR_SHUTDOWN, 0);
         return;
     }
     ask = cv != NULL ? mote_conv_pending(cv, &call) : 0;
@@ -1452,7 +1471,7 @@ static bool pump_records(struct mote_serve *sv, struct mote_serve_conn *c)
         }
     }
     chunk_close(c, mark);
-    if (c->tail)
+    if (c->tail && c->chunked)
         (void)out_puts(c, "0\r\n\r\n");
     return c->out_len > before;
 }
@@ -1820,6 +1839,12 @@ static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
                     conn_kill(sv, c);
                     return;
                 }
+                /* The answer is out: end our side at once (the client
+                 * sees the end of input now), and read what it may still
+                 * send for a moment, so that its unread bytes do not make
+                 * the close a reset that could destroy the answer. */
+                if (MOTE_PORT_HAS(sv->port, net_shutdown))
+                    (void)sv->port->net_shutdown(sv->port->ctx, c->fd);
                 c->state = CS_LINGER;
                 c->deadline = now_ms(sv) + cfg(sv->conf.flush_ms, MOTE_SERVE_FLUSH_MS);
                 break;
@@ -1889,12 +1914,22 @@ static void on_listen(struct mote_loop *loop, mote_watch_id w, int lfd, unsigned
         struct mote_serve_conn *c = NULL;
         int fd = p->net_accept(p->ctx, lfd);
 
+        if (fd >= 0 && sv->accept_fails > 0) {
+            char n[24];
+
+            n[mote_u64_dec(sv->accept_fails, n)] = '\0';
+            say(sv, "accepting connections again (after ", n, " failed tries)");
+            sv->accept_fails = 0;
+        }
         if (fd == MOTE_ERR_AGAIN)
             break;
         if (fd < 0) {
             /* Out of descriptors, say: the listener would stay readable and
-             * the loop spin. It rests a moment. */
-            say(sv, "cannot accept a connection: ", mote_strerror(fd), "; pausing 250 ms");
+             * the loop spin. It rests a moment, and says so once, not at
+             * every try. */
+            if (sv->accept_fails++ == 0)
+                say(sv, "cannot accept a connection: ", mote_strerror(fd),
+                    "; trying again every 250 ms");
             (void)mote_watch_set(sv->loop, w, 0);
             sv->paused |= (uint8_t)(1u << which);
             sv->pause_until = now_ms(sv) + 250u;

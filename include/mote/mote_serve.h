@@ -101,6 +101,7 @@ struct mote_serve_conn {
     bool skip;                /* a stream skips the record at `pos` (Last-Event-ID) */
     bool comma;               /* records: one was written (the next needs a comma) */
     bool tail;                /* records: the closing part is written */
+    bool chunked;             /* records: in chunks (HTTP/1.1; 1.0: ends at the close) */
     bool told_state;          /* events: the state was told since it caught up */
     bool final;               /* events: the last event (shutdown, removed) was written */
     bool gone;                /* events: the conversation was removed: a last event, closed */
@@ -142,6 +143,7 @@ struct mote_serve {
     unsigned ntcp;                     /* of those, on the TCP listener */
     unsigned refused;                  /* connections answered 503 (the cap) */
     uint8_t paused;                    /* listeners resting after an accept failure (bits) */
+    unsigned accept_fails;             /* failed accepts in a row (said once) */
     uint32_t pause_until;
     bool big_used[MOTE_SERVE_BODY_BUFS];
     /* recovery of conversations on start */

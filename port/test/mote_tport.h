@@ -183,6 +183,7 @@ struct mote_tport_peer {
     bool client_closed;  /* the test closed its side: the server reads 0 */
     bool client_shut;    /* the client shut its sending side only: the server reads 0,
                           * what it sends still arrives */
+    bool server_shut;    /* the server shut its sending side (net_shutdown) */
     int fd;
     size_t in_len, in_off;  /* client -> server */
     size_t out_len;         /* server -> client, all kept */

@@ -184,6 +184,16 @@ static void ts_close(void *ctx, int fd)
     mote_tport_fd_ready(tp, fd, 0);
 }
 
+static int ts_shutdown(void *ctx, int fd)
+{
+    struct mote_tport_peer *p = peer_of(TP(ctx), fd);
+
+    if (p == NULL)
+        return MOTE_ERR_BADF;
+    p->server_shut = true;
+    return 0;
+}
+
 void mote_tport_serve_init(struct mote_tport *tp, struct mote_tport_serve *s)
 {
     /* Called again (a fresh start): the members underneath stay those of
@@ -205,6 +215,7 @@ void mote_tport_serve_init(struct mote_tport *tp, struct mote_tport_serve *s)
     tp->port.net_listen_tcp = ts_listen_tcp;
     tp->port.net_accept = ts_accept;
     tp->port.net_unlisten = ts_unlisten;
+    tp->port.net_shutdown = ts_shutdown;
 }
 
 int mote_tport_peer_connect(struct mote_tport *tp, bool tcp)

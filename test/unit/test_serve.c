@@ -539,13 +539,25 @@ static int failing_accept(void *ctx, int lfd)
     accept_calls++;
     if (accept_fails > 0) {
         accept_fails--;
-        return MOTE_ERR_NOMEM; /* out of descriptors, say */
+        return MOTE_ERR_MFILE; /* out of descriptors */
     }
     return real_accept(ctx, lfd);
 }
 
+static unsigned count_of(const char *s, const char *what)
+{
+    unsigned n = 0;
+
+    while ((s = strstr(s, what)) != NULL) {
+        n++;
+        s++;
+    }
+    return n;
+}
+
 /* An accept that fails does not make the loop spin on a readable
- * listener: it rests, then serves the connection. */
+ * listener: it rests, then serves the connection; the failure is said
+ * once for what it is (not every 250 ms), and its end too. */
 static void test_accept_failure_rests(void **state)
 {
     const char *b;
@@ -561,11 +573,17 @@ static void test_accept_failure_rests(void **state)
     for (i = 0; i < 20; i++)
         assert_true(mote_loop_poll(&loop, 0) >= 0);
     assert_true(accept_calls <= 2);
-    assert_non_null(strstr(logbuf, "pausing"));
+    for (i = 0; i < 8; i++) {
+        mote_tport_advance(&tp, 260);
+        turns(2);
+    }
+    assert_true(accept_calls >= 5); /* it tried again, 250 ms apart */
+    assert_int_equal(count_of(logbuf, "cannot accept a connection: too many open files"), 1);
     accept_fails = 0;
     for (i = 0; i < 100 && !mote_tport_peer_get(&tp, p)->server_closed; i++)
         turns(1);
     assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    assert_non_null(strstr(logbuf, "accepting connections again"));
     assert_int_equal(http("GET", "/v1/health", NULL, &b), 200);
     tp.port.net_accept = real_accept;
 }
@@ -1213,6 +1231,188 @@ static void test_delete_ends_event_streams(void **state)
     assert_int_equal(next, journal_len("c5"));
 }
 
+/* 7. An HTTP/1.0 client gets a body that ends with the connection, never
+ * chunks it cannot read (RFC 9112 6.1). */
+static void test_http10_close_delimited(void **state)
+{
+    const char *b, *body;
+    unsigned i;
+    int p;
+
+    (void)state;
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"h10\"}", &b), 201);
+    p = client("GET /v1/conversations/h10 HTTP/1.0\r\n\r\n");
+    for (i = 0; i < 50 && !mote_tport_peer_get(&tp, p)->server_shut &&
+                !mote_tport_peer_get(&tp, p)->server_closed;
+         i++)
+        turns(1);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    assert_null(strstr(sent(p), "Transfer-Encoding"));
+    assert_non_null(strstr(sent(p), "Connection: close"));
+    body = strstr(sent(p), "\r\n\r\n") + 4;
+    assert_true(strncmp(body, "{\"id\":\"h10\"", 11) == 0);
+    assert_non_null(strstr(body, "\"records\":[{\"offset\":0,\"record\":{\"t\":\"open\""));
+    assert_string_equal(body + strlen(body) - 3, "]}\n"); /* the JSON whole, nothing after */
+}
+
+/* 7. After its last answer (Connection: close) the server ends its
+ * sending side at once: the client sees the end without waiting. */
+static void test_close_ends_our_side_at_once(void **state)
+{
+    struct mote_tport_peer *q;
+    int p;
+
+    (void)state;
+    p = client("GET /v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    q = mote_tport_peer_get(&tp, p);
+    turns(5); /* 50 ms at most: far less than MOTE_SERVE_FLUSH_MS */
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    assert_true(q->server_shut || q->server_closed);
+    mote_tport_peer_close(&tp, p); /* the client, having read it all, closes */
+    turns(3);
+    assert_true(q->server_closed);
+    assert_int_equal(srv.nconns, 0);
+}
+
+/* A conversation waiting for the approval of a probe call; its call id
+ * into `call`. */
+static void pending_probe(const char *id, char *call, size_t cap)
+{
+    char path[128], body[64];
+    const char *b, *q;
+    unsigned i;
+
+    rules[0].name = "probe";
+    rules[0].approval = MOTE_APPROVE_ASK;
+    cc.rules = rules;
+    cc.nrules = 1;
+    snprintf(body, sizeof(body), "{\"id\":\"%s\"}", id);
+    assert_int_equal(http("POST", "/v1/conversations", body, &b), 201);
+    answer("let me look", "probe", "{}", false);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    assert_int_equal(http("POST", path, "{\"text\":\"look\"}", &b), 202);
+    for (i = 0; i < 100; i++) {
+        turns(1);
+        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
+            break;
+    }
+    snprintf(path, sizeof(path), "/v1/conversations/%s?records=0", id);
+    assert_int_equal(http("GET", path, NULL, &b), 200);
+    q = strstr(b, "\"call_id\":\"");
+    assert_non_null(q);
+    q += 11;
+    snprintf(call, cap, "%.*s", (int)(strchr(q, '"') - q), q);
+}
+
+/* 7. An ask_id out of range is refused, never cut to 32 bits. */
+static void test_ask_id_out_of_range(void **state)
+{
+    char call[64], body[160];
+    const char *b;
+
+    (void)state;
+    pending_probe("ak", call, sizeof(call));
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":%llu}", call,
+             1ULL + 4294967296ULL);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 400);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":0}", call);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 400);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":-4294967295}",
+             call);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 400);
+    turns(3);
+    assert_int_equal(tool_runs, 0);
+    answer("it said ok", NULL, NULL, false);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":1}", call);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 200);
+    wait_idle();
+    assert_int_equal(tool_runs, 1);
+    cc.rules = NULL;
+    cc.nrules = 0;
+}
+
+/* 7. An answer during the drain is refused as the shutdown (503), and
+ * runs nothing: the call stays pending, to be asked again on the next
+ * start. */
+static void test_approval_during_drain(void **state)
+{
+    struct mote_shutdown_req sd = {"SIGTERM", MOTE_SD_DRAIN, 5000, false};
+    char call[64], body[160];
+    const char *b;
+
+    (void)state;
+    pending_probe("dr", call, sizeof(call));
+    /* another turn stalls: the drain waits for it */
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"st\"}", &b), 201);
+    answer("stalled", NULL, NULL, true);
+    assert_int_equal(http("POST", "/v1/conversations/st/messages", "{\"text\":\"go\"}", &b), 202);
+    turns(5);
+    assert_int_equal(mote_serve_shutdown(&srv, &sd), 0);
+    turns(3);
+    assert_int_equal(srv.phase, MOTE_SERVE_DRAIN);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\"}", call);
+    assert_int_equal(http("POST", "/v1/conversations/dr/approval", body, &b), 503);
+    assert_non_null(strstr(b, "\"error\":\"shutting_down\""));
+    turns(3);
+    assert_int_equal(tool_runs, 0);
+    cc.rules = NULL;
+    cc.nrules = 0;
+}
+
+/* 7. The exit code's rules (mote_serve_exit_code): a drain that finished
+ * 0; a signal that cut a turn 143 (SIGTERM) or 129 (SIGHUP); SIGINT 130;
+ * a failure 1, also when a signal's code would say otherwise. */
+static void test_exit_codes(void **state)
+{
+    const char *b;
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 0);
+    /* a stalled turn, SIGTERM, then a second signal forces */
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"x\"}", &b), 201);
+    answer("stalled", NULL, NULL, true);
+    assert_int_equal(http("POST", "/v1/conversations/x/messages", "{\"text\":\"go\"}", &b), 202);
+    turns(5);
+    assert_int_equal(mote_serve_signal(&srv, MOTE_SIG_TERM, 60000), 0);
+    turns(3);
+    assert_false(mote_serve_done(&srv));
+    assert_int_equal(mote_serve_signal(&srv, MOTE_SIG_INT, 60000), 0);
+    for (i = 0; i < 300 && !mote_serve_done(&srv); i++) {
+        mote_tport_advance(&tp, 100);
+        turns(1);
+    }
+    assert_true(mote_serve_done(&srv));
+    assert_non_null(strstr(logbuf, "SIGINT again: stopping now"));
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 143);
+    srv.sig = MOTE_SIG_HUP + 1;
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 129);
+    srv.sig = MOTE_SIG_INT + 1;
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 130);
+    /* a journal's storage failed during it: 1 wins */
+    srv.sig = MOTE_SIG_TERM + 1;
+    ses.report.storage_err = MOTE_ERR_NOSPC;
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 1);
+    ses.report.storage_err = 0;
+    /* the loop failed: 1, not a signal's code */
+    assert_int_equal(mote_serve_exit_code(&srv, MOTE_ERR_IO), 1);
+}
+
+/* 7. A drain with nothing running ends at once: exit 0, not 143. */
+static void test_exit_code_after_a_clean_drain(void **state)
+{
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(mote_serve_signal(&srv, MOTE_SIG_TERM, 60000), 0);
+    for (i = 0; i < 300 && !mote_serve_done(&srv); i++) {
+        mote_tport_advance(&tp, 100);
+        turns(1);
+    }
+    assert_true(mote_serve_done(&srv));
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1239,6 +1439,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipelined_requests_all_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipelined_then_half_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_ends_event_streams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http10_close_delimited, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_ends_our_side_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ask_id_out_of_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approval_during_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_code_after_a_clean_drain, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("serve", tests, NULL, NULL);
