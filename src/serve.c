@@ -121,30 +121,6 @@ static size_t out_room(const struct mote_serve_conn *c)
     return sizeof(c->io->out) - c->out_len;
 }
 
-/* A bounded sink for the JSON writer. */
-struct sink {
-    char *p;
-    size_t len, cap;
-};
-
-static int sink_put(void *arg, const char *p, size_t n)
-{
-    struct sink *s = arg;
-
-    if (n > s->cap - s->len)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(s->p + s->len, p, n);
-    s->len += n;
-    return 0;
-}
-
-static void sink_init(struct sink *s, char *p, size_t cap)
-{
-    s->p = p;
-    s->len = 0;
-    s->cap = cap;
-}
-
 /* ---- conversations --------------------------------------------------------- */
 
 static bool id_ok(const char *id, size_t n)
@@ -425,7 +401,7 @@ static void reply(struct mote_serve *sv, struct mote_serve_conn *c, unsigned sta
 static void fail(struct mote_serve *sv, struct mote_serve_conn *c, unsigned status,
                  const char *code, const char *message, const char *extra)
 {
-    struct sink s;
+    struct mote_sb s;
     struct mote_jw w;
     char line[240];
     struct mote_sb sb;
@@ -433,15 +409,15 @@ static void fail(struct mote_serve *sv, struct mote_serve_conn *c, unsigned stat
     if (status == 400 || status == 401 || status == 408 || status == 411 || status == 413 ||
         status == 414 || status == 417 || status == 431 || status >= 500)
         c->keep_alive = false;
-    sink_init(&s, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &s);
+    mote_sb_init(&s, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &s);
     mote_jw_obj(&w);
     mote_jw_key(&w, "error");
     mote_jw_str(&w, code);
     mote_jw_key(&w, "message");
     mote_jw_str(&w, message);
     mote_jw_obj_end(&w);
-    (void)sink_put(&s, "\n", 1);
+    (void)mote_sb_put(&s, "\n", 1);
     reply(sv, c, status, s.p, w.err == 0 ? s.len : 0, extra);
     if (sv->conf.log != NULL) {
         mote_sb_init(&sb, line, sizeof(line));
@@ -602,7 +578,7 @@ static bool json_str_member(struct mote_serve *sv, struct mote_serve_conn *c, co
 static void h_health(struct mote_serve *sv, struct mote_serve_conn *c)
 {
     struct mote_session *s = sv->conf.session;
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
     unsigned i, loaded = 0, busy = 0;
 
@@ -610,8 +586,8 @@ static void h_health(struct mote_serve *sv, struct mote_serve_conn *c)
         loaded += s->conv[i].used;
         busy += mote_conv_busy(&s->conv[i]);
     }
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "status");
     mote_jw_str(&w, sv->phase == MOTE_SERVE_RUN ? "ok" : "shutting_down");
@@ -638,16 +614,61 @@ static void h_health(struct mote_serve *sv, struct mote_serve_conn *c)
     mote_jw_int(&w, sv->refused);
     mote_jw_obj_end(&w);
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n", 1);
+    (void)mote_sb_put(&k, "\n", 1);
     reply(sv, c, 200, k.p, k.len, NULL);
 }
 
+/* The list, a page at a time in the order of the ids: the page's ids
+ * are chosen from the names alone (cheap), then each one's journal is
+ * read for its state. */
 struct list_ctx {
     struct mote_serve *sv;
-    struct sink out;
-    bool truncated;
-    unsigned n;
+    struct mote_sb out;
+    const char *after;   /* the cursor: ids after it ("" none) */
+    char (*ids)[MOTE_CONV_ID_MAX]; /* the page's ids, sorted (in sv->scratch) */
+    unsigned n, cap;     /* ids kept, the page's size */
+    bool more;           /* ids after the page */
+    unsigned written;    /* entries in the body */
 };
+
+#define LIST_SUFFIX ".jsonl"
+
+/* st_list: keeps the `cap` smallest ids after the cursor. */
+static int list_name(void *arg, const char *name)
+{
+    struct list_ctx *x = arg;
+    size_t n = strlen(name), k = sizeof(LIST_SUFFIX) - 1;
+    char id[MOTE_CONV_ID_MAX];
+    unsigned lo = 0, hi;
+
+    if (n <= k || n - k >= sizeof(id) || strcmp(name + n - k, LIST_SUFFIX) != 0)
+        return 0; /* not a journal */
+    memcpy(id, name, n - k);
+    id[n - k] = '\0';
+    if (strcmp(id, x->after) <= 0)
+        return 0;
+    hi = x->n;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+
+        if (strcmp(x->ids[mid], id) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= x->cap) {
+        x->more = true; /* after the page */
+        return 0;
+    }
+    if (x->n == x->cap) {
+        x->n--; /* the largest leaves the page */
+        x->more = true;
+    }
+    memmove(x->ids[lo + 1], x->ids[lo], (x->n - lo) * sizeof(x->ids[0]));
+    memcpy(x->ids[lo], id, n - k + 1);
+    x->n++;
+    return 0;
+}
 
 static const char *disk_state(const struct mote_conv_info *i)
 {
@@ -665,11 +686,11 @@ static int list_one(void *arg, const struct mote_conv_info *i)
     struct list_ctx *x = arg;
     struct mote_serve *sv = x->sv;
     struct mote_conv *cv = i->loaded ? mote_conv_find(sv->conf.session, i->id) : NULL;
-    struct sink e;
+    struct mote_sb e;
     struct mote_jw w;
 
-    sink_init(&e, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &e);
+    mote_sb_init(&e, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &e);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, i->id);
@@ -696,41 +717,93 @@ static int list_one(void *arg, const struct mote_conv_info *i)
     mote_jw_obj_end(&w);
     if (w.err != 0)
         return 0; /* cannot happen with these sizes; leave it out */
-    if (e.len + 1 > x->out.cap - x->out.len) {
-        x->truncated = true;
-        return 1;
-    }
-    if (x->n++ > 0)
-        (void)sink_put(&x->out, ",", 1);
-    (void)sink_put(&x->out, e.p, e.len);
+    if (mote_sb_put(&x->out, x->written > 0 ? "," : "", x->written > 0 ? 1u : 0u) < 0 ||
+        mote_sb_put(&x->out, e.p, e.len) < 0)
+        return 1; /* the body is full */
+    x->written++;
     return 0;
 }
 
+/* GET /v1/conversations[?after=ID][&limit=N]: ids after the cursor, in
+ * order, at most N (MOTE_SERVE_LIST_PAGE by default) and what fits the
+ * body; "next" is the cursor for the rest (null: none). */
 static void h_list(struct mote_serve *sv, struct mote_serve_conn *c)
 {
+    const struct mote_port *p = sv->port;
     struct list_ctx x;
-    static const char tail_t[] = "],\"truncated\":true}\n", tail_f[] = "],\"truncated\":false}\n";
+    char after[MOTE_CONV_ID_MAX], q[24];
+    uint64_t limit = MOTE_SERVE_LIST_PAGE;
+    unsigned i, last = 0, max = (unsigned)(sizeof(sv->scratch) / MOTE_CONV_ID_MAX);
+    const char *next = NULL;
+    bool full = false;
     int rc;
 
+    after[0] = '\0';
+    if (mote_hreq_query(&c->io->req, "after", after, sizeof(after)) >= 0 &&
+        !id_ok(after, strlen(after))) {
+        fail(sv, c, 400, "bad_cursor", "\"after\" is a conversation id (the \"next\" of the "
+                                       "page before)",
+             NULL);
+        return;
+    }
+    if (mote_hreq_query(&c->io->req, "limit", q, sizeof(q)) >= 0 &&
+        (mote_dec_parse(q, strlen(q), &limit) < 0 || limit < 1 || limit > max)) {
+        fail(sv, c, 400, "bad_limit", "\"limit\" is a number of conversations: 1 to the most a "
+                                      "page holds",
+             NULL);
+        return;
+    }
     if (c->big < 0 && (c->big = big_get(sv)) < 0) {
         fail(sv, c, 503, "busy", "no buffer free for the list: try again", "Retry-After: 1\r\n");
         return;
     }
     memset(&x, 0, sizeof(x));
     x.sv = sv;
-    sink_init(&x.out, sv->bigbuf[c->big], sizeof(sv->bigbuf[0]) - sizeof(tail_t));
-    (void)sink_put(&x.out, "{\"conversations\":[", 18);
-    rc = mote_session_list(sv->conf.session, list_one, &x);
-    if (rc < 0 && rc != 1) {
+    x.after = after;
+    x.ids = (char(*)[MOTE_CONV_ID_MAX])(void *)sv->scratch;
+    x.cap = (unsigned)limit;
+    rc = p->st_list(p->ctx, "conversations", list_name, &x);
+    if (rc < 0 && rc != MOTE_ERR_NOENT) {
         big_put(sv, c);
         fail_err(sv, c, rc, 0);
         return;
     }
+    /* the end (with a cursor) always fits: room is kept for it */
+    mote_sb_init(&x.out, sv->bigbuf[c->big], sizeof(sv->bigbuf[0]) - MOTE_CONV_ID_MAX - 64);
+    mote_sb_s(&x.out, "{\"conversations\":[");
+    for (i = 0; i < x.n; i++) {
+        unsigned before = x.written;
+
+        rc = mote_session_info(sv->conf.session, x.ids[i], list_one, &x);
+        if (rc == MOTE_ERR_NOENT)
+            continue; /* gone since (or empty) */
+        if (rc < 0) {
+            big_put(sv, c);
+            fail_err(sv, c, rc, 0);
+            return;
+        }
+        if (x.written == before) {
+            full = true; /* the rest on the next page */
+            break;
+        }
+        last = i;
+    }
+    if (full && x.written == 0) {
+        big_put(sv, c);
+        fail(sv, c, 500, "internal", "one conversation's entry does not fit the list", NULL);
+        return;
+    }
+    if (full)
+        next = x.ids[last];
+    else if (x.more && x.n > 0)
+        next = x.ids[x.n - 1];
     x.out.cap = sizeof(sv->bigbuf[0]);
-    if (x.truncated)
-        (void)sink_put(&x.out, tail_t, sizeof(tail_t) - 1);
-    else
-        (void)sink_put(&x.out, tail_f, sizeof(tail_f) - 1);
+    mote_sb_s(&x.out, next != NULL ? "],\"truncated\":true,\"next\":\"" : "],\"truncated\":false,"
+                                                                      "\"next\":null}\n");
+    if (next != NULL) {
+        mote_sb_s(&x.out, next); /* an id: nothing to escape */
+        mote_sb_s(&x.out, "\"}\n");
+    }
     (void)head_out(c, 200, "application/json", NULL, true, x.out.len);
     c->big_len = x.out.len;
     c->big_off = 0;
@@ -743,7 +816,7 @@ static void h_create(struct mote_serve *sv, struct mote_serve_conn *c, const str
     char id[MOTE_CONV_ID_MAX];
     struct mote_conv *cv;
     bool has_id;
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
     int rc;
 
@@ -767,15 +840,15 @@ static void h_create(struct mote_serve *sv, struct mote_serve_conn *c, const str
     }
     touch(sv, cv);
     say(sv, "created conversation ", mote_conv_id(cv), NULL);
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, mote_conv_id(cv));
     mote_jw_key(&w, "state");
     mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n", 1);
+    (void)mote_sb_put(&k, "\n", 1);
     reply(sv, c, 201, k.p, k.len, NULL);
 }
 
@@ -796,18 +869,7 @@ static bool record_start(struct mote_serve *sv, struct mote_serve_conn *c, uint6
 
 static bool number(const char *s, uint64_t *out)
 {
-    uint64_t v = 0;
-    size_t i;
-
-    if (s == NULL || s[0] == '\0')
-        return false;
-    for (i = 0; s[i] != '\0'; i++) {
-        if (s[i] < '0' || s[i] > '9' || i >= 18)
-            return false;
-        v = v * 10u + (uint64_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
+    return s != NULL && mote_dec_parse(s, strlen(s), out) == 0;
 }
 
 static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *id)
@@ -819,9 +881,10 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     const char *state;
     uint64_t from = 0, end;
     bool records = true, busy = false;
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
     size_t mark, head_mark;
+    int64_t holder = 0;
     int rc;
 
     err[0] = '\0';
@@ -844,9 +907,11 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
             fail_err(sv, c, rc, 0);
             return;
         }
-        state = sv->recovery.action != MOTE_RECOVER_IDLE ? "needs_recovery"
+        state = sv->peek.holder != 0 ? "locked"
+                : sv->recovery.action != MOTE_RECOVER_IDLE ? "needs_recovery"
                 : sv->recovery.last_error[0] != '\0' && !sv->recovery.cancelled ? "error"
                                                                                   : "idle";
+        holder = sv->peek.holder;
         if (sv->recovery.action == MOTE_RECOVER_IDLE && !sv->recovery.cancelled)
             mote_str_copy(err, sizeof(err), sv->recovery.last_error);
     }
@@ -867,8 +932,8 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
              NULL);
         return;
     }
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, id);
@@ -878,6 +943,10 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     mote_jw_bool(&w, cv != NULL);
     mote_jw_key(&w, "busy");
     mote_jw_bool(&w, busy);
+    if (holder > 0) {
+        mote_jw_key(&w, "holder");
+        mote_jw_int(&w, holder);
+    }
     mote_jw_key(&w, "size");
     mote_jw_int(&w, (int64_t)end);
     mote_jw_key(&w, "last_error");
@@ -888,10 +957,10 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     approval_json(sv, cv, &w, INPUT_INLINE_MAX);
     if (records) {
         mote_jw_key(&w, "records");
-        (void)sink_put(&k, "[", 1); /* the writer's depth is left: the records follow */
+        (void)mote_sb_put(&k, "[", 1); /* the writer's depth is left: the records follow */
     } else {
         mote_jw_obj_end(&w);
-        (void)sink_put(&k, "\n", 1);
+        (void)mote_sb_put(&k, "\n", 1);
     }
     /* Chunked for HTTP/1.1; an HTTP/1.0 client cannot take it (RFC 9112
      * 6.1): its body ends when the connection closes. */
@@ -951,16 +1020,16 @@ static void h_delete(struct mote_serve *sv, struct mote_serve_conn *c, const cha
         }
     }
     {
-        struct sink k;
+        struct mote_sb k;
         struct mote_jw w;
 
-        sink_init(&k, sv->resp, sizeof(sv->resp));
-        mote_jw_init(&w, sink_put, &k);
+        mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+        mote_jw_init(&w, mote_sb_put, &k);
         mote_jw_obj(&w);
         mote_jw_key(&w, "removed");
         mote_jw_str(&w, id);
         mote_jw_obj_end(&w);
-        (void)sink_put(&k, "\n", 1);
+        (void)mote_sb_put(&k, "\n", 1);
         reply(sv, c, 200, k.p, k.len, NULL);
     }
 }
@@ -969,11 +1038,11 @@ static void h_delete(struct mote_serve *sv, struct mote_serve_conn *c, const cha
 static void accepted(struct mote_serve *sv, struct mote_serve_conn *c, struct mote_conv *cv,
                      int64_t offset)
 {
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
 
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, mote_conv_id(cv));
@@ -984,7 +1053,7 @@ static void accepted(struct mote_serve *sv, struct mote_serve_conn *c, struct mo
         mote_jw_int(&w, offset);
     }
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n", 1);
+    (void)mote_sb_put(&k, "\n", 1);
     reply(sv, c, 202, k.p, k.len, NULL);
 }
 
@@ -1114,11 +1183,11 @@ static void h_approval(struct mote_serve *sv, struct mote_serve_conn *c, const c
     }
     say(sv, "approval answered: ", answer, NULL);
     {
-        struct sink k;
+        struct mote_sb k;
         struct mote_jw w;
 
-        sink_init(&k, sv->resp, sizeof(sv->resp));
-        mote_jw_init(&w, sink_put, &k);
+        mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+        mote_jw_init(&w, mote_sb_put, &k);
         mote_jw_obj(&w);
         mote_jw_key(&w, "id");
         mote_jw_str(&w, mote_conv_id(cv));
@@ -1127,7 +1196,7 @@ static void h_approval(struct mote_serve *sv, struct mote_serve_conn *c, const c
         mote_jw_key(&w, "answer");
         mote_jw_str(&w, answer);
         mote_jw_obj_end(&w);
-        (void)sink_put(&k, "\n", 1);
+        (void)mote_sb_put(&k, "\n", 1);
         reply(sv, c, 200, k.p, k.len, NULL);
     }
 }
@@ -1477,42 +1546,64 @@ static bool pump_records(struct mote_serve *sv, struct mote_serve_conn *c)
 }
 
 /* event: state, for a client that just caught up. */
+/* What the disk says of a conversation not loaded (state_event). */
+struct disk_look {
+    const char *state;
+    int64_t holder;
+};
+
+static int disk_look(void *arg, const struct mote_conv_info *i)
+{
+    struct disk_look *d = arg;
+
+    d->state = disk_state(i);
+    d->holder = i->holder;
+    return 0;
+}
+
 static bool state_event(struct mote_serve *sv, struct mote_serve_conn *c)
 {
-    struct mote_conv *cv = mote_conv_find(sv->conf.session, c->conv_id);
-    struct sink k;
+    struct mote_conv *cv = c->gone ? NULL : mote_conv_find(sv->conf.session, c->conv_id);
+    struct disk_look d = {"idle", 0};
+    struct mote_sb k;
     struct mote_jw w;
     unsigned i;
     bool queued = false;
 
     for (i = 0; cv == NULL && i < sv->nrec; i++)
         queued = queued || strcmp(sv->rec[i], c->conv_id) == 0;
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
-    (void)sink_put(&k, "event: state\ndata: ", 19);
+    if (cv == NULL && !queued)
+        (void)mote_session_info(sv->conf.session, c->conv_id, disk_look, &d); /* locked, ... */
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
+    (void)mote_sb_put(&k, "event: state\ndata: ", 19);
     mote_jw_obj(&w);
     mote_jw_key(&w, "state");
     mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv))
                     : queued   ? "needs_recovery"
-                               : "idle");
+                               : d.state);
     mote_jw_key(&w, "loaded");
     mote_jw_bool(&w, cv != NULL);
     mote_jw_key(&w, "busy");
     mote_jw_bool(&w, cv != NULL && mote_conv_busy(cv));
+    if (d.holder > 0) {
+        mote_jw_key(&w, "holder");
+        mote_jw_int(&w, d.holder);
+    }
     approval_json(sv, cv, &w, INPUT_INLINE_MAX);
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n\n", 2);
+    (void)mote_sb_put(&k, "\n\n", 2);
     return w.err == 0 && k.len <= out_room(c) && out_put(c, k.p, k.len);
 }
 
 static bool final_event(struct mote_serve *sv, struct mote_serve_conn *c)
 {
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
 
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
-    (void)sink_put(&k, "event: shutdown\ndata: ", 22);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
+    (void)mote_sb_put(&k, "event: shutdown\ndata: ", 22);
     mote_jw_obj(&w);
     mote_jw_key(&w, "reason");
     mote_jw_str(&w, sv->sd_reason);
@@ -1521,7 +1612,7 @@ static bool final_event(struct mote_serve *sv, struct mote_serve_conn *c)
     mote_jw_key(&w, "marked");
     mote_jw_int(&w, sv->sd_marked);
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n\n", 2);
+    (void)mote_sb_put(&k, "\n\n", 2);
     return w.err == 0 && out_put(c, k.p, k.len);
 }
 
@@ -2219,20 +2310,20 @@ static void kick(struct mote_serve *sv)
 
 /* ---- the session's events ----------------------------------------------------- */
 
-static void ev_open(struct mote_serve *sv, struct sink *k, struct mote_jw *w, const char *name)
+static void ev_open(struct mote_serve *sv, struct mote_sb *k, struct mote_jw *w, const char *name)
 {
-    sink_init(k, sv->ev, sizeof(sv->ev) - 2);
-    (void)sink_put(k, "event: ", 7);
-    (void)sink_put(k, name, strlen(name));
-    (void)sink_put(k, "\ndata: ", 7);
-    mote_jw_init(w, sink_put, k);
+    mote_sb_init(k, sv->ev, sizeof(sv->ev) - 2);
+    (void)mote_sb_put(k, "event: ", 7);
+    (void)mote_sb_put(k, name, strlen(name));
+    (void)mote_sb_put(k, "\ndata: ", 7);
+    mote_jw_init(w, mote_sb_put, k);
     mote_jw_obj(w);
 }
 
 /* Sends the event to every client of conversation `id` that is caught up
  * (one that is not gets the records when it reads on, never a live event
  * out of order). */
-static void ev_send(struct mote_serve *sv, struct sink *k, struct mote_jw *w, const char *id)
+static void ev_send(struct mote_serve *sv, struct mote_sb *k, struct mote_jw *w, const char *id)
 {
     unsigned i;
 
@@ -2240,7 +2331,7 @@ static void ev_send(struct mote_serve *sv, struct sink *k, struct mote_jw *w, co
     if (w->err != 0)
         return; /* larger than a live event may be: the record has it */
     k->cap += 2;
-    (void)sink_put(k, "\n\n", 2);
+    (void)mote_sb_put(k, "\n\n", 2);
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
         struct mote_serve_conn *c = &sv->conns[i];
 
@@ -2299,7 +2390,7 @@ static const char *action_name(int a)
 void mote_serve_event(struct mote_serve *sv, const struct mote_event *ev)
 {
     const char *id = ev->conv != NULL ? mote_conv_id(ev->conv) : "";
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
 
     if (ev->conv != NULL)

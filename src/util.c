@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "mote/mote_err.h"
+
 size_t mote_str_copy(char *dst, size_t cap, const char *src)
 {
     size_t n = strlen(src);
@@ -102,4 +104,35 @@ bool mote_ascii_ieq(const char *a, const char *lower, size_t n)
             return false;
     }
     return true;
+}
+
+int mote_sb_put(void *arg, const char *s, size_t n)
+{
+    struct mote_sb *b = arg;
+
+    if (b->len >= b->cap || n > b->cap - b->len - 1)
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+int mote_dec_parse(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (n == 0)
+        return MOTE_ERR_INVAL;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return MOTE_ERR_INVAL;
+    }
+    if (n > 18)
+        return MOTE_ERR_RANGE;
+    for (i = 0; i < n; i++)
+        v = v * 10u + (uint64_t)(s[i] - '0');
+    *out = v;
+    return 0;
 }

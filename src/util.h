@@ -29,6 +29,16 @@ void mote_sb_u(struct mote_sb *b, uint64_t v);
 /* Appends n bytes of s (cut at the capacity). */
 void mote_sb_n(struct mote_sb *b, const char *s, size_t n);
 void mote_sb_i(struct mote_sb *b, int64_t v);
+/* A sink for the JSON writer (mote_jw_init(w, mote_sb_put, &sb)): appends
+ * all n bytes, or nothing and MOTE_ERR_TOO_LARGE when they do not fit
+ * (never a cut JSON value). Returns 0 or that. */
+int mote_sb_put(void *sb, const char *s, size_t n);
+
+/* The decimal number of s[0..n) (digits only, at least one): 0, or
+ * MOTE_ERR_INVAL (empty, or a byte that is not a digit) or
+ * MOTE_ERR_RANGE (more than 18 digits: larger than anything mote takes,
+ * and never an overflow). */
+int mote_dec_parse(const char *s, size_t n, uint64_t *out);
 
 /* True if the first `n` bytes of `a` are those of `lower` (lower-case
  * ASCII) but for the case of letters; `a` may be shorter (then false). */

@@ -461,6 +461,12 @@ struct mote_conv_info {
 int mote_session_list(struct mote_session *s, int (*fn)(void *arg, const struct mote_conv_info *c),
                       void *arg);
 
+/* The same for conversation `id` alone: `fn` is called once. Returns 0,
+ * MOTE_ERR_NOENT (none, or an empty file), MOTE_ERR_INVAL (not an id) or
+ * a storage failure. Same scratch rule as mote_session_list. */
+int mote_session_info(struct mote_session *s, const char *id,
+                      int (*fn)(void *arg, const struct mote_conv_info *c), void *arg);
+
 /* Removes conversation `id` from disk, if it is finished: MOTE_ERR_BUSY
  * if it is open here, needs recovery, ends torn or is damaged (those stay
  * for the user), MOTE_ERR_LOCKED if another process has it open,

@@ -1413,6 +1413,85 @@ static void test_exit_code_after_a_clean_drain(void **state)
     assert_int_equal(mote_serve_exit_code(&srv, 0), 0);
 }
 
+/* A journal of one record, put straight on the disk. */
+static void put_journal(const char *id)
+{
+    char name[96], line[128];
+    int n = snprintf(line, sizeof(line), "{\"t\":\"open\",\"v\":2,\"id\":\"%s\"}\n", id);
+
+    snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+    assert_int_equal(mote_tport_put(&tp, name, line, (size_t)n), 0);
+}
+
+/* 7. The list comes in pages, in the order of the ids: every
+ * conversation can be found, following "next". */
+static void test_list_pages(void **state)
+{
+    static const char *const ids[] = {"p5", "p0", "p3", "p6", "p1", "p4", "p2"};
+    const char *b;
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
+    for (i = 0; i < 7; i++)
+        put_journal(ids[i]);
+    assert_int_equal(http("GET", "/v1/conversations?limit=3", NULL, &b), 200);
+    assert_non_null(strstr(b, "{\"conversations\":[{\"id\":\"p0\""));
+    assert_non_null(strstr(b, "},{\"id\":\"p1\""));
+    assert_non_null(strstr(b, "},{\"id\":\"p2\""));
+    assert_null(strstr(b, "\"p3\""));
+    assert_non_null(strstr(b, "],\"truncated\":true,\"next\":\"p2\"}"));
+    assert_int_equal(http("GET", "/v1/conversations?after=p2&limit=3", NULL, &b), 200);
+    assert_non_null(strstr(b, "[{\"id\":\"p3\""));
+    assert_non_null(strstr(b, "\"next\":\"p5\"}"));
+    assert_null(strstr(b, "\"p2\""));
+    assert_int_equal(http("GET", "/v1/conversations?after=p5&limit=3", NULL, &b), 200);
+    assert_non_null(strstr(b, "[{\"id\":\"p6\""));
+    assert_non_null(strstr(b, "],\"truncated\":false,\"next\":null}"));
+    /* without a limit: the default page, here all of them */
+    assert_int_equal(http("GET", "/v1/conversations", NULL, &b), 200);
+    assert_non_null(strstr(b, "\"p0\""));
+    assert_non_null(strstr(b, "\"p6\""));
+    assert_non_null(strstr(b, "\"truncated\":false"));
+    assert_int_equal(http("GET", "/v1/conversations?limit=0", NULL, &b), 400);
+    assert_int_equal(http("GET", "/v1/conversations?after=..%2Fx", NULL, &b), 400);
+}
+
+static int lock_held(void *ctx, int h, unsigned how, int64_t *holder)
+{
+    struct mote_tport *t = ctx;
+
+    (void)how;
+    if (h >= 0 && h < MOTE_TPORT_HANDLES && t->handles[h] > 0 &&
+        strstr(t->files[t->handles[h] - 1].name, "held") != NULL) {
+        *holder = 4242;
+        return MOTE_ERR_LOCKED;
+    }
+    *holder = 0;
+    return 0;
+}
+
+/* 7. A conversation another process has open is "locked" on its event
+ * stream and in its state, not "idle". */
+static void test_locked_elsewhere_is_said(void **state)
+{
+    const char *b;
+    int ev;
+
+    (void)state;
+    assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
+    put_journal("held");
+    tp.port.st_lock = lock_held;
+    ev = client("GET /v1/conversations/held/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    turns(5);
+    assert_non_null(strstr(sent(ev), "event: state\ndata: {\"state\":\"locked\",\"loaded\":false,"
+                                     "\"busy\":false,\"holder\":4242"));
+    assert_int_equal(http("GET", "/v1/conversations/held?records=0", NULL, &b), 200);
+    assert_non_null(strstr(b, "\"state\":\"locked\""));
+    assert_non_null(strstr(b, "\"holder\":4242"));
+    tp.port.st_lock = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1445,6 +1524,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_approval_during_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_code_after_a_clean_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_locked_elsewhere_is_said, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("serve", tests, NULL, NULL);
