@@ -2708,24 +2708,12 @@ void mote_serve_deinit(struct mote_serve *sv)
 
 /* ---- the token ------------------------------------------------------------ */
 
-static int produce_once(void *arg, char *buf, size_t cap)
-{
-    const char **p = arg;
-    size_t n = strlen(*p);
-
-    if (n > cap)
-        n = cap;
-    memcpy(buf, *p, n);
-    *p += n;
-    return (int)n;
-}
-
 int mote_serve_token(const struct mote_port *port, const char *name, char out[65], bool *created)
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char r[32];
     char line[80];
-    const char *src = line;
+    struct mote_src_bytes src = {line, 65, 0};
     int h, n, i, rc;
 
     *created = false;
@@ -2761,7 +2749,7 @@ int mote_serve_token(const struct mote_port *port, const char *name, char out[65
     line[64] = '\n';
     line[65] = '\0';
     memset(r, 0, sizeof(r));
-    rc = port->st_write_atomic(port->ctx, name, produce_once, &src);
+    rc = port->st_write_atomic(port->ctx, name, mote_produce_bytes, &src);
     if (rc < 0)
         return rc;
     memcpy(out, line, 64);

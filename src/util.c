@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mote/mote_err.h"
+#include "mote/mote_port.h"
 
 size_t mote_str_copy(char *dst, size_t cap, const char *src)
 {
@@ -135,4 +136,32 @@ int mote_dec_parse(const char *s, size_t n, uint64_t *out)
         v = v * 10u + (uint64_t)(s[i] - '0');
     *out = v;
     return 0;
+}
+
+int mote_produce_bytes(void *arg, char *buf, size_t cap)
+{
+    struct mote_src_bytes *b = arg;
+    size_t n = b->len - b->off < cap ? b->len - b->off : cap;
+
+    if (n > 0x7FFFFFFF)
+        n = 0x7FFFFFFF;
+    memcpy(buf, b->p + b->off, n);
+    b->off += n;
+    return (int)n;
+}
+
+int mote_produce_range(void *arg, char *buf, size_t cap)
+{
+    struct mote_src_range *r = arg;
+    int n;
+
+    if (r->off >= r->end)
+        return 0;
+    if (cap > r->end - r->off)
+        cap = (size_t)(r->end - r->off);
+    n = r->port->st_read(r->port->ctx, r->h, r->off, buf, cap);
+    if (n <= 0)
+        return n < 0 ? n : MOTE_ERR_IO;
+    r->off += (uint64_t)n;
+    return n;
 }

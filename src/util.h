@@ -44,6 +44,25 @@ int mote_dec_parse(const char *s, size_t n, uint64_t *out);
  * ASCII) but for the case of letters; `a` may be shorter (then false). */
 bool mote_ascii_ieq(const char *a, const char *lower, size_t n);
 
+/* Producers of st_write_atomic and fs_replace: the bytes of a buffer
+ * (`arg`: struct mote_src_bytes), or of a range of an open storage file
+ * (`arg`: struct mote_src_range), a part per call; 0 at the end. */
+struct mote_src_bytes {
+    const char *p;
+    size_t len, off;
+};
+int mote_produce_bytes(void *arg, char *buf, size_t cap);
+
+struct mote_port;
+struct mote_src_range {
+    const struct mote_port *port;
+    int h;
+    uint64_t off, end;
+};
+/* A read that fails (or ends early) fails the write: its error, or
+ * MOTE_ERR_IO. */
+int mote_produce_range(void *arg, char *buf, size_t cap);
+
 /* Wrap-safe "a is before b" for 32-bit monotonic counters. */
 static inline int mote_before(uint32_t a, uint32_t b)
 {

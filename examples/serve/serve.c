@@ -19,7 +19,6 @@
 #include "../common/setup.h"
 #include "mote/mote.h"
 #include "mote/mote_agent.h"
-#include "mote/mote_json.h"
 #include "mote/mote_posix.h"
 #include "mote/mote_serve.h"
 #include "serve.h"
@@ -106,19 +105,6 @@ static int add_rule(const char *name, enum mote_approval a)
     return 0;
 }
 
-static int approval_of(const char *s, enum mote_approval *a)
-{
-    if (strcmp(s, "ask") == 0)
-        *a = MOTE_APPROVE_ASK;
-    else if (strcmp(s, "allow") == 0)
-        *a = MOTE_APPROVE_ALLOW;
-    else if (strcmp(s, "deny") == 0)
-        *a = MOTE_APPROVE_DENY;
-    else
-        return -1;
-    return 0;
-}
-
 static int parse(int argc, char **argv)
 {
     static struct option all[48];
@@ -148,7 +134,7 @@ static int parse(int argc, char **argv)
                 return 2;
             break;
         case OPT_APPROVAL:
-            if (approval_of(optarg, &approval) < 0) {
+            if (mote_approval_parse(optarg, &approval) < 0) {
                 fprintf(stderr, "mote serve: --approval is ask, allow or deny, not '%s'\n",
                         cli_shown(optarg));
                 return 2;
@@ -185,14 +171,16 @@ static int parse(int argc, char **argv)
     return 0;
 }
 
-/* --policy FILE: {"default": "ask", "tools": {"NAME": "allow", ...}}. */
+/* --policy FILE: {"default": "ask", "tools": {"NAME": "allow", ...}}
+ * (parsed by the library: mote_policy_parse). */
 static int load_policy(void)
 {
-    static char text[POLICY_MAX], names[POLICY_MAX];
-    static struct mote_json js;
-    size_t n, used = 0;
+    static char text[POLICY_MAX];
+    static struct mote_policy pol;
+    char err[200];
+    size_t n;
+    unsigned i;
     FILE *f;
-    int t, k, i;
 
     if (policy_file == NULL)
         return 0;
@@ -202,44 +190,20 @@ static int load_policy(void)
     }
     n = fread(text, 1, sizeof(text), f);
     fclose(f);
-    if (n == sizeof(text) || mote_json_parse(&js, text, n) <= 0 ||
-        mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT) {
-        fprintf(stderr, "mote serve: --policy %s is not a JSON object (of at most %d bytes)\n",
-                policy_file, POLICY_MAX);
+    if (n == sizeof(text)) {
+        fprintf(stderr, "mote serve: --policy %s is larger than %d bytes\n", policy_file,
+                POLICY_MAX);
         return 2;
     }
-    t = mote_json_member(&js, 0, "default");
-    if (t >= 0) {
-        char v[16];
-
-        if (mote_json_str(&js, t, v, sizeof(v)) < 0 || approval_of(v, &approval) < 0) {
-            fprintf(stderr, "mote serve: --policy %s: \"default\" is ask, allow or deny\n",
-                    policy_file);
-            return 2;
-        }
-    }
-    t = mote_json_member(&js, 0, "tools");
-    if (t >= 0 && mote_json_type_of(&js, t) != MOTE_JSON_OBJECT) {
-        fprintf(stderr, "mote serve: --policy %s: \"tools\" maps tool names to ask, allow or "
-                        "deny\n",
-                policy_file);
+    if (mote_policy_parse(&pol, text, n, err, sizeof(err)) < 0) {
+        fprintf(stderr, "mote serve: --policy %s: %s\n", policy_file, err);
         return 2;
     }
-    for (i = 0, k = t + 1; t >= 0 && i < js.tok[t].size; i++) {
-        char v[16];
-        enum mote_approval a;
-        int len = mote_json_str(&js, k, names + used, sizeof(names) - used);
-
-        if (len <= 0 || mote_json_str(&js, k + 1, v, sizeof(v)) < 0 || approval_of(v, &a) < 0) {
-            fprintf(stderr, "mote serve: --policy %s: \"tools\" maps tool names to ask, allow "
-                            "or deny\n",
-                    policy_file);
+    if (pol.has_default)
+        approval = pol.approval;
+    for (i = 0; i < pol.nrules; i++) {
+        if (add_rule(pol.rules[i].name, pol.rules[i].approval) != 0)
             return 2;
-        }
-        if (add_rule(names + used, a) != 0)
-            return 2;
-        used += (size_t)len + 1;
-        k = mote_json_skip(&js, k + 1);
     }
     return 0;
 }

@@ -1492,6 +1492,48 @@ static void test_locked_elsewhere_is_said(void **state)
     tp.port.st_lock = NULL;
 }
 
+/* The --policy format, parsed by the library (no frontend copies it). */
+static int policy(struct mote_policy *pol, const char *text, char *err)
+{
+    return mote_policy_parse(pol, text, strlen(text), err, 200);
+}
+
+static void test_policy_parse(void **state)
+{
+    static struct mote_policy pol;
+    static char big[8192];
+    char err[200];
+    const char *ok = "{\"default\": \"deny\", \"tools\": {\"shell\": \"allow\", "
+                     "\"write_file\": \"ask\"}}";
+    size_t n = 0;
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(mote_policy_parse(&pol, ok, strlen(ok), err, sizeof(err)), 0);
+    assert_true(pol.has_default);
+    assert_int_equal(pol.approval, MOTE_APPROVE_DENY);
+    assert_int_equal(pol.nrules, 2);
+    assert_string_equal(pol.rules[0].name, "shell");
+    assert_int_equal(pol.rules[0].approval, MOTE_APPROVE_ALLOW);
+    assert_string_equal(pol.rules[1].name, "write_file");
+    assert_int_equal(pol.rules[1].approval, MOTE_APPROVE_ASK);
+    assert_int_equal(mote_policy_parse(&pol, "{}", 2, err, sizeof(err)), 0);
+    assert_false(pol.has_default);
+    assert_int_equal(pol.nrules, 0);
+    assert_int_equal(mote_policy_parse(&pol, "[1]", 3, err, sizeof(err)), MOTE_ERR_BADMSG);
+    assert_int_equal(policy(&pol, "{\"tools\": {\"shell\": \"sometimes\"}}", err), MOTE_ERR_BADMSG);
+    assert_non_null(strstr(err, "ask, allow or deny"));
+    assert_int_equal(policy(&pol, "{\"default\": 1}", err), MOTE_ERR_BADMSG);
+    assert_int_equal(policy(&pol, "{\"tools\": {\"\": \"ask\"}}", err), MOTE_ERR_BADMSG);
+    assert_int_equal(policy(&pol, "{\"tools\": [\"shell\"]}", err), MOTE_ERR_BADMSG);
+    n = (size_t)snprintf(big, sizeof(big), "{\"tools\": {");
+    for (i = 0; i <= MOTE_SERVE_RULES_MAX; i++)
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"t%u\": \"ask\"", i ? "," : "", i);
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "}}");
+    assert_int_equal(mote_policy_parse(&pol, big, n, err, sizeof(err)), MOTE_ERR_FULL);
+    assert_non_null(strstr(err, "MOTE_SERVE_RULES_MAX"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1526,6 +1568,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exit_code_after_a_clean_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locked_elsewhere_is_said, setup, teardown),
+        cmocka_unit_test(test_policy_parse),
     };
 
     return cmocka_run_group_tests_name("serve", tests, NULL, NULL);
