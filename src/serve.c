@@ -1164,8 +1164,9 @@ static void h_approval(struct mote_serve *sv, struct mote_serve_conn *c, const c
         return;
     }
     if (sv->phase != MOTE_SERVE_RUN) {
-        /* a pending call stays pending across the stop: asked again then */
-        fail_err(sv, c, MOTE_ERR_SHUTDOWN, 0);
+        fail(sv, c, 503, "shutting_down", "mote is shutting down: the call stays pending and "
+                                          "is asked again on the next start",
+             NULL);
         return;
     }
     ask = cv != NULL ? mote_conv_pending(cv, &call) : 0;
