@@ -78,7 +78,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long
-.PHONY: test-serve test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-serve test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -121,7 +121,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
-	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-serve test-fuzz
+	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-tools15 test-serve test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -187,6 +187,12 @@ test-proc: $(SB)/mote
 # conversations, proxies, localhost).
 test-cli15: $(SB)/mote all
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_cli15.py $(SB)
+
+# Issue 15, the defects an adversarial test found in the file tools, the
+# state directory and the proxy client (ownership, /proc sizes, UTF-8 cuts,
+# FIFOs in the state, read-only and hard-linked files, CONNECT answers).
+test-tools15: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_tools15.py $(SB)
 
 # ---- issue 14: mote serve (the agent as a service) ----
 # The API on a Unix socket and loopback TCP, event streams, approval through

@@ -75,10 +75,7 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
                               conf->proxy);
         if (rc < 0) {
             /* (the URL is not repeated: it may hold a password) */
-            msg(call,
-                rc == MOTE_ERR_NOTSUP ? "unsupported proxy: only an http:// proxy can be used"
-                                      : "bad proxy URL: use http://[user:password@]host:port",
-                NULL, NULL);
+            mote_proxy_error(rc, call->errmsg, sizeof(call->errmsg));
             return MOTE_ERR_CONFIG;
         }
         call->via_proxy = true;
@@ -332,13 +329,52 @@ static void conn_msg(struct mote_llm_call *c, const char *what, int rc)
     mote_sb_s(&sb, mote_strerror(rc));
 }
 
+/* Adds to a TLS failure's message that it happened through the proxy's
+ * tunnel (a proxy that closes it at once, or that answers TLS itself,
+ * looks like a server that does). */
+static void via_proxy_note(struct mote_llm_call *c)
+{
+    struct mote_sb sb;
+
+    sb.p = c->errmsg; /* appended to what is there */
+    sb.cap = sizeof(c->errmsg);
+    sb.len = strlen(c->errmsg);
+    mote_sb_s(&sb, "; through the proxy ");
+    mote_sb_s(&sb, c->proxy.host);
+    mote_sb_s(&sb, ":");
+    mote_sb_u(&sb, c->proxy.port);
+    mote_sb_s(&sb, " (its tunnel to ");
+    mote_sb_s(&sb, c->url.host);
+    mote_sb_s(&sb, ":");
+    mote_sb_u(&sb, c->url.port);
+    mote_sb_s(&sb, ")");
+}
+
+/* Where the head in b[0..n) ends: just past the empty line that closes it,
+ * or 0 if it is not complete yet. Lines end in CRLF or, as curl accepts
+ * from proxies, a bare LF. */
+static size_t head_end(const char *b, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < n; i++) {
+        if (b[i] != '\n')
+            continue;
+        if (b[i + 1] == '\n')
+            return i + 2;
+        if (b[i + 1] == '\r' && i + 2 < n && b[i + 2] == '\n')
+            return i + 3;
+    }
+    return 0;
+}
+
 /* CONNECT host:port through the proxy: the request, once, then its
  * answer's head (nothing may follow it: the server speaks only after our
  * TLS hello). Returns 0 when the tunnel is up. */
 static int tunnel(struct mote_loop *loop, mote_job_id self, struct mote_llm_call *c)
 {
     const struct mote_port *p = loop->port;
-    char *end;
+    size_t end;
     int rc;
 
     if (c->send_len == 0) {
@@ -390,8 +426,12 @@ static int tunnel(struct mote_loop *loop, mote_job_id self, struct mote_llm_call
         }
         c->tun_len += (size_t)rc;
         c->buf[c->tun_len] = '\0';
-        if ((end = strstr(c->buf, "\r\n\r\n")) != NULL)
+        if ((end = head_end(c->buf, c->tun_len)) != 0)
             break;
+    }
+    if (memchr(c->buf, '\0', end) != NULL) {
+        msg(c, "the proxy's answer to CONNECT has a NUL byte in its head", NULL, NULL);
+        return MOTE_ERR_PROTO;
     }
     {
         /* "HTTP/1.1 200 Connection established" */
@@ -411,7 +451,7 @@ static int tunnel(struct mote_loop *loop, mote_job_id self, struct mote_llm_call
             return MOTE_ERR_PROTO;
         }
         if (status / 100 == 2) {
-            if ((size_t)(end + 4 - c->buf) != c->tun_len) {
+            if (end != c->tun_len) {
                 msg(c, "the proxy sent bytes before the tunnel was up", NULL, NULL);
                 return MOTE_ERR_PROTO;
             }
@@ -615,8 +655,11 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     return rc;
                 return MOTE_ERR_AGAIN;
             }
-            if (rc < 0)
+            if (rc < 0) {
+                if (c->via_proxy)
+                    via_proxy_note(c);
                 return rc; /* verification failures are not retried */
+            }
             c->phase = MOTE_PHASE_SEND;
             set_deadline(loop, c, c->conf->idle_timeout_ms);
             break;

@@ -94,6 +94,10 @@ static int one(void *arg, const char *name)
     if (rc == MOTE_ERR_CORRUPT) {
         c->damaged = true;
         c->bad_line = w->j.bad_line;
+    } else if (rc == MOTE_ERR_NOTREG) {
+        /* A FIFO or a link where a journal should be: shown, never opened,
+         * and the listing goes on (one such name stops nothing). */
+        c->damaged = c->not_file = true;
     } else if (rc == MOTE_ERR_NOTSUP) {
         c->newer = true;
     } else if (rc < 0) {
@@ -158,8 +162,9 @@ int mote_session_remove(struct mote_session *s, const char *id)
     j.buf = &s->jbuf;
     rc = mote_journal_peek(&j, p, id);
     if (rc < 0)
-        return rc == MOTE_ERR_CORRUPT || rc == MOTE_ERR_NOTSUP ? MOTE_ERR_BUSY
-                                                               : rc; /* kept for the user */
+        return rc == MOTE_ERR_CORRUPT || rc == MOTE_ERR_NOTSUP || rc == MOTE_ERR_NOTREG
+                   ? MOTE_ERR_BUSY
+                   : rc; /* kept for the user */
     /* Held while it is judged and removed: no other process opens it in
      * between (one that has it open keeps it). */
     if ((rc = mote_journal_lock(&j)) == 0 && (rc = mote_recover(&j, &r)) == 0 &&

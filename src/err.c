@@ -57,6 +57,8 @@ static const struct err_name err_names[] = {
     {MOTE_ERR_CONFIG, "configuration error"},
     {MOTE_ERR_LIMIT, "limit reached"},
     {MOTE_ERR_LOCKED, "open in another process"},
+    {MOTE_ERR_NOTREG, "not a regular file"},
+    {MOTE_ERR_LINKED, "the file has other hard links"},
 };
 
 const char *mote_strerror(int err)

@@ -34,7 +34,8 @@ static int hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* Percent-decodes s[0..n) onto the end of out (len so far in *len). */
+/* Percent-decodes s[0..n) onto the end of out (len so far in *len, at
+ * most cap bytes in all). */
 static int decode(const char *s, size_t n, char *out, size_t cap, size_t *len)
 {
     size_t i;
@@ -50,7 +51,7 @@ static int decode(const char *s, size_t n, char *out, size_t cap, size_t *len)
             c = (char)(h * 16 + l);
             i += 2;
         }
-        if (*len + 1 >= cap)
+        if (*len >= cap)
             return MOTE_ERR_TOO_LARGE;
         out[(*len)++] = c;
     }
@@ -90,9 +91,10 @@ int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *pro
 
     if (cap > 0)
         auth[0] = '\0';
-    if (strncmp(p, "https://", 8) == 0)
+    /* Schemes are case-insensitive (RFC 3986): HTTP:// is http://. */
+    if (strlen(p) >= 8 && same_ci(p, "https://", 8))
         return MOTE_ERR_NOTSUP; /* TLS to the proxy itself */
-    if (strncmp(p, "http://", 7) == 0)
+    if (strlen(p) >= 7 && same_ci(p, "http://", 7))
         p += 7;
     else if (strstr(p, "://") != NULL)
         return MOTE_ERR_NOTSUP; /* socks5:// and the like */
@@ -107,9 +109,10 @@ int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *pro
         if ((rc = decode(p, (size_t)((colon != NULL ? colon : at) - p), cred, sizeof(cred),
                          &clen)) < 0)
             return rc;
-        if (clen == 0)
-            return MOTE_ERR_INVAL; /* "@host": no user */
-        if (clen + 1 >= sizeof(cred))
+        if (clen == 0 && colon == NULL)
+            return MOTE_ERR_INVAL; /* "@host": neither user nor password */
+        /* (an empty user with a password, ":pw@host", is sent as curl does) */
+        if (clen >= sizeof(cred))
             return MOTE_ERR_TOO_LARGE;
         cred[clen++] = ':';
         if (colon != NULL && (rc = decode(colon + 1, (size_t)(at - colon - 1), cred, sizeof(cred),
@@ -121,12 +124,12 @@ int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *pro
     if (*end == '/' && end[1] != '\0')
         return MOTE_ERR_INVAL;
     if ((size_t)(end - hostpart) + 8 >= sizeof(url))
-        return MOTE_ERR_TOO_LARGE;
+        return MOTE_ERR_NAMETOOLONG;
     memcpy(url, "http://", 7);
     memcpy(url + 7, hostpart, (size_t)(end - hostpart));
     url[7 + (end - hostpart)] = '\0';
     if ((rc = mote_url_parse(u, url)) < 0)
-        return rc;
+        return rc == MOTE_ERR_TOO_LARGE ? MOTE_ERR_NAMETOOLONG : rc;
     if (u->default_port) {
         u->port = 1080; /* curl's default for a proxy without a port */
         u->default_port = false;
@@ -144,6 +147,25 @@ int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *pro
         }
     }
     return 0;
+}
+
+void mote_proxy_error(int rc, char *buf, size_t cap)
+{
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, buf, cap);
+    if (rc == MOTE_ERR_NOTSUP) {
+        mote_sb_s(&sb, "unsupported proxy: only an http:// proxy can be used");
+    } else if (rc == MOTE_ERR_TOO_LARGE) {
+        mote_sb_s(&sb, "the user name and password in the proxy URL are too long: at most ");
+        mote_sb_u(&sb, MOTE_PROXY_CRED_MAX);
+        mote_sb_s(&sb, " bytes for user:password once %-decoded (MOTE_PROXY_CRED_MAX)");
+    } else if (rc == MOTE_ERR_NAMETOOLONG) {
+        mote_sb_s(&sb, "the proxy's host name is too long");
+    } else {
+        mote_sb_s(&sb, "bad proxy URL: use http://[user:password@]host:port (%-encode "
+                       "what is special in the user and password: %40 for @, %3A for :)");
+    }
 }
 
 /* An IPv4 address in dotted quad, into *v. */

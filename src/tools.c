@@ -298,6 +298,25 @@ static int64_t arg_count(const struct mote_tool_run *run, const char *key, int64
     return v;
 }
 
+/* How many bytes at the end of s[0..n) are an unfinished UTF-8 character
+ * (its lead byte and fewer continuation bytes than it announces): 0 when
+ * it ends on a character boundary, or when the bytes are not UTF-8. */
+static size_t utf8_cut(const char *s, size_t n)
+{
+    size_t back;
+
+    for (back = 1; back <= 3 && back <= n; back++) {
+        unsigned char b = (unsigned char)s[n - back];
+        size_t len;
+
+        if ((b & 0xC0u) == 0x80u)
+            continue; /* a continuation byte: its lead is further back */
+        len = (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
+        return len > back ? back : 0;
+    }
+    return 0;
+}
+
 static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
@@ -306,6 +325,9 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
     char buf[4096];
     int64_t from = arg_count(run, "offset", 0), want = arg_count(run, "length", -2);
     uint64_t off, end, size;
+    bool eof = false, more = false, empty;
+    char b[200];
+    struct mote_sb sb;
     int h, n = 0;
 
     (void)self;
@@ -322,23 +344,52 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
                 h);
         return MOTE_STEP_DONE;
     }
-    /* The size said in the result; reading goes on to the real end (a
-     * file growing meanwhile, or /proc, where the size is 0). */
+    /* The size stat gives is only a hint: reading goes on to the real end
+     * (a file growing meanwhile; /proc and /sys, where it is 0). */
     size = MOTE_PORT_HAS(p, fs_stat) && p->fs_stat(p->ctx, path, &st) == 0 ? st.size : 0;
     off = (uint64_t)from;
-    end = want < 0 ? UINT64_MAX : off + (uint64_t)want;
-    while (off < end) {
-        size_t ask = end - off < sizeof(buf) ? (size_t)(end - off) : sizeof(buf);
+    end = want < 0 || (uint64_t)want > UINT64_MAX - off ? UINT64_MAX : off + (uint64_t)want;
+    /* Never more than fits: what is read is shown, so the end said is
+     * the real one. */
+    while (off < end && run->out_len < run->out_cap) {
+        size_t ask = sizeof(buf);
 
+        if (ask > end - off)
+            ask = (size_t)(end - off);
+        if (ask > run->out_cap - run->out_len)
+            ask = run->out_cap - run->out_len;
         n = p->fs_read(p->ctx, h, off, buf, ask);
-        if (n <= 0)
+        if (n <= 0) {
+            eof = n == 0;
             break;
+        }
         clean(buf, (size_t)n);
         mote_tool_out(run, buf, (size_t)n);
         off += (uint64_t)n;
-        if (run->out_dropped > 0)
-            break;
     }
+    if (n >= 0 && !eof && off > (uint64_t)from) {
+        /* Stopped by the cap or the length: end on a whole character
+         * (the next read starts with it), and find out whether the file
+         * goes on (its size may be unknown). */
+        size_t cut = utf8_cut(run->out, run->out_len);
+
+        if (cut > 0 && cut < run->out_len) {
+            run->out_len -= cut;
+            off -= cut;
+            more = true;
+        } else {
+            char probe;
+
+            n = p->fs_read(p->ctx, h, off, &probe, 1);
+            eof = n == 0;
+            more = n > 0;
+            n = 0; /* (a failing probe only leaves it unknown) */
+        }
+    }
+    /* Nothing at a later offset of what stat calls empty: empty indeed,
+     * or a file of unknown size (/proc)? Its start tells. */
+    empty = n >= 0 && eof && off == (uint64_t)from && from > 0 && size == 0 &&
+            p->fs_read(p->ctx, h, 0, buf, 1) == 0;
     p->fs_close(p->ctx, h);
     if (n < 0) {
         run->out_len = 0;
@@ -346,40 +397,124 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
         say_err(run, "cannot read ", path, n);
         return MOTE_STEP_DONE;
     }
-    if (off > (uint64_t)from && off - run->out_dropped > size)
-        size = off - run->out_dropped; /* read past what stat said */
-    if (off == (uint64_t)from && from > 0 && (uint64_t)from >= size) {
-        note(run, "[offset past the end: the file has ", (int64_t)size, " bytes]");
+    mote_sb_init(&sb, b, sizeof(b));
+    if (off == (uint64_t)from && eof) {
+        /* Nothing there: the end, or past it. */
+        if (from == 0) {
+            note(run, "[empty file]", 0, NULL);
+            return MOTE_STEP_DONE;
+        }
+        if (size == (uint64_t)from) {
+            mote_sb_s(&sb, "[offset ");
+            mote_sb_u(&sb, (uint64_t)from);
+            mote_sb_s(&sb, " is the end of the file (");
+            mote_sb_u(&sb, size);
+            mote_sb_s(&sb, " bytes): nothing more to read]");
+        } else if (empty) {
+            mote_sb_s(&sb, "[offset past the end: the file is empty]");
+        } else if (size != 0 && size < (uint64_t)from) {
+            mote_sb_s(&sb, "[offset past the end: the file has ");
+            mote_sb_u(&sb, size);
+            mote_sb_s(&sb, " bytes]");
+        } else {
+            /* its size unknown (0 from stat) or changing */
+            mote_sb_s(&sb, "[nothing at offset ");
+            mote_sb_u(&sb, (uint64_t)from);
+            mote_sb_s(&sb, ": it is at or past the end of the file]");
+        }
+        note_text(run, b, sb.len);
         return MOTE_STEP_DONE;
     }
-    if (run->out_dropped > 0 || from > 0 || (want >= 0 && off < size)) {
-        /* Part of the file: say which part, and how to read on. */
-        uint64_t shown_end = off - run->out_dropped;
-
-        char b[160];
-        struct mote_sb sb;
-
-        run->out_dropped = 0;
-        mote_sb_init(&sb, b, sizeof(b));
-        mote_sb_s(&sb, "[bytes ");
-        mote_sb_u(&sb, (uint64_t)from);
-        mote_sb_s(&sb, "-");
-        mote_sb_u(&sb, shown_end);
+    if (eof && from == 0)
+        return MOTE_STEP_DONE; /* the whole file */
+    /* Part of the file: say which part, of how much, and how to read on. */
+    mote_sb_s(&sb, "[bytes ");
+    mote_sb_u(&sb, (uint64_t)from);
+    mote_sb_s(&sb, "-");
+    mote_sb_u(&sb, off);
+    if (eof) {
+        mote_sb_s(&sb, " of ");
+        mote_sb_u(&sb, off); /* the end was reached: that is the size */
+    } else if (size > off) {
         mote_sb_s(&sb, " of ");
         mote_sb_u(&sb, size);
-        if (shown_end < size) {
-            mote_sb_s(&sb, "; read on with offset ");
-            mote_sb_u(&sb, shown_end);
-        }
-        mote_sb_s(&sb, "]");
-        note_text(run, b, sb.len);
-    } else if (run->out_len == 0) {
-        note(run, "[empty file]", 0, NULL);
+    } else {
+        /* More than stat said (0 on /proc and /sys): the size is unknown. */
+        mote_sb_s(&sb, " of a file whose size is not known");
+        if (more)
+            mote_sb_s(&sb, " (more follows)");
     }
+    if (!eof) {
+        mote_sb_s(&sb, "; read on with offset ");
+        mote_sb_u(&sb, off);
+    }
+    mote_sb_s(&sb, "]");
+    note_text(run, b, sb.len);
     return MOTE_STEP_DONE;
 }
 
 /* ---- write_file ------------------------------------------------------------ */
+
+/* A mode as ls's octal ("0644"). */
+static void sb_mode(struct mote_sb *sb, uint32_t mode)
+{
+    char o[6];
+    int i;
+
+    o[0] = '0';
+    for (i = 0; i < 4; i++)
+        o[1 + i] = (char)('0' + ((mode >> (3 * (3 - i))) & 7u));
+    o[5] = '\0';
+    mote_sb_s(sb, mode > 07777 ? "?" : (mode & 07000) != 0 ? o : o + 1);
+}
+
+/* Why fs_replace did not replace `path` (rc < 0): the file is unchanged. */
+static void say_not_replaced(struct mote_tool_run *run, const struct mote_port *p,
+                             const char *path, int rc)
+{
+    struct mote_fs_stat st;
+    char b[80];
+    struct mote_sb sb;
+
+    if (rc == MOTE_ERR_INVAL) {
+        say_err(run, "refused: not a regular file: ", path, rc);
+        return;
+    }
+    if (rc == MOTE_ERR_ACCES && p->fs_stat(p->ctx, path, &st) == 0 && st.type == MOTE_FS_FILE) {
+        mote_sb_init(&sb, b, sizeof(b));
+        mote_sb_s(&sb, " is not writable (mode ");
+        sb_mode(&sb, st.mode);
+        mote_tool_outs(run, "refused: ");
+        mote_tool_outs(run, path);
+        mote_tool_out(run, b, sb.len);
+        mote_tool_outs(run, (st.mode & 0222u) == 0
+                                ? "; read-only: an editor would not write it either). Only if "
+                                  "it is meant to change, make it writable first (chmod u+w) "
+                                  "and ask the user; the file is unchanged"
+                                : ", and mote's user may not write it); the file is unchanged");
+        run->is_error = true;
+        return;
+    }
+    if (rc == MOTE_ERR_LINKED) {
+        mote_tool_outs(run, "refused: ");
+        mote_tool_outs(run, path);
+        mote_tool_outs(run, " has other hard links: replacing it would leave them with the old "
+                            "text; the file is unchanged (to change the text under every "
+                            "name, write through them with shell)");
+        run->is_error = true;
+        return;
+    }
+    say_err(run, "cannot write (the file is unchanged) ", path, rc);
+}
+
+/* After a replacement: what was not kept. */
+static void say_replaced(struct mote_tool_run *run, int rc)
+{
+    if (rc == MOTE_FS_OWNER_LOST)
+        mote_tool_outs(run, "; note: its owner or group could not be kept (mote's user may not "
+                            "give files away): it now belongs to mote's user, and a "
+                            "setuid/setgid bit, if any, was dropped");
+}
 
 static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
@@ -411,8 +546,7 @@ static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote
     }
     rc = p->fs_replace(p->ctx, path, mote_produce_bytes, &c);
     if (rc < 0) {
-        say_err(run, rc == MOTE_ERR_INVAL ? "refused: not a regular file: " : "cannot write ",
-                path, rc);
+        say_not_replaced(run, p, path, rc);
         return MOTE_STEP_DONE;
     }
     mote_sb_init(&sb, b, sizeof(b));
@@ -421,6 +555,7 @@ static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote
     mote_sb_s(&sb, " bytes to ");
     mote_tool_outs(run, b);
     mote_tool_outs(run, path);
+    say_replaced(run, rc);
     return MOTE_STEP_DONE;
 }
 
@@ -475,21 +610,29 @@ static int splice_produce(void *arg, char *buf, size_t cap)
 }
 
 /* Counts the places `old` (len bytes) occurs in the file, overlapping ones
- * too; the first one's offset and line. The window is the run's output
- * buffer (the result is written after). */
+ * too; the first one's offset and line; whether a line ends in CR LF. The
+ * window is the run's output buffer (the result is written after). */
 static int find_all(const struct mote_port *p, int h, struct mote_tool_run *run,
-                    const char *old, size_t len, uint64_t *at, uint64_t *line)
+                    const char *old, size_t len, uint64_t *at, uint64_t *line, bool *crlf)
 {
     char *w = run->out_buf;
     size_t cap = MOTE_TOOL_OUTPUT_MAX, have = 0, i;
     uint64_t base = 0, lines = 0;
+    char last = '\0'; /* the byte before the new ones */
     int count = 0, n;
 
+    *crlf = false;
     do {
         n = p->fs_read(p->ctx, h, base + have, w + have, cap - have);
         if (n < 0)
             return n;
+        for (i = have; i < have + (size_t)n; i++) {
+            if (w[i] == '\n' && (i > have ? w[i - 1] : last) == '\r')
+                *crlf = true;
+        }
         have += (size_t)n;
+        if (have > 0)
+            last = w[have - 1];
         for (i = 0; i + len <= have; i++) {
             if (w[i] == old[0] && memcmp(w + i, old, len) == 0 && count++ == 0) {
                 size_t k;
@@ -522,6 +665,7 @@ static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
     const char *path, *old, *with;
     size_t old_len = 0, with_len = 0;
     uint64_t at = 0, line = 0;
+    bool crlf = false;
     char b[200];
     struct mote_sb sb;
     int h, count, rc;
@@ -558,6 +702,13 @@ static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
         return MOTE_STEP_DONE;
     }
     rc = p->fs_stat(p->ctx, path, &st);
+    if (rc == 0 && (st.mode & 0222u) == 0) {
+        /* As an editor: a read-only file is not written (fs_replace
+         * refuses it too; said here before any search). */
+        p->fs_close(p->ctx, h);
+        say_not_replaced(run, p, path, MOTE_ERR_ACCES);
+        return MOTE_STEP_DONE;
+    }
     if (rc == 0 && st.size > MOTE_EDIT_FILE_MAX) {
         p->fs_close(p->ctx, h);
         mote_sb_s(&sb, "refused: the file has ");
@@ -570,7 +721,7 @@ static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
         run->is_error = true;
         return MOTE_STEP_DONE;
     }
-    count = rc < 0 ? rc : find_all(p, h, run, old, old_len, &at, &line);
+    count = rc < 0 ? rc : find_all(p, h, run, old, old_len, &at, &line, &crlf);
     if (count != 1) {
         p->fs_close(p->ctx, h);
         if (count < 0) {
@@ -586,6 +737,9 @@ static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
         }
         mote_tool_out(run, b, sb.len);
         mote_tool_outs(run, path);
+        if (count == 0 && crlf && memchr(old, '\n', old_len) != NULL)
+            mote_tool_outs(run, "; the file has CRLF (\\r\\n) line endings: write each line "
+                                "break in old_string and new_string as \\r\\n");
         mote_tool_outs(run, "; the file is unchanged");
         run->is_error = true;
         return MOTE_STEP_DONE;
@@ -600,7 +754,7 @@ static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
     rc = p->fs_replace(p->ctx, path, splice_produce, &sp);
     p->fs_close(p->ctx, h);
     if (rc < 0) {
-        say_err(run, "cannot write (the file is unchanged) ", path, rc);
+        say_not_replaced(run, p, path, rc);
         return MOTE_STEP_DONE;
     }
     mote_sb_s(&sb, "edited ");
@@ -615,6 +769,7 @@ static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
     mote_sb_u(&sb, with_len);
     mote_sb_s(&sb, " bytes");
     mote_tool_out(run, b, sb.len);
+    say_replaced(run, rc);
     return MOTE_STEP_DONE;
 }
 
@@ -667,12 +822,14 @@ static const struct mote_tool builtin[] = {
     {"read_file",
      "Read a text file: at most 16 KiB at a time, from byte `offset` (default 0) for `length` "
      "bytes (default: to the end or the cap). A result that is not the whole file ends with "
-     "[bytes FROM-TO of SIZE; read on with offset TO].",
+     "[bytes FROM-TO of SIZE; read on with offset TO] (the size may be unknown, as in /proc).",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"offset\":{"
      "\"type\":\"integer\",\"minimum\":0},\"length\":{\"type\":\"integer\",\"minimum\":0}},"
      "\"required\":[\"path\"]}",
      read_file_step, NULL, NULL, 0},
-    {"write_file", "Write a text file (replaced atomically).",
+    {"write_file",
+     "Write a text file (replaced atomically, keeping its mode and owner). Refused for a "
+     "read-only file and for one with other hard links.",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":"
      "\"string\"}},\"required\":[\"path\",\"content\"]}",
      write_file_step, NULL, NULL, 0},
@@ -681,8 +838,9 @@ static const struct mote_tool builtin[] = {
      list_dir_step, NULL, NULL, 0},
     {"edit_file",
      "Edit a text file: replace old_string, which must occur exactly once in the file (include "
-     "enough of the text around it), with new_string. Atomic; the file keeps its mode. Refused, "
-     "with the file unchanged, when old_string is missing or not unique.",
+     "enough of the text around it), with new_string. Atomic; the file keeps its mode and owner. "
+     "Refused, with the file unchanged, when old_string is missing or not unique, or the file is "
+     "read-only or has other hard links.",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"old_string\":{"
      "\"type\":\"string\",\"description\":\"the exact text to replace\"},\"new_string\":{"
      "\"type\":\"string\",\"description\":\"the text to put in its place\"}},\"required\":["

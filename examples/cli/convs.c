@@ -26,7 +26,7 @@ struct row {
     uint32_t bad_line;
     unsigned msgs;
     uint8_t state;
-    bool loaded, torn, damaged, newer;
+    bool loaded, torn, damaged, newer, not_file;
 };
 
 static struct {
@@ -88,6 +88,7 @@ static int add(void *arg, const struct mote_conv_info *c)
     r->torn = c->torn;
     r->damaged = c->damaged;
     r->newer = c->newer;
+    r->not_file = c->not_file;
     return 0;
 }
 
@@ -117,7 +118,9 @@ static bool finished(const struct row *r)
 
 static const char *state_of(const struct row *r, char *buf, size_t cap)
 {
-    if (r->damaged)
+    if (r->not_file)
+        snprintf(buf, cap, "not a regular file");
+    else if (r->damaged)
         snprintf(buf, cap, "damaged (line %u)", (unsigned)r->bad_line);
     else if (r->newer)
         snprintf(buf, cap, "newer format");

@@ -134,10 +134,10 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
             if (x != NULL && x[0] != '\0') {
                 llm->proxy = x;
                 if ((rc = mote_proxy_parse(&pu, auth, sizeof(auth), x)) < 0) {
-                    fprintf(stderr, "mote: %s: %s\n", *v,
-                            rc == MOTE_ERR_NOTSUP
-                                ? "only an http:// proxy can be used"
-                                : "bad proxy URL: use http://[user:password@]host:port");
+                    char why[240];
+
+                    mote_proxy_error(rc, why, sizeof(why));
+                    fprintf(stderr, "mote: %s: %s\n", *v, why);
                     return 2;
                 }
             }

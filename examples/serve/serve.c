@@ -264,7 +264,7 @@ static int token_setup(void)
         fprintf(stderr, "mote serve: %s is %s; it is not used (fix: chmod 600 it, owned by you, "
                         "or remove it to have a new one made)\n",
                 path, rc == MOTE_ERR_PERM    ? "readable by others or not yours"
-                      : rc == MOTE_ERR_EXIST ? "not a regular file"
+                      : rc == MOTE_ERR_NOTREG ? "not a regular file"
                                              : mote_strerror(rc));
         return 1;
     }

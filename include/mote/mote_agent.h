@@ -184,10 +184,13 @@ int mote_tool_started_process(struct mote_tool_run *run, int64_t pid);
 /* The built-in tools, built on the port: "shell" (processes: a new
  * process group under the port's supervisor, stdout and stderr together,
  * killed as a group on cancel, timeout and exit), "read_file",
- * "write_file" (atomic, keeping the file's mode, through a symlink to its
- * target, refusing what is not a regular file), "list_dir" and
- * "edit_file" (replaces one unique exact string, atomic like write_file)
- * (the file system group). read_file takes an offset and a length. */
+ * "write_file" (atomic, keeping the file's mode, owner and group, through
+ * a symlink to its target; refusing what is not a regular file, a
+ * read-only file and one with other hard links: fs_replace's contract),
+ * "list_dir" and "edit_file" (replaces one unique exact string, atomic
+ * like write_file) (the file system group). read_file takes an offset and
+ * a length, ends on a whole UTF-8 character and says when the file's size
+ * is unknown. */
 #define MOTE_TOOL_SHELL 0x1u
 #define MOTE_TOOL_READ_FILE 0x2u
 #define MOTE_TOOL_WRITE_FILE 0x4u
@@ -477,6 +480,8 @@ struct mote_conv_info {
     uint32_t bad_line;
     unsigned user_messages;
     char first[64];                      /* the first user message's start, one line */
+    bool not_file;                       /* not a regular file (a symlink, a FIFO): never
+                                          * opened, left alone; damaged is set too */
 };
 
 /* Calls `fn` for each conversation in STATE/conversations (in no
@@ -494,8 +499,9 @@ int mote_session_info(struct mote_session *s, const char *id,
                       int (*fn)(void *arg, const struct mote_conv_info *c), void *arg);
 
 /* Removes conversation `id` from disk, if it is finished: MOTE_ERR_BUSY
- * if it is open here, needs recovery, ends torn or is damaged (those stay
- * for the user), MOTE_ERR_LOCKED if another process has it open,
+ * if it is open here, needs recovery, ends torn, is damaged or is not a
+ * regular file (those stay for the user), MOTE_ERR_LOCKED if another
+ * process has it open,
  * MOTE_ERR_NOENT if there is none. */
 int mote_session_remove(struct mote_session *s, const char *id);
 

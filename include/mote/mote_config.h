@@ -174,13 +174,14 @@
 #define MOTE_LLM_KEY_MAX 512
 #endif
 
-/* Proxy credentials ("user:password", decoded) and the header line they
- * make (base64 is 4/3 of them, plus the header's name). */
 /* Torn tails kept aside per conversation (ID.jsonl.torn, .torn.2, ...). */
 #ifndef MOTE_JOURNAL_TORN_MAX
 #define MOTE_JOURNAL_TORN_MAX 9
 #endif
 
+/* Proxy credentials: bytes of "user:password", percent-decoded (longer
+ * ones are refused at start with a message naming this limit); and the
+ * header line they make (base64 is 4/3 of them, plus the header's name). */
 #ifndef MOTE_PROXY_CRED_MAX
 #define MOTE_PROXY_CRED_MAX 256
 #endif

@@ -66,6 +66,8 @@ enum mote_err {
     MOTE_ERR_CONFIG = -1005,  /* configuration error */
     MOTE_ERR_LIMIT = -1006,   /* a retry or turn cap was reached */
     MOTE_ERR_LOCKED = -1007,  /* held by another process (a conversation it has open) */
+    MOTE_ERR_NOTREG = -1008,  /* not a regular file (a symlink, a FIFO, a device): refused */
+    MOTE_ERR_LINKED = -1009,  /* the file has other hard links: replacing it would split them */
 };
 
 /* A short English description of code `err` (a static string, never

@@ -96,13 +96,20 @@ struct mote_url {
  * Returns 0, MOTE_ERR_INVAL (not such a URL) or MOTE_ERR_TOO_LARGE. */
 int mote_url_parse(struct mote_url *u, const char *url);
 
-/* A proxy URL, "http://[user[:password]@]host[:port][/]" (or without
- * "http://"; port 1080 when none is given, as curl), into `u`, and the
- * Proxy-Authorization header line for its credentials (percent-decoded)
- * into auth (cap >= MOTE_PROXY_AUTH_MAX; "" without credentials).
- * Returns 0, MOTE_ERR_NOTSUP (https:// or socks proxies),
- * MOTE_ERR_INVAL or MOTE_ERR_TOO_LARGE. */
+/* A proxy URL, "http://[user[:password]@]host[:port][/]" (the scheme in
+ * any case, or none; port 1080 when none is given, as curl), into `u`,
+ * and the Proxy-Authorization header line for its credentials
+ * (percent-decoded; the user may be empty when a password follows, as
+ * ":pw@host") into auth (cap >= MOTE_PROXY_AUTH_MAX; "" without
+ * credentials). Returns 0, MOTE_ERR_NOTSUP (https:// or socks proxies),
+ * MOTE_ERR_TOO_LARGE (user:password over MOTE_PROXY_CRED_MAX bytes once
+ * decoded), MOTE_ERR_NAMETOOLONG (the host) or MOTE_ERR_INVAL. */
 int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *proxy);
+
+/* What mote_proxy_parse's error `rc` means, for the user: one line into
+ * buf (cap bytes; 200 is enough), never the URL (it may hold a password).
+ * Never blocks. */
+void mote_proxy_error(int rc, char *buf, size_t cap);
 
 /* Whether `host` (a name or an address, IPv6 without brackets) is reached
  * without the proxy: loopback always (localhost, *.localhost, 127/8,

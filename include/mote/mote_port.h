@@ -129,7 +129,10 @@ struct mote_port {
      * done (local storage); none returns MOTE_ERR_AGAIN. */
 
     /* Opens `name` with MOTE_ST_* flags; returns a handle or < 0
-     * (MOTE_ERR_NOENT when missing and not CREATE). */
+     * (MOTE_ERR_NOENT when missing and not CREATE). Anything but a regular
+     * file (a symlink, a FIFO, a device, a directory: planted or left in
+     * the state) is refused with MOTE_ERR_NOTREG at once: never followed,
+     * never waited on (opening a FIFO blocks until a writer comes). */
     int (*st_open)(void *ctx, const char *name, unsigned flags);
 
     /* Reads up to `len` bytes at byte `offset`; returns the count, 0 at
@@ -301,19 +304,32 @@ struct mote_port {
      * MOTE_ERR_INVAL, a directory with MOTE_ERR_ISDIR. Returns a handle. */
     int (*fs_open)(void *ctx, const char *path);
 
-    /* Reads up to `len` bytes at `offset`: the count, 0 at the end. */
+    /* Reads up to `len` bytes at `offset`: the count, 0 at the end (an
+     * offset past what the platform's file offsets hold is past the end:
+     * 0, not an error). */
     int (*fs_read)(void *ctx, int h, uint64_t offset, void *buf, size_t len);
 
     void (*fs_close)(void *ctx, int h);
 
     /* Replaces the content of `path` with what `produce` yields,
      * atomically: a crash leaves the old content or the new one. The new
-     * file keeps the old one's permission bits (a new file gets 0644 less
-     * the process's umask); a symlink is written through (its target
-     * changes, the link stays); anything but a regular file or a missing
-     * one is refused (MOTE_ERR_INVAL) and left as it is. The temporary
-     * file is created exclusively under an unpredictable name in the same
-     * directory, and file and directory are synced. */
+     * file keeps the old one's permission bits and its owner and group (a
+     * new file gets 0644 less the process's umask, and the caller's
+     * owner); a symlink is written through (its target changes, the link
+     * stays). Refused, the file left as it is and nothing written:
+     * anything but a regular file or a missing one (MOTE_ERR_INVAL, or
+     * MOTE_ERR_ISDIR), a file with no write permission bit at all or one
+     * the caller may not write (MOTE_ERR_ACCES, even where the caller
+     * could replace it: an editor asks first), a file with other hard
+     * links (MOTE_ERR_LINKED: they would keep the old content). Where the
+     * caller may not give the file its old owner or group (only a
+     * privileged caller may), the new file is the caller's, any
+     * set-user-ID or set-group-ID bit that would now grant another user
+     * or group is dropped, and MOTE_FS_OWNER_LOST is returned instead of
+     * 0. The temporary file is created exclusively under an unpredictable
+     * name in the same directory, and file and directory are synced.
+     * Blocks (local files). Returns 0, MOTE_FS_OWNER_LOST (> 0: done) or
+     * < 0 (produce's error, or the file system's: the old file stays). */
     int (*fs_replace)(void *ctx, const char *path, mote_produce_fn produce, void *arg);
 
     /* Calls `fn` for each entry of directory `path` (no "." or ".."), in
@@ -399,6 +415,10 @@ struct mote_port {
 #define MOTE_FS_FILE 1  /* a regular file */
 #define MOTE_FS_DIR 2   /* a directory */
 #define MOTE_FS_OTHER 3 /* a FIFO, a device, a socket: the tools refuse them */
+
+/* fs_replace succeeded, but the file's old owner or group could not be
+ * kept (the caller may not give files away): it is now the caller's. */
+#define MOTE_FS_OWNER_LOST 1
 
 /* Feature groups for mote_port_missing(). */
 #define MOTE_PORT_CORE 0x01u    /* now_ms, wait: the loop */

@@ -74,7 +74,7 @@ int mote_posix_notify(const struct mote_posix_notify *n, const char *msg);
 /* Checks that a file holding a secret (a token) is private: 0 if it does
  * not exist or is a regular file of this user that neither group nor
  * others may read or write; MOTE_ERR_PERM (another user's, or mode bits
- * for group or others), MOTE_ERR_EXIST (a link or not a regular file), or
+ * for group or others), MOTE_ERR_NOTREG (a link or not a regular file), or
  * the failure of lstat. */
 int mote_posix_private_file(const char *path);
 

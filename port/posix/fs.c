@@ -1,15 +1,20 @@
 /*
  * fs.c - the file-system group of the POSIX port, for the built-in file
  * tools: paths as the user gave them, regular files only, and replacement
- * that keeps what a user expects of a file (its mode, a symlink pointing
- * at it) through an exclusively created, unpredictably named temporary in
- * the same directory, synced before the rename and the directory after.
+ * that keeps what a user expects of a file (its mode, its owner and group,
+ * a symlink pointing at it) through an exclusively created, unpredictably
+ * named temporary in the same directory, synced before the rename and the
+ * directory after. What a rename cannot keep is refused before anything is
+ * written: a file nobody may write (an editor asks first), a file with
+ * other hard links (they would keep the old text).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -73,6 +78,11 @@ static int fs_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)
     ssize_t n;
 
     (void)ctx;
+    /* Past what an off_t holds is past any end (pread would say EINVAL). */
+    if (offset >= (uint64_t)INT64_MAX)
+        return 0;
+    if (len > (uint64_t)INT64_MAX - offset)
+        len = (size_t)((uint64_t)INT64_MAX - offset);
     if (len > 0x7FFFFFFF)
         len = 0x7FFFFFFF;
     do {
@@ -215,13 +225,45 @@ static int make_temp(const char *target, char *tmp, size_t cap)
     return MOTE_ERR_EXIST;
 }
 
+/* Gives the temporary the old file's owner and group. Only root may give
+ * a file away: anyone else keeps at least the group where they are in it,
+ * and a set-user-ID or set-group-ID bit is dropped when the owner or group
+ * it would grant changed (as cp and install do): never a setuid file of
+ * the wrong user. Returns MOTE_FS_OWNER_LOST when they could not be kept. */
+static int keep_owner(int fd, const struct stat *old, mode_t *mode)
+{
+    struct stat now;
+    int lost = 0;
+
+    if (fstat(fd, &now) < 0)
+        return mote_posix_err(errno);
+    if (now.st_uid != old->st_uid || now.st_gid != old->st_gid) {
+        if (fchown(fd, old->st_uid, old->st_gid) < 0 && now.st_gid != old->st_gid &&
+            fchown(fd, (uid_t)-1, old->st_gid) < 0) {
+            /* neither: what is lost is told below */
+        }
+        if (fstat(fd, &now) < 0)
+            return mote_posix_err(errno);
+    }
+    if (now.st_uid != old->st_uid) {
+        *mode &= ~(mode_t)S_ISUID;
+        lost = MOTE_FS_OWNER_LOST;
+    }
+    if (now.st_gid != old->st_gid) {
+        *mode &= ~(mode_t)S_ISGID;
+        lost = MOTE_FS_OWNER_LOST;
+    }
+    return lost;
+}
+
 static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void *arg)
 {
     char target[FS_PATH_MAX], tmp[FS_PATH_MAX + 40];
     char buf[4096];
     struct stat sb;
     mode_t mode;
-    int fd, rc;
+    bool exists = false;
+    int fd, rc, lost = 0;
 
     (void)ctx;
     if ((rc = resolve(path, target, sizeof(target))) < 0)
@@ -229,7 +271,17 @@ static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void
     if (stat(target, &sb) == 0) {
         if (!S_ISREG(sb.st_mode))
             return S_ISDIR(sb.st_mode) ? MOTE_ERR_ISDIR : MOTE_ERR_INVAL;
+        /* A file without a write bit (even for root, who could) or one
+         * this user may not write: a rename would replace it all the same
+         * (the directory is what it checks), so it is refused here. */
+        if ((sb.st_mode & 0222) == 0)
+            return MOTE_ERR_ACCES;
+        if (faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) < 0)
+            return mote_posix_err(errno);
+        if (sb.st_nlink > 1)
+            return MOTE_ERR_LINKED;
         mode = sb.st_mode & 07777;
+        exists = true;
     } else if (errno == ENOENT) {
         mode_t um = umask(0);
 
@@ -242,8 +294,8 @@ static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void
     if (fd < 0)
         return fd;
     rc = 0;
-    if (fchmod(fd, mode) < 0)
-        rc = mote_posix_err(errno);
+    if (exists && (lost = keep_owner(fd, &sb, &mode)) < 0)
+        rc = lost;
     while (rc == 0) {
         int n = produce(arg, buf, sizeof(buf));
 
@@ -253,6 +305,10 @@ static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void
         }
         rc = write_all(fd, buf, (size_t)n);
     }
+    /* The mode last: a chown, and a write by anyone but root, clear the
+     * set-ID bits. */
+    if (rc == 0 && fchmod(fd, mode) < 0)
+        rc = mote_posix_err(errno);
     if (rc == 0 && fsync(fd) < 0)
         rc = mote_posix_err(errno);
     if (close(fd) < 0 && rc == 0)
@@ -263,7 +319,8 @@ static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void
         unlink(tmp);
         return rc;
     }
-    return sync_dir_of(target);
+    rc = sync_dir_of(target);
+    return rc < 0 ? rc : lost;
 }
 
 static int fs_list(void *ctx, const char *path, mote_fs_list_fn fn, void *arg)

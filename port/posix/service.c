@@ -69,7 +69,7 @@ int mote_posix_private_file(const char *path)
     if (lstat(path, &st) < 0)
         return errno == ENOENT ? 0 : mote_posix_err(errno);
     if (!S_ISREG(st.st_mode))
-        return MOTE_ERR_EXIST; /* a link, a directory, ...: not ours to read */
+        return MOTE_ERR_NOTREG; /* a link, a directory, ...: not read */
     if (st.st_uid != geteuid() || (st.st_mode & 077) != 0)
         return MOTE_ERR_PERM;
     return 0;

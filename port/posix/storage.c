@@ -55,11 +55,16 @@ static int st_open(void *ctx, const char *name, unsigned flags)
 {
     char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
     int rc = join(ctx, name, path, sizeof(path));
-    int of = O_CLOEXEC | O_NOFOLLOW; /* the state is mote's own files, never a link */
+    /* The state is mote's own regular files: never a link, and never an
+     * open that could wait (a FIFO) or do something (a device). */
+    int of = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+    struct stat sb;
     int fd;
 
     if (rc < 0)
         return rc;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return MOTE_ERR_NOTREG; /* not even opened */
     if (flags & MOTE_ST_APPEND)
         of |= (flags & MOTE_ST_READ) ? O_RDWR | O_APPEND : O_WRONLY | O_APPEND;
     else
@@ -69,8 +74,25 @@ static int st_open(void *ctx, const char *name, unsigned flags)
     do {
         fd = open(path, of, 0600);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0)
+    if (fd < 0) {
+        /* A link (O_NOFOLLOW), a FIFO with no reader or a device with
+         * nothing behind it, put there since the look above. */
+        if (errno == ELOOP || errno == ENXIO || errno == ENODEV || errno == EISDIR)
+            return MOTE_ERR_NOTREG;
         return mote_posix_err(errno);
+    }
+    /* What was opened, not what the name was a moment ago. */
+    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return MOTE_ERR_NOTREG;
+    }
+    /* Blocking again, as the rest of the group expects (regular files
+     * do not block; the flag only guarded the open). */
+    if ((rc = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, rc & ~O_NONBLOCK) < 0) {
+        rc = mote_posix_err(errno);
+        close(fd);
+        return rc;
+    }
     return fd;
 }
 

@@ -8,7 +8,10 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
+#include "mote/mote.h"
+#include "mote/mote_client.h"
 #include "mote/mote_http.h"
+#include "mote_tport.h"
 
 static struct mote_http_resp resp;
 static char body[8192];
@@ -251,6 +254,173 @@ static void test_proxy_urls(void **state)
     assert_string_equal(auth, "");
 }
 
+/* Issue 15 (adversarial test, item 23): the scheme in any case, an empty
+ * user with a password as curl takes it, and credentials over the limit
+ * told apart from a bad URL, with the limit in the message. */
+static void test_proxy_url_forms(void **state)
+{
+    struct mote_url u;
+    char auth[MOTE_PROXY_AUTH_MAX], url[MOTE_PROXY_CRED_MAX + 64], why[240];
+    size_t n;
+
+    (void)state;
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "HTTP://proxy.lan:3128"), 0);
+    assert_string_equal(u.host, "proxy.lan");
+    assert_int_equal(u.port, 3128);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "Http://u:p@proxy.lan:1"), 0);
+    assert_string_equal(auth, "Proxy-Authorization: Basic dTpw");
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "HTTPS://p:443"), MOTE_ERR_NOTSUP);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "SOCKS5://p:1080"), MOTE_ERR_NOTSUP);
+    /* ":pw@": an empty user and a password, sent as ":pw" (curl does) */
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), "http://:pw@proxy.lan:1"), 0);
+    assert_string_equal(auth, "Proxy-Authorization: Basic OnB3");
+    assert_string_equal(u.host, "proxy.lan");
+    /* user:password of exactly MOTE_PROXY_CRED_MAX bytes fits; one more
+     * does not, and says so */
+    memcpy(url, "http://u:", 9);
+    n = 9 + MOTE_PROXY_CRED_MAX - 2;
+    memset(url + 9, 'p', n - 9);
+    memcpy(url + n, "@h:1", 5);
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), url), 0);
+    assert_string_equal(u.host, "h");
+    assert_true(strlen(auth) > (size_t)MOTE_PROXY_CRED_MAX);
+    memmove(url + n + 1, url + n, 5);
+    url[n] = 'p';
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), url), MOTE_ERR_TOO_LARGE);
+    mote_proxy_error(MOTE_ERR_TOO_LARGE, why, sizeof(why));
+    assert_non_null(strstr(why, "too long"));
+    assert_non_null(strstr(why, "at most 256 bytes"));
+    assert_null(strstr(why, "bad proxy URL"));
+    /* a host name over the limit is not called "credentials too long" */
+    memset(url, 'h', sizeof(url) - 1);
+    memcpy(url, "http://", 7);
+    url[sizeof(url) - 1] = '\0';
+    assert_int_equal(mote_proxy_parse(&u, auth, sizeof(auth), url), MOTE_ERR_NAMETOOLONG);
+    mote_proxy_error(MOTE_ERR_INVAL, why, sizeof(why));
+    assert_non_null(strstr(why, "bad proxy URL"));
+    mote_proxy_error(MOTE_ERR_NOTSUP, why, sizeof(why));
+    assert_non_null(strstr(why, "only an http:// proxy"));
+}
+
+/* ---- CONNECT through the test port's scripted sockets ---- */
+
+static int tls_result; /* what the fake handshake says */
+
+static int fake_tls_open(void *ctx, int fd, const char *host, const char *ca, char *err,
+                         size_t cap)
+{
+    (void)ctx, (void)fd, (void)host, (void)ca, (void)err, (void)cap;
+    return 0;
+}
+
+static int fake_tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap)
+{
+    (void)ctx, (void)h, (void)want;
+    strncpy(err, "the server closed the connection during the TLS handshake", cap - 1);
+    err[cap - 1] = '\0';
+    return tls_result;
+}
+
+static int fake_tls_io(void *ctx, int h, void *buf, size_t n, unsigned *want)
+{
+    (void)ctx, (void)h, (void)buf, (void)n, (void)want;
+    return MOTE_ERR_PIPE;
+}
+
+static int fake_tls_send(void *ctx, int h, const void *buf, size_t n, unsigned *want)
+{
+    (void)ctx, (void)h, (void)buf, (void)n, (void)want;
+    return MOTE_ERR_PIPE;
+}
+
+static int fake_tls_pending(void *ctx, int h)
+{
+    (void)ctx, (void)h;
+    return 0;
+}
+
+static void fake_tls_close(void *ctx, int h)
+{
+    (void)ctx, (void)h;
+}
+
+/* One https call through proxy.test:3128 whose CONNECT is answered with
+ * `answer`; the job's error (it always fails: the fake TLS does). */
+static const char *through(const char *answer, size_t len, int handshake,
+                           struct mote_tport_net *tn)
+{
+    static struct mote_tport tp;
+    static struct mote_loop loop;
+    static struct mote_llm_call call;
+    static struct mote_llm_conf conf;
+    static struct mote_llm_req req;
+    static char err[MOTE_JOB_ERRMSG_LEN];
+    struct mote_tport_resp r;
+    mote_job_id job;
+    int turns = 0;
+
+    memset(&r, 0, sizeof(r));
+    r.bytes = answer;
+    r.len = len;
+    r.stall = true; /* the tunnel stays open: only its head is judged */
+    mote_tport_init(&tp, 0);
+    mote_tport_net_init(&tp, tn, &r, 1);
+    tp.port.tls_open = fake_tls_open;
+    tp.port.tls_handshake = fake_tls_handshake;
+    tp.port.tls_send = fake_tls_send;
+    tp.port.tls_recv = fake_tls_io;
+    tp.port.tls_pending = fake_tls_pending;
+    tp.port.tls_close = fake_tls_close;
+    tls_result = handshake;
+    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
+    mote_llm_conf_defaults(&conf);
+    conf.base_url = "https://model.test";
+    conf.proxy = "http://proxy.test:3128";
+    conf.max_attempts = 1;
+    conf.connect_timeout_ms = 2000;
+    memset(&req, 0, sizeof(req));
+    req.model = "m";
+    assert_int_equal(mote_llm_call_init(&call, &conf, &req, NULL, NULL), 0);
+    assert_int_equal(mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job), 0);
+    while (mote_job_state(&loop, job) == MOTE_JOB_RUNNING && turns++ < 1000) {
+        (void)mote_loop_poll(&loop, 10); /* (the test clock moves on in waits) */
+    }
+    assert_int_equal(mote_job_state(&loop, job), MOTE_JOB_FAILED);
+    strncpy(err, mote_job_error(&loop, job), sizeof(err) - 1);
+    mote_loop_deinit(&loop);
+    mote_tport_deinit(&tp);
+    assert_ptr_equal(strstr(tn->requests[0], "CONNECT model.test:443 HTTP/1.1\r\n"), tn->requests[0]);
+    return err;
+}
+
+#define A(lit) lit, sizeof(lit) - 1
+
+/* Issue 15 (adversarial test, item 23): a proxy answering CONNECT with
+ * bare LF line ends is understood at once (as curl does), not waited on
+ * until the connect timeout; a NUL in the head is refused; a tunnel the
+ * proxy closes during the TLS handshake names the proxy. */
+static void test_connect_answers(void **state)
+{
+    static struct mote_tport_net tn;
+    const char *e;
+
+    (void)state;
+    /* the tunnel is up: the handshake is reached (and fails as scripted) */
+    e = through(A("HTTP/1.1 200 Connection established\r\n\r\n"), MOTE_ERR_TLS, &tn);
+    assert_non_null(strstr(e, "during the TLS handshake"));
+    e = through(A("HTTP/1.1 200 Connection established\n\n"), MOTE_ERR_TLS, &tn);
+    assert_non_null(strstr(e, "during the TLS handshake"));
+    assert_null(strstr(e, "within"));
+    e = through(A("HTTP/1.0 200 OK\nProxy-agent: x\r\n\n"), MOTE_ERR_TLS, &tn);
+    assert_non_null(strstr(e, "during the TLS handshake"));
+    /* the proxy is named when the handshake through its tunnel fails */
+    e = through(A("HTTP/1.1 200 Connection established\r\n\r\n"), MOTE_ERR_CONNRESET, &tn);
+    assert_non_null(strstr(e, "through the proxy proxy.test:3128"));
+    /* a NUL byte in the head: refused at once, not waited on */
+    e = through(A("HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n"), MOTE_ERR_TLS, &tn);
+    assert_non_null(strstr(e, "NUL byte"));
+}
+
 static void test_no_proxy(void **state)
 {
     (void)state;
@@ -299,7 +469,8 @@ int main(void)
         cmocka_unit_test(test_malformed),        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_fixture_429_headers), cmocka_unit_test(test_request_head),
         cmocka_unit_test(test_urls),             cmocka_unit_test(test_proxy_urls),
-        cmocka_unit_test(test_no_proxy),
+        cmocka_unit_test(test_no_proxy),         cmocka_unit_test(test_proxy_url_forms),
+        cmocka_unit_test(test_connect_answers),
     };
 
     return cmocka_run_group_tests_name("http", tests, NULL, NULL);
