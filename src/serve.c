@@ -2056,7 +2056,7 @@ static void on_listen(struct mote_loop *loop, mote_watch_id w, int lfd, unsigned
         c->listener = which;
         if (mote_watch_add(sv->loop, fd, MOTE_POLL_IN, on_conn, c, 0, &c->watch) < 0) {
             /* every watch is taken: MOTE_MAX_WATCHES */
-            refuse(sv, fd, "no loop watch is free (MOTE_MAX_WATCHES): try again");
+            refuse(sv, fd, "every loop watch is taken (MOTE_MAX_WATCHES): try again");
             continue;
         }
         sv->nconns++;
