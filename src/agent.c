@@ -1886,31 +1886,22 @@ struct mote_conv *mote_conv_find(struct mote_session *s, const char *id)
     return NULL;
 }
 
-static int produce_str(void *arg, char *buf, size_t cap)
-{
-    const char **p = arg;
-    size_t n = strlen(*p);
-
-    if (n > cap)
-        n = cap;
-    memcpy(buf, *p, n);
-    *p += n;
-    return (int)n;
-}
-
 /* Records `id` as the most recent conversation. A failure is only a
  * warning: --continue then finds an older one. */
 static void set_current(struct mote_conv *c)
 {
     const struct mote_port *p = c->s->port;
     char line[MOTE_CONV_ID_MAX + 2];
-    const char *src = line;
+    struct mote_src_bytes src;
     struct mote_sb sb;
 
     mote_sb_init(&sb, line, sizeof(line));
     mote_sb_s(&sb, c->jr.id);
     mote_sb_s(&sb, "\n");
-    if (p->st_write_atomic(p->ctx, "current", produce_str, &src) < 0) {
+    src.p = line;
+    src.len = sb.len;
+    src.off = 0;
+    if (p->st_write_atomic(p->ctx, "current", mote_produce_bytes, &src) < 0) {
         c->current_failed = true; /* a warning, from the loop */
         kick(c->s);
     }

@@ -104,6 +104,8 @@ static int one(void *arg, const char *name)
         w->rc = rc; /* a read failure: the listing stops with it */
         return 1;
     }
+    if (w->rc == MOTE_ERR_NOENT)
+        w->rc = 0; /* mote_session_info: found */
     return w->fn(w->arg, c) != 0 ? 1 : 0;
 }
 
@@ -123,6 +125,26 @@ int mote_session_list(struct mote_session *s, int (*fn)(void *arg, const struct 
     if (rc == MOTE_ERR_NOENT)
         return 0; /* no conversation yet */
     return rc < 0 ? rc : w.rc;
+}
+
+int mote_session_info(struct mote_session *s, const char *id,
+                      int (*fn)(void *arg, const struct mote_conv_info *c), void *arg)
+{
+    struct walk w;
+    char name[MOTE_CONV_ID_MAX + sizeof(SUFFIX)];
+    size_t n = strlen(id);
+
+    if (n == 0 || n >= MOTE_CONV_ID_MAX || strchr(id, '/') != NULL)
+        return MOTE_ERR_INVAL;
+    memset(&w, 0, sizeof(w));
+    w.s = s;
+    w.fn = fn;
+    w.arg = arg;
+    w.rc = MOTE_ERR_NOENT; /* until fn is called */
+    memcpy(name, id, n);
+    memcpy(name + n, SUFFIX, sizeof(SUFFIX));
+    (void)one(&w, name);
+    return w.rc;
 }
 
 int mote_session_remove(struct mote_session *s, const char *id)

@@ -24,6 +24,7 @@ static const struct err_name err_names[] = {
     {MOTE_ERR_NOTDIR, "not a directory"},
     {MOTE_ERR_ISDIR, "is a directory"},
     {MOTE_ERR_INVAL, "invalid argument"},
+    {MOTE_ERR_MFILE, "too many open files"},
     {MOTE_ERR_FBIG, "file too large"},
     {MOTE_ERR_NOSPC, "no space left on device"},
     {MOTE_ERR_ROFS, "read-only file system"},

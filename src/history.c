@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mote/mote_agent.h"
+#include "util.h"
 
 #define HIST_NAME "history"
 /* Bytes read at a time: small, since it is on the stack (a 500-line
@@ -75,33 +76,11 @@ int mote_history_read(struct mote_session *s, int (*fn)(void *arg, const char *l
     return n < 0 ? n : 0;
 }
 
-struct hist_copy {
-    const struct mote_port *p;
-    int h;
-    uint64_t off, end;
-};
-
-static int produce_hist(void *arg, char *buf, size_t cap)
-{
-    struct hist_copy *c = arg;
-    int n;
-
-    if (c->off >= c->end)
-        return 0;
-    if (cap > c->end - c->off)
-        cap = (size_t)(c->end - c->off);
-    n = c->p->st_read(c->p->ctx, c->h, c->off, buf, cap);
-    if (n <= 0)
-        return n < 0 ? n : MOTE_ERR_IO;
-    c->off += (uint64_t)n;
-    return n;
-}
-
 int mote_history_save(struct mote_session *s)
 {
     const struct mote_port *p = s->port;
     char block[HIST_BLOCK];
-    struct hist_copy c;
+    struct mote_src_range c;
     uint64_t pos, from = 0;
     int64_t size;
     unsigned lines = 0;
@@ -146,11 +125,11 @@ int mote_history_save(struct mote_session *s)
         p->st_close(p->ctx, h); /* short enough: nothing to rewrite */
         return 0;
     }
-    c.p = p;
+    c.port = p;
     c.h = h;
     c.off = from;
     c.end = (uint64_t)size;
-    rc = p->st_write_atomic(p->ctx, HIST_NAME, produce_hist, &c);
+    rc = p->st_write_atomic(p->ctx, HIST_NAME, mote_produce_range, &c);
     p->st_close(p->ctx, h);
     return rc;
 }

@@ -9,6 +9,9 @@
 
 #include <string.h>
 
+#include "mote/mote_err.h"
+#include "util.h"
+
 void mote_hreq_reset(struct mote_hreq *r)
 {
     memset(r, 0, offsetof(struct mote_hreq, head));
@@ -159,17 +162,15 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool 
     r->fields++;
     if (ieq(line, "content-length")) {
         uint64_t n = 0;
-        const char *d = v;
+        int rc;
 
-        if (*d == '\0')
+        if (*v == '\0')
             return bad(r, 400, "empty Content-Length");
-        for (; *d != '\0'; d++) {
-            if (*d < '0' || *d > '9')
-                return bad(r, 400, "Content-Length must be one decimal number");
-            if (d - v >= 18)
-                return bad(r, 413, "the body is larger than this server takes");
-            n = n * 10u + (uint64_t)(*d - '0');
-        }
+        rc = mote_dec_parse(v, strlen(v), &n);
+        if (rc == MOTE_ERR_RANGE)
+            return bad(r, 413, "the body is larger than this server takes");
+        if (rc < 0)
+            return bad(r, 400, "Content-Length must be one decimal number");
         if (r->has_length && r->content_length != n)
             return bad(r, 400, "two different Content-Length values");
         r->has_length = true;

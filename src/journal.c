@@ -639,29 +639,6 @@ int mote_journal_next(struct mote_journal *j)
     return t;
 }
 
-/* Copies the torn tail aside (ID.jsonl.torn) before it is cut. */
-struct tail_copy {
-    struct mote_journal *j;
-    uint64_t off, end;
-};
-
-static int produce_tail(void *arg, char *buf, size_t cap)
-{
-    struct tail_copy *t = arg;
-    const struct mote_port *p = t->j->port;
-    int n;
-
-    if (t->off >= t->end)
-        return 0;
-    if (cap > t->end - t->off)
-        cap = (size_t)(t->end - t->off);
-    n = p->st_read(p->ctx, t->j->h, t->off, buf, cap);
-    if (n <= 0)
-        return n < 0 ? n : MOTE_ERR_IO;
-    t->off += (uint64_t)n;
-    return n;
-}
-
 static int open_journal(struct mote_journal *j, const struct mote_port *port, const char *id,
                         bool peek)
 {
@@ -773,11 +750,12 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
     if (good < file_size && peek) {
         j->repaired = true; /* it would be: said, not done */
     } else if (good < file_size) {
-        struct tail_copy tc = {j, good, file_size};
+        /* the torn tail is copied aside (ID.jsonl.torn) before it is cut */
+        struct mote_src_range tc = {j->port, h, good, file_size};
         char aside[MOTE_STORAGE_NAME_MAX];
 
         if ((rc = aside_name(j, id, aside, sizeof(aside))) < 0 ||
-            (rc = p->st_write_atomic(p->ctx, aside, produce_tail, &tc)) < 0 ||
+            (rc = p->st_write_atomic(p->ctx, aside, mote_produce_range, &tc)) < 0 ||
             (rc = p->st_truncate(p->ctx, h, good)) < 0) {
             mote_journal_close(j);
             return rc;

@@ -39,6 +39,7 @@ enum route {
 #define INPUT_INLINE_MAX 1024
 
 static void conn_kill(struct mote_serve *sv, struct mote_serve_conn *c);
+static void conn_watch(struct mote_serve *sv, struct mote_serve_conn *c, bool poke);
 static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c);
 static void schedule(struct mote_serve *sv);
 static void kick(struct mote_serve *sv);
@@ -118,30 +119,6 @@ static bool out_u64(struct mote_serve_conn *c, uint64_t v)
 static size_t out_room(const struct mote_serve_conn *c)
 {
     return sizeof(c->io->out) - c->out_len;
-}
-
-/* A bounded sink for the JSON writer. */
-struct sink {
-    char *p;
-    size_t len, cap;
-};
-
-static int sink_put(void *arg, const char *p, size_t n)
-{
-    struct sink *s = arg;
-
-    if (n > s->cap - s->len)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(s->p + s->len, p, n);
-    s->len += n;
-    return 0;
-}
-
-static void sink_init(struct sink *s, char *p, size_t cap)
-{
-    s->p = p;
-    s->len = 0;
-    s->cap = cap;
 }
 
 /* ---- conversations --------------------------------------------------------- */
@@ -238,17 +215,48 @@ static int load(struct mote_serve *sv, const char *id, struct mote_conv **out, u
     return 0;
 }
 
-/* The end of the conversation's complete records. */
+/* The end of the conversation's complete records. A journal that is not
+ * loaded may end in a torn line (a power cut; it is cut off when the
+ * conversation is loaded): its end is after its last newline, so that a
+ * stream never sends a record without its newline. The scan back from
+ * the file's end is done again only when the size changed. */
 static uint64_t conv_end(struct mote_serve *sv, struct mote_serve_conn *c)
 {
     const struct mote_port *p = sv->port;
     struct mote_conv *cv = mote_conv_find(sv->conf.session, c->conv_id);
+    uint64_t at, lo;
     int64_t n;
+    char b[256];
 
-    if (cv != NULL && cv->jr.h >= 0)
+    if (!c->gone && cv != NULL && cv->jr.h >= 0)
         return cv->jr.size;
     n = c->sh >= 0 ? p->st_size(p->ctx, c->sh) : -1;
-    return n < 0 ? c->pos : (uint64_t)n;
+    if (n < 0)
+        return c->pos;
+    if ((uint64_t)n == c->disk_size)
+        return c->disk_end;
+    /* complete up to disk_end already, unless the file was cut below it */
+    lo = c->disk_size != UINT64_MAX && c->disk_end <= (uint64_t)n ? c->disk_end : 0;
+    at = (uint64_t)n;
+    c->disk_size = (uint64_t)n;
+    c->disk_end = lo;
+    while (at > lo) {
+        size_t k = at - lo < sizeof(b) ? (size_t)(at - lo) : sizeof(b);
+        int got = p->st_read(p->ctx, c->sh, at - k, b, k);
+
+        if (got != (int)k) {
+            c->disk_size = UINT64_MAX; /* try again next time */
+            return lo > c->pos ? lo : c->pos;
+        }
+        at -= k; /* the chunk starts here */
+        while (k > 0 && b[k - 1] != '\n')
+            k--;
+        if (k > 0) {
+            c->disk_end = at + k;
+            break;
+        }
+    }
+    return c->disk_end;
 }
 
 /* The pending call's input (raw JSON) into sv->small, if it is not
@@ -393,23 +401,23 @@ static void reply(struct mote_serve *sv, struct mote_serve_conn *c, unsigned sta
 static void fail(struct mote_serve *sv, struct mote_serve_conn *c, unsigned status,
                  const char *code, const char *message, const char *extra)
 {
-    struct sink s;
+    struct mote_sb s;
     struct mote_jw w;
     char line[240];
     struct mote_sb sb;
 
-    if (status == 400 || status == 408 || status == 411 || status == 413 || status == 414 ||
-        status == 417 || status == 431 || status >= 500)
+    if (status == 400 || status == 401 || status == 408 || status == 411 || status == 413 ||
+        status == 414 || status == 417 || status == 431 || status >= 500)
         c->keep_alive = false;
-    sink_init(&s, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &s);
+    mote_sb_init(&s, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &s);
     mote_jw_obj(&w);
     mote_jw_key(&w, "error");
     mote_jw_str(&w, code);
     mote_jw_key(&w, "message");
     mote_jw_str(&w, message);
     mote_jw_obj_end(&w);
-    (void)sink_put(&s, "\n", 1);
+    (void)mote_sb_put(&s, "\n", 1);
     reply(sv, c, status, s.p, w.err == 0 ? s.len : 0, extra);
     if (sv->conf.log != NULL) {
         mote_sb_init(&sb, line, sizeof(line));
@@ -489,6 +497,8 @@ static void fail_err(struct mote_serve *sv, struct mote_serve_conn *c, int rc, u
 static bool chunk_open(struct mote_serve_conn *c, size_t *mark)
 {
     *mark = c->out_len;
+    if (!c->chunked)
+        return true; /* HTTP/1.0: the body ends where the connection does */
     return out_put(c, "0000\r\n", CHUNK_HEAD);
 }
 
@@ -497,6 +507,8 @@ static void chunk_close(struct mote_serve_conn *c, size_t mark)
     static const char hex[] = "0123456789abcdef";
     size_t n = c->out_len - mark - CHUNK_HEAD;
 
+    if (!c->chunked)
+        return;
     if (n == 0) {
         c->out_len = mark; /* nothing in it: a zero-size chunk would end the body */
         return;
@@ -566,7 +578,7 @@ static bool json_str_member(struct mote_serve *sv, struct mote_serve_conn *c, co
 static void h_health(struct mote_serve *sv, struct mote_serve_conn *c)
 {
     struct mote_session *s = sv->conf.session;
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
     unsigned i, loaded = 0, busy = 0;
 
@@ -574,8 +586,8 @@ static void h_health(struct mote_serve *sv, struct mote_serve_conn *c)
         loaded += s->conv[i].used;
         busy += mote_conv_busy(&s->conv[i]);
     }
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "status");
     mote_jw_str(&w, sv->phase == MOTE_SERVE_RUN ? "ok" : "shutting_down");
@@ -602,16 +614,61 @@ static void h_health(struct mote_serve *sv, struct mote_serve_conn *c)
     mote_jw_int(&w, sv->refused);
     mote_jw_obj_end(&w);
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n", 1);
+    (void)mote_sb_put(&k, "\n", 1);
     reply(sv, c, 200, k.p, k.len, NULL);
 }
 
+/* The list, a page at a time in the order of the ids: the page's ids
+ * are chosen from the names alone (cheap), then each one's journal is
+ * read for its state. */
 struct list_ctx {
     struct mote_serve *sv;
-    struct sink out;
-    bool truncated;
-    unsigned n;
+    struct mote_sb out;
+    const char *after;   /* the cursor: ids after it ("" none) */
+    char (*ids)[MOTE_CONV_ID_MAX]; /* the page's ids, sorted (in sv->scratch) */
+    unsigned n, cap;     /* ids kept, the page's size */
+    bool more;           /* ids after the page */
+    unsigned written;    /* entries in the body */
 };
+
+#define LIST_SUFFIX ".jsonl"
+
+/* st_list: keeps the `cap` smallest ids after the cursor. */
+static int list_name(void *arg, const char *name)
+{
+    struct list_ctx *x = arg;
+    size_t n = strlen(name), k = sizeof(LIST_SUFFIX) - 1;
+    char id[MOTE_CONV_ID_MAX];
+    unsigned lo = 0, hi;
+
+    if (n <= k || n - k >= sizeof(id) || strcmp(name + n - k, LIST_SUFFIX) != 0)
+        return 0; /* not a journal */
+    memcpy(id, name, n - k);
+    id[n - k] = '\0';
+    if (strcmp(id, x->after) <= 0)
+        return 0;
+    hi = x->n;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+
+        if (strcmp(x->ids[mid], id) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= x->cap) {
+        x->more = true; /* after the page */
+        return 0;
+    }
+    if (x->n == x->cap) {
+        x->n--; /* the largest leaves the page */
+        x->more = true;
+    }
+    memmove(x->ids[lo + 1], x->ids[lo], (x->n - lo) * sizeof(x->ids[0]));
+    memcpy(x->ids[lo], id, n - k + 1);
+    x->n++;
+    return 0;
+}
 
 static const char *disk_state(const struct mote_conv_info *i)
 {
@@ -629,11 +686,11 @@ static int list_one(void *arg, const struct mote_conv_info *i)
     struct list_ctx *x = arg;
     struct mote_serve *sv = x->sv;
     struct mote_conv *cv = i->loaded ? mote_conv_find(sv->conf.session, i->id) : NULL;
-    struct sink e;
+    struct mote_sb e;
     struct mote_jw w;
 
-    sink_init(&e, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &e);
+    mote_sb_init(&e, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &e);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, i->id);
@@ -660,41 +717,93 @@ static int list_one(void *arg, const struct mote_conv_info *i)
     mote_jw_obj_end(&w);
     if (w.err != 0)
         return 0; /* cannot happen with these sizes; leave it out */
-    if (e.len + 1 > x->out.cap - x->out.len) {
-        x->truncated = true;
-        return 1;
-    }
-    if (x->n++ > 0)
-        (void)sink_put(&x->out, ",", 1);
-    (void)sink_put(&x->out, e.p, e.len);
+    if (mote_sb_put(&x->out, x->written > 0 ? "," : "", x->written > 0 ? 1u : 0u) < 0 ||
+        mote_sb_put(&x->out, e.p, e.len) < 0)
+        return 1; /* the body is full */
+    x->written++;
     return 0;
 }
 
+/* GET /v1/conversations[?after=ID][&limit=N]: ids after the cursor, in
+ * order, at most N (MOTE_SERVE_LIST_PAGE by default) and what fits the
+ * body; "next" is the cursor for the rest (null: none). */
 static void h_list(struct mote_serve *sv, struct mote_serve_conn *c)
 {
+    const struct mote_port *p = sv->port;
     struct list_ctx x;
-    static const char tail_t[] = "],\"truncated\":true}\n", tail_f[] = "],\"truncated\":false}\n";
+    char after[MOTE_CONV_ID_MAX], q[24];
+    uint64_t limit = MOTE_SERVE_LIST_PAGE;
+    unsigned i, last = 0, max = (unsigned)(sizeof(sv->scratch) / MOTE_CONV_ID_MAX);
+    const char *next = NULL;
+    bool full = false;
     int rc;
 
+    after[0] = '\0';
+    if (mote_hreq_query(&c->io->req, "after", after, sizeof(after)) >= 0 &&
+        !id_ok(after, strlen(after))) {
+        fail(sv, c, 400, "bad_cursor", "\"after\" is a conversation id (the \"next\" of the "
+                                       "page before)",
+             NULL);
+        return;
+    }
+    if (mote_hreq_query(&c->io->req, "limit", q, sizeof(q)) >= 0 &&
+        (mote_dec_parse(q, strlen(q), &limit) < 0 || limit < 1 || limit > max)) {
+        fail(sv, c, 400, "bad_limit", "\"limit\" is a number of conversations: 1 to the most a "
+                                      "page holds",
+             NULL);
+        return;
+    }
     if (c->big < 0 && (c->big = big_get(sv)) < 0) {
         fail(sv, c, 503, "busy", "no buffer free for the list: try again", "Retry-After: 1\r\n");
         return;
     }
     memset(&x, 0, sizeof(x));
     x.sv = sv;
-    sink_init(&x.out, sv->bigbuf[c->big], sizeof(sv->bigbuf[0]) - sizeof(tail_t));
-    (void)sink_put(&x.out, "{\"conversations\":[", 18);
-    rc = mote_session_list(sv->conf.session, list_one, &x);
-    if (rc < 0 && rc != 1) {
+    x.after = after;
+    x.ids = (char(*)[MOTE_CONV_ID_MAX])(void *)sv->scratch;
+    x.cap = (unsigned)limit;
+    rc = p->st_list(p->ctx, "conversations", list_name, &x);
+    if (rc < 0 && rc != MOTE_ERR_NOENT) {
         big_put(sv, c);
         fail_err(sv, c, rc, 0);
         return;
     }
+    /* the end (with a cursor) always fits: room is kept for it */
+    mote_sb_init(&x.out, sv->bigbuf[c->big], sizeof(sv->bigbuf[0]) - MOTE_CONV_ID_MAX - 64);
+    mote_sb_s(&x.out, "{\"conversations\":[");
+    for (i = 0; i < x.n; i++) {
+        unsigned before = x.written;
+
+        rc = mote_session_info(sv->conf.session, x.ids[i], list_one, &x);
+        if (rc == MOTE_ERR_NOENT)
+            continue; /* gone since (or empty) */
+        if (rc < 0) {
+            big_put(sv, c);
+            fail_err(sv, c, rc, 0);
+            return;
+        }
+        if (x.written == before) {
+            full = true; /* the rest on the next page */
+            break;
+        }
+        last = i;
+    }
+    if (full && x.written == 0) {
+        big_put(sv, c);
+        fail(sv, c, 500, "internal", "one conversation's entry does not fit the list", NULL);
+        return;
+    }
+    if (full)
+        next = x.ids[last];
+    else if (x.more && x.n > 0)
+        next = x.ids[x.n - 1];
     x.out.cap = sizeof(sv->bigbuf[0]);
-    if (x.truncated)
-        (void)sink_put(&x.out, tail_t, sizeof(tail_t) - 1);
-    else
-        (void)sink_put(&x.out, tail_f, sizeof(tail_f) - 1);
+    mote_sb_s(&x.out, next != NULL ? "],\"truncated\":true,\"next\":\"" : "],\"truncated\":false,"
+                                                                      "\"next\":null}\n");
+    if (next != NULL) {
+        mote_sb_s(&x.out, next); /* an id: nothing to escape */
+        mote_sb_s(&x.out, "\"}\n");
+    }
     (void)head_out(c, 200, "application/json", NULL, true, x.out.len);
     c->big_len = x.out.len;
     c->big_off = 0;
@@ -707,7 +816,7 @@ static void h_create(struct mote_serve *sv, struct mote_serve_conn *c, const str
     char id[MOTE_CONV_ID_MAX];
     struct mote_conv *cv;
     bool has_id;
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
     int rc;
 
@@ -731,15 +840,15 @@ static void h_create(struct mote_serve *sv, struct mote_serve_conn *c, const str
     }
     touch(sv, cv);
     say(sv, "created conversation ", mote_conv_id(cv), NULL);
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, mote_conv_id(cv));
     mote_jw_key(&w, "state");
     mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n", 1);
+    (void)mote_sb_put(&k, "\n", 1);
     reply(sv, c, 201, k.p, k.len, NULL);
 }
 
@@ -760,18 +869,7 @@ static bool record_start(struct mote_serve *sv, struct mote_serve_conn *c, uint6
 
 static bool number(const char *s, uint64_t *out)
 {
-    uint64_t v = 0;
-    size_t i;
-
-    if (s == NULL || s[0] == '\0')
-        return false;
-    for (i = 0; s[i] != '\0'; i++) {
-        if (s[i] < '0' || s[i] > '9' || i >= 18)
-            return false;
-        v = v * 10u + (uint64_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
+    return s != NULL && mote_dec_parse(s, strlen(s), out) == 0;
 }
 
 static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *id)
@@ -783,9 +881,10 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     const char *state;
     uint64_t from = 0, end;
     bool records = true, busy = false;
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
-    size_t mark;
+    size_t mark, head_mark;
+    int64_t holder = 0;
     int rc;
 
     err[0] = '\0';
@@ -808,9 +907,11 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
             fail_err(sv, c, rc, 0);
             return;
         }
-        state = sv->recovery.action != MOTE_RECOVER_IDLE ? "needs_recovery"
+        state = sv->peek.holder != 0 ? "locked"
+                : sv->recovery.action != MOTE_RECOVER_IDLE ? "needs_recovery"
                 : sv->recovery.last_error[0] != '\0' && !sv->recovery.cancelled ? "error"
                                                                                   : "idle";
+        holder = sv->peek.holder;
         if (sv->recovery.action == MOTE_RECOVER_IDLE && !sv->recovery.cancelled)
             mote_str_copy(err, sizeof(err), sv->recovery.last_error);
     }
@@ -831,8 +932,8 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
              NULL);
         return;
     }
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, id);
@@ -842,6 +943,10 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     mote_jw_bool(&w, cv != NULL);
     mote_jw_key(&w, "busy");
     mote_jw_bool(&w, busy);
+    if (holder > 0) {
+        mote_jw_key(&w, "holder");
+        mote_jw_int(&w, holder);
+    }
     mote_jw_key(&w, "size");
     mote_jw_int(&w, (int64_t)end);
     mote_jw_key(&w, "last_error");
@@ -852,14 +957,22 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     approval_json(sv, cv, &w, INPUT_INLINE_MAX);
     if (records) {
         mote_jw_key(&w, "records");
-        (void)sink_put(&k, "[", 1); /* the writer's depth is left: the records follow */
+        (void)mote_sb_put(&k, "[", 1); /* the writer's depth is left: the records follow */
     } else {
         mote_jw_obj_end(&w);
-        (void)sink_put(&k, "\n", 1);
+        (void)mote_sb_put(&k, "\n", 1);
     }
-    if (w.err != 0 || !head_out(c, 200, "application/json", "Transfer-Encoding: chunked\r\n",
-                                false, 0) ||
+    /* Chunked for HTTP/1.1; an HTTP/1.0 client cannot take it (RFC 9112
+     * 6.1): its body ends when the connection closes. */
+    c->chunked = c->io->req.minor >= 1;
+    if (!c->chunked)
+        c->keep_alive = false;
+    head_mark = c->out_len;
+    if (w.err != 0 ||
+        !head_out(c, 200, "application/json", c->chunked ? "Transfer-Encoding: chunked\r\n" : NULL,
+                  false, 0) ||
         !chunk_open(c, &mark) || !out_put(c, k.p, k.len)) {
+        c->out_len = head_mark; /* no part of the 200 before the 500 */
         fail(sv, c, 500, "internal", "the state does not fit the connection's buffer", NULL);
         return;
     }
@@ -870,7 +983,7 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
     c->comma = false;
     c->in_record = false;
     c->tail = !records;
-    if (!records)
+    if (!records && c->chunked)
         (void)out_puts(c, "0\r\n\r\n");
     respond_start(sv, c);
 }
@@ -878,6 +991,7 @@ static void h_get(struct mote_serve *sv, struct mote_serve_conn *c, const char *
 static void h_delete(struct mote_serve *sv, struct mote_serve_conn *c, const char *id)
 {
     struct mote_conv *cv = find(sv, id);
+    unsigned i;
     int rc;
 
     if (cv != NULL && mote_conv_close(cv) < 0) {
@@ -896,17 +1010,26 @@ static void h_delete(struct mote_serve *sv, struct mote_serve_conn *c, const cha
         return;
     }
     say(sv, "removed conversation ", id, NULL);
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
+        struct mote_serve_conn *e = &sv->conns[i];
+
+        if (e->state == CS_RESP && e->stream == ST_EVENTS && !e->gone &&
+            strcmp(e->conv_id, id) == 0) {
+            e->gone = true; /* its last event, then closed */
+            conn_watch(sv, e, true);
+        }
+    }
     {
-        struct sink k;
+        struct mote_sb k;
         struct mote_jw w;
 
-        sink_init(&k, sv->resp, sizeof(sv->resp));
-        mote_jw_init(&w, sink_put, &k);
+        mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+        mote_jw_init(&w, mote_sb_put, &k);
         mote_jw_obj(&w);
         mote_jw_key(&w, "removed");
         mote_jw_str(&w, id);
         mote_jw_obj_end(&w);
-        (void)sink_put(&k, "\n", 1);
+        (void)mote_sb_put(&k, "\n", 1);
         reply(sv, c, 200, k.p, k.len, NULL);
     }
 }
@@ -915,11 +1038,11 @@ static void h_delete(struct mote_serve *sv, struct mote_serve_conn *c, const cha
 static void accepted(struct mote_serve *sv, struct mote_serve_conn *c, struct mote_conv *cv,
                      int64_t offset)
 {
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
 
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, mote_conv_id(cv));
@@ -930,7 +1053,7 @@ static void accepted(struct mote_serve *sv, struct mote_serve_conn *c, struct mo
         mote_jw_int(&w, offset);
     }
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n", 1);
+    (void)mote_sb_put(&k, "\n", 1);
     reply(sv, c, 202, k.p, k.len, NULL);
 }
 
@@ -1034,8 +1157,16 @@ static void h_approval(struct mote_serve *sv, struct mote_serve_conn *c, const c
         return;
     }
     t = mote_json_member(&sv->json, 0, "ask_id");
-    if (t >= 0 && mote_json_int(&sv->json, t, &ask_given) < 0) {
-        fail(sv, c, 400, "bad_field", "\"ask_id\" must be a number", NULL);
+    if (t >= 0 && (mote_json_int(&sv->json, t, &ask_given) < 0 || ask_given < 1 ||
+                   ask_given > (int64_t)UINT32_MAX)) {
+        fail(sv, c, 400, "bad_field", "\"ask_id\" must be a number from 1 to 4294967295",
+             NULL);
+        return;
+    }
+    if (sv->phase != MOTE_SERVE_RUN) {
+        fail(sv, c, 503, "shutting_down", "mote is shutting down: the call stays pending and "
+                                          "is asked again on the next start",
+             NULL);
         return;
     }
     ask = cv != NULL ? mote_conv_pending(cv, &call) : 0;
@@ -1053,11 +1184,11 @@ static void h_approval(struct mote_serve *sv, struct mote_serve_conn *c, const c
     }
     say(sv, "approval answered: ", answer, NULL);
     {
-        struct sink k;
+        struct mote_sb k;
         struct mote_jw w;
 
-        sink_init(&k, sv->resp, sizeof(sv->resp));
-        mote_jw_init(&w, sink_put, &k);
+        mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+        mote_jw_init(&w, mote_sb_put, &k);
         mote_jw_obj(&w);
         mote_jw_key(&w, "id");
         mote_jw_str(&w, mote_conv_id(cv));
@@ -1066,7 +1197,7 @@ static void h_approval(struct mote_serve *sv, struct mote_serve_conn *c, const c
         mote_jw_key(&w, "answer");
         mote_jw_str(&w, answer);
         mote_jw_obj_end(&w);
-        (void)sink_put(&k, "\n", 1);
+        (void)mote_sb_put(&k, "\n", 1);
         reply(sv, c, 200, k.p, k.len, NULL);
     }
 }
@@ -1089,6 +1220,9 @@ static void h_events(struct mote_serve *sv, struct mote_serve_conn *c, const cha
     }
     mote_str_copy(c->conv_id, sizeof(c->conv_id), id);
     c->pos = 0;
+    c->gone = false;
+    c->disk_size = UINT64_MAX;
+    c->disk_end = 0;
     end = conv_end(sv, c);
     if (c->io->req.last_event_id != NULL) {
         after = true;
@@ -1196,9 +1330,12 @@ static bool authorized(const struct mote_serve *sv, const struct mote_serve_conn
 
     if (c->listener == 0)
         return true; /* the socket's mode is the Unix socket's access control */
-    if (h == NULL || tok == NULL || strncmp(h, "Bearer ", 7) != 0)
+    /* the scheme is case-insensitive (RFC 9110 11.1), then 1*SP */
+    if (h == NULL || tok == NULL || !mote_ascii_ieq(h, "bearer", 6) || h[6] != ' ')
         return false;
-    h += 7;
+    h += 6;
+    while (*h == ' ')
+        h++;
     n = strlen(h);
     k = strlen(tok);
     diff = n != k;
@@ -1218,7 +1355,7 @@ static void on_head(struct mote_serve *sv, struct mote_serve_conn *c)
     if (cl > 0)
         c->keep_alive = c->keep_alive && cl <= MOTE_SERVE_BODY_MAX; /* read, or closed */
     if (!authorized(sv, c)) {
-        c->keep_alive = c->keep_alive && cl == 0;
+        /* closed after the answer: one guess per connection */
         fail(sv, c, 401, "unauthorized", "send Authorization: Bearer TOKEN (the token file "
                                          "or MOTE_SERVE_TOKEN)",
              "WWW-Authenticate: Bearer\r\n");
@@ -1404,48 +1541,70 @@ static bool pump_records(struct mote_serve *sv, struct mote_serve_conn *c)
         }
     }
     chunk_close(c, mark);
-    if (c->tail)
+    if (c->tail && c->chunked)
         (void)out_puts(c, "0\r\n\r\n");
     return c->out_len > before;
 }
 
 /* event: state, for a client that just caught up. */
+/* What the disk says of a conversation not loaded (state_event). */
+struct disk_look {
+    const char *state;
+    int64_t holder;
+};
+
+static int disk_look(void *arg, const struct mote_conv_info *i)
+{
+    struct disk_look *d = arg;
+
+    d->state = disk_state(i);
+    d->holder = i->holder;
+    return 0;
+}
+
 static bool state_event(struct mote_serve *sv, struct mote_serve_conn *c)
 {
-    struct mote_conv *cv = mote_conv_find(sv->conf.session, c->conv_id);
-    struct sink k;
+    struct mote_conv *cv = c->gone ? NULL : mote_conv_find(sv->conf.session, c->conv_id);
+    struct disk_look d = {"idle", 0};
+    struct mote_sb k;
     struct mote_jw w;
     unsigned i;
     bool queued = false;
 
     for (i = 0; cv == NULL && i < sv->nrec; i++)
         queued = queued || strcmp(sv->rec[i], c->conv_id) == 0;
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
-    (void)sink_put(&k, "event: state\ndata: ", 19);
+    if (cv == NULL && !queued)
+        (void)mote_session_info(sv->conf.session, c->conv_id, disk_look, &d); /* locked, ... */
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
+    (void)mote_sb_put(&k, "event: state\ndata: ", 19);
     mote_jw_obj(&w);
     mote_jw_key(&w, "state");
     mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv))
                     : queued   ? "needs_recovery"
-                               : "idle");
+                               : d.state);
     mote_jw_key(&w, "loaded");
     mote_jw_bool(&w, cv != NULL);
     mote_jw_key(&w, "busy");
     mote_jw_bool(&w, cv != NULL && mote_conv_busy(cv));
+    if (d.holder > 0) {
+        mote_jw_key(&w, "holder");
+        mote_jw_int(&w, d.holder);
+    }
     approval_json(sv, cv, &w, INPUT_INLINE_MAX);
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n\n", 2);
+    (void)mote_sb_put(&k, "\n\n", 2);
     return w.err == 0 && k.len <= out_room(c) && out_put(c, k.p, k.len);
 }
 
 static bool final_event(struct mote_serve *sv, struct mote_serve_conn *c)
 {
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
 
-    sink_init(&k, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, sink_put, &k);
-    (void)sink_put(&k, "event: shutdown\ndata: ", 22);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
+    (void)mote_sb_put(&k, "event: shutdown\ndata: ", 22);
     mote_jw_obj(&w);
     mote_jw_key(&w, "reason");
     mote_jw_str(&w, sv->sd_reason);
@@ -1454,8 +1613,16 @@ static bool final_event(struct mote_serve *sv, struct mote_serve_conn *c)
     mote_jw_key(&w, "marked");
     mote_jw_int(&w, sv->sd_marked);
     mote_jw_obj_end(&w);
-    (void)sink_put(&k, "\n\n", 2);
+    (void)mote_sb_put(&k, "\n\n", 2);
     return w.err == 0 && out_put(c, k.p, k.len);
+}
+
+/* event: removed, the last event of a stream whose conversation was
+ * deleted. */
+static bool removed_event(struct mote_serve_conn *c)
+{
+    return out_puts(c, "event: removed\ndata: {\"id\":\"") && out_puts(c, c->conv_id) &&
+           out_puts(c, "\"}\n\n");
 }
 
 /* True when an event stream has sent every record there is. */
@@ -1472,8 +1639,16 @@ static bool pump_events(struct mote_serve *sv, struct mote_serve_conn *c)
     bool done;
 
     while (out_room(c) > 96 && rounds++ < 64) {
-        uint64_t end = conv_end(sv, c);
+        uint64_t end;
 
+        if (c->gone && !c->in_record) {
+            /* the conversation was removed: its last event (a new one
+             * of the same id is another conversation) */
+            if (!c->final)
+                c->final = removed_event(c);
+            break;
+        }
+        end = conv_end(sv, c);
         if (c->skip) {
             /* the record the client has (Last-Event-ID): read past it */
             size_t mark = c->out_len;
@@ -1498,8 +1673,14 @@ static bool pump_events(struct mote_serve *sv, struct mote_serve_conn *c)
             (void)out_puts(c, "\nevent: record\ndata: ");
             c->in_record = true;
         }
-        if (copy_record(sv, c, out_room(c) - 2, end, &done, true) == 0 && !done)
+        if (copy_record(sv, c, out_room(c) - 2, end, &done, true) == 0 && !done) {
+            /* removed in the middle of a record that can no longer be
+             * read: closed without its end (a client drops an event cut
+             * short) */
+            if (c->gone)
+                c->final = true;
             break;
+        }
         if (done) {
             (void)out_puts(c, "\n\n");
             c->in_record = false;
@@ -1548,6 +1729,8 @@ static void conn_kill(struct mote_serve *sv, struct mote_serve_conn *c)
     big_put(sv, c);
     c->state = CS_FREE;
     sv->nconns--;
+    if (c->listener == 1)
+        sv->ntcp--;
     if (sv->phase >= MOTE_SERVE_FINAL)
         kick(sv);
 }
@@ -1658,9 +1841,12 @@ static void conn_read(struct mote_serve *sv, struct mote_serve_conn *c)
         return;
     if (n <= 0) {
         c->peer_eof = true;
-        /* A client gone before its response is complete gets nothing more;
-         * one that closed after asking still gets its answer. */
-        if (c->state != CS_RESP || c->stream == ST_EVENTS || n < 0)
+        /* A client that closed its sending side after asking still gets
+         * its answers (every request it sent, in order); one gone before
+         * it asked anything whole, or from an event stream, gets nothing
+         * more. */
+        if (n < 0 || c->stream == ST_EVENTS || c->state == CS_LINGER ||
+            (c->state != CS_RESP && !c->head_started && c->in_len == 0))
             conn_kill(sv, c);
         return;
     }
@@ -1672,17 +1858,33 @@ static void conn_read(struct mote_serve *sv, struct mote_serve_conn *c)
         c->body_got += (uint64_t)n;
 }
 
+/* Steps per readiness (a head, a body, a response: three per request),
+ * so that pipelined requests cannot keep the loop from the others. */
+#define STEPS_PER_TURN 8
+
 static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
 {
     unsigned rounds = 0;
 
-    while (c->state != CS_FREE && rounds++ < 8) {
+    while (c->state != CS_FREE) {
+        if (rounds++ >= STEPS_PER_TURN) {
+            /* more next turn: the watch asks for writability, which a
+             * socket with room has at once (its input may never come
+             * again: pipelined requests already read) */
+            c->again = true;
+            break;
+        }
         if (c->state == CS_HEAD) {
             size_t used = 0;
             int rc;
 
-            if (c->in_len == 0)
+            if (c->in_len == 0) {
+                if (c->peer_eof) {
+                    conn_kill(sv, c); /* every request answered, no more to come */
+                    return;
+                }
                 break;
+            }
             if (!c->head_started) {
                 c->head_started = true;
                 c->deadline =
@@ -1691,8 +1893,13 @@ static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
             rc = mote_hreq_feed(&c->io->req, c->io->in, c->in_len, &used);
             memmove(c->io->in, c->io->in + used, c->in_len - used);
             c->in_len -= used;
-            if (rc == MOTE_HREQ_READING)
+            if (rc == MOTE_HREQ_READING) {
+                if (c->peer_eof) {
+                    conn_kill(sv, c); /* a head that can no longer end */
+                    return;
+                }
                 break;
+            }
             if (rc == MOTE_HREQ_BAD) {
                 c->keep_alive = false;
                 fail(sv, c, c->io->req.status, "bad_request", c->io->req.why, NULL);
@@ -1703,6 +1910,10 @@ static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
         }
         if (c->state == CS_BODY) {
             if (!body_complete(c)) {
+                if (c->peer_eof) {
+                    conn_kill(sv, c); /* a body that can no longer come */
+                    return;
+                }
                 if (c->out_len > 0 && !flush(sv, c))
                     return; /* the 100 Continue */
                 break;
@@ -1715,11 +1926,17 @@ static void conn_advance(struct mote_serve *sv, struct mote_serve_conn *c)
                 return;
             if (!response_done(c))
                 break;
-            if (c->stream == ST_EVENTS || !c->keep_alive || c->peer_eof) {
+            if (c->stream == ST_EVENTS || !c->keep_alive || (c->peer_eof && c->in_len == 0)) {
                 if (c->peer_eof || c->stream == ST_EVENTS) {
                     conn_kill(sv, c);
                     return;
                 }
+                /* The answer is out: end our side at once (the client
+                 * sees the end of input now), and read what it may still
+                 * send for a moment, so that its unread bytes do not make
+                 * the close a reset that could destroy the answer. */
+                if (MOTE_PORT_HAS(sv->port, net_shutdown))
+                    (void)sv->port->net_shutdown(sv->port->ctx, c->fd);
                 c->state = CS_LINGER;
                 c->deadline = now_ms(sv) + cfg(sv->conf.flush_ms, MOTE_SERVE_FLUSH_MS);
                 break;
@@ -1753,19 +1970,22 @@ static void on_conn(struct mote_loop *loop, mote_watch_id w, int fd, unsigned re
 
 /* Past the connection cap (or shutting down): one 503 sent as it can go,
  * then closed. */
-static void refuse(struct mote_serve *sv, int fd)
+static void refuse(struct mote_serve *sv, int fd, const char *why)
 {
-    static const char body[] = "{\"error\":\"too_many_connections\",\"message\":\"the "
-                               "connection limit (MOTE_SERVE_MAX_CONNS) is reached: try "
-                               "again\"}\n";
     const struct mote_port *p = sv->port;
-    char msg[400];
-    struct mote_sb sb;
+    char msg[480], body[240];
+    struct mote_sb sb, bb;
 
+    mote_sb_init(&bb, body, sizeof(body));
+    mote_sb_s(&bb, "{\"error\":\"");
+    mote_sb_s(&bb, sv->phase >= MOTE_SERVE_FINAL ? "shutting_down" : "too_many_connections");
+    mote_sb_s(&bb, "\",\"message\":\"");
+    mote_sb_s(&bb, why);
+    mote_sb_s(&bb, "\"}\n");
     mote_sb_init(&sb, msg, sizeof(msg));
     mote_sb_s(&sb, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
                    "Retry-After: 1\r\nConnection: close\r\nContent-Length: ");
-    mote_sb_u(&sb, sizeof(body) - 1);
+    mote_sb_u(&sb, bb.len);
     mote_sb_s(&sb, "\r\n\r\n");
     mote_sb_s(&sb, body);
     (void)p->net_send(p->ctx, fd, msg, sb.len);
@@ -1786,25 +2006,45 @@ static void on_listen(struct mote_loop *loop, mote_watch_id w, int lfd, unsigned
         struct mote_serve_conn *c = NULL;
         int fd = p->net_accept(p->ctx, lfd);
 
+        if (fd >= 0 && sv->accept_fails > 0) {
+            char n[24];
+
+            n[mote_u64_dec(sv->accept_fails, n)] = '\0';
+            say(sv, "accepting connections again (after ", n, " failed tries)");
+            sv->accept_fails = 0;
+        }
         if (fd == MOTE_ERR_AGAIN)
             break;
         if (fd < 0) {
             /* Out of descriptors, say: the listener would stay readable and
-             * the loop spin. It rests a moment. */
-            say(sv, "cannot accept a connection: ", mote_strerror(fd), "; pausing 250 ms");
+             * the loop spin. It rests a moment, and says so once, not at
+             * every try. */
+            if (sv->accept_fails++ == 0)
+                say(sv, "cannot accept a connection: ", mote_strerror(fd),
+                    "; trying again every 250 ms");
             (void)mote_watch_set(sv->loop, w, 0);
             sv->paused |= (uint8_t)(1u << which);
             sv->pause_until = now_ms(sv) + 250u;
             break;
         }
-        for (i = 0; i < MOTE_SERVE_MAX_CONNS && sv->phase < MOTE_SERVE_FINAL; i++) {
+        if (sv->phase >= MOTE_SERVE_FINAL) {
+            refuse(sv, fd, "mote is shutting down");
+            continue;
+        }
+        if (which == 1 && sv->ntcp >= MOTE_SERVE_TCP_CONNS) {
+            /* the rest is kept for the Unix socket */
+            refuse(sv, fd, "the TCP connection limit (MOTE_SERVE_TCP_CONNS) is reached: try "
+                           "again");
+            continue;
+        }
+        for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
             if (sv->conns[i].state == CS_FREE) {
                 c = &sv->conns[i];
                 break;
             }
         }
         if (c == NULL) {
-            refuse(sv, fd);
+            refuse(sv, fd, "the connection limit (MOTE_SERVE_MAX_CONNS) is reached: try again");
             continue;
         }
         memset(c, 0, offsetof(struct mote_serve_conn, io));
@@ -1815,11 +2055,16 @@ static void on_listen(struct mote_loop *loop, mote_watch_id w, int lfd, unsigned
         c->big = -1;
         c->listener = which;
         if (mote_watch_add(sv->loop, fd, MOTE_POLL_IN, on_conn, c, 0, &c->watch) < 0) {
-            refuse(sv, fd); /* every watch is taken: MOTE_MAX_WATCHES */
+            /* every watch is taken: MOTE_MAX_WATCHES */
+            refuse(sv, fd, "every loop watch is taken (MOTE_MAX_WATCHES): try again");
             continue;
         }
         sv->nconns++;
+        sv->ntcp += which;
         next_request(sv, c);
+        /* A new connection has the head's deadline, not the idle one's:
+         * one that never asks anything holds its slot only that long. */
+        c->deadline = now_ms(sv) + cfg(sv->conf.header_timeout_ms, MOTE_SERVE_HEADER_TIMEOUT_MS);
     }
     schedule(sv);
 }
@@ -2066,20 +2311,20 @@ static void kick(struct mote_serve *sv)
 
 /* ---- the session's events ----------------------------------------------------- */
 
-static void ev_open(struct mote_serve *sv, struct sink *k, struct mote_jw *w, const char *name)
+static void ev_open(struct mote_serve *sv, struct mote_sb *k, struct mote_jw *w, const char *name)
 {
-    sink_init(k, sv->ev, sizeof(sv->ev) - 2);
-    (void)sink_put(k, "event: ", 7);
-    (void)sink_put(k, name, strlen(name));
-    (void)sink_put(k, "\ndata: ", 7);
-    mote_jw_init(w, sink_put, k);
+    mote_sb_init(k, sv->ev, sizeof(sv->ev) - 2);
+    (void)mote_sb_put(k, "event: ", 7);
+    (void)mote_sb_put(k, name, strlen(name));
+    (void)mote_sb_put(k, "\ndata: ", 7);
+    mote_jw_init(w, mote_sb_put, k);
     mote_jw_obj(w);
 }
 
 /* Sends the event to every client of conversation `id` that is caught up
  * (one that is not gets the records when it reads on, never a live event
  * out of order). */
-static void ev_send(struct mote_serve *sv, struct sink *k, struct mote_jw *w, const char *id)
+static void ev_send(struct mote_serve *sv, struct mote_sb *k, struct mote_jw *w, const char *id)
 {
     unsigned i;
 
@@ -2087,15 +2332,18 @@ static void ev_send(struct mote_serve *sv, struct sink *k, struct mote_jw *w, co
     if (w->err != 0)
         return; /* larger than a live event may be: the record has it */
     k->cap += 2;
-    (void)sink_put(k, "\n\n", 2);
+    (void)mote_sb_put(k, "\n\n", 2);
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
         struct mote_serve_conn *c = &sv->conns[i];
 
-        if (c->state != CS_RESP || c->stream != ST_EVENTS || strcmp(c->conv_id, id) != 0 ||
-            !c->told_state || !caught_up(sv, c))
+        if (c->state != CS_RESP || c->stream != ST_EVENTS || c->gone ||
+            strcmp(c->conv_id, id) != 0 || !c->told_state || !caught_up(sv, c))
             continue;
-        if (out_put(c, k->p, k->len))
-            conn_watch(sv, c, true);
+        /* No room (a slow reader): it is behind now, and is told the
+         * state (with a pending approval) once it has room. */
+        if (!out_put(c, k->p, k->len))
+            c->told_state = false;
+        conn_watch(sv, c, true);
     }
 }
 
@@ -2109,7 +2357,8 @@ static void on_record(struct mote_serve *sv, const char *id, uint64_t off, const
         char d[24];
         size_t nd;
 
-        if (c->state != CS_RESP || c->stream != ST_EVENTS || strcmp(c->conv_id, id) != 0)
+        if (c->state != CS_RESP || c->stream != ST_EVENTS || c->gone ||
+            strcmp(c->conv_id, id) != 0)
             continue;
         if (!c->in_record && !c->skip && c->told_state && c->pos == off) {
             nd = mote_u64_dec(off, d);
@@ -2142,7 +2391,7 @@ static const char *action_name(int a)
 void mote_serve_event(struct mote_serve *sv, const struct mote_event *ev)
 {
     const char *id = ev->conv != NULL ? mote_conv_id(ev->conv) : "";
-    struct sink k;
+    struct mote_sb k;
     struct mote_jw w;
 
     if (ev->conv != NULL)
@@ -2325,7 +2574,8 @@ int mote_serve_init(struct mote_serve *sv, struct mote_loop *loop,
 
     if (conf == NULL || p == NULL || conf->session == NULL || conf->conv == NULL ||
         (conf->socket_path == NULL && conf->listen == NULL) ||
-        (conf->listen != NULL && (conf->token == NULL || conf->token[0] == '\0')))
+        (conf->listen != NULL &&
+         (conf->token == NULL || strlen(conf->token) < MOTE_SERVE_TOKEN_MIN)))
         return MOTE_ERR_INVAL;
     /* Only the small fields: the buffers are used as needed (untouched
      * memory does not count in RSS). */
@@ -2402,6 +2652,41 @@ int mote_serve_shutdown(struct mote_serve *sv, const struct mote_shutdown_req *r
     return rc == MOTE_ERR_ALREADY ? 0 : rc;
 }
 
+int mote_serve_signal(struct mote_serve *sv, enum mote_signal sig, uint32_t timeout_ms)
+{
+    static const char *const names[] = {"SIGINT", "SIGTERM", "SIGHUP"};
+    struct mote_shutdown_req req;
+    unsigned k = (unsigned)sig < 3 ? (unsigned)sig : 1u;
+
+    memset(&req, 0, sizeof(req));
+    req.reason = names[k];
+    req.mode = sig == MOTE_SIG_INT ? MOTE_SD_CANCEL : MOTE_SD_DRAIN;
+    req.timeout_ms = timeout_ms;
+    if (sv->sig != 0) {
+        req.force = true; /* a second signal: stop waiting */
+        sv->forced = true;
+        say(sv, names[k], " again: stopping now", NULL);
+    } else {
+        sv->sig = (uint8_t)(k + 1);
+    }
+    return mote_serve_shutdown(sv, &req);
+}
+
+int mote_serve_exit_code(struct mote_serve *sv, int loop_rc)
+{
+    const struct mote_shutdown_report *r = &sv->conf.session->report;
+
+    if (loop_rc < 0)
+        sv->failed = true;
+    if (sv->failed || r->storage_err < 0)
+        return 1;
+    if (sv->sig == MOTE_SIG_INT + 1)
+        return 130;
+    if (sv->sig != 0 && (r->timed_out || r->forced || sv->forced))
+        return sv->sig == MOTE_SIG_HUP + 1 ? 129 : 143;
+    return 0;
+}
+
 bool mote_serve_done(const struct mote_serve *sv)
 {
     return sv->phase == MOTE_SERVE_DONE;
@@ -2424,24 +2709,12 @@ void mote_serve_deinit(struct mote_serve *sv)
 
 /* ---- the token ------------------------------------------------------------ */
 
-static int produce_once(void *arg, char *buf, size_t cap)
-{
-    const char **p = arg;
-    size_t n = strlen(*p);
-
-    if (n > cap)
-        n = cap;
-    memcpy(buf, *p, n);
-    *p += n;
-    return (int)n;
-}
-
 int mote_serve_token(const struct mote_port *port, const char *name, char out[65], bool *created)
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char r[32];
     char line[80];
-    const char *src = line;
+    struct mote_src_bytes src = {line, 65, 0};
     int h, n, i, rc;
 
     *created = false;
@@ -2477,7 +2750,7 @@ int mote_serve_token(const struct mote_port *port, const char *name, char out[65
     line[64] = '\n';
     line[65] = '\0';
     memset(r, 0, sizeof(r));
-    rc = port->st_write_atomic(port->ctx, name, produce_once, &src);
+    rc = port->st_write_atomic(port->ctx, name, mote_produce_bytes, &src);
     if (rc < 0)
         return rc;
     memcpy(out, line, 64);

@@ -516,27 +516,12 @@ static void say_replaced(struct mote_tool_run *run, int rc)
                             "setuid/setgid bit, if any, was dropped");
 }
 
-struct content {
-    const char *p;
-    size_t len, off;
-};
-
-static int produce(void *arg, char *buf, size_t cap)
-{
-    struct content *c = arg;
-    size_t n = c->len - c->off < cap ? c->len - c->off : cap;
-
-    memcpy(buf, c->p + c->off, n);
-    c->off += n;
-    return (int)n;
-}
-
 static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
     int tp = mote_json_member(&run->json, 0, "path");
     int tc = mote_json_member(&run->json, 0, "content");
-    struct content c;
+    struct mote_src_bytes c;
     const char *path, *content;
     char b[64];
     struct mote_sb sb;
@@ -559,7 +544,7 @@ static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote
         run->is_error = true;
         return MOTE_STEP_DONE;
     }
-    rc = p->fs_replace(p->ctx, path, produce, &c);
+    rc = p->fs_replace(p->ctx, path, mote_produce_bytes, &c);
     if (rc < 0) {
         say_not_replaced(run, p, path, rc);
         return MOTE_STEP_DONE;

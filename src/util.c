@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "mote/mote_err.h"
+#include "mote/mote_port.h"
+
 size_t mote_str_copy(char *dst, size_t cap, const char *src)
 {
     size_t n = strlen(src);
@@ -87,4 +90,78 @@ void mote_sb_i(struct mote_sb *b, int64_t v)
     } else {
         mote_sb_u(b, (uint64_t)v);
     }
+}
+
+bool mote_ascii_ieq(const char *a, const char *lower, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        char c = a[i];
+
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != lower[i] || a[i] == '\0')
+            return false;
+    }
+    return true;
+}
+
+int mote_sb_put(void *arg, const char *s, size_t n)
+{
+    struct mote_sb *b = arg;
+
+    if (b->len >= b->cap || n > b->cap - b->len - 1)
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+int mote_dec_parse(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (n == 0)
+        return MOTE_ERR_INVAL;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return MOTE_ERR_INVAL;
+    }
+    if (n > 18)
+        return MOTE_ERR_RANGE;
+    for (i = 0; i < n; i++)
+        v = v * 10u + (uint64_t)(s[i] - '0');
+    *out = v;
+    return 0;
+}
+
+int mote_produce_bytes(void *arg, char *buf, size_t cap)
+{
+    struct mote_src_bytes *b = arg;
+    size_t n = b->len - b->off < cap ? b->len - b->off : cap;
+
+    if (n > 0x7FFFFFFF)
+        n = 0x7FFFFFFF;
+    memcpy(buf, b->p + b->off, n);
+    b->off += n;
+    return (int)n;
+}
+
+int mote_produce_range(void *arg, char *buf, size_t cap)
+{
+    struct mote_src_range *r = arg;
+    int n;
+
+    if (r->off >= r->end)
+        return 0;
+    if (cap > r->end - r->off)
+        cap = (size_t)(r->end - r->off);
+    n = r->port->st_read(r->port->ctx, r->h, r->off, buf, cap);
+    if (n <= 0)
+        return n < 0 ? n : MOTE_ERR_IO;
+    r->off += (uint64_t)n;
+    return n;
 }

@@ -2,6 +2,7 @@
 #ifndef MOTE_UTIL_H
 #define MOTE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,39 @@ void mote_sb_u(struct mote_sb *b, uint64_t v);
 /* Appends n bytes of s (cut at the capacity). */
 void mote_sb_n(struct mote_sb *b, const char *s, size_t n);
 void mote_sb_i(struct mote_sb *b, int64_t v);
+/* A sink for the JSON writer (mote_jw_init(w, mote_sb_put, &sb)): appends
+ * all n bytes, or nothing and MOTE_ERR_TOO_LARGE when they do not fit
+ * (never a cut JSON value). Returns 0 or that. */
+int mote_sb_put(void *sb, const char *s, size_t n);
+
+/* The decimal number of s[0..n) (digits only, at least one): 0, or
+ * MOTE_ERR_INVAL (empty, or a byte that is not a digit) or
+ * MOTE_ERR_RANGE (more than 18 digits: larger than anything mote takes,
+ * and never an overflow). */
+int mote_dec_parse(const char *s, size_t n, uint64_t *out);
+
+/* True if the first `n` bytes of `a` are those of `lower` (lower-case
+ * ASCII) but for the case of letters; `a` may be shorter (then false). */
+bool mote_ascii_ieq(const char *a, const char *lower, size_t n);
+
+/* Producers of st_write_atomic and fs_replace: the bytes of a buffer
+ * (`arg`: struct mote_src_bytes), or of a range of an open storage file
+ * (`arg`: struct mote_src_range), a part per call; 0 at the end. */
+struct mote_src_bytes {
+    const char *p;
+    size_t len, off;
+};
+int mote_produce_bytes(void *arg, char *buf, size_t cap);
+
+struct mote_port;
+struct mote_src_range {
+    const struct mote_port *port;
+    int h;
+    uint64_t off, end;
+};
+/* A read that fails (or ends early) fails the write: its error, or
+ * MOTE_ERR_IO. */
+int mote_produce_range(void *arg, char *buf, size_t cap);
 
 /* Wrap-safe "a is before b" for 32-bit monotonic counters. */
 static inline int mote_before(uint32_t a, uint32_t b)

@@ -19,7 +19,6 @@
 #include "../common/setup.h"
 #include "mote/mote.h"
 #include "mote/mote_agent.h"
-#include "mote/mote_json.h"
 #include "mote/mote_posix.h"
 #include "mote/mote_serve.h"
 #include "serve.h"
@@ -63,10 +62,7 @@ static struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
 static unsigned nrules;
 static char state_dir[1024], sock_buf[1100], token[65];
 
-static struct {
-    bool requested, forced;
-    enum mote_signal sig;
-} sd;
+static struct mote_posix_notify notify; /* systemd's socket, out of the environment */
 
 static void usage(FILE *out)
 {
@@ -85,8 +81,9 @@ static void usage(FILE *out)
           "  --ca-file, --state-dir, --mcp-config, --no-tools, --yes, --max-turns,\n"
           "  --system, --system-file, --max-tokens, --context-window).\n"
           "\n"
-          "Exit: 0 after a drain that finished, 143/129 when SIGTERM/SIGHUP's timeout cut a\n"
-          "turn, 130 after SIGINT, 1 on a failure, 2 on a usage error. docs/SERVE.md\n",
+          "Exit: 0 after a drain that finished, 143/129 when SIGTERM/SIGHUP's timeout (or a\n"
+          "second signal) cut a turn, 130 after SIGINT, 1 on a failure (also during a\n"
+          "shutdown: it wins), 2 on a usage error. docs/SERVE.md\n",
           out);
 }
 
@@ -105,19 +102,6 @@ static int add_rule(const char *name, enum mote_approval a)
     rules[nrules].name = name;
     rules[nrules].approval = a;
     nrules++;
-    return 0;
-}
-
-static int approval_of(const char *s, enum mote_approval *a)
-{
-    if (strcmp(s, "ask") == 0)
-        *a = MOTE_APPROVE_ASK;
-    else if (strcmp(s, "allow") == 0)
-        *a = MOTE_APPROVE_ALLOW;
-    else if (strcmp(s, "deny") == 0)
-        *a = MOTE_APPROVE_DENY;
-    else
-        return -1;
     return 0;
 }
 
@@ -150,7 +134,7 @@ static int parse(int argc, char **argv)
                 return 2;
             break;
         case OPT_APPROVAL:
-            if (approval_of(optarg, &approval) < 0) {
+            if (mote_approval_parse(optarg, &approval) < 0) {
                 fprintf(stderr, "mote serve: --approval is ask, allow or deny, not '%s'\n",
                         cli_shown(optarg));
                 return 2;
@@ -187,14 +171,16 @@ static int parse(int argc, char **argv)
     return 0;
 }
 
-/* --policy FILE: {"default": "ask", "tools": {"NAME": "allow", ...}}. */
+/* --policy FILE: {"default": "ask", "tools": {"NAME": "allow", ...}}
+ * (parsed by the library: mote_policy_parse). */
 static int load_policy(void)
 {
-    static char text[POLICY_MAX], names[POLICY_MAX];
-    static struct mote_json js;
-    size_t n, used = 0;
+    static char text[POLICY_MAX];
+    static struct mote_policy pol;
+    char err[200];
+    size_t n;
+    unsigned i;
     FILE *f;
-    int t, k, i;
 
     if (policy_file == NULL)
         return 0;
@@ -204,44 +190,20 @@ static int load_policy(void)
     }
     n = fread(text, 1, sizeof(text), f);
     fclose(f);
-    if (n == sizeof(text) || mote_json_parse(&js, text, n) <= 0 ||
-        mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT) {
-        fprintf(stderr, "mote serve: --policy %s is not a JSON object (of at most %d bytes)\n",
-                policy_file, POLICY_MAX);
+    if (n == sizeof(text)) {
+        fprintf(stderr, "mote serve: --policy %s is larger than %d bytes\n", policy_file,
+                POLICY_MAX);
         return 2;
     }
-    t = mote_json_member(&js, 0, "default");
-    if (t >= 0) {
-        char v[16];
-
-        if (mote_json_str(&js, t, v, sizeof(v)) < 0 || approval_of(v, &approval) < 0) {
-            fprintf(stderr, "mote serve: --policy %s: \"default\" is ask, allow or deny\n",
-                    policy_file);
-            return 2;
-        }
-    }
-    t = mote_json_member(&js, 0, "tools");
-    if (t >= 0 && mote_json_type_of(&js, t) != MOTE_JSON_OBJECT) {
-        fprintf(stderr, "mote serve: --policy %s: \"tools\" maps tool names to ask, allow or "
-                        "deny\n",
-                policy_file);
+    if (mote_policy_parse(&pol, text, n, err, sizeof(err)) < 0) {
+        fprintf(stderr, "mote serve: --policy %s: %s\n", policy_file, err);
         return 2;
     }
-    for (i = 0, k = t + 1; t >= 0 && i < js.tok[t].size; i++) {
-        char v[16];
-        enum mote_approval a;
-        int len = mote_json_str(&js, k, names + used, sizeof(names) - used);
-
-        if (len <= 0 || mote_json_str(&js, k + 1, v, sizeof(v)) < 0 || approval_of(v, &a) < 0) {
-            fprintf(stderr, "mote serve: --policy %s: \"tools\" maps tool names to ask, allow "
-                            "or deny\n",
-                    policy_file);
+    if (pol.has_default)
+        approval = pol.approval;
+    for (i = 0; i < pol.nrules; i++) {
+        if (add_rule(pol.rules[i].name, pol.rules[i].approval) != 0)
             return 2;
-        }
-        if (add_rule(names + used, a) != 0)
-            return 2;
-        used += (size_t)len + 1;
-        k = mote_json_skip(&js, k + 1);
     }
     return 0;
 }
@@ -262,51 +224,64 @@ static void on_event(void *arg, const struct mote_event *ev)
 
 static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
 {
-    static const char *const names[] = {"SIGINT", "SIGTERM", "SIGHUP"};
-    struct mote_shutdown_req req;
-
     (void)l, (void)n, (void)arg;
-    memset(&req, 0, sizeof(req));
-    req.reason = names[sig];
-    req.mode = sig == MOTE_SIG_INT ? MOTE_SD_CANCEL : MOTE_SD_DRAIN;
-    req.timeout_ms = (uint32_t)o.shutdown_ms;
-    if (sd.requested) {
-        /* a second signal: stop waiting */
-        req.force = true;
-        sd.forced = true;
-        fprintf(stderr, "mote serve: %s again: stopping now\n", names[sig]);
-    } else {
-        sd.requested = true;
-        sd.sig = sig;
-        serve_notify("STOPPING=1");
-    }
-    (void)mote_serve_shutdown(&srv, &req);
+    if (srv.sig == 0)
+        (void)mote_posix_notify(&notify, "STOPPING=1");
+    (void)mote_serve_signal(&srv, sig, (uint32_t)o.shutdown_ms);
 }
 
+/* The TCP listener's token: MOTE_SERVE_TOKEN (always taken out of the
+ * environment: tools never see it), else the 0600 file serve.token. */
 static int token_setup(void)
 {
-    bool created = false;
+    const char *v = getenv("MOTE_SERVE_TOKEN");
+    size_t n = v != NULL ? strlen(v) : 0, i;
+    bool created = false, printable = true;
+    char path[1200];
     int rc;
 
-    if (listen_addr == NULL)
+    for (i = 0; i < n; i++)
+        printable = printable && v[i] > 0x20 && v[i] < 0x7F;
+    (void)fe_take_secret("MOTE_SERVE_TOKEN", token, sizeof(token));
+    if (listen_addr == NULL) {
+        memset(token, 0, sizeof(token));
         return 0;
-    if (fe_take_secret("MOTE_SERVE_TOKEN", token, sizeof(token)) != NULL && token[0] != '\0')
+    }
+    if (n > 0) {
+        /* the operator set one: it is used, or mote serve does not start */
+        if (n < MOTE_SERVE_TOKEN_MIN || n >= sizeof(token) || !printable) {
+            fprintf(stderr, "mote serve: MOTE_SERVE_TOKEN must be %d to %d visible ASCII "
+                            "characters (it has %zu%s)\n",
+                    MOTE_SERVE_TOKEN_MIN, (int)sizeof(token) - 1, n,
+                    printable ? "" : ", some of them not visible");
+            return 2;
+        }
         return 0;
+    }
+    snprintf(path, sizeof(path), "%s/serve.token", state_dir);
+    rc = mote_posix_private_file(path);
+    if (rc < 0) {
+        fprintf(stderr, "mote serve: %s is %s; it is not used (fix: chmod 600 it, owned by you, "
+                        "or remove it to have a new one made)\n",
+                path, rc == MOTE_ERR_PERM    ? "readable by others or not yours"
+                      : rc == MOTE_ERR_NOTREG ? "not a regular file"
+                                             : mote_strerror(rc));
+        return 1;
+    }
     rc = mote_serve_token(&pp.port, "serve.token", token, &created);
     if (rc == MOTE_ERR_CORRUPT) {
-        fprintf(stderr, "mote serve: %s/serve.token is not a token (64 hex digits); remove it "
-                        "to have a new one made\n",
-                state_dir);
+        fprintf(stderr, "mote serve: %s is not a token (64 hex digits); remove it to have a "
+                        "new one made\n",
+                path);
         return 1;
     }
     if (rc < 0) {
-        fprintf(stderr, "mote serve: cannot make the token file %s/serve.token: %s\n", state_dir,
+        fprintf(stderr, "mote serve: cannot make the token file %s: %s\n", path,
                 mote_strerror(rc));
         return 1;
     }
     if (created)
-        fprintf(stderr, "mote serve: made the token file %s/serve.token (mode 0600)\n",
-                state_dir);
+        fprintf(stderr, "mote serve: made the token file %s (mode 0600)\n", path);
     return 0;
 }
 
@@ -397,8 +372,13 @@ static int start(void)
     }
     fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), cconf.model,
             socket_path);
-    if (listen_addr != NULL)
-        fprintf(stderr, " and 127.0.0.1:%u", (unsigned)srv.tcp_port);
+    if (listen_addr != NULL) {
+        /* the address as given ([::1], localhost, 127.x.y.z), the port bound */
+        const char *colon = strrchr(listen_addr, ':');
+
+        fprintf(stderr, " and %.*s:%u", (int)(colon - listen_addr), listen_addr,
+                (unsigned)srv.tcp_port);
+    }
     fputc('\n', stderr);
     rc = mote_serve_recover(&srv);
     if (rc < 0)
@@ -411,7 +391,7 @@ static int start(void)
 int serve_main(int argc, char **argv)
 {
     const struct mote_shutdown_report *r = &ses.report;
-    int rc = parse(argc, argv), code;
+    int rc = parse(argc, argv), code, loop_rc = 0;
 
     if (rc != 0)
         return rc;
@@ -427,24 +407,23 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "mote serve: cannot start the POSIX port\n");
         return 1;
     }
+    (void)mote_posix_notify_take(&notify);
     if ((rc = start()) != 0)
         return rc;
     {
         char status[1300];
 
         snprintf(status, sizeof(status), "READY=1\nSTATUS=serving on %s", socket_path);
-        serve_notify(status);
+        (void)mote_posix_notify(&notify, status);
     }
     while (!mote_serve_done(&srv)) {
-        rc = mote_loop_poll(&loop, -1);
-        if (rc < 0) {
+        loop_rc = mote_loop_poll(&loop, -1);
+        if (loop_rc < 0) {
             struct mote_shutdown_req force = {"fatal", MOTE_SD_CANCEL, 0, true};
 
-            fprintf(stderr, "mote serve: the event loop failed: %s\n", mote_strerror(rc));
+            fprintf(stderr, "mote serve: the event loop failed: %s\n", mote_strerror(loop_rc));
             mote_serve_deinit(&srv);
             (void)mote_shutdown_begin(&ses, &force);
-            sd.requested = true;
-            sd.sig = MOTE_SIG_INT;
             break;
         }
     }
@@ -455,14 +434,10 @@ int serve_main(int argc, char **argv)
     if (r->mcp_left > 0)
         fprintf(stderr, "mote serve: warning: an MCP server did not exit; its supervisor ends "
                         "it\n");
-    if (sd.sig == MOTE_SIG_INT)
-        code = 130;
-    else if (r->timed_out || sd.forced)
-        code = sd.sig == MOTE_SIG_HUP ? 129 : 143;
-    else
-        code = 0;
-    if (r->storage_err < 0 && code == 0)
-        code = 1;
+    if (r->storage_err < 0)
+        fprintf(stderr, "mote serve: a journal could not be written: %s\n",
+                mote_strerror(r->storage_err));
+    code = mote_serve_exit_code(&srv, loop_rc);
     fprintf(stderr, "mote serve: stopped (%s, %u conversation(s) marked for recovery), exit %d\n",
             r->reason != NULL ? r->reason : "?", r->conversations_marked, code);
     {

@@ -38,6 +38,7 @@
 #include "mote/mote_client.h"
 #include "mote/mote_config.h"
 #include "mote/mote_journal.h"
+#include "mote/mote_json.h"
 #include "mote/mote_loop.h"
 #include "mote/mote_mcp.h"
 
@@ -234,6 +235,31 @@ struct mote_tool_rule {
     const char *name;
     enum mote_approval approval;
 };
+
+/* A per-tool policy from JSON (a service's --policy file): {"default":
+ * "ask"|"allow"|"deny", "tools": {"NAME": "allow", ...}}, parsed from a
+ * buffer (the frontend reads the file). Rules keep the order of the
+ * file; names are 1 to 64 bytes. */
+struct mote_policy {
+    bool has_default;                  /* "default" was given */
+    enum mote_approval approval;       /* ... and says this */
+    unsigned nrules;
+    struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
+    char names[MOTE_SERVE_RULES_MAX][65]; /* what rules[i].name points to */
+    struct mote_json json;
+};
+
+/* Parses policy `text` (len bytes) into `pol` (the rules point into it:
+ * it must outlive their use). Returns 0, or < 0 with one line in `err`
+ * (cap bytes): MOTE_ERR_BADMSG (not the format: not an object, a value
+ * that is not ask, allow or deny, a bad name), MOTE_ERR_TOO_LARGE (over
+ * MOTE_JSON_MAX_TOKENS values), MOTE_ERR_FULL (more than
+ * MOTE_SERVE_RULES_MAX rules). Never blocks, allocates nothing. */
+int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, char *err,
+                      size_t cap) MOTE_MUST_CHECK;
+
+/* "ask", "allow" or "deny" into *a: 0, or MOTE_ERR_INVAL. */
+int mote_approval_parse(const char *s, enum mote_approval *a);
 
 enum mote_answer {
     MOTE_ANSWER_NO = 0,
@@ -465,6 +491,12 @@ struct mote_conv_info {
  * event callback. */
 int mote_session_list(struct mote_session *s, int (*fn)(void *arg, const struct mote_conv_info *c),
                       void *arg);
+
+/* The same for conversation `id` alone: `fn` is called once. Returns 0,
+ * MOTE_ERR_NOENT (none, or an empty file), MOTE_ERR_INVAL (not an id) or
+ * a storage failure. Same scratch rule as mote_session_list. */
+int mote_session_info(struct mote_session *s, const char *id,
+                      int (*fn)(void *arg, const struct mote_conv_info *c), void *arg);
 
 /* Removes conversation `id` from disk, if it is finished: MOTE_ERR_BUSY
  * if it is open here, needs recovery, ends torn, is damaged or is not a

@@ -533,6 +533,27 @@
 #define MOTE_SERVE_MAX_CONNS 32
 #endif
 
+/* Of those, connections the TCP listener may hold at once (the rest are
+ * kept for the Unix socket, whose clients are this user: clients without
+ * the token cannot lock them out). One more on TCP is answered 503 and
+ * closed. 1..MOTE_SERVE_MAX_CONNS. */
+#ifndef MOTE_SERVE_TCP_CONNS
+#define MOTE_SERVE_TCP_CONNS (MOTE_SERVE_MAX_CONNS - MOTE_SERVE_MAX_CONNS / 4)
+#endif
+
+/* The shortest bearer token the TCP listener takes, bytes (a shorter one
+ * is refused at start: it could be guessed). The token file's is 64. */
+#ifndef MOTE_SERVE_TOKEN_MIN
+#define MOTE_SERVE_TOKEN_MIN 16
+#endif
+
+/* Conversations in one page of GET /v1/conversations when the request
+ * does not say (?limit=N); a page also ends when its body is full
+ * (MOTE_SERVE_BODY_MAX). The rest: ?after= the page's "next". */
+#ifndef MOTE_SERVE_LIST_PAGE
+#define MOTE_SERVE_LIST_PAGE 100
+#endif
+
 /* Bytes of a request's head (request line and headers). A longer request
  * line is refused with 414, longer headers with 431. */
 #ifndef MOTE_SERVE_HEAD_MAX
@@ -620,6 +641,15 @@
 #if MOTE_SERVE_MAX_CONNS < 1 || MOTE_SERVE_MAX_CONNS > 1024
 #error "MOTE_SERVE_MAX_CONNS must be 1..1024"
 #endif
+#if MOTE_SERVE_TCP_CONNS < 1 || MOTE_SERVE_TCP_CONNS > MOTE_SERVE_MAX_CONNS
+#error "MOTE_SERVE_TCP_CONNS must be 1..MOTE_SERVE_MAX_CONNS"
+#endif
+#if MOTE_SERVE_TOKEN_MIN < 1
+#error "MOTE_SERVE_TOKEN_MIN must be at least 1"
+#endif
+#if MOTE_SERVE_LIST_PAGE < 1 || MOTE_SERVE_LIST_PAGE > MOTE_SERVE_BODY_MAX / MOTE_CONV_ID_MAX
+#error "MOTE_SERVE_LIST_PAGE must be 1..MOTE_SERVE_BODY_MAX / MOTE_CONV_ID_MAX"
+#endif
 #if MOTE_SERVE_HEAD_MAX < 512 || MOTE_SERVE_IN_BUF < 256 || MOTE_SERVE_OUT_BUF < 1024 || \
     MOTE_SERVE_OUT_BUF > 65536
 #error "MOTE_SERVE_HEAD_MAX must be at least 512, MOTE_SERVE_IN_BUF at least 256, MOTE_SERVE_OUT_BUF 1024..65536"
@@ -675,7 +705,7 @@
 /* mote serve's limits: a chain of its own, joined at the top (compilers
  * cap the nesting of brackets, and the chain above is near clang's 256) */
 #define MOTE_SIG_SERVE_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_MAX_CONNS), MOTE_SERVE_HEAD_MAX), MOTE_SERVE_IN_BUF), MOTE_SERVE_OUT_BUF), MOTE_SERVE_BODY_MAX), MOTE_SERVE_BODY_BUFS), MOTE_SERVE_HEADER_TIMEOUT_MS), MOTE_SERVE_BODY_TIMEOUT_MS), MOTE_SERVE_IDLE_TIMEOUT_MS), MOTE_SERVE_SEND_TIMEOUT_MS), MOTE_SERVE_PING_MS), MOTE_SERVE_FLUSH_MS), MOTE_SERVE_RECOVER_MAX), MOTE_SERVE_RULES_MAX), MOTE_MCP_CONF_ARENA), MOTE_MCP_CONF_ARGS), MOTE_MCP_CONF_ENV)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_MAX_CONNS), MOTE_SERVE_TCP_CONNS), MOTE_SERVE_TOKEN_MIN), MOTE_SERVE_LIST_PAGE), MOTE_SERVE_HEAD_MAX), MOTE_SERVE_IN_BUF), MOTE_SERVE_OUT_BUF), MOTE_SERVE_BODY_MAX), MOTE_SERVE_BODY_BUFS), MOTE_SERVE_HEADER_TIMEOUT_MS), MOTE_SERVE_BODY_TIMEOUT_MS), MOTE_SERVE_IDLE_TIMEOUT_MS), MOTE_SERVE_SEND_TIMEOUT_MS), MOTE_SERVE_PING_MS), MOTE_SERVE_FLUSH_MS), MOTE_SERVE_RECOVER_MAX), MOTE_SERVE_RULES_MAX), MOTE_MCP_CONF_ARENA), MOTE_MCP_CONF_ARGS), MOTE_MCP_CONF_ENV)
 /* (issue 12: the TLS limits, a chain of their own too) */
 #define MOTE_SIG_TLS_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)

@@ -31,6 +31,7 @@ enum mote_err {
     MOTE_ERR_NOTDIR = -20,       /* not a directory (ENOTDIR) */
     MOTE_ERR_ISDIR = -21,        /* is a directory (EISDIR) */
     MOTE_ERR_INVAL = -22,        /* invalid argument (EINVAL) */
+    MOTE_ERR_MFILE = -24,        /* too many open files (EMFILE, ENFILE) */
     MOTE_ERR_FBIG = -27,         /* file too large (EFBIG) */
     MOTE_ERR_NOSPC = -28,        /* no space left on device (ENOSPC) */
     MOTE_ERR_ROFS = -30,         /* read-only file system (EROFS) */

@@ -399,6 +399,13 @@ struct mote_port {
     /* Closes listener `lfd`; a Unix socket's path is removed if it is
      * still the one this listener made. */
     void (*net_unlisten)(void *ctx, int lfd);
+
+    /* Ends the sending side of accepted descriptor `fd` (a half close):
+     * the peer reads the end of input once what was sent has arrived,
+     * and net_recv goes on working. Does not block. Returns 0 or < 0.
+     * Optional (NULL, or outside the port's size): a server then keeps
+     * the connection a moment after its last answer, and closes. */
+    int (*net_shutdown)(void *ctx, int fd);
 };
 
 #define MOTE_LOCK_HOLD 1

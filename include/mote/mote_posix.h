@@ -9,6 +9,7 @@
 #define MOTE_POSIX_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mote/mote_port.h"
@@ -52,5 +53,30 @@ void mote_posix_deinit(struct mote_posix *pp);
 
 /* errno value -> enum mote_err (-EIO class codes map to themselves). */
 int mote_posix_err(int errnum);
+
+/* ---- for services (port/posix/service.c) ---- */
+
+/* systemd's notification socket (Type=notify), spoken without libsystemd. */
+struct mote_posix_notify {
+    char path[108]; /* $NOTIFY_SOCKET (a path, or '@' and an abstract name) */
+    size_t len;     /* 0: none */
+};
+
+/* Takes $NOTIFY_SOCKET out of the environment into `n`, so that tools
+ * and MCP servers (and their children) never talk to systemd in mote's
+ * name. Returns true if it names a socket (a path or '@name' that fits). */
+bool mote_posix_notify_take(struct mote_posix_notify *n);
+
+/* Sends `msg` ("READY=1", "STOPPING=1", "READY=1\nSTATUS=...") as one
+ * datagram; nothing without a socket. Does not block. Returns 0, or the
+ * send's failure (a service goes on: systemd then times the start out). */
+int mote_posix_notify(const struct mote_posix_notify *n, const char *msg);
+
+/* Checks that a file holding a secret (a token) is private: 0 if it does
+ * not exist or is a regular file of this user that neither group nor
+ * others may read or write; MOTE_ERR_PERM (another user's, or mode bits
+ * for group or others), MOTE_ERR_NOTREG (a link or not a regular file), or
+ * the failure of lstat. */
+int mote_posix_private_file(const char *path);
 
 #endif /* MOTE_POSIX_H */

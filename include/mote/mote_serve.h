@@ -56,7 +56,8 @@ struct mote_serve_conf {
     const char *listen;                /* "127.0.0.1:PORT" or "[::1]:PORT" (NULL: none;
                                         * port 0: one the system picks); loopback only */
     const char *token;                 /* the bearer token TCP clients must send (required
-                                        * with `listen`); compared in constant time */
+                                        * with `listen`, at least MOTE_SERVE_TOKEN_MIN
+                                        * bytes); compared in constant time */
     /* Deadlines, ms (0: the MOTE_SERVE_* default). */
     uint32_t header_timeout_ms;
     uint32_t body_timeout_ms;
@@ -100,8 +101,10 @@ struct mote_serve_conn {
     bool skip;                /* a stream skips the record at `pos` (Last-Event-ID) */
     bool comma;               /* records: one was written (the next needs a comma) */
     bool tail;                /* records: the closing part is written */
+    bool chunked;             /* records: in chunks (HTTP/1.1; 1.0: ends at the close) */
     bool told_state;          /* events: the state was told since it caught up */
-    bool final;               /* events: the shutdown event was written */
+    bool final;               /* events: the last event (shutdown, removed) was written */
+    bool gone;                /* events: the conversation was removed: a last event, closed */
     bool again;               /* a stream has more to send than one turn's share */
     int fd;
     int sh;                   /* storage handle of a stream (-1: none) */
@@ -111,6 +114,8 @@ struct mote_serve_conn {
     uint32_t last_io;         /* last byte sent (send timeout, pings) */
     uint64_t pos;             /* a stream's next journal byte */
     uint64_t end;             /* records: where the snapshot ends */
+    uint64_t disk_size;       /* events, a journal not loaded: its size when last seen */
+    uint64_t disk_end;        /*   and where its complete records end (its last newline) */
     uint64_t body_len, body_got;
     size_t in_len;
     size_t out_len, out_off;
@@ -135,14 +140,20 @@ struct mote_serve {
     uint32_t lru_seq;
     uint32_t lru[MOTE_MAX_CONVERSATIONS]; /* last use of each session slot */
     unsigned nconns;
+    unsigned ntcp;                     /* of those, on the TCP listener */
     unsigned refused;                  /* connections answered 503 (the cap) */
     uint8_t paused;                    /* listeners resting after an accept failure (bits) */
+    unsigned accept_fails;             /* failed accepts in a row (said once) */
     uint32_t pause_until;
     bool big_used[MOTE_SERVE_BODY_BUFS];
     /* recovery of conversations on start */
     unsigned nrec;
     bool rec_more;                     /* more than the queue held: list again */
     char rec[MOTE_SERVE_RECOVER_MAX][MOTE_CONV_ID_MAX];
+    /* the signals (mote_serve_signal) and a failure, for the exit code */
+    uint8_t sig;                       /* the first signal + 1 (0: none) */
+    bool forced;                       /* a later signal forced the shutdown */
+    bool failed;                       /* mote_serve_exit_code was told the loop failed */
     /* the shutdown's report, for the final event */
     bool sd_timed_out;
     unsigned sd_marked;
@@ -161,8 +172,9 @@ struct mote_serve {
 };
 
 /* Prepares `sv` on `loop` (the session's). Nothing listens yet. Returns
- * 0, MOTE_ERR_INVAL (no session or conv conf, `listen` without a token,
- * or neither a socket nor a TCP address), or MOTE_ERR_NOSYS (the port
+ * 0, MOTE_ERR_INVAL (no session or conv conf, `listen` without a token
+ * or with one shorter than MOTE_SERVE_TOKEN_MIN, or neither a socket nor
+ * a TCP address), or MOTE_ERR_NOSYS (the port
  * cannot serve: sv->missing names the member). */
 int mote_serve_init(struct mote_serve *sv, struct mote_loop *loop,
                     const struct mote_serve_conf *conf) MOTE_MUST_CHECK;
@@ -190,6 +202,21 @@ void mote_serve_event(struct mote_serve *sv, const struct mote_event *ev);
  * file is removed. Drive the loop until mote_serve_done(). Returns what
  * mote_shutdown_begin returns. */
 int mote_serve_shutdown(struct mote_serve *sv, const struct mote_shutdown_req *req);
+
+/* Maps a signal to the shutdown (call it from the loop's signal
+ * callback, mote_loop_on_signal): the first SIGTERM or SIGHUP drains,
+ * letting running turns finish for `timeout_ms`; SIGINT cancels them;
+ * any later signal forces (stop waiting now). The first signal is kept
+ * for mote_serve_exit_code. Returns what mote_serve_shutdown returns. */
+int mote_serve_signal(struct mote_serve *sv, enum mote_signal sig, uint32_t timeout_ms);
+
+/* The process's exit code once the server is done (docs/SERVE.md): 1
+ * when the loop failed (`loop_rc` < 0: what mote_loop_poll returned) or a
+ * journal's storage failed (a failure is never hidden behind a signal's
+ * code); else 130 after SIGINT; 143 (SIGTERM) or 129 (SIGHUP) when the
+ * drain was cut (its timeout passed, or a second signal forced it); else
+ * 0. Never blocks. */
+int mote_serve_exit_code(struct mote_serve *sv, int loop_rc);
 
 /* True once everything is closed after the shutdown. */
 bool mote_serve_done(const struct mote_serve *sv);

@@ -211,8 +211,15 @@ static void px_unlisten(void *ctx, int lfd)
         close(lfd);
 }
 
+static int px_shutdown(void *ctx, int fd)
+{
+    (void)ctx;
+    return shutdown(fd, SHUT_WR) < 0 ? mote_posix_err(errno) : 0;
+}
+
 void mote_posix_listen_fill(struct mote_port *port)
 {
+    port->net_shutdown = px_shutdown;
     port->net_listen_unix = px_listen_unix;
     port->net_listen_tcp = px_listen_tcp;
     port->net_accept = px_accept;

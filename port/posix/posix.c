@@ -56,6 +56,8 @@ int mote_posix_err(int e)
     case ENOTDIR: return MOTE_ERR_NOTDIR;
     case EISDIR: return MOTE_ERR_ISDIR;
     case EINVAL: return MOTE_ERR_INVAL;
+    case EMFILE: return MOTE_ERR_MFILE;
+    case ENFILE: return MOTE_ERR_MFILE;
     case EFBIG: return MOTE_ERR_FBIG;
     case ENOSPC: return MOTE_ERR_NOSPC;
     case EDQUOT: return MOTE_ERR_NOSPC;

@@ -181,6 +181,9 @@ struct mote_tport_peer {
     bool accepted;
     bool server_closed;  /* the server closed it */
     bool client_closed;  /* the test closed its side: the server reads 0 */
+    bool client_shut;    /* the client shut its sending side only: the server reads 0,
+                          * what it sends still arrives */
+    bool server_shut;    /* the server shut its sending side (net_shutdown) */
     int fd;
     size_t in_len, in_off;  /* client -> server */
     size_t out_len;         /* server -> client, all kept */
@@ -219,6 +222,10 @@ void mote_tport_peer_read(struct mote_tport *tp, int peer, size_t n);
 
 /* The client closes its side. */
 void mote_tport_peer_close(struct mote_tport *tp, int peer);
+
+/* The client shuts its sending side (shutdown(SHUT_WR)): the server
+ * reads the end of input, and the client still reads what it sends. */
+void mote_tport_peer_shutdown(struct mote_tport *tp, int peer);
 
 struct mote_tport_peer *mote_tport_peer_get(struct mote_tport *tp, int peer);
 

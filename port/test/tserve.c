@@ -44,7 +44,7 @@ static void refresh(struct mote_tport *tp, struct mote_tport_peer *p)
 
     if (!p->accepted || p->server_closed)
         return;
-    if (p->in_off < p->in_len || p->client_closed)
+    if (p->in_off < p->in_len || p->client_closed || p->client_shut)
         r |= MOTE_POLL_IN;
     if (room(p) > 0 || p->client_closed)
         r |= MOTE_POLL_OUT;
@@ -161,7 +161,7 @@ static int ts_recv(void *ctx, int fd, void *buf, size_t n)
         return tp->serve->recv != NULL ? tp->serve->recv(ctx, fd, buf, n) : MOTE_ERR_BADF;
     if (p->in_off == p->in_len) {
         refresh(tp, p);
-        return p->client_closed ? 0 : MOTE_ERR_AGAIN;
+        return p->client_closed || p->client_shut ? 0 : MOTE_ERR_AGAIN;
     }
     k = p->in_len - p->in_off < n ? p->in_len - p->in_off : n;
     memcpy(buf, p->in + p->in_off, k);
@@ -182,6 +182,16 @@ static void ts_close(void *ctx, int fd)
     }
     p->server_closed = true;
     mote_tport_fd_ready(tp, fd, 0);
+}
+
+static int ts_shutdown(void *ctx, int fd)
+{
+    struct mote_tport_peer *p = peer_of(TP(ctx), fd);
+
+    if (p == NULL)
+        return MOTE_ERR_BADF;
+    p->server_shut = true;
+    return 0;
 }
 
 void mote_tport_serve_init(struct mote_tport *tp, struct mote_tport_serve *s)
@@ -205,6 +215,7 @@ void mote_tport_serve_init(struct mote_tport *tp, struct mote_tport_serve *s)
     tp->port.net_listen_tcp = ts_listen_tcp;
     tp->port.net_accept = ts_accept;
     tp->port.net_unlisten = ts_unlisten;
+    tp->port.net_shutdown = ts_shutdown;
 }
 
 int mote_tport_peer_connect(struct mote_tport *tp, bool tcp)
@@ -265,6 +276,14 @@ void mote_tport_peer_close(struct mote_tport *tp, int peer)
     struct mote_tport_peer *p = &tp->serve->peers[peer];
 
     p->client_closed = true;
+    refresh(tp, p);
+}
+
+void mote_tport_peer_shutdown(struct mote_tport *tp, int peer)
+{
+    struct mote_tport_peer *p = &tp->serve->peers[peer];
+
+    p->client_shut = true;
     refresh(tp, p);
 }
 

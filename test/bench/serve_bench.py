@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """mote serve's figures for docs/BENCHMARKS.md:
 
+  - RSS of an idle `mote serve`, listening (median of 5);
   - RSS (VmHWM, the peak) of `mote serve` with four conversations whose
     answers stream at the same moment, each followed by an event stream;
   - the time from SIGTERM to exit, median of N runs: an idle server, a turn
@@ -33,6 +34,21 @@ def status(pid, key):
             if line.startswith(key + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def rss_idle(runs=5):
+    """VmRSS of a server that listens and has nothing to do, median."""
+    port, _ = harness.start_server()
+    vals = []
+    for _ in range(runs):
+        s = Serve(port)
+        try:
+            time.sleep(0.5)
+            vals.append(status(s.p.pid, "VmRSS"))
+        finally:
+            s.kill(signal.SIGTERM)
+            s.wait()
+    return statistics.median(vals), min(vals), max(vals)
 
 
 def rss_four_streams():
@@ -98,6 +114,8 @@ def main():
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     test_serve.MOTE = os.path.join(build, "mote")
     try:
+        print("RSS of an idle server, listening, median of 5: %d kB (min %d, max %d)"
+              % rss_idle())
         base, most, peak, streaming = rss_four_streams()
         print("four conversations answering, each with an event stream: RSS %d kB before the "
               "turns, %d kB at most while they ran, VmHWM %d kB; at most %d streaming at once"

@@ -10,7 +10,9 @@
 
 #include <cmocka.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "mote/mote.h"
@@ -552,6 +554,76 @@ static void test_random_never_blocks(void **state)
     assert_true(zero < 8);
 }
 
+/* Issue 14 (review 7): out of descriptors is said for what it is. */
+static void test_err_mfile(void **state)
+{
+    (void)state;
+    assert_int_equal(mote_posix_err(EMFILE), MOTE_ERR_MFILE);
+    assert_int_equal(mote_posix_err(ENFILE), MOTE_ERR_MFILE);
+    assert_string_equal(mote_strerror(MOTE_ERR_MFILE), "too many open files");
+}
+
+/* Issue 14 (review 7): a token's file others may read is refused. */
+static void test_private_file(void **state)
+{
+    char path[400], link[400];
+    FILE *f;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/secret", dir);
+    assert_int_equal(mote_posix_private_file(path), 0); /* missing: fine */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0600), 0);
+    assert_int_equal(mote_posix_private_file(path), 0);
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(mote_posix_private_file(path), MOTE_ERR_PERM);
+    assert_int_equal(chmod(path, 0620), 0);
+    assert_int_equal(mote_posix_private_file(path), MOTE_ERR_PERM);
+    assert_int_equal(chmod(path, 0600), 0);
+    snprintf(link, sizeof(link), "%s/secret.link", dir);
+    assert_int_equal(symlink(path, link), 0);
+    assert_int_equal(mote_posix_private_file(link), MOTE_ERR_NOTREG);
+    assert_int_equal(mote_posix_private_file(dir), MOTE_ERR_NOTREG);
+}
+
+/* Issue 14 (review 7): NOTIFY_SOCKET is taken out of the environment,
+ * and the message still reaches the socket. */
+static void test_notify_taken(void **state)
+{
+    struct mote_posix_notify n;
+    char path[400], buf[64];
+    struct sockaddr_un sa;
+    int fd;
+    ssize_t got;
+
+    (void)state;
+    unsetenv("NOTIFY_SOCKET");
+    assert_false(mote_posix_notify_take(&n));
+    assert_int_equal(mote_posix_notify(&n, "READY=1"), 0); /* none: nothing */
+    snprintf(path, sizeof(path), "%s/notify", dir);
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    assert_true(strlen(path) < sizeof(sa.sun_path));
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(setenv("NOTIFY_SOCKET", path, 1), 0);
+    assert_true(mote_posix_notify_take(&n));
+    assert_null(getenv("NOTIFY_SOCKET"));
+    assert_int_equal(mote_posix_notify(&n, "READY=1"), 0);
+    got = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    assert_int_equal(got, 7);
+    assert_memory_equal(buf, "READY=1", 7);
+    close(fd);
+    /* not a path nor an abstract name: ignored, and taken out too */
+    assert_int_equal(setenv("NOTIFY_SOCKET", "relative", 1), 0);
+    assert_false(mote_posix_notify_take(&n));
+    assert_null(getenv("NOTIFY_SOCKET"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -562,6 +634,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_never_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage_hardening, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_err_mfile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_private_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_notify_taken, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage_refuses_what_is_not_a_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_replace_keeps_the_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_replace_refusals, setup, teardown),

@@ -539,13 +539,25 @@ static int failing_accept(void *ctx, int lfd)
     accept_calls++;
     if (accept_fails > 0) {
         accept_fails--;
-        return MOTE_ERR_NOMEM; /* out of descriptors, say */
+        return MOTE_ERR_MFILE; /* out of descriptors */
     }
     return real_accept(ctx, lfd);
 }
 
+static unsigned count_of(const char *s, const char *what)
+{
+    unsigned n = 0;
+
+    while ((s = strstr(s, what)) != NULL) {
+        n++;
+        s++;
+    }
+    return n;
+}
+
 /* An accept that fails does not make the loop spin on a readable
- * listener: it rests, then serves the connection. */
+ * listener: it rests, then serves the connection; the failure is said
+ * once for what it is (not every 250 ms), and its end too. */
 static void test_accept_failure_rests(void **state)
 {
     const char *b;
@@ -561,11 +573,17 @@ static void test_accept_failure_rests(void **state)
     for (i = 0; i < 20; i++)
         assert_true(mote_loop_poll(&loop, 0) >= 0);
     assert_true(accept_calls <= 2);
-    assert_non_null(strstr(logbuf, "pausing"));
+    for (i = 0; i < 8; i++) {
+        mote_tport_advance(&tp, 260);
+        turns(2);
+    }
+    assert_true(accept_calls >= 5); /* it tried again, 250 ms apart */
+    assert_int_equal(count_of(logbuf, "cannot accept a connection: too many open files"), 1);
     accept_fails = 0;
     for (i = 0; i < 100 && !mote_tport_peer_get(&tp, p)->server_closed; i++)
         turns(1);
     assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    assert_non_null(strstr(logbuf, "accepting connections again"));
     assert_int_equal(http("GET", "/v1/health", NULL, &b), 200);
     tp.port.net_accept = real_accept;
 }
@@ -716,8 +734,13 @@ static void test_shutdown_final_event(void **state)
 
 static void test_tcp_needs_the_token(void **state)
 {
-    const char *ok = "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret\r\n\r\n";
-    const char *bad = "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cres\r\n\r\n";
+    const char *ok = "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer "
+                     "s3cret-s3cret-s3cret\r\n\r\n";
+    const char *bad = "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer "
+                      "s3cret-s3cret-s3cres\r\n\r\n";
+    /* the scheme's case does not matter (RFC 9110 11.1), nor the spaces */
+    const char *lower = "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: bEARER  "
+                        "s3cret-s3cret-s3cret\r\n\r\n";
     int p;
 
     (void)state;
@@ -725,7 +748,7 @@ static void test_tcp_needs_the_token(void **state)
     vc.listen = "127.0.0.1:0";
     vc.token = NULL;
     assert_int_equal(mote_serve_init(&srv, &loop, &vc), MOTE_ERR_INVAL); /* no token */
-    vc.token = "s3cret";
+    vc.token = "s3cret-s3cret-s3cret";
     vc.listen = "10.0.0.1:80";
     assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
     assert_int_equal(mote_serve_listen(&srv), MOTE_ERR_INVAL); /* not loopback */
@@ -741,6 +764,10 @@ static void test_tcp_needs_the_token(void **state)
     assert_non_null(strstr(sent(p), "WWW-Authenticate: Bearer"));
     p = mote_tport_peer_connect(&tp, true);
     mote_tport_peer_write(&tp, p, ok, strlen(ok));
+    turns(3);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    p = mote_tport_peer_connect(&tp, true);
+    mote_tport_peer_write(&tp, p, lower, strlen(lower));
     turns(3);
     assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
     /* the Unix socket needs none */
@@ -842,7 +869,7 @@ static void test_port_without_serving(void **state)
     assert_string_equal(srv.missing, "net_listen_unix");
     c.socket_path = NULL;
     c.listen = "127.0.0.1:1";
-    c.token = "t";
+    c.token = "a-token-long-enough";
     assert_int_equal(mote_serve_init(&srv, &loop, &c), 0); /* TCP only: no Unix member needed */
     tp.port.net_listen_tcp = NULL;
     assert_int_equal(mote_serve_init(&srv, &loop, &c), MOTE_ERR_NOSYS);
@@ -875,6 +902,638 @@ static void test_token_file(void **state)
     assert_int_equal(mote_serve_token(&tp.port, "serve.token", t2, &created), MOTE_ERR_CORRUPT);
 }
 
+/* ---- regressions of the adversarial review (issue 14, h14b) ---- */
+
+/* The record events of stream `s` (complete events only): each one's data
+ * is the journal's line at its id, byte for byte, and each starts where
+ * the one before ended (every record after the first, in order, once).
+ * Returns how many; *next is where the last one ended. */
+static unsigned stream_records(const char *s, const char *id, unsigned long *first,
+                               unsigned long *next)
+{
+    char name[128];
+    const struct mote_tport_file *f;
+    const char *p = strstr(s, "\r\n\r\n");
+    unsigned n = 0;
+
+    snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+    f = mote_tport_file(&tp, name);
+    assert_non_null(f);
+    assert_non_null(p);
+    p += 4;
+    for (;;) {
+        const char *end = strstr(p, "\n\n"), *d, *idl;
+        unsigned long off;
+        size_t len;
+
+        if (end == NULL)
+            break; /* an event not complete yet: a client waits for the rest */
+        if (strncmp(p, "id: ", 4) == 0 && (idl = strstr(p, "\nevent: record\ndata: ")) != NULL &&
+            idl < end) {
+            off = strtoul(p + 4, NULL, 10);
+            d = idl + 21;
+            len = (size_t)(end - d);
+            if (off + len >= f->len || memcmp(f->data + off, d, len) != 0 ||
+                f->data[off + len] != '\n')
+                fail_msg("record at %lu is not the journal's line: %.*s", off,
+                         (int)(len < 200 ? len : 200), d);
+            if (n == 0 && first != NULL)
+                *first = off;
+            if (n > 0 && off != *next)
+                fail_msg("record at %lu follows one that ended at %lu", off, *next);
+            *next = off + len + 1;
+            n++;
+        } else {
+            const char *r = strstr(p, "event: record");
+
+            if (r != NULL && r < end)
+                fail_msg("a record event without its id: %.100s", p);
+        }
+        p = end + 2;
+    }
+    return n;
+}
+
+static size_t journal_len(const char *id)
+{
+    char name[128];
+    const struct mote_tport_file *f;
+
+    snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+    f = mote_tport_file(&tp, name);
+    assert_non_null(f);
+    return f->len;
+}
+
+static void wait_idle(void)
+{
+    unsigned i;
+
+    for (i = 0; i < 200 && mote_session_busy(&ses); i++)
+        turns(1);
+    turns(3);
+}
+
+/* 1. A journal not loaded that ends in a torn line (a power cut): a
+ * stream following it never sends the torn bytes, and once the
+ * conversation is loaded (the tail cut off) and goes on, the stream goes
+ * on with the real records - every one, in order, once, verbatim. */
+static void test_torn_tail_never_streamed(void **state)
+{
+    static const char torn[] = "{\"t\":\"user\",\"text\":\"this line was torn by a power cu";
+    static unsigned char data[8192];
+    char path[128], req[256];
+    const struct mote_tport_file *f;
+    unsigned long first = 0, next = 0;
+    const char *b;
+    size_t good;
+    int ev;
+
+    (void)state;
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"t4\"}", &b), 201);
+    answer("first", NULL, NULL, false);
+    assert_int_equal(http("POST", "/v1/conversations/t4/messages", "{\"text\":\"hi\"}", &b), 202);
+    wait_idle();
+    /* a restart, with a torn line at the end of the journal */
+    mote_serve_deinit(&srv);
+    mote_session_deinit(&ses);
+    mote_loop_deinit(&loop);
+    f = mote_tport_file(&tp, "conversations/t4.jsonl");
+    good = f->len;
+    assert_true(good + sizeof(torn) < sizeof(data));
+    memcpy(data, f->data, good);
+    memcpy(data + good, torn, sizeof(torn) - 1);
+    assert_int_equal(mote_tport_put(&tp, "conversations/t4.jsonl", data, good + sizeof(torn) - 1),
+                     0);
+    mote_tport_serve_init(&tp, &ts);
+    start();
+    snprintf(req, sizeof(req), "GET /v1/conversations/t4/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    ev = client(req);
+    turns(10);
+    assert_null(strstr(sent(ev), "torn by"));
+    assert_non_null(strstr(sent(ev), "event: state"));
+    assert_int_equal(stream_records(sent(ev), "t4", &first, &next), 4);
+    assert_int_equal(next, good);
+    /* loaded (the torn line is cut off), and a new turn */
+    answer("after the repair", NULL, NULL, false);
+    snprintf(path, sizeof(path), "/v1/conversations/t4/messages");
+    assert_int_equal(http("POST", path, "{\"text\":\"new message\"}", &b), 202);
+    wait_idle();
+    assert_null(strstr(sent(ev), "torn by"));
+    assert_true(stream_records(sent(ev), "t4", &first, &next) >= 7);
+    assert_int_equal(first, 0);
+    assert_int_equal(next, journal_len("t4"));
+    assert_non_null(strstr(sent(ev), "after the repair"));
+}
+
+#define TOKEN "0123456789abcdef-token"
+
+static void tcp_server(void)
+{
+    mote_serve_deinit(&srv);
+    vc.listen = "127.0.0.1:0";
+    vc.token = TOKEN;
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
+    assert_int_equal(mote_serve_listen(&srv), 0);
+}
+
+/* 2. Clients without the token cannot lock the Unix socket's clients out:
+ * silent TCP connections are closed at the head's deadline (not the idle
+ * one), TCP holds only its share of the connections, and a 401 closes. */
+static void test_tcp_cannot_lock_out_the_socket(void **state)
+{
+    int p[MOTE_SERVE_MAX_CONNS], u;
+    const char *two = "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer guess1\r\n\r\n"
+                      "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer guess2\r\n\r\n";
+    unsigned i, open_tcp = 0;
+
+    (void)state;
+    tcp_server();
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
+        p[i] = mote_tport_peer_connect(&tp, true);
+        assert_true(p[i] >= 0);
+        turns(1);
+    }
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++)
+        open_tcp += !mote_tport_peer_get(&tp, p[i])->server_closed;
+    assert_true(open_tcp < MOTE_SERVE_MAX_CONNS);
+    /* the Unix socket is still served */
+    u = client("GET /v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    turns(5);
+    assert_non_null(strstr(sent(u), "HTTP/1.1 200"));
+    /* the silent ones go at the head's deadline */
+    mote_tport_advance(&tp, MOTE_SERVE_HEADER_TIMEOUT_MS + 1000);
+    turns(3);
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++)
+        assert_true(mote_tport_peer_get(&tp, p[i])->server_closed);
+    assert_int_equal(srv.nconns, 0);
+    /* a wrong token: one 401, and the connection closes (no second guess) */
+    p[0] = mote_tport_peer_connect(&tp, true);
+    mote_tport_peer_write(&tp, p[0], two, strlen(two));
+    for (i = 0; i < 20 && !mote_tport_peer_get(&tp, p[0])->server_closed; i++)
+        turns(1);
+    if (!mote_tport_peer_get(&tp, p[0])->server_closed) {
+        mote_tport_advance(&tp, MOTE_SERVE_FLUSH_MS + 10);
+        turns(3);
+    }
+    assert_true(mote_tport_peer_get(&tp, p[0])->server_closed);
+    assert_non_null(strstr(sent(p[0]), "HTTP/1.1 401"));
+    assert_null(strstr(strstr(sent(p[0]), "HTTP/1.1 401") + 1, "HTTP/1.1"));
+    vc.listen = NULL;
+    vc.token = NULL;
+}
+
+/* 2. A token too short to resist guessing is refused. */
+static void test_short_token_refused(void **state)
+{
+    (void)state;
+    mote_serve_deinit(&srv);
+    vc.listen = "127.0.0.1:0";
+    vc.token = "t0k";
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), MOTE_ERR_INVAL);
+    vc.token = TOKEN;
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
+    vc.listen = NULL;
+    vc.token = NULL;
+}
+
+/* 3. A follower whose send buffer has no room for the approval event (it
+ * reads slowly; the call's input is large) is told the state with the
+ * pending approval once it has room: it never misses the question. */
+static void test_slow_follower_gets_the_approval(void **state)
+{
+    static char input[2600];
+    char req[256];
+    struct mote_tport_peer *q;
+    const char *s, *st;
+    size_t i;
+    int ev;
+
+    (void)state;
+    rules[0].name = "probe";
+    rules[0].approval = MOTE_APPROVE_ASK;
+    cc.rules = rules;
+    cc.nrules = 1;
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"ap\"}", &s), 201);
+    ev = client("GET /v1/conversations/ap/events HTTP/1.1\r\nHost: t\r\n\r\n");
+    for (i = 0; i < 20 && strstr(sent(ev), "event: state") == NULL; i++)
+        turns(1);
+    assert_non_null(strstr(sent(ev), "event: state"));
+    q = mote_tport_peer_get(&tp, ev);
+    q->window = 1; /* it reads a byte, then nothing for a while */
+    mote_tport_peer_read(&tp, ev, (size_t)-1);
+    i = (size_t)snprintf(input, sizeof(input), "{\\\"pad\\\":\\\"");
+    memset(input + i, 'x', 2500);
+    i += 2500;
+    snprintf(input + i, sizeof(input) - i, "\\\"}");
+    answer("let me look", "probe", input, false);
+    snprintf(req, sizeof(req), "/v1/conversations/ap/messages");
+    assert_int_equal(http("POST", req, "{\"text\":\"look\"}", &s), 202);
+    for (i = 0; i < 200; i++) {
+        turns(1);
+        if (mote_conv_state(mote_conv_find(&ses, "ap")) == MOTE_CONV_AWAITING_APPROVAL)
+            break;
+    }
+    assert_int_equal(mote_conv_state(mote_conv_find(&ses, "ap")), MOTE_CONV_AWAITING_APPROVAL);
+    turns(3);
+    /* it reads on */
+    q->window = 0;
+    for (i = 0; i < 50; i++) {
+        mote_tport_peer_read(&tp, ev, (size_t)-1);
+        turns(1);
+    }
+    s = sent(ev);
+    st = strstr(s, "event: approval\n");
+    if (st == NULL) {
+        /* else a state event after the last record carries the approval */
+        const char *last = s, *x;
+
+        while ((x = strstr(last + 1, "event: state\n")) != NULL)
+            last = x;
+        assert_true(last != s);
+        assert_non_null(strstr(last, "\"state\":\"awaiting_approval\""));
+        st = strstr(last, "\"approval\":{\"ask_id\":");
+    }
+    assert_non_null(st);
+    assert_non_null(strstr(st, "\"name\":\"probe\""));
+    cc.rules = NULL;
+    cc.nrules = 0;
+}
+
+/* 4. Pipelined requests (20 in one write) are all answered, in order,
+ * at once; `shut`: the client shut its sending side after them. */
+static void pipelined(bool shut)
+{
+    static char req[4096];
+    const char *one = "GET /v1/health HTTP/1.1\r\nHost: t\r\n\r\n";
+    const char *s;
+    size_t n = 0;
+    unsigned i, count;
+    int p;
+
+    for (i = 0; i < 20; i++)
+        n += (size_t)snprintf(req + n, sizeof(req) - n, "%s", one);
+    p = client(req);
+    if (shut)
+        mote_tport_peer_shutdown(&tp, p); /* shutdown(SHUT_WR) after the requests */
+    turns(40);
+    s = sent(p);
+    for (count = 0; (s = strstr(s, "HTTP/1.1 200 OK")) != NULL; s++)
+        count++;
+    assert_int_equal(count, 20);
+    assert_null(strstr(sent(p), "HTTP/1.1 408"));
+    /* after the last answer: closed (shut), or open for more */
+    assert_int_equal(mote_tport_peer_get(&tp, p)->server_closed, shut);
+}
+
+static void test_pipelined_requests_all_answered(void **state)
+{
+    (void)state;
+    pipelined(false);
+}
+
+static void test_pipelined_then_half_close(void **state)
+{
+    (void)state;
+    pipelined(true);
+}
+
+/* 5. Deleting a conversation ends its event streams with a last event; a
+ * new conversation of the same id is never shown on an old stream. */
+static void test_delete_ends_event_streams(void **state)
+{
+    const char *b;
+    unsigned long next = 0;
+    int ev;
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"c5\"}", &b), 201);
+    answer("first life", NULL, NULL, false);
+    assert_int_equal(http("POST", "/v1/conversations/c5/messages", "{\"text\":\"hi\"}", &b), 202);
+    wait_idle();
+    ev = client("GET /v1/conversations/c5/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    turns(5);
+    assert_int_equal(stream_records(sent(ev), "c5", NULL, &next), 4);
+    assert_int_equal(http("DELETE", "/v1/conversations/c5", NULL, &b), 200);
+    for (i = 0; i < 20 && !mote_tport_peer_get(&tp, ev)->server_closed; i++)
+        turns(1);
+    assert_true(mote_tport_peer_get(&tp, ev)->server_closed);
+    b = strstr(sent(ev), "event: removed\ndata: {\"id\":\"c5\"}\n\n");
+    assert_non_null(b);
+    assert_string_equal(b, "event: removed\ndata: {\"id\":\"c5\"}\n\n"); /* the last */
+    assert_int_equal(srv.nconns, 0);
+    /* born again: a new stream has it from its own start */
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"c5\"}", &b), 201);
+    ev = client("GET /v1/conversations/c5/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    turns(5);
+    assert_int_equal(stream_records(sent(ev), "c5", NULL, &next), 1);
+    assert_int_equal(next, journal_len("c5"));
+}
+
+/* 7. An HTTP/1.0 client gets a body that ends with the connection, never
+ * chunks it cannot read (RFC 9112 6.1). */
+static void test_http10_close_delimited(void **state)
+{
+    const char *b, *body;
+    unsigned i;
+    int p;
+
+    (void)state;
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"h10\"}", &b), 201);
+    p = client("GET /v1/conversations/h10 HTTP/1.0\r\n\r\n");
+    for (i = 0; i < 50 && !mote_tport_peer_get(&tp, p)->server_shut &&
+                !mote_tport_peer_get(&tp, p)->server_closed;
+         i++)
+        turns(1);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    assert_null(strstr(sent(p), "Transfer-Encoding"));
+    assert_non_null(strstr(sent(p), "Connection: close"));
+    body = strstr(sent(p), "\r\n\r\n") + 4;
+    assert_true(strncmp(body, "{\"id\":\"h10\"", 11) == 0);
+    assert_non_null(strstr(body, "\"records\":[{\"offset\":0,\"record\":{\"t\":\"open\""));
+    assert_string_equal(body + strlen(body) - 3, "]}\n"); /* the JSON whole, nothing after */
+}
+
+/* 7. After its last answer (Connection: close) the server ends its
+ * sending side at once: the client sees the end without waiting. */
+static void test_close_ends_our_side_at_once(void **state)
+{
+    struct mote_tport_peer *q;
+    int p;
+
+    (void)state;
+    p = client("GET /v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    q = mote_tport_peer_get(&tp, p);
+    turns(5); /* 50 ms at most: far less than MOTE_SERVE_FLUSH_MS */
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    assert_true(q->server_shut || q->server_closed);
+    mote_tport_peer_close(&tp, p); /* the client, having read it all, closes */
+    turns(3);
+    assert_true(q->server_closed);
+    assert_int_equal(srv.nconns, 0);
+}
+
+/* A conversation waiting for the approval of a probe call; its call id
+ * into `call`. */
+static void pending_probe(const char *id, char *call, size_t cap)
+{
+    char path[128], body[64];
+    const char *b, *q;
+    unsigned i;
+
+    rules[0].name = "probe";
+    rules[0].approval = MOTE_APPROVE_ASK;
+    cc.rules = rules;
+    cc.nrules = 1;
+    snprintf(body, sizeof(body), "{\"id\":\"%s\"}", id);
+    assert_int_equal(http("POST", "/v1/conversations", body, &b), 201);
+    answer("let me look", "probe", "{}", false);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    assert_int_equal(http("POST", path, "{\"text\":\"look\"}", &b), 202);
+    for (i = 0; i < 100; i++) {
+        turns(1);
+        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
+            break;
+    }
+    snprintf(path, sizeof(path), "/v1/conversations/%s?records=0", id);
+    assert_int_equal(http("GET", path, NULL, &b), 200);
+    q = strstr(b, "\"call_id\":\"");
+    assert_non_null(q);
+    q += 11;
+    snprintf(call, cap, "%.*s", (int)(strchr(q, '"') - q), q);
+}
+
+/* 7. An ask_id out of range is refused, never cut to 32 bits. */
+static void test_ask_id_out_of_range(void **state)
+{
+    char call[64], body[160];
+    const char *b;
+
+    (void)state;
+    pending_probe("ak", call, sizeof(call));
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":%llu}", call,
+             1ULL + 4294967296ULL);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 400);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":0}", call);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 400);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":-4294967295}",
+             call);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 400);
+    turns(3);
+    assert_int_equal(tool_runs, 0);
+    answer("it said ok", NULL, NULL, false);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":1}", call);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 200);
+    wait_idle();
+    assert_int_equal(tool_runs, 1);
+    cc.rules = NULL;
+    cc.nrules = 0;
+}
+
+/* 7. An answer during the drain is refused as the shutdown (503), and
+ * runs nothing: the call stays pending, to be asked again on the next
+ * start. */
+static void test_approval_during_drain(void **state)
+{
+    struct mote_shutdown_req sd = {"SIGTERM", MOTE_SD_DRAIN, 5000, false};
+    char call[64], body[160];
+    const char *b;
+
+    (void)state;
+    pending_probe("dr", call, sizeof(call));
+    /* another turn stalls: the drain waits for it */
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"st\"}", &b), 201);
+    answer("stalled", NULL, NULL, true);
+    assert_int_equal(http("POST", "/v1/conversations/st/messages", "{\"text\":\"go\"}", &b), 202);
+    turns(5);
+    assert_int_equal(mote_serve_shutdown(&srv, &sd), 0);
+    turns(3);
+    assert_int_equal(srv.phase, MOTE_SERVE_DRAIN);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\"}", call);
+    assert_int_equal(http("POST", "/v1/conversations/dr/approval", body, &b), 503);
+    assert_non_null(strstr(b, "\"error\":\"shutting_down\""));
+    turns(3);
+    assert_int_equal(tool_runs, 0);
+    cc.rules = NULL;
+    cc.nrules = 0;
+}
+
+/* 7. The exit code's rules (mote_serve_exit_code): a drain that finished
+ * 0; a signal that cut a turn 143 (SIGTERM) or 129 (SIGHUP); SIGINT 130;
+ * a failure 1, also when a signal's code would say otherwise. */
+static void test_exit_codes(void **state)
+{
+    const char *b;
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 0);
+    /* a stalled turn, SIGTERM, then a second signal forces */
+    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"x\"}", &b), 201);
+    answer("stalled", NULL, NULL, true);
+    assert_int_equal(http("POST", "/v1/conversations/x/messages", "{\"text\":\"go\"}", &b), 202);
+    turns(5);
+    assert_int_equal(mote_serve_signal(&srv, MOTE_SIG_TERM, 60000), 0);
+    turns(3);
+    assert_false(mote_serve_done(&srv));
+    assert_int_equal(mote_serve_signal(&srv, MOTE_SIG_INT, 60000), 0);
+    for (i = 0; i < 300 && !mote_serve_done(&srv); i++) {
+        mote_tport_advance(&tp, 100);
+        turns(1);
+    }
+    assert_true(mote_serve_done(&srv));
+    assert_non_null(strstr(logbuf, "SIGINT again: stopping now"));
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 143);
+    srv.sig = MOTE_SIG_HUP + 1;
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 129);
+    srv.sig = MOTE_SIG_INT + 1;
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 130);
+    /* a journal's storage failed during it: 1 wins */
+    srv.sig = MOTE_SIG_TERM + 1;
+    ses.report.storage_err = MOTE_ERR_NOSPC;
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 1);
+    ses.report.storage_err = 0;
+    /* the loop failed: 1, not a signal's code */
+    assert_int_equal(mote_serve_exit_code(&srv, MOTE_ERR_IO), 1);
+}
+
+/* 7. A drain with nothing running ends at once: exit 0, not 143. */
+static void test_exit_code_after_a_clean_drain(void **state)
+{
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(mote_serve_signal(&srv, MOTE_SIG_TERM, 60000), 0);
+    for (i = 0; i < 300 && !mote_serve_done(&srv); i++) {
+        mote_tport_advance(&tp, 100);
+        turns(1);
+    }
+    assert_true(mote_serve_done(&srv));
+    assert_int_equal(mote_serve_exit_code(&srv, 0), 0);
+}
+
+/* A journal of one record, put straight on the disk. */
+static void put_journal(const char *id)
+{
+    char name[96], line[128];
+    int n = snprintf(line, sizeof(line), "{\"t\":\"open\",\"v\":2,\"id\":\"%s\"}\n", id);
+
+    snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+    assert_int_equal(mote_tport_put(&tp, name, line, (size_t)n), 0);
+}
+
+/* 7. The list comes in pages, in the order of the ids: every
+ * conversation can be found, following "next". */
+static void test_list_pages(void **state)
+{
+    static const char *const ids[] = {"p5", "p0", "p3", "p6", "p1", "p4", "p2"};
+    const char *b;
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
+    for (i = 0; i < 7; i++)
+        put_journal(ids[i]);
+    assert_int_equal(http("GET", "/v1/conversations?limit=3", NULL, &b), 200);
+    assert_non_null(strstr(b, "{\"conversations\":[{\"id\":\"p0\""));
+    assert_non_null(strstr(b, "},{\"id\":\"p1\""));
+    assert_non_null(strstr(b, "},{\"id\":\"p2\""));
+    assert_null(strstr(b, "\"p3\""));
+    assert_non_null(strstr(b, "],\"truncated\":true,\"next\":\"p2\"}"));
+    assert_int_equal(http("GET", "/v1/conversations?after=p2&limit=3", NULL, &b), 200);
+    assert_non_null(strstr(b, "[{\"id\":\"p3\""));
+    assert_non_null(strstr(b, "\"next\":\"p5\"}"));
+    assert_null(strstr(b, "\"p2\""));
+    assert_int_equal(http("GET", "/v1/conversations?after=p5&limit=3", NULL, &b), 200);
+    assert_non_null(strstr(b, "[{\"id\":\"p6\""));
+    assert_non_null(strstr(b, "],\"truncated\":false,\"next\":null}"));
+    /* without a limit: the default page, here all of them */
+    assert_int_equal(http("GET", "/v1/conversations", NULL, &b), 200);
+    assert_non_null(strstr(b, "\"p0\""));
+    assert_non_null(strstr(b, "\"p6\""));
+    assert_non_null(strstr(b, "\"truncated\":false"));
+    assert_int_equal(http("GET", "/v1/conversations?limit=0", NULL, &b), 400);
+    assert_int_equal(http("GET", "/v1/conversations?after=..%2Fx", NULL, &b), 400);
+}
+
+static int lock_held(void *ctx, int h, unsigned how, int64_t *holder)
+{
+    struct mote_tport *t = ctx;
+
+    (void)how;
+    if (h >= 0 && h < MOTE_TPORT_HANDLES && t->handles[h] > 0 &&
+        strstr(t->files[t->handles[h] - 1].name, "held") != NULL) {
+        *holder = 4242;
+        return MOTE_ERR_LOCKED;
+    }
+    *holder = 0;
+    return 0;
+}
+
+/* 7. A conversation another process has open is "locked" on its event
+ * stream and in its state, not "idle". */
+static void test_locked_elsewhere_is_said(void **state)
+{
+    const char *b;
+    int ev;
+
+    (void)state;
+    assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
+    put_journal("held");
+    tp.port.st_lock = lock_held;
+    ev = client("GET /v1/conversations/held/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    turns(5);
+    assert_non_null(strstr(sent(ev), "event: state\ndata: {\"state\":\"locked\",\"loaded\":false,"
+                                     "\"busy\":false,\"holder\":4242"));
+    assert_int_equal(http("GET", "/v1/conversations/held?records=0", NULL, &b), 200);
+    assert_non_null(strstr(b, "\"state\":\"locked\""));
+    assert_non_null(strstr(b, "\"holder\":4242"));
+    tp.port.st_lock = NULL;
+}
+
+/* The --policy format, parsed by the library (no frontend copies it). */
+static int policy(struct mote_policy *pol, const char *text, char *err)
+{
+    return mote_policy_parse(pol, text, strlen(text), err, 200);
+}
+
+static void test_policy_parse(void **state)
+{
+    static struct mote_policy pol;
+    static char big[8192];
+    char err[200];
+    const char *ok = "{\"default\": \"deny\", \"tools\": {\"shell\": \"allow\", "
+                     "\"write_file\": \"ask\"}}";
+    size_t n = 0;
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(mote_policy_parse(&pol, ok, strlen(ok), err, sizeof(err)), 0);
+    assert_true(pol.has_default);
+    assert_int_equal(pol.approval, MOTE_APPROVE_DENY);
+    assert_int_equal(pol.nrules, 2);
+    assert_string_equal(pol.rules[0].name, "shell");
+    assert_int_equal(pol.rules[0].approval, MOTE_APPROVE_ALLOW);
+    assert_string_equal(pol.rules[1].name, "write_file");
+    assert_int_equal(pol.rules[1].approval, MOTE_APPROVE_ASK);
+    assert_int_equal(mote_policy_parse(&pol, "{}", 2, err, sizeof(err)), 0);
+    assert_false(pol.has_default);
+    assert_int_equal(pol.nrules, 0);
+    assert_int_equal(mote_policy_parse(&pol, "[1]", 3, err, sizeof(err)), MOTE_ERR_BADMSG);
+    assert_int_equal(policy(&pol, "{\"tools\": {\"shell\": \"sometimes\"}}", err), MOTE_ERR_BADMSG);
+    assert_non_null(strstr(err, "ask, allow or deny"));
+    assert_int_equal(policy(&pol, "{\"default\": 1}", err), MOTE_ERR_BADMSG);
+    assert_int_equal(policy(&pol, "{\"tools\": {\"\": \"ask\"}}", err), MOTE_ERR_BADMSG);
+    assert_int_equal(policy(&pol, "{\"tools\": [\"shell\"]}", err), MOTE_ERR_BADMSG);
+    n = (size_t)snprintf(big, sizeof(big), "{\"tools\": {");
+    for (i = 0; i <= MOTE_SERVE_RULES_MAX; i++)
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"t%u\": \"ask\"", i ? "," : "", i);
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "}}");
+    assert_int_equal(mote_policy_parse(&pol, big, n, err, sizeof(err)), MOTE_ERR_FULL);
+    assert_non_null(strstr(err, "MOTE_SERVE_RULES_MAX"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -894,6 +1553,22 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recovery_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_port_without_serving, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_tail_never_streamed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tcp_cannot_lock_out_the_socket, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_short_token_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_follower_gets_the_approval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipelined_requests_all_answered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipelined_then_half_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_ends_event_streams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http10_close_delimited, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_ends_our_side_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ask_id_out_of_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approval_during_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_code_after_a_clean_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_locked_elsewhere_is_said, setup, teardown),
+        cmocka_unit_test(test_policy_parse),
     };
 
     return cmocka_run_group_tests_name("serve", tests, NULL, NULL);
