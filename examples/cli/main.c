@@ -1161,19 +1161,8 @@ int main(int argc, char **argv)
                          ? MOTE_APPROVE_ASK
                          : MOTE_APPROVE_DENY;
     cconf.deny_reason = DENY_REASON;
-    if ((rc = mote_loop_init(&loop, &pp.port)) == MOTE_ERR_CONFIG) {
-        fprintf(stderr, "mote: this program and libmote were built with different MOTE_* values\n");
-        return 1;
-    }
-    if (rc < 0 || mote_posix_signals_install(&pp) < 0 ||
-        mote_session_init(&ses, &loop, &sconf) < 0) {
-        fprintf(stderr, "mote: cannot start the event loop\n");
-        return 1;
-    }
-    if (!o.no_tools && mote_session_add_builtin_tools(&ses, MOTE_TOOLS_BUILTIN) < 0) {
-        fprintf(stderr, "mote: cannot register the tools\n");
-        return 1;
-    }
+    if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote")) != 0)
+        return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
     if (have_mcp) {
         /* The servers start in parallel; the prompt does not wait for them. */

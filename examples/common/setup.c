@@ -240,6 +240,27 @@ int fe_system(const struct cli_opts *op, const char **system)
     return 0;
 }
 
+int fe_session_start(struct mote_posix *pp, struct mote_loop *loop, struct mote_session *ses,
+                     const struct mote_session_conf *sc, bool no_tools, const char *who)
+{
+    int rc = mote_loop_init(loop, &pp->port);
+
+    if (rc == MOTE_ERR_CONFIG) {
+        fprintf(stderr, "%s: this program and libmote were built with different MOTE_* values\n",
+                who);
+        return 1;
+    }
+    if (rc < 0 || mote_posix_signals_install(pp) < 0 || mote_session_init(ses, loop, sc) < 0) {
+        fprintf(stderr, "%s: cannot start the event loop\n", who);
+        return 1;
+    }
+    if (!no_tools && mote_session_add_builtin_tools(ses, MOTE_TOOLS_BUILTIN) < 0) {
+        fprintf(stderr, "%s: cannot register the tools\n", who);
+        return 1;
+    }
+    return 0;
+}
+
 int fe_state_path(const struct cli_opts *op, char *state_dir, size_t cap)
 {
     const char *d = op->state_dir, *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");

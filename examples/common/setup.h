@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../cli/opts.h"
+#include "mote/mote_agent.h"
 #include "mote/mote_client.h"
 #include "mote/mote_loop.h"
 #include "mote/mote_mcp.h"
@@ -30,6 +31,12 @@ int fe_mcp(const struct cli_opts *o, struct mote_mcp *m, struct mote_loop *loop,
 /* The state directory (--state-dir, $MOTE_STATE_DIR, $XDG_STATE_HOME/mote,
  * ~/.local/state/mote) into `dir` and the port's storage root. 0 or 2. */
 int fe_state_dir(const struct cli_opts *o, struct mote_posix *pp, char *dir, size_t cap);
+
+/* The loop, the signal handlers and the session on `pp`, and the
+ * built-in tools unless `no_tools`; a failure is said on stderr, with
+ * `who` ("mote", "mote serve") first. Returns 0 or 1 (the exit code). */
+int fe_session_start(struct mote_posix *pp, struct mote_loop *loop, struct mote_session *ses,
+                     const struct mote_session_conf *sc, bool no_tools, const char *who);
 
 /* Only the state directory's path (from the options and the environment),
  * nothing created or checked. Returns 0 or 2 (none can be named). */

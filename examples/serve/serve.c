@@ -314,19 +314,8 @@ static int start(void)
     cconf.nrules = nrules;
     sconf.on_event = on_event;
     sconf.tool_timeout_ms = (uint32_t)fe_env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
-    if ((rc = mote_loop_init(&loop, &pp.port)) == MOTE_ERR_CONFIG) {
-        fprintf(stderr, "mote: this program and libmote were built with different MOTE_* values\n");
-        return 1;
-    }
-    if (rc < 0 || mote_posix_signals_install(&pp) < 0 ||
-        mote_session_init(&ses, &loop, &sconf) < 0) {
-        fprintf(stderr, "mote serve: cannot start the event loop\n");
-        return 1;
-    }
-    if (!o.no_tools && mote_session_add_builtin_tools(&ses, MOTE_TOOLS_BUILTIN) < 0) {
-        fprintf(stderr, "mote serve: cannot register the tools\n");
-        return 1;
-    }
+    if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote serve")) != 0)
+        return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
     if ((rc = token_setup()) != 0)
         return rc;

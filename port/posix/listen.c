@@ -124,24 +124,8 @@ static int px_listen_tcp(void *ctx, const struct mote_addr *a, struct mote_addr 
     (void)ctx;
     if ((k = slot_free()) < 0)
         return MOTE_ERR_FULL;
-    memset(&ss, 0, sizeof(ss));
-    if (a->family == 4) {
-        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-        s4->sin_family = AF_INET;
-        s4->sin_port = htons(a->port);
-        memcpy(&s4->sin_addr, a->addr, 4);
-        len = sizeof(*s4);
-    } else if (a->family == 6) {
-        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-        s6->sin6_family = AF_INET6;
-        s6->sin6_port = htons(a->port);
-        memcpy(&s6->sin6_addr, a->addr, 16);
-        len = sizeof(*s6);
-    } else {
+    if ((len = mote_posix_sockaddr(a, &ss)) == 0)
         return MOTE_ERR_INVAL;
-    }
     fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return mote_posix_err(errno);

@@ -27,4 +27,9 @@ void mote_posix_fs_fill(struct mote_port *port);
 /* Sets the serving members (listen.c). */
 void mote_posix_listen_fill(struct mote_port *port);
 
+/* `a` as a socket address in `ss` (a struct sockaddr_storage, passed as
+ * void so that this header needs no socket header). Returns its length,
+ * or 0 for a family that is neither 4 nor 6 (net.c). */
+unsigned mote_posix_sockaddr(const struct mote_addr *a, void *ss);
+
 #endif
