@@ -10,21 +10,6 @@
 
 #include "util.h"
 
-static int why(char *err, size_t cap, int rc, const char *a, const char *b, const char *c)
-{
-    struct mote_sb sb;
-
-    if (cap == 0)
-        return rc;
-    mote_sb_init(&sb, err, cap);
-    mote_sb_s(&sb, a);
-    if (b != NULL)
-        mote_sb_s(&sb, b);
-    if (c != NULL)
-        mote_sb_s(&sb, c);
-    return rc;
-}
-
 /* Unescapes string token `t` into the arena; NULL if it does not fit. */
 static const char *keep_str(struct mote_mcp_conf *cf, int t)
 {
@@ -71,20 +56,20 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
     prc = mote_json_parse(js, text, len);
     if (prc == MOTE_ERR_TOO_LARGE) {
         num[mote_u64_dec(MOTE_JSON_MAX_TOKENS, num)] = '\0';
-        return why(err, cap, MOTE_ERR_TOO_LARGE, "more than ", num,
+        return mote_why(err, cap, MOTE_ERR_TOO_LARGE, "more than ", num,
                    " JSON values (MOTE_JSON_MAX_TOKENS)");
     }
     if (prc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT)
-        return why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
+        return mote_why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
     servers = mote_json_member(js, 0, "mcpServers");
     if (mote_json_type_of(js, servers) != MOTE_JSON_OBJECT)
-        return why(err, cap, MOTE_ERR_BADMSG, "no \"mcpServers\" object", NULL, NULL);
+        return mote_why(err, cap, MOTE_ERR_BADMSG, "no \"mcpServers\" object", NULL, NULL);
     if (js->tok[servers].size > (int)(MOTE_MAX_MCP_SERVERS - m->n)) {
         char most[24];
 
         num[mote_u64_dec((uint64_t)js->tok[servers].size, num)] = '\0';
         most[mote_u64_dec(MOTE_MAX_MCP_SERVERS, most)] = '\0';
-        (void)why(err, cap, MOTE_ERR_FULL, "", num, " servers; this mote takes ");
+        (void)mote_why(err, cap, MOTE_ERR_FULL, "", num, " servers; this mote takes ");
         if (cap > strlen(err)) {
             struct mote_sb sb = {err, cap, strlen(err)};
 
@@ -104,15 +89,15 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
             mote_json_type_of(js, def) != MOTE_JSON_OBJECT ||
             mote_json_type_of(js, cmd) != MOTE_JSON_STRING) {
             num[mote_u64_dec((uint64_t)i + 1, num)] = '\0';
-            return why(err, cap, MOTE_ERR_BADMSG, "server ", num,
+            return mote_why(err, cap, MOTE_ERR_BADMSG, "server ", num,
                        " needs a name and a \"command\" string");
         }
         if ((av[a++] = keep_str(cf, cmd)) == NULL)
-            return why(err, cap, MOTE_ERR_TOO_LARGE, "too large to keep (MOTE_MCP_CONF_ARENA)",
+            return mote_why(err, cap, MOTE_ERR_TOO_LARGE, "too large to keep (MOTE_MCP_CONF_ARENA)",
                        NULL, NULL);
         if (args >= 0 && mote_json_type_of(js, args) != MOTE_JSON_ARRAY &&
             !mote_json_is_null(js, args))
-            return why(err, cap, MOTE_ERR_BADMSG, "server '", name,
+            return mote_why(err, cap, MOTE_ERR_BADMSG, "server '", name,
                        "': \"args\" must be an array of strings");
         for (t = 0; mote_json_type_of(js, args) == MOTE_JSON_ARRAY && t < js->tok[args].size;
              t++) {
@@ -121,7 +106,7 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
             if (a >= MOTE_MCP_CONF_ARGS + 1 || mote_json_type_of(js, el) != MOTE_JSON_STRING ||
                 (av[a] = keep_str(cf, el)) == NULL) {
                 num[mote_u64_dec(MOTE_MCP_CONF_ARGS, num)] = '\0';
-                (void)why(err, cap, MOTE_ERR_BADMSG, "server '", name,
+                (void)mote_why(err, cap, MOTE_ERR_BADMSG, "server '", name,
                           "': \"args\" must be at most ");
                 if (cap > strlen(err)) {
                     struct mote_sb sb = {err, cap, strlen(err)};
@@ -138,7 +123,7 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
             ev[e++] = base_env[t];
         if (env >= 0 && mote_json_type_of(js, env) != MOTE_JSON_OBJECT &&
             !mote_json_is_null(js, env))
-            return why(err, cap, MOTE_ERR_BADMSG, "server '", name,
+            return mote_why(err, cap, MOTE_ERR_BADMSG, "server '", name,
                        "': \"env\" must map names to strings");
         {
             int kk = env + 1;
@@ -148,7 +133,7 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
                 if (e >= MOTE_MCP_CONF_ENV * 2 ||
                     mote_json_type_of(js, kk + 1) != MOTE_JSON_STRING ||
                     (ev[e] = keep_pair(cf, kk)) == NULL)
-                    return why(err, cap, MOTE_ERR_BADMSG, "server '", name,
+                    return mote_why(err, cap, MOTE_ERR_BADMSG, "server '", name,
                                "': \"env\" must map names to strings");
                 e++;
                 kk = mote_json_skip(js, kk + 1);
@@ -157,9 +142,9 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
         ev[e] = NULL;
         rc = mote_mcp_add(m, name, av, ev);
         if (rc == MOTE_ERR_EXIST)
-            return why(err, cap, MOTE_ERR_EXIST, "two servers are named '", name, "'");
+            return mote_why(err, cap, MOTE_ERR_EXIST, "two servers are named '", name, "'");
         if (rc < 0)
-            return why(err, cap, MOTE_ERR_INVAL, "bad server name '", name,
+            return mote_why(err, cap, MOTE_ERR_INVAL, "bad server name '", name,
                        "' (use letters, digits, - and _, at most 24)");
         k = mote_json_skip(js, def);
     }

@@ -21,21 +21,6 @@ int mote_approval_parse(const char *s, enum mote_approval *a)
     return 0;
 }
 
-static int why(char *err, size_t cap, int rc, const char *a, const char *b, const char *c)
-{
-    struct mote_sb sb;
-
-    if (cap == 0)
-        return rc;
-    mote_sb_init(&sb, err, cap);
-    mote_sb_s(&sb, a);
-    if (b != NULL)
-        mote_sb_s(&sb, b);
-    if (c != NULL)
-        mote_sb_s(&sb, c);
-    return rc;
-}
-
 /* A string token's value as an approval. */
 static int approval_of(const struct mote_json *js, int t, enum mote_approval *a)
 {
@@ -61,15 +46,15 @@ int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, cha
     rc = mote_json_parse(js, text, len);
     if (rc == MOTE_ERR_TOO_LARGE) {
         num[mote_u64_dec(MOTE_JSON_MAX_TOKENS, num)] = '\0';
-        return why(err, cap, MOTE_ERR_TOO_LARGE, "more than ", num,
+        return mote_why(err, cap, MOTE_ERR_TOO_LARGE, "more than ", num,
                    " JSON values (MOTE_JSON_MAX_TOKENS)");
     }
     if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT)
-        return why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
+        return mote_why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
     t = mote_json_member(js, 0, "default");
     if (t >= 0) {
         if (approval_of(js, t, &pol->approval) < 0)
-            return why(err, cap, MOTE_ERR_BADMSG, "\"default\" is ask, allow or deny", NULL,
+            return mote_why(err, cap, MOTE_ERR_BADMSG, "\"default\" is ask, allow or deny", NULL,
                        NULL);
         pol->has_default = true;
     }
@@ -77,7 +62,7 @@ int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, cha
     if (t < 0)
         return 0;
     if (mote_json_type_of(js, t) != MOTE_JSON_OBJECT)
-        return why(err, cap, MOTE_ERR_BADMSG,
+        return mote_why(err, cap, MOTE_ERR_BADMSG,
                    "\"tools\" maps tool names to ask, allow or deny", NULL, NULL);
     for (i = 0, k = t + 1; i < js->tok[t].size; i++, k = mote_json_skip(js, k + 1)) {
         struct mote_tool_rule *r = &pol->rules[pol->nrules];
@@ -85,14 +70,14 @@ int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, cha
 
         if (pol->nrules >= MOTE_SERVE_RULES_MAX) {
             num[mote_u64_dec(MOTE_SERVE_RULES_MAX, num)] = '\0';
-            return why(err, cap, MOTE_ERR_FULL, "more than ", num,
+            return mote_why(err, cap, MOTE_ERR_FULL, "more than ", num,
                        " tool rules (MOTE_SERVE_RULES_MAX)");
         }
         n = mote_json_str(js, k, pol->names[pol->nrules], sizeof(pol->names[0]));
         if (n <= 0 || memchr(pol->names[pol->nrules], '\0', (size_t)n) != NULL)
-            return why(err, cap, MOTE_ERR_BADMSG, "a tool name is 1 to 64 bytes", NULL, NULL);
+            return mote_why(err, cap, MOTE_ERR_BADMSG, "a tool name is 1 to 64 bytes", NULL, NULL);
         if (approval_of(js, k + 1, &r->approval) < 0)
-            return why(err, cap, MOTE_ERR_BADMSG, "\"tools\": \"", pol->names[pol->nrules],
+            return mote_why(err, cap, MOTE_ERR_BADMSG, "\"tools\": \"", pol->names[pol->nrules],
                        "\" must be ask, allow or deny");
         r->name = pol->names[pol->nrules];
         pol->nrules++;

@@ -165,3 +165,18 @@ int mote_produce_range(void *arg, char *buf, size_t cap)
     r->off += (uint64_t)n;
     return n;
 }
+
+int mote_why(char *err, size_t cap, int rc, const char *a, const char *b, const char *c)
+{
+    struct mote_sb sb;
+
+    if (cap == 0)
+        return rc;
+    mote_sb_init(&sb, err, cap);
+    mote_sb_s(&sb, a);
+    if (b != NULL)
+        mote_sb_s(&sb, b);
+    if (c != NULL)
+        mote_sb_s(&sb, c);
+    return rc;
+}

@@ -63,6 +63,10 @@ struct mote_src_range {
  * MOTE_ERR_IO. */
 int mote_produce_range(void *arg, char *buf, size_t cap);
 
+/* Writes a, then b and c when not NULL, into err (cap bytes; nothing if
+ * cap is 0); returns rc. For the parsers' error messages. */
+int mote_why(char *err, size_t cap, int rc, const char *a, const char *b, const char *c);
+
 /* Wrap-safe "a is before b" for 32-bit monotonic counters. */
 static inline int mote_before(uint32_t a, uint32_t b)
 {
