@@ -366,6 +366,23 @@ static size_t utf8_valid(const unsigned char *s, size_t n)
     return len;
 }
 
+bool mote_utf8_valid(const char *s, size_t n)
+{
+    size_t i = 0, v;
+
+    while (i < n) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        v = utf8_valid((const unsigned char *)s + i, n - i);
+        if (v == 0)
+            return false;
+        i += v;
+    }
+    return true;
+}
+
 static size_t utf8_put(uint32_t cp, char *o)
 {
     if (cp < 0x80) {

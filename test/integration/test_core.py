@@ -69,6 +69,29 @@ def test_raw_control_characters_in_a_tool_input_never_reach_the_journal():
               (q.returncode, q.stderr))
 
 
+def test_a_bad_call_written_early_is_refused_not_fatal():
+    """11.1(a): a call whose input is written to the journal before the
+    answer ends (a later call's input needs the room) was written
+    unchecked: a raw newline in it made the journal refuse the record and
+    mote exit 1 with "cannot write the conversation journal". It is
+    checked as every call is: refused with a clear result, the turn goes
+    on, every line is strict JSON."""
+    d = tempfile.mkdtemp(dir=TMP)
+    raw = '{"path": "%s/out.txt", "content": "a\nb"}' % d
+    port, log = start_server([{"tools": [{"tool": "write_file", "raw_input": raw},
+                                         {"tool": "list_dir", "input": {"path": d, "pad": "x" * 66000}}]},
+                              {"text": "noted"}, {"text": "again"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    r = run(port, state, "-p", "write it", "--yes")
+    check(r.returncode == 0 and "noted" in r.stdout, (r.returncode, r.stderr))
+    res = [x for x in journal_lines(state) if x["t"] == "tool_result"]
+    check(len(res) == 2 and res[0]["error"] and "control characters" in res[0]["text"], res)
+    check(not os.path.exists(os.path.join(d, "out.txt")), "the refused call did not run")
+    q = run(port, state, "--continue", "-p", "and now?")
+    check(q.returncode == 0 and "again" in q.stdout and "damaged" not in q.stderr,
+          (q.returncode, q.stderr))
+
+
 def test_an_empty_journal_is_as_good_as_absent():
     """11.3: a start killed between creating the journal and its first
     record left an empty ID.jsonl that `current` names; --continue then
