@@ -184,7 +184,8 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
     const struct mote_port *p = loop->port;
     struct mote_shell_state *t = &run->st.shell;
     char buf[4096];
-    unsigned reads = 0;
+    size_t moved = 0; /* bytes read in this step */
+    bool more = false;
     int rc;
 
     if (!t->started) {
@@ -200,13 +201,21 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
         p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
         t->killed = t->timed_out = true;
     }
-    /* What there is to read, a bounded amount per step. */
-    while (!t->eof && reads++ < 16) {
-        int n = p->pipe_read(p->ctx, t->out_fd, buf, sizeof(buf));
+    /* What there is to read, MOTE_STEP_IO_BYTES at most per step: a
+     * command that floods its output cannot keep the loop from signals,
+     * cancels and other jobs. */
+    while (!t->eof) {
+        int n;
 
+        if (moved >= MOTE_STEP_IO_BYTES) {
+            more = true;
+            break;
+        }
+        n = p->pipe_read(p->ctx, t->out_fd, buf, sizeof(buf));
         if (n > 0) {
             clean(buf, (size_t)n);
             mote_tool_out(run, buf, (size_t)n);
+            moved += (size_t)n;
             continue;
         }
         if (n == 0 || n != MOTE_ERR_AGAIN)
@@ -257,7 +266,7 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
     if (t->timer != 0)
         (void)mote_timer_stop(loop, t->timer);
     t->timer = 0;
-    if (reads > 16) {
+    if (more) {
         (void)mote_job_wake(loop, self); /* more to read: next turn */
         return MOTE_STEP_PENDING;
     }

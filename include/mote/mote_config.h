@@ -160,9 +160,10 @@
 #define MOTE_NET_BUF 4096
 #endif
 
-/* Bytes one step (of the model client, an MCP server's pipes) reads or
- * sends before it hands the loop back: a peer that floods cannot delay a
- * signal, a cancel or a deadline by more than this much work. */
+/* Bytes one step (of the model client, an MCP server's pipes, the shell
+ * tool's output) reads or sends before it hands the loop back: a peer
+ * that floods cannot delay a signal, a cancel or a deadline by more than
+ * this much work. */
 #ifndef MOTE_STEP_IO_BYTES
 #define MOTE_STEP_IO_BYTES 16384
 #endif

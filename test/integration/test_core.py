@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import TMP, check, requests_in, run_all, start_server
+from harness import TMP, check, config_value, requests_in, run_all, start_server, strace_cmd
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -215,6 +215,38 @@ def test_sigint_under_an_sse_ping_flood_ends_at_once():
     took = time.time() - t0
     check(p.returncode == 130, p.returncode)
     check(took < 3.0, "SIGINT to exit took %.2f s under the flood" % took)
+
+
+def test_a_flooding_tool_is_read_a_budget_per_loop_turn():
+    """11.4: the shell tool's output is read MOTE_STEP_IO_BYTES at most per
+    step, then the loop takes its turn (signals, cancels, other jobs): a
+    command writing 3 MB as fast as it can, traced with strace, never has
+    more than the budget (and one read) read from its pipe between two
+    waits of the loop. Before, a step read 16 x 4 KiB: 64 KiB."""
+    import re
+    budget = config_value("MOTE_STEP_IO_BYTES")
+    port, _ = start_server([{"tool": "shell", "input": {
+        "command": "head -c 3000000 /dev/zero | tr '\\0' a"}}, {"text": "done"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    trace = os.path.join(TMP, "flood-tool.strace")
+    e = env()
+    e["ASAN_OPTIONS"] = "detect_leaks=0"  # LeakSanitizer does not run under ptrace
+    r = subprocess.run(strace_cmd(trace, "read,poll,ppoll") +
+                       [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
+                        "-p", "x", "--yes"], capture_output=True, text=True, timeout=120, env=e)
+    check(r.returncode == 0 and "done" in r.stdout, (r.returncode, r.stderr[-500:]))
+    most = cur = total = 0
+    for line in open(trace):
+        if line.startswith(("poll(", "ppoll(")):
+            most, cur = max(most, cur), 0
+            continue
+        m = re.match(r"read\(\d+<pipe:\[\d+\]>, .*\) = (\d+)$", line.strip())
+        if m:
+            cur += int(m.group(1))
+            total += int(m.group(1))
+    most = max(most, cur)
+    check(total >= 3000000, "the whole output was read: %d" % total)
+    check(most <= budget + 4096, "%d bytes read in one turn (budget %d)" % (most, budget))
 
 
 # ---- 11.1(b) a record the reader could not read is never written ---------------
