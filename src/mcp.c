@@ -801,7 +801,11 @@ static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
                 fail_server(s, "an answer over the size limit");
             }
         }
-        n = p->pipe_read(p->ctx, fd, s->inbuf + s->inlen, sizeof(s->inbuf) - s->inlen);
+        {
+            size_t room = sizeof(s->inbuf) - s->inlen, left = MOTE_STEP_IO_BYTES - moved;
+
+            n = p->pipe_read(p->ctx, fd, s->inbuf + s->inlen, room < left ? room : left);
+        }
         if (n == MOTE_ERR_AGAIN)
             return;
         if (n > 0)

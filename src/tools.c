@@ -211,7 +211,9 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
             more = true;
             break;
         }
-        n = p->pipe_read(p->ctx, t->out_fd, buf, sizeof(buf));
+        n = p->pipe_read(p->ctx, t->out_fd, buf,
+                         MOTE_STEP_IO_BYTES - moved < sizeof(buf) ? MOTE_STEP_IO_BYTES - moved
+                                                                   : sizeof(buf));
         if (n > 0) {
             clean(buf, (size_t)n);
             mote_tool_out(run, buf, (size_t)n);

@@ -8,7 +8,8 @@ N (a line of N bytes before the tools/list answer), --ignore-sigterm,
 --notify-first (a notification before the initialize answer), --ping (ask
 the client for a ping), --page-size N (tools/list pages), --die-at-start,
 --string-ids (answer with ids as strings), --tools-file F (the tool list from a
-JSON file; each answers "called NAME with ARGS"), --raw-control (raw tabs
+JSON file; each answers "called NAME with ARGS"), --flood N (N bytes of log
+notifications before the tools/list answer), --raw-control (raw tabs
 inside the tools/list answer's strings), --big-tool (a tool "big" with a large
 result), --log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
@@ -108,6 +109,14 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
             send({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
     elif method == "tools/list":
+        if opt("--flood"):
+            # log notifications as fast as the pipe takes them, then the answer
+            note = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                               "params": {"level": "debug", "data": "f" * 4000}}) + "\n"
+            with OUT:
+                for _ in range(int(opt("--flood")) // len(note) + 1):
+                    sys.stdout.write(note)
+                sys.stdout.flush()
         if opt("--huge-line"):
             sys.stdout.write("x" * int(opt("--huge-line")) + "\n")
         size = int(opt("--page-size", "100"))

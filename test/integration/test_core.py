@@ -10,7 +10,8 @@ import subprocess
 import sys
 import tempfile
 
-from harness import TMP, check, config_value, requests_in, run_all, start_server, strace_cmd
+from harness import (ROOT, TMP, check, config_value, requests_in, run_all, start_server,
+                     strace_cmd)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -217,6 +218,51 @@ def test_sigint_under_an_sse_ping_flood_ends_at_once():
     check(took < 3.0, "SIGINT to exit took %.2f s under the flood" % took)
 
 
+def pipe_reads_per_turn(trace):
+    """From an strace log of read,poll,ppoll: the most bytes read from
+    pipes between two waits of the loop, and the total."""
+    import re
+    most = cur = total = 0
+    for line in open(trace):
+        if line.startswith(("poll(", "ppoll(")):
+            most, cur = max(most, cur), 0
+            continue
+        m = re.match(r"read\(\d+<pipe:\[\d+\]>, .*\) = (\d+)$", line.strip())
+        if m:
+            cur += int(m.group(1))
+            total += int(m.group(1))
+    return max(most, cur), total
+
+
+def traced_run(trace, port, *extra):
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    e = env()
+    e["ASAN_OPTIONS"] = "detect_leaks=0"  # LeakSanitizer does not run under ptrace
+    return subprocess.run(strace_cmd(trace, "read,poll,ppoll") +
+                          [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
+                           "-p", "x"] + list(extra), capture_output=True, text=True, timeout=120,
+                          env=e)
+
+
+def test_a_flooding_mcp_server_is_read_a_budget_per_loop_turn():
+    """11.4: an MCP server writing 3 MB of log notifications before its
+    tool list: each loop turn reads at most MOTE_STEP_IO_BYTES from its
+    pipes. Before, the budget was checked between reads, but one read
+    took up to the line buffer's room (64 KiB)."""
+    budget = config_value("MOTE_STEP_IO_BYTES")
+    port, _ = start_server([{"text": "done"}])
+    cfg = os.path.join(TMP, "flood-mcp.json")
+    with open(cfg, "w") as f:
+        json.dump({"mcpServers": {"f": {"command": sys.executable, "args": [
+            os.path.join(ROOT, "test", "fake_mcp.py"), "--flood", "3000000"]}}}, f)
+    trace = os.path.join(TMP, "flood-mcp.strace")
+    r = traced_run(trace, port, "--mcp-config", cfg)
+    check(r.returncode == 0 and "done" in r.stdout, (r.returncode, r.stderr[-500:]))
+    most, total = pipe_reads_per_turn(trace)
+    check(total >= 3000000, "the whole flood was read: %d" % total)
+    check(most <= budget, "%d bytes read in one turn (budget %d)" % (most, budget))
+
+
 def test_a_flooding_tool_is_read_a_budget_per_loop_turn():
     """11.4: the shell tool's output is read MOTE_STEP_IO_BYTES at most per
     step, then the loop takes its turn (signals, cancels, other jobs): a
@@ -227,26 +273,12 @@ def test_a_flooding_tool_is_read_a_budget_per_loop_turn():
     budget = config_value("MOTE_STEP_IO_BYTES")
     port, _ = start_server([{"tool": "shell", "input": {
         "command": "head -c 3000000 /dev/zero | tr '\\0' a"}}, {"text": "done"}])
-    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
     trace = os.path.join(TMP, "flood-tool.strace")
-    e = env()
-    e["ASAN_OPTIONS"] = "detect_leaks=0"  # LeakSanitizer does not run under ptrace
-    r = subprocess.run(strace_cmd(trace, "read,poll,ppoll") +
-                       [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
-                        "-p", "x", "--yes"], capture_output=True, text=True, timeout=120, env=e)
+    r = traced_run(trace, port, "--yes")
     check(r.returncode == 0 and "done" in r.stdout, (r.returncode, r.stderr[-500:]))
-    most = cur = total = 0
-    for line in open(trace):
-        if line.startswith(("poll(", "ppoll(")):
-            most, cur = max(most, cur), 0
-            continue
-        m = re.match(r"read\(\d+<pipe:\[\d+\]>, .*\) = (\d+)$", line.strip())
-        if m:
-            cur += int(m.group(1))
-            total += int(m.group(1))
-    most = max(most, cur)
+    most, total = pipe_reads_per_turn(trace)
     check(total >= 3000000, "the whole output was read: %d" % total)
-    check(most <= budget + 4096, "%d bytes read in one turn (budget %d)" % (most, budget))
+    check(most <= budget, "%d bytes read in one turn (budget %d)" % (most, budget))
 
 
 # ---- 11.1(b) a record the reader could not read is never written ---------------
