@@ -886,8 +886,16 @@ void mote_mcp_start_all(struct mote_mcp *m)
         if (s->state != MOTE_MCP_OFF)
             continue;
         s->started_ms = mote_loop_now(m->loop);
-        if (!MOTE_PORT_HAS(p, proc_spawn) || !MOTE_PORT_HAS(p, pipe_read)) {
-            fail_server(s, "this port cannot start processes");
+        if (mote_port_missing(p, MOTE_PORT_PROC) != NULL) {
+            /* every member a server's life uses, checked once here */
+            char why[80];
+            struct mote_sb sb;
+
+            mote_sb_init(&sb, why, sizeof(why));
+            mote_sb_s(&sb, "this port cannot run processes (no ");
+            mote_sb_s(&sb, mote_port_missing(p, MOTE_PORT_PROC));
+            mote_sb_s(&sb, ")");
+            fail_server(s, why);
             continue;
         }
         rc = p->proc_spawn(p->ctx, s->argv, s->envp, false, fds, &s->pid);

@@ -335,7 +335,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
     }
     /* The size said in the result; reading goes on to the real end (a
      * file growing meanwhile, or /proc, where the size is 0). */
-    size = MOTE_PORT_HAS(p, fs_stat) && p->fs_stat(p->ctx, path, &st) == 0 ? st.size : 0;
+    size = p->fs_stat(p->ctx, path, &st) == 0 ? st.size : 0;
     off = (uint64_t)from;
     end = want < 0 ? UINT64_MAX : off + (uint64_t)want;
     while (off < end) {
@@ -719,12 +719,10 @@ static const struct mote_tool builtin[] = {
 int mote_session_add_builtin_tools(struct mote_session *s, unsigned which)
 {
     const struct mote_port *p = s->port;
-    bool procs = MOTE_PORT_HAS(p, proc_spawn) && MOTE_PORT_HAS(p, proc_reap) &&
-                 MOTE_PORT_HAS(p, proc_signal) && MOTE_PORT_HAS(p, pipe_read) &&
-                 MOTE_PORT_HAS(p, pipe_close);
-    bool files = MOTE_PORT_HAS(p, fs_open) && MOTE_PORT_HAS(p, fs_read) &&
-                 MOTE_PORT_HAS(p, fs_close) && MOTE_PORT_HAS(p, fs_replace) &&
-                 MOTE_PORT_HAS(p, fs_list);
+    /* Each group checked whole, once, here: a tool the port cannot run
+     * (edit_file calls fs_stat, say) is not offered. */
+    bool procs = mote_port_missing(p, MOTE_PORT_PROC) == NULL;
+    bool files = mote_port_missing(p, MOTE_PORT_FS) == NULL;
     unsigned i;
     int n = 0, rc;
 
