@@ -11,7 +11,8 @@ the client for a ping), --page-size N (tools/list pages), --die-at-start,
 JSON file; each answers "called NAME with ARGS"), --flood N (N bytes of log
 notifications before the tools/list answer), --raw-control (raw tabs
 inside the tools/list answer's strings), --big-tool (a tool "big" with a large
-result), --log F (every message received).
+result), --linger S (after its stdin ends, S seconds more before exiting),
+--log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -181,3 +182,5 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
     elif "id" in msg:
         send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})
+if opt("--linger"):
+    time.sleep(float(opt("--linger")))  # deaf to the closed stdin: signals end it
