@@ -12,6 +12,8 @@ JSON file; each answers "called NAME with ARGS"), --flood N (N bytes of log
 notifications before the tools/list answer), --raw-control (raw tabs
 inside the tools/list answer's strings), --big-tool (a tool "big" with a large
 result), --linger S (after its stdin ends, S seconds more before exiting),
+--change-fifo F (once a line is written to FIFO F: new descriptions for every
+tool, and notifications/tools/list_changed),
 --log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
@@ -80,6 +82,15 @@ def send(obj):
 def rid(i):
     return str(i) if opt("--string-ids") else i
 
+
+if opt("--change-fifo"):
+    def change():
+        with open(opt("--change-fifo")) as f:
+            f.readline()
+        for t in TOOLS:
+            t["description"] = "v2 " + t.get("description", "") + " (changed)" * 8
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    threading.Thread(target=change, daemon=True).start()
 
 ping_sent = False
 for line in sys.stdin:

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -358,6 +359,79 @@ static int one_part(void *arg, unsigned index, struct mote_part *p)
     return 1;
 }
 
+/* Issue 11.11: the body sent is the body counted. Parts that change
+ * between the counting pass (Content-Length) and the sending one - what an
+ * MCP tools/list_changed did to the tool list - end the request with a
+ * clear error before a byte past Content-Length goes out (before, the
+ * changed bytes went out: the server read a cut or overrun body). The
+ * agent keeps its parts fixed (mote_mcp_hold); this holds whatever an
+ * embedder's parts do. */
+static unsigned part_calls;
+
+static int growing_part(void *arg, unsigned index, struct mote_part *p)
+{
+    static const char text[] = "a text that grows after it was counted";
+
+    (void)arg;
+    if (index == 0)
+        part_calls++;
+    if (index > 0)
+        return 0;
+    memset(p, 0, sizeof(*p));
+    p->role = MOTE_ROLE_USER;
+    p->type = MOTE_PART_TEXT;
+    p->text = text;
+    p->text_len = part_calls > 1 ? sizeof(text) - 1 : 6; /* counted short, sent long */
+    return 1;
+}
+
+static void test_body_matches_its_length(void **state)
+{
+    static struct mote_tport_net tn;
+    static struct mote_llm_call call;
+    static struct mote_llm_conf conf;
+    static struct mote_llm_req req;
+    static const char resp[] = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+    struct mote_tport_resp r;
+    const char *cl, *body;
+    mote_job_id job;
+    int turns = 0;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    r.bytes = resp;
+    r.len = sizeof(resp) - 1;
+    r.stall = true;
+    mote_tport_init(&tp, 0);
+    mote_tport_net_init(&tp, &tn, &r, 1);
+    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
+    mote_llm_conf_defaults(&conf);
+    conf.base_url = "http://model.test";
+    conf.max_attempts = 1;
+    memset(&req, 0, sizeof(req));
+    req.model = "m";
+    req.parts = growing_part;
+    part_calls = 0;
+    assert_int_equal(mote_llm_call_init(&call, &conf, &req, NULL, NULL), 0);
+    assert_int_equal(mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job), 0);
+    while (mote_job_state(&loop, job) == MOTE_JOB_RUNNING && turns++ < 200)
+        (void)mote_loop_poll(&loop, 10);
+    assert_int_equal(mote_job_state(&loop, job), MOTE_JOB_FAILED);
+    assert_non_null(strstr(mote_job_error(&loop, job), "changed while it was sent"));
+    /* Nothing past Content-Length went out. */
+    cl = strstr(tn.conns[0].sent, "Content-Length: ");
+    if (cl == NULL)
+        cl = strstr(tn.conns[0].sent, "content-length: ");
+    assert_non_null(cl);
+    body = strstr(tn.conns[0].sent, "\r\n\r\n");
+    assert_non_null(body);
+    body += 4;
+    assert_true((size_t)(tn.conns[0].sent + tn.conns[0].sent_len - body) <=
+                (size_t)strtoul(cl + 16, NULL, 10));
+    mote_loop_deinit(&loop);
+    mote_tport_deinit(&tp);
+}
+
 /* Issue 11.4: a peer that floods (every read finds data) cannot keep the
  * model client's step from handing the loop back: each loop turn reads
  * at most MOTE_STEP_IO_BYTES (plus one read), so a cancel is seen on the
@@ -429,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_file_members),
         cmocka_unit_test(test_missing_names_and_sizes),
         cmocka_unit_test(test_flood_step_budget),
+        cmocka_unit_test(test_body_matches_its_length),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
