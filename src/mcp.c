@@ -148,8 +148,8 @@ struct req_args {
     const char *tool;
     const char *args;
     size_t args_len;
-    const char *raw_id; /* for responses: the request's id token, raw */
-    size_t raw_id_len;
+    const struct mote_json *idj; /* for responses: the request's id, token idt of idj */
+    int idt;
 };
 
 static void fill_request(struct mote_jw *w, void *arg)
@@ -237,7 +237,7 @@ static void fill_answer(struct mote_jw *w, void *arg)
     struct req_args *r = arg;
 
     mote_jw_key(w, "id");
-    mote_jw_raw(w, r->raw_id, r->raw_id_len);
+    mote_jw_value(w, r->idj, r->idt); /* re-encoded, never copied raw */
     if (r->method != NULL && strcmp(r->method, "ping") == 0) {
         mote_jw_key(w, "result");
         mote_jw_obj(w);
@@ -706,13 +706,8 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
 
             memset(&r, 0, sizeof(r));
             r.method = name;
-            if (mote_json_type_of(j, id) == MOTE_JSON_STRING) {
-                /* keep the quotes: the raw token excludes them */
-                r.raw_id = line + j->tok[id].start - 1;
-                r.raw_id_len = (size_t)(j->tok[id].end - j->tok[id].start) + 2;
-            } else {
-                r.raw_id = mote_json_raw(j, id, &r.raw_id_len);
-            }
+            r.idj = j;
+            r.idt = id;
             (void)send_msg(s, fill_answer, &r);
         }
         if (strcmp(name, "notifications/tools/list_changed") == 0) {
