@@ -82,6 +82,27 @@ static bool primitive_ok(const char *s, size_t n)
 
 /* jsmn accepts a few malformed texts ("[1,]", "{\"a\":}"); check that
  * commas and colons sit exactly between members. */
+/* Nesting within MOTE_JSON_MAX_DEPTH levels: what the writer re-emits
+ * (mote_jw_value), the reader takes, whatever the shape. */
+static bool depth_ok(const struct mote_json *j)
+{
+    int open_end[MOTE_JSON_MAX_DEPTH]; /* where each enclosing container ends */
+    int t, depth = 0;
+
+    for (t = 0; t < j->ntok; t++) {
+        const struct mote_json_tok *c = &j->tok[t];
+
+        while (depth > 0 && open_end[depth - 1] <= c->start)
+            depth--;
+        if (c->type == MOTE_JSON_OBJECT || c->type == MOTE_JSON_ARRAY) {
+            if (depth == MOTE_JSON_MAX_DEPTH)
+                return false;
+            open_end[depth++] = c->end;
+        }
+    }
+    return true;
+}
+
 static bool structure_ok(const struct mote_json *j)
 {
     int t;
@@ -165,6 +186,8 @@ int mote_json_parse(struct mote_json *j, const char *text, size_t len)
     j->ntok = n;
     if (mote_json_skip(j, 0) != n || !structure_ok(j))
         return MOTE_ERR_BADMSG;
+    if (!depth_ok(j))
+        return MOTE_ERR_TOO_LARGE;
     for (i = (size_t)j->tok[0].end; i < len; i++) {
         char c = text[i];
 
@@ -783,7 +806,7 @@ static void reenc(struct mote_jw *w, const struct mote_json *j, int t, unsigned 
 
     if (w->err != 0)
         return;
-    if (t < 0 || t >= j->ntok || depth > 64) {
+    if (t < 0 || t >= j->ntok) {
         w->err = MOTE_ERR_INVAL;
         return;
     }
@@ -791,6 +814,10 @@ static void reenc(struct mote_jw *w, const struct mote_json *j, int t, unsigned 
     switch (k->type) {
     case MOTE_JSON_OBJECT:
     case MOTE_JSON_ARRAY:
+        if (depth >= MOTE_JSON_MAX_DEPTH) {
+            w->err = MOTE_ERR_INVAL; /* the parser never takes one this deep */
+            return;
+        }
         put(w, k->type == MOTE_JSON_OBJECT ? "{" : "[", 1);
         for (i = 0, c = t + 1; i < k->size && w->err == 0; i++) {
             if (i > 0)

@@ -684,7 +684,8 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
     rc = mote_json_parse(j, line, len);
     if (rc <= 0) {
         logm(s, rc == MOTE_ERR_TOO_LARGE
-                    ? "ignored a message over MOTE_JSON_MAX_TOKENS JSON values"
+                    ? "ignored a message over MOTE_JSON_MAX_TOKENS JSON values or "
+                      "MOTE_JSON_MAX_DEPTH levels"
                     : "ignored a line that is not valid JSON (RFC 8259; raw control characters "
                       "inside strings, say)",
              NULL, NULL);

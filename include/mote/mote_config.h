@@ -97,6 +97,14 @@
 #define MOTE_JSON_MAX_TOKENS 1024
 #endif
 
+/* Deepest nesting of arrays and objects in one JSON document, levels (a
+ * top-level object is 1). The parser refuses a deeper one with
+ * MOTE_ERR_TOO_LARGE, so whatever it accepts the writer can re-emit (its
+ * re-encoding takes one C stack frame per level: this bounds the stack). */
+#ifndef MOTE_JSON_MAX_DEPTH
+#define MOTE_JSON_MAX_DEPTH 64
+#endif
+
 /* Bytes of one SSE event's data (all its data: lines joined). A real
  * Anthropic web-search event carries a 34 KB line; the default takes 64 KiB.
  * A longer event fails the stream with MOTE_ERR_TOO_LARGE. */
@@ -462,6 +470,10 @@
 #error "MOTE_TOOL_STATE_MAX must be at least 16, MOTE_HISTORY_MAX at least 1, MOTE_HISTORY_LINE_MAX at least 64"
 #endif
 
+#if MOTE_JSON_MAX_DEPTH < 8 || MOTE_JSON_MAX_DEPTH > 1024
+#error "MOTE_JSON_MAX_DEPTH must be 8..1024 (MCP schemas nest; each level is a stack frame)"
+#endif
+
 #if MOTE_STORAGE_NAME_MAX < 16
 #error "MOTE_STORAGE_NAME_MAX must be at least 16"
 #endif
@@ -488,6 +500,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_5_, MOTE_MCP_DISCONNECT_MS), MOTE_HISTORY_MAX), MOTE_HISTORY_LINE_MAX), MOTE_MAX_MCP_SERVERS), MOTE_MCP_MAX_TOOLS), MOTE_MCP_DESC_MAX), MOTE_MCP_SCHEMA_MAX), MOTE_MCP_LINE_MAX)
 #define MOTE_SIG_7_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_6_, MOTE_MCP_OUT_MAX), MOTE_MCP_NAME_MAX), MOTE_MCP_RESULT_MAX), MOTE_MCP_LOG_MAX), MOTE_MCP_TIMEOUT_MS)
-#define MOTE_CONFIG_SIGNATURE MOTE_SIG_7_
+#define MOTE_SIG_8_ MOTE_SIG_(MOTE_SIG_7_, MOTE_JSON_MAX_DEPTH)
+#define MOTE_CONFIG_SIGNATURE MOTE_SIG_8_
 
 #endif /* MOTE_CONFIG_H */
