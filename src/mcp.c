@@ -843,7 +843,10 @@ static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
     int n = MOTE_ERR_AGAIN;
 
     (void)w, (void)rev;
-    while (moved < MOTE_STEP_IO_BYTES && (n = p->pipe_read(p->ctx, fd, buf, sizeof(buf))) > 0) {
+    while (moved < MOTE_STEP_IO_BYTES &&
+           (n = p->pipe_read(p->ctx, fd, buf,
+                             MOTE_STEP_IO_BYTES - moved < sizeof(buf) ? MOTE_STEP_IO_BYTES - moved
+                                                                      : sizeof(buf))) > 0) {
         size_t i;
 
         moved += (size_t)n;
