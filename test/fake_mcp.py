@@ -13,7 +13,9 @@ notifications before the tools/list answer), --raw-control (raw tabs
 inside the tools/list answer's strings), --big-tool (a tool "big" with a large
 result), --linger S (after its stdin ends, S seconds more before exiting),
 --change-fifo F (once a line is written to FIFO F: new descriptions for every
-tool, and notifications/tools/list_changed),
+tool, and notifications/tools/list_changed), --change-on-call (the same
+after answering a tools/call), --slow-list S (tools/list after the first
+answered S seconds late),
 --log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
@@ -83,14 +85,19 @@ def rid(i):
     return str(i) if opt("--string-ids") else i
 
 
+def change_list():
+    for t in TOOLS:
+        t["description"] = "v2 " + t.get("description", "") + " (changed)" * 8
+    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+
 if opt("--change-fifo"):
     def change():
         with open(opt("--change-fifo")) as f:
             f.readline()
-        for t in TOOLS:
-            t["description"] = "v2 " + t.get("description", "") + " (changed)" * 8
-        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        change_list()
     threading.Thread(target=change, daemon=True).start()
+lists = 0
 
 ping_sent = False
 for line in sys.stdin:
@@ -137,6 +144,13 @@ for line in sys.stdin:
         result = {"tools": page}
         if start + size < len(TOOLS):
             result["nextCursor"] = str(start + size)
+        lists += 1
+        if opt("--slow-list") and lists > 1:
+            def late(m=dict(msg), r=dict(result)):
+                time.sleep(float(opt("--slow-list")))
+                send({"jsonrpc": "2.0", "id": rid(m["id"]), "result": r})
+            threading.Thread(target=late, daemon=True).start()
+            continue
         if opt("--raw-control"):
             # Raw tabs inside strings: not JSON (RFC 8259), sent anyway.
             with OUT:
@@ -186,6 +200,10 @@ for line in sys.stdin:
             continue
         elif opt("--tools-file") and any(t["name"] == name for t in TOOLS):
             res = {"content": [{"type": "text", "text": "called %s with %s" % (name, json.dumps(a))}]}
+            if opt("--change-on-call"):
+                send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
+                change_list()
+                continue
         else:
             send({"jsonrpc": "2.0", "id": rid(msg["id"]), "error": {"code": -32602,
                                                                      "message": "Unknown tool: " + name}})

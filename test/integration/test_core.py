@@ -311,80 +311,73 @@ def test_tool_inputs_at_and_past_the_token_limit():
 
 # ---- 11.11 the request's length matches its body ----------------------------------
 
-def test_tool_list_change_during_a_request_leaves_its_body_whole():
-    """11.11: the MCP tool list goes into each request's body; an MCP
-    tools/list_changed while the body is being sent (Content-Length already
-    counted and sent) must not change the bytes still to come. A server
-    with a small receive window stops reading after the headers (the body,
-    ~220 KB of tool schemas from four servers, blocks part way); the second MCP server then
-    changes every tool's description and says tools/list_changed; only
-    after that does the server read the body. It must be Content-Length
-    bytes of strict JSON with the old descriptions throughout; the new list
-    is fetched once the body is out, and the next request carries it.
-    Before the hold, the list was fetched at once and the rest of the body
-    came from the new one (a body that is not JSON)."""
+def held_bodies(b_flags, plan, env_extra=None):
+    """mote -p with four MCP servers (a, c, d and b, b last; b started with
+    `b_flags` and a FIFO it changes its list on) whose ~220 KB of tool
+    schemas make each request's body, against a model server with a small
+    receive window. For request n, plan[n] says: "trigger" (write the FIFO
+    once the headers are in), "hold" (seconds the body is left unread
+    while mote's log is watched for "tool list updated": that event is an
+    error, the list changed with the body half sent), "wait_update" (before
+    answering, wait for the update to come), "call" (answer with a call of
+    b__b01, else with text). Returns (exit code, stdout, stderr, bodies as
+    parsed JSON, errors)."""
     import socket
     import threading
-    import time
 
     def tools(prefix):
         return [{"name": "%s%02d" % (prefix, i), "description": "v1 tool %d " % i + "d" * 200,
                  "inputSchema": {"type": "object", "properties": {
                      "p": {"type": "string", "description": "z" * 1900}}}} for i in range(24)]
 
-    fifo = os.path.join(TMP, "change.fifo")
+    d = tempfile.mkdtemp(dir=TMP)
+    fifo = os.path.join(d, "change.fifo")
     os.mkfifo(fifo)
-    cfg = os.path.join(TMP, "change-mcp.json")
     servers = {}
     for name in ("a", "c", "d", "b"):  # b, whose list changes, last in the body
-        tf = os.path.join(TMP, "tools-%s.json" % name)
+        tf = os.path.join(d, "tools-%s.json" % name)
         with open(tf, "w") as f:
             json.dump(tools(name), f)
         args = [os.path.join(ROOT, "test", "fake_mcp.py"), "--tools-file", tf]
         if name == "b":
-            args += ["--change-fifo", fifo]
+            args += ["--change-fifo", fifo] + list(b_flags)
         servers[name] = {"command": sys.executable, "args": args}
+    cfg = os.path.join(d, "mcp.json")
     with open(cfg, "w") as f:
         json.dump({"mcpServers": servers}, f)
-
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)  # small segments, small send buffer
     ls.bind(("127.0.0.1", 0))
-    ls.listen(2)
+    ls.listen(len(plan))
     bodies, errors, stderr = [], [], []
     updated = threading.Event()
-
-    def sse(events):
-        out = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
-        for name, data in events:
-            out += b"event: %s\ndata: %s\n\n" % (name.encode(), json.dumps(data).encode())
-        return out
 
     def answer(call):
         ev = [("message_start", {"type": "message_start", "message": {
             "usage": {"input_tokens": 1, "output_tokens": 1}}})]
         if call:
-            ev += [("content_block_start", {"type": "content_block_start", "index": 0,
-                                            "content_block": {"type": "tool_use", "id": "t1",
-                                                              "name": "b__b01", "input": {}}}),
-                   ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                       "type": "input_json_delta", "partial_json": "{}"}}),
-                   ("content_block_stop", {"type": "content_block_stop", "index": 0})]
+            blocks = [{"type": "tool_use", "id": "t1", "name": "b__b01", "input": {}},
+                      {"type": "input_json_delta", "partial_json": "{}"}]
         else:
-            ev += [("content_block_start", {"type": "content_block_start", "index": 0,
-                                            "content_block": {"type": "text", "text": ""}}),
-                   ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                            "delta": {"type": "text_delta", "text": "finished"}}),
-                   ("content_block_stop", {"type": "content_block_stop", "index": 0})]
-        ev += [("message_delta", {"type": "message_delta", "delta": {
-            "stop_reason": "tool_use" if call else "end_turn"}, "usage": {"output_tokens": 2}}),
+            blocks = [{"type": "text", "text": ""}, {"type": "text_delta", "text": "finished"}]
+        ev += [("content_block_start", {"type": "content_block_start", "index": 0,
+                                        "content_block": blocks[0]}),
+               ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                        "delta": blocks[1]}),
+               ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+               ("message_delta", {"type": "message_delta", "delta": {
+                   "stop_reason": "tool_use" if call else "end_turn"},
+                   "usage": {"output_tokens": 2}}),
                ("message_stop", {"type": "message_stop"})]
-        return sse(ev)
+        out = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+        for name, data in ev:
+            out += b"event: %s\ndata: %s\n\n" % (name.encode(), json.dumps(data).encode())
+        return out
 
     def serve():
         try:
-            for n in range(2):
+            for step in plan:
                 c, _ = ls.accept()
                 c.settimeout(30)
                 data = b""
@@ -393,25 +386,26 @@ def test_tool_list_change_during_a_request_leaves_its_body_whole():
                 head, body = data.split(b"\r\n\r\n", 1)
                 length = int([l.split(b":")[1] for l in head.split(b"\r\n")
                               if l.lower().startswith(b"content-length:")][0])
-                if n == 0:
+                if step.get("trigger"):
                     with open(fifo, "w") as f:  # the list changes now
                         f.write("change\n")
-                    # In the old code the new list is in within milliseconds;
-                    # now it waits for the body (this wait is for what must
-                    # not happen: a bound, not a synchronisation).
-                    if updated.wait(2.0):
-                        errors.append("the tool list changed before the body was read")
+                # Before the fix the new list was in within milliseconds;
+                # now it waits for the body (a bound on what must not
+                # happen, not a synchronisation).
+                if step.get("hold") and updated.wait(step["hold"]):
+                    errors.append("the tool list changed before the body was read")
                 while len(body) < length:
                     chunk = c.recv(65536)
                     if not chunk:
                         break
                     body += chunk
-                bodies.append((length, body))
-                if n == 0:
-                    # the new list is fetched once the body is out
-                    if not updated.wait(20):
-                        errors.append("no tool list update after the request")
-                c.sendall(answer(n == 0))
+                if len(body) != length:
+                    errors.append("a body of %d bytes for Content-Length %d" % (len(body), length))
+                bodies.append(json.loads(body.decode("utf-8")))  # strict
+                if step.get("wait_update") and not updated.wait(20):
+                    errors.append("no tool list update after the request")
+                updated.clear()
+                c.sendall(answer(step.get("call")))
                 c.close()
         except Exception as e:  # noqa: BLE001 - reported by the test
             errors.append(repr(e))
@@ -419,10 +413,12 @@ def test_tool_list_change_during_a_request_leaves_its_body_whole():
     t = threading.Thread(target=serve, daemon=True)
     t.start()
     state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    e = env()
+    e.update(env_extra or {})
     p = subprocess.Popen([MOTE, "--state-dir", state, "--base-url",
                           "http://127.0.0.1:%d" % ls.getsockname()[1], "--mcp-config", cfg,
                           "-p", "x", "--yes"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env())
+                         stderr=subprocess.PIPE, text=True, env=e)
 
     def read_err():
         for line in p.stderr:
@@ -430,7 +426,8 @@ def test_tool_list_change_during_a_request_leaves_its_body_whole():
             if "tool list updated" in line:
                 updated.set()
 
-    threading.Thread(target=read_err, daemon=True).start()
+    r = threading.Thread(target=read_err, daemon=True)
+    r.start()
     try:
         out = p.stdout.read()
         p.wait(timeout=60)
@@ -439,18 +436,55 @@ def test_tool_list_change_during_a_request_leaves_its_body_whole():
             p.kill()
         ls.close()
     t.join(5)
-    check(not errors, (errors, "".join(stderr)[-800:]))
-    check(p.returncode == 0 and "finished" in out, (p.returncode, "".join(stderr)[-800:]))
-    length, first = bodies[0]
-    check(length > 200000 and len(first) == length, (length, len(first)))
-    req = json.loads(first.decode("utf-8"))  # strict: the whole body, nothing more or less
-    descs = {t["name"]: t["description"] for t in req["tools"] if "__" in t["name"]}
-    check(len(descs) == 96, sorted(descs))
-    check(all(d.startswith("v1") for d in descs.values()), descs)
-    second = json.loads(bodies[1][1].decode("utf-8"))
-    check(all(t["description"].startswith("v2") for t in second["tools"]
-              if t["name"].startswith("b__")),
-          "the next request has the new list")
+    r.join(5)
+    return p.returncode, out, "".join(stderr), bodies, errors
+
+
+def descriptions(body, prefix):
+    return [t["description"] for t in body["tools"] if t["name"].startswith(prefix)]
+
+
+def test_tool_list_change_during_a_request_leaves_its_body_whole():
+    """11.11: the MCP tool list goes into each request's body; an MCP
+    tools/list_changed while the body is being sent (Content-Length already
+    counted and sent) must not change the bytes still to come. The model
+    server stops reading after the headers (the body, ~220 KB of tool
+    schemas from four servers, blocks part way); server b then changes
+    every tool's description and says tools/list_changed; only after that
+    is the body read. It must be Content-Length bytes of strict JSON with
+    the old descriptions throughout; the new list is fetched once the body
+    is out, and the next request carries it. Before the hold, the list was
+    fetched at once and the rest of the body came from the new one (a body
+    that is not JSON)."""
+    rc, out, err, bodies, errors = held_bodies(
+        [], [{"trigger": True, "hold": 2.0, "wait_update": True, "call": True}, {}])
+    check(not errors, (errors, err[-800:]))
+    check(rc == 0 and "finished" in out, (rc, err[-800:]))
+    first = [t for t in bodies[0]["tools"] if "__" in t["name"]]
+    check(len(first) == 96 and all(t["description"].startswith("v1") for t in first),
+          [t["description"][:6] for t in first])
+    new = descriptions(bodies[1], "b__")
+    check(len(new) == 24 and all(x.startswith("v2") for x in new), "the next request has the new list")
+
+
+def test_a_list_answer_held_behind_a_request_body_is_not_late():
+    """11.11: the hold keeps a new tool list's answer in the pipe while a
+    body is out; its request's deadline went on and a healthy server was
+    failed ("no answer to tools/list in time") when the body took longer
+    than MOTE_MCP_TIMEOUT_MS - a slow upload, or retries. Server b changes
+    its list right after answering a call (its new list comes 0.3 s late),
+    so the list is fetched just before the next request, whose body the
+    model server leaves unread for 2.5 s with a 1 s MCP deadline: b must
+    stay up and the request after carries its new list."""
+    rc, out, err, bodies, errors = held_bodies(
+        ["--change-on-call", "--slow-list", "0.3"],
+        [{"call": True}, {"hold": 2.5, "wait_update": True, "call": True}, {}],
+        {"MOTE_MCP_TIMEOUT_MS": "1000"})
+    check(not errors, (errors, err[-800:]))
+    check(rc == 0 and "finished" in out and "in time" not in err, (rc, err[-800:]))
+    check(all(x.startswith("v1") for x in descriptions(bodies[1], "b__")), "held: the old list")
+    new = descriptions(bodies[2], "b__")
+    check(len(new) == 24 and all(x.startswith("v2") for x in new), "the next request has the new list")
 
 
 # ---- 11.10 the state on disk is mote's alone -------------------------------------
