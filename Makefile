@@ -60,7 +60,7 @@ endif
 CORE_SRC := $(sort $(wildcard src/*.c))
 POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c
 TPORT_SRC := $(sort $(wildcard port/test/*.c))
-CLI_SRC := $(sort $(wildcard examples/cli/*.c))
+CLI_SRC := $(sort $(wildcard examples/cli/*.c examples/common/*.c examples/serve/*.c))
 UNIT_SRC := $(sort $(wildcard test/unit/test_*.c))
 
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o)
@@ -78,7 +78,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long
-.PHONY: test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-serve test-cli15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -121,7 +121,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
-	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-fuzz
+	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-serve test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -187,6 +187,14 @@ test-proc: $(SB)/mote
 # conversations, proxies, localhost).
 test-cli15: $(SB)/mote all
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_cli15.py $(SB)
+
+# ---- issue 14: mote serve (the agent as a service) ----
+# The API on a Unix socket and loopback TCP, event streams, approval through
+# the API, kill -9 with conversations in every state and the restart,
+# SIGTERM drains, 200 connections at once, slow and malformed requests.
+test-serve: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_serve.py $(SB)
+# ---- end of issue 14's block ----
 
 test-issue10: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_issue10.py $(SB)

@@ -9,6 +9,7 @@ cat > "$b/tmp/sizeof.c" <<'C'
 #include "mote/mote.h"
 #include "mote/mote_client.h"
 #include "mote/mote_agent.h"
+#include "mote/mote_serve.h"
 int main(void)
 {
     printf("struct mote_loop: %zu bytes (MOTE_MAX_JOBS=%d, timers %d, watches %d)\n",
@@ -28,6 +29,11 @@ int main(void)
            sizeof(struct mote_stream), sizeof(struct mote_tool_run));
     printf("MCP servers (struct mote_mcp, optional): %zu bytes (%d servers)\n",
            sizeof(struct mote_mcp), MOTE_MAX_MCP_SERVERS);
+    /* issue 14: mote serve */
+    printf("API server (struct mote_serve, mote serve): %zu bytes (%d connections: %zu bytes of "
+           "state and %zu of buffers each; %d body buffers of %d)\n",
+           sizeof(struct mote_serve), MOTE_SERVE_MAX_CONNS, sizeof(struct mote_serve_conn),
+           sizeof(struct mote_serve_io), MOTE_SERVE_BODY_BUFS, MOTE_SERVE_BODY_MAX);
     return 0;
 }
 C

@@ -979,6 +979,46 @@ static bool allowed(const struct mote_conv *c, const char *name)
     return false;
 }
 
+static const struct mote_tool_rule *rule_of(const struct mote_conv *c, const char *name)
+{
+    unsigned i;
+
+    for (i = 0; c->conf.rules != NULL && i < c->conf.nrules; i++) {
+        if (c->conf.rules[i].name != NULL && strcmp(c->conf.rules[i].name, name) == 0)
+            return &c->conf.rules[i];
+    }
+    return NULL;
+}
+
+enum mote_approval mote_conv_policy(const struct mote_conv *c, const char *name)
+{
+    const struct mote_tool_rule *r = rule_of(c, name);
+    const struct mote_tool *tool = find_tool(c->s, name);
+    enum mote_approval a;
+
+    if (r != NULL)
+        a = r->approval;
+    else if (tool != NULL && (tool->flags & MOTE_TOOL_NO_APPROVAL) != 0)
+        a = MOTE_APPROVE_ALLOW;
+    else
+        a = c->conf.approval;
+    /* "always" (journaled) allows what would be asked about, and what the
+     * default refuses, never what a rule refuses */
+    if (a != MOTE_APPROVE_ALLOW && allowed(c, name) && !(r != NULL && a == MOTE_APPROVE_DENY))
+        a = MOTE_APPROVE_ALLOW;
+    return a;
+}
+
+uint32_t mote_conv_pending(const struct mote_conv *c, const struct mote_conv_call **call)
+{
+    bool open = c->used && c->st == MOTE_CONV_AWAITING_APPROVAL && !c->answered &&
+                c->ask_id != 0 && c->call_i < c->ncalls;
+
+    if (call != NULL)
+        *call = open ? &c->calls[c->call_i] : NULL;
+    return open ? c->ask_id : 0;
+}
+
 static void on_tool_done(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
                          const char *errmsg, void *arg);
 
@@ -1275,9 +1315,10 @@ static void next_tool(struct mote_conv *c)
                     return;
                 continue;
             }
-        } else if ((tool == NULL || (tool->flags & MOTE_TOOL_NO_APPROVAL) == 0) &&
-                   !allowed(c, call->name)) {
-            if (c->conf.approval == MOTE_APPROVE_DENY) {
+        } else {
+            enum mote_approval policy = mote_conv_policy(c, call->name);
+
+            if (policy == MOTE_APPROVE_DENY) {
                 if (!give_result_s(c, c->conf.deny_reason != NULL
                                           ? c->conf.deny_reason
                                           : "refused: the user's policy does not allow tools",
@@ -1285,7 +1326,7 @@ static void next_tool(struct mote_conv *c)
                     return;
                 continue;
             }
-            if (c->conf.approval == MOTE_APPROVE_ASK) {
+            if (policy == MOTE_APPROVE_ASK) {
                 apply(c, MOTE_CEV_ASK, NULL);
                 return;
             }

@@ -222,6 +222,18 @@ static int on_body(void *arg, const char *p, size_t n)
     return 0;
 }
 
+/* host:port as a request names it (an IPv6 address in brackets). */
+static void put_authority(struct mote_sb *sb, const struct mote_url *u)
+{
+    bool v6 = strchr(u->host, ':') != NULL;
+
+    if (v6)
+        mote_sb_s(sb, "[");
+    mote_sb_s(sb, u->host);
+    mote_sb_s(sb, v6 ? "]:" : ":");
+    mote_sb_u(sb, u->port);
+}
+
 struct headbuf {
     char *p;
     size_t cap, len;
@@ -266,15 +278,7 @@ static int start_send(struct mote_llm_call *c)
         if (c->proxy_auth[0] != '\0')
             hdrs[n++] = c->proxy_auth;
         mote_sb_s(&sb, "http://");
-        if (strchr(c->url.host, ':') != NULL) {
-            mote_sb_s(&sb, "[");
-            mote_sb_s(&sb, c->url.host);
-            mote_sb_s(&sb, "]");
-        } else {
-            mote_sb_s(&sb, c->url.host);
-        }
-        mote_sb_s(&sb, ":");
-        mote_sb_u(&sb, c->url.port);
+        put_authority(&sb, &c->url);
     }
     hdrs[n] = NULL;
     mote_sb_s(&sb, c->url.path);
@@ -344,15 +348,7 @@ static int tunnel(struct mote_loop *loop, mote_job_id self, struct mote_llm_call
         mote_sb_init(&sb, c->buf, sizeof(c->buf));
         mote_sb_s(&sb, "CONNECT ");
         for (rc = 0; rc < 2; rc++) { /* the target, in the request line and in Host */
-            if (strchr(c->url.host, ':') != NULL) {
-                mote_sb_s(&sb, "[");
-                mote_sb_s(&sb, c->url.host);
-                mote_sb_s(&sb, "]");
-            } else {
-                mote_sb_s(&sb, c->url.host);
-            }
-            mote_sb_s(&sb, ":");
-            mote_sb_u(&sb, c->url.port);
+            put_authority(&sb, &c->url);
             mote_sb_s(&sb, rc == 0 ? " HTTP/1.1\r\nHost: " : "\r\n");
         }
         if (c->proxy_auth[0] != '\0') {

@@ -57,6 +57,13 @@ static const struct member members[] = {
     M(MOTE_PORT_FS, fs_close),
     M(MOTE_PORT_FS, fs_replace),
     M(MOTE_PORT_FS, fs_list),
+    M(MOTE_PORT_SERVE, net_accept),
+    M(MOTE_PORT_SERVE, net_unlisten),
+    M(MOTE_PORT_SERVE, net_send),
+    M(MOTE_PORT_SERVE, net_recv),
+    M(MOTE_PORT_SERVE, net_close),
+    M(MOTE_PORT_LISTEN_UNIX, net_listen_unix),
+    M(MOTE_PORT_LISTEN_TCP, net_listen_tcp),
 };
 
 const char *mote_port_missing(const struct mote_port *p, unsigned groups)

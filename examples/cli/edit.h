@@ -1,22 +1,22 @@
-/* edit.h - the line editor of the interactive CLI on a terminal: written
- * for mote (no readline, so the static musl build has it too), UTF-8
- * aware, with history recall and search, bracketed paste and `\`
- * continuation lines. Ctrl+C and Ctrl+Z stay signals (ISIG is kept on);
- * Ctrl+D on an empty line is the end of input. */
+/* edit.h - the interactive CLI's terminal for the line editor of the
+ * library (mote_edit.h): the terminal's modes, its width, and the
+ * screen as a file descriptor. Ctrl+C and Ctrl+Z stay signals (ISIG is
+ * kept on); Ctrl+D on an empty line is the end of input. */
 #ifndef MOTE_CLI_EDIT_H
 #define MOTE_CLI_EDIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#define ED_LINE_MAX (64 * 1024)  /* a longer input is refused whole */
-#define ED_HISTORY_BYTES (64 * 1024) /* history recall keeps the newest lines that fit */
+#include "mote/mote_edit.h"
+
+#define ED_LINE_MAX MOTE_EDIT_LINE_MAX /* a longer input is refused whole */
 
 enum ed_result {
-    ED_MORE = 0, /* the input was used; no line yet */
-    ED_LINE,     /* a line is complete */
-    ED_EOF,      /* Ctrl+D on an empty line */
-    ED_REFUSED,  /* Enter on an input over ED_LINE_MAX: refused whole */
+    ED_MORE = MOTE_EDIT_MORE,       /* the input was used; no line yet */
+    ED_LINE = MOTE_EDIT_LINE,       /* a line is complete */
+    ED_EOF = MOTE_EDIT_EOF,         /* Ctrl+D on an empty line */
+    ED_REFUSED = MOTE_EDIT_REFUSED, /* Enter on an input over ED_LINE_MAX: refused whole */
 };
 
 /* Takes terminal `in_fd` (echoing to `out_fd`) into the editor's mode:

@@ -17,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mcpconf.h"
+#include "../common/setup.h"
+#include "../serve/serve.h"
 #include "mote/mote.h"
 #include "mote/mote_agent.h"
 #include "mote/mote_client.h"
@@ -27,14 +28,8 @@
 #include "edit.h"
 #include "render.h"
 
-#define DEFAULT_ANTHROPIC_MODEL "claude-sonnet-4-5"
-#define DEFAULT_OPENAI_MODEL "gpt-4o-mini"
 #define PROMPT_MAX (64 * 1024)
 #define INPUT_MAX (64 * 1024)
-#define SYSTEM_PROMPT                                                                      \
-    "You are mote, a small agent running on the user's machine. Be brief. Use the tools " \
-    "when they help; say what you did."
-#define SYSTEM_MAX (32 * 1024) /* bytes of --system-file or MOTE.md kept */
 #define DENY_REASON                                                                         \
     "refused: mote cannot ask for approval without a terminal (run it with --yes to allow " \
     "tools)"
@@ -48,7 +43,6 @@ static struct mote_conv_conf cconf;
 static struct mote_mcp mcp;
 static bool have_mcp;
 static struct cli_opts o;
-static char key_buf[MOTE_LLM_KEY_MAX + 1];
 static char prompt_buf[PROMPT_MAX];
 static char state_dir[1024];
 static const char *model_name;
@@ -88,7 +82,6 @@ static struct {
 
 static bool failed;      /* the last turn ended in an error */
 static bool unfinished;  /* the model stopped without finishing (exit 3 in one-shot) */
-static char system_buf[SYSTEM_MAX + 512];
 
 /* ---- output ---- */
 
@@ -462,268 +455,6 @@ static void on_event(void *arg, const struct mote_event *ev)
     }
 }
 
-/* ---- configuration ---- */
-
-static unsigned long env_ms(const char *name, unsigned long def)
-{
-    const char *v = getenv(name);
-
-    return v != NULL && v[0] != '\0' ? strtoul(v, NULL, 10) : def;
-}
-
-/* Reads an API key and removes it from the environment, its bytes
- * included (/proc/self/environ shows the original block): tools and their
- * children never see it. */
-static const char *take_key(const char *name, char *out, size_t cap)
-{
-    char *v = getenv(name);
-    size_t n;
-
-    if (v == NULL)
-        return NULL;
-    n = strlen(v);
-    if (n >= cap) {
-        out[0] = '\0';
-        memset(v, 0, n);
-        unsetenv(name);
-        return NULL;
-    }
-    memcpy(out, v, n + 1);
-    memset(v, 0, n);
-    unsetenv(name);
-    return out;
-}
-
-static int configure(void)
-{
-    static char other[MOTE_LLM_KEY_MAX + 1];
-    const char *a = getenv("ANTHROPIC_API_KEY"), *k = getenv("OPENAI_API_KEY");
-    enum cli_provider prov = o.provider;
-    const char *key, *url;
-    struct mote_url u;
-    bool too_long = false;
-    int rc;
-
-    if (prov == CLI_PROVIDER_NONE)
-        prov = a != NULL && a[0] != '\0'   ? CLI_PROVIDER_ANTHROPIC
-               : k != NULL && k[0] != '\0' ? CLI_PROVIDER_OPENAI
-                                           : CLI_PROVIDER_NONE;
-    if (prov == CLI_PROVIDER_NONE) {
-        fprintf(stderr, "mote: no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
-                        "(or pick one with --provider)\n");
-        return 2;
-    }
-    {
-        /* Each dialect's key, base-URL variable and public API root. */
-        static const struct {
-            enum mote_provider p;
-            const char *key_env, *other_env, *url_env, *url;
-        } d[] = {{MOTE_PROVIDER_ANTHROPIC, "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
-                  "ANTHROPIC_BASE_URL", "https://api.anthropic.com"},
-                 {MOTE_PROVIDER_OPENAI, "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
-                  "https://api.openai.com/v1"}};
-        unsigned i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
-        const char *raw = getenv(d[i].key_env);
-
-        mote_llm_conf_defaults(&llm);
-        llm.provider = d[i].p;
-        llm.key_env = d[i].key_env;
-        too_long = raw != NULL && strlen(raw) > MOTE_LLM_KEY_MAX;
-        key = take_key(d[i].key_env, key_buf, sizeof(key_buf));
-        (void)take_key(d[i].other_env, other, sizeof(other)); /* the tools see neither */
-        url = o.base_url != NULL ? o.base_url : getenv(d[i].url_env);
-        if (url == NULL || url[0] == '\0')
-            url = d[i].url;
-    }
-    if (too_long) {
-        fprintf(stderr, "mote: %s is longer than %d bytes\n", llm.key_env, MOTE_LLM_KEY_MAX);
-        return 2;
-    }
-    if (key == NULL || key[0] == '\0') {
-        /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
-        if (!(prov == CLI_PROVIDER_OPENAI && o.base_url != NULL)) {
-            fprintf(stderr, "mote: no API key: set %s\n", llm.key_env);
-            return 2;
-        }
-        key = "";
-    }
-    if (mote_url_parse(&u, url) < 0) {
-        fprintf(stderr, "mote: bad base URL '%s': use http://host[:port][/path] or https://...\n",
-                url);
-        return 2;
-    }
-    if (u.tls && pp.port.tls_handshake == NULL) {
-        fprintf(stderr, "mote: %s needs TLS, but this mote was built with TLS=none "
-                        "(rebuild with make TLS=mbedtls, or use an http:// URL)\n", url);
-        return 2;
-    }
-    if (o.ca_file != NULL && access(o.ca_file, R_OK) != 0) {
-        fprintf(stderr, "mote: cannot read --ca-file %s: %s\n", o.ca_file, strerror(errno));
-        return 2;
-    }
-    if (o.mcp_config != NULL) {
-        char err[300];
-
-        mote_mcp_init(&mcp, &loop, NULL, NULL);
-        mcp.timeout_ms = (uint32_t)env_ms("MOTE_MCP_TIMEOUT_MS", MOTE_MCP_TIMEOUT_MS);
-        if (mcpconf_load(o.mcp_config, &mcp, err, sizeof(err)) < 0) {
-            fprintf(stderr, "mote: %s\n", err);
-            return 2;
-        }
-        have_mcp = mcp.n > 0;
-    }
-    {
-        /* The proxy, as curl takes it from the environment. */
-        static const char *const https_vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy",
-                                                 "ALL_PROXY", NULL};
-        static const char *const http_vars[] = {"http_proxy", "HTTP_PROXY", "all_proxy",
-                                                "ALL_PROXY", NULL};
-        const char *const *v = u.tls ? https_vars : http_vars;
-        static char auth[MOTE_PROXY_AUTH_MAX];
-        struct mote_url pu;
-
-        for (; *v != NULL && llm.proxy == NULL; v++) {
-            const char *x = getenv(*v);
-
-            if (x != NULL && x[0] != '\0') {
-                llm.proxy = x;
-                if ((rc = mote_proxy_parse(&pu, auth, sizeof(auth), x)) < 0) {
-                    fprintf(stderr, "mote: %s: %s\n", *v,
-                            rc == MOTE_ERR_NOTSUP
-                                ? "only an http:// proxy can be used"
-                                : "bad proxy URL: use http://[user:password@]host:port");
-                    return 2;
-                }
-            }
-        }
-        memset(auth, 0, sizeof(auth)); /* checked only: the client makes its own */
-        llm.no_proxy = getenv("no_proxy");
-        if (llm.no_proxy == NULL)
-            llm.no_proxy = getenv("NO_PROXY");
-    }
-    llm.base_url = url;
-    llm.api_key = key;
-    llm.ca_file = o.ca_file;
-    /* Tuning knobs (milliseconds) for tests and slow links. */
-    llm.idle_timeout_ms = (uint32_t)env_ms("MOTE_IDLE_TIMEOUT_MS", llm.idle_timeout_ms);
-    llm.first_byte_timeout_ms =
-        (uint32_t)env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", llm.first_byte_timeout_ms);
-    llm.event_timeout_ms = (uint32_t)env_ms("MOTE_EVENT_TIMEOUT_MS", llm.event_timeout_ms);
-    llm.backoff_ms = (uint32_t)env_ms("MOTE_BACKOFF_MS", llm.backoff_ms);
-    model_name = o.model != NULL ? o.model
-                 : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
-                                                  : DEFAULT_OPENAI_MODEL;
-    return 0;
-}
-
-/* The model's context window, tokens, from its name (0: unknown). */
-static uint32_t window_of(const char *model)
-{
-    static const struct {
-        const char *prefix;
-        uint32_t tokens;
-    } t[] = {{"claude-", 200000},   {"gpt-4.1", 1047576}, {"gpt-4o", 128000}, {"gpt-5", 400000},
-             {"o1", 200000},        {"o3", 200000},       {"o4", 200000},     {"gpt-4-turbo", 128000},
-             {"llama3.1", 131072}, {"llama3.2", 131072},  {"qwen2.5", 32768}, {"deepseek", 65536}};
-    size_t i;
-
-    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        if (strncmp(model, t[i].prefix, strlen(t[i].prefix)) == 0)
-            return t[i].tokens;
-    }
-    return 0;
-}
-
-/* Reads at most SYSTEM_MAX bytes of `path` into system_buf at `at`.
- * Returns the length, -1 (cannot read) or -2 (too long). */
-static long read_into(const char *path, size_t at)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n;
-
-    if (f == NULL)
-        return -1;
-    n = fread(system_buf + at, 1, SYSTEM_MAX + 1, f);
-    fclose(f);
-    if (n > SYSTEM_MAX)
-        return -2;
-    system_buf[at + n] = '\0';
-    return (long)n;
-}
-
-/* The system prompt: --system, --system-file, or mote's own with the
- * instructions of MOTE.md or AGENTS.md in the working directory. */
-static int pick_system(void)
-{
-    static const char *const files[] = {"MOTE.md", "AGENTS.md"};
-    size_t i, n;
-    long got;
-
-    if (o.system != NULL) {
-        cconf.system = o.system;
-        return 0;
-    }
-    if (o.system_file != NULL) {
-        got = read_into(o.system_file, 0);
-        if (got < 0) {
-            fprintf(stderr, "mote: cannot read --system-file %s: %s\n", o.system_file,
-                    got == -2 ? "longer than 32 KiB" : strerror(errno));
-            return 2;
-        }
-        cconf.system = system_buf;
-        return 0;
-    }
-    cconf.system = SYSTEM_PROMPT;
-    for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        if (access(files[i], F_OK) != 0)
-            continue;
-        n = (size_t)snprintf(system_buf, sizeof(system_buf) - SYSTEM_MAX - 1,
-                             "%s\n\nInstructions from %s in the working directory:\n",
-                             SYSTEM_PROMPT, files[i]);
-        got = read_into(files[i], n);
-        if (got < 0) {
-            fprintf(stderr, "mote: warning: %s is %s; it is not used\n", files[i],
-                    got == -2 ? "longer than 32 KiB" : "unreadable");
-            break;
-        }
-        cconf.system = system_buf;
-        break;
-    }
-    return 0;
-}
-
-static int pick_state_dir(void)
-{
-    const char *d = o.state_dir, *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
-    int rc;
-
-    if (d == NULL)
-        d = getenv("MOTE_STATE_DIR");
-    if (d != NULL && d[0] != '\0')
-        snprintf(state_dir, sizeof(state_dir), "%s", d);
-    else if (x != NULL && x[0] != '\0')
-        snprintf(state_dir, sizeof(state_dir), "%s/mote", x);
-    else if (h != NULL && h[0] != '\0')
-        snprintf(state_dir, sizeof(state_dir), "%s/.local/state/mote", h);
-    else {
-        fprintf(stderr, "mote: no state directory: set --state-dir, MOTE_STATE_DIR or HOME\n");
-        return 2;
-    }
-    rc = mote_posix_storage_root(&pp, state_dir);
-    if (rc == MOTE_ERR_PERM) {
-        fprintf(stderr, "mote: the state directory %s is not safe: another user owns it or may "
-                        "write to it (fix: chmod 700 %s, owned by you)\n",
-                state_dir, state_dir);
-        return 2;
-    }
-    if (rc < 0) {
-        fprintf(stderr, "mote: cannot use the state directory %s: %s\n", state_dir,
-                mote_strerror(rc));
-        return 2;
-    }
-    return 0;
-}
-
 /* ---- the conversation ---- */
 
 static int new_conversation(void)
@@ -878,7 +609,7 @@ static int list_conversations(void)
     static struct mote_session_conf lconf;
     int rc;
 
-    if ((rc = pick_state_dir()) != 0)
+    if ((rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0)
         return rc;
     lconf.on_event = on_event; /* none come: no conversation is opened */
     if (mote_loop_init(&loop, &pp.port) < 0 || mote_session_init(&ses, &loop, &lconf) < 0) {
@@ -1269,9 +1000,11 @@ int main(int argc, char **argv)
     static struct mote_session_conf sconf;
     const char *prompt = NULL;
     bool sent = false;
-    int rc = cli_parse(&o, argc, argv, stderr);
+    int rc;
 
-    if (rc != 0)
+    if (argc > 1 && strcmp(argv[1], "serve") == 0)
+        return serve_main(argc - 1, argv + 1); /* examples/serve: the agent as a service */
+    if ((rc = cli_parse(&o, argc, argv, stderr)) != 0)
         return rc;
     if (o.help) {
         cli_usage(stdout);
@@ -1290,7 +1023,9 @@ int main(int argc, char **argv)
         mote_posix_deinit(&pp);
         return rc;
     }
-    if ((rc = configure()) != 0 || (rc = pick_state_dir()) != 0)
+    if ((rc = fe_model(&o, pp.port.tls_handshake != NULL, &llm, &model_name)) != 0 ||
+        (rc = fe_mcp(&o, &mcp, &loop, &have_mcp)) != 0 ||
+        (rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0)
         return rc;
     if (o.prompt != NULL) {
         if (strcmp(o.prompt, "-") == 0) {
@@ -1307,14 +1042,14 @@ int main(int argc, char **argv)
     ui.color = isatty(1) && getenv("NO_COLOR") == NULL && !ui.json;
     ui.spinner = isatty(1) && isatty(2) && !ui.json;
     sconf.on_event = on_event;
-    sconf.tool_timeout_ms = (uint32_t)env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
+    sconf.tool_timeout_ms = (uint32_t)fe_env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
     cconf.llm = &llm;
     cconf.model = model_name;
-    if ((rc = pick_system()) != 0)
+    if ((rc = fe_system(&o, &cconf.system)) != 0)
         return rc;
     cconf.max_tokens = o.max_tokens > 0 ? (uint32_t)o.max_tokens : 4096u;
     cconf.context_window =
-        o.context_window > 0 ? (uint32_t)o.context_window : window_of(model_name);
+        o.context_window > 0 ? (uint32_t)o.context_window : fe_window(model_name);
     cconf.max_turns = (unsigned)o.max_turns;
     cconf.tools = !o.no_tools;
     cconf.mcp = !o.no_tools;

@@ -33,26 +33,32 @@ enum {
     OPT_KEEP_BYTES,
 };
 
-static const struct option long_opts[] = {
+/* The options every frontend takes (the chat and mote serve). */
+const struct option cli_common_opts[] = {
     {"provider", required_argument, NULL, OPT_PROVIDER},
     {"model", required_argument, NULL, OPT_MODEL},
     {"base-url", required_argument, NULL, OPT_BASE_URL},
     {"ca-file", required_argument, NULL, OPT_CA_FILE},
     {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-    {"continue", no_argument, NULL, OPT_CONTINUE},
-    {"resume", required_argument, NULL, OPT_RESUME},
     {"mcp-config", required_argument, NULL, OPT_MCP_CONFIG},
     {"no-tools", no_argument, NULL, OPT_NO_TOOLS},
     {"yes", no_argument, NULL, OPT_YES},
     {"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN_TIMEOUT},
     {"max-turns", required_argument, NULL, OPT_MAX_TURNS},
-    {"output-format", required_argument, NULL, OPT_OUTPUT_FORMAT},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
     {"system", required_argument, NULL, OPT_SYSTEM},
     {"system-file", required_argument, NULL, OPT_SYSTEM_FILE},
     {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
     {"context-window", required_argument, NULL, OPT_CONTEXT_WINDOW},
+    {NULL, 0, NULL, 0},
+};
+
+/* The chat's own. */
+static const struct option chat_opts[] = {
+    {"continue", no_argument, NULL, OPT_CONTINUE},
+    {"resume", required_argument, NULL, OPT_RESUME},
+    {"output-format", required_argument, NULL, OPT_OUTPUT_FORMAT},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"list", no_argument, NULL, OPT_LIST},
     {"keep", required_argument, NULL, OPT_KEEP},
@@ -60,9 +66,21 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+size_t cli_opts_join(struct option *out, size_t cap, const struct option *more)
+{
+    size_t n = 0, i;
+
+    for (i = 0; cli_common_opts[i].name != NULL && n + 1 < cap; i++)
+        out[n++] = cli_common_opts[i];
+    for (i = 0; more[i].name != NULL && n + 1 < cap; i++)
+        out[n++] = more[i];
+    memset(&out[n], 0, sizeof(out[n]));
+    return n;
+}
+
 /* An argument as it may be shown in a message: one line, control
  * characters neutralised, cut at a length. */
-static const char *shown(const char *s)
+const char *cli_shown(const char *s)
 {
     static char b[2][100];
     static unsigned k;
@@ -77,6 +95,7 @@ void cli_usage(FILE *out)
     fputs("usage: mote [options]              interactive chat (stdin may be a pipe)\n"
           "       mote -p PROMPT [options]    one-shot: run the turn, print the answer\n"
           "       mote -p - [options]         one-shot, prompt read from stdin\n"
+          "       mote serve [options]        the agent as a service (mote serve --help)\n"
           "\n"
           "options:\n"
           "  --provider anthropic|openai  API dialect (default: from the API key set)\n"
@@ -112,7 +131,7 @@ void cli_usage(FILE *out)
           out);
 }
 
-static int number(const char *s, unsigned long max, unsigned long *out)
+int cli_number(const char *s, unsigned long max, unsigned long *out)
 {
     char *end;
     unsigned long v;
@@ -127,15 +146,94 @@ static int number(const char *s, unsigned long max, unsigned long *out)
     return 0;
 }
 
+int cli_common(struct cli_opts *o, int c, const char *arg, FILE *err)
+{
+    switch (c) {
+    case OPT_PROVIDER:
+        if (strcmp(arg, "anthropic") == 0)
+            o->provider = CLI_PROVIDER_ANTHROPIC;
+        else if (strcmp(arg, "openai") == 0)
+            o->provider = CLI_PROVIDER_OPENAI;
+        else {
+            fprintf(err, "mote: unknown provider '%s' (use anthropic or openai)\n", cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    case OPT_MODEL:
+        o->model = arg;
+        return 1;
+    case OPT_BASE_URL:
+        o->base_url = arg;
+        return 1;
+    case OPT_CA_FILE:
+        o->ca_file = arg;
+        return 1;
+    case OPT_STATE_DIR:
+        o->state_dir = arg;
+        return 1;
+    case OPT_MCP_CONFIG:
+        o->mcp_config = arg;
+        return 1;
+    case OPT_NO_TOOLS:
+        o->no_tools = true;
+        return 1;
+    case OPT_YES:
+        o->yes = true;
+        return 1;
+    case OPT_SHUTDOWN_TIMEOUT:
+        if (cli_number(arg, 3600000ul, &o->shutdown_ms) < 0) {
+            fprintf(err, "mote: --shutdown-timeout wants milliseconds 0..3600000, not '%s'\n",
+                    cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    case OPT_MAX_TURNS:
+        if (cli_number(arg, 10000ul, &o->max_turns) < 0 || o->max_turns == 0) {
+            fprintf(err, "mote: --max-turns wants a number 1..10000, not '%s'\n", cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    case OPT_VERSION:
+        o->version = true;
+        return 1;
+    case OPT_HELP:
+        o->help = true;
+        return 1;
+    case OPT_SYSTEM:
+        o->system = arg;
+        return 1;
+    case OPT_SYSTEM_FILE:
+        o->system_file = arg;
+        return 1;
+    case OPT_MAX_TOKENS:
+        if (cli_number(arg, 1000000ul, &o->max_tokens) < 0 || o->max_tokens == 0) {
+            fprintf(err, "mote: --max-tokens wants a number 1..1000000, not '%s'\n", cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    case OPT_CONTEXT_WINDOW:
+        if (cli_number(arg, 100000000ul, &o->context_window) < 0 || o->context_window < 1000) {
+            fprintf(err, "mote: --context-window wants tokens 1000..100000000, not '%s'\n",
+                    cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
 {
-    int c;
+    static struct option long_opts[48];
+    int c, k;
 
     memset(o, 0, sizeof(*o));
     o->shutdown_ms = CLI_DEFAULT_SHUTDOWN_MS;
     o->max_turns = CLI_DEFAULT_MAX_TURNS;
     o->keep = CLI_DEFAULT_KEEP;
     o->keep_bytes = CLI_DEFAULT_KEEP_BYTES;
+    cli_opts_join(long_opts, sizeof(long_opts) / sizeof(long_opts[0]), chat_opts);
     opterr = 0;
     optind = 0; /* a full restart of getopt (glibc, musl): cli_parse may run again */
     /* --resume without an id (the last argument, or an option next):
@@ -153,28 +251,6 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
         case 'p':
             o->prompt = optarg;
             break;
-        case OPT_PROVIDER:
-            if (strcmp(optarg, "anthropic") == 0)
-                o->provider = CLI_PROVIDER_ANTHROPIC;
-            else if (strcmp(optarg, "openai") == 0)
-                o->provider = CLI_PROVIDER_OPENAI;
-            else {
-                fprintf(err, "mote: unknown provider '%s' (use anthropic or openai)\n", shown(optarg));
-                return 2;
-            }
-            break;
-        case OPT_MODEL:
-            o->model = optarg;
-            break;
-        case OPT_BASE_URL:
-            o->base_url = optarg;
-            break;
-        case OPT_CA_FILE:
-            o->ca_file = optarg;
-            break;
-        case OPT_STATE_DIR:
-            o->state_dir = optarg;
-            break;
         case OPT_CONTINUE:
             o->cont = true;
             break;
@@ -190,36 +266,14 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
             o->list = true;
             break;
         case OPT_KEEP:
-            if (number(optarg, 1000000ul, &o->keep) < 0) {
-                fprintf(err, "mote: --keep wants a number 0..1000000, not '%s'\n", shown(optarg));
+            if (cli_number(optarg, 1000000ul, &o->keep) < 0) {
+                fprintf(err, "mote: --keep wants a number 0..1000000, not '%s'\n", cli_shown(optarg));
                 return 2;
             }
             break;
         case OPT_KEEP_BYTES:
-            if (number(optarg, 4000000000ul, &o->keep_bytes) < 0) {
-                fprintf(err, "mote: --keep-bytes wants a number of bytes, not '%s'\n", shown(optarg));
-                return 2;
-            }
-            break;
-        case OPT_MCP_CONFIG:
-            o->mcp_config = optarg;
-            break;
-        case OPT_NO_TOOLS:
-            o->no_tools = true;
-            break;
-        case OPT_YES:
-            o->yes = true;
-            break;
-        case OPT_SHUTDOWN_TIMEOUT:
-            if (number(optarg, 3600000ul, &o->shutdown_ms) < 0) {
-                fprintf(err, "mote: --shutdown-timeout wants milliseconds 0..3600000, not '%s'\n",
-                        shown(optarg));
-                return 2;
-            }
-            break;
-        case OPT_MAX_TURNS:
-            if (number(optarg, 10000ul, &o->max_turns) < 0 || o->max_turns == 0) {
-                fprintf(err, "mote: --max-turns wants a number 1..10000, not '%s'\n", shown(optarg));
+            if (cli_number(optarg, 4000000000ul, &o->keep_bytes) < 0) {
+                fprintf(err, "mote: --keep-bytes wants a number of bytes, not '%s'\n", cli_shown(optarg));
                 return 2;
             }
             break;
@@ -230,54 +284,34 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
                 o->format = CLI_FORMAT_STREAM_JSON;
             else {
                 fprintf(err, "mote: unknown output format '%s' (use text or stream-json)\n",
-                        shown(optarg));
-                return 2;
-            }
-            break;
-        case OPT_VERSION:
-            o->version = true;
-            break;
-        case OPT_HELP:
-            o->help = true;
-            break;
-        case OPT_SYSTEM:
-            o->system = optarg;
-            break;
-        case OPT_SYSTEM_FILE:
-            o->system_file = optarg;
-            break;
-        case OPT_MAX_TOKENS:
-            if (number(optarg, 1000000ul, &o->max_tokens) < 0 || o->max_tokens == 0) {
-                fprintf(err, "mote: --max-tokens wants a number 1..1000000, not '%s'\n", shown(optarg));
-                return 2;
-            }
-            break;
-        case OPT_CONTEXT_WINDOW:
-            if (number(optarg, 100000000ul, &o->context_window) < 0 || o->context_window < 1000) {
-                fprintf(err, "mote: --context-window wants tokens 1000..100000000, not '%s'\n",
-                        shown(optarg));
+                        cli_shown(optarg));
                 return 2;
             }
             break;
         case ':':
             fprintf(err, "mote: option '%s' needs a value (see mote --help)\n",
-                    shown(argv[optind - 1]));
+                    cli_shown(argv[optind - 1]));
             return 2;
         case '?':
         default:
+            if (c >= OPT_PROVIDER && (k = cli_common(o, c, optarg, err)) != 0) {
+                if (k == 2)
+                    return 2;
+                break;
+            }
             if (optopt != 0) {
                 char letter[2] = {(char)optopt, '\0'};
 
-                fprintf(err, "mote: unknown option '-%s' (see mote --help)\n", shown(letter));
+                fprintf(err, "mote: unknown option '-%s' (see mote --help)\n", cli_shown(letter));
             } else {
                 fprintf(err, "mote: unknown option '%s' (see mote --help)\n",
-                        shown(argv[optind - 1]));
+                        cli_shown(argv[optind - 1]));
             }
             return 2;
         }
     }
     if (optind < argc) {
-        fprintf(err, "mote: unexpected argument '%s' (see mote --help)\n", shown(argv[optind]));
+        fprintf(err, "mote: unexpected argument '%s' (see mote --help)\n", cli_shown(argv[optind]));
         return 2;
     }
     if (o->cont && (o->resume != NULL || o->resume_pick)) {

@@ -2,7 +2,9 @@
 #ifndef MOTE_CLI_OPTS_H
 #define MOTE_CLI_OPTS_H
 
+#include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 enum cli_provider { CLI_PROVIDER_NONE, CLI_PROVIDER_ANTHROPIC, CLI_PROVIDER_OPENAI };
@@ -47,5 +49,27 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err);
 
 /* Prints the --help text. */
 void cli_usage(FILE *out);
+
+/* ---- shared with the other frontends (mote serve) ---- */
+
+/* The options every frontend takes: --provider, --model, --base-url,
+ * --ca-file, --state-dir, --mcp-config, --no-tools, --yes,
+ * --shutdown-timeout, --max-turns, --system, --system-file, --max-tokens,
+ * --context-window, --version, --help. Their codes are 256..511. */
+extern const struct option cli_common_opts[];
+
+/* The common options then `more` into `out` (cap entries, terminated).
+ * Returns the count. */
+size_t cli_opts_join(struct option *out, size_t cap, const struct option *more);
+
+/* Handles common option `c` with its argument: 1 (done), 0 (not a common
+ * option) or 2 (a usage error, said in one line on `err`). */
+int cli_common(struct cli_opts *o, int c, const char *arg, FILE *err);
+
+/* `s` as it may be shown in a message (one line, neutralised, cut). */
+const char *cli_shown(const char *s);
+
+/* A decimal number 0..max: 0, or -1. */
+int cli_number(const char *s, unsigned long max, unsigned long *out);
 
 #endif

@@ -222,6 +222,15 @@ enum mote_approval {
     MOTE_APPROVE_DENY,    /* every call is refused; the model reads deny_reason */
 };
 
+/* One rule of a conversation's per-tool policy: the calls of tool `name`
+ * (as the model sees it: "shell", "files__read") are decided by
+ * `approval`, whatever the conversation's default and the tool's
+ * MOTE_TOOL_NO_APPROVAL flag say. */
+struct mote_tool_rule {
+    const char *name;
+    enum mote_approval approval;
+};
+
 enum mote_answer {
     MOTE_ANSWER_NO = 0,
     MOTE_ANSWER_YES,
@@ -237,8 +246,13 @@ struct mote_conv_conf {
     unsigned max_turns;       /* model requests per user message; 0: 25 */
     bool tools;               /* offer the session's tools */
     bool mcp;                 /* and those of the session's MCP servers */
-    enum mote_approval approval;
+    enum mote_approval approval; /* for tools without a rule that need approval */
     const char *deny_reason;  /* what a refused call's result says (DENY) */
+    const struct mote_tool_rule *rules; /* per-tool policy (NULL: none; must outlive the
+                               * conv): the first rule naming a tool decides; an
+                               * "always" answer (journaled) then allows an ASK tool,
+                               * never a DENY one */
+    unsigned nrules;
     uint32_t context_window;  /* the model's context, tokens (0: unknown, never compacts
                                * by itself) */
     unsigned compact_percent; /* compact when a request used this much of it; 0: 80 */
@@ -492,6 +506,16 @@ int mote_conv_approve(struct mote_conv *c, uint32_t ask_id, enum mote_answer a,
                       const char *reason);
 
 enum mote_conv_state mote_conv_state(const struct mote_conv *c);
+
+/* What the conversation's policy does with a call of tool `name` now:
+ * its rule, else ALLOW for a tool registered with MOTE_TOOL_NO_APPROVAL,
+ * else the default; an ASK tool answered "always" gives ALLOW. */
+enum mote_approval mote_conv_policy(const struct mote_conv *c, const char *name);
+
+/* The call waiting for an answer (state MOTE_CONV_AWAITING_APPROVAL):
+ * its question's ask_id, or 0 if none; `call` (may be NULL) is set to the
+ * call (its id, name and the journal record holding its input). */
+uint32_t mote_conv_pending(const struct mote_conv *c, const struct mote_conv_call **call);
 
 /* True while a turn runs or waits for an approval. */
 bool mote_conv_busy(const struct mote_conv *c);

@@ -69,9 +69,11 @@
 /* File descriptors watched at once in one loop (the port's own signal
  * wake-up descriptor is not counted). The CLI needs up to 3 per MCP server
  * (stdout, stderr, stdin while a write waits), 1 for the model request, 1
- * for a tool and 1 for its input. */
+ * for a tool and 1 for its input; mote serve one per connection
+ * (MOTE_SERVE_MAX_CONNS) and one per listener. A watch that does not fit
+ * is refused with MOTE_ERR_FULL (the server answers 503). */
 #ifndef MOTE_MAX_WATCHES
-#define MOTE_MAX_WATCHES 24
+#define MOTE_MAX_WATCHES 64
 #endif
 
 /* Longest single wait of mote_loop_poll, in milliseconds, when no timer is
@@ -332,6 +334,17 @@
 #define MOTE_HISTORY_LINE_MAX 4096
 #endif
 
+/* The line editor (mote_edit.h): the longest input line, bytes (a longer
+ * one is refused whole), and the bytes of recall history it keeps (the
+ * oldest lines make room). struct mote_edit holds the line twice and the
+ * history once; only a program that declares one pays for it. */
+#ifndef MOTE_EDIT_LINE_MAX
+#define MOTE_EDIT_LINE_MAX 65536
+#endif
+#ifndef MOTE_EDIT_HISTORY_BYTES
+#define MOTE_EDIT_HISTORY_BYTES 65536
+#endif
+
 /* ---- MCP ------------------------------------------------------------------- */
 
 /* MCP servers at once, and tools kept per server (more are skipped, with
@@ -478,6 +491,121 @@
 #error "MOTE_STORAGE_NAME_MAX must be at least 16"
 #endif
 
+/* ---- the API server (mote_serve.h) ------------------------------------------ */
+
+/* Connections served at once (listeners not counted); one more is
+ * accepted, answered 503 and closed. Each costs
+ * sizeof(struct mote_serve_conn) (`make size`) and a loop watch. */
+#ifndef MOTE_SERVE_MAX_CONNS
+#define MOTE_SERVE_MAX_CONNS 32
+#endif
+
+/* Bytes of a request's head (request line and headers). A longer request
+ * line is refused with 414, longer headers with 431. */
+#ifndef MOTE_SERVE_HEAD_MAX
+#define MOTE_SERVE_HEAD_MAX 4096
+#endif
+
+/* Bytes of a connection's receive buffer; a request body up to this size
+ * stays in it, a larger one takes a buffer of the body pool. */
+#ifndef MOTE_SERVE_IN_BUF
+#define MOTE_SERVE_IN_BUF 2048
+#endif
+
+/* Bytes of a connection's send buffer: a response, or the part of an
+ * event stream on its way. A slow reader is never given more: the server
+ * keeps its place in the journal instead. */
+#ifndef MOTE_SERVE_OUT_BUF
+#define MOTE_SERVE_OUT_BUF 4096
+#endif
+
+/* The largest request body (a long user message), bytes; a larger one is
+ * refused with 413. */
+#ifndef MOTE_SERVE_BODY_MAX
+#define MOTE_SERVE_BODY_MAX 65536
+#endif
+
+/* Buffers of MOTE_SERVE_BODY_MAX bytes shared by the connections (large
+ * bodies on their way in, the conversation list on its way out); a request
+ * that finds none free is answered 503. */
+#ifndef MOTE_SERVE_BODY_BUFS
+#define MOTE_SERVE_BODY_BUFS 2
+#endif
+
+/* Deadlines, ms: the whole head from its first byte (a client sending a
+ * byte a second is dropped with 408), the body after the head, an idle
+ * connection between requests, and a response the client does not read
+ * (no byte taken for this long). */
+#ifndef MOTE_SERVE_HEADER_TIMEOUT_MS
+#define MOTE_SERVE_HEADER_TIMEOUT_MS 10000
+#endif
+#ifndef MOTE_SERVE_BODY_TIMEOUT_MS
+#define MOTE_SERVE_BODY_TIMEOUT_MS 30000
+#endif
+#ifndef MOTE_SERVE_IDLE_TIMEOUT_MS
+#define MOTE_SERVE_IDLE_TIMEOUT_MS 60000
+#endif
+#ifndef MOTE_SERVE_SEND_TIMEOUT_MS
+#define MOTE_SERVE_SEND_TIMEOUT_MS 60000
+#endif
+
+/* An event stream with nothing to say sends a comment this often, ms (a
+ * dead peer is found, proxies keep the stream). */
+#ifndef MOTE_SERVE_PING_MS
+#define MOTE_SERVE_PING_MS 15000
+#endif
+
+/* After the shutdown, how long clients get to take the final event, ms. */
+#ifndef MOTE_SERVE_FLUSH_MS
+#define MOTE_SERVE_FLUSH_MS 1000
+#endif
+
+/* Conversations needing recovery remembered at start (more are found by
+ * listing again once these are done). */
+#ifndef MOTE_SERVE_RECOVER_MAX
+#define MOTE_SERVE_RECOVER_MAX 16
+#endif
+
+/* An MCP configuration parsed by mote_mcp_conf_parse: bytes of the
+ * strings kept (commands, arguments, environment), arguments and
+ * environment entries per server. More is refused with a message. */
+#ifndef MOTE_MCP_CONF_ARENA
+#define MOTE_MCP_CONF_ARENA 65536
+#endif
+#ifndef MOTE_MCP_CONF_ARGS
+#define MOTE_MCP_CONF_ARGS 32
+#endif
+#ifndef MOTE_MCP_CONF_ENV
+#define MOTE_MCP_CONF_ENV 32
+#endif
+
+/* Per-tool approval rules a server keeps (--allow/--deny/--ask). */
+#ifndef MOTE_SERVE_RULES_MAX
+#define MOTE_SERVE_RULES_MAX 32
+#endif
+
+#if MOTE_SERVE_MAX_CONNS < 1 || MOTE_SERVE_MAX_CONNS > 1024
+#error "MOTE_SERVE_MAX_CONNS must be 1..1024"
+#endif
+#if MOTE_SERVE_HEAD_MAX < 512 || MOTE_SERVE_IN_BUF < 256 || MOTE_SERVE_OUT_BUF < 1024 || \
+    MOTE_SERVE_OUT_BUF > 65536
+#error "MOTE_SERVE_HEAD_MAX must be at least 512, MOTE_SERVE_IN_BUF at least 256, MOTE_SERVE_OUT_BUF 1024..65536"
+#endif
+#if MOTE_SERVE_BODY_MAX < MOTE_SERVE_IN_BUF || MOTE_SERVE_BODY_BUFS < 1
+#error "MOTE_SERVE_BODY_MAX must be at least MOTE_SERVE_IN_BUF and MOTE_SERVE_BODY_BUFS at least 1"
+#endif
+#if MOTE_SERVE_RECOVER_MAX < 1 || MOTE_SERVE_RULES_MAX < 1
+#error "MOTE_SERVE_RECOVER_MAX and MOTE_SERVE_RULES_MAX must be at least 1"
+#endif
+#if MOTE_MCP_CONF_ARENA < 1024 || MOTE_MCP_CONF_ARGS < 1 || MOTE_MCP_CONF_ENV < 4
+#error "MOTE_MCP_CONF_ARENA must be at least 1024, MOTE_MCP_CONF_ARGS at least 1, MOTE_MCP_CONF_ENV at least 4"
+#endif
+/* ---- end of the API server's block ---- */
+
+#if MOTE_EDIT_LINE_MAX < 80 || MOTE_EDIT_HISTORY_BYTES < 2
+#error "MOTE_EDIT_LINE_MAX must be at least 80 and MOTE_EDIT_HISTORY_BYTES at least 2"
+#endif
+
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
  * the one it was built with; mote_loop_init() is a macro that passes the
@@ -500,7 +628,13 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_5_, MOTE_MCP_DISCONNECT_MS), MOTE_HISTORY_MAX), MOTE_HISTORY_LINE_MAX), MOTE_MAX_MCP_SERVERS), MOTE_MCP_MAX_TOOLS), MOTE_MCP_DESC_MAX), MOTE_MCP_SCHEMA_MAX), MOTE_MCP_LINE_MAX)
 #define MOTE_SIG_7_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_6_, MOTE_MCP_OUT_MAX), MOTE_MCP_NAME_MAX), MOTE_MCP_RESULT_MAX), MOTE_MCP_LOG_MAX), MOTE_MCP_TIMEOUT_MS)
-#define MOTE_SIG_8_ MOTE_SIG_(MOTE_SIG_7_, MOTE_JSON_MAX_DEPTH)
-#define MOTE_CONFIG_SIGNATURE MOTE_SIG_8_
+#define MOTE_SIG_EDIT_ MOTE_SIG_(MOTE_SIG_(MOTE_SIG_7_, MOTE_EDIT_LINE_MAX), MOTE_EDIT_HISTORY_BYTES)
+/* mote serve's limits: a chain of its own, joined at the top (compilers
+ * cap the nesting of brackets, and the chain above is near clang's 256) */
+#define MOTE_SIG_SERVE_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_MAX_CONNS), MOTE_SERVE_HEAD_MAX), MOTE_SERVE_IN_BUF), MOTE_SERVE_OUT_BUF), MOTE_SERVE_BODY_MAX), MOTE_SERVE_BODY_BUFS), MOTE_SERVE_HEADER_TIMEOUT_MS), MOTE_SERVE_BODY_TIMEOUT_MS), MOTE_SERVE_IDLE_TIMEOUT_MS), MOTE_SERVE_SEND_TIMEOUT_MS), MOTE_SERVE_PING_MS), MOTE_SERVE_FLUSH_MS), MOTE_SERVE_RECOVER_MAX), MOTE_SERVE_RULES_MAX), MOTE_MCP_CONF_ARENA), MOTE_MCP_CONF_ARGS), MOTE_MCP_CONF_ENV)
+/* limits added since, on the short chain */
+#define MOTE_SIG_MORE_ MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH)
+#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_)
 
 #endif /* MOTE_CONFIG_H */

@@ -160,4 +160,30 @@ void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned sr
  * CANCELLED (notifications/cancelled sent). */
 extern const struct mote_task_ops mote_mcp_call_ops;
 
+/* ---- configuration files ----
+ * The usual {"mcpServers": {"NAME": {"command": "...", "args": [...],
+ * "env": {...}}}} format, parsed from a buffer (the frontend reads the
+ * file). A server's environment is `base_env` (the frontend's minimal
+ * one: PATH, HOME, LANG) plus what its "env" names: never the API keys
+ * unless it names them. */
+
+struct mote_mcp_conf {
+    size_t used;
+    char arena[MOTE_MCP_CONF_ARENA];  /* the strings argv and envp point to */
+    const char *argv[MOTE_MAX_MCP_SERVERS][MOTE_MCP_CONF_ARGS + 2];
+    const char *envp[MOTE_MAX_MCP_SERVERS][MOTE_MCP_CONF_ENV + MOTE_MCP_CONF_ENV + 1];
+    struct mote_json json;
+};
+
+/* Adds the servers of configuration `text` (len bytes) to `m` (with
+ * mote_mcp_add); `cf` must outlive `m`. `base_env` (NULL-terminated
+ * "NAME=VALUE" strings, at most MOTE_MCP_CONF_ENV; may be NULL) starts
+ * every server's environment. Returns 0, or < 0 with one line of
+ * explanation in `err` (cap bytes): MOTE_ERR_BADMSG (not the format),
+ * MOTE_ERR_TOO_LARGE (over MOTE_JSON_MAX_TOKENS values or the arena),
+ * MOTE_ERR_FULL (more than MOTE_MAX_MCP_SERVERS), MOTE_ERR_EXIST (two
+ * servers of one name), MOTE_ERR_INVAL (a bad server name). */
+int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char *text,
+                        size_t len, const char *const *base_env, char *err, size_t cap);
+
 #endif /* MOTE_MCP_H */

@@ -24,8 +24,8 @@
  *  - No member calls back into the core.
  *
  * Groups: clock, wait, signals, storage, random (version 1), then net,
- * TLS, process, file system and process identity, appended in that
- * order; older ports stay valid through `size`.
+ * TLS, process, file system, process identity, the storage lock and
+ * serving, appended in that order; older ports stay valid through `size`.
  */
 #ifndef MOTE_PORT_H
 #define MOTE_PORT_H
@@ -351,6 +351,37 @@ struct mote_port {
      * the platform can tell (else 0), or < 0. A process's own lock through
      * another handle counts as another's. */
     int (*st_lock)(void *ctx, int h, unsigned how, int64_t *holder);
+
+    /* ---- net, appended: serving (mote_serve.h) ----
+     * Optional: a port without them cannot serve (mote_serve_listen fails
+     * with MOTE_ERR_NOSYS naming the member). Accepted connections are
+     * ordinary descriptors: net_send, net_recv and net_close work on them.
+     * Nothing here blocks. */
+
+    /* Listens on a local (Unix domain) stream socket at file-system path
+     * `path`, reachable by this user only (mode 0600). An existing path is
+     * taken over only if it is a socket of this user that nobody listens
+     * on (left by a process that died); a socket someone listens on gives
+     * MOTE_ERR_ADDRINUSE, anything else (a file, a link, another user's
+     * socket) MOTE_ERR_EXIST, and is left as it is. Returns the listening
+     * descriptor, or < 0 (MOTE_ERR_NAMETOOLONG: longer than the platform
+     * takes). */
+    int (*net_listen_unix)(void *ctx, const char *path);
+
+    /* Listens on TCP address `a` (port 0: one the system picks). Sets
+     * *bound to the address bound. Returns the listening descriptor or
+     * < 0 (MOTE_ERR_ADDRINUSE, MOTE_ERR_ACCES, ...). */
+    int (*net_listen_tcp)(void *ctx, const struct mote_addr *a, struct mote_addr *bound);
+
+    /* Takes one pending connection of listener `lfd`: a new non-blocking
+     * descriptor, or MOTE_ERR_AGAIN when none waits, or < 0. A peer the
+     * port refuses (on a Unix socket, another user) is closed here and
+     * counts as none. */
+    int (*net_accept)(void *ctx, int lfd);
+
+    /* Closes listener `lfd`; a Unix socket's path is removed if it is
+     * still the one this listener made. */
+    void (*net_unlisten)(void *ctx, int lfd);
 };
 
 #define MOTE_LOCK_HOLD 1
@@ -371,6 +402,9 @@ struct mote_port {
 #define MOTE_PORT_TLS 0x08u     /* tls_*: https */
 #define MOTE_PORT_PROC 0x10u    /* proc_*, pipe_*: the shell tool, MCP servers */
 #define MOTE_PORT_FS 0x20u      /* fs_*: the file tools */
+#define MOTE_PORT_SERVE 0x40u   /* net_accept, net_unlisten (+ net_send/recv/close): serving */
+#define MOTE_PORT_LISTEN_UNIX 0x80u /* net_listen_unix: serving on a Unix socket */
+#define MOTE_PORT_LISTEN_TCP 0x100u /* net_listen_tcp: serving on TCP */
 
 /* The name of the first member of `groups` that port `p` lacks (outside
  * its declared size, or NULL), or NULL if it has them all. The entry

@@ -263,6 +263,7 @@ int mote_posix_init(struct mote_posix *pp)
     mote_posix_net_fill(&pp->port);
     mote_posix_proc_fill(&pp->port);
     mote_posix_fs_fill(&pp->port);
+    mote_posix_listen_fill(&pp->port);
     mote_tls_fill(&pp->port);
     return 0;
 }

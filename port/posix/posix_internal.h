@@ -24,6 +24,9 @@ void mote_posix_proc_fill(struct mote_port *port);
 /* Sets the file-system members (fs.c). */
 void mote_posix_fs_fill(struct mote_port *port);
 
+/* Sets the serving members (listen.c). */
+void mote_posix_listen_fill(struct mote_port *port);
+
 /* Sets the TLS members: tls_mbedtls.c or tls_none.c, as built. */
 void mote_tls_fill(struct mote_port *port);
 

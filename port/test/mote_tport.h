@@ -26,7 +26,7 @@
 
 #define MOTE_TPORT_FILES 64
 #define MOTE_TPORT_HANDLES 32
-#define MOTE_TPORT_FDS 64
+#define MOTE_TPORT_FDS 128
 
 /* Storage call kinds, for fault injection masks. */
 enum {
@@ -62,10 +62,12 @@ struct mote_tport_file {
 };
 
 struct mote_tport_net;
+struct mote_tport_serve;
 
 struct mote_tport {
     struct mote_port port;
     struct mote_tport_net *net; /* scripted sockets, if mote_tport_net_init was called */
+    struct mote_tport_serve *serve; /* served connections (mote_tport_serve_init) */
     uint32_t now;            /* simulated clock */
     uint32_t rng;            /* xorshift state, never 0 */
     uint16_t fd_ready[MOTE_TPORT_FDS];
@@ -161,5 +163,63 @@ struct mote_tport_net {
  * responses; more connections are refused). */
 void mote_tport_net_init(struct mote_tport *tp, struct mote_tport_net *net,
                          const struct mote_tport_resp *script, unsigned n);
+
+/* ---- served connections (tserve.c) ----
+ * The serving members: one Unix listener (fd 60) and one TCP listener
+ * (fd 61); a test connects peers (fds 64..127), writes what the client
+ * sends, reads what the server sent, limits how much the client's socket
+ * takes before "would block" (a slow reader), and closes. Descriptors
+ * that are not the server's go to the scripted sockets above. */
+
+#define MOTE_TPORT_PEERS 64
+#define MOTE_TPORT_PEER_IN 70000
+#define MOTE_TPORT_PEER_OUT 262144
+
+struct mote_tport_peer {
+    bool used;
+    bool tcp;
+    bool accepted;
+    bool server_closed;  /* the server closed it */
+    bool client_closed;  /* the test closed its side: the server reads 0 */
+    int fd;
+    size_t in_len, in_off;  /* client -> server */
+    size_t out_len;         /* server -> client, all kept */
+    size_t out_read;        /* of it, taken by the client (mote_tport_peer_read) */
+    size_t window;          /* unread bytes the client's socket holds (0: no limit) */
+    size_t max_unread;      /* the most that was ever unread (bounded-memory checks) */
+    char in[MOTE_TPORT_PEER_IN];
+    char out[MOTE_TPORT_PEER_OUT];
+};
+
+struct mote_tport_serve {
+    bool unix_open, tcp_open;
+    unsigned listens;       /* successful listen calls */
+    unsigned nqueue;        /* peers waiting for accept, in order */
+    int queue[MOTE_TPORT_PEERS];
+    struct mote_tport_peer peers[MOTE_TPORT_PEERS];
+    /* the scripted sockets' members, for the descriptors that are not ours */
+    int (*send)(void *ctx, int fd, const void *buf, size_t n);
+    int (*recv)(void *ctx, int fd, void *buf, size_t n);
+    void (*close)(void *ctx, int fd);
+};
+
+/* Gives `tp` the serving members (after mote_tport_net_init, if used). */
+void mote_tport_serve_init(struct mote_tport *tp, struct mote_tport_serve *s);
+
+/* A client connects (to the TCP listener if `tcp`): the peer's index,
+ * or -1 (no peer slot, or not listening). */
+int mote_tport_peer_connect(struct mote_tport *tp, bool tcp);
+
+/* The client sends `n` bytes. */
+void mote_tport_peer_write(struct mote_tport *tp, int peer, const char *data, size_t n);
+
+/* The client takes `n` more bytes of what the server sent (the window
+ * opens again); n = (size_t)-1: all of it. */
+void mote_tport_peer_read(struct mote_tport *tp, int peer, size_t n);
+
+/* The client closes its side. */
+void mote_tport_peer_close(struct mote_tport *tp, int peer);
+
+struct mote_tport_peer *mote_tport_peer_get(struct mote_tport *tp, int peer);
 
 #endif /* MOTE_TPORT_H */

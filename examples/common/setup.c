@@ -1,0 +1,289 @@
+/*
+ * setup.c - what every mote frontend (the chat, mote serve) configures
+ * the same way from its options and the environment: the model (provider,
+ * key, base URL, proxy, timeouts), MCP servers, the state directory, the
+ * system prompt. Messages go to stderr; a usage error returns 2.
+ */
+#define _GNU_SOURCE
+#include "setup.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../cli/mcpconf.h"
+#include "mote/mote_client.h"
+
+#define SYSTEM_MAX (32 * 1024) /* bytes of --system-file or MOTE.md kept */
+
+static char system_buf[SYSTEM_MAX + 512];
+
+unsigned long fe_env_ms(const char *name, unsigned long def)
+{
+    const char *v = getenv(name);
+
+    return v != NULL && v[0] != '\0' ? strtoul(v, NULL, 10) : def;
+}
+
+/* Reads an API key and removes it from the environment, its bytes
+ * included (/proc/self/environ shows the original block): tools and their
+ * children never see it. */
+const char *fe_take_secret(const char *name, char *out, size_t cap)
+{
+    char *v = getenv(name);
+    size_t n;
+
+    if (v == NULL)
+        return NULL;
+    n = strlen(v);
+    if (n >= cap) {
+        out[0] = '\0';
+        memset(v, 0, n);
+        unsetenv(name);
+        return NULL;
+    }
+    memcpy(out, v, n + 1);
+    memset(v, 0, n);
+    unsetenv(name);
+    return out;
+}
+
+int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, const char **model)
+{
+    static char key_buf[MOTE_LLM_KEY_MAX + 1];
+    static char other[MOTE_LLM_KEY_MAX + 1];
+    const char *a = getenv("ANTHROPIC_API_KEY"), *k = getenv("OPENAI_API_KEY");
+    enum cli_provider prov = op->provider;
+    const char *key, *url;
+    struct mote_url u;
+    bool too_long = false;
+    int rc;
+
+    if (prov == CLI_PROVIDER_NONE)
+        prov = a != NULL && a[0] != '\0'   ? CLI_PROVIDER_ANTHROPIC
+               : k != NULL && k[0] != '\0' ? CLI_PROVIDER_OPENAI
+                                           : CLI_PROVIDER_NONE;
+    if (prov == CLI_PROVIDER_NONE) {
+        fprintf(stderr, "mote: no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
+                        "(or pick one with --provider)\n");
+        return 2;
+    }
+    {
+        /* Each dialect's key, base-URL variable and public API root. */
+        static const struct {
+            enum mote_provider p;
+            const char *key_env, *other_env, *url_env, *url;
+        } d[] = {{MOTE_PROVIDER_ANTHROPIC, "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+                  "ANTHROPIC_BASE_URL", "https://api.anthropic.com"},
+                 {MOTE_PROVIDER_OPENAI, "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
+                  "https://api.openai.com/v1"}};
+        unsigned i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
+        const char *raw = getenv(d[i].key_env);
+
+        mote_llm_conf_defaults(llm);
+        llm->provider = d[i].p;
+        llm->key_env = d[i].key_env;
+        too_long = raw != NULL && strlen(raw) > MOTE_LLM_KEY_MAX;
+        key = fe_take_secret(d[i].key_env, key_buf, sizeof(key_buf));
+        (void)fe_take_secret(d[i].other_env, other, sizeof(other)); /* the tools see neither */
+        url = op->base_url != NULL ? op->base_url : getenv(d[i].url_env);
+        if (url == NULL || url[0] == '\0')
+            url = d[i].url;
+    }
+    if (too_long) {
+        fprintf(stderr, "mote: %s is longer than %d bytes\n", llm->key_env, MOTE_LLM_KEY_MAX);
+        return 2;
+    }
+    if (key == NULL || key[0] == '\0') {
+        /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
+        if (!(prov == CLI_PROVIDER_OPENAI && op->base_url != NULL)) {
+            fprintf(stderr, "mote: no API key: set %s\n", llm->key_env);
+            return 2;
+        }
+        key = "";
+    }
+    if (mote_url_parse(&u, url) < 0) {
+        fprintf(stderr, "mote: bad base URL '%s': use http://host[:port][/path] or https://...\n",
+                url);
+        return 2;
+    }
+    if (u.tls && !tls) {
+        fprintf(stderr, "mote: %s needs TLS, but this mote was built with TLS=none "
+                        "(rebuild with make TLS=mbedtls, or use an http:// URL)\n", url);
+        return 2;
+    }
+    if (op->ca_file != NULL && access(op->ca_file, R_OK) != 0) {
+        fprintf(stderr, "mote: cannot read --ca-file %s: %s\n", op->ca_file, strerror(errno));
+        return 2;
+    }
+    {
+        /* The proxy, as curl takes it from the environment. */
+        static const char *const https_vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy",
+                                                 "ALL_PROXY", NULL};
+        static const char *const http_vars[] = {"http_proxy", "HTTP_PROXY", "all_proxy",
+                                                "ALL_PROXY", NULL};
+        const char *const *v = u.tls ? https_vars : http_vars;
+        static char auth[MOTE_PROXY_AUTH_MAX];
+        struct mote_url pu;
+
+        for (; *v != NULL && llm->proxy == NULL; v++) {
+            const char *x = getenv(*v);
+
+            if (x != NULL && x[0] != '\0') {
+                llm->proxy = x;
+                if ((rc = mote_proxy_parse(&pu, auth, sizeof(auth), x)) < 0) {
+                    fprintf(stderr, "mote: %s: %s\n", *v,
+                            rc == MOTE_ERR_NOTSUP
+                                ? "only an http:// proxy can be used"
+                                : "bad proxy URL: use http://[user:password@]host:port");
+                    return 2;
+                }
+            }
+        }
+        memset(auth, 0, sizeof(auth)); /* checked only: the client makes its own */
+        llm->no_proxy = getenv("no_proxy");
+        if (llm->no_proxy == NULL)
+            llm->no_proxy = getenv("NO_PROXY");
+    }
+    llm->base_url = url;
+    llm->api_key = key;
+    llm->ca_file = op->ca_file;
+    /* Tuning knobs (milliseconds) for tests and slow links. */
+    llm->idle_timeout_ms = (uint32_t)fe_env_ms("MOTE_IDLE_TIMEOUT_MS", llm->idle_timeout_ms);
+    llm->first_byte_timeout_ms =
+        (uint32_t)fe_env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", llm->first_byte_timeout_ms);
+    llm->event_timeout_ms = (uint32_t)fe_env_ms("MOTE_EVENT_TIMEOUT_MS", llm->event_timeout_ms);
+    llm->backoff_ms = (uint32_t)fe_env_ms("MOTE_BACKOFF_MS", llm->backoff_ms);
+    *model = op->model != NULL ? op->model
+                 : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
+                                                  : DEFAULT_OPENAI_MODEL;
+    return 0;
+}
+
+/* The model's context window, tokens, from its name (0: unknown). */
+uint32_t fe_window(const char *model)
+{
+    static const struct {
+        const char *prefix;
+        uint32_t tokens;
+    } t[] = {{"claude-", 200000},   {"gpt-4.1", 1047576}, {"gpt-4o", 128000}, {"gpt-5", 400000},
+             {"o1", 200000},        {"o3", 200000},       {"o4", 200000},     {"gpt-4-turbo", 128000},
+             {"llama3.1", 131072}, {"llama3.2", 131072},  {"qwen2.5", 32768}, {"deepseek", 65536}};
+    size_t i;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        if (strncmp(model, t[i].prefix, strlen(t[i].prefix)) == 0)
+            return t[i].tokens;
+    }
+    return 0;
+}
+
+/* Reads at most SYSTEM_MAX bytes of `path` into system_buf at `at`.
+ * Returns the length, -1 (cannot read) or -2 (too long). */
+static long read_into(const char *path, size_t at)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n;
+
+    if (f == NULL)
+        return -1;
+    n = fread(system_buf + at, 1, SYSTEM_MAX + 1, f);
+    fclose(f);
+    if (n > SYSTEM_MAX)
+        return -2;
+    system_buf[at + n] = '\0';
+    return (long)n;
+}
+
+/* The system prompt: --system, --system-file, or mote's own with the
+ * instructions of MOTE.md or AGENTS.md in the working directory. */
+int fe_system(const struct cli_opts *op, const char **system)
+{
+    static const char *const files[] = {"MOTE.md", "AGENTS.md"};
+    size_t i, n;
+    long got;
+
+    if (op->system != NULL) {
+        *system = op->system;
+        return 0;
+    }
+    if (op->system_file != NULL) {
+        got = read_into(op->system_file, 0);
+        if (got < 0) {
+            fprintf(stderr, "mote: cannot read --system-file %s: %s\n", op->system_file,
+                    got == -2 ? "longer than 32 KiB" : strerror(errno));
+            return 2;
+        }
+        *system = system_buf;
+        return 0;
+    }
+    *system = SYSTEM_PROMPT;
+    for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        if (access(files[i], F_OK) != 0)
+            continue;
+        n = (size_t)snprintf(system_buf, sizeof(system_buf) - SYSTEM_MAX - 1,
+                             "%s\n\nInstructions from %s in the working directory:\n",
+                             SYSTEM_PROMPT, files[i]);
+        got = read_into(files[i], n);
+        if (got < 0) {
+            fprintf(stderr, "mote: warning: %s is %s; it is not used\n", files[i],
+                    got == -2 ? "longer than 32 KiB" : "unreadable");
+            break;
+        }
+        *system = system_buf;
+        break;
+    }
+    return 0;
+}
+
+int fe_state_dir(const struct cli_opts *op, struct mote_posix *pp, char *state_dir,
+                 size_t cap)
+{
+    const char *d = op->state_dir, *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
+    int rc;
+
+    if (d == NULL)
+        d = getenv("MOTE_STATE_DIR");
+    if (d != NULL && d[0] != '\0')
+        snprintf(state_dir, cap, "%s", d);
+    else if (x != NULL && x[0] != '\0')
+        snprintf(state_dir, cap, "%s/mote", x);
+    else if (h != NULL && h[0] != '\0')
+        snprintf(state_dir, cap, "%s/.local/state/mote", h);
+    else {
+        fprintf(stderr, "mote: no state directory: set --state-dir, MOTE_STATE_DIR or HOME\n");
+        return 2;
+    }
+    rc = mote_posix_storage_root(pp, state_dir);
+    if (rc == MOTE_ERR_PERM) {
+        fprintf(stderr, "mote: the state directory %s is not safe: another user owns it or may "
+                        "write to it (fix: chmod 700 %s, owned by you)\n",
+                state_dir, state_dir);
+        return 2;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "mote: cannot use the state directory %s: %s\n", state_dir,
+                mote_strerror(rc));
+        return 2;
+    }
+    return 0;
+}
+
+int fe_mcp(const struct cli_opts *op, struct mote_mcp *m, struct mote_loop *loop, bool *have)
+{
+    char err[300];
+
+    *have = false;
+    if (op->mcp_config == NULL)
+        return 0;
+    mote_mcp_init(m, loop, NULL, NULL);
+    m->timeout_ms = (uint32_t)fe_env_ms("MOTE_MCP_TIMEOUT_MS", MOTE_MCP_TIMEOUT_MS);
+    if (mcpconf_load(op->mcp_config, m, err, sizeof(err)) < 0) {
+        fprintf(stderr, "mote: %s\n", err);
+        return 2;
+    }
+    *have = m->n > 0;
+    return 0;
+}

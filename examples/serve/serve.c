@@ -1,0 +1,482 @@
+/*
+ * serve.c - `mote serve`: a frontend of libmote's server (mote_serve.h).
+ * It reads the options and the environment, sets the per-tool approval
+ * policy, maps signals to the server's shutdown (SIGTERM, SIGHUP: drain;
+ * SIGINT: cancel; a second signal: force), tells systemd when it is ready
+ * and when it stops, and logs to stderr. The server itself - the HTTP
+ * API, event streams from the journals, loading conversations on demand,
+ * recovery on start - is in the library.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cli/opts.h"
+#include "../common/setup.h"
+#include "mote/mote.h"
+#include "mote/mote_agent.h"
+#include "mote/mote_json.h"
+#include "mote/mote_posix.h"
+#include "mote/mote_serve.h"
+#include "serve.h"
+
+#define SERVE_DEFAULT_SHUTDOWN_MS 30000
+#define POLICY_MAX (16 * 1024) /* bytes of a --policy file */
+#define DENY_REASON "refused: the server's policy does not allow this tool"
+
+enum {
+    OPT_SOCKET = 600,
+    OPT_LISTEN,
+    OPT_ALLOW,
+    OPT_DENY,
+    OPT_ASK,
+    OPT_APPROVAL,
+    OPT_POLICY,
+};
+
+static const struct option serve_opts[] = {
+    {"socket", required_argument, NULL, OPT_SOCKET},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"allow", required_argument, NULL, OPT_ALLOW},
+    {"deny", required_argument, NULL, OPT_DENY},
+    {"ask", required_argument, NULL, OPT_ASK},
+    {"approval", required_argument, NULL, OPT_APPROVAL},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {NULL, 0, NULL, 0},
+};
+
+static struct mote_posix pp;
+static struct mote_loop loop;
+static struct mote_session ses;
+static struct mote_serve srv;
+static struct mote_llm_conf llm;
+static struct mote_conv_conf cconf;
+static struct mote_mcp mcp;
+static struct cli_opts o;
+static const char *socket_path, *listen_addr, *policy_file;
+static enum mote_approval approval = MOTE_APPROVE_ASK;
+static struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
+static unsigned nrules;
+static char state_dir[1024], sock_buf[1100], token[65];
+
+static struct {
+    bool requested, forced;
+    enum mote_signal sig;
+} sd;
+
+static void usage(FILE *out)
+{
+    fputs("usage: mote serve [options]    the agent as a service: an HTTP API on a Unix socket\n"
+          "\n"
+          "  --socket PATH                the socket (default STATE/mote.sock, mode 0600)\n"
+          "  --listen 127.0.0.1:PORT      also loopback TCP (a bearer token: MOTE_SERVE_TOKEN,\n"
+          "                               else the 0600 file STATE/serve.token)\n"
+          "  --approval ask|allow|deny    tools without a rule (default ask: the call waits\n"
+          "                               for POST .../approval)\n"
+          "  --allow TOOL, --deny TOOL, --ask TOOL   a rule for one tool (repeatable)\n"
+          "  --policy FILE                rules from {\"default\": \"ask\", \"tools\": {\"shell\":\n"
+          "                               \"allow\", ...}} (the command line's come first)\n"
+          "  --shutdown-timeout MS        SIGTERM waits this long for turns (default 30000)\n"
+          "  and the model options of mote --help (--provider, --model, --base-url,\n"
+          "  --ca-file, --state-dir, --mcp-config, --no-tools, --yes, --max-turns,\n"
+          "  --system, --system-file, --max-tokens, --context-window).\n"
+          "\n"
+          "Exit: 0 after a drain that finished, 143/129 when SIGTERM/SIGHUP's timeout cut a\n"
+          "turn, 130 after SIGINT, 1 on a failure, 2 on a usage error. docs/SERVE.md\n",
+          out);
+}
+
+static int add_rule(const char *name, enum mote_approval a)
+{
+    if (name[0] == '\0' || strlen(name) > 64) {
+        fprintf(stderr, "mote serve: a tool name is 1 to 64 characters, not '%s'\n",
+                cli_shown(name));
+        return 2;
+    }
+    if (nrules >= MOTE_SERVE_RULES_MAX) {
+        fprintf(stderr, "mote serve: more than %d tool rules (MOTE_SERVE_RULES_MAX)\n",
+                MOTE_SERVE_RULES_MAX);
+        return 2;
+    }
+    rules[nrules].name = name;
+    rules[nrules].approval = a;
+    nrules++;
+    return 0;
+}
+
+static int approval_of(const char *s, enum mote_approval *a)
+{
+    if (strcmp(s, "ask") == 0)
+        *a = MOTE_APPROVE_ASK;
+    else if (strcmp(s, "allow") == 0)
+        *a = MOTE_APPROVE_ALLOW;
+    else if (strcmp(s, "deny") == 0)
+        *a = MOTE_APPROVE_DENY;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse(int argc, char **argv)
+{
+    static struct option all[48];
+    bool approval_set = false;
+    int c, k;
+
+    memset(&o, 0, sizeof(o));
+    o.shutdown_ms = SERVE_DEFAULT_SHUTDOWN_MS;
+    o.max_turns = CLI_DEFAULT_MAX_TURNS;
+    cli_opts_join(all, sizeof(all) / sizeof(all[0]), serve_opts);
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
+        switch (c) {
+        case OPT_SOCKET:
+            socket_path = optarg;
+            break;
+        case OPT_LISTEN:
+            listen_addr = optarg;
+            break;
+        case OPT_ALLOW:
+        case OPT_DENY:
+        case OPT_ASK:
+            if (add_rule(optarg, c == OPT_ALLOW  ? MOTE_APPROVE_ALLOW
+                                 : c == OPT_DENY ? MOTE_APPROVE_DENY
+                                                 : MOTE_APPROVE_ASK) != 0)
+                return 2;
+            break;
+        case OPT_APPROVAL:
+            if (approval_of(optarg, &approval) < 0) {
+                fprintf(stderr, "mote serve: --approval is ask, allow or deny, not '%s'\n",
+                        cli_shown(optarg));
+                return 2;
+            }
+            approval_set = true;
+            break;
+        case OPT_POLICY:
+            policy_file = optarg;
+            break;
+        case ':':
+            fprintf(stderr, "mote serve: option '%s' needs a value (see mote serve --help)\n",
+                    cli_shown(argv[optind - 1]));
+            return 2;
+        default:
+            if ((k = cli_common(&o, c, optarg, stderr)) == 2)
+                return 2;
+            if (k == 1)
+                break;
+            fprintf(stderr, "mote serve: unknown option '%s' (see mote serve --help)\n",
+                    cli_shown(argv[optind - 1]));
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "mote serve: unexpected argument '%s'\n", cli_shown(argv[optind]));
+        return 2;
+    }
+    if (o.yes && !approval_set)
+        approval = MOTE_APPROVE_ALLOW;
+    if (o.system != NULL && o.system_file != NULL) {
+        fprintf(stderr, "mote serve: --system and --system-file cannot be used together\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* --policy FILE: {"default": "ask", "tools": {"NAME": "allow", ...}}. */
+static int load_policy(void)
+{
+    static char text[POLICY_MAX], names[POLICY_MAX];
+    static struct mote_json js;
+    size_t n, used = 0;
+    FILE *f;
+    int t, k, i;
+
+    if (policy_file == NULL)
+        return 0;
+    if ((f = fopen(policy_file, "rb")) == NULL) {
+        fprintf(stderr, "mote serve: cannot read --policy %s: %s\n", policy_file, strerror(errno));
+        return 2;
+    }
+    n = fread(text, 1, sizeof(text), f);
+    fclose(f);
+    if (n == sizeof(text) || mote_json_parse(&js, text, n) <= 0 ||
+        mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT) {
+        fprintf(stderr, "mote serve: --policy %s is not a JSON object (of at most %d bytes)\n",
+                policy_file, POLICY_MAX);
+        return 2;
+    }
+    t = mote_json_member(&js, 0, "default");
+    if (t >= 0) {
+        char v[16];
+
+        if (mote_json_str(&js, t, v, sizeof(v)) < 0 || approval_of(v, &approval) < 0) {
+            fprintf(stderr, "mote serve: --policy %s: \"default\" is ask, allow or deny\n",
+                    policy_file);
+            return 2;
+        }
+    }
+    t = mote_json_member(&js, 0, "tools");
+    if (t >= 0 && mote_json_type_of(&js, t) != MOTE_JSON_OBJECT) {
+        fprintf(stderr, "mote serve: --policy %s: \"tools\" maps tool names to ask, allow or "
+                        "deny\n",
+                policy_file);
+        return 2;
+    }
+    for (i = 0, k = t + 1; t >= 0 && i < js.tok[t].size; i++) {
+        char v[16];
+        enum mote_approval a;
+        int len = mote_json_str(&js, k, names + used, sizeof(names) - used);
+
+        if (len <= 0 || mote_json_str(&js, k + 1, v, sizeof(v)) < 0 || approval_of(v, &a) < 0) {
+            fprintf(stderr, "mote serve: --policy %s: \"tools\" maps tool names to ask, allow "
+                            "or deny\n",
+                    policy_file);
+            return 2;
+        }
+        if (add_rule(names + used, a) != 0)
+            return 2;
+        used += (size_t)len + 1;
+        k = mote_json_skip(&js, k + 1);
+    }
+    return 0;
+}
+
+static void log_line(void *arg, const char *line)
+{
+    (void)arg;
+    fprintf(stderr, "mote %s\n", line);
+}
+
+static void on_event(void *arg, const struct mote_event *ev)
+{
+    (void)arg;
+    if (ev->type == MOTE_EV_MCP)
+        fprintf(stderr, "mote serve: mcp %s: %.*s\n", ev->name, (int)ev->len, ev->text);
+    mote_serve_event(&srv, ev);
+}
+
+static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
+{
+    static const char *const names[] = {"SIGINT", "SIGTERM", "SIGHUP"};
+    struct mote_shutdown_req req;
+
+    (void)l, (void)n, (void)arg;
+    memset(&req, 0, sizeof(req));
+    req.reason = names[sig];
+    req.mode = sig == MOTE_SIG_INT ? MOTE_SD_CANCEL : MOTE_SD_DRAIN;
+    req.timeout_ms = (uint32_t)o.shutdown_ms;
+    if (sd.requested) {
+        /* a second signal: stop waiting */
+        req.force = true;
+        sd.forced = true;
+        fprintf(stderr, "mote serve: %s again: stopping now\n", names[sig]);
+    } else {
+        sd.requested = true;
+        sd.sig = sig;
+        serve_notify("STOPPING=1");
+    }
+    (void)mote_serve_shutdown(&srv, &req);
+}
+
+static int token_setup(void)
+{
+    bool created = false;
+    int rc;
+
+    if (listen_addr == NULL)
+        return 0;
+    if (fe_take_secret("MOTE_SERVE_TOKEN", token, sizeof(token)) != NULL && token[0] != '\0')
+        return 0;
+    rc = mote_serve_token(&pp.port, "serve.token", token, &created);
+    if (rc == MOTE_ERR_CORRUPT) {
+        fprintf(stderr, "mote serve: %s/serve.token is not a token (64 hex digits); remove it "
+                        "to have a new one made\n",
+                state_dir);
+        return 1;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "mote serve: cannot make the token file %s/serve.token: %s\n", state_dir,
+                mote_strerror(rc));
+        return 1;
+    }
+    if (created)
+        fprintf(stderr, "mote serve: made the token file %s/serve.token (mode 0600)\n",
+                state_dir);
+    return 0;
+}
+
+static int start(void)
+{
+    static struct mote_session_conf sconf;
+    static struct mote_serve_conf vconf;
+    bool have_mcp = false;
+    int rc;
+
+    if ((rc = fe_model(&o, pp.port.tls_handshake != NULL, &llm, &cconf.model)) != 0 ||
+        (rc = fe_mcp(&o, &mcp, &loop, &have_mcp)) != 0 ||
+        (rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0 ||
+        (rc = fe_system(&o, &cconf.system)) != 0 || (rc = load_policy()) != 0)
+        return rc;
+    if (socket_path == NULL) {
+        snprintf(sock_buf, sizeof(sock_buf), "%s/mote.sock", state_dir);
+        socket_path = sock_buf;
+    }
+    cconf.llm = &llm;
+    cconf.max_tokens = o.max_tokens > 0 ? (uint32_t)o.max_tokens : 4096u;
+    cconf.context_window =
+        o.context_window > 0 ? (uint32_t)o.context_window : fe_window(cconf.model);
+    cconf.max_turns = (unsigned)o.max_turns;
+    cconf.tools = !o.no_tools;
+    cconf.mcp = !o.no_tools;
+    cconf.approval = approval;
+    cconf.deny_reason = DENY_REASON;
+    cconf.rules = rules;
+    cconf.nrules = nrules;
+    sconf.on_event = on_event;
+    sconf.tool_timeout_ms = (uint32_t)fe_env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
+    if ((rc = mote_loop_init(&loop, &pp.port)) == MOTE_ERR_CONFIG) {
+        fprintf(stderr, "mote: this program and libmote were built with different MOTE_* values\n");
+        return 1;
+    }
+    if (rc < 0 || mote_posix_signals_install(&pp) < 0 ||
+        mote_session_init(&ses, &loop, &sconf) < 0) {
+        fprintf(stderr, "mote serve: cannot start the event loop\n");
+        return 1;
+    }
+    if (!o.no_tools && mote_session_add_builtin_tools(&ses, MOTE_TOOLS_BUILTIN) < 0) {
+        fprintf(stderr, "mote serve: cannot register the tools\n");
+        return 1;
+    }
+    mote_loop_on_signal(&loop, on_signal, NULL);
+    if ((rc = token_setup()) != 0)
+        return rc;
+    vconf.session = &ses;
+    vconf.conv = &cconf;
+    vconf.socket_path = socket_path;
+    vconf.listen = listen_addr;
+    vconf.token = token;
+    vconf.log = log_line;
+    /* tuning knobs (ms) for tests and slow links */
+    vconf.header_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_HEADER_TIMEOUT_MS", 0);
+    vconf.body_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_BODY_TIMEOUT_MS", 0);
+    vconf.idle_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_IDLE_TIMEOUT_MS", 0);
+    vconf.send_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_SEND_TIMEOUT_MS", 0);
+    vconf.ping_ms = (uint32_t)fe_env_ms("MOTE_SERVE_PING_MS", 0);
+    vconf.flush_ms = (uint32_t)fe_env_ms("MOTE_SERVE_FLUSH_MS", 0);
+    if ((rc = mote_serve_init(&srv, &loop, &vconf)) < 0) {
+        fprintf(stderr, "mote serve: cannot serve on this port: %s%s\n", mote_strerror(rc),
+                srv.missing != NULL ? srv.missing : "");
+        return 1;
+    }
+    if ((rc = mote_serve_listen(&srv)) < 0) {
+        if (rc == MOTE_ERR_INVAL)
+            fprintf(stderr, "mote serve: --listen wants a loopback address: 127.0.0.1:PORT or "
+                            "[::1]:PORT, not '%s'\n",
+                    cli_shown(listen_addr));
+        else if (rc == MOTE_ERR_ADDRINUSE && srv.lfd[0] < 0)
+            fprintf(stderr, "mote serve: another server listens on %s\n", socket_path);
+        else if (rc == MOTE_ERR_EXIST)
+            fprintf(stderr, "mote serve: %s exists and is not a socket of this user; it was "
+                            "left as it is\n",
+                    socket_path);
+        else
+            fprintf(stderr, "mote serve: cannot listen on %s: %s\n",
+                    srv.lfd[0] < 0 ? socket_path : listen_addr, mote_strerror(rc));
+        mote_serve_deinit(&srv);
+        return rc == MOTE_ERR_INVAL ? 2 : 1;
+    }
+    if (have_mcp) {
+        mcp.loop = &loop;
+        mote_session_use_mcp(&ses, &mcp);
+        mote_mcp_start_all(&mcp);
+    }
+    fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), cconf.model,
+            socket_path);
+    if (listen_addr != NULL)
+        fprintf(stderr, " and 127.0.0.1:%u", (unsigned)srv.tcp_port);
+    fputc('\n', stderr);
+    rc = mote_serve_recover(&srv);
+    if (rc < 0)
+        fprintf(stderr, "mote serve: cannot list the conversations: %s\n", mote_strerror(rc));
+    else if (rc > 0)
+        fprintf(stderr, "mote serve: %d conversation(s) need recovery\n", rc);
+    return 0;
+}
+
+int serve_main(int argc, char **argv)
+{
+    const struct mote_shutdown_report *r = &ses.report;
+    int rc = parse(argc, argv), code;
+
+    if (rc != 0)
+        return rc;
+    if (o.help) {
+        usage(stdout);
+        return 0;
+    }
+    if (o.version) {
+        printf("mote %s\n", mote_version());
+        return 0;
+    }
+    if (mote_posix_init(&pp) < 0) {
+        fprintf(stderr, "mote serve: cannot start the POSIX port\n");
+        return 1;
+    }
+    if ((rc = start()) != 0)
+        return rc;
+    {
+        char status[1300];
+
+        snprintf(status, sizeof(status), "READY=1\nSTATUS=serving on %s", socket_path);
+        serve_notify(status);
+    }
+    while (!mote_serve_done(&srv)) {
+        rc = mote_loop_poll(&loop, -1);
+        if (rc < 0) {
+            struct mote_shutdown_req force = {"fatal", MOTE_SD_CANCEL, 0, true};
+
+            fprintf(stderr, "mote serve: the event loop failed: %s\n", mote_strerror(rc));
+            mote_serve_deinit(&srv);
+            (void)mote_shutdown_begin(&ses, &force);
+            sd.requested = true;
+            sd.sig = MOTE_SIG_INT;
+            break;
+        }
+    }
+    if (r->cut[0] != '\0')
+        fprintf(stderr, "mote serve: %s did not finish in time (marked for recovery)\n", r->cut);
+    if (r->left[0] != '\0')
+        fprintf(stderr, "mote serve: %s still ran after it was cancelled\n", r->left);
+    if (r->mcp_left > 0)
+        fprintf(stderr, "mote serve: warning: an MCP server did not exit; its supervisor ends "
+                        "it\n");
+    if (sd.sig == MOTE_SIG_INT)
+        code = 130;
+    else if (r->timed_out || sd.forced)
+        code = sd.sig == MOTE_SIG_HUP ? 129 : 143;
+    else
+        code = 0;
+    if (r->storage_err < 0 && code == 0)
+        code = 1;
+    fprintf(stderr, "mote serve: stopped (%s, %u conversation(s) marked for recovery), exit %d\n",
+            r->reason != NULL ? r->reason : "?", r->conversations_marked, code);
+    {
+        sigset_t late;
+
+        sigemptyset(&late);
+        sigaddset(&late, SIGINT);
+        sigaddset(&late, SIGTERM);
+        sigaddset(&late, SIGHUP);
+        sigprocmask(SIG_BLOCK, &late, NULL);
+    }
+    mote_serve_deinit(&srv);
+    mote_session_deinit(&ses);
+    mote_loop_deinit(&loop);
+    mote_posix_deinit(&pp);
+    return code;
+}

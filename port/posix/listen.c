@@ -1,0 +1,220 @@
+/*
+ * listen.c - the serving members of the POSIX port: listeners on a Unix
+ * socket (mode 0600, only ever taking over a stale socket of this user)
+ * and on TCP, non-blocking accept.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "mote/mote_err.h"
+#include "mote/mote_posix.h"
+#include "posix_internal.h"
+
+#define LISTENERS 4
+
+/* What a listener made, to remove its socket file (and only it). */
+static struct {
+    int fd;          /* -1: free */
+    bool unix_sock;
+    dev_t dev;
+    ino_t ino;
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+} lst[LISTENERS] = {{-1, false, 0, 0, ""}, {-1, false, 0, 0, ""}, {-1, false, 0, 0, ""},
+                    {-1, false, 0, 0, ""}};
+
+static int slot_free(void)
+{
+    int i;
+
+    for (i = 0; i < LISTENERS; i++) {
+        if (lst[i].fd < 0)
+            return i;
+    }
+    return -1;
+}
+
+static int slot_of(int fd)
+{
+    int i;
+
+    for (i = 0; i < LISTENERS && fd >= 0; i++) {
+        if (lst[i].fd == fd)
+            return i;
+    }
+    return -1;
+}
+
+/* Is someone listening on the socket at `sa`? */
+static bool someone_listens(const struct sockaddr_un *sa)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    bool yes;
+
+    if (fd < 0)
+        return true; /* cannot tell: do not take it over */
+    yes = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno != ECONNREFUSED;
+    close(fd);
+    return yes;
+}
+
+static int px_listen_unix(void *ctx, const char *path)
+{
+    struct sockaddr_un sa;
+    struct stat st;
+    mode_t old;
+    int fd, k, e;
+
+    (void)ctx;
+    if ((k = slot_free()) < 0)
+        return MOTE_ERR_FULL;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    if (path[0] == '\0' || strlen(path) >= sizeof(sa.sun_path))
+        return MOTE_ERR_NAMETOOLONG;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    if (lstat(path, &st) == 0) {
+        /* Only a socket of ours that nobody answers on is taken over. */
+        if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+            return MOTE_ERR_EXIST;
+        if (someone_listens(&sa))
+            return MOTE_ERR_ADDRINUSE;
+        if (unlink(path) < 0 && errno != ENOENT)
+            return mote_posix_err(errno);
+    } else if (errno != ENOENT) {
+        return mote_posix_err(errno);
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return mote_posix_err(errno);
+    /* Created 0600 from the start: no moment where another user could
+     * connect. (The process is single-threaded where it creates files.) */
+    old = umask(0177);
+    e = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+    umask(old);
+    if (e == 0 && listen(fd, 128) < 0)
+        e = errno;
+    if (e == 0 && (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+                   (st.st_mode & 0777) != 0600))
+        e = EPERM;
+    if (e != 0) {
+        close(fd);
+        return mote_posix_err(e);
+    }
+    lst[k].fd = fd;
+    lst[k].unix_sock = true;
+    lst[k].dev = st.st_dev;
+    lst[k].ino = st.st_ino;
+    memcpy(lst[k].path, path, strlen(path) + 1);
+    return fd;
+}
+
+static int px_listen_tcp(void *ctx, const struct mote_addr *a, struct mote_addr *bound)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int fd, one = 1, k;
+
+    (void)ctx;
+    if ((k = slot_free()) < 0)
+        return MOTE_ERR_FULL;
+    memset(&ss, 0, sizeof(ss));
+    if (a->family == 4) {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons(a->port);
+        memcpy(&s4->sin_addr, a->addr, 4);
+        len = sizeof(*s4);
+    } else if (a->family == 6) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons(a->port);
+        memcpy(&s6->sin6_addr, a->addr, 16);
+        len = sizeof(*s6);
+    } else {
+        return MOTE_ERR_INVAL;
+    }
+    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return mote_posix_err(errno);
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (a->family == 6)
+        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
+        int e = errno;
+
+        close(fd);
+        return mote_posix_err(e);
+    }
+    len = sizeof(ss);
+    *bound = *a;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+        bound->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                                    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    lst[k].fd = fd;
+    lst[k].unix_sock = false;
+    lst[k].path[0] = '\0';
+    return fd;
+}
+
+static int px_accept(void *ctx, int lfd)
+{
+    int k = slot_of(lfd);
+
+    (void)ctx;
+    for (;;) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK ? MOTE_ERR_AGAIN
+                                                           : mote_posix_err(errno);
+        }
+        if (k >= 0 && lst[k].unix_sock) {
+            /* Belt and braces beside the 0600 mode: only this user (or
+             * root) is served. */
+            struct ucred cr;
+            socklen_t n = sizeof(cr);
+
+            if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0 ||
+                (cr.uid != geteuid() && cr.uid != 0)) {
+                close(fd);
+                continue;
+            }
+        }
+        return fd;
+    }
+}
+
+static void px_unlisten(void *ctx, int lfd)
+{
+    int k = slot_of(lfd);
+    struct stat st;
+
+    (void)ctx;
+    if (k >= 0) {
+        if (lst[k].unix_sock && lstat(lst[k].path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+            st.st_dev == lst[k].dev && st.st_ino == lst[k].ino)
+            (void)unlink(lst[k].path);
+        lst[k].fd = -1;
+    }
+    if (lfd >= 0)
+        close(lfd);
+}
+
+void mote_posix_listen_fill(struct mote_port *port)
+{
+    port->net_listen_unix = px_listen_unix;
+    port->net_listen_tcp = px_listen_tcp;
+    port->net_accept = px_accept;
+    port->net_unlisten = px_unlisten;
+}

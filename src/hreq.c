@@ -1,0 +1,323 @@
+/*
+ * hreq.c - the HTTP/1.1 request parser (see mote_hreq.h).
+ *
+ * The head is collected byte by byte until the empty line that ends it,
+ * so where the input was split never matters; then it is decoded once, in
+ * place (line ends become NULs).
+ */
+#include "mote/mote_hreq.h"
+
+#include <string.h>
+
+void mote_hreq_reset(struct mote_hreq *r)
+{
+    memset(r, 0, offsetof(struct mote_hreq, head));
+    r->query = "";
+}
+
+static int bad(struct mote_hreq *r, uint16_t status, const char *why)
+{
+    r->state = MOTE_HREQ_BAD;
+    r->status = status;
+    r->why = why;
+    return MOTE_HREQ_BAD;
+}
+
+/* RFC 9110 tchar */
+static bool tchar(unsigned char c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return true;
+    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static char lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Case-insensitive equality of NUL-terminated `a` and lower-case `b`. */
+static bool ieq(const char *a, const char *b)
+{
+    while (*a != '\0' && lower(*a) == *b) {
+        a++;
+        b++;
+    }
+    return *a == '\0' && *b == '\0';
+}
+
+const char *mote_hreq_method_name(enum mote_hreq_method m)
+{
+    static const char *const names[] = {"OTHER", "GET", "HEAD", "POST", "PUT", "DELETE",
+                                        "OPTIONS"};
+
+    return (unsigned)m < sizeof(names) / sizeof(names[0]) ? names[m] : "OTHER";
+}
+
+static int request_line(struct mote_hreq *r, char *line)
+{
+    static const enum mote_hreq_method known[] = {MOTE_HM_GET, MOTE_HM_HEAD, MOTE_HM_POST,
+                                                   MOTE_HM_PUT, MOTE_HM_DELETE, MOTE_HM_OPTIONS};
+    char *sp1 = strchr(line, ' '), *sp2, *t, *v;
+    size_t i;
+
+    if (sp1 == NULL || sp1 == line || sp1 - line > 15)
+        return bad(r, 400, "bad request line (METHOD /path HTTP/1.1)");
+    for (t = line; t < sp1; t++) {
+        if (!tchar((unsigned char)*t))
+            return bad(r, 400, "bad request method");
+    }
+    *sp1 = '\0';
+    t = sp1 + 1;
+    sp2 = strchr(t, ' ');
+    if (sp2 == NULL || sp2 == t)
+        return bad(r, 400, "bad request line (METHOD /path HTTP/1.1)");
+    *sp2 = '\0';
+    v = sp2 + 1;
+    if (t[0] != '/')
+        return bad(r, 400, "the request target must be a path starting with '/'");
+    for (i = 0; t[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)t[i];
+
+        if (c <= 0x20 || c >= 0x7F)
+            return bad(r, 400, "bad byte in the request target");
+    }
+    if (strncmp(v, "HTTP/", 5) != 0 || !(v[5] >= '0' && v[5] <= '9') || v[6] != '.' ||
+        !(v[7] >= '0' && v[7] <= '9') || v[8] != '\0')
+        return bad(r, 400, "bad HTTP version in the request line");
+    if (v[5] != '1' || (v[7] != '0' && v[7] != '1'))
+        return bad(r, 505, "only HTTP/1.0 and HTTP/1.1 are served");
+    r->minor = (uint8_t)(v[7] - '0');
+    r->method_name = line;
+    r->method = MOTE_HM_OTHER;
+    for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        if (strcmp(line, mote_hreq_method_name(known[i])) == 0)
+            r->method = known[i];
+    }
+    r->path = t;
+    t = strchr(t, '?');
+    if (t != NULL) {
+        *t = '\0';
+        r->query = t + 1;
+    }
+    return MOTE_HREQ_READING;
+}
+
+/* Keeps a single-valued field; a second one is refused. */
+static int single(struct mote_hreq *r, const char **slot, const char *value, const char *why)
+{
+    if (*slot != NULL)
+        return bad(r, 400, why);
+    *slot = value;
+    return MOTE_HREQ_READING;
+}
+
+/* The tokens of a comma-separated Connection value. */
+static void connection(struct mote_hreq *r, const char *v, bool *close, bool *keep)
+{
+    while (*v != '\0') {
+        char tok[16];
+        size_t n = 0;
+
+        while (*v == ' ' || *v == '\t' || *v == ',')
+            v++;
+        while (*v != '\0' && *v != ',' && *v != ' ' && *v != '\t') {
+            if (n < sizeof(tok) - 1)
+                tok[n++] = lower(*v);
+            v++;
+        }
+        tok[n] = '\0';
+        if (strcmp(tok, "close") == 0)
+            *close = true;
+        else if (strcmp(tok, "keep-alive") == 0)
+            *keep = true;
+    }
+    (void)r;
+}
+
+static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool *te)
+{
+    char *colon = line, *v, *end;
+
+    while (tchar((unsigned char)*colon))
+        colon++;
+    if (colon == line || *colon != ':')
+        return bad(r, 400, "bad header field (NAME: value; no space before the colon)");
+    *colon = '\0';
+    v = colon + 1;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    for (end = v; *end != '\0'; end++) {
+        unsigned char c = (unsigned char)*end;
+
+        if ((c < 0x20 && c != '\t') || c == 0x7F)
+            return bad(r, 400, "control character in a header value");
+    }
+    while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    *end = '\0';
+    r->fields++;
+    if (ieq(line, "content-length")) {
+        uint64_t n = 0;
+        const char *d = v;
+
+        if (*d == '\0')
+            return bad(r, 400, "empty Content-Length");
+        for (; *d != '\0'; d++) {
+            if (*d < '0' || *d > '9')
+                return bad(r, 400, "Content-Length must be one decimal number");
+            if (d - v >= 18)
+                return bad(r, 413, "the body is larger than this server takes");
+            n = n * 10u + (uint64_t)(*d - '0');
+        }
+        if (r->has_length && r->content_length != n)
+            return bad(r, 400, "two different Content-Length values");
+        r->has_length = true;
+        r->content_length = n;
+    } else if (ieq(line, "transfer-encoding")) {
+        *te = true;
+    } else if (ieq(line, "connection")) {
+        connection(r, v, close, keep);
+    } else if (ieq(line, "expect")) {
+        if (!ieq(v, "100-continue"))
+            return bad(r, 417, "only Expect: 100-continue is understood");
+        r->expect_continue = true;
+    } else if (ieq(line, "host")) {
+        return single(r, &r->host, v, "more than one Host field");
+    } else if (ieq(line, "authorization")) {
+        return single(r, &r->authorization, v, "more than one Authorization field");
+    } else if (ieq(line, "last-event-id")) {
+        return single(r, &r->last_event_id, v, "more than one Last-Event-ID field");
+    } else if (ieq(line, "content-type")) {
+        return single(r, &r->content_type, v, "more than one Content-Type field");
+    }
+    return MOTE_HREQ_READING;
+}
+
+/* Decodes the complete head (r->len bytes, ending in an empty line). */
+static int decode(struct mote_hreq *r)
+{
+    char *p = r->head, *end = r->head + r->len;
+    bool first = true, close = false, keep = false, te = false;
+
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p)), *line = p, *cr;
+        int rc;
+
+        if (nl == NULL)
+            return bad(r, 400, "the head does not end with an empty line");
+        if (memchr(line, '\0', (size_t)(nl - line)) != NULL)
+            return bad(r, 400, "NUL byte in the request head");
+        *nl = '\0';
+        if (nl > line && nl[-1] == '\r')
+            nl[-1] = '\0';
+        p = nl + 1;
+        cr = strchr(line, '\r');
+        if (cr != NULL)
+            return bad(r, 400, "a CR that does not end a line");
+        if (line[0] == '\0')
+            break; /* the empty line: the end */
+        if (first) {
+            first = false;
+            rc = request_line(r, line);
+        } else if (line[0] == ' ' || line[0] == '\t') {
+            rc = bad(r, 400, "folded header lines are not accepted");
+        } else {
+            rc = field(r, line, &close, &keep, &te);
+        }
+        if (rc != MOTE_HREQ_READING)
+            return rc;
+    }
+    if (first)
+        return bad(r, 400, "empty request");
+    if (te)
+        return r->has_length ? bad(r, 400, "both Transfer-Encoding and Content-Length")
+                             : bad(r, 411, "a request body needs Content-Length (no chunked "
+                                           "bodies)");
+    if (r->minor == 1 && r->host == NULL)
+        return bad(r, 400, "an HTTP/1.1 request needs a Host field");
+    r->keep_alive = r->minor == 1 ? !close : keep && !close;
+    r->state = MOTE_HREQ_DONE;
+    return MOTE_HREQ_DONE;
+}
+
+int mote_hreq_feed(struct mote_hreq *r, const char *data, size_t len, size_t *used)
+{
+    size_t i = 0;
+
+    *used = 0;
+    if (r->state != MOTE_HREQ_READING)
+        return r->state;
+    /* Empty lines before the request line are ignored (RFC 9112 2.2). */
+    while (r->len == 0 && i < len && (data[i] == '\r' || data[i] == '\n'))
+        i++;
+    while (i < len) {
+        char c = data[i++];
+        size_t n;
+
+        if (r->len >= sizeof(r->head)) {
+            *used = i - 1;
+            return memchr(r->head, '\n', r->len) == NULL
+                       ? bad(r, 414, "the request line is too long")
+                       : bad(r, 431, "the request head is too large");
+        }
+        r->head[r->len++] = c;
+        n = r->len;
+        if (c == '\n' &&
+            ((n >= 2 && r->head[n - 2] == '\n') ||
+             (n >= 3 && r->head[n - 2] == '\r' && r->head[n - 3] == '\n'))) {
+            *used = i;
+            return decode(r);
+        }
+    }
+    *used = i;
+    return MOTE_HREQ_READING;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = lower(c);
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_t cap)
+{
+    const char *q = r->query;
+    size_t klen = strlen(key);
+
+    while (q != NULL && *q != '\0') {
+        const char *amp = strchr(q, '&'), *stop = amp != NULL ? amp : q + strlen(q);
+
+        if ((size_t)(stop - q) >= klen && strncmp(q, key, klen) == 0 &&
+            (q + klen == stop || q[klen] == '=')) {
+            const char *v = q + klen + (q + klen < stop ? 1 : 0);
+            size_t n = 0;
+
+            while (v < stop) {
+                char c = *v++;
+
+                if (c == '+') {
+                    c = ' ';
+                } else if (c == '%') {
+                    int hi, lo;
+
+                    if (stop - v < 2 || (hi = hexval(v[0])) < 0 || (lo = hexval(v[1])) < 0)
+                        return -1;
+                    c = (char)(hi * 16 + lo);
+                    v += 2;
+                }
+                if (n + 1 >= cap)
+                    return -1;
+                out[n++] = c;
+            }
+            out[n] = '\0';
+            return (int)n;
+        }
+        q = amp != NULL ? amp + 1 : NULL;
+    }
+    return -1;
+}

@@ -1,0 +1,900 @@
+/*
+ * test_serve.c - the API server (mote_serve.h) on the deterministic test
+ * port: scripted clients on served sockets, a scripted model behind the
+ * scripted sockets, simulated time, in-memory storage.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mote/mote_agent.h"
+#include "mote/mote_serve.h"
+#include "mote_tport.h"
+
+static struct mote_tport tp;
+static struct mote_tport_net net;
+static struct mote_tport_serve ts;
+static struct mote_loop loop;
+static struct mote_session ses;
+static struct mote_serve srv;
+static struct mote_llm_conf llm;
+static struct mote_conv_conf cc;
+static struct mote_serve_conf vc;
+static char logbuf[16384];
+
+/* ---- the scripted model ---- */
+
+#define HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+#define NRESP 16
+static struct mote_tport_resp script[NRESP];
+static char bodies[NRESP][8192];
+
+static size_t put(char *out, size_t cap, size_t at, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(out + at, cap - at, fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0 && (size_t)n < cap - at);
+    return at + (size_t)n;
+}
+
+/* An answer: `text` in words, then an optional call of `tool` with `input`. */
+static void answer(const char *text, const char *tool, const char *input, bool stall)
+{
+    unsigned k = net.n;
+    char *b = bodies[k];
+    size_t at = put(b, sizeof(bodies[0]), 0, HEAD);
+    const char *w = text;
+
+    assert_true(k < NRESP);
+    at = put(b, sizeof(bodies[0]), at,
+             "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
+             "{\"input_tokens\":5,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: "
+             "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\","
+             "\"text\":\"\"}}\n\n");
+    while (*w != '\0') {
+        const char *sp = strchr(w, ' ');
+        size_t n = sp != NULL ? (size_t)(sp - w) + 1 : strlen(w);
+
+        at = put(b, sizeof(bodies[0]), at,
+                 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                 "\"delta\":{\"type\":\"text_delta\",\"text\":\"%.*s\"}}\n\n",
+                 (int)n, w);
+        w += n;
+    }
+    if (!stall) {
+        at = put(b, sizeof(bodies[0]), at,
+                 "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+        if (tool != NULL)
+            at = put(b, sizeof(bodies[0]), at,
+                     "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                     "\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_%u\","
+                     "\"name\":\"%s\",\"input\":{}}}\n\nevent: content_block_delta\ndata: "
+                     "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+                     "\"input_json_delta\",\"partial_json\":\"%s\"}}\n\nevent: content_block_stop\n"
+                     "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+                     k, tool, input);
+        at = put(b, sizeof(bodies[0]), at,
+                 "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+                 "\"%s\"},\"usage\":{\"output_tokens\":7}}\n\nevent: message_stop\ndata: "
+                 "{\"type\":\"message_stop\"}\n\n",
+                 tool != NULL ? "tool_use" : "end_turn");
+    }
+    script[k].bytes = b;
+    script[k].len = at;
+    script[k].chunk = 64;
+    script[k].stall = stall;
+    net.n = k + 1;
+}
+
+/* ---- a scripted tool ---- */
+
+static unsigned tool_runs;
+
+static int probe_step(struct mote_loop *l, mote_job_id self, struct mote_tool_run *run)
+{
+    (void)l, (void)self;
+    tool_runs++;
+    mote_tool_outs(run, "probe: ok");
+    return MOTE_STEP_DONE;
+}
+
+static const struct mote_tool probe = {"probe", "A probe.", "{\"type\":\"object\"}", probe_step,
+                                       NULL, NULL, 0};
+
+/* ---- setup ---- */
+
+static void on_event(void *arg, const struct mote_event *e)
+{
+    (void)arg;
+    mote_serve_event(&srv, e);
+}
+
+static void on_log(void *arg, const char *line)
+{
+    (void)arg;
+    snprintf(logbuf + strlen(logbuf), sizeof(logbuf) - strlen(logbuf), "%s\n", line);
+}
+
+static struct mote_tool_rule rules[2];
+
+static void start(void)
+{
+    static struct mote_session_conf sc;
+
+    sc.on_event = on_event;
+    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
+    assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
+    assert_int_equal(mote_session_add_tool(&ses, &probe), 0);
+    vc.session = &ses;
+    vc.conv = &cc;
+    vc.log = on_log;
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
+    assert_int_equal(mote_serve_listen(&srv), 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(script, 0, sizeof(script));
+    tool_runs = 0;
+    logbuf[0] = '\0';
+    mote_tport_init(&tp, 1000);
+    mote_tport_net_init(&tp, &net, script, 0);
+    mote_tport_serve_init(&tp, &ts);
+    mote_llm_conf_defaults(&llm);
+    llm.base_url = "http://model.test";
+    llm.api_key = "k";
+    llm.max_attempts = 1;
+    memset(&cc, 0, sizeof(cc));
+    cc.llm = &llm;
+    cc.model = "m";
+    cc.tools = true;
+    cc.approval = MOTE_APPROVE_ALLOW;
+    memset(&vc, 0, sizeof(vc));
+    vc.socket_path = "mote.sock";
+    start();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mote_serve_deinit(&srv);
+    mote_session_deinit(&ses);
+    mote_loop_deinit(&loop);
+    mote_tport_deinit(&tp);
+    return 0;
+}
+
+/* Turns the loop `n` times (time moves on only when nothing is ready). */
+static void turns(unsigned n)
+{
+    while (n-- > 0)
+        assert_true(mote_loop_poll(&loop, 10) >= 0);
+}
+
+/* ---- clients ---- */
+
+static const char *sent(int p)
+{
+    struct mote_tport_peer *q = mote_tport_peer_get(&tp, p);
+
+    assert_true(q->out_len < MOTE_TPORT_PEER_OUT);
+    q->out[q->out_len] = '\0';
+    return q->out;
+}
+
+static int client(const char *req)
+{
+    int p = mote_tport_peer_connect(&tp, false);
+
+    assert_true(p >= 0);
+    mote_tport_peer_write(&tp, p, req, strlen(req));
+    return p;
+}
+
+/* One request on a new connection; turns until the server closed it.
+ * Returns the status; *body points at the body. */
+static int http(const char *method, const char *path, const char *body, const char **resp_body)
+{
+    static char req[MOTE_SERVE_BODY_MAX + 1024];
+    char len[48];
+    int p, status = 0;
+    unsigned i;
+    const char *r, *b;
+
+    snprintf(len, sizeof(len), "Content-Length: %zu\r\n", body != NULL ? strlen(body) : 0);
+    snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n%s\r\n%s",
+             method, path, body != NULL ? len : "", body != NULL ? body : "");
+    p = client(req);
+    for (i = 0; i < 200 && !mote_tport_peer_get(&tp, p)->server_closed; i++)
+        turns(1);
+    assert_true(mote_tport_peer_get(&tp, p)->server_closed);
+    r = sent(p);
+    assert_int_equal(sscanf(r, "HTTP/1.1 %d", &status), 1);
+    b = strstr(r, "\r\n\r\n");
+    assert_non_null(b);
+    if (resp_body != NULL)
+        *resp_body = b + 4;
+    return status;
+}
+
+/* The "id" of a created conversation. */
+static void create(char *id, size_t cap)
+{
+    const char *b, *q;
+
+    assert_int_equal(http("POST", "/v1/conversations", NULL, &b), 201);
+    q = strstr(b, "\"id\":\"");
+    assert_non_null(q);
+    q += 6;
+    snprintf(id, cap, "%.*s", (int)(strchr(q, '"') - q), q);
+}
+
+/* ---- tests ---- */
+
+static void test_routes_and_refusals(void **state)
+{
+    const char *b;
+    int p;
+
+    (void)state;
+    assert_int_equal(http("GET", "/v1/health", NULL, &b), 200);
+    assert_non_null(strstr(b, "\"status\":\"ok\""));
+    assert_int_equal(http("GET", "/v2/nothing", NULL, &b), 404);
+    assert_non_null(strstr(b, "\"error\":\"not_found\""));
+    assert_int_equal(http("PUT", "/v1/health", NULL, &b), 405);
+    assert_int_equal(http("POST", "/v1/conversations/x/messages", "not json", &b), 400);
+    assert_non_null(strstr(b, "\"error\":\"bad_json\""));
+    assert_int_equal(http("POST", "/v1/conversations/nope/messages", "{\"text\":\"hi\"}", &b),
+                     404);
+    assert_int_equal(http("GET", "/v1/conversations/bad!id", NULL, &b), 404);
+    /* a malformed head: 400 with a JSON body, then the connection closes */
+    p = client("GET /a b c\r\n\r\n");
+    turns(5);
+    mote_tport_advance(&tp, MOTE_SERVE_FLUSH_MS); /* it lingers a moment for the client */
+    turns(2);
+    assert_true(mote_tport_peer_get(&tp, p)->server_closed);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 400 Bad Request"));
+    assert_non_null(strstr(sent(p), "\"error\":\"bad_request\""));
+    /* keep-alive: two requests on one connection, answered in order */
+    p = client("GET /v1/health HTTP/1.1\r\nHost: t\r\n\r\nGET /v1/nope HTTP/1.1\r\nHost: t\r\n\r\n");
+    turns(5);
+    assert_false(mote_tport_peer_get(&tp, p)->server_closed);
+    b = strstr(sent(p), "HTTP/1.1 200");
+    assert_non_null(b);
+    assert_non_null(strstr(b, "HTTP/1.1 404"));
+    /* a body over the limit: 413 before it is read */
+    {
+        char req[256];
+
+        snprintf(req, sizeof(req), "POST /v1/conversations HTTP/1.1\r\nHost: t\r\n"
+                                   "Content-Length: %d\r\n\r\n",
+                 MOTE_SERVE_BODY_MAX + 1);
+        p = client(req);
+        turns(5);
+        assert_non_null(strstr(sent(p), "HTTP/1.1 413"));
+    }
+}
+
+static void test_turn_events_and_records(void **state)
+{
+    char id[64], path[128];
+    const char *b, *s;
+    int ev;
+    unsigned i;
+
+    (void)state;
+    create(id, sizeof(id));
+    snprintf(path, sizeof(path), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
+             id);
+    ev = client(path);
+    turns(3);
+    answer("hello from the model", NULL, NULL, false);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    assert_int_equal(http("POST", path, "{\"text\":\"hi \\u00e9\"}", &b), 202);
+    assert_non_null(strstr(b, "\"offset\":"));
+    for (i = 0; i < 100 && mote_session_busy(&ses); i++)
+        turns(1);
+    turns(3);
+    s = sent(ev);
+    assert_non_null(strstr(s, "Content-Type: text/event-stream"));
+    /* the records, each with its offset as the id, in order */
+    assert_non_null(strstr(s, "id: 0\nevent: record\ndata: {\"t\":\"open\""));
+    b = strstr(s, "event: record\ndata: {\"t\":\"user\",\"text\":\"hi \xc3\xa9\"}");
+    assert_non_null(b);
+    assert_non_null(strstr(b, "event: text\ndata: {\"text\":\"hello \"}"));
+    assert_non_null(strstr(b, "\"t\":\"assistant\",\"text\":\"hello from the model\""));
+    assert_non_null(strstr(b, "event: turn_end"));
+    assert_true(strstr(b, "event: text") < strstr(b, "\"t\":\"assistant\""));
+    /* each id is the offset of its record in the journal */
+    {
+        char name[128];
+        const struct mote_tport_file *f;
+        const char *q = s;
+        unsigned n = 0;
+
+        snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+        f = mote_tport_file(&tp, name);
+        assert_non_null(f);
+        while ((q = strstr(q, "id: ")) != NULL) {
+            unsigned long off = strtoul(q + 4, NULL, 10);
+            const char *data = strstr(q, "data: ") + 6;
+            size_t len = (size_t)(strchr(data, '\n') - data);
+
+            assert_true(off + len < f->len);
+            assert_memory_equal(f->data + off, data, len);
+            assert_int_equal(f->data[off + len], '\n');
+            n++;
+            q += 4;
+        }
+        assert_true(n >= 4); /* open, user, request, assistant */
+    }
+    /* GET: the state and the records */
+    snprintf(path, sizeof(path), "/v1/conversations/%s", id);
+    assert_int_equal(http("GET", path, NULL, &b), 200);
+    assert_non_null(strstr(b, "\"state\":\"idle\""));
+    assert_non_null(strstr(b, "{\"offset\":0,\"record\":{\"t\":\"open\""));
+    assert_non_null(strstr(b, "\"t\":\"assistant\""));
+    assert_non_null(strstr(b, "0\r\n\r\n")); /* the chunked body ended */
+}
+
+static void test_resume_with_last_event_id(void **state)
+{
+    char id[64], req[256], path[128];
+    const char *b, *s;
+    unsigned long user_off;
+    int ev;
+    unsigned i;
+
+    (void)state;
+    create(id, sizeof(id));
+    answer("one two", NULL, NULL, false);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    assert_int_equal(http("POST", path, "{\"text\":\"first\"}", &b), 202);
+    user_off = strtoul(strstr(b, "\"offset\":") + 9, NULL, 10);
+    for (i = 0; i < 100 && mote_session_busy(&ses); i++)
+        turns(1);
+    /* resume after the user record: the next record first, none before */
+    snprintf(req, sizeof(req),
+             "GET /v1/conversations/%s/events HTTP/1.1\r\nHost: t\r\nLast-Event-ID: %lu\r\n\r\n",
+             id, user_off);
+    ev = client(req);
+    turns(5);
+    s = sent(ev);
+    b = strstr(s, "id: ");
+    assert_non_null(b);
+    assert_true(strtoul(b + 4, NULL, 10) > user_off);
+    assert_null(strstr(s, "\"t\":\"user\""));
+    assert_null(strstr(s, "\"t\":\"open\""));
+    assert_non_null(strstr(s, "\"t\":\"assistant\""));
+    assert_non_null(strstr(s, "event: state"));
+    /* not a record's offset: refused */
+    snprintf(req, sizeof(req),
+             "GET /v1/conversations/%s/events HTTP/1.1\r\nHost: t\r\nLast-Event-ID: %lu\r\n\r\n",
+             id, user_off + 1);
+    ev = client(req);
+    turns(5);
+    assert_non_null(strstr(sent(ev), "HTTP/1.1 400"));
+    assert_non_null(strstr(sent(ev), "bad_event_id"));
+}
+
+static void test_slow_reader_is_fed_at_its_pace(void **state)
+{
+    char id[64], req[1100], path[128], text[3000];
+    struct mote_tport_peer *q;
+    const struct mote_tport_file *f;
+    const char *b;
+    int ev;
+    unsigned i, k;
+
+    (void)state;
+    create(id, sizeof(id));
+    /* a client that takes 7 bytes at a time */
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
+             id);
+    ev = client(req);
+    turns(3);
+    q = mote_tport_peer_get(&tp, ev);
+    mote_tport_peer_read(&tp, ev, (size_t)-1); /* the head and what came so far */
+    q->max_unread = 0;
+    q->window = 7;
+    for (k = 0; k < 3; k++) {
+        for (i = 0; i + 1 < sizeof(text); i++)
+            text[i] = (char)('a' + (i + k) % 26);
+        text[sizeof(text) - 1] = '\0';
+        answer("ok", NULL, NULL, false);
+        snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+        snprintf(req, sizeof(req), "{\"text\":\"%.1000s\"}", text);
+        assert_int_equal(http("POST", path, req, &b), 202);
+        for (i = 0; i < 100 && mote_session_busy(&ses); i++)
+            turns(1);
+    }
+    /* nothing piles up for it: what is unread never passes its window */
+    assert_true(q->max_unread <= 7);
+    /* it reads on, in small bites: everything arrives, in order */
+    snprintf(path, sizeof(path), "conversations/%s.jsonl", id);
+    f = mote_tport_file(&tp, path);
+    {
+        /* until the last record came whole */
+        const char *last = (const char *)f->data + f->len - 1;
+        char want[64];
+
+        while (last > (const char *)f->data && last[-1] != '\n')
+            last--;
+        snprintf(want, sizeof(want), "id: %lu\n", (unsigned long)(last - (const char *)f->data));
+        for (i = 0; i < 20000; i++) {
+            const char *at = strstr(sent(ev), want);
+
+            if (at != NULL && strstr(at, "\n\n") != NULL)
+                break;
+            mote_tport_peer_read(&tp, ev, (size_t)-1);
+            turns(1);
+        }
+    }
+    {
+        /* every record of the journal, in order, each once */
+        const char *s = sent(ev), *line = (const char *)f->data;
+        unsigned n = 0;
+
+        while (line < (const char *)f->data + f->len) {
+            const char *nl = memchr(line, '\n', (size_t)((const char *)f->data + f->len - line));
+            char want[4096];
+
+            snprintf(want, sizeof(want), "id: %lu\nevent: record\ndata: %.*s\n\n",
+                     (unsigned long)(line - (const char *)f->data), (int)(nl - line), line);
+            s = strstr(s, want);
+            if (s == NULL)
+                fail_msg("record %u missing: %.200s\n--- sent tail: %s", n, want,
+                         sent(ev) + (strlen(sent(ev)) > 600 ? strlen(sent(ev)) - 600 : 0));
+            line = nl + 1;
+            n++;
+        }
+        assert_true(n >= 10);
+    }
+}
+
+/* A record longer than one turn's share of pumping (a long message)
+ * replayed to a client with nothing else happening: it arrives whole. */
+static void test_a_long_record_replayed_whole(void **state)
+{
+    static char body[MOTE_SERVE_BODY_MAX];
+    char id[64], path[128], req[256];
+    const char *b;
+    size_t n = 0;
+    unsigned i;
+    int ev;
+
+    (void)state;
+    create(id, sizeof(id));
+    answer("ok", NULL, NULL, false);
+    n += (size_t)snprintf(body, sizeof(body), "{\"text\":\"");
+    memset(body + n, 'q', 50000);
+    n += 50000;
+    memcpy(body + n, "\"}", 3);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    assert_int_equal(http("POST", path, body, &b), 202);
+    for (i = 0; i < 100 && mote_session_busy(&ses); i++)
+        turns(1);
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
+             id);
+    ev = client(req);
+    for (i = 0; i < 50 && !strstr(sent(ev), "event: state"); i++)
+        turns(1);
+    b = strstr(sent(ev), "\"t\":\"user\",\"text\":\"qqq");
+    assert_non_null(b);
+    assert_non_null(strstr(b, "qqq\"}\n\n"));
+    assert_non_null(strstr(b, "\"t\":\"assistant\""));
+    assert_non_null(strstr(b, "event: state"));
+}
+
+static void test_timeouts(void **state)
+{
+    int idle, slow, body;
+    unsigned i;
+
+    (void)state;
+    idle = mote_tport_peer_connect(&tp, false);
+    slow = client("G");
+    body = client("POST /v1/conversations HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n{");
+    /* a byte a second for the head: dropped at the head's deadline */
+    for (i = 0; i < (MOTE_SERVE_HEADER_TIMEOUT_MS / 1000) + 2; i++) {
+        mote_tport_advance(&tp, 1000);
+        if (!mote_tport_peer_get(&tp, slow)->server_closed)
+            mote_tport_peer_write(&tp, slow, "E", 1);
+        turns(2);
+    }
+    assert_true(mote_tport_peer_get(&tp, slow)->server_closed);
+    assert_non_null(strstr(sent(slow), "HTTP/1.1 408"));
+    assert_non_null(strstr(sent(slow), "\"error\":\"timeout\""));
+    for (i = 0; i < 100 && !mote_tport_peer_get(&tp, body)->server_closed; i++) {
+        mote_tport_advance(&tp, 1000);
+        turns(1);
+    }
+    assert_non_null(strstr(sent(body), "HTTP/1.1 408"));
+    for (i = 0; i < 100 && !mote_tport_peer_get(&tp, idle)->server_closed; i++) {
+        mote_tport_advance(&tp, 1000);
+        turns(1);
+    }
+    assert_true(mote_tport_peer_get(&tp, idle)->server_closed);
+    assert_int_equal(mote_tport_peer_get(&tp, idle)->out_len, 0); /* idle: closed silently */
+    assert_int_equal(srv.nconns, 0);
+}
+
+static unsigned accept_calls, accept_fails;
+static int (*real_accept)(void *ctx, int lfd);
+
+static int failing_accept(void *ctx, int lfd)
+{
+    accept_calls++;
+    if (accept_fails > 0) {
+        accept_fails--;
+        return MOTE_ERR_NOMEM; /* out of descriptors, say */
+    }
+    return real_accept(ctx, lfd);
+}
+
+/* An accept that fails does not make the loop spin on a readable
+ * listener: it rests, then serves the connection. */
+static void test_accept_failure_rests(void **state)
+{
+    const char *b;
+    int p;
+    unsigned i;
+
+    (void)state;
+    real_accept = tp.port.net_accept;
+    tp.port.net_accept = failing_accept;
+    accept_calls = 0;
+    accept_fails = 1000;
+    p = client("GET /v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    for (i = 0; i < 20; i++)
+        assert_true(mote_loop_poll(&loop, 0) >= 0);
+    assert_true(accept_calls <= 2);
+    assert_non_null(strstr(logbuf, "pausing"));
+    accept_fails = 0;
+    for (i = 0; i < 100 && !mote_tport_peer_get(&tp, p)->server_closed; i++)
+        turns(1);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    assert_int_equal(http("GET", "/v1/health", NULL, &b), 200);
+    tp.port.net_accept = real_accept;
+}
+
+static void test_connection_cap(void **state)
+{
+    int p[MOTE_SERVE_MAX_CONNS + 2];
+    const char *b;
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS + 2; i++) {
+        p[i] = mote_tport_peer_connect(&tp, false);
+        assert_true(p[i] >= 0);
+        turns(1);
+    }
+    assert_int_equal(srv.nconns, MOTE_SERVE_MAX_CONNS);
+    for (i = MOTE_SERVE_MAX_CONNS; i < MOTE_SERVE_MAX_CONNS + 2; i++) {
+        assert_true(mote_tport_peer_get(&tp, p[i])->server_closed);
+        assert_non_null(strstr(sent(p[i]), "HTTP/1.1 503"));
+        assert_non_null(strstr(sent(p[i]), "too_many_connections"));
+    }
+    /* one leaves: a new one is served */
+    mote_tport_peer_close(&tp, p[0]);
+    turns(2);
+    assert_int_equal(srv.nconns, MOTE_SERVE_MAX_CONNS - 1);
+    assert_int_equal(http("GET", "/v1/health", NULL, &b), 200);
+    assert_non_null(strstr(b, "\"refused\":2"));
+}
+
+static void test_slots_lru_and_busy(void **state)
+{
+    char ids[MOTE_MAX_CONVERSATIONS + 1][64], path[128];
+    const char *b;
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++)
+        create(ids[i], sizeof(ids[0]));
+    /* every slot taken, all idle: a fifth closes the least recently used */
+    snprintf(path, sizeof(path), "/v1/conversations/%s", ids[0]);
+    assert_int_equal(http("GET", path, NULL, &b), 200); /* ids[0] used: ids[1] is the oldest */
+    create(ids[MOTE_MAX_CONVERSATIONS], sizeof(ids[0]));
+    assert_non_null(mote_conv_find(&ses, ids[0]));
+    assert_null(mote_conv_find(&ses, ids[1]));
+    assert_non_null(strstr(logbuf, ids[1]));
+    /* an unloaded one reads from disk, and loads when a message comes */
+    snprintf(path, sizeof(path), "/v1/conversations/%s", ids[1]);
+    assert_int_equal(http("GET", path, NULL, &b), 200);
+    assert_non_null(strstr(b, "\"loaded\":false"));
+    /* every loaded one busy (stalled answers): 503 */
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++)
+        answer("wait", NULL, NULL, true);
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        struct mote_conv *c = &ses.conv[i];
+
+        snprintf(path, sizeof(path), "/v1/conversations/%s/messages", mote_conv_id(c));
+        assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 202);
+    }
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", ids[1]);
+    assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 503);
+    assert_non_null(strstr(b, "\"error\":\"busy\""));
+    assert_int_equal(http("POST", "/v1/conversations", NULL, &b), 503);
+    /* a message to a busy conversation: 409 */
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", mote_conv_id(&ses.conv[0]));
+    assert_int_equal(http("POST", path, "{\"text\":\"again\"}", &b), 409);
+    /* cancel one: its slot can be taken again */
+    snprintf(path, sizeof(path), "/v1/conversations/%s/cancel", mote_conv_id(&ses.conv[0]));
+    assert_int_equal(http("POST", path, NULL, &b), 202);
+    for (i = 0; i < 50 && mote_conv_busy(&ses.conv[0]); i++)
+        turns(1);
+    assert_false(mote_conv_busy(&ses.conv[0]));
+    answer("done", NULL, NULL, false);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", ids[1]);
+    assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 202);
+}
+
+static void test_approval_through_the_api(void **state)
+{
+    char id[64], path[128], body[256], call[64];
+    const char *b, *q;
+    unsigned i;
+
+    (void)state;
+    rules[0].name = "probe";
+    rules[0].approval = MOTE_APPROVE_ASK;
+    cc.rules = rules;
+    cc.nrules = 1; /* the default (allow) does not decide: the rule does */
+    create(id, sizeof(id));
+    answer("let me look", "probe", "{\\\"what\\\":1}", false);
+    answer("it said ok", NULL, NULL, false);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    assert_int_equal(http("POST", path, "{\"text\":\"look\"}", &b), 202);
+    for (i = 0; i < 100; i++) {
+        turns(1);
+        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
+            break;
+    }
+    assert_int_equal(tool_runs, 0);
+    snprintf(path, sizeof(path), "/v1/conversations/%s?records=0", id);
+    assert_int_equal(http("GET", path, NULL, &b), 200);
+    assert_non_null(strstr(b, "\"state\":\"awaiting_approval\""));
+    q = strstr(b, "\"call_id\":\"");
+    assert_non_null(q);
+    q += 11;
+    snprintf(call, sizeof(call), "%.*s", (int)(strchr(q, '"') - q), q);
+    assert_non_null(strstr(b, "\"name\":\"probe\",\"record\":"));
+    assert_non_null(strstr(b, "\"input\":{\"what\":1}"));
+    /* another call's id answers nothing */
+    snprintf(path, sizeof(path), "/v1/conversations/%s/approval", id);
+    assert_int_equal(http("POST", path, "{\"call_id\":\"toolu_x\",\"answer\":\"yes\"}", &b), 409);
+    assert_int_equal(http("POST", path, "{\"call_id\":\"x\",\"answer\":\"maybe\"}", &b), 400);
+    turns(3);
+    assert_int_equal(tool_runs, 0);
+    snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\"}", call);
+    assert_int_equal(http("POST", path, body, &b), 200);
+    for (i = 0; i < 100 && mote_session_busy(&ses); i++)
+        turns(1);
+    assert_int_equal(tool_runs, 1);
+    /* answered once: the same answer again is stale */
+    assert_int_equal(http("POST", path, body, &b), 409);
+    cc.rules = NULL;
+    cc.nrules = 0;
+}
+
+static void test_shutdown_final_event(void **state)
+{
+    char id[64], req[256];
+    struct mote_shutdown_req sd = {"test", MOTE_SD_DRAIN, 1000, false};
+    const char *s;
+    int ev;
+    unsigned i;
+
+    (void)state;
+    create(id, sizeof(id));
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events HTTP/1.1\r\nHost: t\r\n\r\n", id);
+    ev = client(req);
+    turns(3);
+    assert_int_equal(mote_serve_shutdown(&srv, &sd), 0);
+    for (i = 0; i < 200 && !mote_serve_done(&srv); i++)
+        turns(1);
+    assert_true(mote_serve_done(&srv));
+    s = sent(ev);
+    assert_non_null(strstr(s, "event: shutdown\ndata: {\"reason\":\"test\",\"timed_out\":false"));
+    assert_true(mote_tport_peer_get(&tp, ev)->server_closed);
+    assert_false(ts.unix_open); /* the listener is gone */
+}
+
+static void test_tcp_needs_the_token(void **state)
+{
+    const char *ok = "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret\r\n\r\n";
+    const char *bad = "GET /v1/health HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cres\r\n\r\n";
+    int p;
+
+    (void)state;
+    mote_serve_deinit(&srv);
+    vc.listen = "127.0.0.1:0";
+    vc.token = NULL;
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), MOTE_ERR_INVAL); /* no token */
+    vc.token = "s3cret";
+    vc.listen = "10.0.0.1:80";
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
+    assert_int_equal(mote_serve_listen(&srv), MOTE_ERR_INVAL); /* not loopback */
+    mote_serve_deinit(&srv);
+    vc.listen = "127.0.0.1:0";
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
+    assert_int_equal(mote_serve_listen(&srv), 0);
+    assert_int_equal(srv.tcp_port, 4242);
+    p = mote_tport_peer_connect(&tp, true);
+    mote_tport_peer_write(&tp, p, bad, strlen(bad));
+    turns(3);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 401"));
+    assert_non_null(strstr(sent(p), "WWW-Authenticate: Bearer"));
+    p = mote_tport_peer_connect(&tp, true);
+    mote_tport_peer_write(&tp, p, ok, strlen(ok));
+    turns(3);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    /* the Unix socket needs none */
+    p = client("GET /v1/health HTTP/1.1\r\nHost: t\r\n\r\n");
+    turns(3);
+    assert_non_null(strstr(sent(p), "HTTP/1.1 200"));
+    vc.listen = NULL;
+    vc.token = NULL;
+}
+
+/* A client that never reads its response is dropped after the send
+ * deadline; a quiet event stream gets a comment now and then. */
+static void test_send_deadline_and_pings(void **state)
+{
+    char id[64], req[256];
+    int stuck, ev;
+    unsigned i;
+
+    (void)state;
+    create(id, sizeof(id));
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events HTTP/1.1\r\nHost: t\r\n\r\n", id);
+    ev = client(req);
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s HTTP/1.1\r\nHost: t\r\n\r\n", id);
+    stuck = client(req);
+    mote_tport_peer_get(&tp, stuck)->window = 16; /* takes 16 bytes, then never reads */
+    turns(5);
+    assert_false(mote_tport_peer_get(&tp, stuck)->server_closed);
+    for (i = 0; i < 100 && !mote_tport_peer_get(&tp, stuck)->server_closed; i++) {
+        mote_tport_advance(&tp, 1000);
+        turns(1);
+    }
+    assert_true(mote_tport_peer_get(&tp, stuck)->server_closed);
+    assert_non_null(strstr(logbuf, "does not read"));
+    assert_true(i * 1000 >= MOTE_SERVE_SEND_TIMEOUT_MS - 2000);
+    /* the event stream, quiet all that time, had its pings and is still open */
+    assert_non_null(strstr(sent(ev), ": ping\n\n"));
+    assert_false(mote_tport_peer_get(&tp, ev)->server_closed);
+}
+
+/* More conversations need recovery than there are slots: the first
+ * MOTE_MAX_CONVERSATIONS are opened at once, the rest as slots free up. */
+static void test_recovery_queue(void **state)
+{
+    enum { N = MOTE_MAX_CONVERSATIONS + 2 };
+    char name[64], line[256];
+    unsigned i, k;
+    int found;
+
+    (void)state;
+    mote_serve_deinit(&srv);
+    mote_session_deinit(&ses);
+    mote_loop_deinit(&loop);
+    assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
+    for (i = 0; i < N; i++) {
+        int n = snprintf(line, sizeof(line),
+                         "{\"t\":\"open\",\"v\":2,\"id\":\"r%u\"}\n{\"t\":\"user\",\"text\":\"hi %u\"}\n"
+                         "{\"t\":\"request\",\"attempt\":1}\n",
+                         i, i);
+
+        snprintf(name, sizeof(name), "conversations/r%u.jsonl", i);
+        assert_int_equal(mote_tport_put(&tp, name, line, (size_t)n), 0);
+        answer("recovered", NULL, NULL, false);
+    }
+    mote_tport_serve_init(&tp, &ts);
+    start();
+    found = mote_serve_recover(&srv);
+    assert_int_equal(found, N);
+    assert_int_equal(srv.nrec, N - MOTE_MAX_CONVERSATIONS); /* waiting for a slot */
+    for (k = 0; k < 400; k++) {
+        turns(1);
+        if (srv.nrec == 0 && !mote_session_busy(&ses))
+            break;
+    }
+    assert_int_equal(srv.nrec, 0);
+    for (i = 0; i < N; i++) {
+        const struct mote_tport_file *f;
+
+        snprintf(name, sizeof(name), "conversations/r%u.jsonl", i);
+        f = mote_tport_file(&tp, name);
+        assert_non_null(f);
+        assert_non_null(memmem(f->data, f->len, "\"t\":\"auto\"", 10));
+        assert_non_null(memmem(f->data, f->len, "\"text\":\"recovered\"", 18));
+    }
+    assert_non_null(strstr(logbuf, "recovering conversation r"));
+}
+
+static void test_port_without_serving(void **state)
+{
+    struct mote_serve_conf c = vc;
+
+    (void)state;
+    mote_serve_deinit(&srv);
+    tp.port.net_accept = NULL;
+    assert_int_equal(mote_serve_init(&srv, &loop, &c), MOTE_ERR_NOSYS);
+    assert_string_equal(srv.missing, "net_accept");
+    mote_tport_serve_init(&tp, &ts);
+    tp.port.net_listen_unix = NULL;
+    assert_int_equal(mote_serve_init(&srv, &loop, &c), MOTE_ERR_NOSYS);
+    assert_string_equal(srv.missing, "net_listen_unix");
+    c.socket_path = NULL;
+    c.listen = "127.0.0.1:1";
+    c.token = "t";
+    assert_int_equal(mote_serve_init(&srv, &loop, &c), 0); /* TCP only: no Unix member needed */
+    tp.port.net_listen_tcp = NULL;
+    assert_int_equal(mote_serve_init(&srv, &loop, &c), MOTE_ERR_NOSYS);
+    assert_string_equal(srv.missing, "net_listen_tcp");
+    tp.port.size = (uint32_t)offsetof(struct mote_port, net_listen_unix); /* an older port */
+    assert_int_equal(mote_serve_init(&srv, &loop, &c), MOTE_ERR_NOSYS);
+    assert_string_equal(srv.missing, "net_accept");
+    tp.port.size = sizeof(tp.port);
+    mote_tport_serve_init(&tp, &ts);
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
+}
+
+static void test_token_file(void **state)
+{
+    char t1[65], t2[65];
+    bool created;
+    const struct mote_tport_file *f;
+
+    (void)state;
+    assert_int_equal(mote_serve_token(&tp.port, "serve.token", t1, &created), 0);
+    assert_true(created);
+    assert_int_equal(strlen(t1), 64);
+    f = mote_tport_file(&tp, "serve.token");
+    assert_non_null(f);
+    assert_int_equal(f->len, 65);
+    assert_int_equal(mote_serve_token(&tp.port, "serve.token", t2, &created), 0);
+    assert_false(created);
+    assert_string_equal(t1, t2);
+    assert_int_equal(mote_tport_put(&tp, "serve.token", "short\n", 6), 0);
+    assert_int_equal(mote_serve_token(&tp.port, "serve.token", t2, &created), MOTE_ERR_CORRUPT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_routes_and_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_turn_events_and_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_with_last_event_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_reader_is_fed_at_its_pace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_long_record_replayed_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeouts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accept_failure_rests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slots_lru_and_busy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approval_through_the_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_final_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tcp_needs_the_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_send_deadline_and_pings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_port_without_serving, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_file, setup, teardown),
+    };
+
+    return cmocka_run_group_tests_name("serve", tests, NULL, NULL);
+}
