@@ -219,19 +219,29 @@ def test_sigint_under_an_sse_ping_flood_ends_at_once():
 
 
 def pipe_reads_per_turn(trace):
-    """From an strace log of read,poll,ppoll: the most bytes read from
-    pipes between two waits of the loop, and the total."""
+    """From an strace log of read,poll,ppoll: the most bytes read from the
+    flooding pipe (the one most bytes came from) between two waits of the
+    loop, and its total. The budget is per source: other pipes (a
+    server's stderr, the signal pipe) have their own."""
     import re
-    most = cur = total = 0
+    turns, cur = [], {}
     for line in open(trace):
         if line.startswith(("poll(", "ppoll(")):
-            most, cur = max(most, cur), 0
+            turns.append(cur)
+            cur = {}
             continue
-        m = re.match(r"read\(\d+<pipe:\[\d+\]>, .*\) = (\d+)$", line.strip())
+        m = re.match(r"read\(\d+<pipe:\[(\d+)\]>, .*\) = (\d+)$", line.strip())
         if m:
-            cur += int(m.group(1))
-            total += int(m.group(1))
-    return max(most, cur), total
+            cur[m.group(1)] = cur.get(m.group(1), 0) + int(m.group(2))
+    turns.append(cur)
+    totals = {}
+    for t in turns:
+        for k, v in t.items():
+            totals[k] = totals.get(k, 0) + v
+    if not totals:
+        return 0, 0
+    flood = max(totals, key=totals.get)
+    return max(t.get(flood, 0) for t in turns), totals[flood]
 
 
 def traced_run(trace, port, *extra):
