@@ -743,6 +743,8 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
 
 /* Its stdout ended. The exit status follows within milliseconds: look for
  * it a few times (5 ms apart) so the message can say how it ended. */
+static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg);
+
 static void server_gone(struct mote_mcp_server *s)
 {
     const struct mote_port *p = s->m->loop->port;
@@ -760,6 +762,8 @@ static void server_gone(struct mote_mcp_server *s)
             return;
     }
     s->gone = false;
+    if (s->exited && s->err_fd >= 0 && s->w_err != 0)
+        on_err(s->m->loop, s->w_err, s->err_fd, 0, s); /* its last words, all in the pipe now */
     mote_sb_init(&sb, why, sizeof(why));
     mote_sb_s(&sb, "the server exited");
     if (s->exited) {
