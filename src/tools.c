@@ -283,8 +283,11 @@ static void shell_release(struct mote_loop *loop, struct mote_tool_run *run)
     const struct mote_port *p = loop->port;
     struct mote_shell_state *t = &run->st.shell;
 
-    /* Never waits: a command still running (the loop is being torn down)
-     * is killed; its supervisor is reaped by the port. */
+    /* Never waits: a command still running (only when the loop is torn
+     * down with the job active: a cancelled job ends once the command's
+     * exit is reaped) is killed; its supervisor ends the group and exits,
+     * and is reaped by whoever reaps the process's children next (it is
+     * not waited for here). */
     if (t->started && !t->exited && t->pid != 0)
         p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
     if (t->out_fd >= 0)
