@@ -182,10 +182,17 @@ int mote_json_parse(struct mote_json *j, const char *text, size_t len)
     if (n <= 0)
         return MOTE_ERR_BADMSG;
     /* One complete value: the root spans every token, and nothing but
-     * whitespace follows it. */
+     * whitespace comes before it (jsmn skips a stray ':' or ',' there) or
+     * after it. */
     j->ntok = n;
     if (mote_json_skip(j, 0) != n || !structure_ok(j))
         return MOTE_ERR_BADMSG;
+    for (i = 0; i + (j->tok[0].type == MOTE_JSON_STRING) < (size_t)j->tok[0].start; i++) {
+        char c = text[i];
+
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+            return MOTE_ERR_BADMSG;
+    }
     if (!depth_ok(j))
         return MOTE_ERR_TOO_LARGE;
     for (i = (size_t)j->tok[0].end; i < len; i++) {

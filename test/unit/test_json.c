@@ -78,6 +78,8 @@ static void test_bad_documents(void **state)
     static const char *const bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "tru",
                                       "{\"a\":1} x", "\"unterminated", "[1] [2]", "{a:1}",
                                       "[,1]", "[1,,2]", "{,\"a\":1}", "{\"a\":1,}",
+                                      /* before the value (found by fuzz_body) */
+                                      ":{}", ",{}", ": {\"a\":1}", ":[1]", ",\"s\"", ", 1",
                                       "{\"a\"::1}", "[1:2]", "[01]", "[1.]", "[-]", "[1e]", "[nul]", "{\"a\":1 \"b\":2}"};
     size_t i;
 
