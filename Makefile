@@ -318,9 +318,8 @@ test-fuzz: $(FUZZ_BIN)
 	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 \
 	    $(FZ)/corpus-$$(basename $$f) $$seeds >$(FZ)/$$(basename $$f).log 2>&1 || \
 	    { tail -n 40 $(FZ)/$$(basename $$f).log; exit 1; }; \
-	  echo "$$(basename $$f): $$(grep -c . $(FZ)/$$(basename $$f).log) log lines, \
-	    $$(grep -o 'stat::number_of_executed_units: [0-9]*' $(FZ)/$$(basename $$f).log || \
-	       grep -Eo 'Done [0-9]+ runs' $(FZ)/$$(basename $$f).log)"; \
+	  echo "$$(basename $$f): $$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' $(FZ)/$$(basename $$f).log)s," \
+	    "$$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' $(FZ)/$$(basename $$f).log | tail -n 1)"; \
 	done; echo "fuzz: $(words $(FUZZ_BIN)) passed, 0 failed"
 
 ## fuzz-long: each fuzz target for FUZZ_SECONDS (default 600), with its

@@ -300,6 +300,8 @@ static void call_rec(const struct mote_conv *c, unsigned i, struct mote_call_rec
     }
 }
 
+static void check_call(struct mote_conv *c, unsigned i);
+
 /* Writes the calls [arena_first, upto) as call records and drops their
  * inputs from the arena. Text held so far goes first, keeping the order. */
 static int spill_calls(struct mote_conv *c, unsigned upto)
@@ -317,6 +319,7 @@ static int spill_calls(struct mote_conv *c, unsigned upto)
         struct mote_call_rec r;
         uint64_t before = c->jr.size;
 
+        check_call(c, i); /* written early, checked as at the answer's end */
         call_rec(c, i, &r);
         rc = mote_journal_call(&c->jr, &r);
         if (!jok(c, rc, before))
@@ -455,6 +458,7 @@ static int on_llm_event(void *arg, const struct mote_llm_event *ev)
         mote_str_copy(c->calls[ev->slot].name, sizeof(c->calls[0].name), ev->name);
         st->in_off[ev->slot] = (uint32_t)st->arena_len;
         st->in_len[ev->slot] = 0;
+        st->in_tok[ev->slot] = 0; /* not checked yet */
         st->too_large[ev->slot] = false;
         if (ev->slot + 1 > c->ncalls)
             c->ncalls = ev->slot + 1;
@@ -479,38 +483,50 @@ static int on_llm_event(void *arg, const struct mote_llm_event *ev)
     return 0;
 }
 
-/* Checks each call's input: a JSON object (an empty input is {}). */
-static void check_calls(struct mote_conv *c)
+/* Checks call i's input once, before anything keeps it: one strict JSON
+ * object (RFC 8259: no raw control characters, UTF-8; an empty input is
+ * {}) that fits the reader's token limit in its record. Anything else is
+ * marked bad and kept as {}: the call is refused with a clear result when
+ * its turn comes. A checked call has in_tok > 0. */
+static void check_call(struct mote_conv *c, unsigned i)
 {
     struct mote_stream *st = c->stream;
     struct mote_json *js = &c->s->jbuf.json;
-    unsigned i;
+    const char *in = st->arena + st->in_off[i];
+    size_t n = st->in_len[i], k = 0;
     int rc;
 
+    if (st->in_tok[i] != 0)
+        return;
     c->s->jbuf.owner = NULL;
-    for (i = st->arena_first; i < c->ncalls; i++) {
-        const char *in = st->arena + st->in_off[i];
-        size_t n = st->in_len[i], k = 0;
-
-        while (k < n && (in[k] == ' ' || in[k] == '\n' || in[k] == '\r' || in[k] == '\t'))
-            k++;
-        st->in_tok[i] = 1;
-        if (k == n && !st->too_large[i]) {
-            st->in_len[i] = 0; /* no arguments at all: the empty object */
-            continue;
-        }
-        rc = st->too_large[i] ? MOTE_ERR_TOO_LARGE : mote_json_parse(js, in, n);
-        if (rc > MOTE_JSON_MAX_TOKENS - CALL_REC_TOKENS)
-            rc = MOTE_ERR_TOO_LARGE; /* its record would be more than the reader takes */
-        if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT) {
-            c->calls[i].bad_input = true;
-            c->calls[i].too_big = rc == MOTE_ERR_TOO_LARGE;
-            /* the token limit ended the answer inside its input */
-            c->calls[i].cut_off = strcmp(c->stop, "max_tokens") == 0 && i + 1 == c->ncalls;
-        } else {
-            st->in_tok[i] = (uint16_t)rc;
-        }
+    while (k < n && (in[k] == ' ' || in[k] == '\n' || in[k] == '\r' || in[k] == '\t'))
+        k++;
+    st->in_tok[i] = 1;
+    if (k == n && !st->too_large[i]) {
+        st->in_len[i] = 0; /* no arguments at all: the empty object */
+        return;
     }
+    rc = st->too_large[i] ? MOTE_ERR_TOO_LARGE : mote_json_parse(js, in, n);
+    if (rc > MOTE_JSON_MAX_TOKENS - CALL_REC_TOKENS)
+        rc = MOTE_ERR_TOO_LARGE; /* its record would be more than the reader takes */
+    if (rc > 0 && !mote_utf8_valid(in, n))
+        rc = MOTE_ERR_BADMSG; /* kept as it is, it must be JSON to any parser */
+    if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT) {
+        c->calls[i].bad_input = true;
+        c->calls[i].too_big = rc == MOTE_ERR_TOO_LARGE;
+        /* the token limit ended the answer inside its input */
+        c->calls[i].cut_off = strcmp(c->stop, "max_tokens") == 0 && i + 1 == c->ncalls;
+    } else {
+        st->in_tok[i] = (uint16_t)rc;
+    }
+}
+
+static void check_calls(struct mote_conv *c)
+{
+    unsigned i;
+
+    for (i = c->stream->arena_first; i < c->ncalls; i++)
+        check_call(c, i);
 }
 
 /* The JSON tokens of an assistant record holding these calls (besides
@@ -1262,7 +1278,7 @@ static void next_tool(struct mote_conv *c)
                                         "one journal record (too many bytes or JSON values); "
                                         "send it in smaller parts"
                                       : "the tool input was not one valid JSON object "
-                                        "(RFC 8259: complete, with control characters "
+                                        "(RFC 8259: complete, UTF-8, with control characters "
                                         "inside strings escaped, such as \\n for a newline)",
                                true))
                 return;

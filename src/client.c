@@ -291,6 +291,7 @@ static int start_send(struct mote_llm_call *c)
     }
     c->send_len = hb.len;
     c->send_off = 0;
+    c->body_left = (uint64_t)len;
     c->head_sent = true;
     mote_llm_body_init(&c->body, c->req);
     return 0;
@@ -679,6 +680,15 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     msg(c, "cannot build the request body", NULL, NULL);
                     return rc;
                 }
+                if ((uint64_t)rc > c->body_left || (rc == 0 && c->body_left != 0)) {
+                    /* What was counted is what is sent, or nothing more:
+                     * a body that changed would be cut or overrun by the
+                     * server's reading of Content-Length. */
+                    msg(c, "the request body changed while it was sent (its parts must stay as "
+                           "they are from the counting to the last byte)", NULL, NULL);
+                    return MOTE_ERR_PROTO;
+                }
+                c->body_left -= (uint64_t)rc;
                 if (rc == 0) {
                     mote_http_resp_init(&c->http, on_body, c);
                     mote_sse_init(&c->sse, on_sse, c);

@@ -191,6 +191,11 @@ static int rec_end(struct mote_journal *j, struct mote_jw *w, struct linebuf *b,
     j->buf->owner = NULL;
     if (mote_json_parse(&j->buf->json, b->p, b->len) <= 0)
         return MOTE_ERR_TOO_LARGE;
+    /* ... and only UTF-8: every line is JSON to any strict parser. The
+     * writer's strings are; a kept tool input was checked: this holds
+     * the line whatever a caller passed. */
+    if (!mote_utf8_valid(b->p, b->len))
+        return MOTE_ERR_BADMSG;
     return append_line(j, b, sync);
 }
 

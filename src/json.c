@@ -82,6 +82,27 @@ static bool primitive_ok(const char *s, size_t n)
 
 /* jsmn accepts a few malformed texts ("[1,]", "{\"a\":}"); check that
  * commas and colons sit exactly between members. */
+/* Nesting within MOTE_JSON_MAX_DEPTH levels: what the writer re-emits
+ * (mote_jw_value), the reader takes, whatever the shape. */
+static bool depth_ok(const struct mote_json *j)
+{
+    int open_end[MOTE_JSON_MAX_DEPTH]; /* where each enclosing container ends */
+    int t, depth = 0;
+
+    for (t = 0; t < j->ntok; t++) {
+        const struct mote_json_tok *c = &j->tok[t];
+
+        while (depth > 0 && open_end[depth - 1] <= c->start)
+            depth--;
+        if (c->type == MOTE_JSON_OBJECT || c->type == MOTE_JSON_ARRAY) {
+            if (depth == MOTE_JSON_MAX_DEPTH)
+                return false;
+            open_end[depth++] = c->end;
+        }
+    }
+    return true;
+}
+
 static bool structure_ok(const struct mote_json *j)
 {
     int t;
@@ -161,10 +182,19 @@ int mote_json_parse(struct mote_json *j, const char *text, size_t len)
     if (n <= 0)
         return MOTE_ERR_BADMSG;
     /* One complete value: the root spans every token, and nothing but
-     * whitespace follows it. */
+     * whitespace comes before it (jsmn skips a stray ':' or ',' there) or
+     * after it. */
     j->ntok = n;
     if (mote_json_skip(j, 0) != n || !structure_ok(j))
         return MOTE_ERR_BADMSG;
+    for (i = 0; i + (j->tok[0].type == MOTE_JSON_STRING) < (size_t)j->tok[0].start; i++) {
+        char c = text[i];
+
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+            return MOTE_ERR_BADMSG;
+    }
+    if (!depth_ok(j))
+        return MOTE_ERR_TOO_LARGE;
     for (i = (size_t)j->tok[0].end; i < len; i++) {
         char c = text[i];
 
@@ -364,6 +394,23 @@ static size_t utf8_valid(const unsigned char *s, size_t n)
         (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
         return 0;
     return len;
+}
+
+bool mote_utf8_valid(const char *s, size_t n)
+{
+    size_t i = 0, v;
+
+    while (i < n) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        v = utf8_valid((const unsigned char *)s + i, n - i);
+        if (v == 0)
+            return false;
+        i += v;
+    }
+    return true;
 }
 
 static size_t utf8_put(uint32_t cp, char *o)
@@ -766,7 +813,7 @@ static void reenc(struct mote_jw *w, const struct mote_json *j, int t, unsigned 
 
     if (w->err != 0)
         return;
-    if (t < 0 || t >= j->ntok || depth > 64) {
+    if (t < 0 || t >= j->ntok) {
         w->err = MOTE_ERR_INVAL;
         return;
     }
@@ -774,6 +821,10 @@ static void reenc(struct mote_jw *w, const struct mote_json *j, int t, unsigned 
     switch (k->type) {
     case MOTE_JSON_OBJECT:
     case MOTE_JSON_ARRAY:
+        if (depth >= MOTE_JSON_MAX_DEPTH) {
+            w->err = MOTE_ERR_INVAL; /* the parser never takes one this deep */
+            return;
+        }
         put(w, k->type == MOTE_JSON_OBJECT ? "{" : "[", 1);
         for (i = 0, c = t + 1; i < k->size && w->err == 0; i++) {
             if (i > 0)

@@ -313,6 +313,8 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
     int32_t wait_ms;
     int rc, did = 0;
 
+    if (loop->polling)
+        return MOTE_ERR_BUSY; /* never the loop inside the loop */
     loop->turn++;
     /* How long to wait: not at all if work is ready, else up to the next
      * timer, the caller's timeout and the safety cap. */
@@ -376,6 +378,8 @@ int mote_loop_wait_jobs(struct mote_loop *loop, uint32_t timeout_ms)
 {
     uint32_t deadline = mote_loop_now(loop) + timeout_ms;
 
+    if (loop->polling)
+        return MOTE_ERR_BUSY; /* a top-level helper, never inside the loop */
     loop->brk = false;
     for (;;) {
         unsigned active = 0;

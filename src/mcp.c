@@ -148,8 +148,8 @@ struct req_args {
     const char *tool;
     const char *args;
     size_t args_len;
-    const char *raw_id; /* for responses: the request's id token, raw */
-    size_t raw_id_len;
+    const struct mote_json *idj; /* for responses: the request's id, token idt of idj */
+    int idt;
 };
 
 static void fill_request(struct mote_jw *w, void *arg)
@@ -237,7 +237,7 @@ static void fill_answer(struct mote_jw *w, void *arg)
     struct req_args *r = arg;
 
     mote_jw_key(w, "id");
-    mote_jw_raw(w, r->raw_id, r->raw_id_len);
+    mote_jw_value(w, r->idj, r->idt); /* re-encoded, never copied raw */
     if (r->method != NULL && strcmp(r->method, "ping") == 0) {
         mote_jw_key(w, "result");
         mote_jw_obj(w);
@@ -312,6 +312,14 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
     }
     if (s->req_id == 0)
         return;
+    if (s->paused) {
+        /* Its answer came and waits in the pipe mote does not read while
+         * a request's body is out (mote_mcp_hold): the server was on time.
+         * Looked at again later; unhold reads the answer. */
+        if (mote_timer_start(loop, s->m->timeout_ms, on_timer, s, 0, &s->timer) < 0)
+            s->timer = 0;
+        return;
+    }
     if (s->req_kind == REQ_CALL) {
         static const char msg[] = "the MCP server did not answer the call in time";
         struct mote_mcp_call *c = s->call;
@@ -680,7 +688,8 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
     rc = mote_json_parse(j, line, len);
     if (rc <= 0) {
         logm(s, rc == MOTE_ERR_TOO_LARGE
-                    ? "ignored a message over MOTE_JSON_MAX_TOKENS JSON values"
+                    ? "ignored a message over MOTE_JSON_MAX_TOKENS JSON values or "
+                      "MOTE_JSON_MAX_DEPTH levels"
                     : "ignored a line that is not valid JSON (RFC 8259; raw control characters "
                       "inside strings, say)",
              NULL, NULL);
@@ -702,13 +711,8 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
 
             memset(&r, 0, sizeof(r));
             r.method = name;
-            if (mote_json_type_of(j, id) == MOTE_JSON_STRING) {
-                /* keep the quotes: the raw token excludes them */
-                r.raw_id = line + j->tok[id].start - 1;
-                r.raw_id_len = (size_t)(j->tok[id].end - j->tok[id].start) + 2;
-            } else {
-                r.raw_id = mote_json_raw(j, id, &r.raw_id_len);
-            }
+            r.idj = j;
+            r.idt = id;
             (void)send_msg(s, fill_answer, &r);
         }
         if (strcmp(name, "notifications/tools/list_changed") == 0) {
@@ -735,6 +739,8 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
 
 /* Its stdout ended. The exit status follows within milliseconds: look for
  * it a few times (5 ms apart) so the message can say how it ended. */
+static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg);
+
 static void server_gone(struct mote_mcp_server *s)
 {
     const struct mote_port *p = s->m->loop->port;
@@ -752,6 +758,8 @@ static void server_gone(struct mote_mcp_server *s)
             return;
     }
     s->gone = false;
+    if (s->exited && s->err_fd >= 0 && s->w_err != 0)
+        on_err(s->m->loop, s->w_err, s->err_fd, 0, s); /* its last words, all in the pipe now */
     mote_sb_init(&sb, why, sizeof(why));
     mote_sb_s(&sb, "the server exited");
     if (s->exited) {
@@ -797,7 +805,11 @@ static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
                 fail_server(s, "an answer over the size limit");
             }
         }
-        n = p->pipe_read(p->ctx, fd, s->inbuf + s->inlen, sizeof(s->inbuf) - s->inlen);
+        {
+            size_t room = sizeof(s->inbuf) - s->inlen, left = MOTE_STEP_IO_BYTES - moved;
+
+            n = p->pipe_read(p->ctx, fd, s->inbuf + s->inlen, room < left ? room : left);
+        }
         if (n == MOTE_ERR_AGAIN)
             return;
         if (n > 0)
@@ -839,7 +851,10 @@ static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
     int n = MOTE_ERR_AGAIN;
 
     (void)w, (void)rev;
-    while (moved < MOTE_STEP_IO_BYTES && (n = p->pipe_read(p->ctx, fd, buf, sizeof(buf))) > 0) {
+    while (moved < MOTE_STEP_IO_BYTES &&
+           (n = p->pipe_read(p->ctx, fd, buf,
+                             MOTE_STEP_IO_BYTES - moved < sizeof(buf) ? MOTE_STEP_IO_BYTES - moved
+                                                                      : sizeof(buf))) > 0) {
         size_t i;
 
         moved += (size_t)n;
@@ -878,8 +893,16 @@ void mote_mcp_start_all(struct mote_mcp *m)
         if (s->state != MOTE_MCP_OFF)
             continue;
         s->started_ms = mote_loop_now(m->loop);
-        if (!MOTE_PORT_HAS(p, proc_spawn) || !MOTE_PORT_HAS(p, pipe_read)) {
-            fail_server(s, "this port cannot start processes");
+        if (mote_port_missing(p, MOTE_PORT_PROC) != NULL) {
+            /* every member a server's life uses, checked once here */
+            char why[80];
+            struct mote_sb sb;
+
+            mote_sb_init(&sb, why, sizeof(why));
+            mote_sb_s(&sb, "this port cannot run processes (no ");
+            mote_sb_s(&sb, mote_port_missing(p, MOTE_PORT_PROC));
+            mote_sb_s(&sb, ")");
+            fail_server(s, why);
             continue;
         }
         rc = p->proc_spawn(p->ctx, s->argv, s->envp, false, fds, &s->pid);

@@ -92,6 +92,12 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
             return mote_why(err, cap, MOTE_ERR_BADMSG, "server ", num,
                        " needs a name and a \"command\" string");
         }
+        for (t = 0; name[t] != '\0'; t++) {
+            /* shown in the messages below: one line, no escape sequences
+             * (mote_mcp_add refuses such a name anyway) */
+            if ((unsigned char)name[t] < 0x20 || name[t] == 0x7f)
+                name[t] = '?';
+        }
         if ((av[a++] = keep_str(cf, cmd)) == NULL)
             return mote_why(err, cap, MOTE_ERR_TOO_LARGE, "too large to keep (MOTE_MCP_CONF_ARENA)",
                        NULL, NULL);

@@ -184,7 +184,8 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
     const struct mote_port *p = loop->port;
     struct mote_shell_state *t = &run->st.shell;
     char buf[4096];
-    unsigned reads = 0;
+    size_t moved = 0; /* bytes read in this step */
+    bool more = false;
     int rc;
 
     if (!t->started) {
@@ -200,13 +201,23 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
         p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
         t->killed = t->timed_out = true;
     }
-    /* What there is to read, a bounded amount per step. */
-    while (!t->eof && reads++ < 16) {
-        int n = p->pipe_read(p->ctx, t->out_fd, buf, sizeof(buf));
+    /* What there is to read, MOTE_STEP_IO_BYTES at most per step: a
+     * command that floods its output cannot keep the loop from signals,
+     * cancels and other jobs. */
+    while (!t->eof) {
+        int n;
 
+        if (moved >= MOTE_STEP_IO_BYTES) {
+            more = true;
+            break;
+        }
+        n = p->pipe_read(p->ctx, t->out_fd, buf,
+                         MOTE_STEP_IO_BYTES - moved < sizeof(buf) ? MOTE_STEP_IO_BYTES - moved
+                                                                   : sizeof(buf));
         if (n > 0) {
             clean(buf, (size_t)n);
             mote_tool_out(run, buf, (size_t)n);
+            moved += (size_t)n;
             continue;
         }
         if (n == 0 || n != MOTE_ERR_AGAIN)
@@ -257,7 +268,7 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
     if (t->timer != 0)
         (void)mote_timer_stop(loop, t->timer);
     t->timer = 0;
-    if (reads > 16) {
+    if (more) {
         (void)mote_job_wake(loop, self); /* more to read: next turn */
         return MOTE_STEP_PENDING;
     }
@@ -272,8 +283,11 @@ static void shell_release(struct mote_loop *loop, struct mote_tool_run *run)
     const struct mote_port *p = loop->port;
     struct mote_shell_state *t = &run->st.shell;
 
-    /* Never waits: a command still running (the loop is being torn down)
-     * is killed; its supervisor is reaped by the port. */
+    /* Never waits: a command still running (only when the loop is torn
+     * down with the job active: a cancelled job ends once the command's
+     * exit is reaped) is killed; its supervisor ends the group and exits,
+     * and is reaped by whoever reaps the process's children next (it is
+     * not waited for here). */
     if (t->started && !t->exited && t->pid != 0)
         p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
     if (t->out_fd >= 0)
@@ -851,12 +865,10 @@ static const struct mote_tool builtin[] = {
 int mote_session_add_builtin_tools(struct mote_session *s, unsigned which)
 {
     const struct mote_port *p = s->port;
-    bool procs = MOTE_PORT_HAS(p, proc_spawn) && MOTE_PORT_HAS(p, proc_reap) &&
-                 MOTE_PORT_HAS(p, proc_signal) && MOTE_PORT_HAS(p, pipe_read) &&
-                 MOTE_PORT_HAS(p, pipe_close);
-    bool files = MOTE_PORT_HAS(p, fs_open) && MOTE_PORT_HAS(p, fs_read) &&
-                 MOTE_PORT_HAS(p, fs_close) && MOTE_PORT_HAS(p, fs_replace) &&
-                 MOTE_PORT_HAS(p, fs_list);
+    /* Each group checked whole, once, here: a tool the port cannot run
+     * (edit_file calls fs_stat, say) is not offered. */
+    bool procs = mote_port_missing(p, MOTE_PORT_PROC) == NULL;
+    bool files = mote_port_missing(p, MOTE_PORT_FS) == NULL;
     unsigned i;
     int n = 0, rc;
 

@@ -8,9 +8,15 @@ N (a line of N bytes before the tools/list answer), --ignore-sigterm,
 --notify-first (a notification before the initialize answer), --ping (ask
 the client for a ping), --page-size N (tools/list pages), --die-at-start,
 --string-ids (answer with ids as strings), --tools-file F (the tool list from a
-JSON file; each answers "called NAME with ARGS"), --raw-control (raw tabs
+JSON file; each answers "called NAME with ARGS"), --flood N (N bytes of log
+notifications before the tools/list answer), --raw-control (raw tabs
 inside the tools/list answer's strings), --big-tool (a tool "big" with a large
-result), --log F (every message received).
+result), --linger S (after its stdin ends, S seconds more before exiting),
+--change-fifo F (once a line is written to FIFO F: new descriptions for every
+tool, and notifications/tools/list_changed), --change-on-call (the same
+after answering a tools/call), --slow-list S (tools/list after the first
+answered S seconds late),
+--log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -79,6 +85,20 @@ def rid(i):
     return str(i) if opt("--string-ids") else i
 
 
+def change_list():
+    for t in TOOLS:
+        t["description"] = "v2 " + t.get("description", "") + " (changed)" * 8
+    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+
+if opt("--change-fifo"):
+    def change():
+        with open(opt("--change-fifo")) as f:
+            f.readline()
+        change_list()
+    threading.Thread(target=change, daemon=True).start()
+lists = 0
+
 ping_sent = False
 for line in sys.stdin:
     line = line.strip()
@@ -108,6 +128,14 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
             send({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
     elif method == "tools/list":
+        if opt("--flood"):
+            # log notifications as fast as the pipe takes them, then the answer
+            note = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                               "params": {"level": "debug", "data": "f" * 4000}}) + "\n"
+            with OUT:
+                for _ in range(int(opt("--flood")) // len(note) + 1):
+                    sys.stdout.write(note)
+                sys.stdout.flush()
         if opt("--huge-line"):
             sys.stdout.write("x" * int(opt("--huge-line")) + "\n")
         size = int(opt("--page-size", "100"))
@@ -116,6 +144,13 @@ for line in sys.stdin:
         result = {"tools": page}
         if start + size < len(TOOLS):
             result["nextCursor"] = str(start + size)
+        lists += 1
+        if opt("--slow-list") and lists > 1:
+            def late(m=dict(msg), r=dict(result)):
+                time.sleep(float(opt("--slow-list")))
+                send({"jsonrpc": "2.0", "id": rid(m["id"]), "result": r})
+            threading.Thread(target=late, daemon=True).start()
+            continue
         if opt("--raw-control"):
             # Raw tabs inside strings: not JSON (RFC 8259), sent anyway.
             with OUT:
@@ -165,6 +200,10 @@ for line in sys.stdin:
             continue
         elif opt("--tools-file") and any(t["name"] == name for t in TOOLS):
             res = {"content": [{"type": "text", "text": "called %s with %s" % (name, json.dumps(a))}]}
+            if opt("--change-on-call"):
+                send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
+                change_list()
+                continue
         else:
             send({"jsonrpc": "2.0", "id": rid(msg["id"]), "error": {"code": -32602,
                                                                      "message": "Unknown tool: " + name}})
@@ -172,3 +211,5 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
     elif "id" in msg:
         send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})
+if opt("--linger"):
+    time.sleep(float(opt("--linger")))  # deaf to the closed stdin: signals end it

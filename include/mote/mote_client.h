@@ -111,6 +111,7 @@ struct mote_llm_call {
     uint32_t event_deadline;
     bool head_sent;
     size_t send_len, send_off;
+    uint64_t body_left;      /* bytes of the body still owed to its Content-Length */
     struct mote_llm_body body;
     size_t err_len;
     char err_body[1024];

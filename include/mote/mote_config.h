@@ -99,6 +99,14 @@
 #define MOTE_JSON_MAX_TOKENS 1024
 #endif
 
+/* Deepest nesting of arrays and objects in one JSON document, levels (a
+ * top-level object is 1). The parser refuses a deeper one with
+ * MOTE_ERR_TOO_LARGE, so whatever it accepts the writer can re-emit (its
+ * re-encoding takes one C stack frame per level: this bounds the stack). */
+#ifndef MOTE_JSON_MAX_DEPTH
+#define MOTE_JSON_MAX_DEPTH 64
+#endif
+
 /* Bytes of one SSE event's data (all its data: lines joined). A real
  * Anthropic web-search event carries a 34 KB line; the default takes 64 KiB.
  * A longer event fails the stream with MOTE_ERR_TOO_LARGE. */
@@ -162,9 +170,10 @@
 #define MOTE_NET_BUF 4096
 #endif
 
-/* Bytes one step (of the model client, an MCP server's pipes) reads or
- * sends before it hands the loop back: a peer that floods cannot delay a
- * signal, a cancel or a deadline by more than this much work. */
+/* Bytes one step (of the model client, an MCP server's pipes, the shell
+ * tool's output) reads or sends before it hands the loop back: a peer
+ * that floods cannot delay a signal, a cancel or a deadline by more than
+ * this much work. */
 #ifndef MOTE_STEP_IO_BYTES
 #define MOTE_STEP_IO_BYTES 16384
 #endif
@@ -520,6 +529,10 @@
 #error "MOTE_TOOL_STATE_MAX must be at least 16, MOTE_HISTORY_MAX at least 1, MOTE_HISTORY_LINE_MAX at least 64"
 #endif
 
+#if MOTE_JSON_MAX_DEPTH < 8 || MOTE_JSON_MAX_DEPTH > 1024
+#error "MOTE_JSON_MAX_DEPTH must be 8..1024 (MCP schemas nest; each level is a stack frame)"
+#endif
+
 #if MOTE_STORAGE_NAME_MAX < 16
 #error "MOTE_STORAGE_NAME_MAX must be at least 16"
 #endif
@@ -709,6 +722,8 @@
 /* (issue 12: the TLS limits, a chain of their own too) */
 #define MOTE_SIG_TLS_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)
-#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_SERVE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL))
+/* limits added since, on the short chain */
+#define MOTE_SIG_MORE_ MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH)
+#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

@@ -97,6 +97,13 @@ const char *mote_json_raw(const struct mote_json *j, int t, size_t *len);
  * `out`; same rules and returns as mote_json_str. Used for fragments. */
 int mote_json_unescape(const char *s, size_t len, char *out, size_t cap);
 
+/* True if the `n` bytes at `s` are valid UTF-8 (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF). mote_json_parse does not
+ * check this (a model's text with a stray byte still streams; the writer
+ * turns such bytes into \ufffd): check it before a parsed text is kept
+ * as it is, so that it stays JSON to any strict parser (RFC 8259 8.1). */
+bool mote_utf8_valid(const char *s, size_t n);
+
 /* ---- writing ----------------------------------------------------------- */
 
 /* Receives output; returns 0 or < 0 to stop the writer. */

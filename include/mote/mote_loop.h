@@ -185,7 +185,10 @@ void mote_loop_deinit(struct mote_loop *loop);
  * already runnable), then delivers fd events, signals and due timers,
  * steps every woken job, and runs the continuations that became due.
  * Returns how many things it did (0 on a plain timeout) or < 0 if the
- * port's wait failed. */
+ * port's wait failed. Never runs inside itself: called from a callback,
+ * a step or a release (directly or through mote_loop_wait_jobs or
+ * mote_shutdown) it does nothing and returns MOTE_ERR_BUSY - a helper that
+ * must wait is a job or state machine the caller's loop drives. */
 int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms);
 
 /* The loop's clock (the port's monotonic milliseconds). */
@@ -208,8 +211,9 @@ int mote_loop_cancel_all(struct mote_loop *loop);
 
 /* Runs the loop until no job is active, or `timeout_ms` passes, or
  * mote_loop_break() is called. Returns 0 (none active),
- * MOTE_ERR_TIMEDOUT (some still active: see mote_job_walk) or
- * MOTE_ERR_INTR. */
+ * MOTE_ERR_TIMEDOUT (some still active: see mote_job_walk),
+ * MOTE_ERR_INTR, or MOTE_ERR_BUSY when called from inside the loop. For
+ * the top level of a program only. */
 int mote_loop_wait_jobs(struct mote_loop *loop, uint32_t timeout_ms);
 
 /* ---- jobs -------------------------------------------------------------- */

@@ -267,9 +267,11 @@ struct mote_port {
     /* Sends MOTE_PROC_TERM or MOTE_PROC_KILL to the child's whole process
      * group (`pid` a handle from proc_spawn not yet reaped: a reaped
      * handle gives MOTE_ERR_NOENT and signals nothing, since its group id
-     * may name a stranger's group by then). Returns 0, or MOTE_ERR_NOENT
-     * if nothing of it is left. What an earlier run left is ended with
-     * proc_kill_recorded. */
+     * may name a stranger's group by then). Never signals a group whose
+     * leader was reaped (the POSIX port's supervisor sends it, right after
+     * the call, only while the leader is unreaped). Never blocks. Returns
+     * 0, or MOTE_ERR_NOENT if nothing of it is left. What an earlier run
+     * left is ended with proc_kill_recorded. */
     int (*proc_signal)(void *ctx, int64_t pid, int which);
 
     /* Collects the child's exit without blocking: MOTE_ERR_AGAIN while it

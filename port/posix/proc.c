@@ -11,6 +11,12 @@
  *  - mote goes away, by any death including kill -9: the life pipe reads
  *    EOF, S sends SIGTERM to G, waits up to 300 ms, sends SIGKILL to G and
  *    then to every process still below it, and exits.
+ *  - mote asks for a signal (proc_signal): it writes 'T' or 'K' into the
+ *    life pipe and S signals G. Only S signals G, and only while C, G's
+ *    leader, is not reaped: S sees C's exit without reaping it (waitid
+ *    WNOWAIT), so C's pid - the group's id - cannot be reused by a stranger
+ *    while G is still signalled; C is reaped with the rest, after the last
+ *    signal to G. mote itself signals only S, its own unreaped child.
  * S runs in a session of its own (setsid), so a signal to mote's process
  * group (`kill -9 %1` in a shell) does not reach it and it outlives mote
  * long enough to clean up; on Linux it is a child subreaper, so what a
@@ -171,11 +177,26 @@ static int kill_children(void)
     return killed;
 }
 
+/* True once C has exited; it is left a zombie (not reaped), so its pid,
+ * the group's id, stays taken. *status: its exit status, as a shell says. */
+static bool leader_exited(pid_t c, int *status)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PID, (id_t)c, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid != c)
+        return false;
+    *status = si.si_code == CLD_EXITED ? si.si_status & 0xff : 128 + si.si_status;
+    return true;
+}
+
 /* Ends group `c` and every process still below the supervisor, reaping
  * them, for at most about 2 s (a process that forks faster than it can be
- * killed is the only one to survive that). */
+ * killed is the only one to survive that). Called with C not reaped: G is
+ * signalled while C holds its id, never after C is reaped. */
 static void end_all(pid_t c)
 {
+    bool leader_gone = false;
     int i, st;
 
     kill(-c, SIGKILL);
@@ -183,11 +204,14 @@ static void end_all(pid_t c)
         pid_t r;
 
         while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
+            if (r == c)
+                leader_gone = true;
         }
         if (r < 0 && errno == ECHILD)
             return;
-        if (kill_children() < 0) {
-            /* No list of children: the group is what can be ended. */
+        if (kill_children() < 0 && !leader_gone) {
+            /* No list of children: the group is what can be ended, while
+             * its leader still holds the id. */
             kill(-c, SIGKILL);
         }
         sleep_ms(10);
@@ -327,30 +351,40 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
         close_pair(err);
     for (;;) {
         struct pollfd p[2] = {{life_r, POLLIN, 0}, {chld[0], POLLIN, 0}};
-        pid_t r = waitpid(c, &st, WNOHANG);
         char drain[16];
+        ssize_t n;
 
-        if (r == c) {
+        if (leader_exited(c, &st)) {
             end_all(c); /* whatever it left behind */
-            _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0));
+            _exit(st);
         }
         if (poll(p, chld[0] >= 0 ? 2 : 1, chld[0] >= 0 ? 1000 : 50) <= 0)
             continue;
         if (chld[0] >= 0 && (p[1].revents & POLLIN))
             while (read(chld[0], drain, sizeof(drain)) > 0) {
             }
-        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            char b;
-
-            if (read(life_r, &b, 1) <= 0) {
-                /* mote is gone, or let go of the child: end it. */
-                kill(-c, SIGTERM);
-                for (i = 0; i < 30 && waitpid(c, &st, WNOHANG) == 0; i++)
-                    sleep_ms(10);
-                end_all(c);
-                _exit(128 + SIGTERM);
+        if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        n = read(life_r, drain, sizeof(drain));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n > 0) {
+            /* mote's requests, sent to G only while C is not reaped (it
+             * is not: this loop never reaps it) */
+            if (leader_exited(c, &st))
+                continue; /* its end comes first, at the top */
+            for (i = 0; i < n; i++) {
+                if (drain[i] == 'T' || drain[i] == 'K')
+                    kill(-c, drain[i] == 'K' ? SIGKILL : SIGTERM);
             }
+            continue;
         }
+        /* EOF: mote is gone, or let go of the child: end it. */
+        kill(-c, SIGTERM);
+        for (i = 0; i < 30 && !leader_exited(c, &st); i++)
+            sleep_ms(10);
+        end_all(c);
+        _exit(128 + SIGTERM);
     }
 }
 
@@ -475,6 +509,7 @@ static int px_spawn(void *ctx, const char *const *argv, const char *const *envp,
     }
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(life[1], F_SETFL, O_NONBLOCK); /* signal requests never block mote */
     if (!merge_err)
         fcntl(err[0], F_SETFL, O_NONBLOCK);
     fds[0] = in[1];
@@ -497,17 +532,25 @@ fail:
 static int px_signal(void *ctx, int64_t pid, int which)
 {
     struct child *c = find(pid);
-    pid_t g = c != NULL ? c->group : 0;
+    char b = which == MOTE_PROC_KILL ? 'K' : 'T';
+    ssize_t n;
 
     (void)ctx;
     /* Only a child of this run that mote has not reaped: a handle already
-     * reaped, or a pid from elsewhere, may name a stranger by now. */
+     * reaped, or a pid from elsewhere, may name a stranger by now. The
+     * group is signalled by its supervisor, which knows whether the
+     * group's leader is reaped (mote cannot): a request on the life pipe. */
     if (c == NULL)
         return MOTE_ERR_NOENT;
-    if (g <= 1)
+    if (c->group <= 1)
         return MOTE_ERR_INVAL; /* never the whole system */
-    if (kill(-g, which == MOTE_PROC_KILL ? SIGKILL : SIGTERM) < 0)
-        return errno == ESRCH ? MOTE_ERR_NOENT : mote_posix_err(errno);
+    do {
+        n = write(c->life, &b, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EPIPE)
+        return MOTE_ERR_NOENT; /* the supervisor has ended: so has the group */
+    if (n < 0 && errno != EAGAIN) /* EAGAIN: it is ending the group already */
+        return mote_posix_err(errno);
     return 0;
 }
 

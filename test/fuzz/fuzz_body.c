@@ -1,8 +1,9 @@
 /* fuzz_body - the request-body builder on arbitrary message parts (texts,
  * ids, names, tool inputs, a system prompt; both dialects). Properties:
- * the body is JSON a strict parser accepts, the streamed body (read in
- * pieces of sizes the input picks) is byte for byte the one-go body, and
- * its counted length (the Content-Length sent first) is its length. */
+ * the body is JSON a strict parser accepts (UTF-8 included), the streamed
+ * body (read in pieces of sizes the input picks) is byte for byte the
+ * one-go body, and its counted length (the Content-Length sent first) is
+ * its length. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -99,7 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* The contract: a call's input is one JSON object (the journal's
          * checked copy); anything else stands for "{}". */
         if (mote_json_parse(&js, p->input, p->input_len) <= 0 ||
-            mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT) {
+            mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT ||
+            !mote_utf8_valid(p->input, p->input_len)) {
             p->input = "{}";
             p->input_len = 2;
         }
@@ -116,6 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = mote_json_parse(&js, body, b.len);
     if (rc <= 0 && rc != MOTE_ERR_TOO_LARGE)
         __builtin_trap(); /* not JSON */
+    if (!mote_utf8_valid(body, b.len))
+        __builtin_trap(); /* not JSON to a strict parser (RFC 8259 8.1) */
     mote_llm_body_init(&lb, &req);
     for (;;) {
         size_t cap = 1 + (size_t)data[1 + (k++ % (size - 1))] * 8u;

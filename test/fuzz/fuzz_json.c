@@ -1,7 +1,9 @@
 /* fuzz_json - tokenizing and the typed getters on arbitrary text, and the
- * writer's round trip: whatever the parser accepts, mote_jw_value
- * re-emits as JSON that the parser accepts again, with the same shape,
- * and a second round trip changes nothing (canonical). */
+ * writer's round trip: whatever the parser accepts (any shape within
+ * MOTE_JSON_MAX_TOKENS and MOTE_JSON_MAX_DEPTH), mote_jw_value re-emits as
+ * JSON that the parser accepts again, with the same shape, in UTF-8 (raw
+ * control characters the parser refuses), and a second round trip changes
+ * nothing (canonical). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -71,6 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n2 = mote_json_parse(&js2, enc1, (size_t)l1);
     if (n2 != n)
         __builtin_trap(); /* not valid JSON again, or another shape */
+    if (!mote_utf8_valid(enc1, (size_t)l1))
+        __builtin_trap(); /* not JSON to a strict parser (RFC 8259 8.1) */
     for (t = 0; t < n; t++) {
         if (js2.tok[t].type != js.tok[t].type || js2.tok[t].size != js.tok[t].size)
             __builtin_trap();

@@ -34,8 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = '\0';
     rc = mcpconf_load(path, &m, err, sizeof(err));
     if (rc < 0) {
-        if (err[0] == '\0' || strchr(err, '\n') != NULL)
-            __builtin_trap(); /* a refusal says why, on one line */
+        if (err[0] == '\0')
+            __builtin_trap(); /* a refusal says why */
+        for (i = 0; err[i] != '\0'; i++) {
+            if ((unsigned char)err[i] < 0x20 || err[i] == 0x7f)
+                __builtin_trap(); /* on one printable line: no newline, no escape */
+        }
         return 0;
     }
     if (rc != 0 || m.n > MOTE_MAX_MCP_SERVERS)

@@ -98,6 +98,25 @@ def run_all(group, namespace, setup=None):
     return 0 if counts["failed"] == 0 else 1
 
 
+def config_value(name):
+    """A limit's default from include/mote/mote_config.h (an int)."""
+    import re
+    with open(os.path.join(ROOT, "include", "mote", "mote_config.h")) as f:
+        m = re.search(r"#define %s \(?(\d+)" % name, f.read())
+    return int(m.group(1))
+
+
+def strace_cmd(log, calls, follow=False):
+    """The strace prefix that records `calls` (with file kinds, -y) into
+    `log`. strace is a test dependency (scripts/deps.sh); where tracing is
+    not allowed (no ptrace in a container) the test is skipped, said so."""
+    if shutil.which("strace") is None:
+        raise AssertionError("strace is missing: make deps installs it")
+    if subprocess.run(["strace", "-qq", "-o", os.devnull, "true"]).returncode != 0:
+        raise Skip("strace cannot trace here (ptrace not allowed)")
+    return ["strace", "-qq", "-y", "-e", "trace=" + calls, "-o", log] + (["-f"] if follow else [])
+
+
 def wait_for(cond, what, timeout=30):
     """Polls cond() until it is true (bounded); returns its value."""
     deadline = time.time() + timeout

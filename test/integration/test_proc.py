@@ -21,7 +21,7 @@ import tempfile
 import time
 import uuid
 
-from harness import NOTES, TMP, check, run_all, start_server, wait_for
+from harness import NOTES, TMP, Skip, check, run_all, start_server, strace_cmd, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -229,6 +229,84 @@ def test_recovery_ends_members_of_a_group_whose_leader_is_gone():
             if x.poll() is None:
                 x.kill()
                 x.wait()
+
+
+def group_kills_after_reaping(trace):
+    """From an strace -f log of kill,wait4,waitid: (signals sent to process
+    groups, those sent to a group whose leader was reaped before). A
+    reaped leader's pid - the group's id - may belong to a stranger."""
+    import re
+    reaped, kills, late = set(), [], []
+    for line in open(trace):
+        rest = line.split(None, 1)[1] if " " in line else line
+        if re.search(r"(wait4\(|wait4 resumed>|waitid\(|waitid resumed>)", rest) and \
+                "WNOWAIT" not in rest:
+            m = re.search(r"= (\d+)$", rest.strip())
+            if m and int(m.group(1)) > 0:
+                reaped.add(int(m.group(1)))
+            m = re.search(r"si_pid=(\d+)", rest)
+            if "waitid" in rest and m and rest.strip().endswith("= 0"):
+                reaped.add(int(m.group(1)))
+        m = re.search(r"kill\(-(\d+), (SIG\w+)", rest)
+        if m and "resumed>" not in rest:
+            kills.append(rest.strip())
+            if int(m.group(1)) in reaped:
+                late.append(rest.strip())
+    return kills, late
+
+
+def test_no_signal_to_a_group_after_its_leader_was_reaped():
+    """11.7: a process group's id is its leader's pid: once the leader is
+    reaped, the id may be reused and a signal to the group may reach a
+    stranger. Traced with strace -f through a tool that leaves a child
+    behind (the supervisor ends the group), a tool cancelled by SIGINT
+    (mote asks for the signal), and an MCP server that outlives its
+    closed stdin and ignores SIGTERM (SIGTERM, then SIGKILL): no group is
+    signalled after its leader was reaped. Before, the supervisor reaped
+    the tool's leader and then killed its group, and mote signalled
+    groups whose leader the supervisor had reaped."""
+    port, _ = start_server([{"tool": "shell", "input": {"command": "sleep 63.1 & echo started"}},
+                            {"text": "done"}, {"tool": "shell", "input": {"command": "sleep 63.2"}}])
+    cfg = os.path.join(TMP, "linger.json")
+    with open(cfg, "w") as f:
+        json.dump({"mcpServers": {"f": {"command": sys.executable, "args": [
+            FAKE, "--ignore-sigterm", "--linger", "60"]}}}, f)
+    e = env()
+    e["ASAN_OPTIONS"] = "detect_leaks=0"  # LeakSanitizer does not run under ptrace
+    trace = os.path.join(TMP, "groups.strace")
+    state = tempfile.mkdtemp(prefix="proc-", dir=TMP)
+    a = [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port, "--yes",
+         "--mcp-config", cfg]
+    r = subprocess.run(strace_cmd(trace, "kill,wait4,waitid", follow=True) + a + ["-p", "x"],
+                       capture_output=True, text=True, timeout=120, env=e)
+    check(r.returncode == 0 and "done" in r.stdout, (r.returncode, r.stderr[-600:]))
+    check("SIGKILL sent" in r.stderr, "the MCP server needed SIGKILL: " + r.stderr[-600:])
+    kills, late = group_kills_after_reaping(trace)
+    check(len(kills) >= 3, kills)
+    check(not late, "signals to groups whose leader was reaped: %s" % late)
+    # A cancelled tool: mote asks for the group's signal.
+    trace2 = os.path.join(TMP, "groups2.strace")
+    p = subprocess.Popen(strace_cmd(trace2, "kill,wait4,waitid", follow=True) + a + ["--continue"],
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, text=True, env=e)
+    try:
+        p.stdin.write("again\n")
+        p.stdin.flush()
+        wait_for(lambda: tagged("sleep 63.2"), "the tool")
+        for pid in children_of(p.pid):  # mote, below strace
+            os.kill(pid, signal.SIGINT)
+        wait_for(lambda: not tagged("sleep 63.2"), "the tool's end")
+        p.stdin.close()
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    kills, late = group_kills_after_reaping(trace2)
+    check(any("sleep" not in k for k in kills) and kills, kills)
+    check(not late, "signals to groups whose leader was reaped: %s" % late)
+    for l in left_after("sleep 63.", BOUND):
+        os.kill(int(l.split()[0]), signal.SIGKILL)
 
 
 def test_supervisor_is_not_in_motes_group():

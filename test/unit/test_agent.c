@@ -278,6 +278,8 @@ static void say_stall(void)
 
 /* ---- set-up ---- */
 
+static struct mote_port *session_port; /* NULL: the test port as it is */
+
 static void start_session(void)
 {
     struct mote_session_conf sc;
@@ -287,7 +289,7 @@ static void start_session(void)
     sc.tool_timeout_ms = 60000;
     mote_tport_net_init(&tp, &net, script, NRESP);
     net.n = nscript;
-    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
+    assert_int_equal(mote_loop_init(&loop, session_port != NULL ? session_port : &tp.port), 0);
     /* Whatever the memory held before: init prepares only the small parts
      * (a pool's buffers when the slot is taken), and no test may depend on
      * the rest being zero (issue 12: untouched pages stay out of RSS). */
@@ -314,6 +316,7 @@ static int setup(void **state)
     usage_in = 10;
     stop_reason = NULL;
     cut_last_input = false;
+    session_port = NULL;
     mote_tport_init(&tp, 1000);
     mote_llm_conf_defaults(&llm);
     llm.base_url = "http://model.test";
@@ -407,6 +410,48 @@ static void test_tool_round(void **state)
     /* Busy and empty messages are refused, nothing written. */
     assert_int_equal(mote_conv_send(c, "   \n", 4), MOTE_ERR_INVAL);
     assert_int_equal(count_kind("round", "user"), 1);
+    end_session();
+}
+
+/* Issue 11.5: the optional members (random, signals_take, st_lock,
+ * tls_pending, the process identity ones) may be NULL, or past an older
+ * port's size: a tool round, its journal and a reopening work without
+ * them, nothing calls them. */
+static void test_optional_port_members_may_be_missing(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    static struct mote_port p;
+    struct mote_conv *c;
+
+    (void)state;
+    say_calls("Let me look.", 1, in);
+    say_text("It is 21.5 C.", 4);
+    mote_tport_net_init(&tp, &net, script, NRESP); /* net members in tp.port */
+    p = tp.port;
+    p.random = NULL;
+    p.signals_take = NULL;
+    p.st_lock = NULL;
+    p.tls_pending = NULL;
+    p.proc_start_time = NULL;
+    p.proc_group = NULL;
+    p.proc_tag = NULL;
+    p.proc_kill_recorded = NULL;
+    session_port = &p;
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "opt", &c), 0);
+    assert_int_equal(mote_conv_send(c, "how warm is it?", 15), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(tool_runs, 1);
+    assert_int_equal(ev.errors, 0);
+    assert_int_equal(count_kind("opt", "tool_result"), 1);
+    end_session();
+    /* a port that ends before st_lock (an older one): still one writer */
+    p.st_lock = tp.port.st_lock;
+    p.size = (uint32_t)offsetof(struct mote_port, st_lock);
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "opt", &c, NULL, NULL), 0);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
     end_session();
 }
 
@@ -969,6 +1014,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tool_round, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_optional_port_members_may_be_missing, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_empty_tool_input_is_an_empty_object, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_two_stream_while_a_third_is_cancelled, setup,

@@ -437,6 +437,34 @@ static void test_token_limit_records(void **state)
     assert_int_equal(n, 4); /* open, user, the call that fit, user */
 }
 
+/* Issue 11.1: every line is JSON to any strict parser, UTF-8 included
+ * (RFC 8259 8.1). A call input kept as it came that holds bytes which are
+ * not UTF-8 is refused whole (mote's reader would take the line, Python's
+ * json and other strict ones would not); nothing is written. */
+static void test_records_are_utf8(void **state)
+{
+    static const char bad[] = "{\"content\":\"caf\xe9 \xed\xa0\x80\"}";
+    static const char good[] = "{\"content\":\"caf\xc3\xa9\"}";
+    struct mote_call_rec rec = {"c1", "write_file", bad, sizeof(bad) - 1};
+    uint64_t size;
+    int t, n = 0;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "utf"), 0);
+    size = jr.size;
+    assert_int_equal(mote_journal_call(&jr, &rec), MOTE_ERR_BADMSG);
+    assert_int_equal(jr.size, size);
+    rec.input = good;
+    rec.input_len = sizeof(good) - 1;
+    assert_int_equal(mote_journal_call(&jr, &rec), 0);
+    mote_journal_close(&jr);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "utf"), 0);
+    while ((t = mote_journal_next(&jr)) > 0)
+        n++;
+    assert_int_equal(t, 0);
+    assert_int_equal(n, 2); /* open, the good call */
+}
+
 static void test_state_machine(void **state)
 {
     struct mote_conv_step s;
@@ -489,6 +517,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_countdown_faults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damage_before_the_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_ids_and_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_are_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
     };
 

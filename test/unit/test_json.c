@@ -78,6 +78,8 @@ static void test_bad_documents(void **state)
     static const char *const bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "tru",
                                       "{\"a\":1} x", "\"unterminated", "[1] [2]", "{a:1}",
                                       "[,1]", "[1,,2]", "{,\"a\":1}", "{\"a\":1,}",
+                                      /* before the value (found by fuzz_body) */
+                                      ":{}", ",{}", ": {\"a\":1}", ":[1]", ",\"s\"", ", 1",
                                       "{\"a\"::1}", "[1:2]", "[01]", "[1.]", "[-]", "[1e]", "[nul]", "{\"a\":1 \"b\":2}"};
     size_t i;
 
@@ -149,6 +151,49 @@ static void test_value_reencoded(void **state)
     mote_jw_arr_end(&w);
     assert_int_equal(w.err, 0);
     assert_true(strncmp(rout, "[7,{", 4) == 0);
+}
+
+/* Issue 11.1, 11.12: the parser took any nesting, the writer refused past
+ * 64 levels - a text read but never re-emitted (fuzz_json found it). Both
+ * now keep to MOTE_JSON_MAX_DEPTH: at it, read and re-emitted the same;
+ * one deeper, refused as too large. */
+static void test_depth_limit(void **state)
+{
+    static char doc[4 * MOTE_JSON_MAX_DEPTH + 16];
+    static struct mote_json again;
+    struct mote_jw w;
+    int depth;
+
+    (void)state;
+    for (depth = MOTE_JSON_MAX_DEPTH; depth <= MOTE_JSON_MAX_DEPTH + 1; depth++) {
+        size_t n = 0;
+        int i;
+
+        for (i = 0; i < depth; i++) { /* {"k":[{"k":[ ... */
+            if (i % 2) {
+                doc[n++] = '[';
+            } else {
+                memcpy(doc + n, "{\"k\":", 5);
+                n += 5;
+            }
+        }
+        doc[n++] = '1';
+        for (i = depth - 1; i >= 0; i--)
+            doc[n++] = i % 2 ? ']' : '}';
+        doc[n] = '\0';
+        if (depth > MOTE_JSON_MAX_DEPTH) {
+            assert_int_equal(mote_json_parse(&js, doc, n), MOTE_ERR_TOO_LARGE);
+            continue;
+        }
+        assert_true(mote_json_parse(&js, doc, n) > 0);
+        rlen = 0;
+        mote_jw_init(&w, rsink, NULL);
+        mote_jw_value(&w, &js, 0);
+        assert_int_equal(w.err, 0);
+        assert_int_equal(rlen, n);
+        assert_memory_equal(rout, doc, n);
+        assert_true(mote_json_parse(&again, rout, rlen) > 0);
+    }
 }
 
 static void test_too_many_tokens(void **state)
@@ -291,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_raw_control_characters_refused),
         cmocka_unit_test(test_value_reencoded),
         cmocka_unit_test(test_bad_documents),   cmocka_unit_test(test_too_many_tokens),
+        cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_int_range),       cmocka_unit_test(test_writer),
         cmocka_unit_test(test_mcp_fixtures_parse),
     };

@@ -317,6 +317,67 @@ static void test_wait_jobs_break(void **state)
     assert_int_equal(mote_loop_wait_jobs(&loop, 100), MOTE_ERR_TIMEDOUT);
 }
 
+/* Issue 11.8: the loop never runs inside itself. A timer callback, a
+ * job's step and its release that try to wait (mote_loop_poll,
+ * mote_loop_wait_jobs) are refused with MOTE_ERR_BUSY, and the outer
+ * turn is the only one that ran. Before the guard the nested calls ran
+ * whole turns of their own (and waited). */
+static int nested[6], nn;
+static uint32_t nested_turn;
+
+static void try_nesting(struct mote_loop *l)
+{
+    if (nn + 2 <= 6) {
+        nested[nn++] = mote_loop_poll(l, 50);
+        nested[nn++] = mote_loop_wait_jobs(l, 50);
+    }
+}
+
+static void nesting_timer(struct mote_loop *l, mote_timer_id id, void *arg)
+{
+    (void)id, (void)arg;
+    try_nesting(l);
+}
+
+static int nesting_step(struct mote_loop *l, mote_job_id self, void *p)
+{
+    (void)self, (void)p;
+    try_nesting(l);
+    return MOTE_STEP_DONE;
+}
+
+static void nesting_release(struct mote_loop *l, void *p)
+{
+    (void)p;
+    try_nesting(l);
+}
+
+static const struct mote_task_ops nesting_ops = {"nesting", nesting_step, nesting_release};
+
+static void test_no_loop_inside_the_loop(void **state)
+{
+    mote_timer_id t;
+    mote_job_id id;
+    uint32_t t0 = tp.now;
+    int i;
+
+    (void)state;
+    nn = 0;
+    assert_int_equal(mote_timer_start(&loop, 0, nesting_timer, NULL, 0, &t), 0);
+    assert_int_equal(mote_job_spawn(&loop, "n", &nesting_ops, NULL, NULL, &id), 0);
+    nested_turn = loop.turn;
+    assert_true(mote_loop_poll(&loop, 0) > 0);
+    assert_int_equal(loop.turn, nested_turn + 1); /* no turn ran inside */
+    assert_int_equal(nn, 6);
+    for (i = 0; i < nn; i++)
+        assert_int_equal(nested[i], MOTE_ERR_BUSY);
+    assert_int_equal(mote_job_state(&loop, id), MOTE_JOB_DONE);
+    assert_true(tp.now - t0 < 50); /* nothing waited */
+    /* From the top level they work again. */
+    assert_int_equal(mote_loop_wait_jobs(&loop, 10), 0);
+    assert_true(mote_loop_poll(&loop, 0) >= 0);
+}
+
 static void test_shutdown_refuses_spawn(void **state)
 {
     mote_job_id id = 99;
@@ -368,6 +429,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watch_slot_reused_in_one_turn, setup_wrap, teardown),
         cmocka_unit_test_setup_teardown(test_signals_are_events, setup_wrap, teardown),
         cmocka_unit_test_setup_teardown(test_wait_jobs_break, setup_wrap, teardown),
+        cmocka_unit_test_setup_teardown(test_no_loop_inside_the_loop, setup_wrap, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_refuses_spawn, setup_wrap, teardown),
         cmocka_unit_test_setup_teardown(test_bad_port, setup_wrap, teardown),
         cmocka_unit_test_setup_teardown(test_strerror, setup_wrap, teardown),
