@@ -488,6 +488,25 @@ static int on_llm_event(void *arg, const struct mote_llm_event *ev)
  * {}) that fits the reader's token limit in its record. Anything else is
  * marked bad and kept as {}: the call is refused with a clear result when
  * its turn comes. A checked call has in_tok > 0. */
+/* Writes a re-encoded input over the bytes it came from: the writer's
+ * output is the strict input without its insignificant white space, so
+ * each byte lands at or before the one it was read from (memmove). */
+struct inplace {
+    char *buf;
+    size_t len, cap;
+};
+
+static int inplace_sink(void *arg, const char *p, size_t n)
+{
+    struct inplace *o = arg;
+
+    if (n > o->cap - o->len)
+        return MOTE_ERR_TOO_LARGE; /* never: the output is no longer than the input */
+    memmove(o->buf + o->len, p, n);
+    o->len += n;
+    return 0;
+}
+
 static void check_call(struct mote_conv *c, unsigned i)
 {
     struct mote_stream *st = c->stream;
@@ -517,6 +536,21 @@ static void check_call(struct mote_conv *c, unsigned i)
         /* the token limit ended the answer inside its input */
         c->calls[i].cut_off = strcmp(c->stop, "max_tokens") == 0 && i + 1 == c->ncalls;
     } else {
+        /* Kept as mote's writer re-emits it, never as it came (issue
+         * 11.1): what the journal, the next request and stream-json get
+         * is JSON that mote wrote. */
+        struct inplace o = {st->arena + st->in_off[i], 0, n};
+        struct mote_jw w;
+
+        mote_jw_init(&w, inplace_sink, &o);
+        mote_jw_value(&w, js, 0);
+        if (w.err != 0) {
+            c->calls[i].bad_input = true;
+            return;
+        }
+        if (st->in_off[i] + n == st->arena_len)
+            st->arena_len = st->in_off[i] + o.len;
+        st->in_len[i] = (uint32_t)o.len;
         st->in_tok[i] = (uint16_t)rc;
     }
 }

@@ -120,7 +120,8 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK, open(STATE["log"], "a") as f:
                 f.write(json.dumps({"path": self.path, "dialect": dialect,
                                     "headers": {k.lower(): v for k, v in self.headers.items()},
-                                    "body": body}) + "\n")
+                                    "body": body, "raw": raw.decode(errors="replace")})
+                        + "\n")
         step = next_step() or auto_step(body, dialect)
         self.serve(step, dialect, body)
 

@@ -73,6 +73,31 @@ def test_raw_control_characters_in_a_tool_input_never_reach_the_journal():
               (q.returncode, q.stderr))
 
 
+def test_a_tool_input_is_kept_as_mote_writes_it():
+    """11.1: input from outside is re-encoded by mote's writer, never
+    copied raw. A legal input with white space between its tokens (a
+    newline, a tab, a CR) and an escape is journaled, sent back and shown
+    as mote writes it: no byte of the model's layout survives, the value
+    is the same (the escape stays an escape)."""
+    d = tempfile.mkdtemp(dir=TMP)
+    target = os.path.join(d, "out.txt")
+    raw = '{\n  "path" :\t"%s" ,\r\n  "content": "x\\u0041"  }\n' % target
+    port, log = start_server([{"tool": "write_file", "raw_input": raw}, {"text": "noted"}])
+    state = tempfile.mkdtemp(prefix="core-", dir=TMP)
+    r = run(port, state, "-p", "write it", "--yes", "--output-format", "stream-json")
+    check(r.returncode == 0 and "noted" in r.stdout, (r.returncode, r.stderr))
+    with open(target) as f:
+        check(f.read() == "xA", "the value is the same")
+    want = '"input":{"path":"%s","content":"x\\u0041"}' % target
+    conv = os.path.join(state, "conversations")
+    data = b"".join(open(os.path.join(conv, f), "rb").read() for f in os.listdir(conv))
+    check(want.encode() in data, ("journaled as mote writes it", want, data[:600]))
+    check(b"\t" not in data and b"\r" not in data, "none of the model's layout")
+    reqs = requests_in(log)
+    check(len(reqs) == 2 and want in reqs[1]["raw"], "the next request carries the same bytes")
+    check(want in r.stdout, ("stream-json shows the same bytes", r.stdout[:600]))
+
+
 def test_a_bad_call_written_early_is_refused_not_fatal():
     """11.1(a): a call whose input is written to the journal before the
     answer ends (a later call's input needs the room) was written
