@@ -140,6 +140,18 @@ def syscalls(mote, url, ca):
     return calls
 
 
+def instructions(mote, url, ca):
+    """The turn's instructions (callgrind): exact, whatever the load."""
+    st = tempfile.mkdtemp(dir=TMP)
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", mote,
+                        "-p", "hi", "--no-tools", "--state-dir", st, "--base-url", url,
+                        "--ca-file", ca], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True, env=env(), timeout=600)
+    shutil.rmtree(st, ignore_errors=True)
+    got = [x.split("Collected :")[1] for x in p.stderr.splitlines() if "Collected :" in x]
+    return int(got[-1]) if got and p.returncode == 0 else None
+
+
 def main():
     certs = os.path.join(TMP, "certs")
     subprocess.run(["sh", os.path.join(ROOT, "test", "make_certs.sh"), certs], check=True)
@@ -149,7 +161,7 @@ def main():
         out.write(f.read() + b"\n" + g.read())
     one = os.path.join(certs, "ca.crt")
     # 200 tokens/s: an event every 5 ms
-    tls = server([{"text": WORDS, "delay_ms": 5}] * ((2 * RUNS + 2) * len(MOTES) + 8),
+    tls = server([{"text": WORDS, "delay_ms": 5}] * ((2 * RUNS + 4) * len(MOTES) + 8),
                  cert=os.path.join(certs, "server"))
     url = "https://localhost:%d" % tls
     fb = FirstByte()
@@ -181,6 +193,11 @@ def main():
         if lt:
             print("  launch to the first request byte (http, loopback): median %.2f ms (min %.2f, "
                   "max %.2f) of %d" % (statistics.median(lt), min(lt), max(lt), len(lt)))
+        if shutil.which("valgrind"):
+            n = [instructions(mote, url, ca) for ca in (bundle, one)]
+            if None not in n:
+                print("  instructions of the turn (callgrind): system bundle %.1f M, one root %.1f M"
+                      % (n[0] / 1e6, n[1] / 1e6))
         if shutil.which("strace"):
             c = syscalls(mote, url, bundle)
             per = sum(c.get(k, 0) for k in ("poll", "ppoll", "recvfrom", "read", "readv",

@@ -48,5 +48,7 @@ if [ -f "$(dirname "$b")/tiny/mote" ] && [ -x "$(dirname "$b")/rss_exec" ]; then
 fi
 echo "== a cancel under a flood (issue 11.4)"
 python3 test/bench/flood_bench.py "$(dirname "$b")" 20
+echo "== mote serve (issue 14)"
+python3 test/bench/serve_bench.py "$(dirname "$b")" 10
 echo "== a long conversation, before and after compaction (issue 13)"
 python3 test/bench/compaction_bench.py "$(dirname "$b")" 500

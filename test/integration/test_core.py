@@ -142,6 +142,18 @@ def test_an_empty_journal_is_as_good_as_absent():
     check(all(r["t"] for r in recs), "every line is a record")
 
 
+def read_head(c, size=65536):
+    """A request's head from socket c: (head, the body bytes read with
+    it, its Content-Length)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += c.recv(size)
+    head, body = data.split(b"\r\n\r\n", 1)
+    n = int([l.split(b":")[1] for l in head.split(b"\r\n")
+             if l.lower().startswith(b"content-length:")][0])
+    return head, body, n
+
+
 def timed(step, env_extra, want):
     """mote against a server that trickles bytes: it gives up at the
     deadline (a generous bound: well before the trickle would end)."""
@@ -193,12 +205,7 @@ def flood_server(seconds):
     def serve():
         c, _ = ls.accept()
         c.settimeout(30)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += c.recv(65536)
-        head, body = data.split(b"\r\n\r\n", 1)
-        n = int([l.split(b":")[1] for l in head.split(b"\r\n")
-                 if l.lower().startswith(b"content-length:")][0])
+        head, body, n = read_head(c)
         while len(body) < n:
             body += c.recv(65536)
         got.set()
@@ -418,12 +425,7 @@ def held_bodies(b_flags, plan, env_extra=None):
             for step in plan:
                 c, _ = ls.accept()
                 c.settimeout(30)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    data += c.recv(1024)
-                head, body = data.split(b"\r\n\r\n", 1)
-                length = int([l.split(b":")[1] for l in head.split(b"\r\n")
-                              if l.lower().startswith(b"content-length:")][0])
+                head, body, length = read_head(c, 1024)
                 if step.get("trigger"):
                     with open(fifo, "w") as f:  # the list changes now
                         f.write("change\n")

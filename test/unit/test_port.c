@@ -261,6 +261,23 @@ static void test_core_members(void **state)
     }
 }
 
+/* A session on the test port with the process and file groups, less the
+ * member at `off`, which mote_port_missing names for `group`. */
+static void session_without(struct mote_port *p, size_t off, const char *name, unsigned group)
+{
+    struct mote_session_conf sc;
+
+    mote_tport_init(&tp, 0);
+    *p = tp.port;
+    with_proc_and_fs(p);
+    drop(p, off);
+    assert_string_equal(mote_port_missing(p, group), name);
+    assert_int_equal(mote_loop_init(&loop, p), 0);
+    memset(&sc, 0, sizeof(sc));
+    sc.on_event = on_event;
+    assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
+}
+
 /* The process group: the shell tool is not offered and an MCP server
  * fails with a message naming the member, without any member being
  * called. Before, MCP looked at proc_spawn and pipe_read only (a port
@@ -275,17 +292,8 @@ static void test_process_members(void **state)
     (void)state;
     for (i = 0; i < sizeof(proc) / sizeof(proc[0]); i++) {
         struct mote_port p;
-        struct mote_session_conf sc;
 
-        mote_tport_init(&tp, 0);
-        p = tp.port;
-        with_proc_and_fs(&p);
-        drop(&p, proc[i].off);
-        assert_string_equal(mote_port_missing(&p, MOTE_PORT_PROC), proc[i].name);
-        assert_int_equal(mote_loop_init(&loop, &p), 0);
-        memset(&sc, 0, sizeof(sc));
-        sc.on_event = on_event;
-        assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
+        session_without(&p, proc[i].off, proc[i].name, MOTE_PORT_PROC);
         assert_true(mote_session_add_builtin_tools(&ses, ~0u) > 0);
         assert_false(offered("shell"));
         assert_true(offered("read_file") && offered("edit_file"));
@@ -311,17 +319,8 @@ static void test_file_members(void **state)
     (void)state;
     for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
         struct mote_port p;
-        struct mote_session_conf sc;
 
-        mote_tport_init(&tp, 0);
-        p = tp.port;
-        with_proc_and_fs(&p);
-        drop(&p, fs[i].off);
-        assert_string_equal(mote_port_missing(&p, MOTE_PORT_FS), fs[i].name);
-        assert_int_equal(mote_loop_init(&loop, &p), 0);
-        memset(&sc, 0, sizeof(sc));
-        sc.on_event = on_event;
-        assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
+        session_without(&p, fs[i].off, fs[i].name, MOTE_PORT_FS);
         assert_int_equal(mote_session_add_builtin_tools(&ses, ~0u), 1);
         assert_true(offered("shell"));
         assert_false(offered("read_file") || offered("write_file") || offered("list_dir") ||
