@@ -76,6 +76,17 @@ static int one(void *arg, const char *name)
     memset(c, 0, sizeof(*c));
     c->id = id;
     c->loaded = loaded(w->s, id);
+    if (MOTE_PORT_HAS(w->s->port, st_time)) {
+        char path[MOTE_STORAGE_NAME_MAX];
+        struct mote_sb sb;
+
+        mote_sb_init(&sb, path, sizeof(path));
+        mote_sb_s(&sb, DIR_NAME "/");
+        mote_sb_s(&sb, name);
+        if (sb.len < sizeof(path) - 1 &&
+            w->s->port->st_time(w->s->port->ctx, path, &c->mtime) < 0)
+            c->mtime = 0;
+    }
     w->j.buf = &w->s->jbuf;
     rc = mote_journal_peek(&w->j, w->s->port, id);
     if (rc == MOTE_ERR_NOENT)
@@ -196,4 +207,130 @@ int mote_session_remove(struct mote_session *s, const char *id)
     }
     mote_journal_close(&j);
     return rc;
+}
+
+bool mote_conv_info_finished(const struct mote_conv_info *c)
+{
+    return !c->loaded && !c->damaged && !c->newer && !c->torn && c->holder == 0 &&
+           c->state == MOTE_RECOVER_IDLE;
+}
+
+/* ---- retention ---- */
+
+struct prune {
+    struct mote_session *s;
+    unsigned long count; /* journals (the cheap pass) or finished ones */
+    uint64_t bytes;
+    unsigned n;          /* the oldest finished ones, oldest first */
+    struct {
+        char id[MOTE_CONV_ID_MAX];
+        int64_t mtime;
+        uint64_t bytes;
+    } old[MOTE_PRUNE_BATCH];
+};
+
+/* The cheap pass: how many journals there are and their size, from the
+ * storage alone (none is read). */
+static int tally(void *arg, const char *name)
+{
+    struct prune *w = arg;
+    const struct mote_port *p = w->s->port;
+    size_t n = strlen(name), k = sizeof(SUFFIX) - 1;
+    char path[MOTE_STORAGE_NAME_MAX];
+    struct mote_sb sb;
+    int64_t size;
+    int h;
+
+    if (n <= k || strcmp(name + n - k, SUFFIX) != 0)
+        return 0;
+    mote_sb_init(&sb, path, sizeof(path));
+    mote_sb_s(&sb, DIR_NAME "/");
+    mote_sb_s(&sb, name);
+    if (sb.len >= sizeof(path) - 1 || (h = p->st_open(p->ctx, path, MOTE_ST_READ)) < 0)
+        return 0; /* not one the listing would show either */
+    size = p->st_size(p->ctx, h);
+    p->st_close(p->ctx, h);
+    if (size > 0) {
+        w->count++;
+        w->bytes += (uint64_t)size;
+    }
+    return 0;
+}
+
+static bool before(const struct prune *w, unsigned i, const struct mote_conv_info *c)
+{
+    return c->mtime < w->old[i].mtime ||
+           (c->mtime == w->old[i].mtime && strcmp(c->id, w->old[i].id) < 0);
+}
+
+/* The full pass: the finished ones counted, the oldest noted. */
+static int note(void *arg, const struct mote_conv_info *c)
+{
+    struct prune *w = arg;
+    unsigned at = w->n;
+
+    if (!mote_conv_info_finished(c))
+        return 0;
+    w->count++;
+    w->bytes += c->bytes;
+    while (at > 0 && before(w, at - 1, c))
+        at--;
+    if (at >= MOTE_PRUNE_BATCH)
+        return 0;
+    if (w->n < MOTE_PRUNE_BATCH)
+        w->n++;
+    memmove(&w->old[at + 1], &w->old[at], (w->n - 1 - at) * sizeof(w->old[0]));
+    mote_str_copy(w->old[at].id, sizeof(w->old[at].id), c->id);
+    w->old[at].mtime = c->mtime;
+    w->old[at].bytes = c->bytes;
+    return 0;
+}
+
+static bool over(const struct prune *w, unsigned long keep, uint64_t keep_bytes)
+{
+    return (keep > 0 && w->count > keep) || (keep_bytes > 0 && w->bytes > keep_bytes);
+}
+
+int mote_session_prune(struct mote_session *s, unsigned long keep, uint64_t keep_bytes,
+                       struct mote_prune_report *out)
+{
+    struct prune w;
+    unsigned i, removed = 1;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (keep == 0 && keep_bytes == 0)
+        return 0;
+    memset(&w, 0, sizeof(w));
+    w.s = s;
+    rc = s->port->st_list(s->port->ctx, DIR_NAME, tally, &w);
+    if (rc == MOTE_ERR_NOENT || (rc == 0 && !over(&w, keep, keep_bytes)))
+        return 0; /* within the limits: no journal needs reading */
+    if (rc < 0)
+        return rc;
+    /* Each pass removes the oldest it noted while the rest is over; more
+     * than a batch over takes more passes. */
+    while (removed > 0) {
+        w.count = 0;
+        w.bytes = 0;
+        w.n = 0;
+        removed = 0;
+        if ((rc = mote_session_list(s, note, &w)) < 0)
+            return rc;
+        for (i = 0; i < w.n && over(&w, keep, keep_bytes); i++) {
+            rc = mote_session_remove(s, w.old[i].id);
+            if (rc == MOTE_ERR_BUSY || rc == MOTE_ERR_LOCKED || rc == MOTE_ERR_NOENT)
+                continue; /* changed since it was listed: it stays */
+            if (rc < 0)
+                return rc;
+            w.count--;
+            w.bytes -= w.old[i].bytes;
+            out->count++;
+            out->bytes += w.old[i].bytes;
+            removed++;
+        }
+        if (!over(&w, keep, keep_bytes))
+            break;
+    }
+    return 0;
 }

@@ -71,6 +71,31 @@ static void say(struct mote_serve *sv, const char *a, const char *b, const char 
     sv->conf.log(sv->conf.log_arg, line);
 }
 
+/* Retention (conf.keep, conf.keep_bytes): a failure is said, and the
+ * server goes on. */
+static void prune(struct mote_serve *sv)
+{
+    struct mote_prune_report r;
+    char line[120];
+    struct mote_sb sb;
+    int rc;
+
+    if (sv->conf.keep == 0 && sv->conf.keep_bytes == 0)
+        return;
+    rc = mote_session_prune(sv->conf.session, sv->conf.keep, sv->conf.keep_bytes, &r);
+    if (rc < 0) {
+        say(sv, "cannot remove old conversations: ", mote_strerror(rc), NULL);
+    } else if (r.count > 0) {
+        mote_sb_init(&sb, line, sizeof(line));
+        mote_sb_s(&sb, "removed ");
+        mote_sb_u(&sb, r.count);
+        mote_sb_s(&sb, r.count == 1 ? " old finished conversation (" : " old finished conversations (");
+        mote_sb_u(&sb, r.bytes);
+        mote_sb_s(&sb, " bytes)");
+        say(sv, line, NULL, NULL);
+    }
+}
+
 /* ---- buffers --------------------------------------------------------------- */
 
 static int big_get(struct mote_serve *sv)
@@ -840,6 +865,7 @@ static void h_create(struct mote_serve *sv, struct mote_serve_conn *c, const str
     }
     touch(sv, cv);
     say(sv, "created conversation ", mote_conv_id(cv), NULL);
+    prune(sv); /* the new one is open: never removed */
     mote_sb_init(&k, sv->resp, sizeof(sv->resp));
     mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
@@ -2630,6 +2656,7 @@ int mote_serve_listen(struct mote_serve *sv)
         sv->lfd[1] = fd;
         sv->tcp_port = bound.port;
     }
+    prune(sv);
     return 0;
 }
 

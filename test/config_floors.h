@@ -6,6 +6,7 @@
  * not run: some of these are too small to hold a conversation's names.
  */
 #define MOTE_MAX_JOBS 1
+#define MOTE_PRUNE_BATCH 1
 #define MOTE_MAX_INACTIVE_JOBS 0
 #define MOTE_JOB_MAX_CONTINUATIONS 1
 #define MOTE_JOB_NAME_LEN 2

@@ -1,18 +1,16 @@
 /*
  * convs.c - the conversations on disk, as the CLI shows them: `--list`,
- * /conversations, the `--resume` picker and the retention limit.
+ * /conversations and the `--resume` picker.
  *
  * The rows come from mote_session_list() (which reads each journal and
- * never writes one), with the file's time of last change from stat().
+ * never writes one, and gives its time of last change).
  * They live in one static table, newest first.
  */
 #define _GNU_SOURCE
 #include "convs.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "render.h"
@@ -33,22 +31,12 @@ static struct {
     struct row row[CONVS_MAX];
     unsigned n;
     unsigned dropped; /* older ones that did not fit */
-    const char *dir;
 } t;
-
-static int64_t mtime_of(const char *id)
-{
-    char path[1200];
-    struct stat st;
-
-    snprintf(path, sizeof(path), "%s/conversations/%s.jsonl", t.dir, id);
-    return stat(path, &st) == 0 ? (int64_t)st.st_mtime : 0;
-}
 
 static int add(void *arg, const struct mote_conv_info *c)
 {
     struct row *r;
-    int64_t m = mtime_of(c->id);
+    int64_t m = c->mtime;
     unsigned i, at;
 
     (void)arg;
@@ -92,11 +80,10 @@ static int add(void *arg, const struct mote_conv_info *c)
     return 0;
 }
 
-int convs_load(struct mote_session *s, const char *state_dir)
+int convs_load(struct mote_session *s)
 {
     t.n = 0;
     t.dropped = 0;
-    t.dir = state_dir;
     return mote_session_list(s, add, NULL);
 }
 
@@ -108,12 +95,6 @@ unsigned convs_count(void)
 const char *convs_id(unsigned i)
 {
     return i < t.n ? t.row[i].id : NULL;
-}
-
-/* Finished: nothing for recovery to do, and no one has it open. */
-static bool finished(const struct row *r)
-{
-    return !r->damaged && !r->newer && !r->torn && r->holder == 0 && r->state == MOTE_RECOVER_IDLE;
 }
 
 static const char *state_of(const struct row *r, char *buf, size_t cap)
@@ -196,80 +177,4 @@ const char *convs_pick(unsigned k, unsigned max)
         if (openable(&t.row[i]) && --k == 0)
             return t.row[i].id;
     return NULL;
-}
-
-/* A cheap look before the journals are read: how many there are and
- * their size. */
-static void tally(const char *state_dir, unsigned long *count, unsigned long long *bytes)
-{
-    char path[1200];
-    DIR *d;
-    struct dirent *e;
-
-    *count = 0;
-    *bytes = 0;
-    snprintf(path, sizeof(path), "%s/conversations", state_dir);
-    if ((d = opendir(path)) == NULL)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        struct stat st;
-
-        if (n <= 6 || strcmp(e->d_name + n - 6, ".jsonl") != 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/conversations/%s", state_dir, e->d_name);
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-            (*count)++;
-            *bytes += (unsigned long long)st.st_size;
-        }
-    }
-    closedir(d);
-}
-
-int convs_prune(struct mote_session *s, const char *state_dir, unsigned long keep,
-                unsigned long keep_bytes, struct convs_pruned *out)
-{
-    unsigned long count;
-    unsigned long long total;
-    unsigned pass;
-    int rc = 0;
-
-    memset(out, 0, sizeof(*out));
-    if (keep == 0 && keep_bytes == 0)
-        return 0;
-    /* More journals than the table holds: each pass removes what it can
-     * see, the oldest first; a few passes reach the rest. */
-    for (pass = 0; pass < 4; pass++) {
-        unsigned long seen = 0, removed = 0;
-        unsigned long long bytes = 0;
-        unsigned i;
-
-        tally(state_dir, &count, &total);
-        if ((keep == 0 || count <= keep) && (keep_bytes == 0 || total <= keep_bytes))
-            return rc; /* within the limits: no journal needs reading */
-        if ((rc = convs_load(s, state_dir)) < 0)
-            return rc;
-        for (i = 0; i < t.n; i++) {
-            struct row *r = &t.row[i];
-
-            if (!finished(r))
-                continue;
-            seen++;
-            bytes += r->bytes;
-            if (r->loaded || ((keep == 0 || seen <= keep) && (keep_bytes == 0 || bytes <= keep_bytes)))
-                continue;
-            rc = mote_session_remove(s, r->id);
-            if (rc == 0) {
-                removed++;
-                out->count++;
-                out->bytes += r->bytes;
-            } else if (rc != MOTE_ERR_BUSY && rc != MOTE_ERR_LOCKED && rc != MOTE_ERR_NOENT) {
-                return rc;
-            }
-            rc = 0;
-        }
-        if (t.dropped == 0 || removed == 0)
-            break;
-    }
-    return rc;
 }

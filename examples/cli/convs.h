@@ -1,5 +1,6 @@
 /* convs.h - the conversations on disk, as the CLI shows them: `--list`,
- * /conversations, the `--resume` picker and the retention limit. */
+ * /conversations and the `--resume` picker (the retention limit is the
+ * library's mote_session_prune). */
 #ifndef MOTE_CLI_CONVS_H
 #define MOTE_CLI_CONVS_H
 
@@ -13,7 +14,7 @@
 
 /* Reads the conversations in STATE/conversations into the table, newest
  * first. Returns 0 or a storage error. */
-int convs_load(struct mote_session *s, const char *state_dir);
+int convs_load(struct mote_session *s);
 
 unsigned convs_count(void);
 const char *convs_id(unsigned i); /* 0: the newest */
@@ -26,16 +27,5 @@ unsigned convs_print(FILE *out, bool numbered, unsigned max);
 
 /* The id of the row the picker numbered `k` (from 1), or NULL. */
 const char *convs_pick(unsigned k, unsigned max);
-
-struct convs_pruned {
-    unsigned long count;
-    unsigned long long bytes;
-};
-
-/* Removes the oldest finished conversations beyond `keep` of them and
- * `keep_bytes` of their records (0: no limit). Never one that is open,
- * here or elsewhere, needs recovery, ends torn or is damaged. */
-int convs_prune(struct mote_session *s, const char *state_dir, unsigned long keep,
-                unsigned long keep_bytes, struct convs_pruned *out);
 
 #endif

@@ -611,7 +611,7 @@ static int pick_conversation(void)
                         "--list)\n");
         return 2;
     }
-    if ((rc = convs_load(&ses, state_dir)) < 0) {
+    if ((rc = convs_load(&ses)) < 0) {
         fprintf(stderr, "mote: cannot list the conversations: %s\n", mote_strerror(rc));
         return 1;
     }
@@ -639,15 +639,16 @@ static int pick_conversation(void)
  * the one removed). A failure here is told and does not stop the run. */
 static void prune(void)
 {
-    struct convs_pruned pr;
-    int rc = convs_prune(&ses, state_dir, o.keep, o.keep_bytes, &pr);
+    struct mote_prune_report pr;
+    int rc = mote_session_prune(&ses, o.keep, o.keep_bytes, &pr);
 
     if (rc < 0)
         fprintf(stderr, "mote: cannot remove old conversations: %s\n", mote_strerror(rc));
     else if (pr.count > 0 && !o.quiet)
         fprintf(stderr, "mote: removed %lu old finished conversation%s (%llu bytes; --keep %lu, "
                         "--keep-bytes %lu)\n",
-                pr.count, pr.count == 1 ? "" : "s", pr.bytes, o.keep, o.keep_bytes);
+                pr.count, pr.count == 1 ? "" : "s", (unsigned long long)pr.bytes, o.keep,
+                o.keep_bytes);
 }
 
 /* `--list`: needs no API key. */
@@ -671,7 +672,7 @@ static int list_conversations(void)
         fprintf(stderr, "mote: cannot start the event loop\n");
         return 1;
     }
-    rc = convs_load(&ses, state_dir);
+    rc = convs_load(&ses);
     if (rc < 0) {
         fprintf(stderr, "mote: cannot list the conversations in %s: %s\n", state_dir,
                 mote_strerror(rc));
@@ -783,7 +784,7 @@ static void command(const char *line)
             printf(" (context window %u tokens; summarised at %u%%)", cconf.context_window, 80u);
         printf("\n");
     } else if (strcmp(line, "/conversations") == 0) {
-        int rc = convs_load(&ses, state_dir);
+        int rc = convs_load(&ses);
 
         if (rc < 0)
             fprintf(stderr, "mote: cannot list the conversations: %s\n", mote_strerror(rc));

@@ -51,6 +51,8 @@ const struct option cli_common_opts[] = {
     {"system-file", required_argument, NULL, OPT_SYSTEM_FILE},
     {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
     {"context-window", required_argument, NULL, OPT_CONTEXT_WINDOW},
+    {"keep", required_argument, NULL, OPT_KEEP},
+    {"keep-bytes", required_argument, NULL, OPT_KEEP_BYTES},
     {NULL, 0, NULL, 0},
 };
 
@@ -61,8 +63,6 @@ static const struct option chat_opts[] = {
     {"output-format", required_argument, NULL, OPT_OUTPUT_FORMAT},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"list", no_argument, NULL, OPT_LIST},
-    {"keep", required_argument, NULL, OPT_KEEP},
-    {"keep-bytes", required_argument, NULL, OPT_KEEP_BYTES},
     {NULL, 0, NULL, 0},
 };
 
@@ -149,6 +149,18 @@ int cli_number(const char *s, unsigned long max, unsigned long *out)
 int cli_common(struct cli_opts *o, int c, const char *arg, FILE *err)
 {
     switch (c) {
+    case OPT_KEEP:
+        if (cli_number(arg, 1000000ul, &o->keep) < 0) {
+            fprintf(err, "mote: --keep wants a number 0..1000000, not '%s'\n", cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    case OPT_KEEP_BYTES:
+        if (cli_number(arg, 4000000000ul, &o->keep_bytes) < 0) {
+            fprintf(err, "mote: --keep-bytes wants a number of bytes, not '%s'\n", cli_shown(arg));
+            return 2;
+        }
+        return 1;
     case OPT_PROVIDER:
         if (strcmp(arg, "anthropic") == 0)
             o->provider = CLI_PROVIDER_ANTHROPIC;
@@ -264,18 +276,6 @@ int cli_parse(struct cli_opts *o, int argc, char **argv, FILE *err)
             break;
         case OPT_LIST:
             o->list = true;
-            break;
-        case OPT_KEEP:
-            if (cli_number(optarg, 1000000ul, &o->keep) < 0) {
-                fprintf(err, "mote: --keep wants a number 0..1000000, not '%s'\n", cli_shown(optarg));
-                return 2;
-            }
-            break;
-        case OPT_KEEP_BYTES:
-            if (cli_number(optarg, 4000000000ul, &o->keep_bytes) < 0) {
-                fprintf(err, "mote: --keep-bytes wants a number of bytes, not '%s'\n", cli_shown(optarg));
-                return 2;
-            }
             break;
         case OPT_OUTPUT_FORMAT:
             if (strcmp(optarg, "text") == 0)

@@ -77,6 +77,9 @@ static void usage(FILE *out)
           "  --policy FILE                rules from {\"default\": \"ask\", \"tools\": {\"shell\":\n"
           "                               \"allow\", ...}} (the command line's come first)\n"
           "  --shutdown-timeout MS        SIGTERM waits this long for turns (default 30000)\n"
+          "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
+          "                               8388608 bytes; 0: no limit): the oldest are removed\n"
+          "                               at start and as conversations are created\n"
           "  and the model options of mote --help (--provider, --model, --base-url,\n"
           "  --ca-file, --state-dir, --mcp-config, --no-tools, --yes, --max-turns,\n"
           "  --system, --system-file, --max-tokens, --context-window).\n"
@@ -114,6 +117,8 @@ static int parse(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     o.shutdown_ms = SERVE_DEFAULT_SHUTDOWN_MS;
     o.max_turns = CLI_DEFAULT_MAX_TURNS;
+    o.keep = CLI_DEFAULT_KEEP;
+    o.keep_bytes = CLI_DEFAULT_KEEP_BYTES;
     cli_opts_join(all, sizeof(all) / sizeof(all[0]), serve_opts);
     opterr = 0;
     optind = 0;
@@ -323,6 +328,8 @@ static int start(void)
     vconf.conv = &cconf;
     vconf.socket_path = socket_path;
     vconf.listen = listen_addr;
+    vconf.keep = o.keep;
+    vconf.keep_bytes = o.keep_bytes;
     vconf.token = token;
     vconf.log = log_line;
     /* tuning knobs (ms) for tests and slow links */

@@ -482,7 +482,14 @@ struct mote_conv_info {
     char first[64];                      /* the first user message's start, one line */
     bool not_file;                       /* not a regular file (a symlink, a FIFO): never
                                           * opened, left alone; damaged is set too */
+    int64_t mtime;                       /* its journal's last change, seconds of the
+                                          * real-time clock (0: the port cannot tell) */
 };
+
+/* True if conversation `c` is finished: nothing for recovery to do, whole,
+ * and open nowhere (here or in another process). Only finished ones are
+ * ever removed, and only they count against a retention limit. */
+bool mote_conv_info_finished(const struct mote_conv_info *c);
 
 /* Calls `fn` for each conversation in STATE/conversations (in no
  * particular order; return non-zero to stop). Each journal is read, never
@@ -504,6 +511,24 @@ int mote_session_info(struct mote_session *s, const char *id,
  * process has it open,
  * MOTE_ERR_NOENT if there is none. */
 int mote_session_remove(struct mote_session *s, const char *id);
+
+/* What mote_session_prune removed. */
+struct mote_prune_report {
+    unsigned long count;
+    uint64_t bytes;
+};
+
+/* Retention: removes the oldest finished conversations (by their
+ * journals' last change, st_time; by name where the port cannot tell)
+ * until at most `keep` finished ones are left (0: any number) and they
+ * take at most `keep_bytes` (0: any size). A conversation that needs
+ * recovery, is torn, damaged, of a newer format or open (here or in
+ * another process) is never removed and does not count. Within the limits
+ * no journal is read (their sizes are enough). Same scratch rule as
+ * mote_session_list. Returns 0 (*out says what went) or a storage
+ * failure. */
+int mote_session_prune(struct mote_session *s, unsigned long keep, uint64_t keep_bytes,
+                       struct mote_prune_report *out);
 
 /* Opens conversation `id` (NULL: the most recent one, from
  * STATE/current) and applies recovery (docs/JOURNAL.md): leftover tool

@@ -188,6 +188,14 @@
 #define MOTE_JOURNAL_TORN_MAX 9
 #endif
 
+/* Retention (mote_session_prune): how many of the oldest finished
+ * conversations one pass over the journals notes for removal (on the
+ * stack, about 60 bytes each); more than that over the limit takes more
+ * passes. */
+#ifndef MOTE_PRUNE_BATCH
+#define MOTE_PRUNE_BATCH 16
+#endif
+
 /* Proxy credentials: bytes of "user:password", percent-decoded (longer
  * ones are refused at start with a message naming this limit); and the
  * header line they make (base64 is 4/3 of them, plus the header's name). */
@@ -529,6 +537,9 @@
 #error "MOTE_TOOL_STATE_MAX must be at least 16, MOTE_HISTORY_MAX at least 1, MOTE_HISTORY_LINE_MAX at least 64"
 #endif
 
+#if MOTE_PRUNE_BATCH < 1 || MOTE_PRUNE_BATCH > 256
+#error "MOTE_PRUNE_BATCH must be 1..256 (a table on the stack of mote_session_prune)"
+#endif
 #if MOTE_JSON_MAX_DEPTH < 8 || MOTE_JSON_MAX_DEPTH > 1024
 #error "MOTE_JSON_MAX_DEPTH must be 8..1024 (MCP schemas nest; each level is a stack frame)"
 #endif
@@ -723,7 +734,7 @@
 #define MOTE_SIG_TLS_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)
 /* limits added since, on the short chain */
-#define MOTE_SIG_MORE_ MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH)
+#define MOTE_SIG_MORE_ MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

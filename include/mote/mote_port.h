@@ -408,6 +408,16 @@ struct mote_port {
      * Optional (NULL, or outside the port's size): a server then keeps
      * the connection a moment after its last answer, and closes. */
     int (*net_shutdown)(void *ctx, int fd);
+
+    /* ---- storage, appended: retention ----
+     * Optional: NULL (or outside the port's size) where files keep no
+     * time; mote_session_prune then takes the oldest by name (a default
+     * conversation id starts with its creation time). */
+
+    /* Sets *mtime to the time of the last change of `name` (a regular
+     * file, not followed if a link), in seconds of the platform's real-time
+     * clock. Returns 0, MOTE_ERR_NOENT, or < 0. */
+    int (*st_time)(void *ctx, const char *name, int64_t *mtime);
 };
 
 #define MOTE_LOCK_HOLD 1

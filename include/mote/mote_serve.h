@@ -65,6 +65,11 @@ struct mote_serve_conf {
     uint32_t send_timeout_ms;
     uint32_t ping_ms;
     uint32_t flush_ms;
+    /* Retention: finished conversations kept on disk, and their bytes
+     * (0, 0: all), applied by mote_session_prune when the server starts
+     * listening and after each conversation it creates. */
+    unsigned long keep;
+    uint64_t keep_bytes;
     /* One line for the log (a refusal, a failure, a conversation's
      * recovery); may be NULL. `line` is valid during the call. */
     void (*log)(void *arg, const char *line);

@@ -270,6 +270,22 @@ static int st_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
     return rc;
 }
 
+static int st_time(void *ctx, const char *name, int64_t *mtime)
+{
+    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    int rc = join(ctx, name, path, sizeof(path));
+    struct stat sb;
+
+    if (rc < 0)
+        return rc;
+    if (lstat(path, &sb) < 0)
+        return mote_posix_err(errno);
+    if (!S_ISREG(sb.st_mode))
+        return MOTE_ERR_NOTREG;
+    *mtime = (int64_t)sb.st_mtime;
+    return 0;
+}
+
 static int st_remove(void *ctx, const char *name)
 {
     char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
@@ -430,4 +446,5 @@ void mote_posix_storage_fill(struct mote_port *port)
     port->st_remove = st_remove;
     port->st_mkdir = st_mkdir;
     port->st_lock = st_lock;
+    port->st_time = st_time;
 }

@@ -242,6 +242,50 @@ def test_socket_mode_endpoints_and_records():
     check(not os.path.exists(s.sock), "the socket is removed at exit")
 
 
+def conv_ids(state):
+    d = os.path.join(state, "conversations")
+    return sorted(f[:-6] for f in os.listdir(d) if f.endswith(".jsonl"))
+
+
+def test_retention_at_start_and_when_a_conversation_is_created():
+    """mote serve keeps --keep finished conversations (the library's
+    mote_session_prune, as the CLI): the oldest by last change go when it
+    starts, and again when a conversation is created through the API (here
+    after another process added two); the new one, open, always stays."""
+    port, _ = start_server([{"text": "answer %d" % i} for i in range(8)])
+    state = tempfile.mkdtemp(prefix="serve-", dir=TMP)
+    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    e["ANTHROPIC_API_KEY"] = KEY
+
+    def cli(text):
+        r = subprocess.run([MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
+                            "-p", text], capture_output=True, text=True, timeout=60, env=e)
+        check(r.returncode == 0, r.stderr)
+
+    for i in range(4):
+        cli("finished %d" % i)
+    ids = conv_ids(state)
+    now = time.time()
+    for i, cid in enumerate(ids):  # ids[0] the oldest
+        t = now - 1000 + 100 * i
+        os.utime(os.path.join(state, "conversations", cid + ".jsonl"), (t, t))
+    s = Serve(port, state, args=["--keep", "2"])
+    try:
+        check("removed 2 old finished conversations" in s.log(), s.log())
+        check(conv_ids(state) == ids[2:], (ids, conv_ids(state)))
+        cli("later 1")
+        cli("later 2")
+        later = [c for c in conv_ids(state) if c not in ids]
+        check(len(later) == 2, later)
+        new = s.create()
+        left = conv_ids(state)
+        check(sorted([new] + later) == left, (new, later, left))
+        check(s.log().count("removed 2 old finished conversations") == 2, s.log())
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
 def test_tcp_token_file_env_and_modes():
     port, _ = start_server()
     s = Serve(port, args=["--listen", "127.0.0.1:0"])

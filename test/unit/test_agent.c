@@ -473,6 +473,57 @@ static void test_empty_tool_input_is_an_empty_object(void **state)
     end_session();
 }
 
+/* Retention through the library (mote_session_prune) on a port whose
+ * files keep no time (the test port has no st_time): the oldest by name
+ * go; the open one never goes and does not count; within the limits
+ * nothing is removed. */
+static void test_prune_oldest_finished_by_name(void **state)
+{
+    static const char *const ids[] = {"p1", "p2", "p3", "p4"};
+    struct mote_prune_report r;
+    struct mote_conv *c, *open;
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < 4; i++)
+        say_text("done", 8);
+    start_session();
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(mote_conv_create(&ses, &cc, ids[i], &c), 0);
+        assert_int_equal(mote_conv_send(c, "go", 2), 0);
+        drive(c, 500);
+        assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+        assert_int_equal(mote_conv_close(c), 0);
+    }
+    assert_int_equal(mote_conv_create(&ses, &cc, "p5", &open), 0);
+    assert_int_equal(mote_session_prune(&ses, 2, 0, &r), 0);
+    assert_int_equal(r.count, 2);
+    assert_true(r.bytes > 0);
+    assert_int_equal(mote_session_remove(&ses, "p1"), MOTE_ERR_NOENT);
+    assert_int_equal(mote_session_remove(&ses, "p2"), MOTE_ERR_NOENT);
+    assert_int_equal(mote_session_prune(&ses, 2, 0, &r), 0); /* within: nothing */
+    assert_int_equal(r.count, 0);
+    assert_int_equal(mote_session_prune(&ses, 0, 1, &r), 0); /* one byte: all finished */
+    assert_int_equal(r.count, 2);
+    assert_int_equal(mote_session_remove(&ses, "p3"), MOTE_ERR_NOENT);
+    assert_int_equal(mote_session_remove(&ses, "p5"), MOTE_ERR_BUSY); /* open: stays */
+    /* More over the limit than one pass notes (MOTE_PRUNE_BATCH): passes
+     * until within it. */
+    for (i = 0; i < MOTE_PRUNE_BATCH + 4; i++) {
+        char id[8] = {'q', (char)('a' + i / 26), (char)('a' + i % 26), '\0'};
+
+        assert_int_equal(mote_conv_create(&ses, &cc, id, &c), 0);
+        assert_int_equal(mote_conv_close(c), 0);
+    }
+    assert_int_equal(mote_session_prune(&ses, 1, 0, &r), 0);
+    assert_int_equal(r.count, MOTE_PRUNE_BATCH + 3);
+    assert_int_equal(mote_session_remove(&ses, "qaa"), MOTE_ERR_NOENT);
+    assert_int_equal(mote_session_prune(&ses, 1, 0, &r), 0);
+    assert_int_equal(r.count, 0); /* the newest by name is left */
+    assert_int_equal(mote_conv_close(open), 0);
+    end_session();
+}
+
 /* Two conversations stream at the same time on one loop (their pieces
  * interleave) while a third, waiting for a stream slot, is cancelled. */
 static void test_two_stream_while_a_third_is_cancelled(void **state)
@@ -1018,6 +1069,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_empty_tool_input_is_an_empty_object, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_prune_oldest_finished_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_stream_while_a_third_is_cancelled, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_approval_yes_no_and_stale, setup, teardown),
