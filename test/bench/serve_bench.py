@@ -51,6 +51,31 @@ def rss_idle(runs=5):
     return statistics.median(vals), min(vals), max(vals)
 
 
+def rss_cli_idle(runs=5):
+    """VmRSS of the interactive CLI waiting at its prompt in a pty, median
+    (what the idle server compares with)."""
+    import pty
+    import select
+    vals = []
+    for _ in range(runs):
+        st = tempfile.mkdtemp(prefix="serve-bench-")
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.environ["ANTHROPIC_API_KEY"] = "sk-bench"
+            os.execv(test_serve.MOTE, [test_serve.MOTE, "--state-dir", st, "--base-url",
+                                       "http://127.0.0.1:9"])
+        seen, t0 = b"", time.monotonic()
+        while b"> " not in seen and time.monotonic() - t0 < 10:
+            if select.select([fd], [], [], 1)[0]:
+                seen += os.read(fd, 4096)
+        vals.append(status(pid, "VmRSS"))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+        shutil.rmtree(st, ignore_errors=True)
+    return statistics.median(vals), min(vals), max(vals)
+
+
 def rss_four_streams():
     words = "word " * 400
     port, _ = harness.start_server([{"text": words, "delay_ms": 4} for _ in range(8)])
@@ -116,6 +141,8 @@ def main():
     try:
         print("RSS of an idle server, listening, median of 5: %d kB (min %d, max %d)"
               % rss_idle())
+        print("RSS of the CLI at its prompt (a pty), median of 5: %d kB (min %d, max %d)"
+              % rss_cli_idle())
         base, most, peak, streaming = rss_four_streams()
         print("four conversations answering, each with an event stream: RSS %d kB before the "
               "turns, %d kB at most while they ran, VmHWM %d kB; at most %d streaming at once"
