@@ -15,12 +15,7 @@ x=$2
 qemu=$3
 fail=0
 make --no-print-directory tiny BUILDDIR="$b" CROSS_COMPILE="$x" >/dev/null || exit 1
-triplet=${x%-}
-cc=$(echo "$triplet" | sed 's/-gnu/-musl/')-gcc
-case "$triplet" in
-arm*hf) name=armhf ;;
-*) name=${triplet%%-*} ;;
-esac
+. scripts/cross_names.sh
 t="$b/tiny-$name"
 u="$t/unit"
 mkdir -p "$u/obj"

@@ -20,14 +20,7 @@ if [ -z "$x" ]; then
     cc=musl-gcc
     strip=strip
 else
-    # The musl wrapper of a cross gcc: aarch64-linux-gnu- -> aarch64-linux-musl-gcc,
-    # arm-linux-gnueabihf- -> arm-linux-musleabihf-gcc.
-    triplet=${x%-}
-    cc=$(echo "$triplet" | sed 's/-gnu/-musl/')-gcc
-    case "$triplet" in
-    arm*hf) name=armhf ;;
-    *) name=${triplet%%-*} ;;
-    esac
+    . scripts/cross_names.sh
     t="$b/tiny-$name"
     strip=${x}strip
 fi

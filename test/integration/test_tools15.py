@@ -13,54 +13,16 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 
-from harness import SERVERS, TMP, Pty, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import SERVERS, TMP, Pty, Skip, check, run_all, start_server, wait_for
 
-BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-MOTE = os.path.join(BUILD, "mote")
-KEY = "sk-ant-TEST-SECRET-T15"
+# The CLI tests' helpers (same build directory, the same clean environment).
+from test_cli15 import MOTE, env, mote, new_state, result_text as text_of, results, run  # noqa: E402
+
 NOBODY = 65534
-
-
-def new_state():
-    return tempfile.mkdtemp(prefix="state-", dir=TMP)
-
-
-def env(**more):
-    e = {k: v for k, v in os.environ.items()
-         if not k.endswith("_API_KEY") and k.lower() not in ("https_proxy", "http_proxy",
-                                                              "no_proxy", "all_proxy")}
-    e["ANTHROPIC_API_KEY"] = KEY
-    e["NO_COLOR"] = "1"
-    e.update(more)
-    return e
-
-
-def run(args, stdin="", timeout=60, e=None):
-    return subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout,
-                          env=e or env())
-
-
-def mote(port, state, *extra):
-    return [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port] + list(extra)
-
-
-def results(log, n):
-    """The tool results the model got in request n (0-based)."""
-    out = []
-    for m in requests_in(log)[n]["body"]["messages"]:
-        if isinstance(m["content"], list):
-            out += [b for b in m["content"] if b.get("type") == "tool_result"]
-    return out
-
-
-def text_of(block):
-    c = block["content"]
-    return c if isinstance(c, str) else "".join(x.get("text", "") for x in c)
 
 
 def tool_round(calls, e=None, prefix=()):

@@ -965,6 +965,20 @@ static size_t journal_len(const char *id)
     return f->len;
 }
 
+/* Creates conversation `id` and sends it "hi", the model scripted to
+ * answer `text` (or to stall after it). */
+static void start_turn(const char *id, const char *text, bool stall)
+{
+    char path[96], body[96];
+    const char *b;
+
+    snprintf(body, sizeof(body), "{\"id\":\"%s\"}", id);
+    assert_int_equal(http("POST", "/v1/conversations", body, &b), 201);
+    answer(text, NULL, NULL, stall);
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    assert_int_equal(http("POST", path, "{\"text\":\"hi\"}", &b), 202);
+}
+
 static void wait_idle(void)
 {
     unsigned i;
@@ -990,9 +1004,7 @@ static void test_torn_tail_never_streamed(void **state)
     int ev;
 
     (void)state;
-    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"t4\"}", &b), 201);
-    answer("first", NULL, NULL, false);
-    assert_int_equal(http("POST", "/v1/conversations/t4/messages", "{\"text\":\"hi\"}", &b), 202);
+    start_turn("t4", "first", false);
     wait_idle();
     /* a restart, with a torn line at the end of the journal */
     mote_serve_deinit(&srv);
@@ -1208,9 +1220,7 @@ static void test_delete_ends_event_streams(void **state)
     unsigned i;
 
     (void)state;
-    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"c5\"}", &b), 201);
-    answer("first life", NULL, NULL, false);
-    assert_int_equal(http("POST", "/v1/conversations/c5/messages", "{\"text\":\"hi\"}", &b), 202);
+    start_turn("c5", "first life", false);
     wait_idle();
     ev = client("GET /v1/conversations/c5/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
     turns(5);
@@ -1343,9 +1353,7 @@ static void test_approval_during_drain(void **state)
     (void)state;
     pending_probe("dr", call, sizeof(call));
     /* another turn stalls: the drain waits for it */
-    assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"st\"}", &b), 201);
-    answer("stalled", NULL, NULL, true);
-    assert_int_equal(http("POST", "/v1/conversations/st/messages", "{\"text\":\"go\"}", &b), 202);
+    start_turn("st", "stalled", true);
     turns(5);
     assert_int_equal(mote_serve_shutdown(&srv, &sd), 0);
     turns(3);
