@@ -13,11 +13,12 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 
-from harness import SERVERS, TMP, Pty, Skip, check, run_all, start_server, wait_for
+from harness import SERVERS, TMP, Pty, Skip, check, requests_in, run_all, start_server, wait_for
 
 # The CLI tests' helpers (same build directory, the same clean environment).
 from test_cli15 import MOTE, env, mote, new_state, result_text as text_of, results, run  # noqa: E402
