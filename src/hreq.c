@@ -34,15 +34,11 @@ static bool tchar(unsigned char c)
     return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
-static char lower(char c)
-{
-    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
 
 /* Case-insensitive equality of NUL-terminated `a` and lower-case `b`. */
 static bool ieq(const char *a, const char *b)
 {
-    while (*a != '\0' && lower(*a) == *b) {
+    while (*a != '\0' && mote_lower(*a) == *b) {
         a++;
         b++;
     }
@@ -126,7 +122,7 @@ static void connection(struct mote_hreq *r, const char *v, bool *close, bool *ke
             v++;
         while (*v != '\0' && *v != ',' && *v != ' ' && *v != '\t') {
             if (n < sizeof(tok) - 1)
-                tok[n++] = lower(*v);
+                tok[n++] = mote_lower(*v);
             v++;
         }
         tok[n] = '\0';
@@ -275,15 +271,6 @@ int mote_hreq_feed(struct mote_hreq *r, const char *data, size_t len, size_t *us
     return MOTE_HREQ_READING;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = lower(c);
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
 
 int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_t cap)
 {
@@ -306,7 +293,7 @@ int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_
                 } else if (c == '%') {
                     int hi, lo;
 
-                    if (stop - v < 2 || (hi = hexval(v[0])) < 0 || (lo = hexval(v[1])) < 0)
+                    if (stop - v < 2 || (hi = mote_hexval(v[0])) < 0 || (lo = mote_hexval(v[1])) < 0)
                         return -1;
                     c = (char)(hi * 16 + lo);
                     v += 2;

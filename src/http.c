@@ -13,10 +13,6 @@ void mote_http_resp_init(struct mote_http_resp *r, mote_http_body_fn on_body, vo
     r->content_length = -1;
 }
 
-static char lower(char c)
-{
-    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
 
 static bool name_is(const char *name, size_t n, const char *want)
 {
@@ -25,7 +21,7 @@ static bool name_is(const char *name, size_t n, const char *want)
     if (strlen(want) != n)
         return false;
     for (i = 0; i < n; i++) {
-        if (lower(name[i]) != want[i])
+        if (mote_lower(name[i]) != want[i])
             return false;
     }
     return true;
@@ -140,7 +136,7 @@ static int chunk_size_line(struct mote_http_resp *r)
     size_t i;
 
     for (i = 0; i < r->line_len; i++) {
-        char c = lower(r->line[i]);
+        char c = mote_lower(r->line[i]);
         unsigned d;
 
         if (c >= '0' && c <= '9')

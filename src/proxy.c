@@ -12,27 +12,18 @@
 #include "mote/mote_http.h"
 #include "util.h"
 
-static char lower(char c)
-{
-    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
 
 static bool same_ci(const char *a, const char *b, size_t n)
 {
     size_t i;
 
     for (i = 0; i < n; i++) {
-        if (lower(a[i]) != lower(b[i]))
+        if (mote_lower(a[i]) != mote_lower(b[i]))
             return false;
     }
     return true;
 }
 
-static int hexval(char c)
-{
-    c = lower(c);
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 /* Percent-decodes s[0..n) onto the end of out (len so far in *len, at
  * most cap bytes in all). */
@@ -46,7 +37,7 @@ static int decode(const char *s, size_t n, char *out, size_t cap, size_t *len)
         if (c == '%') {
             int h, l;
 
-            if (i + 2 >= n || (h = hexval(s[i + 1])) < 0 || (l = hexval(s[i + 2])) < 0)
+            if (i + 2 >= n || (h = mote_hexval(s[i + 1])) < 0 || (l = mote_hexval(s[i + 2])) < 0)
                 return MOTE_ERR_INVAL;
             c = (char)(h * 16 + l);
             i += 2;

@@ -46,26 +46,6 @@ int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, s
  * (an unescaped string is never longer than its escaped form), so a long
  * command needs no buffer of its own. The input's text is changed: read
  * everything else first. Returns the NUL-terminated string or NULL. */
-/* True if s[0..n) is valid UTF-8 (then unescaping never grows it). */
-static bool utf8_ok(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n) {
-        unsigned char b = s[i];
-        size_t k, len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
-
-        if (len == 0 || i + len > n)
-            return false;
-        for (k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0u) != 0x80u)
-                return false;
-        }
-        i += len;
-    }
-    return true;
-}
-
 static const char *arg_in_place_n(struct mote_tool_run *run, const char *key, size_t *out_len)
 {
     int t = mote_json_member(&run->json, 0, key), n;
@@ -76,7 +56,7 @@ static const char *arg_in_place_n(struct mote_tool_run *run, const char *key, si
         return NULL;
     p = run->in_buf + run->json.tok[t].start;
     len = (size_t)(run->json.tok[t].end - run->json.tok[t].start);
-    if (!utf8_ok((const unsigned char *)p, len))
+    if (!mote_utf8_valid(p, len))
         return NULL; /* inputs are journaled re-encoded: this does not happen */
     n = mote_json_unescape(p, len, p, len + 1u);
     if (n < 0)

@@ -75,4 +75,42 @@ static inline int mote_before(uint32_t a, uint32_t b)
 
 #define MOTE_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ASCII lower case of c (other bytes unchanged). */
+static inline char mote_lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* The value of hexadecimal digit c (either case), or -1. */
+static inline int mote_hexval(char c)
+{
+    c = mote_lower(c);
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* MOTE_ASSERT(cond): an invariant of the library's own code (never a check
+ * of outside input: that gets an error code). A false one stops the
+ * program (MOTE_ASSERT_FAIL, __builtin_trap() unless defined), so a broken
+ * invariant is found where it breaks, not as corruption later. On by
+ * default and in `make check`; -DMOTE_NO_ASSERT compiles them out.
+ *
+ * MOTE_TRACE(fmt, ...): what the library does, for a user without a
+ * debugger: define it (-D or in MOTE_CONFIG_FILE) to a printf-like
+ * function of your own, e.g. `#define MOTE_TRACE(...) my_log(__VA_ARGS__)`.
+ * Empty by default. The format has no trailing newline. */
+#include "mote/mote_config.h"
+
+#ifndef MOTE_ASSERT_FAIL
+#define MOTE_ASSERT_FAIL(file, line, expr) __builtin_trap()
+#endif
+#ifdef MOTE_NO_ASSERT
+#define MOTE_ASSERT(cond) ((void)0)
+#else
+#define MOTE_ASSERT(cond)                                                                          \
+    ((cond) ? (void)0 : (void)(MOTE_ASSERT_FAIL(__FILE__, __LINE__, #cond)))
+#endif
+#ifndef MOTE_TRACE
+#define MOTE_TRACE(...) ((void)0)
+#endif
+
 #endif /* MOTE_UTIL_H */
