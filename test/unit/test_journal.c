@@ -1,5 +1,6 @@
-/* test_journal.c - the journal, recovery and the conversation state
- * machine: power cuts at every write, countdown faults at every call. */
+/* test_journal.c - the journal (record I/O, the part source, reading a
+ * call's input back), recovery and the conversation state machine: power
+ * cuts at every write, countdown faults at every call, hostile files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "../../src/conv.h"
 #include "mote/mote_journal.h"
 #include "mote_tport.h"
 
@@ -139,10 +141,6 @@ static void test_roundtrip_and_parts(void **state)
     req.model = "m";
     req.parts = mote_journal_parts;
     req.parts_arg = &jr;
-    {
-        struct { char *p; size_t *n; } dummy = {body, &n};
-        (void)dummy;
-    }
     assert_true(mote_llm_body_length(&req) > 0);
     {
         struct mote_llm_body b;
@@ -393,10 +391,10 @@ static void test_hostile_ids_and_lines(void **state)
     assert_int_equal(jr.bad_line, 1);
 }
 
-/* Issue 11.1(b): writer and reader agree on the token limit. A call
- * record whose input has nearly MOTE_JSON_MAX_TOKENS values is refused
- * whole (it would read back as damage), the journal goes on, and every
- * record written reads back; one exactly at the limit is written. */
+/* Writer and reader agree on the token limit. A call record whose input
+ * has nearly MOTE_JSON_MAX_TOKENS values is refused whole (it would read
+ * back as damage), the journal goes on, and every record written reads
+ * back; one exactly at the limit is written. */
 static void test_token_limit_records(void **state)
 {
     static char in[16 * MOTE_JSON_MAX_TOKENS];
@@ -437,8 +435,8 @@ static void test_token_limit_records(void **state)
     assert_int_equal(n, 4); /* open, user, the call that fit, user */
 }
 
-/* Issue 11.1: every line is JSON to any strict parser, UTF-8 included
- * (RFC 8259 8.1). A call input kept as it came that holds bytes which are
+/* Every line is JSON to any strict parser, UTF-8 included (RFC 8259
+ * 8.1). A call input kept as it came that holds bytes which are
  * not UTF-8 is refused whole (mote's reader would take the line, Python's
  * json and other strict ones would not); nothing is written. */
 static void test_records_are_utf8(void **state)
@@ -463,6 +461,107 @@ static void test_records_are_utf8(void **state)
         n++;
     assert_int_equal(t, 0);
     assert_int_equal(n, 2); /* open, the good call */
+}
+
+/* One part as a string, to compare parts after their pointers are gone. */
+static void part_text(const struct mote_part *p, char *out, size_t cap)
+{
+    snprintf(out, cap, "%d/%d/%.*s/%s/%s/%.*s/%d", (int)p->role, (int)p->type, (int)p->text_len,
+             p->text != NULL ? p->text : "", p->id != NULL ? p->id : "",
+             p->name != NULL ? p->name : "", (int)p->input_len,
+             p->input != NULL ? p->input : "", (int)p->is_error);
+}
+
+/* A call's input read back from its record: from an assistant record's
+ * calls and from a call record, with the length needed when it does not
+ * fit; no call where there is none; and neither the reading cursor nor
+ * the part source's moves. */
+static void test_call_input(void **state)
+{
+    static const struct mote_call_rec two[] = {
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16},
+        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24},
+    };
+    static const struct mote_call_rec piece = {"call_p", "list_dir", "{\"path\":\".\"}", 12};
+    static char seen[16][256];
+    uint64_t user_off, call_off, ans_off;
+    char out[64], now[256];
+    size_t full = 99;
+    unsigned i, nparts = 0;
+    struct mote_part p;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "ci"), 0);
+    user_off = jr.size;
+    assert_int_equal(mote_journal_user(&jr, "hi", 2), 0);
+    call_off = jr.size;
+    assert_int_equal(mote_journal_call(&jr, &piece), 0);
+    ans_off = jr.size;
+    assert_int_equal(mote_journal_assistant(&jr, "ok", 2, "tool_use", false, two, 2), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "call_p", ".", 1, false), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "call_a", "a", 1, false), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "call_b", "b", 1, true), 0);
+    assert_int_equal(mote_journal_user(&jr, "thanks", 6), 0);
+
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 1, out, sizeof(out), &full), 24);
+    assert_string_equal(out, "{\"path\":\"/etc/hostname\"}");
+    assert_int_equal(full, 24);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 0, out, sizeof(out), NULL), 16);
+    assert_string_equal(out, "{\"command\":\"ls\"}");
+    assert_int_equal(mote_journal_call_input(&jr, call_off, -1, out, sizeof(out), &full), 12);
+    assert_string_equal(out, "{\"path\":\".\"}");
+    /* Too small (the NUL needs a byte): the length needed, nothing copied. */
+    memset(out, 'x', sizeof(out));
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 1, out, 24, &full),
+                     MOTE_ERR_TOO_LARGE);
+    assert_int_equal(full, 24);
+    assert_int_equal(out[0], 'x');
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 1, out, 25, &full), 24);
+    /* No call there: past the calls, the wrong kind of record, a user
+     * record, the middle of a line, the end of the file. */
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 2, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(full, 0);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, -1, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(mote_journal_call_input(&jr, call_off, 0, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(mote_journal_call_input(&jr, user_off, 0, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off + 1, 0, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(mote_journal_call_input(&jr, jr.size, 0, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+
+    /* The parts, once straight through... */
+    while (mote_journal_parts(&jr, nparts, &p) == 1) {
+        assert_true(nparts < 16);
+        part_text(&p, seen[nparts], sizeof(seen[0]));
+        nparts++;
+    }
+    assert_int_equal(nparts, 1 + 1 + 3 + 3 + 1);
+    /* ... and again with an input read between any two of them, into the
+     * buffer's own text as the agent does for an approval: the same. */
+    for (i = 0; i < nparts; i++) {
+        assert_int_equal(mote_journal_parts(&jr, i, &p), 1);
+        part_text(&p, now, sizeof(now));
+        assert_string_equal(now, seen[i]);
+        assert_int_equal(mote_journal_call_input(&jr, ans_off, (int)(i % 2), jbuf.text,
+                                                 sizeof(jbuf.text), NULL),
+                         i % 2 ? 24 : 16);
+        assert_int_equal(mote_journal_parts(&jr, i, &p), 1); /* the same index again */
+        part_text(&p, now, sizeof(now));
+        assert_string_equal(now, seen[i]);
+    }
+    assert_int_equal(mote_journal_parts(&jr, nparts, &p), 0);
+    /* The reading cursor stays too. */
+    mote_journal_rewind(&jr);
+    assert_int_equal(mote_journal_next(&jr), MOTE_REC_OPEN);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 0, out, sizeof(out), NULL), 16);
+    assert_int_equal(mote_journal_next(&jr), MOTE_REC_USER);
+    mote_journal_close(&jr);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 0, out, sizeof(out), &full),
+                     MOTE_ERR_BADF);
 }
 
 static void test_state_machine(void **state)
@@ -518,6 +617,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damage_before_the_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_ids_and_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_are_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
     };
 
