@@ -705,6 +705,53 @@ bool mote_jrec_bool(const struct mote_journal *j, int obj, const char *key)
 
 /* ---- opening ----------------------------------------------------------- */
 
+/* The format version of the open record in the buffer: 0 when it has
+ * none or not a positive integer (read as the first format); a number
+ * past 32 bits gives UINT32_MAX (newer than any this mote knows). */
+static uint32_t header_version(const struct mote_journal *j)
+{
+    int v_tok = mote_json_member(&j->buf->json, 0, "v");
+    int64_t v = 0;
+    int rc = mote_json_int(&j->buf->json, v_tok, &v);
+
+    if (rc == MOTE_ERR_RANGE)
+        return UINT32_MAX;
+    if (rc < 0 || v <= 0)
+        return 0;
+    return v < (int64_t)UINT32_MAX ? (uint32_t)v : UINT32_MAX;
+}
+
+/* A line at `off` over the line limit (its first MOTE_JOURNAL_LINE_MAX
+ * bytes hold no newline): 1 if a newline ends it with more bytes after
+ * it (damage, not a torn tail), 0 if it runs to the end of the file, or
+ * a read failure. Reads in chunks of the text buffer, so a hostile file
+ * costs one read per chunk, not per byte. */
+static int more_after_long_line(struct mote_journal *j, uint64_t off, uint64_t file_size)
+{
+    const struct mote_port *p = j->port;
+    char *chunk = j->buf->text;
+
+    off += sizeof(j->buf->line);
+    while (off < file_size) {
+        size_t want = sizeof(j->buf->text);
+        const char *nl;
+        int n;
+
+        if (want > file_size - off)
+            want = (size_t)(file_size - off);
+        n = p->st_read(p->ctx, j->h, off, chunk, want);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            return 0; /* shorter than its size said: nothing follows */
+        nl = memchr(chunk, '\n', (size_t)n);
+        if (nl != NULL)
+            return off + (uint64_t)(nl - chunk) + 1u < file_size ? 1 : 0;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
 /* Fails an opening: the journal is closed, `rc` returned. */
 static int open_failed(struct mote_journal *j, int rc)
 {
@@ -767,13 +814,8 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
                     j->compact_off = good - (uint64_t)n - 1u;
                     j->has_compact = true;
                 }
-                if (t == MOTE_REC_OPEN && line == 1) {
-                    int64_t v = 0;
-
-                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "v"),
-                                        &v);
-                    j->version = v > 0 && v < 0x7FFFFFFF ? (uint32_t)v : 0;
-                }
+                if (t == MOTE_REC_OPEN && line == 1)
+                    j->version = header_version(j);
                 continue;
             }
             /* A bad complete line: the tail only if nothing follows it. */
@@ -786,18 +828,10 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
         if (n == MOTE_ERR_TOO_LARGE) {
             /* A line over the limit: a torn append when it runs to the
              * end, damage when more lines follow it. */
-            uint64_t off = j->rd_off + sizeof(j->buf->line);
-            char c;
-            bool more = false;
-
-            while (off < file_size) {
-                if (p->st_read(p->ctx, h, off, &c, 1) == 1 && c == '\n') {
-                    more = off + 1 < file_size;
-                    break;
-                }
-                off++;
-            }
-            if (more) {
+            rc = more_after_long_line(j, j->rd_off, file_size);
+            if (rc < 0)
+                return open_failed(j, rc);
+            if (rc > 0) {
                 j->bad_line = line + 1;
                 return open_failed(j, MOTE_ERR_CORRUPT);
             }

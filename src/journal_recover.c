@@ -54,15 +54,22 @@ static void take_usage(struct mote_journal *j, int u, struct mote_recovery *r)
     }
 }
 
-/* A tool_start record: the process group and tag of call `c`. */
+/* A tool_start record: the process group and tag of call `c`. A group id
+ * that is no tool's (0, 1 - init - or negative) counts as none, and a
+ * start time that is not positive as unknown: recovery must never signal
+ * more than the tool's own processes, whatever the file says. */
 static void take_start(struct mote_journal *j, struct mote_rec_call *c)
 {
     const struct mote_json *js = &j->buf->json;
     int64_t v = 0;
 
     c->started = true;
-    (void)mote_json_int(js, mote_json_member(js, 0, "pgid"), &c->pgid);
-    if (mote_json_int(js, mote_json_member(js, 0, "start"), &v) == 0)
+    c->pgid = 0;
+    c->start = 0;
+    if (mote_json_int(js, mote_json_member(js, 0, "pgid"), &v) == 0 && v > 1)
+        c->pgid = v;
+    v = 0;
+    if (mote_json_int(js, mote_json_member(js, 0, "start"), &v) == 0 && v > 0)
         c->start = (uint64_t)v;
     if (mote_json_str(js, mote_json_member(js, 0, "tag"), c->tag, sizeof(c->tag)) < 0)
         c->tag[0] = '\0';

@@ -3,8 +3,8 @@
  * file. Properties: a journal that opens is left with every line valid
  * JSON to the strict parser (a torn tail is cut away, nothing else is
  * touched), opens again without any repair, what recovery wrote reads
- * back, and a call's input read back is one JSON object within the
- * buffer given. */
+ * back, a call's input read back is one JSON object within the buffer
+ * given, and recovery never names a group a tool cannot have. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -20,7 +20,7 @@ static struct mote_json js;
 static char input[512];
 
 /* Every call recovery found: its input, read back, fits and is an object
- * (or the reason it is not is a clean error). */
+ * (or the reason it is not is a clean error); its group is a tool's. */
 static void check_calls(const struct mote_recovery *r)
 {
     unsigned i;
@@ -35,6 +35,8 @@ static void check_calls(const struct mote_recovery *r)
                        mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT))
             __builtin_trap();
         if (n == MOTE_ERR_TOO_LARGE && full < sizeof(input))
+            __builtin_trap();
+        if (c->pgid < 0 || c->pgid == 1)
             __builtin_trap();
     }
 }

@@ -463,6 +463,16 @@ static void test_records_are_utf8(void **state)
     assert_int_equal(n, 2); /* open, the good call */
 }
 
+/* A journal file as a damaged or hostile one would be (durable). */
+static void put_journal(const char *id, const char *text, size_t len)
+{
+    char name[MOTE_STORAGE_NAME_MAX];
+
+    snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+    (void)tp.port.st_mkdir(tp.port.ctx, "conversations");
+    assert_int_equal(mote_tport_put(&tp, name, text, len), 0);
+}
+
 /* One part as a string, to compare parts after their pointers are gone. */
 static void part_text(const struct mote_part *p, char *out, size_t cap)
 {
@@ -564,6 +574,116 @@ static void test_call_input(void **state)
                      MOTE_ERR_BADF);
 }
 
+/* A header whose version does not fit 32 bits is a newer format: refused
+ * and left alone, never read as the first format and written to. */
+static void test_newer_versions_refused(void **state)
+{
+    static const char *const newer[] = {"4294967298", "99999999999999999999", "3"};
+    char text[160];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(newer) / sizeof(newer[0]); i++) {
+        const struct mote_tport_file *f;
+        int n = snprintf(text, sizeof(text),
+                         "{\"t\":\"open\",\"v\":%s,\"id\":\"v\"}\n{\"t\":\"user\",\"text\":\"x\"}\n"
+                         "{\"t\":\"req",
+                         newer[i]);
+
+        put_journal("v", text, (size_t)n);
+        assert_int_equal(mote_journal_open(&jr, &tp.port, "v"), MOTE_ERR_NOTSUP);
+        f = mote_tport_file(&tp, "conversations/v.jsonl");
+        assert_int_equal(f->len, (size_t)n); /* the torn tail is not cut */
+    }
+    snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":1,\"id\":\"v\"}\n");
+    put_journal("v", text, strlen(text));
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "v"), 0);
+    assert_int_equal(jr.version, 1);
+}
+
+/* Recovery ends what a begun tool left, and nothing else: a group id
+ * from the file that is no tool's group (1 is init; negative ids name
+ * every process to kill()) is dropped, so is a start time that is not
+ * positive; the tag is kept. */
+static void test_recorded_groups(void **state)
+{
+    static const struct mote_call_rec two[] = {{"call_a", "shell", "{}", 2},
+                                               {"call_b", "shell", "{}", 2}};
+    struct mote_recovery r;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "g"), 0);
+    assert_int_equal(mote_journal_user(&jr, "go", 2), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "", 0, "tool_use", false, two, 2), 0);
+    assert_int_equal(mote_journal_tool_start(&jr, "call_a", 1, 5, NULL), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "call_a", "x", 1, false), 0);
+    assert_int_equal(mote_journal_tool_start(&jr, "call_b", 1, 5, NULL), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
+    assert_int_equal(r.nstarted, 1);
+    assert_int_equal(r.nkill, 0); /* group 1 is none, and no tag */
+    assert_int_equal(mote_journal_tool_start(&jr, "call_b", -1, -3, "0123456789abcdef"), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.nkill, 1);
+    assert_int_equal(r.kill_pgid[0], 0);
+    assert_int_equal(r.kill_start[0], 0);
+    assert_string_equal(r.kill_tag[0], "0123456789abcdef");
+    assert_int_equal(mote_journal_tool_start(&jr, "call_b", 4242, 777, NULL), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.nkill, 1);
+    assert_int_equal(r.kill_pgid[0], 4242);
+    assert_int_equal(r.kill_start[0], 777);
+}
+
+/* A line over MOTE_JOURNAL_LINE_MAX with a record after it is damage:
+ * found with a read per buffer, not per byte, and with a read that fails
+ * anywhere the opening fails; either way the file stays as it is. */
+static void test_line_over_the_limit(void **state)
+{
+    static const char head[] = "{\"t\":\"open\",\"v\":2,\"id\":\"long\"}\n{\"t\":\"user\",\"text\":\"";
+    static const char after[] = "\"}\n{\"t\":\"user\",\"text\":\"after\"}\n";
+    static char text[16 * MOTE_JOURNAL_LINE_MAX];
+    /* the long line's bytes past the limit: many buffers, and a few */
+    const size_t over[2] = {14 * MOTE_JOURNAL_LINE_MAX, 10};
+    unsigned k, n, faults = 0;
+
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        const size_t line2 = sizeof("{\"t\":\"user\",\"text\":\"\"}") - 1;
+        size_t len = sizeof(head) - 1, run = MOTE_JOURNAL_LINE_MAX + over[k] - line2;
+        unsigned calls;
+
+        memcpy(text, head, len);
+        memset(text + len, 'a', run);
+        len += run;
+        memcpy(text + len, after, sizeof(after) - 1);
+        len += sizeof(after) - 1;
+        put_journal("long", text, len);
+        calls = tp.st_calls;
+        assert_int_equal(mote_journal_open(&jr, &tp.port, "long"), MOTE_ERR_CORRUPT);
+        assert_int_equal(jr.bad_line, 2);
+        assert_true(tp.st_calls - calls < 64);
+        /* the Nth read fails, for every N the opening makes */
+        for (n = 1; n < 64; n++) {
+            const struct mote_tport_file *f;
+            int rc;
+
+            put_journal("long", text, len);
+            mote_tport_fail_after(&tp, MOTE_TP_READ, n, MOTE_ERR_IO, false);
+            rc = mote_journal_open(&jr, &tp.port, "long");
+            mote_tport_fail_after(&tp, 0, 0, 0, false);
+            assert_true(rc == MOTE_ERR_CORRUPT || rc == MOTE_ERR_IO);
+            faults += rc == MOTE_ERR_IO;
+            f = mote_tport_file(&tp, "conversations/long.jsonl");
+            assert_int_equal(f->len, len);
+            assert_memory_equal(f->data, text, len);
+            assert_null(mote_tport_file(&tp, "conversations/long.jsonl.torn"));
+        }
+    }
+    assert_true(faults >= 2);
+}
+
 static void test_state_machine(void **state)
 {
     struct mote_conv_step s;
@@ -618,6 +738,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_ids_and_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_are_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_newer_versions_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recorded_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_line_over_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
     };
 
