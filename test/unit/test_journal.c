@@ -643,9 +643,9 @@ static void test_line_over_the_limit(void **state)
 {
     static const char head[] = "{\"t\":\"open\",\"v\":2,\"id\":\"long\"}\n{\"t\":\"user\",\"text\":\"";
     static const char after[] = "\"}\n{\"t\":\"user\",\"text\":\"after\"}\n";
-    static char text[16 * MOTE_JOURNAL_LINE_MAX];
-    /* the long line's bytes past the limit: many buffers, and a few */
-    const size_t over[2] = {14 * MOTE_JOURNAL_LINE_MAX, 10};
+    static char text[6 * MOTE_JOURNAL_LINE_MAX];
+    /* the long line's bytes past the limit: a few buffers, and a few bytes */
+    const size_t over[2] = {4 * MOTE_JOURNAL_LINE_MAX, 10};
     unsigned k, n, faults = 0;
 
     (void)state;
