@@ -91,6 +91,8 @@ struct mote_jbuf {
     struct mote_json json;
 };
 
+/* One conversation's journal, owned by the caller. The caller sets `buf`;
+ * every other field is the journal's own, to read only. */
 struct mote_journal {
     struct mote_jbuf *buf; /* set by the caller before create/open (shared scratch) */
     const struct mote_port *port;
@@ -107,7 +109,8 @@ struct mote_journal {
     /* opening report */
     bool repaired;         /* a torn tail was cut off (and kept aside) */
     uint32_t bad_line;     /* line number of damage before the tail */
-    int64_t holder;        /* MOTE_ERR_LOCKED: the process holding it (0: unknown) */
+    int64_t holder;        /* the process holding its lock (-1: one the port cannot
+                            * name; 0: none, or not known) */
     /* reading */
     uint64_t rd_off;       /* offset of the next record to read */
     uint64_t cur_off;      /* offset of the record last read (in buf) */
