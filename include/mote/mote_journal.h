@@ -17,10 +17,10 @@
  * through a part source (mote_journal_parts), so memory does not grow with
  * the conversation's length.
  *
- * Calling rules: a journal and its struct mote_jbuf belong to one thread;
- * nothing here blocks beyond one storage call at a time; pointers into
- * j->buf (records read, request parts) stay valid until the next call on
- * any journal sharing that buffer.
+ * Calling rules: a journal and its struct mote_jbuf belong to one thread.
+ * A call blocks as long as the port's storage calls it makes (a sync
+ * included), never longer. Pointers into j->buf (records read, request
+ * parts) stay valid until the next call on any journal sharing it.
  */
 #ifndef MOTE_JOURNAL_H
 #define MOTE_JOURNAL_H
@@ -174,9 +174,17 @@ void mote_journal_close(struct mote_journal *j);
  * MOTE_JOURNAL_LINE_MAX or MOTE_JSON_MAX_TOKENS) or MOTE_ERR_BADMSG (a
  * tool input that is not one JSON object of UTF-8), both with nothing
  * written and the journal still usable; MOTE_ERR_BADF (closed); or a
- * storage failure, which is sticky: every later write returns it. */
+ * storage failure, which is sticky: every later write returns it. The
+ * records and their fields are those of docs/JOURNAL.md. */
+
+/* A user message: `len` bytes of `text`. */
 int mote_journal_user(struct mote_journal *j, const char *text, size_t len);
+/* A model request about to be sent; `attempt` counts from 1. */
 int mote_journal_request(struct mote_journal *j, uint32_t attempt);
+/* The end of an answer: the rest of its text, `stop` (the provider's stop
+ * reason; NULL: ""), `interrupted` (the stream was cut: its calls never
+ * run), and its `ncalls` tool calls (each input one JSON object, or empty
+ * for {}). */
 int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
                            const char *stop, bool interrupted, const struct mote_call_rec *calls,
                            unsigned ncalls);
@@ -184,19 +192,28 @@ int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
 int mote_journal_answer(struct mote_journal *j, const char *text, size_t len, const char *stop,
                         bool interrupted, const struct mote_call_rec *calls, unsigned ncalls,
                         const struct mote_rec_usage *usage);
+/* Tool call `call_id` is about to run: its process group `pgid` (0: no
+ * process), the group leader's `start_time` (proc_start_time; 0: none)
+ * and the processes' `tag` (NULL or "": none). */
 int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t pgid,
                             uint64_t start_time, const char *tag);
+/* Call `call_id`'s result: `len` bytes of `text`, `is_error` if it failed. */
 int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const char *text,
                              size_t len, bool is_error);
+/* A shutdown left the turn unfinished; `state` is "needs_recovery". */
 int mote_journal_mark(struct mote_journal *j, const char *state);
+/* Recovery went on by itself (an automatic continue). */
 int mote_journal_auto(struct mote_journal *j);
+/* The turn failed with `message`; the user may retry. */
 int mote_journal_error(struct mote_journal *j, const char *message);
 /* Pieces of an answer too long for one record (not synced: the assistant
  * record that follows them is). An answer's text pieces come first, then
  * its call records, then the assistant record with the rest. */
 int mote_journal_text(struct mote_journal *j, const char *text, size_t len);
 int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call);
+/* The user cancelled the turn: it ends here. */
 int mote_journal_cancel(struct mote_journal *j);
+/* The user allowed every later call of `tool` in this conversation. */
 int mote_journal_allow(struct mote_journal *j, const char *tool);
 /* A compaction: `summary` stands for everything before it in requests;
  * `resume`: it was made in the middle of a turn, which goes on after it. */
@@ -207,7 +224,8 @@ int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len
 #define MOTE_JOURNAL_TEXT_SAFE ((MOTE_JOURNAL_LINE_MAX - 256) / 6)
 
 /* Bytes the assistant record would take with `text` and `calls` (a
- * counting pass of its writer), or < 0. */
+ * counting pass of its writer, with room for a usage member and the
+ * newline), or the JSON writer's error (< 0). Writes nothing. */
 int64_t mote_journal_assistant_size(const char *text, size_t len, const char *stop,
                                     bool interrupted, const struct mote_call_rec *calls,
                                     unsigned ncalls);
