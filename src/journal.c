@@ -125,25 +125,8 @@ static void reset(struct mote_journal *j, const struct mote_port *port)
 
 /* ---- writing ----------------------------------------------------------- */
 
-struct linebuf {
-    char *p;
-    size_t cap;
-    size_t len;
-};
-
-static int line_sink(void *arg, const char *p, size_t n)
-{
-    struct linebuf *b = arg;
-
-    if (b->len + n + 1 > b->cap) /* room for the newline */
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return 0;
-}
-
 /* Appends the record in b as one line, with one write. */
-static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
+static int append_line(struct mote_journal *j, struct mote_sb *b, bool sync)
 {
     const struct mote_port *p = j->port;
     int rc;
@@ -152,7 +135,7 @@ static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
         return j->err;
     if (j->h < 0)
         return MOTE_ERR_BADF;
-    MOTE_ASSERT(b->len < b->cap); /* line_sink keeps room for the newline */
+    MOTE_ASSERT(b->len < b->cap); /* mote_sb_put keeps a byte: the newline goes there */
     b->p[b->len++] = '\n';
     j->buf->owner = NULL; /* the buffer holds no record now */
     rc = p->st_append(p->ctx, j->h, b->p, b->len);
@@ -172,20 +155,18 @@ static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
     return 0;
 }
 
-static void rec_begin(struct mote_journal *j, struct mote_jw *w, struct linebuf *b,
+static void rec_begin(struct mote_journal *j, struct mote_jw *w, struct mote_sb *b,
                       enum mote_rec type)
 {
     MOTE_ASSERT(type > MOTE_REC_NONE && (unsigned)type < MOTE_ARRAY_LEN(rec_names));
-    b->p = j->buf->line;
-    b->cap = sizeof(j->buf->line);
-    b->len = 0;
-    mote_jw_init(w, line_sink, b);
+    mote_sb_init(b, j->buf->line, sizeof(j->buf->line));
+    mote_jw_init(w, mote_sb_put, b);
     mote_jw_obj(w);
     mote_jw_key(w, "t");
     mote_jw_str(w, rec_names[type]);
 }
 
-static int rec_end(struct mote_journal *j, struct mote_jw *w, struct linebuf *b, bool sync)
+static int rec_end(struct mote_journal *j, struct mote_jw *w, struct mote_sb *b, bool sync)
 {
     mote_jw_obj_end(w);
     if (w->err != 0)
@@ -207,7 +188,7 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
 {
     const struct mote_port *p = port;
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
     struct mote_src_bytes first;
     int rc, h;
 
@@ -271,7 +252,7 @@ void mote_journal_close(struct mote_journal *j)
 int mote_journal_user(struct mote_journal *j, const char *text, size_t len)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
     int rc;
 
     rec_begin(j, &w, &b, MOTE_REC_USER);
@@ -286,7 +267,7 @@ int mote_journal_user(struct mote_journal *j, const char *text, size_t len)
 int mote_journal_request(struct mote_journal *j, uint32_t attempt)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_REQUEST);
     mote_jw_key(&w, "attempt");
@@ -366,7 +347,7 @@ int mote_journal_answer(struct mote_journal *j, const char *text, size_t len, co
                         const struct mote_rec_usage *usage)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
     int rc = check_inputs(j, calls, ncalls);
 
     if (rc < 0)
@@ -410,7 +391,7 @@ int64_t mote_journal_assistant_size(const char *text, size_t len, const char *st
 int mote_journal_text(struct mote_journal *j, const char *text, size_t len)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_TEXT);
     mote_jw_key(&w, "text");
@@ -421,7 +402,7 @@ int mote_journal_text(struct mote_journal *j, const char *text, size_t len)
 int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
     int rc = check_inputs(j, call, 1);
 
     if (rc < 0)
@@ -434,7 +415,7 @@ int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call)
 int mote_journal_cancel(struct mote_journal *j)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_CANCEL);
     return rec_end(j, &w, &b, true);
@@ -443,7 +424,7 @@ int mote_journal_cancel(struct mote_journal *j)
 int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len, bool resume)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
     uint64_t at = j->size;
     int rc;
 
@@ -463,7 +444,7 @@ int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len
 int mote_journal_allow(struct mote_journal *j, const char *tool)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_ALLOW);
     mote_jw_key(&w, "tool");
@@ -475,7 +456,7 @@ int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t
                             uint64_t start_time, const char *tag)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_TOOL_START);
     mote_jw_key(&w, "id");
@@ -495,7 +476,7 @@ int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const 
                              size_t len, bool is_error)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_TOOL_RESULT);
     mote_jw_key(&w, "id");
@@ -510,7 +491,7 @@ int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const 
 int mote_journal_mark(struct mote_journal *j, const char *state)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_MARK);
     mote_jw_key(&w, "state");
@@ -521,7 +502,7 @@ int mote_journal_mark(struct mote_journal *j, const char *state)
 int mote_journal_auto(struct mote_journal *j)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_AUTO);
     return rec_end(j, &w, &b, true);
@@ -530,7 +511,7 @@ int mote_journal_auto(struct mote_journal *j)
 int mote_journal_error(struct mote_journal *j, const char *message)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_ERROR);
     mote_jw_key(&w, "message");
