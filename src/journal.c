@@ -100,9 +100,16 @@ int mote_journal_lock(struct mote_journal *j)
     return j->h < 0 ? MOTE_ERR_BADF : take_lock(j, MOTE_LOCK_HOLD);
 }
 
-static void reset(struct mote_journal *j, const struct mote_port *port)
+/* What creating and opening share: checks the scratch buffer, the port
+ * and the id, and starts the journal afresh (closed) on `port`. */
+static int start(struct mote_journal *j, const struct mote_port *port, const char *id)
 {
-    MOTE_ASSERT(j->buf != NULL);
+    int rc;
+
+    if (j->buf == NULL)
+        return MOTE_ERR_INVAL;
+    if (mote_port_missing(port, MOTE_PORT_STORAGE) != NULL)
+        return MOTE_ERR_NOSYS;
     j->buf->owner = NULL;
     j->port = port;
     j->h = -1;
@@ -121,6 +128,10 @@ static void reset(struct mote_journal *j, const struct mote_port *port)
     j->last_user_end = 0;
     j->compact_off = 0;
     j->has_compact = false;
+    if ((rc = make_name(id, ".jsonl", j->name, sizeof(j->name))) < 0)
+        return rc;
+    mote_str_copy(j->id, sizeof(j->id), id);
+    return 0;
 }
 
 /* ---- writing ----------------------------------------------------------- */
@@ -184,6 +195,22 @@ static int rec_end(struct mote_journal *j, struct mote_jw *w, struct mote_sb *b,
     return append_line(j, b, sync);
 }
 
+/* A record whose one member `key` is `len` bytes of string `s` (key NULL:
+ * no member). */
+static int str_record(struct mote_journal *j, enum mote_rec type, const char *key, const char *s,
+                      size_t len, bool sync)
+{
+    struct mote_jw w;
+    struct mote_sb b;
+
+    rec_begin(j, &w, &b, type);
+    if (key != NULL) {
+        mote_jw_key(&w, key);
+        mote_jw_strn(&w, s, len);
+    }
+    return rec_end(j, &w, &b, sync);
+}
+
 int mote_journal_create(struct mote_journal *j, const struct mote_port *port, const char *id)
 {
     const struct mote_port *p = port;
@@ -192,14 +219,8 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
     struct mote_src_bytes first;
     int rc, h;
 
-    if (j->buf == NULL)
-        return MOTE_ERR_INVAL;
-    if (mote_port_missing(port, MOTE_PORT_STORAGE) != NULL)
-        return MOTE_ERR_NOSYS;
-    reset(j, port);
-    if ((rc = make_name(id, ".jsonl", j->name, sizeof(j->name))) < 0)
+    if ((rc = start(j, port, id)) < 0)
         return rc;
-    mote_str_copy(j->id, sizeof(j->id), id);
     if ((rc = p->st_mkdir(p->ctx, "conversations")) < 0)
         return rc;
     h = p->st_open(p->ctx, j->name, MOTE_ST_READ);
@@ -251,14 +272,8 @@ void mote_journal_close(struct mote_journal *j)
 
 int mote_journal_user(struct mote_journal *j, const char *text, size_t len)
 {
-    struct mote_jw w;
-    struct mote_sb b;
-    int rc;
+    int rc = str_record(j, MOTE_REC_USER, "text", text, len, true);
 
-    rec_begin(j, &w, &b, MOTE_REC_USER);
-    mote_jw_key(&w, "text");
-    mote_jw_strn(&w, text, len);
-    rc = rec_end(j, &w, &b, true);
     if (rc == 0)
         j->last_user_end = j->size;
     return rc;
@@ -390,13 +405,7 @@ int64_t mote_journal_assistant_size(const char *text, size_t len, const char *st
 
 int mote_journal_text(struct mote_journal *j, const char *text, size_t len)
 {
-    struct mote_jw w;
-    struct mote_sb b;
-
-    rec_begin(j, &w, &b, MOTE_REC_TEXT);
-    mote_jw_key(&w, "text");
-    mote_jw_strn(&w, text, len);
-    return rec_end(j, &w, &b, false);
+    return str_record(j, MOTE_REC_TEXT, "text", text, len, false);
 }
 
 int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call)
@@ -414,11 +423,7 @@ int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call)
 
 int mote_journal_cancel(struct mote_journal *j)
 {
-    struct mote_jw w;
-    struct mote_sb b;
-
-    rec_begin(j, &w, &b, MOTE_REC_CANCEL);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_CANCEL, NULL, NULL, 0, true);
 }
 
 int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len, bool resume)
@@ -443,13 +448,7 @@ int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len
 
 int mote_journal_allow(struct mote_journal *j, const char *tool)
 {
-    struct mote_jw w;
-    struct mote_sb b;
-
-    rec_begin(j, &w, &b, MOTE_REC_ALLOW);
-    mote_jw_key(&w, "tool");
-    mote_jw_str(&w, tool);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_ALLOW, "tool", tool, strlen(tool), true);
 }
 
 int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t pgid,
@@ -490,33 +489,17 @@ int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const 
 
 int mote_journal_mark(struct mote_journal *j, const char *state)
 {
-    struct mote_jw w;
-    struct mote_sb b;
-
-    rec_begin(j, &w, &b, MOTE_REC_MARK);
-    mote_jw_key(&w, "state");
-    mote_jw_str(&w, state);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_MARK, "state", state, strlen(state), true);
 }
 
 int mote_journal_auto(struct mote_journal *j)
 {
-    struct mote_jw w;
-    struct mote_sb b;
-
-    rec_begin(j, &w, &b, MOTE_REC_AUTO);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_AUTO, NULL, NULL, 0, true);
 }
 
 int mote_journal_error(struct mote_journal *j, const char *message)
 {
-    struct mote_jw w;
-    struct mote_sb b;
-
-    rec_begin(j, &w, &b, MOTE_REC_ERROR);
-    mote_jw_key(&w, "message");
-    mote_jw_str(&w, message);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_ERROR, "message", message, strlen(message), true);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -749,14 +732,8 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
     int64_t sz;
     int rc, h;
 
-    if (j->buf == NULL)
-        return MOTE_ERR_INVAL;
-    if (mote_port_missing(port, MOTE_PORT_STORAGE) != NULL)
-        return MOTE_ERR_NOSYS;
-    reset(j, port);
-    if ((rc = make_name(id, ".jsonl", j->name, sizeof(j->name))) < 0)
+    if ((rc = start(j, port, id)) < 0)
         return rc;
-    mote_str_copy(j->id, sizeof(j->id), id);
     h = p->st_open(p->ctx, j->name, peek ? MOTE_ST_READ : MOTE_ST_READ | MOTE_ST_APPEND);
     if (h < 0)
         return h;
