@@ -266,7 +266,15 @@ test-install: all
 	$(Q)out=$$(cd $(B)/stage && ./embed4 2>&1); rc=$$?; \
 	  if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "different MOTE_\* values"; then \
 	    echo "test-install: a program built with MOTE_MAX_JOBS=4 on a default library: exit $$rc: $$out"; exit 1; fi
-	@echo "test-install: 5 passed, 0 failed"
+	@# The same for a limit of the port's own struct (mote_posix.h): refused
+	@# by mote_posix_init before the library writes into the smaller struct.
+	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
+	  $(CC) -std=c11 -DMOTE_POSIX_PATH_MAX=64 -o $(B)/stage/embed64 examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs mote)
+	$(Q)out=$$(cd $(B)/stage && ./embed64 2>&1); rc=$$?; \
+	  if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "different MOTE_\* values"; then \
+	    echo "test-install: a program built with MOTE_POSIX_PATH_MAX=64 on a default library: exit $$rc: $$out"; exit 1; fi
+	@echo "test-install: 6 passed, 0 failed"
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote

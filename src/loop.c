@@ -623,6 +623,22 @@ int mote_job_result(const struct mote_loop *loop, mote_job_id id)
     return j == NULL ? MOTE_ERR_STALE : j->result;
 }
 
+int mote_job_wake_all(struct mote_loop *loop, const struct mote_task_ops *ops)
+{
+    unsigned i;
+    int n = 0;
+
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        struct mote_job *j = &loop->jobs[i];
+
+        if (job_active(j) && j->ops == ops) {
+            j->wake = true;
+            n++;
+        }
+    }
+    return n;
+}
+
 void mote_job_counts(const struct mote_loop *loop, unsigned *active, unsigned *inactive)
 {
     unsigned i, a = 0, f = 0;
@@ -800,6 +816,13 @@ int mote_watch_revents(const struct mote_loop *loop, mote_watch_id id)
     const struct mote_watch_slot *w = watch_get(loop, id);
 
     return w == NULL ? MOTE_ERR_STALE : (int)w->revents;
+}
+
+int mote_watch_fd(const struct mote_loop *loop, mote_watch_id id)
+{
+    const struct mote_watch_slot *w = watch_get(loop, id);
+
+    return w == NULL ? MOTE_ERR_STALE : w->fd;
 }
 
 int mote_watch_remove(struct mote_loop *loop, mote_watch_id id)

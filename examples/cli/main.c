@@ -1117,8 +1117,8 @@ int main(int argc, char **argv)
         printf("mote %s\n", mote_version());
         return 0;
     }
-    if (mote_posix_init(&pp) < 0) {
-        fprintf(stderr, "mote: cannot start the POSIX port\n");
+    if ((rc = mote_posix_init(&pp)) < 0) {
+        fprintf(stderr, "mote: cannot start the POSIX port: %s\n", mote_strerror(rc));
         return 1;
     }
     if (o.list) {

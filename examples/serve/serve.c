@@ -399,8 +399,8 @@ int serve_main(int argc, char **argv)
         printf("mote %s\n", mote_version());
         return 0;
     }
-    if (mote_posix_init(&pp) < 0) {
-        fprintf(stderr, "mote serve: cannot start the POSIX port\n");
+    if ((rc = mote_posix_init(&pp)) < 0) {
+        fprintf(stderr, "mote serve: cannot start the POSIX port: %s\n", mote_strerror(rc));
         return 1;
     }
     (void)mote_posix_notify_take(&notify);

@@ -274,6 +274,11 @@ const char *mote_job_error(const struct mote_loop *loop, mote_job_id id);
  * MOTE_ERR_STALE if stale. */
 int mote_job_result(const struct mote_loop *loop, mote_job_id id);
 
+/* Marks every active job that runs `ops` to be stepped on the next turn
+ * (jobs that wait on a resource they share, woken when it frees up).
+ * Returns how many were marked. */
+int mote_job_wake_all(struct mote_loop *loop, const struct mote_task_ops *ops);
+
 /* Counts active and finished (kept) jobs; either pointer may be NULL. */
 void mote_job_counts(const struct mote_loop *loop, unsigned *active, unsigned *inactive);
 
@@ -323,6 +328,10 @@ int mote_watch_set(struct mote_loop *loop, mote_watch_id id, unsigned events);
 
 /* The readiness seen by the last turn (MOTE_POLL_*), or MOTE_ERR_STALE. */
 int mote_watch_revents(const struct mote_loop *loop, mote_watch_id id);
+
+/* The descriptor a watch is on (>= 0), or MOTE_ERR_STALE: tells whether a
+ * kept watch still fits a descriptor that may have changed. */
+int mote_watch_fd(const struct mote_loop *loop, mote_watch_id id);
 
 /* Removes a watch. Returns 0 or MOTE_ERR_STALE. */
 int mote_watch_remove(struct mote_loop *loop, mote_watch_id id);

@@ -252,8 +252,10 @@ static int set_nonblock_cloexec(int fd)
     return 0;
 }
 
-int mote_posix_init(struct mote_posix *pp)
+int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signature)
 {
+    if (config_signature != MOTE_CONFIG_SIGNATURE)
+        return MOTE_ERR_CONFIG; /* the caller's struct may be smaller than ours */
     memset(pp, 0, sizeof(*pp));
     pp->sig_pipe[0] = pp->sig_pipe[1] = -1;
     if (pipe(pp->sig_pipe) < 0)

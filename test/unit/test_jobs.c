@@ -686,6 +686,26 @@ static void test_spawned_in_a_step_waits_a_turn(void **state)
     assert_int_equal(f->ids[10] & 0xFFu, 0);
 }
 
+/* mote_job_wake_all wakes the active jobs of one kind, no others. */
+static void test_wake_all_of_a_kind(void **state)
+{
+    struct fixture *f = *state;
+
+    f->tasks[0].result = MOTE_STEP_PENDING;
+    f->tasks[1].result = MOTE_STEP_PENDING;
+    spawn(f, 0);
+    spawn(f, 1);
+    assert_int_equal(mote_job_spawn(&f->loop, "slow", &slow_ops, &f->tasks[2], NULL, &f->ids[2]),
+                     0);
+    (void)mote_loop_poll(&f->loop, 0);
+    assert_int_equal(f->tasks[0].steps, 1);
+    assert_int_equal(mote_job_wake_all(&f->loop, &tops), 2);
+    (void)mote_loop_poll(&f->loop, 0);
+    assert_int_equal(f->tasks[0].steps, 2);
+    assert_int_equal(f->tasks[1].steps, 2);
+    assert_int_equal(mote_job_wake_all(&f->loop, &parent_ops), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -709,6 +729,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_continuation_keeps_its_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_jobs_longest_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spawned_in_a_step_waits_a_turn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wake_all_of_a_kind, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("jobs", tests, NULL, NULL);

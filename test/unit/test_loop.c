@@ -199,11 +199,13 @@ static void test_watch_delivers(void **state)
     assert_int_equal(w.fd, 7);
     assert_int_equal(w.revents, MOTE_POLL_IN);
     assert_int_equal(mote_watch_revents(&loop, id), MOTE_POLL_IN);
+    assert_int_equal(mote_watch_fd(&loop, id), 7);
     assert_int_equal(mote_watch_set(&loop, id, MOTE_POLL_OUT), 0);
     (void)mote_loop_poll(&loop, 0);
     assert_int_equal(w.n, 1);
     assert_int_equal(mote_watch_remove(&loop, id), 0);
     assert_int_equal(mote_watch_remove(&loop, id), MOTE_ERR_STALE);
+    assert_int_equal(mote_watch_fd(&loop, id), MOTE_ERR_STALE);
     assert_int_equal(mote_watch_add(&loop, -1, MOTE_POLL_IN, on_watch, &w, 0, NULL),
                      MOTE_ERR_INVAL);
 }

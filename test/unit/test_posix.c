@@ -563,6 +563,20 @@ static void test_err_mfile(void **state)
     assert_string_equal(mote_strerror(MOTE_ERR_MFILE), "too many open files");
 }
 
+/* A program built with other MOTE_* values (its struct mote_posix of
+ * another size) is refused before the port writes into its struct. */
+static void test_init_refuses_other_config(void **state)
+{
+    static struct mote_posix other;
+
+    (void)state;
+    memset(&other, 0x5a, sizeof(other));
+    assert_int_equal(mote_posix_init_checked(&other, MOTE_CONFIG_SIGNATURE ^ 1ul),
+                     MOTE_ERR_CONFIG);
+    assert_int_equal(((unsigned char *)&other)[0], 0x5a);
+    assert_int_equal(((unsigned char *)&other)[sizeof(other) - 1], 0x5a);
+}
+
 /* Issue 14 (review 7): a token's file others may read is refused. */
 static void test_private_file(void **state)
 {
@@ -628,6 +642,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_real_signal_wakes_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_init_refuses_other_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signal_during_step_not_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
