@@ -12,6 +12,11 @@
 #   CA_BUNDLE=file.pem    build these trusted roots into the binary (devices
 #                         without a trust store; mote_tls.h)
 #   SERVE=0               the CLI without mote serve (make tiny's default)
+#   WERROR=1              warnings are errors. Off by default, so a newer
+#                         compiler's new warning never stops someone building
+#                         the library; on for the project's own checks (make
+#                         check, check-small, check-mcu, check-cross,
+#                         freestanding) and for everything .ci/run builds
 
 BUILDDIR ?= build
 B := $(BUILDDIR)
@@ -47,9 +52,11 @@ endif
 # includes jsmn.h). Cross compilers do not search /usr/include, so they get
 # a copy of the one header in the build directory.
 JSMN_DEFS := -DJSMN_STATIC -DJSMN_STRICT -DJSMN_PARENT_LINKS
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-        -Wpointer-arith -Wcast-align -Wundef
-REQ_CFLAGS := -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) -ffunction-sections -fdata-sections -MMD -MP
+# (recursive: WERROR may be set for a target, see the checks below)
+WERROR ?= 0
+WARN = -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes \
+       -Wmissing-prototypes -Wpointer-arith -Wcast-align -Wundef
+REQ_CFLAGS = -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) -ffunction-sections -fdata-sections -MMD -MP
 REQ_LDFLAGS := -Wl,--gc-sections
 ifeq ($(TLS),mbedtls)
 LIBS := -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
@@ -148,9 +155,12 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
+# The project's own checks build with warnings as errors.
+check check-small check-mcu check-cross freestanding: WERROR = 1
+
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
+	$(Q)$(MAKE) --no-print-directory WERROR=1 unit test-symbols test-core-rules test-cli test-install \
 	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-tools15 test-serve test-tls test-fuzz
 	@echo "make check: all test groups passed"
 
@@ -352,7 +362,7 @@ bench: $(B)/libmote.a $(B)/mote $(B)/rss_exec
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding
 FS_CC := arm-none-eabi-gcc
-FS_FLAGS := -mcpu=cortex-m4 -mthumb -ffreestanding -Os -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) \
+FS_FLAGS = -mcpu=cortex-m4 -mthumb -ffreestanding -Os -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) \
             -I$(FB)/jsmn \
             -ffunction-sections -fdata-sections
 freestanding: deps-check
@@ -374,10 +384,10 @@ freestanding: deps-check
 ## integration tests against it
 SMALL_CFLAGS := -Os -g -DMOTE_CONFIG_FILE=\"mote/mote_config_small.h\"
 check-small: deps-check
-	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/small CFLAGS='$(SMALL_CFLAGS)' all $(B)/small/asan/mote
+	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) BUILDDIR=$(B)/small CFLAGS='$(SMALL_CFLAGS)' all $(B)/small/asan/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(B)/small/asan
 	@# every limit at its floor builds too (-Werror), the CLI included
-	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/floors \
+	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) BUILDDIR=$(B)/floors \
 	  CFLAGS='-Os -DMOTE_CONFIG_FILE=\"$(abspath test/config_floors.h)\"' all >/dev/null
 	@echo "check-small: the small configuration passed the agent tests; the floors build"
 
@@ -388,7 +398,7 @@ check-small: deps-check
 MB := $(B)/mcu
 MCU_TESTS := loop jobs journal sse json llm http tport edit
 MCU_CC := arm-none-eabi-gcc
-MCU_CFLAGS := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft --specs=picolibc.specs -Os -g -std=c11 \
+MCU_CFLAGS = -mcpu=cortex-m4 -mthumb -mfloat-abi=soft --specs=picolibc.specs -Os -g -std=c11 \
   $(WARN) -Wno-cast-align -Itest/mcu -Iinclude -Iport/test -I$(MB)/jsmn $(JSMN_DEFS) \
   -ffunction-sections -fdata-sections -MMD -MP
 MCU_LDFLAGS := --oslib=semihost -Wl,--gc-sections -Wl,--defsym=__flash=0x0 \
@@ -428,7 +438,7 @@ check-cross: deps-check
 	  CROSS_CFLAGS="$(filter-out -MMD -MP,$(REQ_CFLAGS))" \
 	    sh scripts/cross_check.sh $(B) $${t%%:*} $${t##*:} || fail=1; \
 	done; [ $$fail = 0 ] || { echo "check-cross: failures above"; exit 1; }
-	$(Q)$(MAKE) --no-print-directory CROSS_COMPILE=$(X) STATIC=1 BUILDDIR=$(XB)/build \
+	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) CROSS_COMPILE=$(X) STATIC=1 BUILDDIR=$(XB)/build \
 	  $(XB)/build/mote 2>&1 | grep -v "getaddrinfo' in statically linked" || true
 	$(Q)sh test/integration/smoke.sh $(XB)/build/mote qemu-aarch64-static
 
