@@ -204,6 +204,21 @@ int mote_json_parse(struct mote_json *j, const char *text, size_t len)
     return n;
 }
 
+int mote_json_parse_object(struct mote_json *j, const char *text, size_t len, char *err,
+                           size_t cap)
+{
+    int rc = mote_json_parse(j, text, len);
+
+    if (cap > 0)
+        err[0] = '\0';
+    if (rc == MOTE_ERR_TOO_LARGE)
+        return mote_why_num(err, cap, rc, "more than ", MOTE_JSON_MAX_TOKENS,
+                            " JSON values (MOTE_JSON_MAX_TOKENS)");
+    if (rc <= 0 || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT)
+        return mote_why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
+    return rc;
+}
+
 int mote_json_skip(const struct mote_json *j, int t)
 {
     int k = t + 1;

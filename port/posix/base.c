@@ -1,16 +1,19 @@
 /*
  * base.c - what every group of the POSIX port stands on: errno mapped to
- * enum mote_err, random bytes that never block, hex names, whole writes
- * and reads that survive EINTR, and socket addresses. It calls no other
+ * enum mote_err, random bytes that never block, hex names, opening a
+ * regular file without waiting, reads and writes that survive EINTR, and
+ * socket addresses. It calls no other
  * file of the port; they all call it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +153,29 @@ int mote_posix_write_all(int fd, const void *buf, size_t n)
         n -= (size_t)w;
     }
     return 0;
+}
+
+int mote_posix_open_file(const char *path, int flags, unsigned mode)
+{
+    struct stat sb;
+    int fd;
+
+    do {
+        fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, (mode_t)mode);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        /* A link (with O_NOFOLLOW), a FIFO with no reader, a device with
+         * nothing behind it, a directory. */
+        if (errno == ELOOP || errno == ENXIO || errno == ENODEV || errno == EISDIR)
+            return MOTE_ERR_NOTREG;
+        return mote_posix_err(errno);
+    }
+    /* What was opened, not what the name was a moment ago. */
+    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return MOTE_ERR_NOTREG;
+    }
+    return fd;
 }
 
 int mote_posix_pread(int fd, uint64_t offset, void *buf, size_t len)

@@ -54,17 +54,9 @@ static int fs_open(void *ctx, const char *path)
         return MOTE_ERR_ISDIR;
     if (!S_ISREG(sb.st_mode))
         return MOTE_ERR_INVAL;
-    do {
-        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0)
-        return mote_posix_err(errno);
     /* ... and again after: the path may have changed in between. */
-    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return MOTE_ERR_INVAL;
-    }
-    return fd;
+    fd = mote_posix_open_file(path, O_RDONLY, 0);
+    return fd == MOTE_ERR_NOTREG ? MOTE_ERR_INVAL : fd;
 }
 
 static int fs_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)

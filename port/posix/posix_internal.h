@@ -62,6 +62,13 @@ void mote_posix_random_hex(char *out, size_t digits);
  * Returns 0, MOTE_ERR_NOSPC when nothing more is taken, or the failure. */
 int mote_posix_write_all(int fd, const void *buf, size_t n);
 
+/* Opens the regular file `path` with open(2) `flags` (O_CLOEXEC, and
+ * O_NONBLOCK so that a FIFO or a device never makes it wait, are added;
+ * `mode` for O_CREAT) and checks what was opened. Returns the descriptor
+ * (still O_NONBLOCK), MOTE_ERR_NOTREG (anything but a regular file, or a
+ * link with O_NOFOLLOW), or the failure. */
+int mote_posix_open_file(const char *path, int flags, unsigned mode);
+
 /* One read, write or pread, retried after EINTR, of at most 2^31 - 1
  * bytes. Returns the bytes moved (0: end of file), or < 0 (MOTE_ERR_AGAIN
  * on a non-blocking descriptor with nothing to do). An offset past what

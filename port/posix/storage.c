@@ -56,7 +56,7 @@ static int st_open(void *ctx, const char *name, unsigned flags)
     int rc = join(ctx, name, path, sizeof(path));
     /* The state is mote's own regular files: never a link, and never an
      * open that could wait (a FIFO) or do something (a device). */
-    int of = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+    int of = O_NOFOLLOW;
     struct stat sb;
     int fd;
 
@@ -70,21 +70,9 @@ static int st_open(void *ctx, const char *name, unsigned flags)
         of |= O_RDONLY;
     if (flags & MOTE_ST_CREATE)
         of |= O_CREAT;
-    do {
-        fd = open(path, of, 0600);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-        /* A link (O_NOFOLLOW), a FIFO with no reader or a device with
-         * nothing behind it, put there since the look above. */
-        if (errno == ELOOP || errno == ENXIO || errno == ENODEV || errno == EISDIR)
-            return MOTE_ERR_NOTREG;
-        return mote_posix_err(errno);
-    }
-    /* What was opened, not what the name was a moment ago. */
-    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return MOTE_ERR_NOTREG;
-    }
+    fd = mote_posix_open_file(path, of, 0600);
+    if (fd < 0)
+        return fd;
     /* Blocking again, as the rest of the group expects (regular files
      * do not block; the flag only guarded the open). */
     if ((rc = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, rc & ~O_NONBLOCK) < 0) {
