@@ -66,7 +66,7 @@ endif
 ifeq ($(STATIC),1)
 REQ_LDFLAGS += -static
 endif
-# Roots built in (issue 12.2): the bundle as DER in .rodata.
+# Roots built in (CA_BUNDLE): the bundle as DER in .rodata.
 CA_BUNDLE ?=
 ifneq ($(CA_BUNDLE),)
 REQ_CFLAGS += -DMOTE_TLS_BUILTIN_ROOTS
@@ -77,7 +77,7 @@ CORE_SRC := $(sort $(wildcard src/*.c))
 POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c $(if $(filter mbedtls,$(TLS)),port/tls_roots.c)
 TPORT_SRC := $(sort $(wildcard port/test/*.c))
 CLI_SRC := $(sort $(wildcard examples/cli/*.c examples/common/*.c examples/serve/*.c))
-# SERVE=0 (issue 12): the CLI without `mote serve` (about 40 KB less).
+# SERVE=0: the CLI without `mote serve` (about 40 KB less).
 SERVE ?= 1
 ifeq ($(SERVE),0)
 CLI_SRC := $(filter-out examples/serve/%,$(CLI_SRC)) examples/tiny/serve_none.c
@@ -103,7 +103,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long
-.PHONY: check-small check-mcu test-tls test-serve test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-arch check-small check-mcu test-tls test-serve test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -160,7 +160,7 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory WERROR=1 unit test-symbols test-core-rules test-cli test-install \
+	$(Q)$(MAKE) --no-print-directory WERROR=1 unit test-symbols test-core-rules test-arch test-cli test-install \
 	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-tools15 test-serve test-tls test-fuzz
 	@echo "make check: all test groups passed"
 
@@ -177,6 +177,13 @@ test-symbols: $(B)/libmote.a
 	  grep -v '^mote_' || true); \
 	if [ -n "$$bad" ]; then echo "test-symbols: not prefixed with mote_:"; echo "$$bad"; exit 1; fi; \
 	echo "test-symbols: 1 passed, 0 failed"
+
+# One job per file: no circle in the call or include graph of src/ and
+# port/, no file over 1,200 lines, every file opening with its job
+# (read from the library's objects; `python3 test/check_arch.py
+# $(B)/obj --graph` prints the map).
+test-arch: $(B)/libmote.a
+	$(Q)python3 test/check_arch.py $(B)/obj
 
 # The core allocates nothing and includes no OS header.
 test-core-rules:
@@ -202,51 +209,51 @@ $(SB)/embed: $(SB)/examples/embed/main.o $(SAN_LIB_OBJ)
 	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
 	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
-# How turns end, compaction, the system prompt (issue 13's agent side).
+# How turns end, compaction, the system prompt.
 test-turns: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_turns.py $(SB)
 
 test-embed: $(SB)/embed
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_embed.py $(SB)
 
-# Issue 12: trust stores (the system bundle, not loaded whole), as strict
+# Trust stores (the system bundle, not loaded whole), as strict
 # as one root; the default build here, the tiny one in test-tiny.
 test-tls: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_tls.py $(SB)/mote
 
-# Regression tests of the defects listed in issue 10 (not in `check` yet:
-# they join it once they all pass).
-# Issue 11: the core's promises under hostile input (real binary).
+# The core's promises under hostile input (real binary).
 test-core: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_core.py $(SB)
 
-# Issue 13: the providers' APIs spoken exactly (real binary, test server).
+# The providers' APIs spoken exactly (real binary, test server).
 test-fidelity: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fidelity.py $(SB)
 
-# Issue 16: no tool or MCP process outlives mote, whatever a SIGKILL reaches.
+# No tool or MCP process outlives mote, whatever a SIGKILL reaches.
 test-proc: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_proc.py $(SB)
 
-# Issue 15: the CLI people reach for (tools, editing, paste, approval,
+# The CLI people reach for (tools, editing, paste, approval,
 # conversations, proxies, localhost).
 test-cli15: $(SB)/mote all
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_cli15.py $(SB)
 
-# Issue 15, the defects an adversarial test found in the file tools, the
+# What an adversarial test found in the file tools, the
 # state directory and the proxy client (ownership, /proc sizes, UTF-8 cuts,
 # FIFOs in the state, read-only and hard-linked files, CONNECT answers).
 test-tools15: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_tools15.py $(SB)
 
-# ---- issue 14: mote serve (the agent as a service) ----
+# ---- mote serve (the agent as a service) ----
 # The API on a Unix socket and loopback TCP, event streams, approval through
 # the API, kill -9 with conversations in every state and the restart,
 # SIGTERM drains, 200 connections at once, slow and malformed requests.
 test-serve: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_serve.py $(SB)
-# ---- end of issue 14's block ----
+# ---- end of mote serve's block ----
 
+# Regression tests of the agent's defects found in its first review
+# (real binary, test server).
 test-issue10: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_issue10.py $(SB)
 
@@ -346,7 +353,7 @@ fuzz-long: $(FUZZ_BIN)
 	$(Q)$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),600)
 
 ## bench: parse throughput and instruction counts, TLS handshake memory; the
-## footprint figures of issue 12 (sizes, RSS, CPU, system calls per chunk)
+## footprint figures (sizes, RSS, CPU, system calls per chunk)
 BB := $(B)/bench
 bench: $(B)/libmote.a $(B)/mote $(B)/rss_exec
 	$(Q)$(MAKE) --no-print-directory tiny
@@ -448,7 +455,7 @@ tiny: deps-check
 	$(Q)SERVE=$(if $(filter command line,$(origin SERVE)),$(SERVE),0) sh scripts/tiny.sh $(B) $(CROSS_COMPILE)
 
 # The tiny build runs a tool round over TLS against the local test server,
-# and verifies against the system bundle within 1 MiB of RSS (issue 12.1).
+# and verifies against the system bundle within 1 MiB of RSS.
 test-tiny: tiny $(B)/rss_exec
 	$(Q)sh scripts/budget.sh tiny-$$($(CC) -dumpmachine | cut -d- -f1) $$(wc -c < $(B)/tiny/mote)
 	$(Q)sh test/integration/smoke.sh $(B)/tiny/mote

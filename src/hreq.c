@@ -107,7 +107,7 @@ static int single(struct mote_hreq *r, const char **slot, const char *value, con
 }
 
 /* The tokens of a comma-separated Connection value. */
-static void connection(struct mote_hreq *r, const char *v, bool *close, bool *keep)
+static void connection(const char *v, bool *close, bool *keep)
 {
     while (*v != '\0') {
         char tok[16];
@@ -126,7 +126,6 @@ static void connection(struct mote_hreq *r, const char *v, bool *close, bool *ke
         else if (strcmp(tok, "keep-alive") == 0)
             *keep = true;
     }
-    (void)r;
 }
 
 static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool *te)
@@ -169,7 +168,7 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool 
     } else if (ieq(line, "transfer-encoding")) {
         *te = true;
     } else if (ieq(line, "connection")) {
-        connection(r, v, close, keep);
+        connection(v, close, keep);
     } else if (ieq(line, "expect")) {
         if (!ieq(v, "100-continue"))
             return bad(r, 417, "only Expect: 100-continue is understood");

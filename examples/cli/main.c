@@ -475,7 +475,7 @@ static int new_conversation(void)
     pp.port.random(pp.port.ctx, r, sizeof(r));
     gmtime_r(&t, &tm);
     /* (fields bounded: 23 bytes whatever the clock says, so MOTE_CONV_ID_MAX's
-     * floor of 24 builds with -Wformat-truncation, issue 12.6) */
+     * floor of 24 builds with -Wformat-truncation) */
     snprintf(id, sizeof(id), "%04u%02u%02u-%02u%02u%02u-%02x%02x%02x",
              (unsigned)(tm.tm_year + 1900) % 10000u, (unsigned)(tm.tm_mon + 1) % 100u,
              (unsigned)tm.tm_mday % 100u, (unsigned)tm.tm_hour % 100u, (unsigned)tm.tm_min % 100u,

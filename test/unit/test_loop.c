@@ -210,7 +210,7 @@ static void test_watch_delivers(void **state)
                      MOTE_ERR_INVAL);
 }
 
-/* Issue 11.7: a watch removed and its slot reused in the same turn (by an
+/* A watch removed and its slot reused in the same turn (by an
  * earlier watch's callback) never receives the old descriptor's events. */
 static mote_watch_id victim, newcomer;
 static struct wseen seen_new;
@@ -319,11 +319,11 @@ static void test_wait_jobs_break(void **state)
     assert_int_equal(mote_loop_wait_jobs(&loop, 100), MOTE_ERR_TIMEDOUT);
 }
 
-/* Issue 11.8: the loop never runs inside itself. A timer callback, a
+/* The loop never runs inside itself. A timer callback, a
  * job's step and its release that try to wait (mote_loop_poll,
  * mote_loop_wait_jobs) are refused with MOTE_ERR_BUSY, and the outer
- * turn is the only one that ran. Before the guard the nested calls ran
- * whole turns of their own (and waited). */
+ * turn is the only one that ran: a nested call never runs a whole turn
+ * of its own (and waits). */
 static int nested[6], nn;
 static uint32_t nested_turn;
 
