@@ -182,7 +182,7 @@ static void job_finish(struct mote_loop *loop, struct mote_job *j, enum mote_job
  * whichever slot it is in. */
 static int step_jobs(struct mote_loop *loop)
 {
-    mote_job_id woken[MOTE_MAX_JOBS];
+    mote_job_id woken[MOTE_MAX_JOBS] = {0}; /* (zeroed: gcc cannot tell only n are read) */
     unsigned i, n = 0;
     int did = 0;
 
