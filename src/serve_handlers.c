@@ -403,7 +403,7 @@ void mote_serve_http_get(struct serve *sv, struct mote_httpd_conn *c, const char
         mote_jw_str(&w, look.last_error);
     else
         mote_jw_null(&w);
-    mote_serve_approval_json(sv, look.cv, &w, MOTE_SERVE_INPUT_INLINE);
+    mote_serve_approval_json(sv, look.cv, &w, SERVE_INPUT_INLINE_MAX);
     if (records) {
         mote_jw_key(&w, "records");
         (void)mote_sb_put(&k, "[", 1); /* the writer's depth is left: the records follow */

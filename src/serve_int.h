@@ -26,7 +26,7 @@
 #include "mote/mote_serve.h"
 
 /* The largest tool input shown inline in a state (bigger: "record" says where). */
-#define MOTE_SERVE_INPUT_INLINE 1024
+#define SERVE_INPUT_INLINE_MAX 1024
 
 enum serve_stream_kind {
     SERVE_STREAM_NONE = 0,

@@ -201,7 +201,7 @@ static bool state_event(struct serve *sv, struct mote_httpd_conn *c, struct serv
         mote_jw_key(&w, "holder");
         mote_jw_int(&w, d.holder);
     }
-    mote_serve_approval_json(sv, cv, &w, MOTE_SERVE_INPUT_INLINE);
+    mote_serve_approval_json(sv, cv, &w, SERVE_INPUT_INLINE_MAX);
     mote_jw_obj_end(&w);
     (void)mote_sb_put(&k, "\n\n", 2);
     return w.err == 0 && mote_httpd_out(c, k.p, k.len);

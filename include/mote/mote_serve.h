@@ -83,32 +83,37 @@ enum mote_serve_phase {
     MOTE_SERVE_DONE,     /* every connection and listener is closed */
 };
 
-/* The memory the library keeps in struct mote_serve, bytes: its state and
- * buffers, for the configuration (mote_config.h). An upper bound computed
- * here so that the caller can own the struct; the library checks at its
- * build that its state fits. Per connection: MOTE_SERVE_CONN_SIZE. */
+/* The memory the library keeps in struct mote_serve, bytes: an upper
+ * bound from the configuration (mote_config.h), so that the caller can
+ * own the struct; the library's build checks that its state fits. Per
+ * connection (MOTE_SERVE_CONN_SIZE): its state, a request head, the
+ * receive and send buffers. Besides: the body pool, the buffers one call
+ * works in (a message, a response, a live event, a pending call's input,
+ * a journal's recovery, a JSON document), the recovery queue and small
+ * state. */
 #define MOTE_SERVE_CONN_SIZE                                                                       \
     (sizeof(struct mote_hreq) + MOTE_SERVE_IN_BUF + MOTE_SERVE_OUT_BUF + MOTE_CONV_ID_MAX +        \
      14 * sizeof(uint64_t) + 6 * sizeof(void *))
 #define MOTE_SERVE_AREA_SIZE                                                                       \
     (MOTE_SERVE_MAX_CONNS * MOTE_SERVE_CONN_SIZE +                                                 \
      MOTE_SERVE_BODY_BUFS * (MOTE_SERVE_BODY_MAX + 1) + MOTE_SERVE_BODY_MAX +                      \
-     2 * MOTE_SERVE_OUT_BUF + 1280 + MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX +                   \
+     2 * MOTE_SERVE_OUT_BUF + 1280 + sizeof(struct mote_journal) + sizeof(struct mote_recovery) +  \
+     sizeof(struct mote_json) + MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX +                        \
      MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
-     sizeof(struct mote_journal) + sizeof(struct mote_recovery) + sizeof(struct mote_json) +       \
      32 * sizeof(uint64_t) + 8 * sizeof(void *))
 
 /* The server: owned by the caller (a static: it is large, mostly
- * buffers), used only through the functions below. The first fields are
- * the library's reports for the caller to read; `area` is the library's
- * own (its layout is not part of the API). */
+ * buffers, MOTE_SERVE_AREA_SIZE), used through the functions below. The
+ * named fields are what the library reports for the caller to read;
+ * `area` is the library's own state (its layout is not part of the API). */
 struct mote_serve {
     uint8_t phase;        /* enum mote_serve_phase */
-    uint8_t sig;          /* the first signal given to mote_serve_signal + 1 (0: none yet) */
+    uint8_t sig;          /* the first signal given to mote_serve_signal, + 1 (0: none yet) */
     uint16_t tcp_port;    /* after mote_serve_listen: the TCP port bound */
-    int lfd[2];           /* after mote_serve_listen: the listeners open, the Unix socket's
-                           * and the TCP one (-1: none; after a failure, the one that
-                           * failed); -1 again once done */
+    int lfd[2];           /* after mote_serve_listen: the listeners' descriptors, the Unix
+                           * socket's and the TCP one (-1: not listening, so after a
+                           * failure lfd[0] < 0 says the Unix socket failed); -1 once
+                           * done */
     const char *missing;  /* after MOTE_ERR_NOSYS: the port member that lacks */
     union {
         max_align_t align;
