@@ -907,7 +907,7 @@ static void test_token_file(void **state)
     assert_int_equal(mote_serve_token(&tp.port, "serve.token", t2, &created), MOTE_ERR_CORRUPT);
 }
 
-/* ---- regressions of the adversarial review (issue 14, h14b) ---- */
+/* ---- regressions: each shows a defect found in the server ---- */
 
 /* The record events of stream `s` (complete events only): each one's data
  * is the journal's line at its id, byte for byte, and each starts where
