@@ -97,32 +97,10 @@ bool mote_serve_record_start(struct serve *sv, struct serve_stream *st, uint64_t
 static int pending_input(struct serve *sv, struct mote_conv *cv,
                          const struct mote_conv_call *call, size_t max, size_t *len_out)
 {
-    const struct mote_port *p = sv->port;
-    struct mote_json *js = &sv->json;
-    const char *raw, *nl;
-    size_t n;
-    int got, t;
+    size_t cap = max < sizeof(sv->small) ? max + 1 : sizeof(sv->small);
 
     *len_out = 0;
-    if (cv->jr.h < 0)
-        return MOTE_ERR_BADF;
-    got = p->st_read(p->ctx, cv->jr.h, call->rec_off, sv->scratch, sizeof(sv->scratch));
-    if (got <= 0)
-        return got < 0 ? got : MOTE_ERR_CORRUPT;
-    nl = memchr(sv->scratch, '\n', (size_t)got);
-    if (nl == NULL || mote_json_parse(js, sv->scratch, (size_t)(nl - sv->scratch)) <= 0)
-        return MOTE_ERR_CORRUPT;
-    t = call->rec_idx < 0 ? 0
-                          : mote_json_elem(js, mote_json_member(js, 0, "calls"), call->rec_idx);
-    t = mote_json_member(js, t, "input");
-    if (mote_json_type_of(js, t) != MOTE_JSON_OBJECT)
-        return MOTE_ERR_CORRUPT;
-    raw = mote_json_raw(js, t, &n);
-    *len_out = n;
-    if (n > max || n >= sizeof(sv->small))
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(sv->small, raw, n);
-    return (int)n;
+    return mote_journal_call_input(&cv->jr, call->rec_off, call->rec_idx, sv->small, cap, len_out);
 }
 
 void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,

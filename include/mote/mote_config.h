@@ -563,7 +563,7 @@
 
 /* Connections served at once (listeners not counted); one more is
  * accepted, answered 503 and closed. Each costs
- * sizeof(struct mote_serve_conn) (`make size`) and a loop watch. */
+ * MOTE_SERVE_CONN_SIZE bytes (`make size`) and a loop watch. */
 #ifndef MOTE_SERVE_MAX_CONNS
 #define MOTE_SERVE_MAX_CONNS 32
 #endif
