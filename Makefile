@@ -96,7 +96,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long
-.PHONY: check-small check-mcu test-tls test-serve test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -151,7 +151,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
-	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-tools15 test-serve test-tls test-fuzz
+	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-tools15 test-serve test-tls test-mqtt test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -236,6 +236,20 @@ test-tools15: $(SB)/mote
 test-serve: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_serve.py $(SB)
 # ---- end of issue 14's block ----
+
+# ---- the MQTT client (issue 29) ----
+# The library's client (a small probe program, sanitizers on) against a
+# private mosquitto on a loopback port: QoS 1 both ways, the retained
+# status and the last will, broker restarts, messages queued while away,
+# mqtts, credentials, an oversize message.
+$(SB)/mqtt_probe: $(SB)/test/integration/mqtt_probe.o $(SAN_LIB_OBJ)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+
+test-mqtt: $(SB)/mqtt_probe
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
+# ---- end of the MQTT client's block ----
 
 test-issue10: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_issue10.py $(SB)

@@ -29,8 +29,8 @@ static void msg(struct mote_mqtt *c, const char *a, const char *b, const char *d
         mote_sb_s(&sb, d);
 }
 
-/* "what HOST:PORT: why" */
-static void conn_msg(struct mote_mqtt *c, const char *what, const char *why)
+/* "WHAT HOST:PORT" then `sep` and `why` (a message naming the broker) */
+static void conn_msg(struct mote_mqtt *c, const char *what, const char *sep, const char *why)
 {
     struct mote_sb sb;
     bool v6 = strchr(c->host, ':') != NULL;
@@ -41,7 +41,7 @@ static void conn_msg(struct mote_mqtt *c, const char *what, const char *why)
     mote_sb_s(&sb, c->host);
     mote_sb_s(&sb, v6 ? "]:" : ":");
     mote_sb_u(&sb, c->port);
-    mote_sb_s(&sb, ": ");
+    mote_sb_s(&sb, sep);
     mote_sb_s(&sb, why);
 }
 
@@ -282,11 +282,11 @@ static int pump(struct mote_loop *loop, mote_job_id self, struct mote_mqtt *c)
             if (n == 0)
                 break;
             rc = xsend(p, c, b, n, &wr_want);
-            if (rc == MOTE_ERR_AGAIN)
-                break;
+            if (rc == MOTE_ERR_AGAIN || rc == 0)
+                break; /* (0: nothing taken, as "would block") */
             wr_want = 0;
             if (rc < 0) {
-                conn_msg(c, "the connection to", mote_strerror(rc));
+                conn_msg(c, "the connection to the broker", ": ", mote_strerror(rc));
                 return rc;
             }
             mote_mqtt_sess_sent(&c->sess, now, (size_t)rc);
@@ -313,11 +313,11 @@ static int pump(struct mote_loop *loop, mote_job_id self, struct mote_mqtt *c)
                 break;
             rd_want = MOTE_POLL_IN;
             if (rc == 0) {
-                conn_msg(c, "the broker", "closed the connection");
+                conn_msg(c, "the broker", " ", "closed the connection");
                 return MOTE_ERR_CONNRESET;
             }
             if (rc < 0) {
-                conn_msg(c, "the connection to", mote_strerror(rc));
+                conn_msg(c, "the connection to the broker", ": ", mote_strerror(rc));
                 return rc;
             }
             c->r_off = 0;
@@ -355,7 +355,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_mqtt *c
             if (c->resolve_req < 0) {
                 rc = p->net_resolve(p->ctx, c->host, c->port, &fd);
                 if (rc < 0) {
-                    conn_msg(c, "cannot resolve", mote_strerror(rc));
+                    conn_msg(c, "cannot resolve", ": ", mote_strerror(rc));
                     return rc;
                 }
                 c->resolve_req = rc;
@@ -381,7 +381,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_mqtt *c
                 if (rc < 0) {
                     if (++c->addr_i < c->naddr)
                         break;
-                    conn_msg(c, "cannot connect to the broker", mote_strerror(rc));
+                    conn_msg(c, "cannot connect to the broker", ": ", mote_strerror(rc));
                     return rc;
                 }
                 c->fd = rc;
@@ -397,7 +397,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_mqtt *c
                 c->fd = -1;
                 if (++c->addr_i < c->naddr)
                     break; /* the next address */
-                conn_msg(c, "cannot connect to the broker", mote_strerror(rc));
+                conn_msg(c, "cannot connect to the broker", ": ", mote_strerror(rc));
                 return rc;
             }
             c->phase = c->tls ? MOTE_MQTT_PH_HANDSHAKE : MOTE_MQTT_PH_MQTT;

@@ -687,6 +687,12 @@ static int sess_setup(void **state)
     return mote_mqtt_sess_init(&S, &CONF, on_ev, &E);
 }
 
+static int no_teardown(void **state)
+{
+    (void)state;
+    return 0;
+}
+
 /* Connect, CONNACK, SUBSCRIBE, SUBACK. */
 static void online(uint32_t now, bool session_present)
 {
@@ -1732,21 +1738,21 @@ int main(void)
         cmocka_unit_test(test_parser_any_split),
         cmocka_unit_test(test_parser_oversize_keeps_framing),
         cmocka_unit_test(test_parser_malformed_is_sticky),
-        cmocka_unit_test_setup(test_session_connect_subscribe, sess_setup),
-        cmocka_unit_test_setup(test_session_refused_and_early_packets, sess_setup),
-        cmocka_unit_test_setup(test_session_publish_qos1_and_the_inflight_table, sess_setup),
-        cmocka_unit_test_setup(test_session_out_buffer_full, sess_setup),
-        cmocka_unit_test_setup(test_session_resend_with_dup, sess_setup),
-        cmocka_unit_test_setup(test_session_chunk_is_stable, sess_setup),
-        cmocka_unit_test_setup(test_session_deferred_acks_in_order, sess_setup),
-        cmocka_unit_test_setup(test_session_redelivery_and_lost_session, sess_setup),
-        cmocka_unit_test_setup(test_session_rx_table_full_pauses, sess_setup),
-        cmocka_unit_test_setup(test_session_application_pause, sess_setup),
-        cmocka_unit_test_setup(test_session_qos2_flow, sess_setup),
-        cmocka_unit_test_setup(test_session_oversize_message_is_reported_and_acked, sess_setup),
-        cmocka_unit_test_setup(test_session_keepalive, sess_setup),
-        cmocka_unit_test_setup(test_session_clean_disconnect, sess_setup),
-        cmocka_unit_test_setup(test_session_init_refusals, sess_setup),
+        cmocka_unit_test_setup_teardown(test_session_connect_subscribe, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_refused_and_early_packets, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_publish_qos1_and_the_inflight_table, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_out_buffer_full, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_resend_with_dup, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_chunk_is_stable, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_deferred_acks_in_order, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_redelivery_and_lost_session, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_rx_table_full_pauses, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_application_pause, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_qos2_flow, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_oversize_message_is_reported_and_acked, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_keepalive, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_clean_disconnect, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_init_refusals, sess_setup, no_teardown),
         cmocka_unit_test_setup_teardown(test_driver_connect_publish_receive, drv_setup, drv_teardown),
         cmocka_unit_test_setup_teardown(test_driver_backoff, drv_setup, drv_teardown),
         cmocka_unit_test_setup_teardown(test_driver_reconnect_resends, drv_setup, drv_teardown),
