@@ -568,6 +568,8 @@ int mote_mqtt_start(struct mote_mqtt *c, struct mote_loop *loop, const struct mo
 {
     int rc;
 
+    if (c->job != 0)
+        return MOTE_ERR_ALREADY;
     c->loop = loop;
     rc = mote_job_spawn(loop, "mqtt", &mote_mqtt_ops, c, parent, &c->job);
     if (rc == 0 && job != NULL)

@@ -22,7 +22,9 @@
  * macros of mote_config.h; nothing is allocated. struct mote_mqtt holds
  * the session (its receive buffer of MOTE_MQTT_PAYLOAD_MAX +
  * MOTE_MQTT_TOPIC_MAX bytes and its outgoing queue of MOTE_MQTT_OUT_MAX)
- * and a read buffer of MOTE_MQTT_RECV_BUF (`make size` prints the total).
+ * and a read buffer of MOTE_MQTT_RECV_BUF: about 53 KiB with the defaults
+ * (docs/MQTT.md). The driver uses one loop watch, one timer and, for
+ * mqtts://, one of the MOTE_TLS_SESSIONS for as long as it runs.
  *
  * Delivery: incoming QoS 1 and 2 messages are acknowledged only when the
  * application says so (mote_mqtt_ack), e.g. once it has stored the
@@ -345,7 +347,7 @@ struct mote_mqtt_sess {
     uint32_t sub_sent;          /* bit i: subs[i] was asked for on this connection */
     uint16_t sub_id[MOTE_MQTT_SUBS_MAX];
     int err;                    /* the last protocol error */
-    char errmsg[160];
+    char errmsg[MOTE_JOB_ERRMSG_LEN];
     /* writing: the current chunk stays the same until it is all sent */
     uint8_t w_src;
     uint32_t w_off, w_len, w_done;
@@ -487,8 +489,9 @@ int mote_mqtt_init(struct mote_mqtt *c, const struct mote_mqtt_conf *conf, mote_
  * the loop's root). It connects at once and keeps reconnecting until
  * mote_mqtt_disconnect ends it (DONE) or it is cancelled (CANCELLED: the
  * connection is closed without DISCONNECT, so the broker publishes the
- * will, as for a crash). Returns mote_job_spawn's result; *job may be
- * NULL. */
+ * will, as for a crash). Once per mote_mqtt_init: again gives
+ * MOTE_ERR_ALREADY. Otherwise returns mote_job_spawn's result; `job` may
+ * be NULL. */
 int mote_mqtt_start(struct mote_mqtt *c, struct mote_loop *loop, const struct mote_cancel *parent,
                     mote_job_id *job) MOTE_MUST_CHECK;
 
