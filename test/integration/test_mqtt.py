@@ -222,7 +222,7 @@ def test_qos1_both_ways_retained_status_and_clean_stop():
     # will from replacing it.
     st = b.retained("mote/dev-a/status")
     check(st == '{"state":"offline","reason":"SIGTERM"}', "status after SIGTERM: %r" % st)
-    check("dev-a" in b.log() and "disconnected" in b.log(), "broker log: " + b.log()[-400:])
+    check("Received DISCONNECT from dev-a" in b.log(), "broker log: " + b.log()[-400:])
     sanitizer_clean(p)
 
 
@@ -235,6 +235,7 @@ def test_last_will_after_kill9():
     # the broker publishes the will (retained) when the connection drops
     wait_for(lambda: b.retained("mote/dev-b/status") == '{"state":"offline"}',
              "the last will on mote/dev-b/status", 15)
+    check("Received DISCONNECT from dev-b" not in b.log(), "a DISCONNECT from a killed client")
 
 
 def test_broker_restart_and_messages_sent_while_away():
@@ -278,6 +279,25 @@ def test_broker_restart_and_messages_sent_while_away():
     check(p3.stop() == 0, "clean stop")
     for x in (p2, p3):
         sanitizer_clean(x)
+
+
+def test_broker_killed_session_lost_subscribes_again():
+    b = Broker("e")
+    p = Probe(b.url(), "dev-e", "mote/dev-e", "--backoff", "100", "--backoff-max", "1000")
+    p.wait("subscribed")
+    # kill -9: the broker saved nothing, so the session is gone when it
+    # is back; the client subscribes again and messages flow
+    b.proc.kill()
+    b.proc.wait()
+    p.wait("offline")
+    m = p.mark()
+    b.start()
+    p.wait("connected", since=m, sp=False, timeout=30)
+    p.wait("subscribed", since=m)
+    b.pub("mote/dev-e/in", "still-here")
+    p.wait("message", payload="still-here")
+    check(p.stop() == 0, "clean stop")
+    sanitizer_clean(p)
 
 
 def test_oversize_message_is_skipped_and_acknowledged():
