@@ -103,7 +103,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long
-.PHONY: test-arch check-small check-mcu test-tls test-serve test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-arch check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -158,10 +158,15 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 # The project's own checks build with warnings as errors.
 check check-small check-mcu check-cross freestanding: WERROR = 1
 
+# The test groups of `make check`, in order; a group's block may add itself
+# with CHECK_GROUPS += (it runs after these).
+CHECK_GROUPS := unit test-symbols test-core-rules test-arch test-cli test-install test-client \
+  test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc \
+  test-cli15 test-tools15 test-serve test-tls test-mqtt test-fuzz
+
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory WERROR=1 unit test-symbols test-core-rules test-arch test-cli test-install \
-	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-tools15 test-serve test-tls test-fuzz
+	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_GROUPS)
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -251,6 +256,21 @@ test-tools15: $(SB)/mote
 test-serve: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_serve.py $(SB)
 # ---- end of mote serve's block ----
+
+# ---- the MQTT client ----
+# The library's client (a small probe program, sanitizers on) against a
+# private mosquitto on a loopback port: QoS 1 both ways, the retained
+# status and the last will, broker restarts, messages queued while away,
+# mqtts, credentials, an oversize message.
+$(SB)/mqtt_probe: $(SB)/test/integration/mqtt_probe.o $(SAN_LIB_OBJ)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+
+test-mqtt: $(SB)/mqtt_probe
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
+# ---- end of the MQTT client's block ----
+
 
 # Regression tests of the agent's defects found in its first review
 # (real binary, test server).
@@ -403,7 +423,7 @@ check-small: deps-check
 # (test_agent and test_port hold several MB of scripted responses: more
 # than the machine's 4 MiB of RAM; the rest run unchanged)
 MB := $(B)/mcu
-MCU_TESTS := loop jobs journal sse json llm http tport edit
+MCU_TESTS := loop jobs journal sse json llm http tport edit mqtt
 MCU_CC := arm-none-eabi-gcc
 MCU_CFLAGS = -mcpu=cortex-m4 -mthumb -mfloat-abi=soft --specs=picolibc.specs -Os -g -std=c11 \
   $(WARN) -Wno-cast-align -Itest/mcu -Iinclude -Iport/test -I$(MB)/jsmn $(JSMN_DEFS) \

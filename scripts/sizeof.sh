@@ -18,6 +18,7 @@ cat > "$b/tmp/sizeof.c" <<'C'
 #include "mote/mote_journal.h"
 #include "mote/mote_mcp.h"
 #include "mote/mote_serve.h"
+#include "mote/mote_mqtt.h"
 #define S(name, type) char sizeof_##name[sizeof(type)]
 S(loop, struct mote_loop);
 S(job, struct mote_job);
@@ -34,6 +35,7 @@ S(mcp, struct mote_mcp);
 S(mcp_server, struct mote_mcp_server);
 S(edit, struct mote_edit);
 S(serve, struct mote_serve);
+S(mqtt, struct mote_mqtt);
 char sizeof_serve_conn[MOTE_SERVE_CONN_SIZE];
 C
 # shellcheck disable=SC2086
@@ -54,6 +56,7 @@ $NM -S "$b/tmp/sizeof.o" | awk '
         printf "struct mote_mcp              %9d  MCP servers (optional), %d per server\n", v["mcp"], v["mcp_server"]
         printf "struct mote_edit             %9d  the line editor (a terminal front end)\n", v["edit"]
         printf "struct mote_serve            %9d  mote serve: per connection %d (MOTE_SERVE_CONN_SIZE)\n", v["serve"], v["serve_conn"]
+        printf "struct mote_mqtt             %9d  the MQTT client (mote serve --mqtt)\n", v["mqtt"]
     }'
 # Stack frames: every source compiled again with -fstack-usage.
 rm -f "$b/stack"/*.su

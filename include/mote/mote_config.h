@@ -713,6 +713,121 @@
 #error "MOTE_TLS_READ_CHUNK must be at least 512, MOTE_TLS_CERT_MAX 1024, MOTE_TLS_BUNDLE_MAX 65536 and MOTE_TLS_ARENA 32768"
 #endif
 
+/* ---- the MQTT client (mote_mqtt.h) ---------------------------------------- */
+
+/* The largest message payload, bytes, received or published. A message
+ * from the broker with a larger payload is skipped (its bytes are read and
+ * dropped, so the connection stays in step) and reported as oversize; it
+ * is still acknowledged like any other. mote_mqtt_publish refuses a larger
+ * one with MOTE_ERR_TOO_LARGE. 1..16777216. struct mote_mqtt keeps one
+ * receive buffer of this size plus MOTE_MQTT_TOPIC_MAX. */
+#ifndef MOTE_MQTT_PAYLOAD_MAX
+#define MOTE_MQTT_PAYLOAD_MAX 16384
+#endif
+
+/* The longest topic name, bytes of UTF-8, received or published. A
+ * message on a longer topic is oversize (as above); a publish to one is
+ * refused with MOTE_ERR_TOO_LARGE. 8..65535. */
+#ifndef MOTE_MQTT_TOPIC_MAX
+#define MOTE_MQTT_TOPIC_MAX 256
+#endif
+
+/* Bytes of outgoing PUBLISH packets held: the ones not sent yet and the
+ * QoS 1 ones the broker has not acknowledged (kept to be sent again, with
+ * DUP, after a reconnect). A publish that does not fit is refused with
+ * MOTE_ERR_FULL until acknowledgements make room (MOTE_MQTT_EV_ROOM). At
+ * least one largest packet: MOTE_MQTT_PAYLOAD_MAX + MOTE_MQTT_TOPIC_MAX + 8. */
+#ifndef MOTE_MQTT_OUT_MAX
+#define MOTE_MQTT_OUT_MAX 32768
+#endif
+
+/* Outgoing PUBLISH packets held at once (the in-flight table: unsent ones
+ * and unacknowledged QoS 1 ones); one more is refused with MOTE_ERR_FULL,
+ * as above. 1..1024. */
+#ifndef MOTE_MQTT_INFLIGHT
+#define MOTE_MQTT_INFLIGHT 16
+#endif
+
+/* Incoming QoS 1 and 2 messages the application holds unacknowledged at
+ * once (an acknowledgement can wait until the message is stored). When
+ * every slot is held the client stops reading: what does not fit waits in
+ * the broker. 1..1024. */
+#ifndef MOTE_MQTT_RX_INFLIGHT
+#define MOTE_MQTT_RX_INFLIGHT 16
+#endif
+
+/* Topic filters one client subscribes to. 1..32. */
+#ifndef MOTE_MQTT_SUBS_MAX
+#define MOTE_MQTT_SUBS_MAX 4
+#endif
+
+/* Bytes for control packets: CONNECT (client id, will topic and payload,
+ * user name, password), one SUBSCRIBE, acknowledgements, pings. A
+ * configuration whose CONNECT or SUBSCRIBE does not fit is refused by
+ * mote_mqtt_init with MOTE_ERR_TOO_LARGE. 64..65535. */
+#ifndef MOTE_MQTT_CTL_MAX
+#define MOTE_MQTT_CTL_MAX 1024
+#endif
+
+/* Bytes read from the connection at a time. 64..65536. */
+#ifndef MOTE_MQTT_RECV_BUF
+#define MOTE_MQTT_RECV_BUF 2048
+#endif
+
+/* The default keep-alive, seconds: a PINGREQ goes out when nothing was
+ * sent or received for this long, and the broker drops a client silent
+ * for 1.5 times it. 0: no keep-alive (a dead link is found only by TCP).
+ * 0..65535. */
+#ifndef MOTE_MQTT_KEEPALIVE_S
+#define MOTE_MQTT_KEEPALIVE_S 60
+#endif
+
+/* How long a PINGREQ waits for its PINGRESP before the connection counts
+ * as lost, ms. At least 1. */
+#ifndef MOTE_MQTT_PING_TIMEOUT_MS
+#define MOTE_MQTT_PING_TIMEOUT_MS 10000
+#endif
+
+/* The deadline of one connection attempt, ms: resolve, TCP, TLS and the
+ * broker's CONNACK. At least 1. */
+#ifndef MOTE_MQTT_CONNECT_TIMEOUT_MS
+#define MOTE_MQTT_CONNECT_TIMEOUT_MS 15000
+#endif
+
+/* Reconnect backoff, ms: the first delay, doubled after each attempt that
+ * fails or whose connection lasted less than the cap, with jitter (a delay
+ * d becomes d/2..d), and the cap. 1..MOTE_MQTT_BACKOFF_MAX_MS. */
+#ifndef MOTE_MQTT_BACKOFF_MS
+#define MOTE_MQTT_BACKOFF_MS 1000
+#endif
+#ifndef MOTE_MQTT_BACKOFF_MAX_MS
+#define MOTE_MQTT_BACKOFF_MAX_MS 60000
+#endif
+
+#if MOTE_MQTT_PAYLOAD_MAX < 1 || MOTE_MQTT_PAYLOAD_MAX > 16777216 || MOTE_MQTT_TOPIC_MAX < 8 || \
+    MOTE_MQTT_TOPIC_MAX > 65535
+#error "MOTE_MQTT_PAYLOAD_MAX must be 1..16777216 and MOTE_MQTT_TOPIC_MAX 8..65535"
+#endif
+#if MOTE_MQTT_OUT_MAX < MOTE_MQTT_PAYLOAD_MAX + MOTE_MQTT_TOPIC_MAX + 8
+#error "MOTE_MQTT_OUT_MAX must hold one largest packet: at least MOTE_MQTT_PAYLOAD_MAX + MOTE_MQTT_TOPIC_MAX + 8"
+#endif
+#if MOTE_MQTT_INFLIGHT < 1 || MOTE_MQTT_INFLIGHT > 1024 || MOTE_MQTT_RX_INFLIGHT < 1 || \
+    MOTE_MQTT_RX_INFLIGHT > 1024 || MOTE_MQTT_SUBS_MAX < 1 || MOTE_MQTT_SUBS_MAX > 32
+#error "MOTE_MQTT_INFLIGHT and MOTE_MQTT_RX_INFLIGHT must be 1..1024, MOTE_MQTT_SUBS_MAX 1..32"
+#endif
+#if MOTE_MQTT_CTL_MAX < 64 || MOTE_MQTT_CTL_MAX > 65535 || MOTE_MQTT_RECV_BUF < 64 || \
+    MOTE_MQTT_RECV_BUF > 65536
+#error "MOTE_MQTT_CTL_MAX must be 64..65535 and MOTE_MQTT_RECV_BUF 64..65536"
+#endif
+#if MOTE_MQTT_KEEPALIVE_S < 0 || MOTE_MQTT_KEEPALIVE_S > 65535 || MOTE_MQTT_PING_TIMEOUT_MS < 1 || \
+    MOTE_MQTT_CONNECT_TIMEOUT_MS < 1
+#error "MOTE_MQTT_KEEPALIVE_S must be 0..65535, MOTE_MQTT_PING_TIMEOUT_MS and MOTE_MQTT_CONNECT_TIMEOUT_MS at least 1"
+#endif
+#if MOTE_MQTT_BACKOFF_MS < 1 || MOTE_MQTT_BACKOFF_MAX_MS < MOTE_MQTT_BACKOFF_MS
+#error "MOTE_MQTT_BACKOFF_MS must be at least 1 and MOTE_MQTT_BACKOFF_MAX_MS at least MOTE_MQTT_BACKOFF_MS"
+#endif
+/* ---- end of the MQTT client's block ---- */
+
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
  * the one it was built with; mote_loop_init() is a macro that passes the
@@ -747,6 +862,10 @@
 /* the rest, on the short chain */
 #define MOTE_SIG_MORE_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX)
-#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL))
+/* the MQTT client's limits, a chain of their own */
+#define MOTE_SIG_MQTT_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MQTT_PAYLOAD_MAX), MOTE_MQTT_TOPIC_MAX), MOTE_MQTT_OUT_MAX), MOTE_MQTT_INFLIGHT), MOTE_MQTT_RX_INFLIGHT), MOTE_MQTT_SUBS_MAX), MOTE_MQTT_CTL_MAX), MOTE_MQTT_RECV_BUF), MOTE_MQTT_KEEPALIVE_S), MOTE_MQTT_PING_TIMEOUT_MS), MOTE_MQTT_CONNECT_TIMEOUT_MS), MOTE_MQTT_BACKOFF_MS), MOTE_MQTT_BACKOFF_MAX_MS)
+#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
+                               (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */
