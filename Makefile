@@ -151,7 +151,7 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory unit test-symbols test-core-rules test-cli test-install \
-	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-tools15 test-serve test-tls test-fuzz
+	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-api-rules test-core test-proc test-cli15 test-tools15 test-serve test-tls test-fuzz
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -213,6 +213,11 @@ test-core: $(SB)/mote
 # Issue 13: the providers' APIs spoken exactly (real binary, test server).
 test-fidelity: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fidelity.py $(SB)
+
+# Issue 23: the rules the real APIs enforce (the test server refuses what
+# they refuse), the bodies mote sends keep them, the SDKs' recorded streams.
+test-api-rules: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_api_rules.py $(SB)
 
 # Issue 16: no tool or MCP process outlives mote, whatever a SIGKILL reaches.
 test-proc: $(SB)/mote
