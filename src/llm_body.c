@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 /* ---- pieces of JSON ------------------------------------------------------ */
 
 static void more_s(struct mote_jw *w, const char *s)
@@ -32,21 +34,13 @@ static void jw_put(struct mote_jw *w, const char *p, size_t n)
 
 static bool hex4(const char *s, uint32_t *v)
 {
-    int i;
+    int i, d;
 
     *v = 0;
     for (i = 0; i < 4; i++) {
-        char c = s[i];
-
-        *v <<= 4;
-        if (c >= '0' && c <= '9')
-            *v |= (uint32_t)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            *v |= (uint32_t)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            *v |= (uint32_t)(c - 'A' + 10);
-        else
+        if ((d = mote_hexval(s[i])) < 0)
             return false;
+        *v = *v << 4 | (uint32_t)d;
     }
     return true;
 }
