@@ -132,6 +132,9 @@ STATE = {"script": [], "next": 0, "log": None, "count": 0, "rules": True, "check
 #     JohnnyZ93/oai-compatible-copilot #206): "We could not parse the JSON
 #     body of your request. ..." (openai/openai-python #257, chatbox #812).
 # White space is what Python's str.isspace() calls so (the widest reading).
+# Shapes no public report quotes (a role that is neither, content that is
+# no list, no messages, a tool_use in a user message) are refused too, in
+# words of our own in the API's style.
 
 class Refused(Exception):
     """A body the real API refuses: its message, and OpenAI's param/code."""
