@@ -103,7 +103,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long
-.PHONY: test-arch check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -161,7 +161,7 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 # The test groups of `make check`, in order; a group's block may add itself
 # with CHECK_GROUPS += (it runs after these).
 CHECK_GROUPS := unit test-symbols test-core-rules test-arch test-cli test-install test-client \
-  test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc \
+  test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-api-rules test-core test-proc \
   test-cli15 test-tools15 test-serve test-tls test-mqtt test-fuzz
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
@@ -233,6 +233,13 @@ test-core: $(SB)/mote
 # The providers' APIs spoken exactly (real binary, test server).
 test-fidelity: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fidelity.py $(SB)
+
+# The rules the real APIs enforce (the test server refuses what
+# they refuse), the bodies mote sends keep them, the SDKs' recorded streams.
+test-api-rules: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_api_rules.py $(SB)
+
+# No tool or MCP process outlives mote, whatever a SIGKILL reaches.
 
 # No tool or MCP process outlives mote, whatever a SIGKILL reaches.
 test-proc: $(SB)/mote

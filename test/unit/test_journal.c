@@ -101,6 +101,8 @@ static int write_script(void)
     return k;
 }
 
+static const struct mote_tool_def shell_tool[] = {{"shell", "Run", "{\"type\":\"object\"}"}};
+
 static void test_roundtrip_and_parts(void **state)
 {
     static struct mote_json js;
@@ -135,10 +137,13 @@ static void test_roundtrip_and_parts(void **state)
         count++;
     assert_int_equal(rc, 0);
     assert_int_equal(count, 1 + 3 + 2 + 1 + 1 + 1 + 1 + 1); /* 11 parts */
-    /* A request body straight from the journal. */
+    /* A request body straight from the journal (tools offered: without
+     * them the history's tool blocks go as text). */
     memset(&req, 0, sizeof(req));
     req.provider = MOTE_PROVIDER_ANTHROPIC;
     req.model = "m";
+    req.tools = shell_tool;
+    req.ntools = 1;
     req.parts = mote_journal_parts;
     req.parts_arg = &jr;
     assert_true(mote_llm_body_length(&req) > 0);
