@@ -240,8 +240,6 @@ test-api-rules: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_api_rules.py $(SB)
 
 # No tool or MCP process outlives mote, whatever a SIGKILL reaches.
-
-# No tool or MCP process outlives mote, whatever a SIGKILL reaches.
 test-proc: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_proc.py $(SB)
 
