@@ -32,8 +32,8 @@ int mote_session_add_tool(struct mote_session *s, const struct mote_tool *tool)
     if (tool == NULL || tool->name == NULL || tool->step == NULL || tool->schema == NULL)
         return MOTE_ERR_INVAL;
     n = strlen(tool->name);
-    if (n == 0 || n > 64)
-        return MOTE_ERR_INVAL;
+    if (n == 0 || n > 64 || strstr(tool->name, "__") != NULL)
+        return MOTE_ERR_INVAL; /* "__" is the MCP tools' SERVER__TOOL */
     for (i = 0; i < n; i++) {
         char ch = tool->name[i];
 
@@ -112,9 +112,7 @@ enum mote_approval mote_conv_policy(const struct mote_conv *c, const char *name)
 {
     const struct mote_tool *tool;
 
-    (void)resolve;
-    (void)tool;
-    return policy_of(c, name, find_tool(c->s, name));
+    return policy_of(c, name, resolve(c, name, &tool) ? tool : NULL);
 }
 
 uint32_t mote_conv_pending(const struct mote_conv *c, const struct mote_conv_call **call)
@@ -239,7 +237,7 @@ enum mote_dispatch mote_dispatch_next(struct mote_conv *c)
                 say = m;
             }
         } else {
-            enum mote_approval policy = policy_of(c, call->name, find_tool(c->s, call->name));
+            enum mote_approval policy = policy_of(c, call->name, tool);
 
             if (policy == MOTE_APPROVE_DENY)
                 say = c->conf.deny_reason != NULL
@@ -253,7 +251,7 @@ enum mote_dispatch mote_dispatch_next(struct mote_conv *c)
                 return MOTE_DISPATCH_WAIT;
             continue;
         }
-        c->run_tool = find_tool(c->s, call->name);
+        c->run_tool = tool;
         return MOTE_DISPATCH_RUN;
     }
     return c->st == MOTE_CONV_TOOL_EXECUTING ? MOTE_DISPATCH_ROUND_DONE : MOTE_DISPATCH_WAIT;

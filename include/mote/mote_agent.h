@@ -113,7 +113,7 @@ typedef void (*mote_event_fn)(void *arg, const struct mote_event *ev);
  * says so to the model). `release` (may be NULL) frees what the run holds;
  * it must not block. */
 struct mote_tool {
-    const char *name;         /* [A-Za-z0-9_-], 1..64 bytes */
+    const char *name;         /* [A-Za-z0-9_-], 1..64 bytes, without "__" */
     const char *description;
     const char *schema;       /* a JSON Schema object (text) */
     int (*step)(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run);
@@ -194,9 +194,12 @@ int mote_tool_started_process(struct mote_tool_run *run, int64_t pid);
  * MOTE_ERR_FULL. */
 int mote_session_add_builtin_tools(struct mote_session *s, unsigned which);
 
-/* Registers `tool` (it must outlive the session). Returns 0,
- * MOTE_ERR_EXIST (a tool of that name), MOTE_ERR_INVAL (bad name or no
- * step) or MOTE_ERR_FULL (MOTE_MAX_TOOLS). */
+/* Registers `tool` (it must outlive the session). Names are unique
+ * across the registry and the MCP servers' tools, which are offered as
+ * SERVER__TOOL: a registry name never holds "__". Returns 0,
+ * MOTE_ERR_EXIST (a tool of that name), MOTE_ERR_INVAL (a bad name: empty,
+ * over 64 bytes, a byte outside [A-Za-z0-9_-], or "__"; or no step or
+ * schema) or MOTE_ERR_FULL (MOTE_MAX_TOOLS). */
 int mote_session_add_tool(struct mote_session *s, const struct mote_tool *tool);
 
 /* ---- the session ------------------------------------------------------ */
@@ -551,8 +554,10 @@ int mote_conv_approve(struct mote_conv *c, uint32_t ask_id, enum mote_answer a,
 enum mote_conv_state mote_conv_state(const struct mote_conv *c);
 
 /* What the conversation's policy does with a call of tool `name` now:
- * its rule, else ALLOW for a tool registered with MOTE_TOOL_NO_APPROVAL,
- * else the default; an ASK tool answered "always" gives ALLOW. */
+ * its rule, else ALLOW if the call would run a registry tool registered
+ * with MOTE_TOOL_NO_APPROVAL (a registry tool runs only in a conversation
+ * whose conf has `tools`), else the default; an ASK tool answered
+ * "always" gives ALLOW. */
 enum mote_approval mote_conv_policy(const struct mote_conv *c, const char *name);
 
 /* The call waiting for an answer (state MOTE_CONV_AWAITING_APPROVAL):
