@@ -29,7 +29,7 @@ S(journal, struct mote_journal);
 S(jbuf, struct mote_jbuf);
 S(session, struct mote_session);
 S(conv, struct mote_conv);
-S(stream, struct mote_stream);
+S(stream, struct mote_stream_area); /* the library's struct mote_stream */
 S(tool_run, struct mote_tool_run);
 S(mcp, struct mote_mcp);
 S(mcp_server, struct mote_mcp_server);

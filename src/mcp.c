@@ -355,7 +355,10 @@ static bool name_taken(const struct mote_mcp *m, const struct mote_mcp_tool *sel
  * ([A-Za-z0-9_-], at most 63 bytes) that no other tool has; else the
  * valid characters of it (others as _), shortened, with "_" and 8 hex
  * digits of a hash of the server's and the tool's names: two tools never
- * share a name (a call maps back to its server and tool through it). */
+ * share a name (a call maps back to its server and tool through it). Every
+ * form keeps "SERVER__" (a server's name is at most 24 bytes), and a
+ * registry tool's name never holds "__" (mote_session_add_tool): no MCP
+ * tool is named like one of the registry. */
 static void tool_name(struct mote_mcp_server *s, struct mote_mcp_tool *tool)
 {
     static const char hexd[] = "0123456789abcdef";
@@ -475,6 +478,7 @@ static void take_tools(struct mote_mcp_server *s, int result)
         tool->name[0] = '\0';
         s->ntools++; /* counted before naming: name_taken skips itself */
         tool_name(s, tool);
+        MOTE_ASSERT(strstr(tool->name, "__") != NULL);
     }
 }
 

@@ -1,46 +1,12 @@
 /*
- * tools.c - what a tool's run can do (mote_tool_*), and the built-in
- * tools over the port: shell (processes), read_file, write_file, list_dir
- * (the file-system group).
+ * tools.c - the built-in tools, over the port: shell (the process group),
+ * read_file, write_file, edit_file and list_dir (the file-system group),
+ * each a registry tool (struct mote_tool) the embedder adds with
+ * mote_session_add_builtin_tools.
  */
 #include <string.h>
 
-#include "mote/mote_agent.h"
-#include "util.h"
-
-void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len)
-{
-    size_t room = run->out_len < run->out_cap ? run->out_cap - run->out_len : 0;
-    size_t take = len < room ? len : room;
-
-    memcpy(run->out + run->out_len, data, take);
-    run->out_len += take;
-    run->out_dropped += len - take;
-}
-
-void mote_tool_outs(struct mote_tool_run *run, const char *s)
-{
-    mote_tool_out(run, s, strlen(s));
-}
-
-void mote_tool_fail(struct mote_loop *loop, mote_job_id self, const char *msg)
-{
-    (void)mote_job_set_error(loop, self, msg);
-}
-
-bool mote_tool_timed_out(const struct mote_loop *loop, const struct mote_tool_run *run)
-{
-    return !mote_before(mote_loop_now(loop), run->deadline);
-}
-
-int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, size_t cap)
-{
-    int t = mote_json_member(&run->json, 0, key);
-
-    if (mote_json_type_of(&run->json, t) != MOTE_JSON_STRING)
-        return MOTE_ERR_INVAL;
-    return mote_json_str(&run->json, t, out, cap);
-}
+#include "agent_int.h"
 
 /* Unescapes string member `key` in place, inside the input's own text
  * (an unescaped string is never longer than its escaped form), so a long
@@ -125,10 +91,28 @@ static void say_err(struct mote_tool_run *run, const char *what, const char *pat
 
 /* ---- shell -------------------------------------------------------------- */
 
+/* What the shell tool keeps while it runs, in the run's st.builtin. */
+struct mote_shell_state {
+    int64_t pid;
+    int out_fd;
+    bool started, exited, killed, timed_out, eof;
+    int status;
+    mote_watch_id watch;
+    mote_timer_id timer;
+};
+
+_Static_assert(sizeof(struct mote_shell_state) <= sizeof(((struct mote_tool_run *)0)->st.builtin),
+               "the shell tool's state does not fit mote_tool_run's st.builtin");
+
+static struct mote_shell_state *shell_state(struct mote_tool_run *run)
+{
+    return (struct mote_shell_state *)(void *)run->st.builtin;
+}
+
 static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
-    struct mote_shell_state *t = &run->st.shell;
+    struct mote_shell_state *t = shell_state(run);
     const char *argv[4] = {"/bin/sh", "-c", NULL, NULL};
     int fds[3], rc;
 
@@ -162,7 +146,7 @@ static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_too
 static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
-    struct mote_shell_state *t = &run->st.shell;
+    struct mote_shell_state *t = shell_state(run);
     char buf[4096];
     size_t moved = 0; /* bytes read in this step */
     bool more = false;
@@ -261,7 +245,7 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
 static void shell_release(struct mote_loop *loop, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
-    struct mote_shell_state *t = &run->st.shell;
+    struct mote_shell_state *t = shell_state(run);
 
     /* Never waits: a command still running (only when the loop is torn
      * down with the job active: a cancelled job ends once the command's

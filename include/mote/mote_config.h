@@ -268,7 +268,7 @@
 
 /* Model requests that stream at the same moment (a pool of buffers shared
  * by the conversations: a request finding none free waits for one). Each
- * costs sizeof(struct mote_stream). Range 1..MOTE_MAX_CONVERSATIONS. */
+ * costs a stream slot (MOTE_STREAM_SIZE, `make size`). Range 1..MOTE_MAX_CONVERSATIONS. */
 #ifndef MOTE_MAX_STREAMS
 #define MOTE_MAX_STREAMS 2
 #endif

@@ -171,6 +171,7 @@ static const char *esc(const char *s, char *buf, size_t cap)
 }
 
 static unsigned usage_in = 10;          /* input tokens the next answers report */
+static const char *call_name = "read_sensor"; /* the tool the answers call */
 static const char *stop_reason = NULL;  /* overrides end_turn / tool_use */
 static bool cut_last_input = false;     /* the last call's input stops half way */
 
@@ -219,8 +220,8 @@ static size_t answer(char *out, size_t cap, const char *text, size_t piece, unsi
         at = put(out, cap, at,
                  "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":%u,"
                  "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_%u\",\"name\":"
-                 "\"read_sensor\",\"input\":{}}}\n\n",
-                 blk, i);
+                 "\"%s\",\"input\":{}}}\n\n",
+                 blk, i, call_name);
         if (cut_last_input && i + 1 == ncalls)
             b[0] = '\0'; /* the token limit: the input ends half way */
         if (len > 0) {
@@ -292,7 +293,7 @@ static void start_session(void)
     assert_int_equal(mote_loop_init(&loop, session_port != NULL ? session_port : &tp.port), 0);
     /* Whatever the memory held before: init prepares only the small parts
      * (a pool's buffers when the slot is taken), and no test may depend on
-     * the rest being zero (issue 12: untouched pages stay out of RSS). */
+     * the rest being zero (untouched pages stay out of RSS). */
     memset(&ses, 0xA5, sizeof(ses));
     assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
     assert_int_equal(mote_session_add_tool(&ses, &sensor), 0);
@@ -316,6 +317,7 @@ static int setup(void **state)
     usage_in = 10;
     stop_reason = NULL;
     cut_last_input = false;
+    call_name = "read_sensor";
     session_port = NULL;
     mote_tport_init(&tp, 1000);
     mote_llm_conf_defaults(&llm);
@@ -380,6 +382,102 @@ static int count_kind(const char *id, const char *kind)
 
 /* ---- tests ---- */
 
+/* Tool names are unique across the registry and the MCP servers, and
+ * which tool a call runs - and the policy it meets - follows what the
+ * conversation offers (conf.tools, conf.mcp), decided in one place: an
+ * embedder's tool named like MCP server srv's tool x ("srv__x") is
+ * refused, so a call of srv__x is always the MCP tool's, asked about as
+ * the default says; a registry tool the conversation does not offer lends
+ * no MOTE_TOOL_NO_APPROVAL to anything. */
+static int srv_x_step(struct mote_loop *l, mote_job_id self, struct mote_tool_run *run)
+{
+    (void)l, (void)self;
+    tool_runs++;
+    mote_tool_outs(run, "the registry's srv__x ran");
+    return MOTE_STEP_DONE;
+}
+
+static const struct mote_tool srv_x = {"srv__x", "Named like an MCP tool.", "{\"type\":\"object\"}",
+                                       srv_x_step, NULL, NULL, MOTE_TOOL_NO_APPROVAL};
+static const struct mote_tool probe = {"probe", "Needs no approval.", "{\"type\":\"object\"}",
+                                       srv_x_step, NULL, NULL, MOTE_TOOL_NO_APPROVAL};
+static struct mote_mcp mcp;
+
+/* MCP server "srv" with its tool "x", ready: set up by hand (no process
+ * runs, so no call of it may start). */
+static void fake_mcp(void)
+{
+    struct mote_mcp_server *srv = &mcp.srv[0];
+
+    mote_mcp_init(&mcp, &loop, NULL, NULL);
+    mcp.n = 1;
+    srv->m = &mcp;
+    strcpy(srv->name, "srv");
+    srv->state = MOTE_MCP_READY;
+    srv->in_fd = srv->out_fd = srv->err_fd = -1;
+    srv->ntools = 1;
+    strcpy(srv->tools[0].name, "srv__x");
+    strcpy(srv->tools[0].remote, "x");
+    strcpy(srv->tools[0].schema, "{\"type\":\"object\"}");
+    mote_session_use_mcp(&ses, &mcp);
+}
+
+static unsigned count_in(const char *hay, const char *needle)
+{
+    unsigned n = 0;
+
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+static void test_tool_names_unique_and_resolved_once(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_conv *c;
+
+    (void)state;
+    call_name = "srv__x";
+    say_calls(NULL, 1, in);
+    say_text("a", 8);
+    say_calls(NULL, 1, in);
+    say_text("b", 8);
+    start_session();
+    fake_mcp();
+    (void)mote_session_add_tool(&ses, &srv_x);
+    assert_int_equal(mote_session_add_tool(&ses, &probe), 0);
+    ev.answer_at_once = true;
+    ev.answer = MOTE_ANSWER_NO;
+    cc.approval = MOTE_APPROVE_ASK;
+    cc.mcp = true;
+    /* Registry tools offered too: the request names srv__x once (the MCP
+     * tool), and its call is asked about, never run as the registry's. */
+    assert_int_equal(mote_conv_create(&ses, &cc, "both", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(count_in(net.requests[0], "\"name\":\"srv__x\""), 1);
+    assert_int_equal(ev.approvals, 1);
+    assert_int_equal(tool_runs, 0);
+    assert_non_null(strstr(ev.last_result, "refused"));
+    assert_int_equal(mote_conv_close(c), 0);
+    /* MCP tools only: the same. */
+    cc.tools = false;
+    assert_int_equal(mote_conv_create(&ses, &cc, "mcp-only", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(ev.approvals, 2);
+    assert_int_equal(tool_runs, 0);
+    /* The policy of a name is that of the tool a call of it would run. */
+    assert_int_equal(mote_conv_policy(c, "srv__x"), MOTE_APPROVE_ASK);
+    assert_int_equal(mote_conv_policy(c, "probe"), MOTE_APPROVE_ASK); /* not offered here */
+    /* The registry refuses a name with "__" (the MCP tools' form) and a
+     * name it has. */
+    assert_int_equal(mote_session_add_tool(&ses, &srv_x), MOTE_ERR_INVAL);
+    assert_int_equal(mote_session_add_tool(&ses, &probe), MOTE_ERR_EXIST);
+    ses.mcp = NULL;
+    end_session();
+}
+
 static void test_tool_round(void **state)
 {
     static const char *const in[] = {"{\"unit\":\"C\"}"};
@@ -413,7 +511,7 @@ static void test_tool_round(void **state)
     end_session();
 }
 
-/* Issue 11.5: the optional members (random, signals_take, st_lock,
+/* The optional members (random, signals_take, st_lock,
  * tls_pending, the process identity ones) may be NULL, or past an older
  * port's size: a tool round, its journal and a reopening work without
  * them, nothing calls them. */
@@ -526,6 +624,52 @@ static void test_prune_oldest_finished_by_name(void **state)
 
 /* Two conversations stream at the same time on one loop (their pieces
  * interleave) while a third, waiting for a stream slot, is cancelled. */
+/* An MCP call that waits for a run slot while its server drops the tool
+ * from its list is not run: it gets a result that says so (the tool it
+ * was resolved to is gone; nothing else runs in its place). */
+static void test_mcp_tool_gone_while_waiting(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_conv *a, *b, *c;
+    unsigned i;
+
+    (void)state;
+    say_calls(NULL, 1, in); /* a and b: read_sensor, which hangs */
+    say_calls(NULL, 1, in);
+    call_name = "srv__x";
+    say_calls(NULL, 1, in);
+    say_text("done", 8);
+    tool_hangs = true;
+    start_session();
+    fake_mcp();
+    cc.mcp = true;
+    assert_int_equal(mote_conv_create(&ses, &cc, "a", &a), 0);
+    assert_int_equal(mote_conv_create(&ses, &cc, "b", &b), 0);
+    assert_int_equal(mote_conv_create(&ses, &cc, "c", &c), 0);
+    assert_int_equal(mote_conv_send(a, "one", 3), 0);
+    for (i = 0; i < 200 && tool_runs < 1; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(mote_conv_send(b, "two", 3), 0);
+    for (i = 0; i < 200 && tool_runs < 2; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    /* MOTE_MAX_TOOL_RUNS is 2: c's call waits for a run slot. */
+    assert_int_equal(mote_conv_send(c, "three", 5), 0);
+    for (i = 0; i < 200 && !c->want_run; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_true(c->want_run);
+    mcp.srv[0].ntools = 0; /* the server's new list lacks it */
+    assert_int_equal(mote_conv_cancel(a), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(tool_runs, 2);
+    assert_int_equal(ev.calls, 2);
+    assert_non_null(strstr(net.requests[3], "no longer offers this tool"));
+    assert_int_equal(mote_conv_cancel(b), 0);
+    drive(NULL, 500);
+    ses.mcp = NULL;
+    end_session();
+}
+
 static void test_two_stream_while_a_third_is_cancelled(void **state)
 {
     static char t1[2000], t2[2000];
@@ -1065,6 +1209,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tool_round, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tool_names_unique_and_resolved_once, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_mcp_tool_gone_while_waiting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_optional_port_members_may_be_missing, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_empty_tool_input_is_an_empty_object, setup,
