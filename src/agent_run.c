@@ -79,27 +79,26 @@ static void run_release(struct mote_loop *loop, void *task)
 
 const struct mote_task_ops mote_run_ops = {"tool", run_step, run_release};
 
-/* Appends a note to the result, past the output cap (the buffer keeps
- * room for notes), on a line of its own. */
+void mote_tool_note(struct mote_tool_run *run, const char *text, size_t len)
+{
+    bool nl = run->out_len > 0 && run->out[run->out_len - 1] != '\n';
+
+    if (run->out_len + len + nl <= sizeof(run->out_buf)) {
+        if (nl)
+            run->out[run->out_len++] = '\n';
+        memcpy(run->out + run->out_len, text, len);
+        run->out_len += len;
+    }
+}
+
 static void add_note(struct mote_tool_run *run, const char *a, uint64_t num, const char *b)
 {
     char note[160];
     struct mote_sb sb;
-    size_t n;
 
     mote_sb_init(&sb, note, sizeof(note));
-    if (run->out_len > 0 && run->out[run->out_len - 1] != '\n')
-        mote_sb_s(&sb, "\n");
-    mote_sb_s(&sb, a);
-    if (b != NULL) {
-        mote_sb_u(&sb, num);
-        mote_sb_s(&sb, b);
-    }
-    n = sb.len;
-    if (run->out_len + n <= sizeof(run->out_buf)) {
-        memcpy(run->out + run->out_len, note, n);
-        run->out_len += n;
-    }
+    mote_sb_num(&sb, a, num, b);
+    mote_tool_note(run, note, sb.len);
 }
 
 void mote_run_finish(struct mote_tool_run *run, enum mote_job_state how, const char *errmsg,

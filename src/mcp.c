@@ -18,11 +18,7 @@ static void logm(struct mote_mcp_server *s, const char *a, const char *b, const 
     if (s->m->log == NULL)
         return;
     mote_sb_init(&sb, msg, sizeof(msg));
-    mote_sb_s(&sb, a);
-    if (b != NULL)
-        mote_sb_s(&sb, b);
-    if (c != NULL)
-        mote_sb_s(&sb, c);
+    mote_sb_join(&sb, a, b, c);
     s->m->log(s->m->log_arg, s->name, msg);
 }
 
@@ -276,8 +272,7 @@ static void wake_waiting_calls(struct mote_loop *loop);
 
 static void fail_server(struct mote_mcp_server *s, const char *why)
 {
-    /* (sized for what it holds: the reasons are short; this frame was
-     * MOTE_MCP_RESULT_MAX, 16 KiB, before issue 12) */
+    /* sized for what it holds: the reasons are short */
     char m[sizeof(s->name) + sizeof(s->errmsg) + 64];
     struct mote_sb sb;
 
@@ -1170,13 +1165,7 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
  * request wakes them to try again. */
 static void wake_waiting_calls(struct mote_loop *loop)
 {
-    unsigned i;
-
-    for (i = 0; i < MOTE_MAX_JOBS; i++) {
-        if (loop->jobs[i].ops == &mote_mcp_call_ops &&
-            (loop->jobs[i].state == MOTE_JOB_RUNNING || loop->jobs[i].state == MOTE_JOB_CANCELLING))
-            loop->jobs[i].wake = true;
-    }
+    (void)mote_job_wake_all(loop, &mote_mcp_call_ops);
 }
 
 static void call_release(struct mote_loop *loop, void *task)

@@ -52,32 +52,14 @@ static void clean(char *s, size_t n)
     }
 }
 
-/* Appends a note about the output (it may pass the output cap: the
- * buffer keeps room for notes), on a line of its own. */
-static void note_text(struct mote_tool_run *run, const char *text, size_t n)
-{
-    bool nl = run->out_len > 0 && run->out[run->out_len - 1] != '\n';
-
-    if (run->out_len + n + nl <= sizeof(run->out_buf)) {
-        if (nl)
-            run->out[run->out_len++] = '\n';
-        memcpy(run->out + run->out_len, text, n);
-        run->out_len += n;
-    }
-}
-
-static void note(struct mote_tool_run *run, const char *a, int64_t num, const char *b)
+static void note(struct mote_tool_run *run, const char *a, uint64_t num, const char *b)
 {
     char buf[120];
     struct mote_sb sb;
 
     mote_sb_init(&sb, buf, sizeof(buf));
-    mote_sb_s(&sb, a);
-    if (b != NULL) {
-        mote_sb_i(&sb, num);
-        mote_sb_s(&sb, b);
-    }
-    note_text(run, buf, sb.len);
+    mote_sb_num(&sb, a, num, b);
+    mote_tool_note(run, buf, sb.len);
 }
 
 static void say_err(struct mote_tool_run *run, const char *what, const char *path, int rc)
@@ -400,7 +382,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
             mote_sb_u(&sb, (uint64_t)from);
             mote_sb_s(&sb, ": it is at or past the end of the file]");
         }
-        note_text(run, b, sb.len);
+        mote_tool_note(run, b, sb.len);
         return MOTE_STEP_DONE;
     }
     if (eof && from == 0)
@@ -427,7 +409,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
         mote_sb_u(&sb, off);
     }
     mote_sb_s(&sb, "]");
-    note_text(run, b, sb.len);
+    mote_tool_note(run, b, sb.len);
     return MOTE_STEP_DONE;
 }
 
