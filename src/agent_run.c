@@ -79,26 +79,20 @@ static void run_release(struct mote_loop *loop, void *task)
 
 const struct mote_task_ops mote_run_ops = {"tool", run_step, run_release};
 
-void mote_tool_note(struct mote_tool_run *run, const char *text, size_t len)
+void mote_tool_note(struct mote_tool_run *run, const char *a, uint64_t num, const char *b)
 {
+    char text[200];
+    struct mote_sb sb;
     bool nl = run->out_len > 0 && run->out[run->out_len - 1] != '\n';
 
-    if (run->out_len + len + nl <= sizeof(run->out_buf)) {
+    mote_sb_init(&sb, text, sizeof(text));
+    mote_sb_num(&sb, a, num, b);
+    if (run->out_len + sb.len + nl <= sizeof(run->out_buf)) {
         if (nl)
             run->out[run->out_len++] = '\n';
-        memcpy(run->out + run->out_len, text, len);
-        run->out_len += len;
+        memcpy(run->out + run->out_len, text, sb.len);
+        run->out_len += sb.len;
     }
-}
-
-static void add_note(struct mote_tool_run *run, const char *a, uint64_t num, const char *b)
-{
-    char note[160];
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, note, sizeof(note));
-    mote_sb_num(&sb, a, num, b);
-    mote_tool_note(run, note, sb.len);
 }
 
 void mote_run_finish(struct mote_tool_run *run, enum mote_job_state how, const char *errmsg,
@@ -128,5 +122,5 @@ void mote_run_finish(struct mote_tool_run *run, enum mote_job_state how, const c
         run->is_error = true;
     }
     if (run->out_dropped > 0)
-        add_note(run, "[output cut: ", run->out_dropped, " more bytes not shown]");
+        mote_tool_note(run, "[output cut: ", run->out_dropped, " more bytes not shown]");
 }

@@ -373,9 +373,7 @@ static void round_done(struct mote_conv *c)
         struct mote_sb sb;
 
         mote_sb_init(&sb, m, sizeof(m));
-        mote_sb_s(&sb, "stopped after ");
-        mote_sb_u(&sb, c->turns);
-        mote_sb_s(&sb, " model requests (the turn limit); retry goes on");
+        mote_sb_num(&sb, "stopped after ", c->turns, " model requests (the turn limit); retry goes on");
         mote_conv_fail_msg(c, m, NULL);
         mote_turn_apply(c, MOTE_CEV_TURN_LIMIT, m);
         if (!c->storage_failed) {

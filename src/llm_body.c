@@ -17,21 +17,6 @@ static void more_s(struct mote_jw *w, const char *s)
     mote_jw_str_more(w, s, strlen(s));
 }
 
-/* Bytes at the writer's position, as they are (after a separator that
- * mote_jw_raw wrote). */
-static void jw_put(struct mote_jw *w, const char *p, size_t n)
-{
-    int rc;
-
-    if (w->err != 0 || n == 0)
-        return;
-    rc = w->sink(w->arg, p, n);
-    if (rc < 0)
-        w->err = rc;
-    else
-        w->written += n;
-}
-
 static bool hex4(const char *s, uint32_t *v)
 {
     int i, d;
@@ -90,8 +75,8 @@ static void json_fixed(struct mote_jw *w, const char *s, size_t n, bool in_strin
                 mote_jw_str_more(w, s + from, i - from);
                 mote_jw_str_more(w, "\\ufffd", 6);
             } else {
-                jw_put(w, s + from, i - from);
-                jw_put(w, "\\ufffd", 6);
+                mote_jw_bytes(w, s + from, i - from);
+                mote_jw_bytes(w, "\\ufffd", 6);
             }
             from = i + e;
         }
@@ -100,7 +85,7 @@ static void json_fixed(struct mote_jw *w, const char *s, size_t n, bool in_strin
     if (in_string)
         mote_jw_str_more(w, s + from, n - from);
     else
-        jw_put(w, s + from, n - from);
+        mote_jw_bytes(w, s + from, n - from);
 }
 
 /* Bytes of the white-space character that ends s[0..n), or 0. White space

@@ -636,9 +636,7 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
             struct mote_sb sb;
 
             mote_sb_init(&sb, n, sizeof(n));
-            mote_sb_s(&sb, "ready, ");
-            mote_sb_u(&sb, s->ntools);
-            mote_sb_s(&sb, " tools");
+            mote_sb_num(&sb, "ready, ", s->ntools, " tools");
             if (s->skipped_tools > 0) {
                 mote_sb_s(&sb, " (");
                 mote_sb_u(&sb, s->skipped_tools);

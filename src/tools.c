@@ -52,16 +52,6 @@ static void clean(char *s, size_t n)
     }
 }
 
-static void note(struct mote_tool_run *run, const char *a, uint64_t num, const char *b)
-{
-    char buf[120];
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, buf, sizeof(buf));
-    mote_sb_num(&sb, a, num, b);
-    mote_tool_note(run, buf, sb.len);
-}
-
 static void say_err(struct mote_tool_run *run, const char *what, const char *path, int rc)
 {
     mote_tool_outs(run, what);
@@ -185,11 +175,11 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
             p->pipe_close(p->ctx, t->out_fd);
         t->out_fd = -1;
         if (mote_job_cancelled(loop, self)) {
-            note(run, "[cancelled by the user: the command was killed]", 0, NULL);
+            mote_tool_note(run, "[cancelled by the user: the command was killed]", 0, NULL);
             return MOTE_STEP_CANCELLED;
         }
         if (t->timed_out) {
-            note(run, "[timed out after ", run->timeout_ms, " ms: the command was killed]");
+            mote_tool_note(run, "[timed out after ", run->timeout_ms, " ms: the command was killed]");
         } else {
             char b[48];
             struct mote_sb sb;
@@ -198,7 +188,7 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
             mote_sb_s(&sb, "[exit status ");
             mote_sb_i(&sb, t->status);
             mote_sb_s(&sb, run->out_dropped > 0 ? ", output cut]" : "]");
-            note(run, b, 0, NULL);
+            mote_tool_note(run, b, 0, NULL);
         }
         run->is_error = t->timed_out || t->status != 0;
         return MOTE_STEP_DONE;
@@ -361,7 +351,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
     if (off == (uint64_t)from && eof) {
         /* Nothing there: the end, or past it. */
         if (from == 0) {
-            note(run, "[empty file]", 0, NULL);
+            mote_tool_note(run, "[empty file]", 0, NULL);
             return MOTE_STEP_DONE;
         }
         if (size == (uint64_t)from) {
@@ -382,7 +372,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
             mote_sb_u(&sb, (uint64_t)from);
             mote_sb_s(&sb, ": it is at or past the end of the file]");
         }
-        mote_tool_note(run, b, sb.len);
+        mote_tool_note(run, b, 0, NULL);
         return MOTE_STEP_DONE;
     }
     if (eof && from == 0)
@@ -409,7 +399,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
         mote_sb_u(&sb, off);
     }
     mote_sb_s(&sb, "]");
-    mote_tool_note(run, b, sb.len);
+    mote_tool_note(run, b, 0, NULL);
     return MOTE_STEP_DONE;
 }
 
@@ -762,7 +752,7 @@ static int list_dir_step(struct mote_loop *loop, mote_job_id self, struct mote_t
     }
     if (run->out_dropped > 0) {
         run->out_dropped = 0;
-        note(run, "[list cut]", 0, NULL);
+        mote_tool_note(run, "[list cut]", 0, NULL);
     } else if (run->out_len == 0) {
         mote_tool_outs(run, "(empty)\n");
     }

@@ -156,10 +156,11 @@ void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len);
 /* Appends a NUL-terminated string. */
 void mote_tool_outs(struct mote_tool_run *run, const char *s);
 
-/* Appends a note about the output ("[timed out after 500 ms]"), `len`
- * bytes, on a line of its own. It may pass run->out_cap (the buffer keeps
- * room for notes); a note that does not fit even there is left out. */
-void mote_tool_note(struct mote_tool_run *run, const char *text, size_t len);
+/* Appends a note about the output on a line of its own: `a`, then, where
+ * `b` is not NULL, the number `num` and `b` ("[timed out after ", 500,
+ * " ms]"). It may pass run->out_cap (the buffer keeps room for notes); a
+ * note that does not fit even there is left out. */
+void mote_tool_note(struct mote_tool_run *run, const char *a, uint64_t num, const char *b);
 
 /* For a step about to return < 0: the message the result will carry. */
 void mote_tool_fail(struct mote_loop *loop, mote_job_id self, const char *msg);
