@@ -26,7 +26,7 @@ void mote_llm_conf_defaults(struct mote_llm_conf *c)
     c->backoff_ms = MOTE_LLM_BACKOFF_MS;
     c->backoff_max_ms = MOTE_LLM_BACKOFF_MAX_MS;
     c->keep_idle_ms = MOTE_LLM_KEEP_IDLE_MS;
-    c->tls_resume = MOTE_TLS_RESUME_DISK;
+    c->tls_resume = MOTE_TLS_RESUME_MEMORY;
     c->tls_session_max_s = MOTE_TLS_SESSION_MAX_S;
 }
 

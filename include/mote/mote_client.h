@@ -39,9 +39,10 @@
  * does not count as an attempt. Once a response byte arrived, nothing is
  * sent again but by the retry rules above.
  *
- * TLS sessions are resumed where the port can (mote_port.tls_connect):
- * conf.tls_resume (MOTE_TLS_RESUME_DISK by default: kept in memory for
- * the process and in the port's storage for the next one; docs/LLM.md).
+ * TLS sessions are resumed where the port can (mote_port.tls_connect),
+ * as conf.tls_resume says: in memory for the process's later connections
+ * (the default), or in the port's storage too, for the next process
+ * (MOTE_TLS_RESUME_DISK; docs/LLM.md says what the file holds).
  */
 #ifndef MOTE_CLIENT_H
 #define MOTE_CLIENT_H
@@ -80,10 +81,10 @@ struct mote_llm_conf {
      * per request). */
     uint32_t keep_idle_ms;
     /* TLS session resumption: MOTE_TLS_RESUME_OFF, _MEMORY (the
-     * process's later connections) or _DISK (and the next process's,
-     * through the port's storage: the file tls/HASH, mode 0600, one per
-     * server; docs/LLM.md says what it holds), and the oldest session
-     * offered, seconds since its full handshake (at most
+     * process's later connections; the default) or _DISK (and the next
+     * process's, through the port's storage: the file tls/HASH, mode
+     * 0600, one per server; docs/LLM.md says what it holds), and the
+     * oldest session offered, seconds since its full handshake (at most
      * MOTE_TLS_SESSION_MAX_S). */
     uint8_t tls_resume;
     uint32_t tls_session_max_s;

@@ -20,8 +20,8 @@
  * "n":I,"state":...,"kept":B,"resumed":B,"opened":K,"ms":X} (kept: it
  * went on a connection kept from before; opened: connections opened so
  * far), and the last "end" line tells the last request's state.
- * --state-dir gives the port a storage root (the TLS sessions kept on
- * disk); --resume sets how sessions are kept.
+ * --state-dir gives the port a storage root and keeps TLS sessions
+ * there (MOTE_TLS_RESUME_DISK); --resume off|memory|disk says otherwise.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -142,6 +142,7 @@ int main(int argc, char **argv)
     };
     const char *key = getenv("PROBE_KEY");
     int cancel_at = -1, i, st = MOTE_JOB_FAILED, requests = 0, gap_ms = 0, r;
+    bool resume_set = false;
     double t_cancel = 0, t_end, t_start;
     mote_job_id job = 0;
 
@@ -213,11 +214,14 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--proxy") == 0)
             conf.proxy = v, i++;
         else if (strcmp(argv[i], "--resume") == 0) {
+            resume_set = true;
             conf.tls_resume = strcmp(v, "off") == 0      ? MOTE_TLS_RESUME_OFF
                               : strcmp(v, "memory") == 0 ? MOTE_TLS_RESUME_MEMORY
                                                          : MOTE_TLS_RESUME_DISK;
             i++;
         } else if (strcmp(argv[i], "--state-dir") == 0) {
+            if (!resume_set)
+                conf.tls_resume = MOTE_TLS_RESUME_DISK; /* (a later --resume decides) */
             if (mote_posix_storage_root(&pp, v) < 0) {
                 printf("{\"ev\":\"end\",\"state\":\"config\",\"error\":\"state dir\"}\n");
                 return 2;
