@@ -95,7 +95,7 @@ SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
-.PHONY: fuzz-long
+.PHONY: fuzz-long bench-wire
 .PHONY: check-small check-mcu test-tls test-serve test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
@@ -340,6 +340,15 @@ bench: $(B)/libmote.a $(B)/mote $(B)/rss_exec
 	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
 	  $(B)/libmote.a $(LIBS)
 	$(Q)sh test/bench/run.sh $(BB)
+
+## bench-wire: wall time against round trip (0/50/150/300 ms through a delay
+## proxy): a turn of 6 requests on a kept connection or new ones, one-shots
+## with a full or a resumed TLS handshake, and their CPU
+bench-wire: $(B)/libmote.a $(B)/mote
+	@mkdir -p $(BB)
+	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
+	  $(B)/libmote.a $(LIBS)
+	$(Q)python3 test/bench/wire_bench.py $(B) --out $(BB)/wire.dat
 
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding
