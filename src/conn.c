@@ -19,7 +19,8 @@ static void shut(struct mote_conn *k)
 {
     const struct mote_port *p;
 
-    if (k->state == MOTE_CONN_CLOSED || k->loop == NULL) {
+    if (k->state == MOTE_CONN_CLOSED || k->loop == NULL || k->loop->port == NULL) {
+        /* (a loop deinitialised first took its port: nothing to close with) */
         k->state = MOTE_CONN_CLOSED;
         return;
     }

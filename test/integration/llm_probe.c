@@ -8,6 +8,7 @@
  *             [--idle-ms N] [--first-byte-ms N] [--connect-ms N] [--attempts N]
  *             [--requests N] [--gap-ms N] [--keep-idle-ms N] [--proxy URL]
  *             [--state-dir DIR] [--resume off|memory|disk] [--body-bytes N]
+ *             [--cancel-request I]
  *
  * Output lines: {"ev":"text","text":...} {"ev":"tool_start","slot":0,
  * "id":...,"name":...} {"ev":"tool_args",...} {"ev":"tool_end",...}
@@ -22,6 +23,7 @@
  * far), and the last "end" line tells the last request's state.
  * --state-dir gives the port a storage root and keeps TLS sessions
  * there (MOTE_TLS_RESUME_DISK); --resume off|memory|disk says otherwise.
+ * --cancel-at applies to request --cancel-request (0-based; the first).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -142,6 +144,7 @@ int main(int argc, char **argv)
     };
     const char *key = getenv("PROBE_KEY");
     int cancel_at = -1, i, st = MOTE_JOB_FAILED, requests = 0, gap_ms = 0, r;
+    int cancel_req = 0;
     bool resume_set = false;
     double t_cancel = 0, t_end, t_start;
     mote_job_id job = 0;
@@ -205,7 +208,9 @@ int main(int argc, char **argv)
             memset(big_text, 'x', big_len);
             big_text[big_len] = '\0';
             i++;
-        } else if (strcmp(argv[i], "--requests") == 0)
+        } else if (strcmp(argv[i], "--cancel-request") == 0)
+            cancel_req = atoi(v), i++;
+        else if (strcmp(argv[i], "--requests") == 0)
             requests = atoi(v), i++;
         else if (strcmp(argv[i], "--gap-ms") == 0)
             gap_ms = atoi(v), i++;
@@ -251,7 +256,7 @@ int main(int argc, char **argv)
             st = mote_job_state(&loop, job);
             if (st != MOTE_JOB_RUNNING && st != MOTE_JOB_CANCELLING)
                 break;
-            if (cancel_at >= 0 && t_cancel == 0 && call.phase == cancel_at) {
+            if (cancel_at >= 0 && t_cancel == 0 && call.phase == cancel_at && r == cancel_req) {
                 /* Give the phase a moment to block, then cancel. */
                 static int turns;
 

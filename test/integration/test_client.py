@@ -553,6 +553,18 @@ def test_random_idle_closes():
     both_wires(run)
 
 
+def test_cancel_closes_a_kept_connection():
+    # cancelled in the middle of an answer: that connection is not kept
+    port, log = start_server([{"text": "first"}, {"after_text": "streaming...", "stall": 30},
+                              {"text": "third"}])
+    ev, end, _ = probe("anthropic", "http://127.0.0.1:%d" % port, "--requests", "3",
+                       "--cancel-at", "stream", "--cancel-request", "1")
+    r = ends(ev)
+    check([x["state"] for x in r] == ["done", "cancelled", "done"], r)
+    check([x["kept"] for x in r] == [False, True, False] and r[-1]["opened"] == 2, r)
+    check(conns(log) == [1, 1, 2], conns(log))
+
+
 def start_proxy():
     d = tempfile.mkdtemp(dir=TMP)
     port_file, log = os.path.join(d, "port"), os.path.join(d, "log")
