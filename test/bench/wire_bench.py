@@ -107,7 +107,7 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--rtts", default="0,50,150,300")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--cpu-runs", type=int, default=10)
+    ap.add_argument("--cpu-runs", type=int, default=20)
     ap.add_argument("--out")
     ap.add_argument("--mote", help="also a turn of 5 tool rounds through this mote")
     a = ap.parse_args()
@@ -182,6 +182,17 @@ def main():
     print()
     print("CPU of a one-shot TLS request (user + system, median of %d): full handshake %.1f ms, "
           "resumed %.1f ms (%.0f%%)" % (a.cpu_runs, full * 1000, res * 1000, 100 * res / full))
+    if shutil.which("valgrind"):
+        # instructions: the measure that does not move with the machine's load
+        counts = []
+        for extra in (["--resume", "off"], ["--state-dir", state]):
+            p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] +
+                               base + extra, capture_output=True, text=True, timeout=300)
+            m = [l for l in p.stderr.splitlines() if "Collected" in l]
+            counts.append(int(m[-1].split()[-1]) if m else 0)
+        if all(counts):
+            print("the same in instructions (callgrind): full %.1f M, resumed %.1f M (%.0f%%)" %
+                  (counts[0] / 1e6, counts[1] / 1e6, 100.0 * counts[1] / counts[0]))
     return 0
 
 
