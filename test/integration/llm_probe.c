@@ -8,7 +8,7 @@
  *             [--idle-ms N] [--first-byte-ms N] [--connect-ms N] [--attempts N]
  *             [--requests N] [--gap-ms N] [--keep-idle-ms N] [--proxy URL]
  *             [--state-dir DIR] [--resume off|memory|disk] [--body-bytes N]
- *             [--cancel-request I]
+ *             [--cancel-request I] [--session-max-s N]
  *
  * Output lines: {"ev":"text","text":...} {"ev":"tool_start","slot":0,
  * "id":...,"name":...} {"ev":"tool_args",...} {"ev":"tool_end",...}
@@ -207,6 +207,9 @@ int main(int argc, char **argv)
                 return 1;
             memset(big_text, 'x', big_len);
             big_text[big_len] = '\0';
+            i++;
+        } else if (strcmp(argv[i], "--session-max-s") == 0) {
+            conf.tls_session_max_s = (uint32_t)atol(v);
             i++;
         } else if (strcmp(argv[i], "--cancel-request") == 0)
             cancel_req = atoi(v), i++;

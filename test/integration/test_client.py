@@ -692,6 +692,40 @@ def test_tls_session_file_refused_or_damaged():
     check(end["state"] == "done" and not end["resumed"], "other trust: %s" % end)
 
 
+def test_tls_session_file_ages():
+    # the file's times (its format: docs/LLM.md), rewritten with a good
+    # checksum: a session older than the cap or than its ticket's lifetime,
+    # or from the future, is not offered
+    import hashlib
+    import struct
+    port, log = start_server(cert="server")
+    state = tempfile.mkdtemp(dir=TMP)
+    _, end, _ = tls_probe(port, state)
+    f = session_file(state)
+    good = open(f, "rb").read()
+    check(good[:8] == b"MOTETLS1" and hashlib.sha256(good[:-32]).digest() == good[-32:],
+          "the documented format")
+    born, issued, lifetime, length = struct.unpack("<qqII", good[40:64])
+    check(lifetime > 0 and length == len(good) - 96, (lifetime, length))
+    now = int(time.time())
+
+    def with_times(b, i, extra=()):
+        head = good[:40] + struct.pack("<qqII", b, i, lifetime, length) + good[64:-32]
+        with open(f, "wb") as out:
+            out.write(head + hashlib.sha256(head).digest())
+        os.chmod(f, 0o600)
+        return tls_probe(port, state, *extra)[1]
+
+    check(with_times(now - 60, now - 60)["resumed"], "a fresh session is resumed")
+    check(not with_times(now - 86400 - 60, now - 60)["resumed"], "older than 24 hours")
+    check(not with_times(now - 120, now - lifetime - 60)["resumed"], "older than its ticket")
+    check(not with_times(now + 3600, now + 3600)["resumed"], "from the future")
+    check(not with_times(now - 120, now - 120, ["--session-max-s", "60"])["resumed"],
+          "older than the configured cap")
+    check(with_times(now - 30, now - 30, ["--session-max-s", "60"])["resumed"],
+          "within the configured cap")
+
+
 def test_kill_9_with_a_kept_connection():
     # killed while a connection is kept idle: the next run works, and
     # resumes the session the killed one kept
