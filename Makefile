@@ -74,7 +74,7 @@ ROOTS_OBJ := $(B)/obj/ca_roots.o
 endif
 
 CORE_SRC := $(sort $(wildcard src/*.c))
-POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c $(if $(filter mbedtls,$(TLS)),port/tls_roots.c)
+POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c $(if $(filter mbedtls,$(TLS)),port/tls_roots.c port/tls_sessions.c)
 TPORT_SRC := $(sort $(wildcard port/test/*.c))
 CLI_SRC := $(sort $(wildcard examples/cli/*.c examples/common/*.c examples/serve/*.c))
 # SERVE=0: the CLI without `mote serve` (about 40 KB less).
@@ -97,12 +97,12 @@ CONFIG_CFLAGS := $(filter -DMOTE_%,$(CFLAGS))
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS := -O1 -g $(SAN) -Iport/test
 SB := $(B)/asan
-SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c port/tls_roots.c
+SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c port/tls_roots.c port/tls_sessions.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
-.PHONY: fuzz-long
+.PHONY: fuzz-long bench-wire
 .PHONY: test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
@@ -390,6 +390,15 @@ bench: $(B)/libmote.a $(B)/mote $(B)/rss_exec
 	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
 	  $(B)/libmote.a $(LIBS)
 	$(Q)sh test/bench/run.sh $(BB)
+
+## bench-wire: wall time against round trip (0/50/150/300 ms through a delay
+## proxy): a turn of 6 requests on a kept connection or new ones, one-shots
+## with a full or a resumed TLS handshake, and their CPU
+bench-wire: $(B)/libmote.a $(B)/mote
+	@mkdir -p $(BB)
+	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
+	  $(B)/libmote.a $(LIBS)
+	$(Q)python3 test/bench/wire_bench.py $(B) --out $(BB)/wire.dat
 
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding

@@ -25,6 +25,8 @@ S(job, struct mote_job);
 S(timer, struct mote_timer_slot);
 S(watch, struct mote_watch_slot);
 S(llm_call, struct mote_llm_call);
+S(conn, struct mote_conn);
+S(tls_kept, char[MOTE_TLS_SESSION_CACHE * (MOTE_TLS_SESSION_BYTES + 64)]);
 S(journal, struct mote_journal);
 S(jbuf, struct mote_jbuf);
 S(session, struct mote_session);
@@ -51,6 +53,7 @@ $NM -S "$b/tmp/sizeof.o" | awk '
     END {
         printf "struct mote_loop             %9d  (jobs %d B each, timers %d, watches %d)\n", v["loop"], v["job"], v["timer"], v["watch"]
         printf "struct mote_llm_call         %9d  one model request (the client)\n", v["llm_call"]
+        printf "struct mote_conn             %9d  a kept connection; its TLS state is a session of the backend (bss, MOTE_TLS_SESSIONS), TLS sessions kept for resumption about %d\n", v["conn"], v["tls_kept"]
         printf "struct mote_journal          %9d  one open journal, + struct mote_jbuf %d shared\n", v["journal"], v["jbuf"]
         printf "struct mote_session          %9d  the agent: conversation %d, stream slot %d, tool-run slot %d\n", v["session"], v["conv"], v["stream"], v["tool_run"]
         printf "struct mote_mcp              %9d  MCP servers (optional), %d per server\n", v["mcp"], v["mcp_server"]

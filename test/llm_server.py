@@ -32,7 +32,11 @@ Steps:
   {"tool": ..., "raw_input": ""}                the tool input's JSON text as sent (may be empty)
   {"error_event": ..., "error_code": "..."}      OpenAI: the error's code too
   {"flood_pings": SECONDS}                      SSE pings as fast as possible, then close
-
+  {"reset": "rst"}                              close with a reset (RST) instead of a FIN
+  {"close_before_body": true}                   read the request's head, then reset the
+                                                connection without reading its body
+  {..., "close": true}                          answer, then close (no "connection: close")
+  {..., "headers": {"connection": "close"}}     more response headers (a streamed answer)
   {"events": [OBJ, ...]}                        these events as they are (Anthropic: each
                                                 object's "type" is its event name; OpenAI:
                                                 "data: OBJ", a string as it is, "[DONE]")
@@ -40,29 +44,45 @@ Steps:
                                                 names in it mapped, a missing final blank
                                                 line added)
 
-Every request is appended to --log as one JSON line (path, headers, body).
-The chosen port is written to --port-file once listening.
-
 Every request body is first checked against the rules the real APIs
 enforce (check_body below; --no-rules or MOTE_LLM_RULES=off turns this
 off): a body that breaks one is answered as the API answers it, HTTP 400
 with the API's own error JSON, and takes no step of the script. Each
 checked body is one line in --checks-file (default $MOTE_LLM_CHECKS), so
 a run can say how many bodies were checked and that none broke a rule.
+
+Connections are kept alive as HTTP/1.1 servers keep them: a response that
+ends properly (Content-Length, the chunked body's last chunk) leaves the
+connection open for the next request, unless the client asked to close,
+the step stalls or floods, or --no-keep-alive. --idle-close MIN[:MAX]
+closes a connection idle for MIN ms (a random time between MIN and MAX:
+closes at random moments); --race P drops a request that comes on a kept
+connection with chance P, closing the connection unanswered (as a server
+that closed it just as the request went out; the log says "dropped").
+
+Every request is appended to --log as one JSON line (path, headers, body,
+and the connection: "conn" its number, "conn_req" the request's number
+on it, "tls_reused" whether its TLS session was resumed, "alpn" the
+protocol chosen with ALPN, "refused" the rule it broke). The chosen port is written to --port-file
+once listening.
 """
 import argparse
 import json
 import os
+import random
 import re
 import socket
 import ssl
+import struct
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-LOCK = threading.Lock()
-STATE = {"script": [], "next": 0, "log": None, "count": 0, "rules": True, "checks": None}
+LOCK = threading.RLock()  # (re-entered: conn_fields inside a logging block)
+STATE = {"script": [], "next": 0, "log": None, "count": 0, "rules": True, "checks": None,
+         "conns": 0, "keep_alive": True, "idle_close": None, "tls": None, "race": 0.0,
+         "rng": random.Random(1)}
 
 
 # ---- the APIs' own rules ------------------------------------------------------
@@ -423,6 +443,81 @@ def next_step():
     return None
 
 
+def peek_step():
+    with LOCK:
+        if STATE["next"] < len(STATE["script"]):
+            return STATE["script"][STATE["next"]]
+    return None
+
+
+# ---- connections: numbering, keep-alive, scripted and random closes ----
+
+def conn_fields(h):
+    """What the log says of the request's connection (numbers it on its
+    first request)."""
+    if not hasattr(h, "conn_no"):
+        with LOCK:
+            STATE["conns"] += 1
+            h.conn_no = STATE["conns"]
+        h.conn_reqs = 0
+    h.conn_reqs += 1
+    tls = h.connection if isinstance(h.connection, ssl.SSLSocket) else None
+    return {"conn": h.conn_no, "conn_req": h.conn_reqs,
+            "tls_reused": tls.session_reused if tls else None,
+            "alpn": tls.selected_alpn_protocol() if tls else None}
+
+
+def keeps(step):
+    """Whether the connection stays open after this step's answer."""
+    return STATE["keep_alive"] and not step.get("close")
+
+
+def reset(sock):
+    """Closes with a reset (SO_LINGER 0), not a FIN."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
+def early_close(h):
+    """A close_before_body step, or a request --race drops: the head was
+    read, the body never is, nothing is answered."""
+    step = peek_step()
+    kept = getattr(h, "conn_reqs", 0) > 0
+    with LOCK:
+        drop = kept and STATE["race"] > 0 and STATE["rng"].random() < STATE["race"]
+        fin = drop and STATE["rng"].random() < 0.5
+    if not drop and (not step or not step.get("close_before_body")):
+        return False
+    if not drop:
+        next_step()
+    if STATE["log"]:
+        with LOCK, open(STATE["log"], "a") as f:
+            f.write(json.dumps(dict({"path": h.path, "dropped" if drop else "closed_before_body": True},
+                                    **conn_fields(h))) + "\n")
+    h.close_connection = True
+    if fin:
+        h.connection.shutdown(socket.SHUT_RDWR)
+    else:
+        reset(h.connection)
+    return True
+
+
+def arm_idle_close(h):
+    """With --idle-close: the connection is closed if the next request
+    does not begin in time (http.server ends it on the read's timeout)."""
+    if STATE["idle_close"] and not h.close_connection:
+        lo, hi = STATE["idle_close"]
+        with LOCK:
+            t = STATE["rng"].uniform(lo, hi)
+        h.connection.settimeout(t / 1000.0)
+
+
 def last_user_text(body, dialect):
     """The last user message's text, or the last tool result's."""
     msgs = body.get("messages") or []
@@ -472,6 +567,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_raw(b"0\r\n\r\n")
 
     def do_POST(self):
+        if early_close(self):
+            return
+        self.connection.settimeout(None)
         length = int(self.headers.get("content-length", "0"))
         raw = self.rfile.read(length) if length else b""
         try:
@@ -487,13 +585,15 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(json.dumps({"path": self.path, "dialect": dialect,
                                     "headers": {k.lower(): v for k, v in self.headers.items()},
                                     "body": body, "raw": raw.decode(errors="replace"),
-                                    "refused": refused.message if refused else None})
+                                    "refused": refused.message if refused else None,
+                                    **conn_fields(self)})
                         + "\n")
         if refused is not None:
             self.refuse(refused, dialect)
             return
         step = next_step() or auto_step(body, dialect)
         self.serve(step, dialect, body)
+        arm_idle_close(self)
 
     def refuse(self, r, dialect):
         """HTTP 400 with the API's own error body."""
@@ -511,6 +611,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_raw(payload)
 
     def serve(self, step, dialect, body):
+        if step.get("reset") == "rst":
+            self.close_connection = True
+            reset(self.connection)
+            return
         if step.get("reset"):
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
@@ -556,6 +660,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.send_raw(payload)
+            self.close_connection = self.close_connection or not keeps(step)
             return
         if "status" in step:
             payload = json.dumps(step.get("body") or {
@@ -568,14 +673,18 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.send_raw(payload)
+            self.close_connection = self.close_connection or not keeps(step)
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
+        for k, v in step.get("headers", {}).items():
+            self.send_header(k, v)  # ("connection: close" closes after the answer)
         self.end_headers()
-        self.close_connection = True
+        self.close_connection = self.close_connection or not keeps(step) or "stall" in step
         delay = step.get("delay_ms", 0) / 1000.0
         if "flood_pings" in step:
+            self.close_connection = True
             # SSE pings as fast as the socket takes them (100 KB a write),
             # for the given seconds or until the client goes away
             burst = sse("ping", {"type": "ping"}) * 3000
@@ -780,6 +889,39 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def finish_request(self, request, client_address):
+        # Small writes go out at once, as production servers send events
+        # (with Nagle's algorithm each event after the first of a kept
+        # connection waits for the client's delayed acknowledgement).
+        try:
+            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+        # TLS per connection, in its own thread: a handshake never holds
+        # up accept() (a slow client, or a delayed link, would serialise
+        # every other one behind it).
+        if STATE["tls"] is not None:
+            try:
+                request = STATE["tls"].wrap_socket(request, server_side=True,
+                                                   do_handshake_on_connect=False)
+                request.settimeout(30)
+                request.do_handshake()
+                request.settimeout(None)
+            except (ssl.SSLError, OSError):
+                try:
+                    request.close()
+                except OSError:
+                    pass
+                return
+        super().finish_request(request, client_address)
+
+    def handle_error(self, request, client_address):
+        # A client that refuses the certificate ends with an alert, and one
+        # may go away mid-answer: expected in tests, not worth a traceback.
+        if isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError)):
+            return
+        super().handle_error(request, client_address)
+
 
 class Server6(Server):
     address_family = socket.AF_INET6
@@ -799,9 +941,21 @@ def main():
                     help="take bodies that break the real APIs' rules (also MOTE_LLM_RULES=off)")
     ap.add_argument("--checks-file", default=os.environ.get("MOTE_LLM_CHECKS"),
                     help="append one line per checked body (default $MOTE_LLM_CHECKS)")
+    ap.add_argument("--no-keep-alive", action="store_true", help="close after every response")
+    ap.add_argument("--idle-close", help="MIN[:MAX] ms: close a connection idle that long")
+    ap.add_argument("--race", type=float, default=0.0,
+                    help="the chance that a request on a kept connection finds it closing: "
+                         "dropped unread, the connection closed (FIN or RST)")
+    ap.add_argument("--seed", type=int, default=1, help="for --idle-close and --race")
     a = ap.parse_args()
     STATE["rules"] = not a.no_rules and os.environ.get("MOTE_LLM_RULES", "on") != "off"
     STATE["checks"] = a.checks_file
+    STATE["race"] = a.race
+    STATE["rng"] = random.Random(a.seed)
+    STATE["keep_alive"] = not a.no_keep_alive
+    if a.idle_close:
+        lo, _, hi = a.idle_close.partition(":")
+        STATE["idle_close"] = (float(lo), float(hi or lo))
     if a.script:
         with open(a.script) as f:
             STATE["script"] = json.load(f)
@@ -811,7 +965,8 @@ def main():
     if a.cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.cert, a.key)
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+        ctx.set_alpn_protocols(["http/1.1"])
+        STATE["tls"] = ctx
     port = srv.server_address[1]
     if a.port_file:
         tmp = a.port_file + ".tmp"

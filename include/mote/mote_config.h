@@ -238,6 +238,23 @@
 #define MOTE_LLM_BACKOFF_MAX_MS 30000
 #endif
 
+/* Kept connections (struct mote_conn): how long one may stay idle before
+ * it is closed, ms (0: a connection per request, sent with "connection:
+ * close"). Below the idle limits of what fronts the public APIs (AWS
+ * load balancers 60 s, nginx 75 s, Cloudflare 400 s); servers with
+ * shorter ones (Node and uvicorn, so vLLM, 5 s; llama.cpp's 5 s) close
+ * first, which an idle connection notices at once (docs/LLM.md). */
+#ifndef MOTE_LLM_KEEP_IDLE_MS
+#define MOTE_LLM_KEEP_IDLE_MS 50000
+#endif
+/* After a stream's last event, how long the end of its response (the
+ * chunked body's last chunk) is waited for, ms: the answer is complete
+ * by then, and a response that does not end in time costs only its
+ * connection, which is closed instead of kept. */
+#ifndef MOTE_LLM_TAIL_MS
+#define MOTE_LLM_TAIL_MS 2000
+#endif
+
 /* ---- conversations ------------------------------------------------------ */
 
 /* Longest journal record (one JSON line), bytes. A journal keeps two
@@ -454,6 +471,24 @@
  * NUL (a longer root gives MOTE_ERR_NAMETOOLONG). At least 64. */
 #ifndef MOTE_POSIX_PATH_MAX
 #define MOTE_POSIX_PATH_MAX 1024
+#endif
+
+/* TLS sessions kept for resumption (mote_tls_peer.resume): how many
+ * servers' sessions the process keeps in memory (0: none, every
+ * handshake is a full one); the largest session kept, bytes of mbedTLS's
+ * serialised form (about 150 plus the ticket, plus the server's
+ * certificate where mbedTLS keeps it, as Debian's build does; a larger
+ * one is not kept); and the oldest session offered, seconds since its
+ * full handshake (RFC 5246 suggests at most 24 hours; a ticket's own
+ * lifetime and mote_llm_conf.tls_session_max_s can make it shorter). */
+#ifndef MOTE_TLS_SESSION_CACHE
+#define MOTE_TLS_SESSION_CACHE 4
+#endif
+#ifndef MOTE_TLS_SESSION_BYTES
+#define MOTE_TLS_SESSION_BYTES 4096
+#endif
+#ifndef MOTE_TLS_SESSION_MAX_S
+#define MOTE_TLS_SESSION_MAX_S 86400
 #endif
 
 /* ---- checks -------------------------------------------------------------- */
@@ -708,6 +743,11 @@
     MOTE_TLS_CHAIN_MAX < 1
 #error "MOTE_TLS_SESSIONS must be 1..64, MOTE_TLS_READAHEAD at least 64, MOTE_TLS_CHAIN_MAX at least 1"
 #endif
+#if MOTE_TLS_SESSION_CACHE < 0 || MOTE_TLS_SESSION_CACHE > 64 || MOTE_TLS_SESSION_BYTES < 512 || \
+    MOTE_TLS_SESSION_MAX_S < 1
+#error "MOTE_TLS_SESSION_CACHE must be 0..64, MOTE_TLS_SESSION_BYTES at least 512 and MOTE_TLS_SESSION_MAX_S at least 1"
+#endif
+
 #if MOTE_TLS_READ_CHUNK < 512 || MOTE_TLS_CERT_MAX < 1024 || MOTE_TLS_BUNDLE_MAX < 65536 || \
     MOTE_TLS_ARENA < 32768
 #error "MOTE_TLS_READ_CHUNK must be at least 512, MOTE_TLS_CERT_MAX 1024, MOTE_TLS_BUNDLE_MAX 65536 and MOTE_TLS_ARENA 32768"
@@ -865,7 +905,10 @@
 /* the MQTT client's limits, a chain of their own */
 #define MOTE_SIG_MQTT_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MQTT_PAYLOAD_MAX), MOTE_MQTT_TOPIC_MAX), MOTE_MQTT_OUT_MAX), MOTE_MQTT_INFLIGHT), MOTE_MQTT_RX_INFLIGHT), MOTE_MQTT_SUBS_MAX), MOTE_MQTT_CTL_MAX), MOTE_MQTT_RECV_BUF), MOTE_MQTT_KEEPALIVE_S), MOTE_MQTT_PING_TIMEOUT_MS), MOTE_MQTT_CONNECT_TIMEOUT_MS), MOTE_MQTT_BACKOFF_MS), MOTE_MQTT_BACKOFF_MAX_MS)
+/* kept connections and TLS sessions: a chain of their own */
+#define MOTE_SIG_WIRE_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */
