@@ -284,7 +284,7 @@ static int over_end(struct mote_conv *c)
     }
     r.input_len = n;
     rc = mote_journal_call(&c->jr, &r);
-    if (rc == MOTE_ERR_TOO_LARGE && c->jr.err == 0) {
+    if ((rc == MOTE_ERR_TOO_LARGE || rc == MOTE_ERR_BADMSG) && c->jr.err == 0) {
         r.input = "{}";
         r.input_len = 2;
         rc = mote_journal_call(&c->jr, &r);
