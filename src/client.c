@@ -764,6 +764,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     mote_http_resp_init(&c->http, on_body, c);
                     mote_sse_init(&c->sse, on_sse, c);
                     mote_llm_dec_init(&c->dec, c->conf->provider, on_decoded, c);
+                    c->dec.id_seed = c->req->id_seed;
                     c->phase = MOTE_PHASE_HEADERS;
                     if (c->on_phase != NULL)
                         c->on_phase(c->on_event_arg, MOTE_PHASE_HEADERS); /* body sent */

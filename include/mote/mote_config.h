@@ -132,8 +132,9 @@
 
 /* ---- model client ------------------------------------------------------- */
 
-/* Parallel tool calls one model answer may make. More fail the turn with
- * MOTE_ERR_FULL (never silently dropped). */
+/* Parallel tool calls of one model answer that mote runs. The calls past
+ * them are journaled but never run: each gets an error result asking the
+ * model to call it again (docs/LLM.md), so the conversation goes on. */
 #ifndef MOTE_LLM_MAX_TOOL_CALLS
 #define MOTE_LLM_MAX_TOOL_CALLS 8
 #endif
@@ -141,6 +142,17 @@
 /* Content blocks tracked in one Anthropic answer (text, tool use, ...). */
 #ifndef MOTE_LLM_MAX_BLOCKS
 #define MOTE_LLM_MAX_BLOCKS 32
+#endif
+
+/* Bytes of white space the request writer holds back at the end of a
+ * piece of an answer's text, until the next part shows whether the text
+ * goes on (then they are sent before it) or ends (then they are dropped:
+ * no answer is sent ending in white space). A longer run at a piece's end
+ * keeps only its last MOTE_LLM_WS_HOLD bytes. It sizes the writer's state
+ * (struct mote_llm_wstate, in every struct mote_llm_body), not a limit on
+ * any input. 1..255. */
+#ifndef MOTE_LLM_WS_HOLD
+#define MOTE_LLM_WS_HOLD 64
 #endif
 
 /* Bytes of one unescaped text delta or tool-input fragment (one SSE
@@ -536,6 +548,9 @@
 #if MOTE_LLM_MAX_TOOL_CALLS < 1 || MOTE_LLM_MAX_TOOL_CALLS > 255 || MOTE_LLM_MAX_BLOCKS < 2 || MOTE_LLM_MAX_BLOCKS > 255
 #error "MOTE_LLM_MAX_TOOL_CALLS must be 1..255 and MOTE_LLM_MAX_BLOCKS 2..255"
 #endif
+#if MOTE_LLM_WS_HOLD < 1 || MOTE_LLM_WS_HOLD > 255
+#error "MOTE_LLM_WS_HOLD must be 1..255 (its count is one byte of the writer's state)"
+#endif
 
 #if MOTE_MCP_RESULT_MAX < 1024 || MOTE_MCP_RESULT_MAX > MOTE_MCP_LINE_MAX
 #error "MOTE_MCP_RESULT_MAX must be 1024..MOTE_MCP_LINE_MAX"
@@ -901,7 +916,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)
 /* the rest, on the short chain */
 #define MOTE_SIG_MORE_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX), MOTE_LLM_WS_HOLD)
 /* the MQTT client's limits, a chain of their own */
 #define MOTE_SIG_MQTT_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MQTT_PAYLOAD_MAX), MOTE_MQTT_TOPIC_MAX), MOTE_MQTT_OUT_MAX), MOTE_MQTT_INFLIGHT), MOTE_MQTT_RX_INFLIGHT), MOTE_MQTT_SUBS_MAX), MOTE_MQTT_CTL_MAX), MOTE_MQTT_RECV_BUF), MOTE_MQTT_KEEPALIVE_S), MOTE_MQTT_PING_TIMEOUT_MS), MOTE_MQTT_CONNECT_TIMEOUT_MS), MOTE_MQTT_BACKOFF_MS), MOTE_MQTT_BACKOFF_MAX_MS)
