@@ -31,6 +31,31 @@ static void on_closed(void *app)
     mote_httpd_say(&sv->http, "stopped", NULL, NULL);
 }
 
+/* A disk turn: a budget of the journal being read, then whatever waited
+ * for journals (lists, states, the walk) goes on; another turn while
+ * anything still waits. */
+static void disk_turn(struct serve *sv)
+{
+    bool more = mote_serve_disk_read(sv);
+    unsigned i;
+
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
+        struct serve_stream *st = &sv->streams[i];
+        struct mote_httpd_conn *c = &sv->http.conns[i];
+
+        if (c->state != MOTE_HTTPD_RESP)
+            continue;
+        if (st->kind == SERVE_STREAM_LIST || st->kind == SERVE_STREAM_WAIT)
+            more = mote_serve_http_disk_turn(sv, c) || more;
+        else if (st->kind == SERVE_STREAM_EVENTS && st->wants_sum)
+            more = mote_serve_stream_disk_turn(sv, c) || more;
+    }
+    if (sv->walk.active)
+        more = mote_serve_walk_turn(sv) || more;
+    if (more || sv->scanning)
+        mote_serve_disk_kick(sv);
+}
+
 static const struct mote_httpd_handler handler = {
     mote_serve_on_head,     mote_serve_on_request, mote_serve_stream_fill,
     mote_serve_stream_ping, mote_serve_stream_done, on_closed,
@@ -74,6 +99,7 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     sv->loop = loop;
     sv->port = p;
     sv->conf = *conf;
+    sv->disk_turn = disk_turn;
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++)
         sv->streams[i].sh = -1;
     memset(&hc, 0, sizeof(hc));
@@ -107,7 +133,7 @@ int mote_serve_listen(struct mote_serve *pub)
     pub->tcp_port = sv->http.tcp_port;
     if (rc < 0)
         return rc;
-    mote_serve_prune(sv);
+    mote_serve_prune_now(sv);
     return 0;
 }
 
@@ -177,6 +203,7 @@ void mote_serve_deinit(struct mote_serve *pub)
     struct serve *sv = mote_serve_state(pub);
 
     mote_httpd_deinit(&sv->http);
+    mote_serve_disk_stop(sv);
     if (sv->recover_timer != 0)
         (void)mote_timer_stop(sv->loop, sv->recover_timer);
     sv->recover_timer = 0;

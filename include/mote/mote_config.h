@@ -673,6 +673,25 @@
 #define MOTE_SERVE_RULES_MAX 32
 #endif
 
+/* Bytes of journal the server reads per loop turn when it reads journals
+ * it does not hold (the list, the state of a conversation not loaded,
+ * retention): a longer journal is read over more turns, so that other
+ * clients are answered meanwhile. A line up to MOTE_JOURNAL_LINE_MAX is
+ * read whole and may pass it. 4096..16 MiB. */
+#ifndef MOTE_SERVE_SCAN_STEP
+#define MOTE_SERVE_SCAN_STEP 65536
+#endif
+
+/* Journals whose summary (state, size, user messages, first words) the
+ * server keeps, about 340 bytes each: a journal is read again only when
+ * it changed, or when its summary made room for another's. At least the
+ * list's page (MOTE_SERVE_LIST_PAGE) and the retention's --keep keep
+ * listings and retention from reading the same journals again.
+ * 1..65536. */
+#ifndef MOTE_SERVE_SUMMARIES
+#define MOTE_SERVE_SUMMARIES 128
+#endif
+
 #if MOTE_SERVE_MAX_CONNS < 1 || MOTE_SERVE_MAX_CONNS > 1024
 #error "MOTE_SERVE_MAX_CONNS must be 1..1024"
 #endif
@@ -694,6 +713,12 @@
 #endif
 #if MOTE_SERVE_RECOVER_MAX < 1 || MOTE_SERVE_RULES_MAX < 1
 #error "MOTE_SERVE_RECOVER_MAX and MOTE_SERVE_RULES_MAX must be at least 1"
+#endif
+#if MOTE_SERVE_SCAN_STEP < 4096 || MOTE_SERVE_SCAN_STEP > 16777216
+#error "MOTE_SERVE_SCAN_STEP must be 4096..16777216 bytes"
+#endif
+#if MOTE_SERVE_SUMMARIES < 1 || MOTE_SERVE_SUMMARIES > 65536
+#error "MOTE_SERVE_SUMMARIES must be 1..65536"
 #endif
 #if MOTE_MCP_CONF_ARENA < 1024 || MOTE_MCP_CONF_ARGS < 1 || MOTE_MCP_CONF_ENV < 4
 #error "MOTE_MCP_CONF_ARENA must be at least 1024, MOTE_MCP_CONF_ARGS at least 1, MOTE_MCP_CONF_ENV at least 4"
@@ -747,6 +772,10 @@
 /* the rest, on the short chain */
 #define MOTE_SIG_MORE_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX)
-#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL))
+/* the service's limits (mote serve on a device), a chain of their own */
+#define MOTE_SIG_SVC_ \
+    MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES)
+#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
+                               (MOTE_SIG_SVC_ * 5UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

@@ -89,18 +89,25 @@ enum mote_serve_phase {
  * connection (MOTE_SERVE_CONN_SIZE): its state, a request head, the
  * receive and send buffers. Besides: the body pool, the buffers one call
  * works in (a message, a response, a live event, a pending call's input,
- * a journal's recovery, a JSON document), the recovery queue and small
- * state. */
+ * a JSON document), the journal being read and the summaries of those
+ * read (MOTE_SERVE_SUMMARIES), the retention's and the recovery's queues,
+ * and small state. */
 #define MOTE_SERVE_CONN_SIZE                                                                       \
     (sizeof(struct mote_hreq) + MOTE_SERVE_IN_BUF + MOTE_SERVE_OUT_BUF + MOTE_CONV_ID_MAX +        \
      14 * sizeof(uint64_t) + 6 * sizeof(void *))
 #define MOTE_SERVE_AREA_SIZE                                                                       \
     (MOTE_SERVE_MAX_CONNS * MOTE_SERVE_CONN_SIZE +                                                 \
      MOTE_SERVE_BODY_BUFS * (MOTE_SERVE_BODY_MAX + 1) + MOTE_SERVE_BODY_MAX +                      \
-     2 * MOTE_SERVE_OUT_BUF + 1280 + sizeof(struct mote_journal) + sizeof(struct mote_recovery) +  \
-     sizeof(struct mote_json) + MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX +                        \
+     2 * MOTE_SERVE_OUT_BUF + 1280 + sizeof(struct mote_jscan) + sizeof(struct mote_json) +        \
+     MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX + MOTE_SERVE_SUMMARIES * MOTE_SERVE_SUM_SIZE +       \
+     (MOTE_PRUNE_BATCH + 2) * (MOTE_CONV_ID_MAX + 3 * sizeof(uint64_t)) +                          \
      MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
-     32 * sizeof(uint64_t) + 8 * sizeof(void *))
+     40 * sizeof(uint64_t) + 10 * sizeof(void *))
+
+/* What the server keeps of a journal it does not hold (its summary), bytes. */
+#define MOTE_SERVE_SUM_SIZE                                                                        \
+    (MOTE_CONV_ID_MAX + MOTE_JSCAN_FIRST + sizeof(((struct mote_recovery *)0)->last_error) +       \
+     8 * sizeof(uint64_t))
 
 /* The server: owned by the caller (a static: it is large, mostly
  * buffers, MOTE_SERVE_AREA_SIZE), used through the functions below. The

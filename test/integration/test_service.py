@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Integration tests of `mote serve` as a device service: one slow job
+never stalls the other clients, secrets come from real randomness, the
+socket can be opened to a group, and the API means one thing per word
+(status codes, retry, usage, the log).
+
+    test_service.py BUILDDIR
+Prints one line per test and "N passed, M failed".
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from harness import TMP, Skip, check, run_all, start_server, wait_for
+from test_serve import Events, Serve, UConn, journal_of
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+MOTE = os.path.join(BUILD, "mote")
+
+
+# ---- journals made fast --------------------------------------------------------
+
+def write_journal(state, cid, size, text_bytes=4000):
+    """A valid finished journal of about `size` bytes (docs/JOURNAL.md):
+    the open record, then turns of user, request and assistant records."""
+    d = os.path.join(state, "conversations")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    filler = ("lorem ipsum dolor sit amet " * (text_bytes // 27 + 1))[:text_bytes]
+    turn = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in (
+        {"t": "user", "text": "question: " + filler[:200]},
+        {"t": "request", "attempt": 1},
+        {"t": "assistant", "text": filler, "stop": "end_turn",
+         "usage": {"in": 120, "out": 900}})).encode()
+    head = (json.dumps({"t": "open", "v": 2, "id": cid}, separators=(",", ":")) + "\n").encode()
+    n = max(1, (size - len(head)) // len(turn))
+    path = os.path.join(d, cid + ".jsonl")
+    with open(path, "wb") as f:
+        f.write(head + turn * n)
+    os.chmod(path, 0o600)
+    return path
+
+
+class Prober:
+    """GET /v1/health, one after the other on a keep-alive connection, on
+    a thread: the slowest answer is what a client waits at worst."""
+
+    REQ = b"GET /v1/health HTTP/1.1\r\nHost: mote\r\n\r\n"
+
+    def __init__(self, sock_path):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(30)
+        self.s.connect(sock_path)
+        self.times, self.stop, self.err = [], False, None
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def one(self):
+        t0 = time.monotonic()
+        self.s.sendall(self.REQ)
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            d = self.s.recv(4096)
+            if not d:
+                raise OSError("closed")
+            buf += d
+        head, _, body = buf.partition(b"\r\n\r\n")
+        n = int([l.split(b":")[1] for l in head.split(b"\r\n")
+                 if l.lower().startswith(b"content-length:")][0])
+        while len(body) < n:
+            d = self.s.recv(4096)
+            if not d:
+                raise OSError("closed")
+            body += d
+        check(head.split()[1] == b"200", head)
+        return time.monotonic() - t0
+
+    def run(self):
+        try:
+            while not self.stop:
+                self.times.append(self.one())
+                time.sleep(0.005)
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            self.err = e
+
+    def finish(self):
+        self.stop = True
+        self.t.join(30)
+        self.s.close()
+        check(self.err is None, "health probe failed: %r" % self.err)
+        return self.times
+
+
+def big_journals(state, njournals=24, size=4 << 20):
+    """Written while the server runs: none of them was read at its start."""
+    for i in range(njournals):
+        write_journal(state, "big-%02d" % i, size)
+
+
+def list_and_edit(s, state, edit_cid):
+    """While GET /v1/conversations reads every journal and edit_file
+    changes an 8 MiB file, /v1/health is asked again and again. Returns
+    (health latencies, seconds the list took, the list)."""
+    probe = Prober(s.sock)
+    try:
+        ack = s.say(edit_cid, "edit the big file")
+        t0 = time.monotonic()
+        st, lst = s.req("GET", "/v1/conversations?limit=100")
+        took = time.monotonic() - t0
+        check(st == 200, (st, lst))
+        s.wait_state(edit_cid, "idle", 120)
+    finally:
+        times = probe.finish()
+    recs = journal_of(state, edit_cid)
+    res = [r for r in recs if r["t"] == "tool_result"]
+    check(len(res) == 1 and not res[0].get("error") and "edited" in res[0]["text"], res)
+    check(ack["offset"] > 0, ack)
+    return times, took, lst
+
+
+def edit_setup(state):
+    big = os.path.join(state, "big.txt")
+    line = b"x" * 99 + b"\n"
+    with open(big, "wb") as f:
+        f.write(line * ((8 << 20) // 100 - 1) + b"THE-END-MARKER\n")
+    check(os.path.getsize(big) <= 8 << 20, os.path.getsize(big))
+    return big, [{"tool": "edit_file", "input": {"path": big, "old_string": "THE-END-MARKER",
+                                                  "new_string": "EDITED"}},
+                 {"text": "done"}]
+
+
+def test_health_answers_while_the_list_reads_big_journals_and_a_tool_edits():
+    """The loop's promise: a step never blocks. GET /v1/conversations over
+    24 journals of 4 MB, and edit_file on an 8 MiB file, are done in
+    bounded steps, so /v1/health on another connection answers within
+    500 ms all along (a generous bound for a loaded 2-core machine and the
+    sanitizers; make bench measures the quiet figure)."""
+    state = tempfile.mkdtemp(prefix="svc-", dir=TMP)
+    big, script = edit_setup(state)
+    port, _ = start_server(script)
+    s = Serve(port, state, args=["--keep", "0", "--keep-bytes", "0", "--allow", "edit_file"])
+    try:
+        cid = s.create()
+        big_journals(state)
+        times, took, lst = list_and_edit(s, state, cid)
+        ids = [c["id"] for c in lst["conversations"]]
+        check(ids == sorted(["big-%02d" % i for i in range(24)] + [cid]), ids)
+        one = [c for c in lst["conversations"] if c["id"] == "big-00"][0]
+        check(one["state"] == "idle" and one["user_messages"] > 900 and
+              one["first"].startswith("question: lorem"), one)
+        check(len(times) >= 5, "health was asked %d times" % len(times))
+        worst = max(times)
+        print("  health: %d probes, worst %.1f ms; list %.2f s" % (len(times), worst * 1000, took))
+        check(worst < 0.5, "health waited %.0f ms (list %.1f s, %d probes)" %
+              (worst * 1000, took, len(times)))
+        with open(big, "rb") as f:
+            f.seek(-20, 2)
+            check(f.read().endswith(b"EDITED\n"), "the file was edited")
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
+if __name__ == "__main__":
+    sys.exit(run_all("service", dict(globals())))
