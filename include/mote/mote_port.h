@@ -258,9 +258,11 @@ struct mote_port {
     /* Starts argv[0] (searched in PATH) with environment `envp` (NULL:
      * inherit) in a new process group, stdin/stdout/stderr on non-blocking
      * pipes returned in fds[0..2] (fds[2] is -1 with `merge_err`: stderr
-     * then goes to the stdout pipe). Returns 0 and a handle in *pid for
+     * then goes to the stdout pipe). Does not wait for the program to be
+     * loaded: returns 0 and a handle in *pid for
      * proc_signal/proc_reap/proc_group, or < 0 (MOTE_ERR_NOENT when the
-     * program cannot be run). */
+     * program is not there); a program that only its start finds
+     * unrunnable says why on its stderr and exits 127 (as a shell). */
     int (*proc_spawn)(void *ctx, const char *const *argv, const char *const *envp, bool merge_err,
                       int fds[3], int64_t *pid);
 
@@ -284,7 +286,10 @@ struct mote_port {
      * runs. */
     uint64_t (*proc_start_time)(void *ctx, int64_t pid);
 
-    /* The process group id of a child (for the journal), or < 0. */
+    /* The process group id of a child (for the journal), or < 0
+     * (MOTE_ERR_AGAIN: the port does not know it yet). The POSIX port
+     * learns it from the child's supervisor right after its fork and may
+     * wait that long (not for the exec). */
     int64_t (*proc_group)(void *ctx, int64_t pid);
 
     /* Non-blocking I/O on the pipes proc_spawn returned: the count (may be

@@ -47,7 +47,7 @@ class UConn(http.client.HTTPConnection):
 class Serve:
     """A `mote serve` process and its clients."""
 
-    def __init__(self, port, state=None, args=(), env_more=None, wait=True):
+    def __init__(self, port, state=None, args=(), env_more=None, wait=True, prefix=()):
         self.state = state or tempfile.mkdtemp(prefix="serve-", dir=TMP)
         self.sock = os.path.join(self.state, "mote.sock")
         self.errpath = os.path.join(self.state, "serve.err.%d" % time.time_ns())
@@ -56,8 +56,8 @@ class Serve:
         e["MOTE_BACKOFF_MS"] = "50"
         e.pop("MOTE_SERVE_TOKEN", None)
         e.update(env_more or {})
-        self.args = [MOTE, "serve", "--state-dir", self.state, "--base-url",
-                     "http://127.0.0.1:%d" % port] + list(args)
+        self.args = list(prefix) + [MOTE, "serve", "--state-dir", self.state, "--base-url",
+                                    "http://127.0.0.1:%d" % port] + list(args)
         self.err = open(self.errpath, "w")
         self.p = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=self.err, env=e)

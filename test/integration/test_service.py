@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from harness import TMP, Skip, check, run_all, start_server, wait_for
+from harness import TMP, Skip, check, run_all, start_server, strace_cmd, wait_for
 from test_serve import Events, Serve, UConn, journal_of
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -164,6 +164,41 @@ def test_health_answers_while_the_list_reads_big_journals_and_a_tool_edits():
     finally:
         s.kill(signal.SIGTERM)
         check(s.wait() == 0, s.log())
+
+
+def test_a_tool_start_does_not_wait_for_its_exec():
+    """The POSIX port's spawn returns once the supervisor is forked: the
+    child's exec (here made to take 1.5 s by strace) is not waited for, so
+    /v1/health answers meanwhile; the group is still journaled, and the
+    tool's output arrives."""
+    port, _ = start_server([{"tool": "shell", "input": {"command": "echo started-fine"}},
+                            {"text": "done"}])
+    trace = os.path.join(TMP, "strace.%d" % time.time_ns())
+    prefix = strace_cmd(trace, "execve", follow=True) + [
+        "-e", "inject=execve:delay_enter=1500000"]
+    s = Serve(port, args=["--allow", "shell"], prefix=prefix,
+              env_more={"ASAN_OPTIONS": "detect_leaks=0"})
+    try:
+        cid = s.create()
+        probe = Prober(s.sock)
+        try:
+            s.say(cid, "run it")
+            s.wait_state(cid, "idle", 60)
+        finally:
+            times = probe.finish()
+        recs = journal_of(s.state, cid)
+        starts = [r for r in recs if r["t"] == "tool_start" and r.get("pgid", 0) > 0]
+        res = [r for r in recs if r["t"] == "tool_result"]
+        check(starts and res and "started-fine" in res[0]["text"], recs)
+        check(max(times) < 0.5, "health waited %.0f ms while a tool's exec took 1.5 s" %
+              (max(times) * 1000))
+    finally:
+        # the signal to mote itself (strace's child); strace ends with it
+        with open("/proc/%d/task/%d/children" % (s.p.pid, s.p.pid)) as f:
+            kids = [int(x) for x in f.read().split()]
+        for k in kids:
+            os.kill(k, signal.SIGTERM)
+        check(s.wait(60) == 0, s.log())
 
 
 if __name__ == "__main__":
