@@ -10,10 +10,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../cli/opts.h"
 #include "../common/setup.h"
@@ -235,6 +237,50 @@ static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, voi
     (void)mote_serve_signal(&srv, sig, (uint32_t)o.shutdown_ms);
 }
 
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+/* The token file, made from the kernel's generator once it is seeded: at
+ * early boot that waits (the loop does not run yet; nothing else is
+ * served), at most MOTE_SERVE_SECRET_WAIT_MS, on the descriptor the port
+ * names, and in rests of 50 ms where it names none or it turns readable
+ * too soon. Returns mote_serve_token's result. */
+static int make_token(bool *created)
+{
+    long bound = fe_env_ms("MOTE_SERVE_SECRET_WAIT_MS", MOTE_SERVE_SECRET_WAIT_MS), left;
+    struct timespec t0;
+    bool said = false;
+    int rc;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while ((rc = mote_serve_token(&pp.port, "serve.token", token, created)) == MOTE_ERR_AGAIN &&
+           (left = bound - ms_since(&t0)) > 0) {
+        unsigned char probe;
+        int fd = -1;
+        struct pollfd pf;
+        struct timespec rest = {0, 50000000L};
+
+        if (!said) {
+            fprintf(stderr, "mote serve: waiting for the kernel's random generator to be seeded "
+                            "(early boot) to make the token\n");
+            said = true;
+        }
+        if (pp.port.random_secret(pp.port.ctx, &probe, 1, &fd) != MOTE_ERR_AGAIN)
+            continue;
+        pf.fd = fd;
+        pf.events = POLLIN;
+        if (fd >= 0)
+            (void)poll(&pf, 1, (int)(left < 1000 ? left : 1000));
+        nanosleep(&rest, NULL);
+    }
+    return rc;
+}
+
 /* The TCP listener's token: MOTE_SERVE_TOKEN (always taken out of the
  * environment: tools never see it), else the 0600 file serve.token. */
 static int token_setup(void)
@@ -273,7 +319,14 @@ static int token_setup(void)
                                              : mote_strerror(rc));
         return 1;
     }
-    rc = mote_serve_token(&pp.port, "serve.token", token, &created);
+    rc = make_token(&created);
+    if (rc == MOTE_ERR_AGAIN) {
+        fprintf(stderr, "mote serve: the kernel's random generator is not seeded after %ld ms: "
+                        "no token is made from anything weaker; start again later, or set "
+                        "MOTE_SERVE_TOKEN\n",
+                (long)fe_env_ms("MOTE_SERVE_SECRET_WAIT_MS", MOTE_SERVE_SECRET_WAIT_MS));
+        return 1;
+    }
     if (rc == MOTE_ERR_CORRUPT) {
         fprintf(stderr, "mote serve: %s is not a token (64 hex digits); remove it to have a "
                         "new one made\n",

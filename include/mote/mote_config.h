@@ -692,6 +692,14 @@
 #define MOTE_SERVE_SUMMARIES 128
 #endif
 
+/* How long `mote serve` waits at its start, at most, for the kernel's
+ * random generator to be seeded when it must make the token file (early
+ * boot), ms; then it exits 1 saying so (a service manager starts it
+ * again). 0: it does not wait. */
+#ifndef MOTE_SERVE_SECRET_WAIT_MS
+#define MOTE_SERVE_SECRET_WAIT_MS 30000
+#endif
+
 #if MOTE_SERVE_MAX_CONNS < 1 || MOTE_SERVE_MAX_CONNS > 1024
 #error "MOTE_SERVE_MAX_CONNS must be 1..1024"
 #endif
@@ -774,7 +782,8 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX)
 /* the service's limits (mote serve on a device), a chain of their own */
 #define MOTE_SIG_SVC_ \
-    MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), \
+              MOTE_SERVE_SECRET_WAIT_MS)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SVC_ * 5UL & 0xFFFFFFFFUL))
 

@@ -176,8 +176,10 @@ struct mote_port {
 
     /* ---- random ---- */
 
-    /* Fills `buf` with `len` unpredictable bytes (for jitter and ids).
-     * Blocks only while the OS gathers entropy at boot. */
+    /* Fills `buf` with `len` unpredictable bytes for what is not a secret
+     * (jitter, ids, temporary names, process tags). Never blocks; before
+     * the OS's generator is seeded (early boot) a port may fall back to a
+     * weaker source. Secrets come from random_secret (below). */
     int (*random)(void *ctx, void *buf, size_t len);
 
     /* ---- net ----
@@ -423,6 +425,21 @@ struct mote_port {
      * file, not followed if a link), in seconds of the platform's real-time
      * clock. Returns 0, MOTE_ERR_NOENT, or < 0. */
     int (*st_time)(void *ctx, const char *name, int64_t *mtime);
+
+    /* ---- random, appended: secrets ----
+     * Optional: a port without it cannot make secrets (mote_serve_token
+     * fails with MOTE_ERR_NOSYS; the operator gives the token instead). */
+
+    /* Fills `buf` with `len` bytes fit for a secret (a credential): from
+     * the platform's cryptographic generator once it is seeded, never
+     * from a fallback. Never blocks: MOTE_ERR_AGAIN while the generator
+     * is not seeded yet (early boot), nothing written to `buf` then, and
+     * *wait_fd a descriptor that becomes readable when it may be (-1:
+     * none; ask again a little later). Returns 0, MOTE_ERR_AGAIN, or < 0
+     * (MOTE_ERR_NOSYS: the platform has no such generator). `random`
+     * above is for what is not a secret (ids, names, jitter) and may
+     * fall back to something weaker; this never does. */
+    int (*random_secret)(void *ctx, void *buf, size_t len, int *wait_fd);
 };
 
 #define MOTE_LOCK_HOLD 1

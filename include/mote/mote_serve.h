@@ -183,10 +183,15 @@ bool mote_serve_done(const struct mote_serve *sv);
 void mote_serve_deinit(struct mote_serve *sv);
 
 /* The bearer token kept in storage file `name` (one line of 64 hex
- * digits): read, or made from the port's random bytes and written
- * atomically (mode 0600 where it applies) when there is none. Returns 0
+ * digits): read, or made from the port's bytes for secrets
+ * (random_secret: never a weaker fallback) and written atomically (mode
+ * 0600 where it applies) when there is none. Never blocks. Returns 0
  * (*created tells which), or a storage failure; MOTE_ERR_CORRUPT if the
- * file holds something else. `out` needs 65 bytes. */
+ * file holds something else; MOTE_ERR_AGAIN when the port's generator is
+ * not seeded yet (early boot: nothing written; call again once
+ * random_secret's wait descriptor is readable, or a little later);
+ * MOTE_ERR_NOSYS when the port has no random_secret. `out` needs 65
+ * bytes. */
 int mote_serve_token(const struct mote_port *port, const char *name, char out[65], bool *created);
 
 #endif /* MOTE_SERVE_H */

@@ -201,5 +201,88 @@ def test_a_tool_start_does_not_wait_for_its_exec():
         check(s.wait(60) == 0, s.log())
 
 
+# ---- secrets --------------------------------------------------------------------
+
+SHIM = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* getrandom at early boot: the pool is not ready until SHIM_READY_FILE
+ * exists; a blocking call (which would hang for minutes) is counted in
+ * SHIM_BLOCKED_FILE and answered from the real pool. */
+ssize_t getrandom(void *buf, size_t len, unsigned flags)
+{
+    const char *ready = getenv("SHIM_READY_FILE");
+
+    if (ready == NULL || access(ready, F_OK) != 0) {
+        if (flags & GRND_NONBLOCK) {
+            errno = EAGAIN;
+            return -1;
+        }
+        if (getenv("SHIM_BLOCKED_FILE") != NULL)
+            close(open(getenv("SHIM_BLOCKED_FILE"), 01 | 0100, 0600));
+    }
+    return syscall(SYS_getrandom, buf, len, flags);
+}
+"""
+
+
+def shim():
+    so = os.path.join(TMP, "early_boot.so")
+    if not os.path.exists(so):
+        src = os.path.join(TMP, "early_boot.c")
+        with open(src, "w") as f:
+            f.write(SHIM)
+        r = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", so, src],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, r.stderr)
+    return so
+
+
+def early_boot_env(ready_file, blocked_file, wait_ms):
+    return {"LD_PRELOAD": shim(), "SHIM_READY_FILE": ready_file,
+            "SHIM_BLOCKED_FILE": blocked_file, "MOTE_SERVE_SECRET_WAIT_MS": str(wait_ms),
+            "ASAN_OPTIONS": "verify_asan_link_order=0:detect_leaks=1"}
+
+
+def test_the_token_waits_for_the_kernels_pool_or_the_start_fails():
+    """At early boot getrandom says "not yet": the token file is never made
+    from the clock-seeded fallback. mote serve waits for the pool (a bound:
+    MOTE_SERVE_SECRET_WAIT_MS) and makes it once the pool is ready, or
+    exits 1 saying why, with no token file."""
+    port, _ = start_server()
+    ready = os.path.join(TMP, "pool-ready.%d" % time.time_ns())
+    blocked = os.path.join(TMP, "blocked.%d" % time.time_ns())
+    # never ready within the bound: no token, a clear message, exit 1
+    s = Serve(port, args=["--listen", "127.0.0.1:0"], wait=False,
+              env_more=early_boot_env(ready, blocked, 1500))
+    wait_for(lambda: s.p.poll() is not None or "listening on" in s.log(), "the start's end", 30)
+    if s.p.poll() is None:
+        s.kill(signal.SIGKILL)
+    code = s.wait(30)
+    check(code == 1, "it served with a token made before the pool was ready: %s" % s.log())
+    check("not seeded after 1500 ms" in s.log() and "MOTE_SERVE_TOKEN" in s.log(), s.log())
+    check(not os.path.exists(os.path.join(s.state, "serve.token")), "no token file was made")
+    check(not os.path.exists(blocked), "no blocking getrandom")
+    # ready after a moment: the token is made then, from the pool
+    s = Serve(port, args=["--listen", "127.0.0.1:0"], wait=False,
+              env_more=early_boot_env(ready, blocked, 20000))
+    try:
+        wait_for(lambda: "waiting for the kernel's random generator" in s.log(), "the wait", 20)
+        check(not os.path.exists(os.path.join(s.state, "serve.token")), "not before the pool")
+        open(ready, "w").close()
+        wait_for(lambda: "listening on" in s.log(), "mote serve to listen", 20)
+        tok = open(os.path.join(s.state, "serve.token")).read().strip()
+        check(len(tok) == 64 and all(ch in "0123456789abcdef" for ch in tok), tok)
+        check(not os.path.exists(blocked), "no blocking getrandom")
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
 if __name__ == "__main__":
     sys.exit(run_all("service", dict(globals())))

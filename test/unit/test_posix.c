@@ -626,6 +626,29 @@ static void test_spawn_without_waiting_for_the_exec(void **state)
     assert_string_equal(out, "ran\n");
 }
 
+/* Secrets never come from the fallback: before the pool is ready the
+ * port says so (a descriptor to wait on, nothing written), and never
+ * blocks; once it is, the bytes are getrandom's. */
+static void test_random_secret_waits_for_the_pool(void **state)
+{
+    unsigned char a[32], zero[32];
+    int fd = 7;
+
+    (void)state;
+    memset(zero, 0, sizeof(zero));
+    memset(a, 0xAA, sizeof(a));
+    blocking_calls = 0;
+    pool_not_ready = 1;
+    assert_int_equal(pp.port.random_secret(pp.port.ctx, a, sizeof(a), &fd), MOTE_ERR_AGAIN);
+    assert_memory_equal(a, zero, sizeof(a));
+    assert_true(fd >= 0); /* /dev/random, readable once the pool is */
+    pool_not_ready = 0;
+    assert_int_equal(blocking_calls, 0);
+    assert_int_equal(pp.port.random_secret(pp.port.ctx, a, sizeof(a), &fd), 0);
+    assert_int_equal(fd, -1);
+    assert_memory_not_equal(a, zero, sizeof(a));
+}
+
 /* Out of descriptors is said for what it is. */
 static void test_err_mfile(void **state)
 {
@@ -719,6 +742,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clock_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_never_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_secret_waits_for_the_pool, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage_hardening, setup, teardown),
         cmocka_unit_test_setup_teardown(test_err_mfile, setup, teardown),

@@ -894,6 +894,21 @@ static void test_token_file(void **state)
     const struct mote_tport_file *f;
 
     (void)state;
+    /* early boot: the generator of secrets is not seeded - nothing is
+     * made from anything weaker, nothing is written */
+    tp.secret_not_seeded = true;
+    assert_int_equal(mote_serve_token(&tp.port, "serve.token", t1, &created), MOTE_ERR_AGAIN);
+    assert_false(created);
+    assert_null(mote_tport_file(&tp, "serve.token"));
+    tp.secret_not_seeded = false;
+    /* a port with no generator of secrets makes none (its `random` may be weak) */
+    {
+        struct mote_port p = tp.port;
+
+        p.random_secret = NULL;
+        assert_int_equal(mote_serve_token(&p, "serve.token", t1, &created), MOTE_ERR_NOSYS);
+        assert_null(mote_tport_file(&tp, "serve.token"));
+    }
     assert_int_equal(mote_serve_token(&tp.port, "serve.token", t1, &created), 0);
     assert_true(created);
     assert_int_equal(strlen(t1), 64);
