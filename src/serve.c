@@ -87,6 +87,7 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
 
     if (conf == NULL || p == NULL || conf->session == NULL || conf->conv == NULL ||
         (conf->socket_path == NULL && conf->listen == NULL) ||
+        (conf->socket_group != NULL && conf->socket_path == NULL) ||
         (conf->listen != NULL &&
          (conf->token == NULL || strlen(conf->token) < MOTE_SERVE_TOKEN_MIN)))
         return MOTE_ERR_INVAL;
@@ -120,6 +121,8 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     if (conf->listen != NULL)
         groups |= MOTE_PORT_LISTEN_TCP;
     pub->missing = mote_port_missing(p, groups);
+    if (pub->missing == NULL && conf->socket_group != NULL && !MOTE_PORT_HAS(p, net_listen_group))
+        pub->missing = "net_listen_group";
     return pub->missing != NULL ? MOTE_ERR_NOSYS : 0;
 }
 
@@ -131,6 +134,11 @@ int mote_serve_listen(struct mote_serve *pub)
     pub->lfd[0] = sv->http.lfd[0];
     pub->lfd[1] = sv->http.lfd[1];
     pub->tcp_port = sv->http.tcp_port;
+    pub->group_failed = false;
+    if (rc == 0 && sv->conf.socket_group != NULL && sv->http.lfd[0] >= 0) {
+        rc = sv->port->net_listen_group(sv->port->ctx, sv->http.lfd[0], sv->conf.socket_group);
+        pub->group_failed = rc < 0;
+    }
     if (rc < 0)
         return rc;
     mote_serve_prune_now(sv);

@@ -37,6 +37,7 @@ enum {
     OPT_ASK,
     OPT_APPROVAL,
     OPT_POLICY,
+    OPT_SOCKET_GROUP,
 };
 
 static const struct option serve_opts[] = {
@@ -47,6 +48,7 @@ static const struct option serve_opts[] = {
     {"ask", required_argument, NULL, OPT_ASK},
     {"approval", required_argument, NULL, OPT_APPROVAL},
     {"policy", required_argument, NULL, OPT_POLICY},
+    {"socket-group", required_argument, NULL, OPT_SOCKET_GROUP},
     {NULL, 0, NULL, 0},
 };
 
@@ -58,7 +60,7 @@ static struct mote_llm_conf llm;
 static struct mote_conv_conf cconf;
 static struct mote_mcp mcp;
 static struct cli_opts o;
-static const char *socket_path, *listen_addr, *policy_file;
+static const char *socket_path, *listen_addr, *policy_file, *socket_group;
 static enum mote_approval approval = MOTE_APPROVE_ASK;
 static struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
 static unsigned nrules;
@@ -71,6 +73,8 @@ static void usage(FILE *out)
     fputs("usage: mote serve [options]    the agent as a service: an HTTP API on a Unix socket\n"
           "\n"
           "  --socket PATH                the socket (default STATE/mote.sock, mode 0600)\n"
+          "  --socket-group GROUP         the socket also for GROUP's members (mode 0660),\n"
+          "                               e.g. a local web UI running as another user\n"
           "  --listen 127.0.0.1:PORT      also loopback TCP (a bearer token: MOTE_SERVE_TOKEN,\n"
           "                               else the 0600 file STATE/serve.token)\n"
           "  --approval ask|allow|deny    tools without a rule (default ask: the call waits\n"
@@ -128,6 +132,13 @@ static int parse(int argc, char **argv)
         switch (c) {
         case OPT_SOCKET:
             socket_path = optarg;
+            break;
+        case OPT_SOCKET_GROUP:
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "mote serve: --socket-group wants a group name or number\n");
+                return 2;
+            }
+            socket_group = optarg;
             break;
         case OPT_LISTEN:
             listen_addr = optarg;
@@ -374,6 +385,7 @@ static int start(void)
     vconf.session = &ses;
     vconf.conv = &cconf;
     vconf.socket_path = socket_path;
+    vconf.socket_group = socket_group;
     vconf.listen = listen_addr;
     vconf.keep = o.keep;
     vconf.keep_bytes = o.keep_bytes;
@@ -392,7 +404,14 @@ static int start(void)
         return 1;
     }
     if ((rc = mote_serve_listen(&srv)) < 0) {
-        if (rc == MOTE_ERR_INVAL)
+        if (srv.group_failed && rc == MOTE_ERR_NOENT)
+            fprintf(stderr, "mote serve: --socket-group: no group '%s'\n",
+                    cli_shown(socket_group));
+        else if (srv.group_failed)
+            fprintf(stderr, "mote serve: --socket-group: cannot give %s to group '%s': %s (mote "
+                            "must be a member of it)\n",
+                    socket_path, cli_shown(socket_group), mote_strerror(rc));
+        else if (rc == MOTE_ERR_INVAL)
             fprintf(stderr, "mote serve: --listen wants a loopback address: 127.0.0.1:PORT or "
                             "[::1]:PORT, not '%s'\n",
                     cli_shown(listen_addr));
@@ -406,12 +425,14 @@ static int start(void)
             fprintf(stderr, "mote serve: cannot listen on %s: %s\n",
                     srv.lfd[0] < 0 ? socket_path : listen_addr, mote_strerror(rc));
         mote_serve_deinit(&srv);
-        return rc == MOTE_ERR_INVAL ? 2 : 1;
+        return rc == MOTE_ERR_INVAL || (srv.group_failed && rc == MOTE_ERR_NOENT) ? 2 : 1;
     }
     if (have_mcp)
         fe_mcp_start(&ses, &mcp, &loop);
     fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), cconf.model,
             socket_path);
+    if (socket_group != NULL)
+        fprintf(stderr, " (group %s)", socket_group);
     if (listen_addr != NULL) {
         /* the address as given ([::1], localhost, 127.x.y.z), the port bound */
         const char *colon = strrchr(listen_addr, ':');

@@ -440,6 +440,18 @@ struct mote_port {
      * above is for what is not a secret (ids, names, jitter) and may
      * fall back to something weaker; this never does. */
     int (*random_secret)(void *ctx, void *buf, size_t len, int *wait_fd);
+
+    /* ---- net, appended: serving a group ----
+     * Optional: without it a server serves only its own user (a conf's
+     * socket_group gives MOTE_ERR_NOSYS). */
+
+    /* Opens Unix listener `lfd` (from net_listen_unix) to the members of
+     * group `group` (a name, or a number): the socket's mode becomes 0660
+     * with that group, and net_accept serves its members besides this
+     * user and root. Returns 0, MOTE_ERR_NOENT (no such group),
+     * MOTE_ERR_PERM (this user may not give the socket that group: it is
+     * not a member), or < 0; on failure the socket stays 0600. */
+    int (*net_listen_group)(void *ctx, int lfd, const char *group);
 };
 
 #define MOTE_LOCK_HOLD 1

@@ -74,6 +74,11 @@ struct mote_serve_conf {
      * recovery); may be NULL. `line` is valid during the call. */
     void (*log)(void *arg, const char *line);
     void *log_arg;
+    /* The Unix socket opened to this group too (a name or a number the
+     * port knows: mode 0660, and the group's members are served besides
+     * this user), e.g. for a local web UI running as another user; NULL:
+     * this user only (0600). Needs the port's net_listen_group. */
+    const char *socket_group;
 };
 
 enum mote_serve_phase {
@@ -122,6 +127,7 @@ struct mote_serve {
                            * failure lfd[0] < 0 says the Unix socket failed); -1 once
                            * done */
     const char *missing;  /* after MOTE_ERR_NOSYS: the port member that lacks */
+    bool group_failed;    /* after mote_serve_listen failed: it was the socket's group */
     union {
         max_align_t align;
         unsigned char bytes[MOTE_SERVE_AREA_SIZE];
@@ -139,7 +145,9 @@ int mote_serve_init(struct mote_serve *sv, struct mote_loop *loop,
 /* Opens the listeners. Returns 0, or the failure of the one that failed
  * (sv->missing names a port member for MOTE_ERR_NOSYS; MOTE_ERR_INVAL: a
  * `listen` address that is not loopback; MOTE_ERR_ADDRINUSE: another
- * server has the socket; MOTE_ERR_EXIST: the socket path is not ours).
+ * server has the socket; MOTE_ERR_EXIST: the socket path is not ours;
+ * MOTE_ERR_NOENT or MOTE_ERR_PERM: the socket_group is unknown, or this
+ * user may not give it the socket - then sv->group_failed is true).
  * sv->tcp_port has the TCP port bound. */
 int mote_serve_listen(struct mote_serve *sv) MOTE_MUST_CHECK;
 

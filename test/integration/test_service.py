@@ -284,5 +284,94 @@ def test_the_token_waits_for_the_kernels_pool_or_the_start_fails():
         check(s.wait() == 0, s.log())
 
 
+# ---- the socket's group --------------------------------------------------------------
+
+CLIENT = r"""
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+try:
+    s.connect(sys.argv[1])
+    s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: mote\r\nConnection: close\r\n\r\n")
+    data = b""
+    while True:
+        d = s.recv(4096)
+        if not d:
+            break
+        data += d
+    print(data.split(b"\r\n")[0].decode() if data else "closed")
+except OSError as e:
+    print("refused: %s" % e)
+"""
+
+
+def as_user(uid, gid, groups, argv, **kw):
+    return subprocess.run(["setpriv", "--reuid", str(uid), "--regid", str(gid),
+                           "--groups" if groups else "--clear-groups"] +
+                          ([",".join(str(g) for g in groups)] if groups else []) + argv,
+                          capture_output=True, text=True, timeout=60, **kw)
+
+
+def test_socket_group_serves_its_members_and_no_one_else():
+    """--socket-group GROUP: the socket is 0660 with that group, and the
+    peer check serves the group's members (by their primary or a
+    supplementary group) besides mote's user and root; anyone else is
+    refused. mote runs as an unprivileged user here (setpriv), a member
+    of the group; the clients as three other users."""
+    if os.geteuid() != 0 or subprocess.run(["which", "setpriv"], capture_output=True).returncode:
+        raise Skip("needs root and setpriv to play several users")
+    group = "mote-sock-%d" % os.getpid()
+    r = subprocess.run(["groupadd", group], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Skip("groupadd failed: %s" % r.stderr.strip())
+    try:
+        import grp
+        gid = grp.getgrnam(group).gr_gid
+        base = 47000 + os.getpid() % 1000
+        mote_uid, member, primary, stranger = base, base + 1, base + 2, base + 3
+        top = tempfile.mkdtemp(prefix="svc-grp-", dir="/tmp")
+        os.chmod(top, 0o755)
+        state = os.path.join(top, "state")
+        os.mkdir(state, 0o700)
+        os.chown(state, mote_uid, mote_uid)
+        sockdir = os.path.join(top, "run")
+        os.mkdir(sockdir, 0o750)
+        os.chown(sockdir, mote_uid, gid)
+        sock = os.path.join(sockdir, "mote.sock")
+        client = os.path.join(top, "client.py")
+        with open(client, "w") as f:
+            f.write(CLIENT)
+        os.chmod(client, 0o644)
+        prefix = ["setpriv", "--reuid", str(mote_uid), "--regid", str(mote_uid), "--groups",
+                  str(gid), "--inh-caps=-all"]
+        port, _ = start_server()
+        s = Serve(port, state, args=["--socket", sock, "--socket-group", group], prefix=prefix)
+        s.sock = sock
+        try:
+            st = os.lstat(sock)
+            check(oct(st.st_mode & 0o777) == "0o660" and st.st_gid == gid and
+                  st.st_uid == mote_uid, (oct(st.st_mode), st.st_gid, st.st_uid))
+            py = [sys.executable, client, sock]
+            out = as_user(member, member, [gid], py).stdout.strip()
+            check(out.startswith("HTTP/1.1 200"), "a supplementary member: %r" % out)
+            out = as_user(primary, gid, None, py).stdout.strip()
+            check(out.startswith("HTTP/1.1 200"), "a member by its primary group: %r" % out)
+            out = as_user(stranger, stranger, None, py).stdout.strip()
+            check(out.startswith("refused") or out == "closed", "a stranger: %r" % out)
+            check(s.req("GET", "/v1/health")[0] == 200, "root is served")
+        finally:
+            s.kill(signal.SIGTERM)
+            check(s.wait() == 0, s.log())
+        check(not os.path.exists(sock), "the socket is removed at exit")
+        # a group that does not exist: a usage error, before anything is served
+        r = subprocess.run([MOTE, "serve", "--state-dir", tempfile.mkdtemp(dir=TMP),
+                            "--socket-group", "no-such-group-%d" % os.getpid()],
+                           capture_output=True, text=True, timeout=30,
+                           env=dict(os.environ, ANTHROPIC_API_KEY="sk-ant-x"))
+        check(r.returncode == 2 and "no group" in r.stderr, (r.returncode, r.stderr))
+    finally:
+        subprocess.run(["groupdel", group], capture_output=True)
+
+
 if __name__ == "__main__":
     sys.exit(run_all("service", dict(globals())))
