@@ -15,8 +15,8 @@ static const char *const rec_names[] = {"",           "open",        "user",
                                         "cancel",     "allow",       "compact"};
 
 /* Bytes assistant_size leaves for the "usage" member (four 20-digit
- * counts and their keys take 132). */
-#define USAGE_ROOM 160
+ * counts and their keys take 166). */
+#define USAGE_ROOM 192
 
 static int set_err(struct mote_journal *j, int rc)
 {
@@ -315,16 +315,18 @@ static void write_answer(struct mote_jw *w, const char *text, size_t len, const 
         mote_jw_bool(w, true);
     }
     if (u != NULL) {
+        /* the names of the API's turn_end (docs/JOURNAL.md: older
+         * journals say in, out, cache_read, cache_write; both are read) */
         mote_jw_key(w, "usage");
         mote_jw_obj(w);
-        mote_jw_key(w, "in");
+        mote_jw_key(w, "input_tokens");
         mote_jw_int(w, (int64_t)u->input);
-        mote_jw_key(w, "out");
+        mote_jw_key(w, "output_tokens");
         mote_jw_int(w, (int64_t)u->output);
         if (u->cache_read > 0 || u->cache_write > 0) {
-            mote_jw_key(w, "cache_read");
+            mote_jw_key(w, "cache_read_tokens");
             mote_jw_int(w, (int64_t)u->cache_read);
-            mote_jw_key(w, "cache_write");
+            mote_jw_key(w, "cache_write_tokens");
             mote_jw_int(w, (int64_t)u->cache_write);
         }
         mote_jw_obj_end(w);
@@ -638,6 +640,78 @@ int mote_journal_call_input(struct mote_journal *j, uint64_t rec_off, int rec_id
     memcpy(out, raw, len);
     out[len] = '\0';
     return (int)len;
+}
+
+/* Records looked at, from the end, to tell whether a turn can be sent
+ * again (the ones that add nothing to a request are passed over). */
+#define RETRY_LOOK_BACK 16
+
+/* Where the record ending at `end` (its newline at end - 1) starts: after
+ * the newline before it, or 0. Reads back through j->buf->text. */
+static int64_t record_start_before(struct mote_journal *j, uint64_t end)
+{
+    const struct mote_port *p = j->port;
+    char *b = j->buf->text;
+    uint64_t at = end - 1, floor = at > sizeof(j->buf->line) ? at - sizeof(j->buf->line) : 0;
+    size_t i;
+
+    while (at > floor) {
+        size_t k = at - floor < sizeof(j->buf->text) ? (size_t)(at - floor) : sizeof(j->buf->text);
+        int n = p->st_read(p->ctx, j->h, at - k, b, k);
+
+        if (n < 0)
+            return n;
+        if ((size_t)n != k)
+            return MOTE_ERR_CORRUPT;
+        for (i = k; i > 0; i--) {
+            if (b[i - 1] == '\n')
+                return (int64_t)(at - k + i);
+        }
+        at -= k;
+    }
+    return floor == 0 ? 0 : MOTE_ERR_CORRUPT;
+}
+
+int mote_journal_retryable(struct mote_journal *j)
+{
+    uint64_t end = j->size;
+    unsigned k;
+
+    if (j->h < 0)
+        return MOTE_ERR_BADF;
+    for (k = 0; k < RETRY_LOOK_BACK && end > 0; k++) {
+        int64_t start = record_start_before(j, end);
+        size_t len = 0;
+        int t;
+
+        if (start < 0)
+            return (int)start;
+        t = read_record(j, (uint64_t)start, &len);
+        if (t < 0)
+            return t;
+        switch (t) {
+        case MOTE_REC_USER:
+        case MOTE_REC_TOOL_RESULT:
+        case MOTE_REC_COMPACT:
+            return 1; /* the request ends with what the model answers */
+        case MOTE_REC_ASSISTANT:
+            /* an interrupted answer is left out of the request (nothing
+             * follows it); a complete one would be sent as its end: the
+             * model would continue its own finished answer */
+            if (mote_jrec_bool(j, 0, "interrupted"))
+                break;
+            return mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
+                                "pause_turn")
+                       ? 1
+                       : 0;
+        case MOTE_REC_OPEN:
+            return 0; /* nothing said yet */
+        default:
+            break; /* adds nothing to a request: look further back */
+        }
+        end = (uint64_t)start;
+    }
+    return 1; /* far back: as the caller asks */
 }
 
 const char *mote_jrec_str(struct mote_journal *j, int obj, const char *key, size_t *used,

@@ -38,7 +38,10 @@ static uint64_t add_capped(uint64_t a, uint64_t b)
  * request's, added to the totals. A count that is missing or negative is 0. */
 static void take_usage(struct mote_journal *j, int u, struct mote_recovery *r)
 {
-    static const char *const keys[4] = {"in", "out", "cache_read", "cache_write"};
+    /* the names written, then those of journals written before them */
+    static const char *const keys[4] = {"input_tokens", "output_tokens", "cache_read_tokens",
+                                        "cache_write_tokens"};
+    static const char *const old_keys[4] = {"in", "out", "cache_read", "cache_write"};
     uint64_t *last[4] = {&r->last.input, &r->last.output, &r->last.cache_read,
                          &r->last.cache_write};
     uint64_t *total[4] = {&r->total.input, &r->total.output, &r->total.cache_read,
@@ -46,9 +49,12 @@ static void take_usage(struct mote_journal *j, int u, struct mote_recovery *r)
     unsigned k;
 
     for (k = 0; k < 4; k++) {
+        int t = mote_json_member(&j->buf->json, u, keys[k]);
         int64_t v = 0;
 
-        (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, u, keys[k]), &v);
+        if (t < 0)
+            t = mote_json_member(&j->buf->json, u, old_keys[k]);
+        (void)mote_json_int(&j->buf->json, t, &v);
         *last[k] = v > 0 ? (uint64_t)v : 0u;
         *total[k] = add_capped(*total[k], *last[k]);
     }

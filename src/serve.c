@@ -28,7 +28,7 @@ static void on_closed(void *app)
 
     sv->pub->phase = MOTE_SERVE_DONE;
     sv->pub->lfd[0] = sv->pub->lfd[1] = -1;
-    mote_httpd_say(&sv->http, "stopped", NULL, NULL);
+    mote_httpd_say(&sv->http, "every connection closed", NULL, NULL);
 }
 
 /* A disk turn: a budget of the journal being read, then whatever waited

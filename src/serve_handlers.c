@@ -119,12 +119,18 @@ static void answer_open(struct serve *sv, struct mote_sb *k, struct mote_jw *w)
     mote_jw_obj(w);
 }
 
-static void answer_send(struct mote_httpd_conn *c, unsigned status, struct mote_sb *k,
-                        struct mote_jw *w)
+static void answer_send_with(struct mote_httpd_conn *c, unsigned status, struct mote_sb *k,
+                             struct mote_jw *w, const char *extra)
 {
     mote_jw_obj_end(w);
     (void)mote_sb_put(k, "\n", 1);
-    mote_httpd_reply(c, status, k->p, k->len, NULL);
+    mote_httpd_reply(c, status, k->p, k->len, extra);
+}
+
+static void answer_send(struct mote_httpd_conn *c, unsigned status, struct mote_sb *k,
+                        struct mote_jw *w)
+{
+    answer_send_with(c, status, k, w, NULL);
 }
 
 static bool number(const char *s, uint64_t *out)
@@ -387,10 +393,10 @@ bool mote_serve_http_disk_turn(struct serve *sv, struct mote_httpd_conn *c)
 void mote_serve_http_create(struct serve *sv, struct mote_httpd_conn *c, const char *body,
                             size_t len)
 {
-    char id[MOTE_CONV_ID_MAX];
+    char id[MOTE_CONV_ID_MAX], where[MOTE_CONV_ID_MAX + 48];
     struct mote_conv *cv;
     bool has_id;
-    struct mote_sb k;
+    struct mote_sb k, loc;
     struct mote_jw w;
     int rc;
 
@@ -419,7 +425,11 @@ void mote_serve_http_create(struct serve *sv, struct mote_httpd_conn *c, const c
     mote_jw_str(&w, mote_conv_id(cv));
     mote_jw_key(&w, "state");
     mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
-    answer_send(c, 201, &k, &w);
+    mote_sb_init(&loc, where, sizeof(where));
+    mote_sb_s(&loc, "Location: /v1/conversations/");
+    mote_sb_s(&loc, mote_conv_id(cv)); /* an id: nothing to escape */
+    mote_sb_s(&loc, "\r\n");
+    answer_send_with(c, 201, &k, &w, where);
 }
 
 /* ---- GET and DELETE /v1/conversations/ID ----------------------------------------- */
@@ -536,9 +546,10 @@ void mote_serve_http_delete(struct serve *sv, struct mote_httpd_conn *c, const c
 
 /* ---- the turn: message, retry, cancel, approval ------------------------------------ */
 
-/* {"id": ..., "state": ..., "offset": N} with 202 (offset < 0: none). */
+/* {"id": ..., "state": ..., "offset": N} with 202 (offset < 0: none;
+ * state NULL: the conversation's now). */
 static void accepted(struct serve *sv, struct mote_httpd_conn *c, struct mote_conv *cv,
-                     int64_t offset)
+                     const char *state, int64_t offset)
 {
     struct mote_sb k;
     struct mote_jw w;
@@ -547,7 +558,7 @@ static void accepted(struct serve *sv, struct mote_httpd_conn *c, struct mote_co
     mote_jw_key(&w, "id");
     mote_jw_str(&w, mote_conv_id(cv));
     mote_jw_key(&w, "state");
-    mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
+    mote_jw_str(&w, state != NULL ? state : mote_conv_state_name(mote_conv_state(cv)));
     if (offset >= 0) {
         mote_jw_key(&w, "offset");
         mote_jw_int(&w, offset);
@@ -599,11 +610,16 @@ void mote_serve_http_message(struct serve *sv, struct mote_httpd_conn *c, const 
         mote_httpd_error(c, 400, "empty", "the message is empty", NULL);
         return;
     }
+    if (rc == MOTE_ERR_ALREADY && retry) {
+        mote_httpd_error(c, 409, "nothing_to_retry",
+                         "the last turn is finished (or nothing was said): send a message", NULL);
+        return;
+    }
     if (rc < 0) {
         fail_err(sv, c, rc, bad);
         return;
     }
-    accepted(sv, c, cv, retry ? -1 : (int64_t)off);
+    accepted(sv, c, cv, NULL, retry ? -1 : (int64_t)off);
 }
 
 void mote_serve_http_cancel(struct serve *sv, struct mote_httpd_conn *c, const char *id)
@@ -614,7 +630,10 @@ void mote_serve_http_cancel(struct serve *sv, struct mote_httpd_conn *c, const c
         mote_httpd_error(c, 409, "idle", "no turn is running in this conversation", NULL);
         return;
     }
-    accepted(sv, c, cv, -1);
+    /* The state the cancel leaves: the turn ends (a running request or
+     * tool stops on its next step; the cancelled event and the records
+     * follow), whatever it was doing. */
+    accepted(sv, c, cv, mote_conv_state_name(MOTE_CONV_IDLE), -1);
 }
 
 void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const char *id,
@@ -681,7 +700,7 @@ void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const
     mote_jw_str(&w, call_id);
     mote_jw_key(&w, "answer");
     mote_jw_str(&w, answer);
-    answer_send(c, 200, &k, &w);
+    answer_send(c, 202, &k, &w); /* taken: the call runs (or is refused) from here */
 }
 
 /* ---- GET /v1/conversations/ID/events ------------------------------------------------ */

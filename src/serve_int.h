@@ -255,8 +255,9 @@ int mote_serve_create(struct serve *sv, const char *id, struct mote_conv **out);
  * conversation sent again (`retry`). *offset: where its records start.
  * Returns 0; MOTE_ERR_SHUTDOWN; a failure to load it (*out NULL, *bad
  * the damaged line for MOTE_ERR_CORRUPT); MOTE_ERR_BUSY (a turn runs);
- * or mote_conv_send's or mote_conv_retry's failure (MOTE_ERR_INVAL: the
- * message is empty). */
+ * MOTE_ERR_ALREADY (a retry with nothing to retry: the last turn is
+ * finished, or nothing was said); or mote_conv_send's or
+ * mote_conv_retry's failure (MOTE_ERR_INVAL: the message is empty). */
 int mote_serve_send(struct serve *sv, const char *id, const char *text, size_t len, bool retry,
                     struct mote_conv **out, uint64_t *offset, uint32_t *bad);
 

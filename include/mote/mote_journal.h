@@ -256,6 +256,15 @@ int mote_journal_next(struct mote_journal *j);
 int mote_journal_call_input(struct mote_journal *j, uint64_t rec_off, int rec_idx, char *out,
                             size_t cap, size_t *full_len) MOTE_MUST_CHECK;
 
+/* Whether sending the conversation again (a retry) has something to
+ * send: 1 if the request would end with what the model answers (a user
+ * message, tool results, a summary: after an error, a cancel, an
+ * interrupted tool, the turn limit), 0 if it would end with the model's
+ * own complete answer (the turn is finished: a retry would make it
+ * continue that answer) or be empty, or a read failure. Reads the last
+ * records back from the end (at most a few), through j->buf. */
+int mote_journal_retryable(struct mote_journal *j) MOTE_MUST_CHECK;
+
 /* A mote_part_fn over the journal (arg = the journal): user messages,
  * assistant text and tool calls, tool results, in order, from the last
  * compact record (as a user message with its summary) if there is one.

@@ -380,7 +380,7 @@ def test_approval_through_the_api():
         check(not os.path.exists(target), "an answer to another call ran nothing")
         st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
                       {"call_id": q["call_id"], "answer": "yes"})
-        check(st == 200, (st, b))
+        check(st == 202, (st, b))
         ev.wait(lambda e: e["event"] == "turn_end", "turn_end")
         check(open(target).read() == "yes\n", "the file was written after the answer")
         res = [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"]
@@ -515,7 +515,7 @@ def test_kill9_four_states_then_restart():
         # B answered after the restart: it runs now, once
         st, b = s2.req("POST", "/v1/conversations/%s/approval" % ids["B"],
                        {"call_id": call_b, "answer": "no", "reason": "not after a crash"})
-        check(st == 200, (st, b))
+        check(st == 202, (st, b))
         s2.wait_state(ids["B"], ("idle", "error"))
         check(not os.path.exists(target), "refused")
         # the requests the model saw: A's continuation was sent once
@@ -637,7 +637,7 @@ def test_pending_approval_survives_sigterm_as_pending():
         check(not os.path.exists(target), "never taken as approved")
         st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
                       {"call_id": call, "answer": "yes"})
-        check(st == 200, (st, b))
+        check(st == 202, (st, b))
         s.wait_state(cid, "idle")
         check(open(target).read() == "1", "runs once answered")
     finally:

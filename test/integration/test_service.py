@@ -7,6 +7,7 @@ socket can be opened to a group, and the API means one thing per word
     test_service.py BUILDDIR
 Prints one line per test and "N passed, M failed".
 """
+import http.client
 import json
 import os
 import signal
@@ -371,6 +372,221 @@ def test_socket_group_serves_its_members_and_no_one_else():
         check(r.returncode == 2 and "no group" in r.stderr, (r.returncode, r.stderr))
     finally:
         subprocess.run(["groupdel", group], capture_output=True)
+
+
+# ---- one meaning per word -------------------------------------------------------------
+
+def test_retry_with_nothing_to_retry_is_refused():
+    """POST .../retry sends the conversation again when its last turn
+    failed or was cut; on a finished one (the request would end with the
+    model's own answer: a prefill) or one where nothing was said it is
+    409 nothing_to_retry, and nothing is written or sent."""
+    port, log = start_server([{"text": "first answer"}, {"status": 400}, {"text": "again"}])
+    s = Serve(port)
+    try:
+        fresh = s.create()
+        st, b = s.req("POST", "/v1/conversations/%s/retry" % fresh)
+        check(st == 409 and b["error"] == "nothing_to_retry", (st, b))
+        cid = s.create()
+        s.say(cid, "hello")
+        s.wait_state(cid, ("idle", "error"))
+        before = journal_of(s.state, cid)
+        st, b = s.req("POST", "/v1/conversations/%s/retry" % cid)
+        check(st == 409 and b["error"] == "nothing_to_retry", (st, b))
+        check(journal_of(s.state, cid) == before, "nothing written")
+        s.say(cid, "fail now")
+        s.wait_state(cid, "error")
+        st, b = s.req("POST", "/v1/conversations/%s/retry" % cid)
+        check(st == 202, (st, b))
+        s.wait_state(cid, "idle")
+        types = [r["t"] for r in journal_of(s.state, cid)]
+        check(types[-1] == "assistant" and types.count("assistant") == 2 and
+              "assistant" not in [types[i] for i in range(len(types) - 1)
+                                  if types[i + 1] == "assistant"], types)
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
+def test_status_codes_location_and_the_state_after_a_cancel():
+    """201 has a Location; an approval is taken like a message, a retry or
+    a cancel: 202; the cancel's body says the state it leaves (the turn
+    ends: idle), not the one it found."""
+    port, _ = start_server([{"stall": 30, "after_text": "never"},
+                            {"tool": "write_file", "input": {"path": "/nonexistent/x",
+                                                             "content": "x"}},
+                            {"text": "done"}])
+    s = Serve(port, args=["--ask", "write_file"])
+    try:
+        c = UConn(s.sock)
+        c.request("POST", "/v1/conversations", body="{}")
+        r = c.getresponse()
+        body = json.loads(r.read())
+        c.close()
+        check(r.status == 201 and r.getheader("Location") == "/v1/conversations/" + body["id"],
+              (r.status, r.getheaders()))
+        cid = body["id"]
+        s.say(cid, "stall")
+        s.wait_state(cid, ("llm_requesting", "streaming"))
+        st, b = s.req("POST", "/v1/conversations/%s/cancel" % cid)
+        check(st == 202 and b["state"] == "idle", (st, b))
+        s.wait_state(cid, "idle")
+        s.say(cid, "write")
+        s.wait_state(cid, "awaiting_approval")
+        call = s.conv(cid, records=False)["approval"]["call_id"]
+        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
+                      {"call_id": call, "answer": "no"})
+        check(st == 202 and b["answer"] == "no", (st, b))
+        s.wait_state(cid, "idle")
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
+def test_usage_is_named_one_way():
+    """The assistant record's usage and the turn_end event's use the same
+    names (input_tokens, output_tokens, ...)."""
+    port, _ = start_server([{"text": "counted", "input_tokens": 7, "cache_read": 3}])
+    s = Serve(port)
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid, "?from=0")
+        s.say(cid, "hi")
+        end = ev.wait(lambda e: e["event"] == "turn_end", "turn_end")[0]["json"]["usage"]
+        rec = [r for r in journal_of(s.state, cid) if r["t"] == "assistant"][0]["usage"]
+        check(set(rec) <= set(end) and rec["input_tokens"] == end["input_tokens"] == 7 and
+              rec["cache_read_tokens"] == 3, (rec, end))
+        ev.close()
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
+def test_the_shutdown_log_says_stopped_once():
+    port, _ = start_server()
+    s = Serve(port)
+    s.kill(signal.SIGTERM)
+    check(s.wait() == 0, s.log())
+    check(s.log().count("stopped") == 1, s.log())
+
+
+def test_connections_cannot_take_the_watches_of_a_turn():
+    """Connections and the watches a turn needs share the loop's table:
+    the build refuses MOTE_SERVE_MAX_CONNS that would leave less than
+    MOTE_WATCH_RESERVE; with every connection taken, a turn with a tool
+    still runs."""
+    inc = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "include")
+    src = os.path.join(TMP, "cfg.c")
+    with open(src, "w") as f:
+        f.write('#include "mote/mote_config.h"\nint x;\n')
+    ok = subprocess.run(["cc", "-fsyntax-only", "-I" + inc, src], capture_output=True, text=True)
+    check(ok.returncode == 0, ok.stderr)
+    bad = subprocess.run(["cc", "-fsyntax-only", "-I" + inc, "-DMOTE_SERVE_MAX_CONNS=62", src],
+                         capture_output=True, text=True)
+    check(bad.returncode != 0 and "MOTE_MAX_WATCHES" in bad.stderr,
+          "62 connections with 64 watches built: %s" % bad.stderr)
+    port, _ = start_server([{"tool": "shell", "input": {"command": "echo from-the-tool"}},
+                            {"text": "done"}])
+    s = Serve(port, args=["--allow", "shell"],
+              env_more={"MOTE_SERVE_HEADER_TIMEOUT_MS": "60000"})
+    idle = []
+    try:
+        cid = s.create()
+        keep = UConn(s.sock)
+        keep.connect()
+        while True:  # every slot taken: the next one is refused
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.settimeout(10)
+            c.connect(s.sock)
+            idle.append(c)
+            if len(idle) > 40:
+                break
+            h = json.loads(http_get_on(keep, "/v1/health"))
+            if h["connections"]["open"] >= h["connections"]["max"]:
+                break
+        check(h["connections"]["open"] == h["connections"]["max"], h)
+        keep.request("POST", "/v1/conversations/%s/messages" % cid,
+                     body=json.dumps({"text": "run it"}))
+        r = keep.getresponse()
+        r.read()
+        check(r.status == 202, r.status)
+        wait_for(lambda: [x for x in journal_of(s.state, cid) if x["t"] == "assistant" and
+                          x.get("text") == "done"], "the turn to end", 30)
+        res = [x for x in journal_of(s.state, cid) if x["t"] == "tool_result"]
+        check(res and "from-the-tool" in res[0]["text"] and not res[0].get("error"), res)
+        keep.close()
+    finally:
+        for c in idle:
+            c.close()
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
+def http_get_on(conn, path):
+    conn.request("GET", path)
+    r = conn.getresponse()
+    return r.read()
+
+
+# ---- the agent's part: phase 2 (src/agent*.c, src/tools.c) ------------------------------
+
+def phase2(fn):
+    """A test of a defect whose fix lives in the agent or the tools, which
+    are being split: run, and reported as skipped while it still fails
+    (MOTE_TEST_PHASE2=1 makes it count as a failure)."""
+    def run():
+        try:
+            fn()
+        except AssertionError as e:
+            if os.environ.get("MOTE_TEST_PHASE2"):
+                raise
+            raise Skip("fails until the agent's fix (phase 2): %s" % e)
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+@phase2
+def test_a_call_waiting_for_approval_is_never_told_as_executing_first():
+    """The first state a client sees for a call that waits for approval is
+    awaiting_approval, never tool_executing."""
+    port, _ = start_server([{"tool": "write_file", "input": {"path": "/nonexistent/y",
+                                                             "content": "y"}},
+                            {"text": "done"}])
+    s = Serve(port, args=["--ask", "write_file"])
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        ev.wait(lambda e: e["event"] == "state", "the first state")
+        s.say(cid, "write")
+        ev.wait(lambda e: e["event"] == "approval", "the approval event")
+        states = [e["json"]["state"] for e in ev.all() if e["event"] == "state"]
+        tools = [x for x in states if x in ("tool_executing", "awaiting_approval")]
+        check(tools and tools[0] == "awaiting_approval", states)
+        ev.close()
+    finally:
+        s.kill(signal.SIGTERM)
+        s.wait()
+
+
+@phase2
+def test_one_tool_start_record_per_call():
+    """docs/JOURNAL.md: one tool_start per call, with the real process
+    group."""
+    port, _ = start_server([{"tool": "shell", "input": {"command": "echo one"}},
+                            {"text": "done"}])
+    s = Serve(port, args=["--allow", "shell"])
+    try:
+        cid = s.create()
+        s.say(cid, "run")
+        wait_for(lambda: [x for x in journal_of(s.state, cid) if x["t"] == "assistant" and
+                          x.get("text") == "done"], "the turn to end", 30)
+        starts = [x for x in journal_of(s.state, cid) if x["t"] == "tool_start"]
+        check(len(starts) == 1 and starts[0]["pgid"] > 0, starts)
+    finally:
+        s.kill(signal.SIGTERM)
+        s.wait()
 
 
 if __name__ == "__main__":

@@ -770,6 +770,45 @@ static void test_scan_in_steps(void **state)
     mote_jscan_end(&sc);
 }
 
+/* Usage is written with the API's names (input_tokens, ...) and read
+ * with them or with the older ones (in, out, cache_read, cache_write). */
+static void test_usage_names(void **state)
+{
+    static const char old[] = "{\"t\":\"open\",\"v\":2,\"id\":\"uo\"}\n"
+                              "{\"t\":\"user\",\"text\":\"x\"}\n"
+                              "{\"t\":\"assistant\",\"text\":\"y\",\"stop\":\"end_turn\","
+                              "\"usage\":{\"in\":5,\"out\":6,\"cache_read\":7,\"cache_write\":8}}\n";
+    const struct mote_rec_usage u = {10, 20, 30, 40};
+    const struct mote_tport_file *f;
+    char text[1024];
+    struct mote_recovery r;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "un"), 0);
+    assert_int_equal(mote_journal_user(&jr, "x", 1), 0);
+    assert_int_equal(mote_journal_answer(&jr, "y", 1, "end_turn", false, NULL, 0, &u), 0);
+    f = mote_tport_file(&tp, "conversations/un.jsonl");
+    assert_non_null(f);
+    assert_true(f->len < sizeof(text));
+    memcpy(text, f->data, f->len);
+    text[f->len] = '\0';
+    assert_non_null(strstr(text, "\"usage\":{\"input_tokens\":10,"
+                                                  "\"output_tokens\":20,\"cache_read_tokens\":30,"
+                                                  "\"cache_write_tokens\":40}"));
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.total.input, 10);
+    assert_int_equal(r.total.cache_write, 40);
+    mote_journal_close(&jr);
+    put_journal("uo", old, sizeof(old) - 1);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "uo"), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.total.input, 5);
+    assert_int_equal(r.total.output, 6);
+    assert_int_equal(r.total.cache_read, 7);
+    assert_int_equal(r.total.cache_write, 8);
+    mote_journal_close(&jr);
+}
+
 static void test_state_machine(void **state)
 {
     struct mote_conv_step s;
@@ -828,6 +867,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recorded_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_over_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scan_in_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
     };
 

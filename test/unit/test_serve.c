@@ -704,7 +704,7 @@ static void test_approval_through_the_api(void **state)
     turns(3);
     assert_int_equal(tool_runs, 0);
     snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\"}", call);
-    assert_int_equal(http("POST", path, body, &b), 200);
+    assert_int_equal(http("POST", path, body, &b), 202);
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
     assert_int_equal(tool_runs, 1);
@@ -1354,7 +1354,7 @@ static void test_ask_id_out_of_range(void **state)
     assert_int_equal(tool_runs, 0);
     answer("it said ok", NULL, NULL, false);
     snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":1}", call);
-    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 200);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 202);
     wait_idle();
     assert_int_equal(tool_runs, 1);
     cc.rules = NULL;
