@@ -232,7 +232,10 @@ int mote_serve_sum(struct serve *sv, const char *id, const struct serve_sum **ou
         e->id[0] = '\0';
         return rc;
     }
-    if (e != NULL && e->file_size == size && e->mtime == mtime) {
+    /* (one kept current from a loaded conversation's records says
+     * nothing of what opening it would do: read again once it is closed) */
+    if (e != NULL && e->file_size == size && e->mtime == mtime &&
+        (!e->live || mote_conv_find(sv->conf.session, id) != NULL)) {
         e->used = ++sv->sum_seq;
         *out = e;
         return 0;
@@ -242,6 +245,47 @@ int mote_serve_sum(struct serve *sv, const char *id, const struct serve_sum **ou
         mote_serve_disk_kick(sv);
     }
     return MOTE_ERR_AGAIN;
+}
+
+/* The start of a user record as the journal writes it, and its end. */
+#define USER_HEAD "{\"t\":\"user\",\"text\":\""
+#define USER_TAIL "\"}"
+
+void mote_serve_sum_record(struct serve *sv, const char *id, uint64_t off, const char *text,
+                           size_t len)
+{
+    struct serve_sum *e = sum_find(sv, id);
+    const size_t hl = sizeof(USER_HEAD) - 1, tl = sizeof(USER_TAIL) - 1;
+    char name[MOTE_STORAGE_NAME_MAX];
+
+    if (e == NULL)
+        return;
+    if (e->rc != 0 || e->once || e->file_size != off) {
+        e->id[0] = '\0'; /* not the file it read: read it again when asked */
+        return;
+    }
+    e->file_size = off + len + 1u;
+    e->bytes = e->file_size;
+    e->live = true;
+    if (len >= hl + tl && memcmp(text, USER_HEAD, hl) == 0 &&
+        memcmp(text + len - tl, USER_TAIL, tl) == 0) {
+        e->user_messages++;
+        if (e->first[0] == '\0') {
+            size_t n = len - hl - tl, i;
+
+            if (n > 3 * sizeof(e->first))
+                n = 3 * sizeof(e->first); /* escapes take room: enough to fill it */
+            (void)mote_json_unescape(text + hl, n, e->first, sizeof(e->first));
+            e->first[sizeof(e->first) - 1] = '\0';
+            for (i = 0; e->first[i] != '\0'; i++) {
+                if ((unsigned char)e->first[i] < 0x20)
+                    e->first[i] = ' ';
+            }
+        }
+    }
+    mote_serve_journal_name(name, id);
+    if (!MOTE_PORT_HAS(sv->port, st_time) || sv->port->st_time(sv->port->ctx, name, &e->mtime) < 0)
+        e->mtime = 0;
 }
 
 const char *mote_serve_sum_state(const struct serve_sum *e, int64_t holder)

@@ -76,6 +76,8 @@ struct serve_sum {
     int64_t mtime;             /*   the summary holds while both are the same */
     uint32_t used;             /* its last use (the least recently used is replaced) */
     bool once;                 /* a read failure: told once, then read again */
+    bool live;                 /* kept current from a loaded conversation's records: its
+                                * count and size hold, not what opening it would do */
     int rc;                    /* 0, or why it cannot be opened: MOTE_ERR_CORRUPT
                                 * (bad_line), MOTE_ERR_NOTSUP, MOTE_ERR_NOTREG, a read failure */
     uint32_t bad_line;
@@ -224,6 +226,11 @@ const char *mote_serve_sum_state(const struct serve_sum *e, int64_t holder);
 bool mote_serve_sum_finished(const struct serve_sum *e, int64_t holder);
 /* Forgets the summary of `id` (its journal is written or removed here). */
 void mote_serve_sum_drop(struct serve *sv, const char *id);
+/* A record was appended to loaded conversation `id` at `off` (`len`
+ * bytes, without its newline): its summary, if it ends there, is kept
+ * current (size, user messages, first words) instead of read again. */
+void mote_serve_sum_record(struct serve *sv, const char *id, uint64_t off, const char *text,
+                           size_t len);
 /* A disk turn soon: something waits for a journal. */
 void mote_serve_disk_kick(struct serve *sv);
 /* The reading of one turn: a budget of the journal under way (its summary

@@ -82,6 +82,7 @@ struct mote_tport {
     struct mote_tport_file files[MOTE_TPORT_FILES];
     int handles[MOTE_TPORT_HANDLES]; /* file index + 1, 0 = closed */
     unsigned st_calls;       /* storage calls so far */
+    unsigned st_reads;       /* storage reads (st_read) so far */
     unsigned st_writes;      /* appends + atomic writes so far */
     unsigned fail_mask;      /* kinds the countdown applies to */
     unsigned fail_at;        /* 1-based call number among those kinds; 0 = off */

@@ -240,6 +240,7 @@ static int tp_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)
     struct mote_tport_file *f = handle_file(tp, h);
     int rc = fault(tp, MOTE_TP_READ);
 
+    tp->st_reads++;
     if (rc != 0)
         return rc < 0 ? rc : MOTE_ERR_IO;
     if (f == NULL)

@@ -1561,6 +1561,32 @@ static void test_long_journals_read_in_steps(void **state)
     assert_null(mote_tport_file(&tp, "conversations/big2.jsonl"));
 }
 
+/* A loaded conversation's summary is kept current from its records: the
+ * list counts its messages and its size as they are written, without
+ * reading the journal again. */
+static void test_loaded_summary_kept_current(void **state)
+{
+    char path[96], want[96];
+    const char *b;
+    unsigned reads;
+
+    (void)state;
+    start_turn("kc", "one", false);
+    wait_idle();
+    assert_int_equal(http("GET", "/v1/conversations", NULL, &b), 200);
+    assert_non_null(strstr(b, "\"user_messages\":1,\"first\":\"hi\""));
+    answer("two", NULL, NULL, false);
+    snprintf(path, sizeof(path), "/v1/conversations/kc/messages");
+    assert_int_equal(http("POST", path, "{\"text\":\"second\"}", &b), 202);
+    wait_idle();
+    reads = tp.st_reads;
+    assert_int_equal(http("GET", "/v1/conversations", NULL, &b), 200);
+    assert_int_equal(tp.st_reads, reads); /* nothing read again */
+    snprintf(want, sizeof(want), "\"bytes\":%zu,\"user_messages\":2,\"first\":\"hi\"",
+             journal_len("kc"));
+    assert_non_null(strstr(b, want));
+}
+
 static int lock_held(void *ctx, int h, unsigned how, int64_t *holder)
 {
     struct mote_tport *t = ctx;
@@ -1721,6 +1747,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exit_code_after_a_clean_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_journals_read_in_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loaded_summary_kept_current, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locked_elsewhere_is_said, setup, teardown),
         cmocka_unit_test_setup_teardown(test_body_buffer_held_while_handled, setup, teardown),
         cmocka_unit_test(test_policy_parse),
