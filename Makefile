@@ -103,7 +103,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long bench-wire
-.PHONY: test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-service test-unit test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -162,7 +162,7 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 # with CHECK_GROUPS += (it runs after these).
 CHECK_GROUPS := unit test-symbols test-core-rules test-arch test-cli test-install test-client \
   test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-api-rules test-core test-proc \
-  test-cli15 test-tools15 test-serve test-tls test-mqtt test-fuzz
+  test-cli15 test-tools15 test-serve test-service test-unit test-tls test-mqtt test-fuzz
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
@@ -276,6 +276,15 @@ test-mqtt: $(SB)/mqtt_probe
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
 # ---- end of the MQTT client's block ----
 
+# mote serve as a device service: a slow job never stalls the other
+# clients, secrets wait for the kernel's pool, the socket's group, one
+# meaning per word in the API.
+test-service: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_service.py $(SB)
+
+# The systemd unit: valid, and hardened to an exposure of at most 3.0.
+test-unit: $(B)/mote
+	$(Q)sh scripts/check_unit.sh examples/serve/mote.service $(abspath $(B)/mote) 3.0
 
 # Regression tests of the agent's defects found in its first review
 # (real binary, test server).

@@ -84,7 +84,7 @@ static void next_request(struct mote_httpd *h, struct mote_httpd_conn *c)
     h->conf.handler->done(h->conf.app, c);
     mote_httpd_pool_put(c);
     mote_hreq_reset(&c->io->req);
-    c->streaming = c->lasting = c->chunked = c->ended = false;
+    c->streaming = c->lasting = c->chunked = c->ended = c->deferred = false;
     c->out_len = c->out_off = 0;
     c->head_started = false;
     c->state = MOTE_HTTPD_HEAD;

@@ -60,6 +60,7 @@ struct mote_httpd_conn {
     bool chunked;         /* streaming: in chunks (else the body ends at the close) */
     bool ended;           /* streaming: the handler wrote the body's end */
     bool again;           /* more to do than one turn's share: writability is asked */
+    bool deferred;        /* answered later (mote_httpd_defer): nothing written yet */
     int fd;
     int pool;             /* the body pool buffer it holds (-1: none) */
     mote_watch_id watch;
@@ -185,8 +186,16 @@ size_t mote_httpd_room(const struct mote_httpd_conn *c);
 bool mote_httpd_head(struct mote_httpd_conn *c, unsigned status, const char *type,
                      const char *extra, bool with_length, uint64_t length);
 
-/* The response is written (or its first part, if streaming): send it. */
+/* The response is written (or its first part, if streaming): send it.
+ * Once per request, or once after mote_httpd_defer. */
 void mote_httpd_respond(struct mote_httpd_conn *c, bool streaming);
+
+/* The request is answered later: nothing is sent (and no deadline runs)
+ * until the application answers it from outside the handler's calls (a
+ * timer) with mote_httpd_reply, mote_httpd_error, or a head and
+ * mote_httpd_respond, then mote_httpd_poke. Meanwhile fill() is asked
+ * and must write nothing. A connection that closes first gets done(). */
+void mote_httpd_defer(struct mote_httpd_conn *c);
 
 /* A complete JSON response (no body for HEAD); a 500 if it does not fit. */
 void mote_httpd_reply(struct mote_httpd_conn *c, unsigned status, const char *body, size_t len,

@@ -38,7 +38,10 @@ static uint64_t add_capped(uint64_t a, uint64_t b)
  * request's, added to the totals. A count that is missing or negative is 0. */
 static void take_usage(struct mote_journal *j, int u, struct mote_recovery *r)
 {
-    static const char *const keys[4] = {"in", "out", "cache_read", "cache_write"};
+    /* the names written, then those of journals written before them */
+    static const char *const keys[4] = {"input_tokens", "output_tokens", "cache_read_tokens",
+                                        "cache_write_tokens"};
+    static const char *const old_keys[4] = {"in", "out", "cache_read", "cache_write"};
     uint64_t *last[4] = {&r->last.input, &r->last.output, &r->last.cache_read,
                          &r->last.cache_write};
     uint64_t *total[4] = {&r->total.input, &r->total.output, &r->total.cache_read,
@@ -46,9 +49,12 @@ static void take_usage(struct mote_journal *j, int u, struct mote_recovery *r)
     unsigned k;
 
     for (k = 0; k < 4; k++) {
+        int t = mote_json_member(&j->buf->json, u, keys[k]);
         int64_t v = 0;
 
-        (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, u, keys[k]), &v);
+        if (t < 0)
+            t = mote_json_member(&j->buf->json, u, old_keys[k]);
+        (void)mote_json_int(&j->buf->json, t, &v);
         *last[k] = v > 0 ? (uint64_t)v : 0u;
         *total[k] = add_capped(*total[k], *last[k]);
     }
@@ -219,124 +225,128 @@ int mote_recover_over_next(struct mote_journal *j, struct mote_over *o)
     return 0;
 }
 
-int mote_recover(struct mote_journal *j, struct mote_recovery *r)
+void mote_recover_begin(struct mote_recover_walk *w, struct mote_recovery *r)
 {
-    struct mote_rec_call pend[MOTE_LLM_MAX_TOOL_CALLS]; /* call records before their answer */
-    unsigned npend = 0, nover_pend = 0, i; /* (and how many more, past the table) */
-    uint64_t over_pend = 0;                /* the first of those */
-    int last = MOTE_REC_NONE, t;
-    bool compact_resume = false, paused = false;
-
+    memset(w, 0, sizeof(*w));
     memset(r, 0, sizeof(*r));
-    mote_journal_rewind(j);
-    while ((t = mote_journal_next(j)) > 0) {
-        size_t used = 0;
+    w->last = MOTE_REC_NONE;
+}
 
-        switch (t) {
-        case MOTE_REC_USER:
-            r->autos = 0;
-            no_calls(r);
-            npend = nover_pend = 0;
-            last = t;
-            break;
-        case MOTE_REC_REQUEST:
-        case MOTE_REC_MARK:
-        case MOTE_REC_CANCEL:
-            npend = nover_pend = 0;
-            last = t;
-            break;
-        case MOTE_REC_AUTO:
-            npend = nover_pend = 0;
-            r->autos++;
-            break;
-        case MOTE_REC_ERROR: {
-            const char *m = mote_jrec_str(j, 0, "message", &used, NULL);
+void mote_recover_take(struct mote_journal *j, int t, struct mote_recover_walk *w,
+                       struct mote_recovery *r)
+{
+    size_t used = 0;
+    unsigned i;
 
-            mote_str_copy(r->last_error, sizeof(r->last_error), m != NULL ? m : "");
-            npend = nover_pend = 0;
-            last = t;
-            break;
-        }
-        case MOTE_REC_TEXT:
-            last = t;
-            break;
-        case MOTE_REC_CALL:
-            if (npend < MOTE_LLM_MAX_TOOL_CALLS)
-                take_call(j, 0, -1, &pend[npend++]);
-            else if (nover_pend++ == 0)
-                over_pend = j->cur_off;
-            last = t;
-            break;
-        case MOTE_REC_COMPACT:
-            /* the round before it was complete; the context is small again */
-            no_calls(r);
-            npend = nover_pend = 0;
-            r->compactions++;
-            memset(&r->last, 0, sizeof(r->last));
-            compact_resume = mote_jrec_bool(j, 0, "resume");
-            last = t;
-            break;
-        case MOTE_REC_ASSISTANT: {
-            bool interrupted = mote_jrec_bool(j, 0, "interrupted");
-            int u = mote_json_member(&j->buf->json, 0, "usage");
+    switch (t) {
+    case MOTE_REC_USER:
+        r->autos = 0;
+        no_calls(r);
+        w->npend = w->nover_pend = 0;
+        w->last = t;
+        break;
+    case MOTE_REC_REQUEST:
+    case MOTE_REC_MARK:
+    case MOTE_REC_CANCEL:
+        w->npend = w->nover_pend = 0;
+        w->last = t;
+        break;
+    case MOTE_REC_AUTO:
+        w->npend = w->nover_pend = 0;
+        r->autos++;
+        break;
+    case MOTE_REC_ERROR: {
+        const char *m = mote_jrec_str(j, 0, "message", &used, NULL);
 
-            if (mote_json_type_of(&j->buf->json, u) == MOTE_JSON_OBJECT)
-                take_usage(j, u, r);
-            no_calls(r);
-            if (!interrupted) /* an interrupted answer's calls never run */
-                take_answer_calls(j, mote_json_member(&j->buf->json, 0, "calls"), pend, npend,
-                                  nover_pend, over_pend, r);
-            /* pause_turn: the turn goes on with another request */
-            paused = !interrupted && r->ncalls == 0 &&
-                     mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
-                                  "pause_turn");
-            npend = nover_pend = 0;
-            last = t;
-            break;
-        }
-        case MOTE_REC_TOOL_START:
-        case MOTE_REC_TOOL_RESULT: {
-            const char *id = mote_jrec_str(j, 0, "id", &used, NULL);
-            bool known = false;
-
-            for (i = 0; id != NULL && i < r->ncalls; i++) {
-                if (strcmp(r->calls[i].id, id) != 0)
-                    continue;
-                known = true;
-                if (t == MOTE_REC_TOOL_RESULT)
-                    r->calls[i].has_result = true;
-                else
-                    take_start(j, &r->calls[i]);
-            }
-            if (t == MOTE_REC_TOOL_RESULT) {
-                /* A result for no call of the table: one past it (they
-                 * are answered in order, before any other). */
-                if (!known && id != NULL && r->over.skip < r->nover)
-                    r->over.skip++;
-                last = t;
-            }
-            break;
-        }
-        case MOTE_REC_ALLOW: {
-            const char *tool = mote_jrec_str(j, 0, "tool", &used, NULL);
-            bool known = false;
-
-            for (i = 0; tool != NULL && i < r->nallowed; i++)
-                known = known || strcmp(r->allowed[i], tool) == 0;
-            if (tool != NULL && !known && r->nallowed < MOTE_CONV_ALLOWED_MAX)
-                mote_str_copy(r->allowed[r->nallowed++], sizeof(r->allowed[0]), tool);
-            break;
-        }
-        default:
-            break;
-        }
+        mote_str_copy(r->last_error, sizeof(r->last_error), m != NULL ? m : "");
+        w->npend = w->nover_pend = 0;
+        w->last = t;
+        break;
     }
-    if (t < 0)
-        return t;
+    case MOTE_REC_TEXT:
+        w->last = t;
+        break;
+    case MOTE_REC_CALL:
+        if (w->npend < MOTE_LLM_MAX_TOOL_CALLS)
+            take_call(j, 0, -1, &w->pend[w->npend++]);
+        else if (w->nover_pend++ == 0)
+            w->over_pend = j->cur_off;
+        w->last = t;
+        break;
+    case MOTE_REC_COMPACT:
+        /* the round before it was complete; the context is small again */
+        no_calls(r);
+        w->npend = w->nover_pend = 0;
+        r->compactions++;
+        memset(&r->last, 0, sizeof(r->last));
+        w->compact_resume = mote_jrec_bool(j, 0, "resume");
+        w->last = t;
+        break;
+    case MOTE_REC_ASSISTANT: {
+        bool interrupted = mote_jrec_bool(j, 0, "interrupted");
+        int u = mote_json_member(&j->buf->json, 0, "usage");
+
+        if (mote_json_type_of(&j->buf->json, u) == MOTE_JSON_OBJECT)
+            take_usage(j, u, r);
+        no_calls(r);
+        if (!interrupted) /* an interrupted answer's calls never run */
+            take_answer_calls(j, mote_json_member(&j->buf->json, 0, "calls"), w->pend, w->npend,
+                              w->nover_pend, w->over_pend, r);
+        /* pause_turn: the turn goes on with another request */
+        w->paused = !interrupted && r->ncalls == 0 &&
+                    mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
+                                 "pause_turn");
+        w->npend = w->nover_pend = 0;
+        w->last = t;
+        break;
+    }
+    case MOTE_REC_TOOL_START:
+    case MOTE_REC_TOOL_RESULT: {
+        const char *id = mote_jrec_str(j, 0, "id", &used, NULL);
+        bool known = false;
+
+        for (i = 0; id != NULL && i < r->ncalls; i++) {
+            if (strcmp(r->calls[i].id, id) != 0)
+                continue;
+            known = true;
+            if (t == MOTE_REC_TOOL_RESULT)
+                r->calls[i].has_result = true;
+            else
+                take_start(j, &r->calls[i]);
+        }
+        if (t == MOTE_REC_TOOL_RESULT) {
+            /* A result for no call of the table: one past it (they are
+             * answered in order, before any other). */
+            if (!known && id != NULL && r->over.skip < r->nover)
+                r->over.skip++;
+            w->last = t;
+        }
+        break;
+    }
+    case MOTE_REC_ALLOW: {
+        const char *tool = mote_jrec_str(j, 0, "tool", &used, NULL);
+        bool known = false;
+
+        for (i = 0; tool != NULL && i < r->nallowed; i++)
+            known = known || strcmp(r->allowed[i], tool) == 0;
+        if (tool != NULL && !known && r->nallowed < MOTE_CONV_ALLOWED_MAX)
+            mote_str_copy(r->allowed[r->nallowed++], sizeof(r->allowed[0]), tool);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void mote_recover_end(struct mote_recover_walk *w, struct mote_recovery *r)
+{
+    int last = w->last;
+    bool paused;
+
     count_missing(r);
     r->over.left = r->nover > r->over.skip ? r->nover - r->over.skip : 0u;
     r->cancelled = last == MOTE_REC_CANCEL;
-    paused = paused && last == MOTE_REC_ASSISTANT;
+    paused = w->paused && last == MOTE_REC_ASSISTANT;
     if (r->nmissing > 0 && r->nstarted > 0)
         r->action = MOTE_RECOVER_TOOL_INTERRUPTED;
     else if (r->nmissing > 0 || r->over.left > 0)
@@ -344,11 +354,27 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
                                                          : MOTE_RECOVER_RESUME_TOOLS;
     else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
              last == MOTE_REC_TOOL_RESULT || last == MOTE_REC_TEXT || last == MOTE_REC_CALL ||
-             (last == MOTE_REC_COMPACT && compact_resume) || paused)
+             (last == MOTE_REC_COMPACT && w->compact_resume) || paused)
         r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
                                                          : MOTE_RECOVER_CONTINUE;
     else
         r->action = MOTE_RECOVER_IDLE; /* an answer, an error, a cancel, nothing */
+}
+
+int mote_recover(struct mote_journal *j, struct mote_recovery *r)
+{
+    /* Big (the call records before their answer): on the stack for this
+     * call only. */
+    struct mote_recover_walk w;
+    int t;
+
+    mote_recover_begin(&w, r);
+    mote_journal_rewind(j);
+    while ((t = mote_journal_next(j)) > 0)
+        mote_recover_take(j, t, &w, r);
+    if (t < 0)
+        return t;
+    mote_recover_end(&w, r);
     return 0;
 }
 

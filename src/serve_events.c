@@ -127,6 +127,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         mote_serve_touch(sv, ev->conv);
     switch (ev->type) {
     case MOTE_EV_RECORD:
+        mote_serve_sum_record(sv, id, ev->offset, ev->text, ev->len);
         on_record(sv, id, ev->offset, ev->text, ev->len);
         return;
     case MOTE_EV_TEXT:

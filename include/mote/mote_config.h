@@ -70,8 +70,11 @@
  * wake-up descriptor is not counted). The CLI needs up to 3 per MCP server
  * (stdout, stderr, stdin while a write waits), 1 for the model request, 1
  * for a tool and 1 for its input; mote serve one per connection
- * (MOTE_SERVE_MAX_CONNS) and one per listener. A watch that does not fit
- * is refused with MOTE_ERR_FULL (the server answers 503). */
+ * (MOTE_SERVE_MAX_CONNS) and one per listener. The build refuses a
+ * MOTE_SERVE_MAX_CONNS that would leave fewer than MOTE_WATCH_RESERVE
+ * for the rest, so clients can never take the watches of the model, the
+ * tools and the MCP servers. A watch that does not fit is refused with
+ * MOTE_ERR_FULL (the server answers 503). */
 #ifndef MOTE_MAX_WATCHES
 #define MOTE_MAX_WATCHES 64
 #endif
@@ -723,6 +726,43 @@
 #define MOTE_SERVE_RULES_MAX 32
 #endif
 
+/* Bytes of journal the server reads per loop turn when it reads journals
+ * it does not hold (the list, the state of a conversation not loaded,
+ * retention): a longer journal is read over more turns, so that other
+ * clients are answered meanwhile. A line up to MOTE_JOURNAL_LINE_MAX is
+ * read whole and may pass it. 4096..16 MiB. */
+#ifndef MOTE_SERVE_SCAN_STEP
+#define MOTE_SERVE_SCAN_STEP 65536
+#endif
+
+/* Journals whose summary (state, size, user messages, first words) the
+ * server keeps, about 340 bytes each: a journal is read again only when
+ * it changed, or when its summary made room for another's. At least the
+ * list's page (MOTE_SERVE_LIST_PAGE) and the retention's --keep keep
+ * listings and retention from reading the same journals again.
+ * 1..65536. */
+#ifndef MOTE_SERVE_SUMMARIES
+#define MOTE_SERVE_SUMMARIES 128
+#endif
+
+/* How long `mote serve` waits at its start, at most, for the kernel's
+ * random generator to be seeded when it must make the token file (early
+ * boot), ms; then it exits 1 saying so (a service manager starts it
+ * again). 0: it does not wait. */
+#ifndef MOTE_SERVE_SECRET_WAIT_MS
+#define MOTE_SERVE_SECRET_WAIT_MS 30000
+#endif
+
+/* Loop watches kept for everything but the server's connections: 2 per
+ * model request (a name lookup, then its socket), 2 per tool run, 3 per
+ * MCP server, and the server's 2 listeners. MOTE_SERVE_MAX_CONNS plus
+ * this must fit MOTE_MAX_WATCHES (the build says so otherwise); raise it
+ * for descriptors of an embedder's own on the same loop. */
+#ifndef MOTE_WATCH_RESERVE
+#define MOTE_WATCH_RESERVE                                                                         \
+    (2 * MOTE_MAX_STREAMS + 2 * MOTE_MAX_TOOL_RUNS + 3 * MOTE_MAX_MCP_SERVERS + 2)
+#endif
+
 #if MOTE_SERVE_MAX_CONNS < 1 || MOTE_SERVE_MAX_CONNS > 1024
 #error "MOTE_SERVE_MAX_CONNS must be 1..1024"
 #endif
@@ -744,6 +784,15 @@
 #endif
 #if MOTE_SERVE_RECOVER_MAX < 1 || MOTE_SERVE_RULES_MAX < 1
 #error "MOTE_SERVE_RECOVER_MAX and MOTE_SERVE_RULES_MAX must be at least 1"
+#endif
+#if MOTE_SERVE_MAX_CONNS + MOTE_WATCH_RESERVE > MOTE_MAX_WATCHES
+#error "MOTE_SERVE_MAX_CONNS connections and MOTE_WATCH_RESERVE (the model requests', tools' and MCP servers' watches, and 2 listeners) must fit MOTE_MAX_WATCHES: raise MOTE_MAX_WATCHES or lower MOTE_SERVE_MAX_CONNS"
+#endif
+#if MOTE_SERVE_SCAN_STEP < 4096 || MOTE_SERVE_SCAN_STEP > 16777216
+#error "MOTE_SERVE_SCAN_STEP must be 4096..16777216 bytes"
+#endif
+#if MOTE_SERVE_SUMMARIES < 1 || MOTE_SERVE_SUMMARIES > 65536
+#error "MOTE_SERVE_SUMMARIES must be 1..65536"
 #endif
 #if MOTE_MCP_CONF_ARENA < 1024 || MOTE_MCP_CONF_ARGS < 1 || MOTE_MCP_CONF_ENV < 4
 #error "MOTE_MCP_CONF_ARENA must be at least 1024, MOTE_MCP_CONF_ARGS at least 1, MOTE_MCP_CONF_ENV at least 4"
@@ -923,7 +972,11 @@
 /* kept connections and TLS sessions: a chain of their own */
 #define MOTE_SIG_WIRE_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S)
+/* the service's limits (mote serve on a device), a chain of their own */
+#define MOTE_SIG_SVC_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
+                               (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

@@ -27,6 +27,8 @@
 #define MOTE_MAX_INACTIVE_JOBS 2
 #define MOTE_MAX_TIMERS 8
 #define MOTE_MAX_WATCHES 12
+/* (mote serve: 3 connections beside the watches its turns need) */
+#define MOTE_SERVE_MAX_CONNS 3
 
 /* parsing */
 #define MOTE_JSON_MAX_TOKENS 512

@@ -125,6 +125,12 @@ static int px_random(void *ctx, void *buf, size_t len)
     return 0;
 }
 
+static int px_random_secret(void *ctx, void *buf, size_t len, int *wait_fd)
+{
+    (void)ctx;
+    return mote_posix_random_secret(buf, len, wait_fd);
+}
+
 static void on_signal(int sig)
 {
     int saved = errno;
@@ -170,6 +176,7 @@ int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signatur
     pp->port.wait = px_wait;
     pp->port.signals_take = px_signals_take;
     pp->port.random = px_random;
+    pp->port.random_secret = px_random_secret;
     mote_posix_storage_fill(&pp->port);
     mote_posix_net_fill(&pp->port);
     mote_posix_proc_fill(&pp->port);

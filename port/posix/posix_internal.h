@@ -55,6 +55,11 @@ int mote_posix_replace(const char *target, unsigned mode, const void *owner,
  * never keys. Never fails. */
 void mote_posix_random_bytes(void *buf, size_t len);
 
+/* Bytes for a secret: getrandom only, never a fallback. 0, or
+ * MOTE_ERR_AGAIN before the kernel's pool is initialised (nothing written;
+ * *wait_fd: /dev/random, readable once it is), or < 0. Never blocks. */
+int mote_posix_random_secret(void *buf, size_t len, int *wait_fd);
+
 /* `digits` random lower-case hex digits and a NUL into `out`. */
 void mote_posix_random_hex(char *out, size_t digits);
 

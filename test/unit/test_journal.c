@@ -888,6 +888,131 @@ static void test_line_over_the_limit(void **state)
     assert_true(faults >= 2);
 }
 
+/* Scans `id` to its end with `budget` bytes a step; returns the last
+ * step's result and the steps taken. */
+static int scan_to_end(struct mote_jscan *sc, const char *id, size_t budget, unsigned *steps)
+{
+    int rc = mote_jscan_begin(sc, &jbuf, &tp.port, id);
+
+    *steps = 0;
+    while (rc == 0 || rc == 1) {
+        assert_true(++*steps < 100000);
+        rc = mote_jscan_step(sc, budget);
+        if (rc == 0)
+            break;
+    }
+    return rc;
+}
+
+/* The scan in steps decides what peek and recover decide, for every
+ * prefix of the script, whatever its budget; a long line is read a chunk
+ * a step; damage and a torn tail are told as peek tells them. */
+static void test_scan_in_steps(void **state)
+{
+    static const size_t budgets[] = {1, 100, 1u << 20};
+    static struct mote_jscan sc;
+    static char text[6 * MOTE_JOURNAL_LINE_MAX];
+    struct mote_recovery r;
+    unsigned steps, b;
+    int k, n;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "sc"), 0);
+    for (k = 0; k < NSTEPS; k++) {
+        assert_int_equal(write_step(&jr, k), 0);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        for (b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+            assert_int_equal(scan_to_end(&sc, "sc", budgets[b], &steps), 0);
+            assert_int_equal(sc.r.action, r.action);
+            assert_int_equal(sc.r.nmissing, r.nmissing);
+            assert_int_equal(sc.r.nkill, r.nkill);
+            assert_int_equal(sc.j.size, jr.size);
+            assert_int_equal(sc.user_messages, k >= S_USER2 ? 2 : 1);
+            assert_string_equal(sc.first, "list files \"here\" "); /* one line */
+            if (budgets[b] == 1)
+                assert_int_equal(steps, jr.records + 1); /* a line a step, then the end */
+            mote_jscan_end(&sc);
+        }
+    }
+    mote_journal_close(&jr);
+    /* a torn tail: said, not cut (a scan writes nothing) */
+    n = snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":2,\"id\":\"tt\"}\n"
+                                     "{\"t\":\"user\",\"text\":\"hi\"}\n{\"t\":\"requ");
+    put_journal("tt", text, (size_t)n);
+    assert_int_equal(scan_to_end(&sc, "tt", 1, &steps), 0);
+    assert_true(sc.j.repaired);
+    assert_int_equal(sc.r.action, MOTE_RECOVER_CONTINUE);
+    mote_jscan_end(&sc);
+    assert_int_equal(mote_tport_file(&tp, "conversations/tt.jsonl")->len, (size_t)n);
+    /* damage before the tail: its line */
+    n = snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":2,\"id\":\"dd\"}\nnot json\n"
+                                     "{\"t\":\"user\",\"text\":\"hi\"}\n");
+    put_journal("dd", text, (size_t)n);
+    assert_int_equal(scan_to_end(&sc, "dd", 1, &steps), MOTE_ERR_CORRUPT);
+    assert_int_equal(sc.j.bad_line, 2);
+    mote_jscan_end(&sc);
+    /* a line four buffers long, then more lines: a chunk a step, damage */
+    n = snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":2,\"id\":\"ll\"}\n");
+    memset(text + n, 'a', 4 * MOTE_JOURNAL_LINE_MAX);
+    n += 4 * MOTE_JOURNAL_LINE_MAX;
+    n += snprintf(text + n, sizeof(text) - (size_t)n, "\n{\"t\":\"user\",\"text\":\"x\"}\n");
+    put_journal("ll", text, (size_t)n);
+    assert_int_equal(scan_to_end(&sc, "ll", 1, &steps), MOTE_ERR_CORRUPT);
+    assert_int_equal(sc.j.bad_line, 2);
+    assert_true(steps >= 4);
+    mote_jscan_end(&sc);
+    /* the same line running to the end: a torn tail */
+    put_journal("ll", text, 4 * MOTE_JOURNAL_LINE_MAX);
+    assert_int_equal(scan_to_end(&sc, "ll", 1, &steps), 0);
+    assert_true(sc.j.repaired);
+    assert_int_equal(sc.j.size, sizeof("{\"t\":\"open\",\"v\":2,\"id\":\"ll\"}\n") - 1);
+    mote_jscan_end(&sc);
+    /* missing and empty files count as absent */
+    assert_int_equal(mote_jscan_begin(&sc, &jbuf, &tp.port, "none"), MOTE_ERR_NOENT);
+    put_journal("empty", "", 0);
+    assert_int_equal(mote_jscan_begin(&sc, &jbuf, &tp.port, "empty"), MOTE_ERR_NOENT);
+    mote_jscan_end(&sc);
+}
+
+/* Usage is written with the API's names (input_tokens, ...) and read
+ * with them or with the older ones (in, out, cache_read, cache_write). */
+static void test_usage_names(void **state)
+{
+    static const char old[] = "{\"t\":\"open\",\"v\":2,\"id\":\"uo\"}\n"
+                              "{\"t\":\"user\",\"text\":\"x\"}\n"
+                              "{\"t\":\"assistant\",\"text\":\"y\",\"stop\":\"end_turn\","
+                              "\"usage\":{\"in\":5,\"out\":6,\"cache_read\":7,\"cache_write\":8}}\n";
+    const struct mote_rec_usage u = {10, 20, 30, 40};
+    const struct mote_tport_file *f;
+    char text[1024];
+    struct mote_recovery r;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "un"), 0);
+    assert_int_equal(mote_journal_user(&jr, "x", 1), 0);
+    assert_int_equal(mote_journal_answer(&jr, "y", 1, "end_turn", false, NULL, 0, &u), 0);
+    f = mote_tport_file(&tp, "conversations/un.jsonl");
+    assert_non_null(f);
+    assert_true(f->len < sizeof(text));
+    memcpy(text, f->data, f->len);
+    text[f->len] = '\0';
+    assert_non_null(strstr(text, "\"usage\":{\"input_tokens\":10,"
+                                                  "\"output_tokens\":20,\"cache_read_tokens\":30,"
+                                                  "\"cache_write_tokens\":40}"));
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.total.input, 10);
+    assert_int_equal(r.total.cache_write, 40);
+    mote_journal_close(&jr);
+    put_journal("uo", old, sizeof(old) - 1);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "uo"), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.total.input, 5);
+    assert_int_equal(r.total.output, 6);
+    assert_int_equal(r.total.cache_read, 7);
+    assert_int_equal(r.total.cache_write, 8);
+    mote_journal_close(&jr);
+}
+
 static void test_state_machine(void **state)
 {
     struct mote_conv_step s;
@@ -947,6 +1072,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_newer_versions_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recorded_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_over_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scan_in_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
     };
 

@@ -555,6 +555,100 @@ static void test_random_never_blocks(void **state)
     assert_true(zero < 8);
 }
 
+/* Reads the merged output of child `pid` to its end and reaps it. */
+static int output_and_status(int fd, int64_t pid, char *out, size_t cap, int *status)
+{
+    const struct mote_port *p = &pp.port;
+    size_t have = 0;
+    int i, n, rc = MOTE_ERR_AGAIN;
+
+    for (i = 0; i < 500; i++) {
+        n = p->pipe_read(p->ctx, fd, out + have, cap - 1 - have);
+        if (n > 0) {
+            have += (size_t)n;
+            continue;
+        }
+        if (n == 0 || n == MOTE_ERR_PIPE)
+            break;
+        usleep(10000);
+    }
+    out[have] = '\0';
+    for (i = 0; i < 500 && rc == MOTE_ERR_AGAIN; i++) {
+        rc = p->proc_reap(p->ctx, pid, status);
+        if (rc == MOTE_ERR_AGAIN)
+            usleep(10000);
+    }
+    return rc;
+}
+
+/* The spawn does not wait for the child's exec: a program that is not
+ * there is said at once (a look in PATH), one that only its exec finds
+ * unrunnable says why on its output and exits 127, its group known. */
+static void test_spawn_without_waiting_for_the_exec(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    const char *argv[2] = {NULL, NULL};
+    char path[320], out[512];
+    int64_t pid = 0;
+    int fds[3], status = 0, fd;
+
+    (void)state;
+    argv[0] = "/nonexistent/program";
+    assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), MOTE_ERR_NOENT);
+    argv[0] = "mote-no-such-program-in-path";
+    assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), MOTE_ERR_NOENT);
+    /* found, but its interpreter is not: only the exec can tell */
+    snprintf(path, sizeof(path), "%s/badinterp", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "#!/nonexistent/interp\n", 22), 22);
+    close(fd);
+    argv[0] = path;
+    assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), 0);
+    p->pipe_close(p->ctx, fds[0]);
+    assert_true(p->proc_group(p->ctx, pid) > 1);
+    assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+    p->pipe_close(p->ctx, fds[1]);
+    assert_int_equal(status, 127);
+    assert_non_null(strstr(out, "mote: cannot run "));
+    assert_non_null(strstr(out, "badinterp: not found"));
+    /* and one that runs: its output, its status */
+    {
+        const char *av[4] = {"sh", "-c", "echo ran; exit 3", NULL};
+
+        assert_int_equal(p->proc_spawn(p->ctx, av, NULL, true, fds, &pid), 0);
+    }
+    p->pipe_close(p->ctx, fds[0]);
+    assert_true(p->proc_group(p->ctx, pid) > 1);
+    assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+    p->pipe_close(p->ctx, fds[1]);
+    assert_int_equal(status, 3);
+    assert_string_equal(out, "ran\n");
+}
+
+/* Secrets never come from the fallback: before the pool is ready the
+ * port says so (a descriptor to wait on, nothing written), and never
+ * blocks; once it is, the bytes are getrandom's. */
+static void test_random_secret_waits_for_the_pool(void **state)
+{
+    unsigned char a[32], zero[32];
+    int fd = 7;
+
+    (void)state;
+    memset(zero, 0, sizeof(zero));
+    memset(a, 0xAA, sizeof(a));
+    blocking_calls = 0;
+    pool_not_ready = 1;
+    assert_int_equal(pp.port.random_secret(pp.port.ctx, a, sizeof(a), &fd), MOTE_ERR_AGAIN);
+    assert_memory_equal(a, zero, sizeof(a));
+    assert_true(fd >= 0); /* /dev/random, readable once the pool is */
+    pool_not_ready = 0;
+    assert_int_equal(blocking_calls, 0);
+    assert_int_equal(pp.port.random_secret(pp.port.ctx, a, sizeof(a), &fd), 0);
+    assert_int_equal(fd, -1);
+    assert_memory_not_equal(a, zero, sizeof(a));
+}
+
 /* Out of descriptors is said for what it is. */
 static void test_err_mfile(void **state)
 {
@@ -648,6 +742,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clock_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_never_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_secret_waits_for_the_pool, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage_hardening, setup, teardown),
         cmocka_unit_test_setup_teardown(test_err_mfile, setup, teardown),
@@ -657,6 +752,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fs_replace_keeps_the_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_replace_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_read_huge_offset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spawn_without_waiting_for_the_exec, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("posix", tests, NULL, NULL);
