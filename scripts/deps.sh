@@ -7,7 +7,7 @@ HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmock
       openssl ca-certificates python3 time procps clang libclang-rt-14-dev strace"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
-# Issue 12: armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),
+# armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),
 # the Cortex-M run (make check-mcu), syscall counts (make bench).
 CROSS="$CROSS gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-system-arm picolibc-arm-none-eabi
        strace"

@@ -34,8 +34,7 @@ S(mcp, struct mote_mcp);
 S(mcp_server, struct mote_mcp_server);
 S(edit, struct mote_edit);
 S(serve, struct mote_serve);
-S(serve_conn, struct mote_serve_conn);
-S(serve_io, struct mote_serve_io);
+char sizeof_serve_conn[MOTE_SERVE_CONN_SIZE];
 C
 # shellcheck disable=SC2086
 $CC $FLAGS -fno-common -c "$b/tmp/sizeof.c" -o "$b/tmp/sizeof.o"
@@ -54,7 +53,7 @@ $NM -S "$b/tmp/sizeof.o" | awk '
         printf "struct mote_session          %9d  the agent: conversation %d, stream slot %d, tool-run slot %d\n", v["session"], v["conv"], v["stream"], v["tool_run"]
         printf "struct mote_mcp              %9d  MCP servers (optional), %d per server\n", v["mcp"], v["mcp_server"]
         printf "struct mote_edit             %9d  the line editor (a terminal front end)\n", v["edit"]
-        printf "struct mote_serve            %9d  mote serve: per connection %d of state, %d of buffers\n", v["serve"], v["serve_conn"], v["serve_io"]
+        printf "struct mote_serve            %9d  mote serve: per connection %d (MOTE_SERVE_CONN_SIZE)\n", v["serve"], v["serve_conn"]
     }'
 # Stack frames: every source compiled again with -fstack-usage.
 rm -f "$b/stack"/*.su

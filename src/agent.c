@@ -17,6 +17,7 @@
 
 #include <string.h>
 
+#include "conv.h"
 #include "util.h"
 
 /* JSON tokens a record adds around one tool input (its keys, id, name,
@@ -977,30 +978,8 @@ static const struct mote_tool *find_tool(const struct mote_session *s, const cha
  * or < 0. */
 static int load_input(struct mote_conv *c, unsigned i, char *out, size_t cap)
 {
-    const struct mote_conv_call *call = &c->calls[i];
-    struct mote_json *js = &c->jr.buf->json;
-    const char *raw;
-    size_t n;
-    int t, rc;
-
-    c->jr.part_valid = false;
-    c->jr.rd_off = call->rec_off;
-    rc = mote_journal_next(&c->jr);
-    if (rc < 0)
-        return rc;
-    if (rc != MOTE_REC_ASSISTANT && rc != MOTE_REC_CALL)
-        return MOTE_ERR_CORRUPT;
-    t = call->rec_idx < 0 ? 0
-                          : mote_json_elem(js, mote_json_member(js, 0, "calls"), call->rec_idx);
-    t = mote_json_member(js, t, "input");
-    if (mote_json_type_of(js, t) != MOTE_JSON_OBJECT)
-        return MOTE_ERR_CORRUPT;
-    raw = mote_json_raw(js, t, &n);
-    if (n >= cap)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(out, raw, n);
-    out[n] = '\0';
-    return (int)n;
+    return mote_journal_call_input(&c->jr, c->calls[i].rec_off, c->calls[i].rec_idx, out, cap,
+                                   NULL);
 }
 
 static bool allowed(const struct mote_conv *c, const char *name)

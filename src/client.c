@@ -113,8 +113,7 @@ static void close_conn(struct mote_loop *loop, struct mote_llm_call *c)
 static int watch(struct mote_loop *loop, mote_job_id self, struct mote_llm_call *c, int fd,
                  unsigned events)
 {
-    if (c->watch != 0 && mote_watch_revents(loop, c->watch) >= 0 &&
-        loop->watches[c->watch & 0xFFu].fd == fd)
+    if (c->watch != 0 && mote_watch_fd(loop, c->watch) == fd)
         return mote_watch_set(loop, c->watch, events);
     if (c->watch != 0)
         (void)mote_watch_remove(loop, c->watch);

@@ -61,7 +61,8 @@ static void first_words(struct mote_journal *j, struct mote_conv_info *c)
     }
 }
 
-static int one(void *arg, const char *name)
+/* One file of the conversations directory: its journal's row, if it is one. */
+static int list_file(void *arg, const char *name)
 {
     struct walk *w = arg;
     struct mote_conv_info *c = &w->info;
@@ -132,7 +133,7 @@ int mote_session_list(struct mote_session *s, int (*fn)(void *arg, const struct 
     w.s = s;
     w.fn = fn;
     w.arg = arg;
-    rc = s->port->st_list(s->port->ctx, DIR_NAME, one, &w);
+    rc = s->port->st_list(s->port->ctx, DIR_NAME, list_file, &w);
     if (rc == MOTE_ERR_NOENT)
         return 0; /* no conversation yet */
     return rc < 0 ? rc : w.rc;
@@ -154,7 +155,7 @@ int mote_session_info(struct mote_session *s, const char *id,
     w.rc = MOTE_ERR_NOENT; /* until fn is called */
     memcpy(name, id, n);
     memcpy(name + n, SUFFIX, sizeof(SUFFIX));
-    (void)one(&w, name);
+    (void)list_file(&w, name);
     return w.rc;
 }
 

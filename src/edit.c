@@ -289,7 +289,7 @@ static struct at locate(const struct mote_edit *e, size_t upto)
 }
 
 /* From the cursor's cell `from` to `to`, by relative moves. */
-static void go(struct mote_edit *e, struct at from, struct at to)
+static void move_cursor(struct mote_edit *e, struct at from, struct at to)
 {
     if (to.row < from.row)
         move(e, 'A', from.row - to.row);
@@ -341,7 +341,7 @@ static void refresh(struct mote_edit *e)
                   &dummy);
     if (hw + tlen > 0)
         settle(e, end);
-    go(e, end, cur);
+    move_cursor(e, end, cur);
     e->dirty = e->search; /* leaving the search redraws the line */
     e->shown_len = e->len;
     e->shown_pos = e->pos;
@@ -387,7 +387,7 @@ static void draw(struct mote_edit *e)
         return;
     }
     if (e->pos != e->shown_pos) {
-        go(e, locate(e, e->shown_pos), locate(e, e->pos));
+        move_cursor(e, locate(e, e->shown_pos), locate(e, e->pos));
         e->shown_pos = e->pos;
     }
 }

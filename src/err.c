@@ -1,4 +1,4 @@
-/* err.c - mote_strerror. */
+/* err.c - the message of each enum mote_err (mote_strerror). */
 #include "mote/mote_err.h"
 
 #include <stddef.h>

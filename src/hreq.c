@@ -34,15 +34,10 @@ static bool tchar(unsigned char c)
     return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
-
 /* Case-insensitive equality of NUL-terminated `a` and lower-case `b`. */
 static bool ieq(const char *a, const char *b)
 {
-    while (*a != '\0' && mote_lower(*a) == *b) {
-        a++;
-        b++;
-    }
-    return *a == '\0' && *b == '\0';
+    return mote_ascii_ieq(a, b, strlen(b) + 1);
 }
 
 const char *mote_hreq_method_name(enum mote_hreq_method m)
@@ -112,7 +107,7 @@ static int single(struct mote_hreq *r, const char **slot, const char *value, con
 }
 
 /* The tokens of a comma-separated Connection value. */
-static void connection(struct mote_hreq *r, const char *v, bool *close, bool *keep)
+static void connection(const char *v, bool *close, bool *keep)
 {
     while (*v != '\0') {
         char tok[16];
@@ -131,7 +126,6 @@ static void connection(struct mote_hreq *r, const char *v, bool *close, bool *ke
         else if (strcmp(tok, "keep-alive") == 0)
             *keep = true;
     }
-    (void)r;
 }
 
 static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool *te)
@@ -174,7 +168,7 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool 
     } else if (ieq(line, "transfer-encoding")) {
         *te = true;
     } else if (ieq(line, "connection")) {
-        connection(r, v, close, keep);
+        connection(v, close, keep);
     } else if (ieq(line, "expect")) {
         if (!ieq(v, "100-continue"))
             return bad(r, 417, "only Expect: 100-continue is understood");
@@ -271,7 +265,6 @@ int mote_hreq_feed(struct mote_hreq *r, const char *data, size_t len, size_t *us
     return MOTE_HREQ_READING;
 }
 
-
 int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_t cap)
 {
     const char *q = r->query;
@@ -285,23 +278,8 @@ int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_
             const char *v = q + klen + (q + klen < stop ? 1 : 0);
             size_t n = 0;
 
-            while (v < stop) {
-                char c = *v++;
-
-                if (c == '+') {
-                    c = ' ';
-                } else if (c == '%') {
-                    int hi, lo;
-
-                    if (stop - v < 2 || (hi = mote_hexval(v[0])) < 0 || (lo = mote_hexval(v[1])) < 0)
-                        return -1;
-                    c = (char)(hi * 16 + lo);
-                    v += 2;
-                }
-                if (n + 1 >= cap)
-                    return -1;
-                out[n++] = c;
-            }
+            if (cap == 0 || mote_pct_decode(v, (size_t)(stop - v), true, out, cap - 1, &n) < 0)
+                return -1;
             out[n] = '\0';
             return (int)n;
         }

@@ -13,38 +13,6 @@ void mote_http_resp_init(struct mote_http_resp *r, mote_http_body_fn on_body, vo
     r->content_length = -1;
 }
 
-
-static bool name_is(const char *name, size_t n, const char *want)
-{
-    size_t i;
-
-    if (strlen(want) != n)
-        return false;
-    for (i = 0; i < n; i++) {
-        if (mote_lower(name[i]) != want[i])
-            return false;
-    }
-    return true;
-}
-
-/* Decimal digits of s[0..n) into *out; false if none, other characters, or
- * an overflow past 2^62. */
-static bool parse_dec(const char *s, size_t n, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i;
-
-    if (n == 0)
-        return false;
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > (UINT64_C(1) << 58))
-            return false;
-        v = v * 10u + (uint64_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
 static int status_line(struct mote_http_resp *r)
 {
     const char *l = r->line;
@@ -52,7 +20,7 @@ static int status_line(struct mote_http_resp *r)
 
     /* "HTTP/1.x SSS reason" */
     if (r->line_len < 12 || memcmp(l, "HTTP/1.", 7) != 0 || l[8] != ' ' ||
-        !parse_dec(l + 9, 3, &code) || (r->line_len > 12 && l[12] != ' ') || code < 100)
+        mote_dec_parse(l + 9, 3, &code) != 0 || (r->line_len > 12 && l[12] != ' ') || code < 100)
         return MOTE_ERR_PROTO;
     r->status = (int)code;
     r->no_body = code < 200 || code == 204 || code == 304;
@@ -107,21 +75,21 @@ static int header_line(struct mote_http_resp *r)
     v = colon + 1;
     vlen = r->line_len - nlen - 1;
     trim(&v, &vlen);
-    if (name_is(l, nlen, "content-length")) {
-        if (!parse_dec(v, vlen, &num) ||
+    if (mote_ascii_is(l, nlen, "content-length")) {
+        if (mote_dec_parse(v, vlen, &num) != 0 ||
             (r->content_length >= 0 && (uint64_t)r->content_length != num))
             return MOTE_ERR_PROTO;
         r->content_length = (int64_t)num;
-    } else if (name_is(l, nlen, "transfer-encoding")) {
+    } else if (mote_ascii_is(l, nlen, "transfer-encoding")) {
         /* Only "chunked" (last) is understood. */
-        if (vlen >= 7 && name_is(v + vlen - 7, 7, "chunked"))
+        if (vlen >= 7 && mote_ascii_is(v + vlen - 7, 7, "chunked"))
             r->chunked = true;
         else
             return MOTE_ERR_PROTO;
-    } else if (name_is(l, nlen, "retry-after")) {
-        if (parse_dec(v, vlen, &num))
+    } else if (mote_ascii_is(l, nlen, "retry-after")) {
+        if (mote_dec_parse(v, vlen, &num) == 0)
             r->retry_after_s = num > 86400u ? 86400u : (uint32_t)num;
-    } else if (name_is(l, nlen, "content-type")) {
+    } else if (mote_ascii_is(l, nlen, "content-type")) {
         size_t n = vlen < sizeof(r->content_type) - 1 ? vlen : sizeof(r->content_type) - 1;
 
         memcpy(r->content_type, v, n);
@@ -304,10 +272,22 @@ int mote_http_write_head(mote_sink_fn sink, void *arg, const char *method, const
     return put_s(sink, arg, "\r\n");
 }
 
+/* Copies n bytes of a URL's part into `out` (cap bytes, NUL-terminated),
+ * refusing any byte of `bad`. */
+static int url_part(char *out, size_t cap, const char *s, size_t n, const char *bad)
+{
+    if (n >= cap)
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return strpbrk(out, bad) != NULL ? MOTE_ERR_INVAL : 0;
+}
+
 int mote_url_parse(struct mote_url *u, const char *url)
 {
     const char *p, *host, *hend, *path;
     size_t hn;
+    int rc;
 
     memset(u, 0, sizeof(*u));
     if (strncmp(url, "https://", 8) == 0) {
@@ -336,19 +316,15 @@ int mote_url_parse(struct mote_url *u, const char *url)
     hn = (size_t)(hend - host);
     if (hn == 0)
         return MOTE_ERR_INVAL;
-    if (hn >= sizeof(u->host))
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(u->host, host, hn);
-    u->host[hn] = '\0';
-    if (strpbrk(u->host, " @\r\n\t") != NULL)
-        return MOTE_ERR_INVAL;
+    if ((rc = url_part(u->host, sizeof(u->host), host, hn, " @\r\n\t")) < 0)
+        return rc;
     if (*p == ':') {
         uint64_t port;
         const char *ps = ++p;
 
         while (*p >= '0' && *p <= '9')
             p++;
-        if (!parse_dec(ps, (size_t)(p - ps), &port) || port == 0 || port > 65535)
+        if (mote_dec_parse(ps, (size_t)(p - ps), &port) != 0 || port == 0 || port > 65535)
             return MOTE_ERR_INVAL;
         u->port = (uint16_t)port;
         u->default_port = false;
@@ -359,11 +335,5 @@ int mote_url_parse(struct mote_url *u, const char *url)
     hn = strlen(path);
     while (hn > 0 && path[hn - 1] == '/')
         hn--;
-    if (hn >= sizeof(u->path))
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(u->path, path, hn);
-    u->path[hn] = '\0';
-    if (strpbrk(u->path, " \r\n\t?#") != NULL)
-        return MOTE_ERR_INVAL;
-    return 0;
+    return url_part(u->path, sizeof(u->path), path, hn, " \r\n\t?#");
 }

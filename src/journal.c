@@ -1,8 +1,11 @@
-/* journal.c - the conversation journal (see mote_journal.h, docs/JOURNAL.md). */
+/* journal.c - the journal's record I/O: creating, opening (checks, torn
+ * tails, locks), appending records and reading them back, one line at a
+ * time through the shared buffer (mote_journal.h, docs/JOURNAL.md). */
 #include "mote/mote_journal.h"
 
 #include <string.h>
 
+#include "journal.h"
 #include "util.h"
 
 static const char *const rec_names[] = {"",           "open",        "user",
@@ -11,8 +14,9 @@ static const char *const rec_names[] = {"",           "open",        "user",
                                         "error",      "text",        "call",
                                         "cancel",     "allow",       "compact"};
 
-/* How an answer's records go into a request (the part source). */
-enum { ANS_ALL = 0, ANS_TEXT_ONLY, ANS_NONE };
+/* Bytes assistant_size leaves for the "usage" member (four 20-digit
+ * counts and their keys take 132). */
+#define USAGE_ROOM 160
 
 static int set_err(struct mote_journal *j, int rc)
 {
@@ -21,8 +25,9 @@ static int set_err(struct mote_journal *j, int rc)
     return rc;
 }
 
-static int make_name(struct mote_journal *j, const char *id, const char *suffix, char *out,
-                     size_t cap)
+/* conversations/ID + suffix into out; MOTE_ERR_INVAL for an id that is
+ * empty, too long or holds a byte other than [A-Za-z0-9_-]. */
+static int make_name(const char *id, const char *suffix, char *out, size_t cap)
 {
     struct mote_sb sb;
     size_t i;
@@ -36,7 +41,6 @@ static int make_name(struct mote_journal *j, const char *id, const char *suffix,
               c == '-' || c == '_'))
             return MOTE_ERR_INVAL; /* no path tricks through an id */
     }
-    (void)j;
     mote_sb_init(&sb, out, cap);
     mote_sb_s(&sb, "conversations/");
     mote_sb_s(&sb, id);
@@ -63,7 +67,7 @@ static int aside_name(struct mote_journal *j, const char *id, char *out, size_t 
             mote_sb_s(&sb, ".");
             mote_sb_u(&sb, k);
         }
-        if ((rc = make_name(j, id, suffix, out, cap)) < 0)
+        if ((rc = make_name(id, suffix, out, cap)) < 0)
             return rc;
         h = p->st_open(p->ctx, out, MOTE_ST_READ);
         if (h == MOTE_ERR_NOENT)
@@ -96,10 +100,17 @@ int mote_journal_lock(struct mote_journal *j)
     return j->h < 0 ? MOTE_ERR_BADF : take_lock(j, MOTE_LOCK_HOLD);
 }
 
-static void reset(struct mote_journal *j, const struct mote_port *port)
+/* What creating and opening share: checks the scratch buffer, the port
+ * and the id, and starts the journal afresh (closed) on `port`. */
+static int start(struct mote_journal *j, const struct mote_port *port, const char *id)
 {
-    if (j->buf != NULL)
-        j->buf->owner = NULL;
+    int rc;
+
+    if (j->buf == NULL)
+        return MOTE_ERR_INVAL;
+    if (mote_port_missing(port, MOTE_PORT_STORAGE) != NULL)
+        return MOTE_ERR_NOSYS;
+    j->buf->owner = NULL;
     j->port = port;
     j->h = -1;
     j->err = 0;
@@ -117,31 +128,16 @@ static void reset(struct mote_journal *j, const struct mote_port *port)
     j->last_user_end = 0;
     j->compact_off = 0;
     j->has_compact = false;
-    j->ans_end = 0;
-    j->ans_mode = ANS_ALL;
+    if ((rc = make_name(id, ".jsonl", j->name, sizeof(j->name))) < 0)
+        return rc;
+    mote_str_copy(j->id, sizeof(j->id), id);
+    return 0;
 }
 
 /* ---- writing ----------------------------------------------------------- */
 
-struct linebuf {
-    char *p;
-    size_t cap;
-    size_t len;
-};
-
-static int line_sink(void *arg, const char *p, size_t n)
-{
-    struct linebuf *b = arg;
-
-    if (b->len + n + 1 > b->cap) /* room for the newline */
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return 0;
-}
-
 /* Appends the record in b as one line, with one write. */
-static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
+static int append_line(struct mote_journal *j, struct mote_sb *b, bool sync)
 {
     const struct mote_port *p = j->port;
     int rc;
@@ -150,6 +146,7 @@ static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
         return j->err;
     if (j->h < 0)
         return MOTE_ERR_BADF;
+    MOTE_ASSERT(b->len < b->cap); /* mote_sb_put keeps a byte: the newline goes there */
     b->p[b->len++] = '\n';
     j->buf->owner = NULL; /* the buffer holds no record now */
     rc = p->st_append(p->ctx, j->h, b->p, b->len);
@@ -169,19 +166,18 @@ static int append_line(struct mote_journal *j, struct linebuf *b, bool sync)
     return 0;
 }
 
-static void rec_begin(struct mote_journal *j, struct mote_jw *w, struct linebuf *b,
+static void rec_begin(struct mote_journal *j, struct mote_jw *w, struct mote_sb *b,
                       enum mote_rec type)
 {
-    b->p = j->buf->line;
-    b->cap = sizeof(j->buf->line);
-    b->len = 0;
-    mote_jw_init(w, line_sink, b);
+    MOTE_ASSERT(type > MOTE_REC_NONE && (unsigned)type < MOTE_ARRAY_LEN(rec_names));
+    mote_sb_init(b, j->buf->line, sizeof(j->buf->line));
+    mote_jw_init(w, mote_sb_put, b);
     mote_jw_obj(w);
     mote_jw_key(w, "t");
     mote_jw_str(w, rec_names[type]);
 }
 
-static int rec_end(struct mote_journal *j, struct mote_jw *w, struct linebuf *b, bool sync)
+static int rec_end(struct mote_journal *j, struct mote_jw *w, struct mote_sb *b, bool sync)
 {
     mote_jw_obj_end(w);
     if (w->err != 0)
@@ -199,38 +195,32 @@ static int rec_end(struct mote_journal *j, struct mote_jw *w, struct linebuf *b,
     return append_line(j, b, sync);
 }
 
-/* Gives the open record, once, to st_write_atomic. */
-struct first_line {
-    const char *p;
-    size_t len, off;
-};
-
-static int first_line_produce(void *arg, char *buf, size_t cap)
+/* A record whose one member `key` is `len` bytes of string `s` (key NULL:
+ * no member). */
+static int str_record(struct mote_journal *j, enum mote_rec type, const char *key, const char *s,
+                      size_t len, bool sync)
 {
-    struct first_line *f = arg;
-    size_t n = f->len - f->off < cap ? f->len - f->off : cap;
+    struct mote_jw w;
+    struct mote_sb b;
 
-    memcpy(buf, f->p + f->off, n);
-    f->off += n;
-    return (int)n;
+    rec_begin(j, &w, &b, type);
+    if (key != NULL) {
+        mote_jw_key(&w, key);
+        mote_jw_strn(&w, s, len);
+    }
+    return rec_end(j, &w, &b, sync);
 }
 
 int mote_journal_create(struct mote_journal *j, const struct mote_port *port, const char *id)
 {
     const struct mote_port *p = port;
     struct mote_jw w;
-    struct linebuf b;
-    struct first_line fl;
+    struct mote_sb b;
+    struct mote_src_bytes first;
     int rc, h;
 
-    if (j->buf == NULL)
-        return MOTE_ERR_INVAL;
-    if (mote_port_missing(port, MOTE_PORT_STORAGE) != NULL)
-        return MOTE_ERR_NOSYS;
-    reset(j, port);
-    if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
+    if ((rc = start(j, port, id)) < 0)
         return rc;
-    mote_str_copy(j->id, sizeof(j->id), id);
     if ((rc = p->st_mkdir(p->ctx, "conversations")) < 0)
         return rc;
     h = p->st_open(p->ctx, j->name, MOTE_ST_READ);
@@ -253,10 +243,10 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
     if (w.err != 0)
         return w.err;
     b.p[b.len++] = '\n';
-    fl.p = b.p;
-    fl.len = b.len;
-    fl.off = 0;
-    if ((rc = p->st_write_atomic(p->ctx, j->name, first_line_produce, &fl)) < 0)
+    first.p = b.p;
+    first.len = b.len;
+    first.off = 0;
+    if ((rc = p->st_write_atomic(p->ctx, j->name, mote_produce_bytes, &first)) < 0)
         return rc;
     h = p->st_open(p->ctx, j->name, MOTE_ST_READ | MOTE_ST_APPEND);
     if (h < 0)
@@ -282,15 +272,8 @@ void mote_journal_close(struct mote_journal *j)
 
 int mote_journal_user(struct mote_journal *j, const char *text, size_t len)
 {
-    struct mote_jw w;
-    struct linebuf b;
+    int rc = str_record(j, MOTE_REC_USER, "text", text, len, true);
 
-    int rc;
-
-    rec_begin(j, &w, &b, MOTE_REC_USER);
-    mote_jw_key(&w, "text");
-    mote_jw_strn(&w, text, len);
-    rc = rec_end(j, &w, &b, true);
     if (rc == 0)
         j->last_user_end = j->size;
     return rc;
@@ -299,7 +282,7 @@ int mote_journal_user(struct mote_journal *j, const char *text, size_t len)
 int mote_journal_request(struct mote_journal *j, uint32_t attempt)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_REQUEST);
     mote_jw_key(&w, "attempt");
@@ -379,7 +362,7 @@ int mote_journal_answer(struct mote_journal *j, const char *text, size_t len, co
                         const struct mote_rec_usage *usage)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
     int rc = check_inputs(j, calls, ncalls);
 
     if (rc < 0)
@@ -416,25 +399,19 @@ int64_t mote_journal_assistant_size(const char *text, size_t len, const char *st
     mote_jw_str(&w, rec_names[MOTE_REC_ASSISTANT]);
     write_answer(&w, text, len, stop, interrupted, calls, ncalls, NULL);
     mote_jw_obj_end(&w);
-    /* with its newline, and room for a usage object */
-    return w.err < 0 ? w.err : n + 1 + 160;
+    /* with its newline, and room for a usage member */
+    return w.err < 0 ? w.err : n + 1 + USAGE_ROOM;
 }
 
 int mote_journal_text(struct mote_journal *j, const char *text, size_t len)
 {
-    struct mote_jw w;
-    struct linebuf b;
-
-    rec_begin(j, &w, &b, MOTE_REC_TEXT);
-    mote_jw_key(&w, "text");
-    mote_jw_strn(&w, text, len);
-    return rec_end(j, &w, &b, false);
+    return str_record(j, MOTE_REC_TEXT, "text", text, len, false);
 }
 
 int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
     int rc = check_inputs(j, call, 1);
 
     if (rc < 0)
@@ -446,17 +423,13 @@ int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call)
 
 int mote_journal_cancel(struct mote_journal *j)
 {
-    struct mote_jw w;
-    struct linebuf b;
-
-    rec_begin(j, &w, &b, MOTE_REC_CANCEL);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_CANCEL, NULL, NULL, 0, true);
 }
 
 int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len, bool resume)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
     uint64_t at = j->size;
     int rc;
 
@@ -475,20 +448,14 @@ int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len
 
 int mote_journal_allow(struct mote_journal *j, const char *tool)
 {
-    struct mote_jw w;
-    struct linebuf b;
-
-    rec_begin(j, &w, &b, MOTE_REC_ALLOW);
-    mote_jw_key(&w, "tool");
-    mote_jw_str(&w, tool);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_ALLOW, "tool", tool, strlen(tool), true);
 }
 
 int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t pgid,
                             uint64_t start_time, const char *tag)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_TOOL_START);
     mote_jw_key(&w, "id");
@@ -508,7 +475,7 @@ int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const 
                              size_t len, bool is_error)
 {
     struct mote_jw w;
-    struct linebuf b;
+    struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_TOOL_RESULT);
     mote_jw_key(&w, "id");
@@ -522,33 +489,17 @@ int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const 
 
 int mote_journal_mark(struct mote_journal *j, const char *state)
 {
-    struct mote_jw w;
-    struct linebuf b;
-
-    rec_begin(j, &w, &b, MOTE_REC_MARK);
-    mote_jw_key(&w, "state");
-    mote_jw_str(&w, state);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_MARK, "state", state, strlen(state), true);
 }
 
 int mote_journal_auto(struct mote_journal *j)
 {
-    struct mote_jw w;
-    struct linebuf b;
-
-    rec_begin(j, &w, &b, MOTE_REC_AUTO);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_AUTO, NULL, NULL, 0, true);
 }
 
 int mote_journal_error(struct mote_journal *j, const char *message)
 {
-    struct mote_jw w;
-    struct linebuf b;
-
-    rec_begin(j, &w, &b, MOTE_REC_ERROR);
-    mote_jw_key(&w, "message");
-    mote_jw_str(&w, message);
-    return rec_end(j, &w, &b, true);
+    return str_record(j, MOTE_REC_ERROR, "message", message, strlen(message), true);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -565,11 +516,11 @@ static int rec_type(const struct mote_journal *j)
     return MOTE_ERR_BADMSG;
 }
 
-/* Reads the line at j->rd_off into j->buf->line. Returns its length (without
- * the newline), MOTE_ERR_NOENT at the end of the file, MOTE_ERR_PROTO for
- * an unterminated last line, MOTE_ERR_TOO_LARGE for a line over the
- * limit. */
-static int read_line(struct mote_journal *j, uint64_t limit)
+/* Reads the line at `off` (not past `limit`) into j->buf->line. Returns
+ * its length (without the newline), MOTE_ERR_NOENT at the limit or the
+ * end of the file, MOTE_ERR_PROTO for an unterminated last line,
+ * MOTE_ERR_TOO_LARGE for a line over the buffer, or a read failure. */
+static int read_line(struct mote_journal *j, uint64_t off, uint64_t limit)
 {
     const struct mote_port *p = j->port;
     size_t want = sizeof(j->buf->line), have = 0;
@@ -579,14 +530,15 @@ static int read_line(struct mote_journal *j, uint64_t limit)
     size_t step = 4096 < want ? 4096 : want;
     int n;
 
-    if (j->rd_off >= limit)
+    if (off >= limit)
         return MOTE_ERR_NOENT;
-    if (want > limit - j->rd_off)
-        want = (size_t)(limit - j->rd_off);
+    j->buf->owner = NULL; /* the buffer is overwritten from here on */
+    if (want > limit - off)
+        want = (size_t)(limit - off);
     while (nl == NULL && have < want) {
         size_t ask = have == 0 ? (step < want ? step : want) : want - have;
 
-        n = p->st_read(p->ctx, j->h, j->rd_off + have, j->buf->line + have, ask);
+        n = p->st_read(p->ctx, j->h, off + have, j->buf->line + have, ask);
         if (n < 0)
             return n;
         if (n == 0)
@@ -613,6 +565,27 @@ static int parse_line(struct mote_journal *j)
     return rec_type(j);
 }
 
+/* Reads and parses the record at `off` into the buffer (the reading
+ * cursor stays). Returns its type, 0 past the last record,
+ * MOTE_ERR_CORRUPT for a line that is no record, or a read failure;
+ * *len gets the line's length without its newline. */
+static int read_record(struct mote_journal *j, uint64_t off, size_t *len)
+{
+    int n = read_line(j, off, j->size), t;
+
+    if (n == MOTE_ERR_NOENT)
+        return 0;
+    if (n < 0)
+        return n;
+    t = parse_line(j);
+    if (t < 0)
+        return MOTE_ERR_CORRUPT;
+    j->buf->owner = j;
+    j->buf->owner_off = off;
+    *len = (size_t)n;
+    return t;
+}
+
 void mote_journal_rewind(struct mote_journal *j)
 {
     j->rd_off = 0;
@@ -622,26 +595,132 @@ void mote_journal_rewind(struct mote_journal *j)
 
 int mote_journal_next(struct mote_journal *j)
 {
-    int n, t;
+    size_t len = 0;
+    int t;
 
     if (j->h < 0)
         return MOTE_ERR_BADF;
-    n = read_line(j, j->size);
-    if (n == MOTE_ERR_NOENT)
-        return 0;
-    if (n < 0)
-        return n;
+    t = read_record(j, j->rd_off, &len);
+    if (t <= 0)
+        return t;
     j->cur_off = j->rd_off;
-    j->rd_off += (uint64_t)n + 1u;
+    j->rd_off += (uint64_t)len + 1u;
     j->rd_line++;
-    t = parse_line(j);
-    if (t < 0) {
-        j->buf->owner = NULL;
-        return MOTE_ERR_CORRUPT;
-    }
-    j->buf->owner = j;
-    j->buf->owner_off = j->cur_off;
     return t;
+}
+
+int mote_journal_call_input(struct mote_journal *j, uint64_t rec_off, int rec_idx, char *out,
+                            size_t cap, size_t *full_len)
+{
+    const struct mote_json *js = &j->buf->json;
+    const char *raw;
+    size_t len = 0;
+    int t;
+
+    if (full_len != NULL)
+        *full_len = 0;
+    if (j->h < 0)
+        return MOTE_ERR_BADF;
+    t = read_record(j, rec_off, &len);
+    if (t < 0)
+        return t;
+    if (t != (rec_idx < 0 ? MOTE_REC_CALL : MOTE_REC_ASSISTANT))
+        return MOTE_ERR_CORRUPT; /* past the end, or not a record with calls */
+    t = rec_idx < 0 ? 0 : mote_json_elem(js, mote_json_member(js, 0, "calls"), rec_idx);
+    t = mote_json_member(js, t, "input");
+    if (mote_json_type_of(js, t) != MOTE_JSON_OBJECT)
+        return MOTE_ERR_CORRUPT;
+    raw = mote_json_raw(js, t, &len);
+    if (full_len != NULL)
+        *full_len = len;
+    if (len >= cap)
+        return MOTE_ERR_TOO_LARGE;
+    memcpy(out, raw, len);
+    out[len] = '\0';
+    return (int)len;
+}
+
+const char *mote_jrec_str(struct mote_journal *j, int obj, const char *key, size_t *used,
+                          size_t *len)
+{
+    int t = mote_json_member(&j->buf->json, obj, key);
+    const char *s;
+    int n;
+
+    if (mote_json_type_of(&j->buf->json, t) != MOTE_JSON_STRING || *used >= sizeof(j->buf->text))
+        return NULL;
+    s = j->buf->text + *used;
+    n = mote_json_str(&j->buf->json, t, j->buf->text + *used, sizeof(j->buf->text) - *used);
+    if (n < 0)
+        return NULL;
+    *used += (size_t)n + 1u;
+    if (len != NULL)
+        *len = (size_t)n;
+    return s;
+}
+
+bool mote_jrec_bool(const struct mote_journal *j, int obj, const char *key)
+{
+    bool b = false;
+
+    (void)mote_json_bool(&j->buf->json, mote_json_member(&j->buf->json, obj, key), &b);
+    return b;
+}
+
+/* ---- opening ----------------------------------------------------------- */
+
+/* The format version of the open record in the buffer: 0 when it has
+ * none or not a positive integer (read as the first format); a number
+ * past 32 bits gives UINT32_MAX (newer than any this mote knows). */
+static uint32_t header_version(const struct mote_journal *j)
+{
+    int v_tok = mote_json_member(&j->buf->json, 0, "v");
+    int64_t v = 0;
+    int rc = mote_json_int(&j->buf->json, v_tok, &v);
+
+    if (rc == MOTE_ERR_RANGE)
+        return UINT32_MAX;
+    if (rc < 0 || v <= 0)
+        return 0;
+    return v < (int64_t)UINT32_MAX ? (uint32_t)v : UINT32_MAX;
+}
+
+/* A line at `off` over the line limit (its first MOTE_JOURNAL_LINE_MAX
+ * bytes hold no newline): 1 if a newline ends it with more bytes after
+ * it (damage, not a torn tail), 0 if it runs to the end of the file, or
+ * a read failure. Reads in chunks of the text buffer, so a hostile file
+ * costs one read per chunk, not per byte. */
+static int more_after_long_line(struct mote_journal *j, uint64_t off, uint64_t file_size)
+{
+    const struct mote_port *p = j->port;
+    char *chunk = j->buf->text;
+
+    off += sizeof(j->buf->line);
+    while (off < file_size) {
+        size_t want = sizeof(j->buf->text);
+        const char *nl;
+        int n;
+
+        if (want > file_size - off)
+            want = (size_t)(file_size - off);
+        n = p->st_read(p->ctx, j->h, off, chunk, want);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            return 0; /* shorter than its size said: nothing follows */
+        nl = memchr(chunk, '\n', (size_t)n);
+        if (nl != NULL)
+            return off + (uint64_t)(nl - chunk) + 1u < file_size ? 1 : 0;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* Fails an opening: the journal is closed, `rc` returned. */
+static int open_failed(struct mote_journal *j, int rc)
+{
+    mote_journal_close(j);
+    return rc;
 }
 
 static int open_journal(struct mote_journal *j, const struct mote_port *port, const char *id,
@@ -653,14 +732,8 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
     int64_t sz;
     int rc, h;
 
-    if (j->buf == NULL)
-        return MOTE_ERR_INVAL;
-    if (mote_port_missing(port, MOTE_PORT_STORAGE) != NULL)
-        return MOTE_ERR_NOSYS;
-    reset(j, port);
-    if ((rc = make_name(j, id, ".jsonl", j->name, sizeof(j->name))) < 0)
+    if ((rc = start(j, port, id)) < 0)
         return rc;
-    mote_str_copy(j->id, sizeof(j->id), id);
     h = p->st_open(p->ctx, j->name, peek ? MOTE_ST_READ : MOTE_ST_READ | MOTE_ST_APPEND);
     if (h < 0)
         return h;
@@ -668,26 +741,21 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
     /* Before anything is read or repaired: a conversation another process
      * writes is never touched (a peek reads it and says who holds it). */
     rc = take_lock(j, peek ? MOTE_LOCK_TEST : MOTE_LOCK_HOLD);
-    if (rc < 0 && !(peek && rc == MOTE_ERR_LOCKED)) {
-        mote_journal_close(j);
-        return rc;
-    }
+    if (rc < 0 && !(peek && rc == MOTE_ERR_LOCKED))
+        return open_failed(j, rc);
     sz = p->st_size(p->ctx, h);
-    if (sz < 0) {
-        mote_journal_close(j);
-        return (int)sz;
-    }
-    if (sz == 0) {
-        /* Left by an older mote killed between creating a journal and
-         * its first record: nothing was ever said in it. */
-        mote_journal_close(j);
-        return MOTE_ERR_NOENT;
-    }
+    if (sz < 0)
+        return open_failed(j, (int)sz);
+    /* An empty file holds nothing ever said (a crash between creating a
+     * file and its first record, where journals are not created whole):
+     * as good as absent. */
+    if (sz == 0)
+        return open_failed(j, MOTE_ERR_NOENT);
     file_size = (uint64_t)sz;
     /* Check every line; remember where the last good one ends. */
     j->rd_off = 0;
     for (;;) {
-        int n = read_line(j, file_size), t;
+        int n = read_line(j, j->rd_off, file_size), t;
 
         if (n == MOTE_ERR_NOENT)
             break;
@@ -704,73 +772,51 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
                     j->compact_off = good - (uint64_t)n - 1u;
                     j->has_compact = true;
                 }
-                if (t == MOTE_REC_OPEN && line == 1) {
-                    int64_t v = 0;
-
-                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "v"),
-                                        &v);
-                    j->version = v > 0 && v < 0x7FFFFFFF ? (uint32_t)v : 0;
-                }
+                if (t == MOTE_REC_OPEN && line == 1)
+                    j->version = header_version(j);
                 continue;
             }
             /* A bad complete line: the tail only if nothing follows it. */
             if (j->rd_off + (uint64_t)n + 1u < file_size) {
                 j->bad_line = line;
-                mote_journal_close(j);
-                return MOTE_ERR_CORRUPT;
+                return open_failed(j, MOTE_ERR_CORRUPT);
             }
             break;
         }
-        if (n == MOTE_ERR_PROTO || n == MOTE_ERR_TOO_LARGE) {
-            /* Unterminated (or endless) last line: a torn append. A line
-             * over the limit followed by more lines is damage. */
-            if (n == MOTE_ERR_TOO_LARGE) {
-                uint64_t off = j->rd_off + sizeof(j->buf->line);
-                char c;
-                bool more = false;
-
-                while (off < file_size) {
-                    if (p->st_read(p->ctx, h, off, &c, 1) == 1 && c == '\n') {
-                        more = off + 1 < file_size;
-                        break;
-                    }
-                    off++;
-                }
-                if (more) {
-                    j->bad_line = line + 1;
-                    mote_journal_close(j);
-                    return MOTE_ERR_CORRUPT;
-                }
+        if (n == MOTE_ERR_TOO_LARGE) {
+            /* A line over the limit: a torn append when it runs to the
+             * end, damage when more lines follow it. */
+            rc = more_after_long_line(j, j->rd_off, file_size);
+            if (rc < 0)
+                return open_failed(j, rc);
+            if (rc > 0) {
+                j->bad_line = line + 1;
+                return open_failed(j, MOTE_ERR_CORRUPT);
             }
             break;
         }
-        mote_journal_close(j);
-        return n; /* a read failure */
+        if (n == MOTE_ERR_PROTO)
+            break; /* an unterminated last line: a torn append */
+        return open_failed(j, n); /* a read failure */
     }
-    if (j->version > MOTE_JOURNAL_VERSION) {
-        /* A newer mote's format: not read further, never written to. */
-        mote_journal_close(j);
-        return MOTE_ERR_NOTSUP;
-    }
+    if (j->version > MOTE_JOURNAL_VERSION) /* a newer mote's format: left alone */
+        return open_failed(j, MOTE_ERR_NOTSUP);
     if (good < file_size && peek) {
         j->repaired = true; /* it would be: said, not done */
     } else if (good < file_size) {
         /* the torn tail is copied aside (ID.jsonl.torn) before it is cut */
-        struct mote_src_range tc = {j->port, h, good, file_size};
+        struct mote_src_range torn = {j->port, h, good, file_size};
         char aside[MOTE_STORAGE_NAME_MAX];
 
         if ((rc = aside_name(j, id, aside, sizeof(aside))) < 0 ||
-            (rc = p->st_write_atomic(p->ctx, aside, mote_produce_range, &tc)) < 0 ||
-            (rc = p->st_truncate(p->ctx, h, good)) < 0) {
-            mote_journal_close(j);
-            return rc;
-        }
+            (rc = p->st_write_atomic(p->ctx, aside, mote_produce_range, &torn)) < 0 ||
+            (rc = p->st_truncate(p->ctx, h, good)) < 0)
+            return open_failed(j, rc);
         j->repaired = true;
     }
     if (j->records == 0) {
-        mote_journal_close(j);
         j->bad_line = 1;
-        return MOTE_ERR_CORRUPT; /* not even a header */
+        return open_failed(j, MOTE_ERR_CORRUPT); /* not even a header */
     }
     j->size = good;
     j->rd_off = 0;
@@ -786,613 +832,4 @@ int mote_journal_open(struct mote_journal *j, const struct mote_port *port, cons
 int mote_journal_peek(struct mote_journal *j, const struct mote_port *port, const char *id)
 {
     return open_journal(j, port, id, true);
-}
-
-/* ---- the part source --------------------------------------------------- */
-
-/* Unescapes member `key` of object `obj` into the text arena at *used. */
-static const char *arena_str(struct mote_journal *j, int obj, const char *key, size_t *used,
-                             size_t *len)
-{
-    int t = mote_json_member(&j->buf->json, obj, key);
-    int n;
-
-    if (mote_json_type_of(&j->buf->json, t) != MOTE_JSON_STRING || *used >= sizeof(j->buf->text))
-        return NULL;
-    n = mote_json_str(&j->buf->json, t, j->buf->text + *used, sizeof(j->buf->text) - *used);
-    if (n < 0)
-        return NULL;
-    {
-        const char *s = j->buf->text + *used;
-
-        *used += (size_t)n + 1u;
-        if (len != NULL)
-            *len = (size_t)n;
-        return s;
-    }
-}
-
-static bool rec_bool(const struct mote_journal *j, int obj, const char *key)
-{
-    bool b = false;
-
-    (void)mote_json_bool(&j->buf->json, mote_json_member(&j->buf->json, obj, key), &b);
-    return b;
-}
-
-/* An answer is its text and call records, then its assistant record. In
- * a request it goes:
- *  - whole, when it is complete;
- *  - as its text only when it was interrupted (a cancel, a failure, a
- *    shutdown) and a user message follows it: its calls never ran;
- *  - not at all when it was interrupted and nothing the user said follows
- *    (the request is that very turn again: the model answers anew), or
- *    when its pieces have no assistant record (a crash while streaming). */
-static uint8_t answer_mode(const struct mote_journal *j)
-{
-    if (!rec_bool(j, 0, "interrupted"))
-        return ANS_ALL;
-    return j->cur_off >= j->last_user_end ? ANS_NONE : ANS_TEXT_ONLY;
-}
-
-/* The record just read is the first piece of an answer: finds how the
- * answer ends (its assistant record, or anything else), sets ans_end and
- * ans_mode, and reads the piece again. Returns its type or < 0. */
-static int classify_answer(struct mote_journal *j)
-{
-    uint64_t start = j->cur_off;
-    int t;
-
-    j->ans_mode = ANS_NONE;
-    for (;;) {
-        uint64_t at = j->rd_off;
-
-        t = mote_journal_next(j);
-        if (t < 0)
-            return t;
-        if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL)
-            continue;
-        if (t == MOTE_REC_ASSISTANT) {
-            j->ans_mode = answer_mode(j);
-            j->ans_end = j->rd_off;
-        } else {
-            j->ans_end = at; /* unfinished: the pieces end here */
-        }
-        break;
-    }
-    j->rd_off = start;
-    return mote_journal_next(j);
-}
-
-static size_t raw_len(const struct mote_journal *j, const char *key)
-{
-    size_t n = 0;
-
-    (void)mote_json_raw(&j->buf->json, mote_json_member(&j->buf->json, 0, key), &n);
-    return n;
-}
-
-/* How many parts the record just read yields (it may read ahead). */
-static int parts_of(struct mote_journal *j, int *type)
-{
-    int t = *type;
-
-    if (t == MOTE_REC_USER || t == MOTE_REC_TOOL_RESULT || t == MOTE_REC_COMPACT)
-        return 1;
-    if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL) {
-        if (j->cur_off >= j->ans_end) {
-            t = classify_answer(j);
-            if (t < 0)
-                return t;
-            if (t != *type)
-                return MOTE_ERR_CORRUPT;
-        }
-        if (t == MOTE_REC_TEXT)
-            return j->ans_mode != ANS_NONE && raw_len(j, "text") > 0 ? 1 : 0;
-        return j->ans_mode == ANS_ALL ? 1 : 0;
-    }
-    if (t == MOTE_REC_ASSISTANT) {
-        int calls = mote_json_member(&j->buf->json, 0, "calls");
-        unsigned k = mote_json_type_of(&j->buf->json, calls) == MOTE_JSON_ARRAY
-                         ? (unsigned)j->buf->json.tok[calls].size
-                         : 0u;
-
-        if (j->cur_off >= j->ans_end) {
-            j->ans_mode = answer_mode(j); /* no pieces before it */
-            j->ans_end = j->rd_off;
-        }
-        if (j->ans_mode == ANS_NONE)
-            return 0;
-        return (raw_len(j, "text") > 0 ? 1 : 0) + (j->ans_mode == ANS_ALL ? (int)k : 0);
-    }
-    return 0;
-}
-
-static int fill_call(struct mote_journal *j, int call, struct mote_part *p, size_t *used)
-{
-    int in = mote_json_member(&j->buf->json, call, "input");
-
-    p->role = MOTE_ROLE_ASSISTANT;
-    p->type = MOTE_PART_TOOL_CALL;
-    p->id = arena_str(j, call, "id", used, NULL);
-    p->name = arena_str(j, call, "name", used, NULL);
-    p->input = mote_json_raw(&j->buf->json, in, &p->input_len);
-    if (mote_json_type_of(&j->buf->json, in) != MOTE_JSON_OBJECT)
-        return MOTE_ERR_CORRUPT;
-    return p->id != NULL && p->name != NULL ? 1 : MOTE_ERR_CORRUPT;
-}
-
-static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote_part *p)
-{
-    size_t used = 0;
-
-    memset(p, 0, sizeof(*p));
-    if (type == MOTE_REC_COMPACT) {
-        /* The earlier conversation, as the model summarised it. */
-        static const char head[] = "[The conversation so far, summarised]\n";
-        size_t n = sizeof(head) - 1;
-
-        memcpy(j->buf->text, head, n);
-        used = n;
-        if (arena_str(j, 0, "summary", &used, &p->text_len) == NULL)
-            return MOTE_ERR_CORRUPT;
-        p->role = MOTE_ROLE_USER;
-        p->type = MOTE_PART_TEXT;
-        p->text = j->buf->text;
-        p->text_len += n;
-        return 1;
-    }
-    if (type == MOTE_REC_USER || type == MOTE_REC_TEXT) {
-        p->role = type == MOTE_REC_USER ? MOTE_ROLE_USER : MOTE_ROLE_ASSISTANT;
-        p->type = MOTE_PART_TEXT;
-        p->text = arena_str(j, 0, "text", &used, &p->text_len);
-        return p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
-    }
-    if (type == MOTE_REC_TOOL_RESULT) {
-        p->role = MOTE_ROLE_USER;
-        p->type = MOTE_PART_TOOL_RESULT;
-        p->id = arena_str(j, 0, "id", &used, NULL);
-        p->text = arena_str(j, 0, "text", &used, &p->text_len);
-        p->is_error = rec_bool(j, 0, "error");
-        return p->id != NULL && p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
-    }
-    if (type == MOTE_REC_CALL)
-        return fill_call(j, 0, p, &used);
-    /* assistant: text first (if any), then the calls */
-    p->role = MOTE_ROLE_ASSISTANT;
-    if (raw_len(j, "text") > 0) {
-        if (sub == 0) {
-            p->type = MOTE_PART_TEXT;
-            p->text = arena_str(j, 0, "text", &used, &p->text_len);
-            return p->text != NULL ? 1 : MOTE_ERR_CORRUPT;
-        }
-        sub--;
-    }
-    return fill_call(j, mote_json_elem(&j->buf->json, mote_json_member(&j->buf->json, 0, "calls"),
-                                       (int)sub),
-                     p, &used);
-}
-
-int mote_journal_parts(void *arg, unsigned index, struct mote_part *p)
-{
-    struct mote_journal *j = arg;
-
-    if (!j->part_valid || index < j->part_base) {
-        mote_journal_rewind(j);
-        if (j->has_compact)
-            j->rd_off = j->compact_off; /* what came before is in its summary */
-        j->part_base = 0;
-        j->part_n = 0;
-        j->part_valid = true;
-        j->part_type = 0;
-        j->ans_end = 0;
-        j->ans_mode = ANS_ALL;
-    }
-    if (j->part_n > 0 && index < j->part_base + j->part_n &&
-        (j->buf->owner != j || j->buf->owner_off != j->cur_off)) {
-        /* The shared buffer holds another record now: read ours again. */
-        int t;
-
-        j->rd_off = j->cur_off;
-        t = mote_journal_next(j);
-        if (t < 0)
-            return t;
-        if (t != j->part_type)
-            return MOTE_ERR_CORRUPT;
-    }
-    while (index >= j->part_base + j->part_n) {
-        int t = mote_journal_next(j), n;
-
-        if (t == 0)
-            return 0;
-        if (t < 0)
-            return t;
-        n = parts_of(j, &t);
-        if (n < 0)
-            return n;
-        j->part_base += j->part_n;
-        j->part_n = (unsigned)n;
-        j->part_type = t;
-    }
-    return fill_part(j, j->part_type, index - j->part_base, p);
-}
-
-/* ---- recovery ---------------------------------------------------------- */
-
-static void take_call(struct mote_journal *j, int call, uint64_t off, int idx,
-                      struct mote_rec_call *c)
-{
-    size_t used = 0;
-    const char *id = arena_str(j, call, "id", &used, NULL);
-    const char *name = arena_str(j, call, "name", &used, NULL);
-
-    memset(c, 0, sizeof(*c));
-    mote_str_copy(c->id, sizeof(c->id), id != NULL ? id : "");
-    mote_str_copy(c->name, sizeof(c->name), name != NULL ? name : "");
-    c->rec_off = off;
-    c->rec_idx = (int16_t)idx;
-}
-
-int mote_recover(struct mote_journal *j, struct mote_recovery *r)
-{
-    static const unsigned max = MOTE_LLM_MAX_TOOL_CALLS;
-    struct mote_rec_call pend[MOTE_LLM_MAX_TOOL_CALLS]; /* call records before their answer */
-    unsigned npend = 0, i;
-    int last = MOTE_REC_NONE, t;
-    bool compact_resume = false, paused = false;
-
-    memset(r, 0, sizeof(*r));
-    mote_journal_rewind(j);
-    while ((t = mote_journal_next(j)) > 0) {
-        size_t used = 0;
-
-        switch (t) {
-        case MOTE_REC_USER:
-            r->autos = 0;
-            r->ncalls = 0;
-            npend = 0;
-            last = t;
-            break;
-        case MOTE_REC_REQUEST:
-        case MOTE_REC_MARK:
-        case MOTE_REC_CANCEL:
-            npend = 0;
-            last = t;
-            break;
-        case MOTE_REC_AUTO:
-            npend = 0;
-            r->autos++;
-            break;
-        case MOTE_REC_ERROR: {
-            const char *m = arena_str(j, 0, "message", &used, NULL);
-
-            mote_str_copy(r->last_error, sizeof(r->last_error), m != NULL ? m : "");
-            npend = 0;
-            last = t;
-            break;
-        }
-        case MOTE_REC_TEXT:
-            last = t;
-            break;
-        case MOTE_REC_CALL:
-            if (npend < max)
-                take_call(j, 0, j->cur_off, -1, &pend[npend++]);
-            last = t;
-            break;
-        case MOTE_REC_COMPACT:
-            /* the round before it was complete; the context is small again */
-            r->ncalls = 0;
-            npend = 0;
-            r->compactions++;
-            memset(&r->last, 0, sizeof(r->last));
-            compact_resume = rec_bool(j, 0, "resume");
-            last = t;
-            break;
-        case MOTE_REC_ASSISTANT: {
-            int calls = mote_json_member(&j->buf->json, 0, "calls");
-            int u = mote_json_member(&j->buf->json, 0, "usage");
-
-            if (mote_json_type_of(&j->buf->json, u) == MOTE_JSON_OBJECT) {
-                static const char *const keys[4] = {"in", "out", "cache_read", "cache_write"};
-                uint64_t *dst[4] = {&r->last.input, &r->last.output, &r->last.cache_read,
-                                    &r->last.cache_write};
-                uint64_t *sum[4] = {&r->total.input, &r->total.output, &r->total.cache_read,
-                                    &r->total.cache_write};
-                unsigned k;
-
-                for (k = 0; k < 4; k++) {
-                    int64_t v = 0;
-
-                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, u, keys[k]),
-                                        &v);
-                    *dst[k] = v > 0 ? (uint64_t)v : 0u;
-                    *sum[k] += *dst[k];
-                }
-            }
-            r->ncalls = 0;
-            if (!rec_bool(j, 0, "interrupted")) {
-                /* an interrupted answer's calls never run */
-                for (i = 0; i < npend && r->ncalls < max; i++)
-                    r->calls[r->ncalls++] = pend[i];
-                for (i = 0; r->ncalls < max; i++) {
-                    int c = mote_json_elem(&j->buf->json, calls, (int)i);
-
-                    if (c < 0)
-                        break;
-                    take_call(j, c, j->cur_off, (int)i, &r->calls[r->ncalls++]);
-                }
-            }
-            /* pause_turn: the turn goes on with another request */
-            paused = !rec_bool(j, 0, "interrupted") && r->ncalls == 0 &&
-                     mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
-                                  "pause_turn");
-            npend = 0;
-            last = t;
-            break;
-        }
-        case MOTE_REC_TOOL_START:
-        case MOTE_REC_TOOL_RESULT: {
-            const char *id = arena_str(j, 0, "id", &used, NULL);
-
-            for (i = 0; id != NULL && i < r->ncalls; i++) {
-                struct mote_rec_call *c = &r->calls[i];
-
-                if (strcmp(c->id, id) != 0)
-                    continue;
-                if (t == MOTE_REC_TOOL_RESULT) {
-                    c->has_result = true;
-                } else {
-                    c->started = true;
-                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "pgid"),
-                                        &c->pgid);
-                    (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "start"),
-                                        (int64_t *)&c->start);
-                    if (mote_json_str(&j->buf->json, mote_json_member(&j->buf->json, 0, "tag"),
-                                      c->tag, sizeof(c->tag)) < 0)
-                        c->tag[0] = '\0';
-                }
-            }
-            if (t == MOTE_REC_TOOL_RESULT)
-                last = t;
-            break;
-        }
-        case MOTE_REC_ALLOW: {
-            const char *tool = arena_str(j, 0, "tool", &used, NULL);
-            bool known = false;
-
-            for (i = 0; tool != NULL && i < r->nallowed; i++)
-                known = known || strcmp(r->allowed[i], tool) == 0;
-            if (tool != NULL && !known && r->nallowed < MOTE_CONV_ALLOWED_MAX)
-                mote_str_copy(r->allowed[r->nallowed++], sizeof(r->allowed[0]), tool);
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    if (t < 0)
-        return t;
-    for (i = 0; i < r->ncalls; i++) {
-        const struct mote_rec_call *c = &r->calls[i];
-
-        if (c->has_result)
-            continue;
-        r->nmissing++;
-        if (!c->started)
-            continue;
-        r->nstarted++;
-        /* A tool that began and has no result may still run: its group. */
-        if (c->pgid > 0 || c->tag[0] != '\0') {
-            r->kill_pgid[r->nkill] = c->pgid;
-            r->kill_start[r->nkill] = c->start;
-            memcpy(r->kill_tag[r->nkill], c->tag, sizeof(c->tag));
-            r->nkill++;
-        }
-    }
-    r->cancelled = last == MOTE_REC_CANCEL;
-    paused = paused && last == MOTE_REC_ASSISTANT;
-    if (r->nmissing > 0 && r->nstarted > 0)
-        r->action = MOTE_RECOVER_TOOL_INTERRUPTED;
-    else if (r->nmissing > 0)
-        r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
-                                                         : MOTE_RECOVER_RESUME_TOOLS;
-    else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
-             last == MOTE_REC_TOOL_RESULT || last == MOTE_REC_TEXT || last == MOTE_REC_CALL ||
-             (last == MOTE_REC_COMPACT && compact_resume) || paused)
-        r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
-                                                         : MOTE_RECOVER_CONTINUE;
-    else
-        r->action = MOTE_RECOVER_IDLE; /* an answer, an error, a cancel, nothing */
-    return 0;
-}
-
-int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
-{
-    unsigned i;
-    int rc;
-
-    if (r->nmissing == 0 ||
-        (r->action != MOTE_RECOVER_TOOL_INTERRUPTED && r->action != MOTE_RECOVER_LIMIT))
-        return 0;
-    for (i = 0; i < r->ncalls; i++) {
-        const struct mote_rec_call *c = &r->calls[i];
-        const char *m = c->started ? MOTE_INTERRUPTED_TOOL : MOTE_NOT_RUN_TOOL;
-
-        if (c->has_result)
-            continue;
-        rc = mote_journal_tool_result(j, c->id, m, strlen(m), true);
-        if (rc < 0)
-            return rc;
-    }
-    /* The turn ends here: the user decides (/retry), nothing runs again. */
-    return mote_journal_error(j, r->action == MOTE_RECOVER_TOOL_INTERRUPTED
-                                     ? "a tool was interrupted: " MOTE_INTERRUPTED_TOOL
-                                     : "stopped after automatic continues in a row; the tool "
-                                       "calls left were not run");
-}
-
-/* ---- the state machine ------------------------------------------------- */
-
-struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_event e)
-{
-    struct mote_conv_step r = {s, 0};
-    bool talking = s == MOTE_CONV_LLM_REQUESTING || s == MOTE_CONV_STREAMING;
-    bool tools = s == MOTE_CONV_TOOL_EXECUTING || s == MOTE_CONV_AWAITING_APPROVAL;
-    bool compacting = s == MOTE_CONV_COMPACTING;
-    bool active = talking || tools || compacting;
-    bool resting = s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_NEEDS_RECOVERY;
-
-    switch (e) {
-    case MOTE_CEV_USER:
-        if (resting) {
-            r.state = MOTE_CONV_LLM_REQUESTING;
-            r.effects = MOTE_CEFF_JOURNAL_USER | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
-        }
-        break;
-    case MOTE_CEV_RETRY:
-        if (resting) {
-            r.state = MOTE_CONV_LLM_REQUESTING;
-            r.effects = MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
-        }
-        break;
-    case MOTE_CEV_FIRST_BYTE:
-        if (s == MOTE_CONV_LLM_REQUESTING)
-            r.state = MOTE_CONV_STREAMING;
-        break;
-    case MOTE_CEV_ANSWER_DONE:
-        if (talking) {
-            r.state = MOTE_CONV_IDLE;
-            r.effects = MOTE_CEFF_JOURNAL_ANSWER;
-        }
-        break;
-    case MOTE_CEV_ANSWER_TOOLS:
-        if (talking) {
-            r.state = MOTE_CONV_TOOL_EXECUTING;
-            r.effects = MOTE_CEFF_JOURNAL_ANSWER | MOTE_CEFF_RUN_TOOLS;
-        }
-        break;
-    case MOTE_CEV_ASK:
-        if (s == MOTE_CONV_TOOL_EXECUTING) {
-            r.state = MOTE_CONV_AWAITING_APPROVAL;
-            r.effects = MOTE_CEFF_ASK;
-        }
-        break;
-    case MOTE_CEV_ANSWERED:
-        if (s == MOTE_CONV_AWAITING_APPROVAL) {
-            r.state = MOTE_CONV_TOOL_EXECUTING;
-            r.effects = MOTE_CEFF_RUN_TOOLS;
-        }
-        break;
-    case MOTE_CEV_TOOLS_DONE:
-        if (s == MOTE_CONV_TOOL_EXECUTING) {
-            r.state = MOTE_CONV_LLM_REQUESTING;
-            r.effects = MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
-        }
-        break;
-    case MOTE_CEV_TURN_LIMIT:
-        if (s == MOTE_CONV_TOOL_EXECUTING) {
-            r.state = MOTE_CONV_ERROR;
-            r.effects = MOTE_CEFF_JOURNAL_ERROR;
-        }
-        break;
-    case MOTE_CEV_FAILED:
-        if (active) {
-            r.state = MOTE_CONV_ERROR;
-            r.effects = (talking ? MOTE_CEFF_JOURNAL_PARTIAL
-                         : tools ? MOTE_CEFF_KILL_TOOLS
-                                 : 0u) |
-                        MOTE_CEFF_JOURNAL_ERROR;
-        }
-        break;
-    case MOTE_CEV_CANCELLED:
-        if (active) {
-            /* a summary being written is not an answer: nothing partial */
-            r.state = MOTE_CONV_IDLE;
-            r.effects = talking ? MOTE_CEFF_JOURNAL_PARTIAL
-                        : tools ? MOTE_CEFF_KILL_TOOLS | MOTE_CEFF_JOURNAL_CANCEL
-                                : MOTE_CEFF_JOURNAL_CANCEL;
-        }
-        break;
-    case MOTE_CEV_SHUTDOWN_CUT:
-        if (active) {
-            r.state = MOTE_CONV_NEEDS_RECOVERY;
-            r.effects = (talking ? MOTE_CEFF_JOURNAL_PARTIAL
-                         : tools ? MOTE_CEFF_KILL_TOOLS
-                                 : 0u) |
-                        MOTE_CEFF_JOURNAL_MARK;
-        }
-        break;
-    case MOTE_CEV_ANSWER_PAUSED:
-        if (talking) {
-            r.state = MOTE_CONV_LLM_REQUESTING;
-            r.effects = MOTE_CEFF_JOURNAL_ANSWER | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
-        }
-        break;
-    case MOTE_CEV_COMPACT:
-        if (s == MOTE_CONV_IDLE || s == MOTE_CONV_ERROR || s == MOTE_CONV_TOOL_EXECUTING) {
-            r.state = MOTE_CONV_COMPACTING;
-            r.effects = MOTE_CEFF_SEND_COMPACT;
-        }
-        break;
-    case MOTE_CEV_COMPACTED:
-        if (compacting) {
-            r.state = MOTE_CONV_LLM_REQUESTING;
-            r.effects = MOTE_CEFF_JOURNAL_COMPACT | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
-        }
-        break;
-    case MOTE_CEV_COMPACTED_IDLE:
-        if (compacting) {
-            r.state = MOTE_CONV_IDLE;
-            r.effects = MOTE_CEFF_JOURNAL_COMPACT;
-        }
-        break;
-    case MOTE_CEV_DRAIN_STOP:
-        if (active) {
-            r.state = MOTE_CONV_NEEDS_RECOVERY;
-            r.effects = MOTE_CEFF_JOURNAL_MARK;
-        }
-        break;
-    case MOTE_CEV_STORAGE_FAILED:
-        if (s != MOTE_CONV_ERROR) {
-            r.state = MOTE_CONV_ERROR;
-            r.effects = MOTE_CEFF_KILL_TOOLS; /* nothing can be journaled any more */
-        }
-        break;
-    case MOTE_CEV_RECOVER_CONTINUE:
-        if (s == MOTE_CONV_NEEDS_RECOVERY) {
-            r.state = MOTE_CONV_LLM_REQUESTING;
-            r.effects = MOTE_CEFF_JOURNAL_AUTO | MOTE_CEFF_JOURNAL_REQUEST | MOTE_CEFF_SEND;
-        }
-        break;
-    case MOTE_CEV_RECOVER_TOOLS:
-        if (s == MOTE_CONV_NEEDS_RECOVERY) {
-            r.state = MOTE_CONV_TOOL_EXECUTING;
-            r.effects = MOTE_CEFF_JOURNAL_AUTO | MOTE_CEFF_RUN_TOOLS;
-        }
-        break;
-    case MOTE_CEV_RECOVER_CLOSE:
-        if (s == MOTE_CONV_NEEDS_RECOVERY) {
-            r.state = MOTE_CONV_ERROR;
-            r.effects = MOTE_CEFF_JOURNAL_CLOSE;
-        }
-        break;
-    case MOTE_CEV_RECOVER_IDLE:
-        if (s == MOTE_CONV_NEEDS_RECOVERY)
-            r.state = MOTE_CONV_IDLE;
-        break;
-    case MOTE_CEV_RECOVER_ERROR:
-        if (s == MOTE_CONV_NEEDS_RECOVERY)
-            r.state = MOTE_CONV_ERROR;
-        break;
-    }
-    return r;
-}
-
-const char *mote_conv_state_name(enum mote_conv_state s)
-{
-    static const char *const names[] = {"idle",  "llm_requesting", "streaming",
-                                        "tool_executing", "error", "needs_recovery",
-                                        "awaiting_approval", "compacting"};
-
-    return (unsigned)s < MOTE_ARRAY_LEN(names) ? names[s] : "?";
 }

@@ -80,8 +80,6 @@ static bool primitive_ok(const char *s, size_t n)
     return i == n;
 }
 
-/* jsmn accepts a few malformed texts ("[1,]", "{\"a\":}"); check that
- * commas and colons sit exactly between members. */
 /* Nesting within MOTE_JSON_MAX_DEPTH levels: what the writer re-emits
  * (mote_jw_value), the reader takes, whatever the shape. */
 static bool depth_ok(const struct mote_json *j)
@@ -103,6 +101,9 @@ static bool depth_ok(const struct mote_json *j)
     return true;
 }
 
+/* jsmn accepts a few malformed texts ("[1,]", "{\"a\":}"); check that
+ * commas and colons sit exactly between members, that primitives are
+ * JSON's, and that strings hold no raw control character. */
 static bool structure_ok(const struct mote_json *j)
 {
     int t;
@@ -202,6 +203,21 @@ int mote_json_parse(struct mote_json *j, const char *text, size_t len)
             return MOTE_ERR_BADMSG;
     }
     return n;
+}
+
+int mote_json_parse_object(struct mote_json *j, const char *text, size_t len, char *err,
+                           size_t cap)
+{
+    int rc = mote_json_parse(j, text, len);
+
+    if (cap > 0)
+        err[0] = '\0';
+    if (rc == MOTE_ERR_TOO_LARGE)
+        return mote_why_num(err, cap, rc, "more than ", MOTE_JSON_MAX_TOKENS,
+                            " JSON values (MOTE_JSON_MAX_TOKENS)");
+    if (rc <= 0 || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT)
+        return mote_why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
+    return rc;
 }
 
 int mote_json_skip(const struct mote_json *j, int t)
@@ -625,12 +641,12 @@ static void put(struct mote_jw *w, const char *p, size_t n)
         w->written += n;
 }
 
-static int count_sink(void *arg, const char *p, size_t n)
+/* The writer's sink, with the bytes it took counted. */
+static int counted_sink(void *arg, const char *p, size_t n)
 {
     struct mote_jw *w = arg;
     int rc;
 
-    (void)p;
     rc = w->sink(w->arg, p, n);
     if (rc >= 0)
         w->written += n;
@@ -683,7 +699,7 @@ void mote_jw_strn(struct mote_jw *w, const char *s, size_t n)
 
     sep(w);
     put(w, "\"", 1);
-    if (w->err == 0 && (rc = mote_json_escape_to(count_sink, w, s, n)) < 0)
+    if (w->err == 0 && (rc = mote_json_escape_to(counted_sink, w, s, n)) < 0)
         w->err = rc;
     put(w, "\"", 1);
 }
@@ -698,7 +714,7 @@ void mote_jw_str_more(struct mote_jw *w, const char *s, size_t n)
 {
     int rc;
 
-    if (w->err == 0 && (rc = mote_json_escape_to(count_sink, w, s, n)) < 0)
+    if (w->err == 0 && (rc = mote_json_escape_to(counted_sink, w, s, n)) < 0)
         w->err = rc;
 }
 
@@ -713,9 +729,9 @@ void mote_jw_str2(struct mote_jw *w, const char *a, size_t an, const char *b, si
 
     sep(w);
     put(w, "\"", 1);
-    if (w->err == 0 && (rc = mote_json_escape_to(count_sink, w, a, an)) < 0)
+    if (w->err == 0 && (rc = mote_json_escape_to(counted_sink, w, a, an)) < 0)
         w->err = rc;
-    if (w->err == 0 && (rc = mote_json_escape_to(count_sink, w, b, bn)) < 0)
+    if (w->err == 0 && (rc = mote_json_escape_to(counted_sink, w, b, bn)) < 0)
         w->err = rc;
     put(w, "\"", 1);
 }

@@ -177,20 +177,31 @@ static void job_finish(struct mote_loop *loop, struct mote_job *j, enum mote_job
     j->pending = j->ncont == 0 ? 0u : (uint32_t)((1ull << j->ncont) - 1u);
 }
 
+/* Steps the jobs that were woken when this phase began, in slot order. A
+ * job spawned or woken by one of these steps waits for the next turn,
+ * whichever slot it is in. */
 static int step_jobs(struct mote_loop *loop)
 {
-    unsigned i;
+    mote_job_id woken[MOTE_MAX_JOBS] = {0}; /* (zeroed: gcc cannot tell only n are read) */
+    unsigned i, n = 0;
     int did = 0;
 
     promote_cancelled(loop);
     for (i = 0; i < MOTE_MAX_JOBS; i++) {
         struct mote_job *j = &loop->jobs[i];
+
+        if (job_active(j) && j->wake) {
+            j->wake = false;
+            woken[n++] = job_id(loop, j);
+        }
+    }
+    for (i = 0; i < n; i++) {
+        struct mote_job *j = job_get(loop, woken[i]);
         int rc;
 
-        if (!job_active(j) || !j->wake)
+        if (j == NULL || !job_active(j))
             continue;
-        j->wake = false;
-        rc = j->ops->step(loop, job_id(loop, j), j->task);
+        rc = j->ops->step(loop, woken[i], j->task);
         did++;
         if (rc == MOTE_STEP_PENDING)
             continue;
@@ -205,7 +216,9 @@ static int step_jobs(struct mote_loop *loop)
 }
 
 /* Runs the continuations that were due when this phase began, oldest
- * finished job first; ones added meanwhile wait for the next turn. */
+ * finished job first; ones added meanwhile wait for the next turn. While a
+ * continuation runs, its job is `loop->cont_job`, which pruning skips: the
+ * handle and the error message stay valid even if the callback spawns. */
 static int run_continuations(struct mote_loop *loop)
 {
     unsigned i;
@@ -236,7 +249,9 @@ static int run_continuations(struct mote_loop *loop)
             if (bit >= j->ncont)
                 continue;
             cont = j->conts[bit]; /* the callback may replace the slot */
-            cont.fn(loop, job_id(loop, j), (enum mote_job_state)j->state, j->errmsg, cont.arg);
+            loop->cont_job = job_id(loop, j);
+            cont.fn(loop, loop->cont_job, (enum mote_job_state)j->state, j->errmsg, cont.arg);
+            loop->cont_job = 0;
             did++;
         }
     }
@@ -376,14 +391,14 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
 
 int mote_loop_wait_jobs(struct mote_loop *loop, uint32_t timeout_ms)
 {
-    uint32_t deadline = mote_loop_now(loop) + timeout_ms;
+    uint32_t start = mote_loop_now(loop);
 
     if (loop->polling)
         return MOTE_ERR_BUSY; /* a top-level helper, never inside the loop */
     loop->brk = false;
     for (;;) {
         unsigned active = 0;
-        int32_t left;
+        uint32_t spent, left;
         int rc;
 
         mote_job_counts(loop, &active, NULL);
@@ -393,10 +408,13 @@ int mote_loop_wait_jobs(struct mote_loop *loop, uint32_t timeout_ms)
             loop->brk = false;
             return MOTE_ERR_INTR;
         }
-        left = (int32_t)(deadline - mote_loop_now(loop));
-        if (left <= 0)
+        /* Time spent, not a deadline: now + timeout_ms would wrap for
+         * timeouts of 2^31 ms and more. */
+        spent = mote_loop_now(loop) - start;
+        if (spent >= timeout_ms)
             return MOTE_ERR_TIMEDOUT;
-        rc = mote_loop_poll(loop, left);
+        left = timeout_ms - spent;
+        rc = mote_loop_poll(loop, left > (uint32_t)INT32_MAX ? INT32_MAX : (int32_t)left);
         if (rc < 0)
             return rc;
     }
@@ -416,8 +434,8 @@ static struct mote_job *free_slot(struct mote_loop *loop)
 }
 
 /* Frees finished jobs, oldest first, until at most `keep` remain (jobs
- * whose continuations are still due are never freed). With `one`, frees
- * at most one. */
+ * whose continuations are still due or running are never freed). With
+ * `one`, frees at most one. */
 static void prune(struct mote_loop *loop, unsigned keep, bool one)
 {
     for (;;) {
@@ -430,7 +448,7 @@ static void prune(struct mote_loop *loop, unsigned keep, bool one)
             if (!job_finished(j))
                 continue;
             inactive++;
-            if (j->pending == 0 && j->ready == 0 &&
+            if (j->pending == 0 && j->ready == 0 && job_id(loop, j) != loop->cont_job &&
                 (oldest == NULL || mote_before(j->finish_seq, oldest->finish_seq)))
                 oldest = j;
         }
@@ -603,6 +621,22 @@ int mote_job_result(const struct mote_loop *loop, mote_job_id id)
     const struct mote_job *j = job_get(loop, id);
 
     return j == NULL ? MOTE_ERR_STALE : j->result;
+}
+
+int mote_job_wake_all(struct mote_loop *loop, const struct mote_task_ops *ops)
+{
+    unsigned i;
+    int n = 0;
+
+    for (i = 0; i < MOTE_MAX_JOBS; i++) {
+        struct mote_job *j = &loop->jobs[i];
+
+        if (job_active(j) && j->ops == ops) {
+            j->wake = true;
+            n++;
+        }
+    }
+    return n;
 }
 
 void mote_job_counts(const struct mote_loop *loop, unsigned *active, unsigned *inactive)
@@ -782,6 +816,13 @@ int mote_watch_revents(const struct mote_loop *loop, mote_watch_id id)
     const struct mote_watch_slot *w = watch_get(loop, id);
 
     return w == NULL ? MOTE_ERR_STALE : (int)w->revents;
+}
+
+int mote_watch_fd(const struct mote_loop *loop, mote_watch_id id)
+{
+    const struct mote_watch_slot *w = watch_get(loop, id);
+
+    return w == NULL ? MOTE_ERR_STALE : w->fd;
 }
 
 int mote_watch_remove(struct mote_loop *loop, mote_watch_id id)

@@ -48,33 +48,21 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
 {
     struct mote_json *js = &cf->json;
     int servers, k, i, prc;
-    char num[24], name[64];
+    char name[64];
 
     cf->used = 0;
-    if (cap > 0)
-        err[0] = '\0';
-    prc = mote_json_parse(js, text, len);
-    if (prc == MOTE_ERR_TOO_LARGE) {
-        num[mote_u64_dec(MOTE_JSON_MAX_TOKENS, num)] = '\0';
-        return mote_why(err, cap, MOTE_ERR_TOO_LARGE, "more than ", num,
-                   " JSON values (MOTE_JSON_MAX_TOKENS)");
-    }
-    if (prc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT)
-        return mote_why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
+    if ((prc = mote_json_parse_object(js, text, len, err, cap)) < 0)
+        return prc;
     servers = mote_json_member(js, 0, "mcpServers");
     if (mote_json_type_of(js, servers) != MOTE_JSON_OBJECT)
         return mote_why(err, cap, MOTE_ERR_BADMSG, "no \"mcpServers\" object", NULL, NULL);
     if (js->tok[servers].size > (int)(MOTE_MAX_MCP_SERVERS - m->n)) {
-        char most[24];
+        if (cap > 0) {
+            struct mote_sb sb;
 
-        num[mote_u64_dec((uint64_t)js->tok[servers].size, num)] = '\0';
-        most[mote_u64_dec(MOTE_MAX_MCP_SERVERS, most)] = '\0';
-        (void)mote_why(err, cap, MOTE_ERR_FULL, "", num, " servers; this mote takes ");
-        if (cap > strlen(err)) {
-            struct mote_sb sb = {err, cap, strlen(err)};
-
-            mote_sb_s(&sb, most);
-            mote_sb_s(&sb, " (MOTE_MAX_MCP_SERVERS)");
+            mote_sb_init(&sb, err, cap);
+            mote_sb_num(&sb, "", (uint64_t)js->tok[servers].size, " servers; this mote takes ");
+            mote_sb_num(&sb, "", MOTE_MAX_MCP_SERVERS, " (MOTE_MAX_MCP_SERVERS)");
         }
         return MOTE_ERR_FULL;
     }
@@ -88,9 +76,8 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
         if (mote_json_str(js, k, name, sizeof(name)) <= 0 ||
             mote_json_type_of(js, def) != MOTE_JSON_OBJECT ||
             mote_json_type_of(js, cmd) != MOTE_JSON_STRING) {
-            num[mote_u64_dec((uint64_t)i + 1, num)] = '\0';
-            return mote_why(err, cap, MOTE_ERR_BADMSG, "server ", num,
-                       " needs a name and a \"command\" string");
+            return mote_why_num(err, cap, MOTE_ERR_BADMSG, "server ", (uint64_t)i + 1,
+                                " needs a name and a \"command\" string");
         }
         for (t = 0; name[t] != '\0'; t++) {
             /* shown in the messages below: one line, no escape sequences
@@ -111,14 +98,12 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
 
             if (a >= MOTE_MCP_CONF_ARGS + 1 || mote_json_type_of(js, el) != MOTE_JSON_STRING ||
                 (av[a] = keep_str(cf, el)) == NULL) {
-                num[mote_u64_dec(MOTE_MCP_CONF_ARGS, num)] = '\0';
-                (void)mote_why(err, cap, MOTE_ERR_BADMSG, "server '", name,
-                          "': \"args\" must be at most ");
-                if (cap > strlen(err)) {
-                    struct mote_sb sb = {err, cap, strlen(err)};
+                if (cap > 0) {
+                    struct mote_sb sb;
 
-                    mote_sb_s(&sb, num);
-                    mote_sb_s(&sb, " strings");
+                    mote_sb_init(&sb, err, cap);
+                    mote_sb_join(&sb, "server '", name, "': \"args\" must be at most ");
+                    mote_sb_num(&sb, "", MOTE_MCP_CONF_ARGS, " strings");
                 }
                 return MOTE_ERR_BADMSG;
             }

@@ -36,21 +36,12 @@ int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, cha
 {
     struct mote_json *js = &pol->json;
     int rc, t, k, i;
-    char num[24];
 
     pol->has_default = false;
     pol->approval = MOTE_APPROVE_ASK;
     pol->nrules = 0;
-    if (cap > 0)
-        err[0] = '\0';
-    rc = mote_json_parse(js, text, len);
-    if (rc == MOTE_ERR_TOO_LARGE) {
-        num[mote_u64_dec(MOTE_JSON_MAX_TOKENS, num)] = '\0';
-        return mote_why(err, cap, MOTE_ERR_TOO_LARGE, "more than ", num,
-                   " JSON values (MOTE_JSON_MAX_TOKENS)");
-    }
-    if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT)
-        return mote_why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
+    if ((rc = mote_json_parse_object(js, text, len, err, cap)) < 0)
+        return rc;
     t = mote_json_member(js, 0, "default");
     if (t >= 0) {
         if (approval_of(js, t, &pol->approval) < 0)
@@ -69,9 +60,8 @@ int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, cha
         int n;
 
         if (pol->nrules >= MOTE_SERVE_RULES_MAX) {
-            num[mote_u64_dec(MOTE_SERVE_RULES_MAX, num)] = '\0';
-            return mote_why(err, cap, MOTE_ERR_FULL, "more than ", num,
-                       " tool rules (MOTE_SERVE_RULES_MAX)");
+            return mote_why_num(err, cap, MOTE_ERR_FULL, "more than ", MOTE_SERVE_RULES_MAX,
+                                " tool rules (MOTE_SERVE_RULES_MAX)");
         }
         n = mote_json_str(js, k, pol->names[pol->nrules], sizeof(pol->names[0]));
         if (n <= 0 || memchr(pol->names[pol->nrules], '\0', (size_t)n) != NULL)

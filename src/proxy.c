@@ -12,43 +12,6 @@
 #include "mote/mote_http.h"
 #include "util.h"
 
-
-static bool same_ci(const char *a, const char *b, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (mote_lower(a[i]) != mote_lower(b[i]))
-            return false;
-    }
-    return true;
-}
-
-
-/* Percent-decodes s[0..n) onto the end of out (len so far in *len, at
- * most cap bytes in all). */
-static int decode(const char *s, size_t n, char *out, size_t cap, size_t *len)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        char c = s[i];
-
-        if (c == '%') {
-            int h, l;
-
-            if (i + 2 >= n || (h = mote_hexval(s[i + 1])) < 0 || (l = mote_hexval(s[i + 2])) < 0)
-                return MOTE_ERR_INVAL;
-            c = (char)(h * 16 + l);
-            i += 2;
-        }
-        if (*len >= cap)
-            return MOTE_ERR_TOO_LARGE;
-        out[(*len)++] = c;
-    }
-    return 0;
-}
-
 static void base64(const unsigned char *in, size_t n, struct mote_sb *sb)
 {
     static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -83,9 +46,9 @@ int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *pro
     if (cap > 0)
         auth[0] = '\0';
     /* Schemes are case-insensitive (RFC 3986): HTTP:// is http://. */
-    if (strlen(p) >= 8 && same_ci(p, "https://", 8))
+    if (strlen(p) >= 8 && mote_ascii_ieq(p, "https://", 8))
         return MOTE_ERR_NOTSUP; /* TLS to the proxy itself */
-    if (strlen(p) >= 7 && same_ci(p, "http://", 7))
+    if (strlen(p) >= 7 && mote_ascii_ieq(p, "http://", 7))
         p += 7;
     else if (strstr(p, "://") != NULL)
         return MOTE_ERR_NOTSUP; /* socks5:// and the like */
@@ -97,8 +60,8 @@ int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *pro
     if (at != NULL) {
         const char *colon = memchr(p, ':', (size_t)(at - p));
 
-        if ((rc = decode(p, (size_t)((colon != NULL ? colon : at) - p), cred, sizeof(cred),
-                         &clen)) < 0)
+        if ((rc = mote_pct_decode(p, (size_t)((colon != NULL ? colon : at) - p), false, cred,
+                                  sizeof(cred), &clen)) < 0)
             return rc;
         if (clen == 0 && colon == NULL)
             return MOTE_ERR_INVAL; /* "@host": neither user nor password */
@@ -106,8 +69,8 @@ int mote_proxy_parse(struct mote_url *u, char *auth, size_t cap, const char *pro
         if (clen >= sizeof(cred))
             return MOTE_ERR_TOO_LARGE;
         cred[clen++] = ':';
-        if (colon != NULL && (rc = decode(colon + 1, (size_t)(at - colon - 1), cred, sizeof(cred),
-                                          &clen)) < 0)
+        if (colon != NULL && (rc = mote_pct_decode(colon + 1, (size_t)(at - colon - 1), false,
+                                                   cred, sizeof(cred), &clen)) < 0)
             return rc;
         hostpart = at + 1;
     }
@@ -192,8 +155,8 @@ static bool loopback(const char *host)
 
     if (n > 0 && host[n - 1] == '.')
         n--;
-    return (n == 9 && same_ci(host, "localhost", 9)) ||
-           (n > 10 && same_ci(host + n - 10, ".localhost", 10)) || strcmp(host, "::1") == 0 ||
+    return (n == 9 && mote_ascii_ieq(host, "localhost", 9)) ||
+           (n > 10 && mote_ascii_ieq(host + n - 10, ".localhost", 10)) || strcmp(host, "::1") == 0 ||
            (ipv4(host, n, &v) && (v >> 24) == 127);
 }
 
@@ -225,7 +188,7 @@ static bool entry_matches(const char *e, size_t n, const char *host, uint16_t po
             if (p != port)
                 return false;
         }
-        return (size_t)(close - e - 1) == hn && same_ci(e + 1, host, hn);
+        return (size_t)(close - e - 1) == hn && mote_ascii_ieq(e + 1, host, hn);
     }
     colon = memchr(e, ':', n);
     if (colon != NULL && memchr(colon + 1, ':', (size_t)(e + n - colon - 1)) == NULL) {
@@ -261,8 +224,8 @@ static bool entry_matches(const char *e, size_t n, const char *host, uint16_t po
         return bits == 0 || (a >> (32 - bits)) == (b >> (32 - bits));
     }
     if (hn == n)
-        return same_ci(host, e, n);
-    return hn > n && host[hn - n - 1] == '.' && same_ci(host + hn - n, e, n);
+        return mote_ascii_ieq(host, e, n);
+    return hn > n && host[hn - n - 1] == '.' && mote_ascii_ieq(host + hn - n, e, n);
 }
 
 bool mote_proxy_bypass(const char *no_proxy, const char *host, uint16_t port)

@@ -1,4 +1,5 @@
-/* util.c - small helpers shared by the core. */
+/* util.c - small helpers shared by the core: bounded strings and the
+ * string builder, numbers, case-blind comparison, byte producers. */
 #include "util.h"
 
 #include <string.h>
@@ -92,19 +93,49 @@ void mote_sb_i(struct mote_sb *b, int64_t v)
     }
 }
 
-bool mote_ascii_ieq(const char *a, const char *lower, size_t n)
+void mote_sb_join(struct mote_sb *b, const char *s1, const char *s2, const char *s3)
+{
+    mote_sb_s(b, s1);
+    if (s2 != NULL)
+        mote_sb_s(b, s2);
+    if (s3 != NULL)
+        mote_sb_s(b, s3);
+}
+
+void mote_sb_num(struct mote_sb *b, const char *a, uint64_t n, const char *c)
+{
+    mote_sb_s(b, a);
+    if (c != NULL) {
+        mote_sb_u(b, n);
+        mote_sb_s(b, c);
+    }
+}
+
+size_t mote_str_join(char *out, size_t cap, const char *s1, const char *s2, const char *s3)
+{
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, out, cap);
+    mote_sb_join(&sb, s1, s2, s3);
+    return sb.len;
+}
+
+bool mote_ascii_ieq(const char *a, const char *b, size_t n)
 {
     size_t i;
 
     for (i = 0; i < n; i++) {
-        char c = a[i];
-
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        if (c != lower[i] || a[i] == '\0')
+        if (mote_lower(a[i]) != mote_lower(b[i]))
             return false;
+        if (a[i] == '\0')
+            return true;
     }
     return true;
+}
+
+bool mote_ascii_is(const char *s, size_t n, const char *word)
+{
+    return strlen(word) == n && mote_ascii_ieq(s, word, n);
 }
 
 int mote_sb_put(void *arg, const char *s, size_t n)
@@ -166,17 +197,45 @@ int mote_produce_range(void *arg, char *buf, size_t cap)
     return n;
 }
 
+int mote_pct_decode(const char *s, size_t n, bool plus_space, char *out, size_t cap,
+                    size_t *len)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+
+        if (c == '%') {
+            int hi, lo;
+
+            if (n - i < 3 || (hi = mote_hexval(s[i + 1])) < 0 || (lo = mote_hexval(s[i + 2])) < 0)
+                return MOTE_ERR_INVAL;
+            c = (char)(hi * 16 + lo);
+            i += 2;
+        } else if (c == '+' && plus_space) {
+            c = ' ';
+        }
+        if (*len >= cap)
+            return MOTE_ERR_TOO_LARGE;
+        out[(*len)++] = c;
+    }
+    return 0;
+}
+
 int mote_why(char *err, size_t cap, int rc, const char *a, const char *b, const char *c)
+{
+    if (cap > 0)
+        (void)mote_str_join(err, cap, a, b, c);
+    return rc;
+}
+
+int mote_why_num(char *err, size_t cap, int rc, const char *a, uint64_t n, const char *b)
 {
     struct mote_sb sb;
 
-    if (cap == 0)
-        return rc;
-    mote_sb_init(&sb, err, cap);
-    mote_sb_s(&sb, a);
-    if (b != NULL)
-        mote_sb_s(&sb, b);
-    if (c != NULL)
-        mote_sb_s(&sb, c);
+    if (cap > 0) {
+        mote_sb_init(&sb, err, cap);
+        mote_sb_num(&sb, a, n, b);
+    }
     return rc;
 }

@@ -29,6 +29,12 @@ void mote_sb_u(struct mote_sb *b, uint64_t v);
 /* Appends n bytes of s (cut at the capacity). */
 void mote_sb_n(struct mote_sb *b, const char *s, size_t n);
 void mote_sb_i(struct mote_sb *b, int64_t v);
+/* Appends s1, then s2 and s3 where they are not NULL: the one way the
+ * library joins a message from its parts. */
+void mote_sb_join(struct mote_sb *b, const char *s1, const char *s2, const char *s3);
+/* Appends `a`, then, where `b` is not NULL, the number `n` and `b`: a
+ * message with one figure in it ("[output cut: ", 512, " more bytes]"). */
+void mote_sb_num(struct mote_sb *b, const char *a, uint64_t n, const char *c);
 /* A sink for the JSON writer (mote_jw_init(w, mote_sb_put, &sb)): appends
  * all n bytes, or nothing and MOTE_ERR_TOO_LARGE when they do not fit
  * (never a cut JSON value). Returns 0 or that. */
@@ -40,9 +46,19 @@ int mote_sb_put(void *sb, const char *s, size_t n);
  * and never an overflow). */
 int mote_dec_parse(const char *s, size_t n, uint64_t *out);
 
-/* True if the first `n` bytes of `a` are those of `lower` (lower-case
- * ASCII) but for the case of letters; `a` may be shorter (then false). */
-bool mote_ascii_ieq(const char *a, const char *lower, size_t n);
+/* Writes s1, then s2 and s3 where they are not NULL, into `out` of `cap`
+ * bytes (cap >= 1), cut at a UTF-8 boundary, NUL-terminated. Returns the
+ * length. */
+size_t mote_str_join(char *out, size_t cap, const char *s1, const char *s2, const char *s3);
+
+/* True if the first `n` bytes of `a` and `b` are the same but for the
+ * case of ASCII letters; either may be shorter (a NUL before `n` counts
+ * as a byte: equal only where both end there). */
+bool mote_ascii_ieq(const char *a, const char *b, size_t n);
+
+/* True if the `n` bytes at `s` are the lower-case word `word`, whole, but
+ * for the case of ASCII letters (a header name, a scheme). */
+bool mote_ascii_is(const char *s, size_t n, const char *word);
 
 /* Producers of st_write_atomic and fs_replace: the bytes of a buffer
  * (`arg`: struct mote_src_bytes), or of a range of an open storage file
@@ -63,9 +79,20 @@ struct mote_src_range {
  * MOTE_ERR_IO. */
 int mote_produce_range(void *arg, char *buf, size_t cap);
 
-/* Writes a, then b and c when not NULL, into err (cap bytes; nothing if
- * cap is 0); returns rc. For the parsers' error messages. */
+/* mote_str_join(err, cap, a, b, c) unless cap is 0; returns rc. For the
+ * parsers' error messages: `return mote_why(err, cap, MOTE_ERR_X, ...)`. */
 int mote_why(char *err, size_t cap, int rc, const char *a, const char *b, const char *c);
+
+/* The same with one figure: `a`, the number `n`, then `b` (see
+ * mote_sb_num). */
+int mote_why_num(char *err, size_t cap, int rc, const char *a, uint64_t n, const char *b);
+
+/* Percent-decodes s[0..n) onto the end of `out` (`*len` bytes so far, at
+ * most `cap` in all; no NUL added), '+' as a space where `plus_space` (a
+ * query string). Returns 0, MOTE_ERR_INVAL (a '%' without two hex
+ * digits) or MOTE_ERR_TOO_LARGE. */
+int mote_pct_decode(const char *s, size_t n, bool plus_space, char *out, size_t cap,
+                    size_t *len);
 
 /* Wrap-safe "a is before b" for 32-bit monotonic counters. */
 static inline int mote_before(uint32_t a, uint32_t b)

@@ -32,5 +32,22 @@ if [ -n "$missing" ]; then
 else
     pass=$((pass + 1))
 fi
+# Every overridable default in any public header (#ifndef MOTE_X, then
+# #define MOTE_X VALUE) may size or lay out a struct the program owns, so
+# it is in the signature wherever it is defined. The exceptions are values
+# no struct depends on, each named here with its reason.
+not_layout='MOTE_TLS_CA_FILE' # a path string, read by the TLS backend only
+missing=
+for m in $(awk '/^#[[:space:]]*ifndef[[:space:]]+MOTE_/ { n = $2; if ((getline) > 0 &&
+                $1 == "#define" && $2 == n && NF > 2) print n }' include/mote/*.h); do
+    case " $not_layout " in *" $m "*) continue ;; esac
+    printf '%s\n' "$sig" | grep -qF ", $m)" || missing="$missing $m"
+done
+if [ -n "$missing" ]; then
+    echo "core-rules: overridable in include/ but not in MOTE_CONFIG_SIGNATURE:$missing"
+    fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
 echo "core-rules: $pass passed, $fail failed"
 [ "$fail" = 0 ]

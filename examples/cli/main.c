@@ -475,7 +475,7 @@ static int new_conversation(void)
     pp.port.random(pp.port.ctx, r, sizeof(r));
     gmtime_r(&t, &tm);
     /* (fields bounded: 23 bytes whatever the clock says, so MOTE_CONV_ID_MAX's
-     * floor of 24 builds with -Wformat-truncation, issue 12.6) */
+     * floor of 24 builds with -Wformat-truncation) */
     snprintf(id, sizeof(id), "%04u%02u%02u-%02u%02u%02u-%02x%02x%02x",
              (unsigned)(tm.tm_year + 1900) % 10000u, (unsigned)(tm.tm_mon + 1) % 100u,
              (unsigned)tm.tm_mday % 100u, (unsigned)tm.tm_hour % 100u, (unsigned)tm.tm_min % 100u,
@@ -1117,10 +1117,8 @@ int main(int argc, char **argv)
         printf("mote %s\n", mote_version());
         return 0;
     }
-    if (mote_posix_init(&pp) < 0) {
-        fprintf(stderr, "mote: cannot start the POSIX port\n");
-        return 1;
-    }
+    if ((rc = fe_port_start(&pp, "mote")) != 0)
+        return rc;
     if (o.list) {
         rc = list_conversations();
         mote_posix_deinit(&pp);
@@ -1147,16 +1145,9 @@ int main(int argc, char **argv)
     ui.spinner = isatty(1) && isatty(2) && !ui.json;
     sconf.on_event = on_event;
     sconf.tool_timeout_ms = (uint32_t)fe_env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
-    cconf.llm = &llm;
-    cconf.model = model_name;
+    fe_conv_conf(&o, &llm, model_name, &cconf);
     if ((rc = fe_system(&o, &cconf.system)) != 0)
         return rc;
-    cconf.max_tokens = o.max_tokens > 0 ? (uint32_t)o.max_tokens : 4096u;
-    cconf.context_window =
-        o.context_window > 0 ? (uint32_t)o.context_window : fe_window(model_name);
-    cconf.max_turns = (unsigned)o.max_turns;
-    cconf.tools = !o.no_tools;
-    cconf.mcp = !o.no_tools;
     cconf.approval = o.yes ? MOTE_APPROVE_ALLOW
                      : (ui.tty_in && (o.prompt == NULL || strcmp(o.prompt, "-") != 0))
                          ? MOTE_APPROVE_ASK
@@ -1165,12 +1156,8 @@ int main(int argc, char **argv)
     if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote")) != 0)
         return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
-    if (have_mcp) {
-        /* The servers start in parallel; the prompt does not wait for them. */
-        mcp.loop = &loop;
-        mote_session_use_mcp(&ses, &mcp);
-        mote_mcp_start_all(&mcp);
-    }
+    if (have_mcp)
+        fe_mcp_start(&ses, &mcp, &loop); /* the prompt does not wait for them */
     if (o.resume_pick && ((rc = pick_conversation()) != 0 || o.resume == NULL))
         return rc;
     if ((rc = open_conversation()) != 0)
@@ -1240,21 +1227,6 @@ int main(int argc, char **argv)
         fputc('\n', stdout);
     rc = finish(&ses.report);
     fflush(stdout);
-    {
-        /* The shutdown is over and its exit code told: a signal arriving
-         * from here on (a /quit racing a SIGTERM) stays pending, so the
-         * default action the handlers' restore brings back cannot turn
-         * the exit into a death by that signal. */
-        sigset_t late;
-
-        sigemptyset(&late);
-        sigaddset(&late, SIGINT);
-        sigaddset(&late, SIGTERM);
-        sigaddset(&late, SIGHUP);
-        sigprocmask(SIG_BLOCK, &late, NULL);
-    }
-    mote_session_deinit(&ses);
-    mote_loop_deinit(&loop);
-    mote_posix_deinit(&pp);
+    fe_end(&ses, &loop, &pp);
     return rc;
 }

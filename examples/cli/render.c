@@ -1,4 +1,5 @@
-/* render.c - see render.h. */
+/* render.c - untrusted text (the model's, a server's, a tool's) on a terminal,
+ * every control sequence neutralised (see render.h). */
 #include "render.h"
 
 #include <string.h>

@@ -2,12 +2,15 @@
  * setup.c - what every mote frontend (the chat, mote serve) configures
  * the same way from its options and the environment: the model (provider,
  * key, base URL, proxy, timeouts), MCP servers, the state directory, the
- * system prompt. Messages go to stderr; a usage error returns 2.
+ * system prompt, the conversations' settings; and the start and the end
+ * of the port, the loop and the session. Messages go to stderr; a usage
+ * error returns 2.
  */
 #define _GNU_SOURCE
 #include "setup.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +241,51 @@ int fe_system(const struct cli_opts *op, const char **system)
         break;
     }
     return 0;
+}
+
+int fe_port_start(struct mote_posix *pp, const char *who)
+{
+    int rc = mote_posix_init(pp);
+
+    if (rc < 0) {
+        fprintf(stderr, "%s: cannot start the POSIX port: %s\n", who, mote_strerror(rc));
+        return 1;
+    }
+    return 0;
+}
+
+void fe_conv_conf(const struct cli_opts *op, const struct mote_llm_conf *llm, const char *model,
+                  struct mote_conv_conf *cc)
+{
+    cc->llm = llm;
+    cc->model = model;
+    cc->max_tokens = op->max_tokens > 0 ? (uint32_t)op->max_tokens : 4096u;
+    cc->context_window =
+        op->context_window > 0 ? (uint32_t)op->context_window : fe_window(model);
+    cc->max_turns = (unsigned)op->max_turns;
+    cc->tools = !op->no_tools;
+    cc->mcp = !op->no_tools;
+}
+
+void fe_mcp_start(struct mote_session *ses, struct mote_mcp *m, struct mote_loop *loop)
+{
+    m->loop = loop;
+    mote_session_use_mcp(ses, m);
+    mote_mcp_start_all(m);
+}
+
+void fe_end(struct mote_session *ses, struct mote_loop *loop, struct mote_posix *pp)
+{
+    sigset_t late;
+
+    sigemptyset(&late);
+    sigaddset(&late, SIGINT);
+    sigaddset(&late, SIGTERM);
+    sigaddset(&late, SIGHUP);
+    sigprocmask(SIG_BLOCK, &late, NULL);
+    mote_session_deinit(ses);
+    mote_loop_deinit(loop);
+    mote_posix_deinit(pp);
 }
 
 int fe_session_start(struct mote_posix *pp, struct mote_loop *loop, struct mote_session *ses,

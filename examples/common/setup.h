@@ -46,6 +46,28 @@ int fe_state_path(const struct cli_opts *o, char *dir, size_t cap);
  * or AGENTS.md of the working directory. 0 or 2. */
 int fe_system(const struct cli_opts *o, const char **system);
 
+/* The POSIX port into `pp`; a failure is said on stderr with `who` first.
+ * Returns 0 or 1 (the exit code). */
+int fe_port_start(struct mote_posix *pp, const char *who);
+
+/* What every frontend's conversations take from the options: the model
+ * (`llm`, `model`), the answer's token limit, the context window (from
+ * the option or the model's name), the turn cap, tools and MCP unless
+ * --no-tools. The approval, the deny reason and the system prompt are
+ * the frontend's. */
+void fe_conv_conf(const struct cli_opts *o, const struct mote_llm_conf *llm, const char *model,
+                  struct mote_conv_conf *cc);
+
+/* The MCP servers of `m` offered to the session and started, in parallel
+ * (nothing waits for them). */
+void fe_mcp_start(struct mote_session *ses, struct mote_mcp *m, struct mote_loop *loop);
+
+/* After the shutdown's exit code is told: a signal arriving from then on
+ * (a /quit racing a SIGTERM) stays pending, so the default action that
+ * restoring the handlers brings back cannot turn the exit into a death by
+ * that signal. Then the session, the loop and the port are released. */
+void fe_end(struct mote_session *ses, struct mote_loop *loop, struct mote_posix *pp);
+
 /* The model's context window, tokens, from its name (0: unknown). */
 uint32_t fe_window(const char *model);
 

@@ -97,7 +97,9 @@ int main(int argc, char **argv)
     cc.system = "You run on a small device with a temperature sensor.";
     cc.tools = true;
     cc.approval = MOTE_APPROVE_DENY; /* only tools that need no approval run */
-    rc = mote_posix_init(&pp) < 0 ? MOTE_ERR_NOSYS : mote_loop_init(&loop, &pp.port);
+    rc = mote_posix_init(&pp);
+    if (rc == 0)
+        rc = mote_loop_init(&loop, &pp.port);
     if (rc == MOTE_ERR_CONFIG) {
         /* checked first: nothing else of the library is safe to use then */
         fprintf(stderr, "embed: this program and libmote were built with different MOTE_* "

@@ -306,13 +306,7 @@ static int start(void)
         snprintf(sock_buf, sizeof(sock_buf), "%s/mote.sock", state_dir);
         socket_path = sock_buf;
     }
-    cconf.llm = &llm;
-    cconf.max_tokens = o.max_tokens > 0 ? (uint32_t)o.max_tokens : 4096u;
-    cconf.context_window =
-        o.context_window > 0 ? (uint32_t)o.context_window : fe_window(cconf.model);
-    cconf.max_turns = (unsigned)o.max_turns;
-    cconf.tools = !o.no_tools;
-    cconf.mcp = !o.no_tools;
+    fe_conv_conf(&o, &llm, cconf.model, &cconf);
     cconf.approval = approval;
     cconf.deny_reason = DENY_REASON;
     cconf.rules = rules;
@@ -361,11 +355,8 @@ static int start(void)
         mote_serve_deinit(&srv);
         return rc == MOTE_ERR_INVAL ? 2 : 1;
     }
-    if (have_mcp) {
-        mcp.loop = &loop;
-        mote_session_use_mcp(&ses, &mcp);
-        mote_mcp_start_all(&mcp);
-    }
+    if (have_mcp)
+        fe_mcp_start(&ses, &mcp, &loop);
     fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), cconf.model,
             socket_path);
     if (listen_addr != NULL) {
@@ -399,10 +390,8 @@ int serve_main(int argc, char **argv)
         printf("mote %s\n", mote_version());
         return 0;
     }
-    if (mote_posix_init(&pp) < 0) {
-        fprintf(stderr, "mote serve: cannot start the POSIX port\n");
-        return 1;
-    }
+    if ((rc = fe_port_start(&pp, "mote serve")) != 0)
+        return rc;
     (void)mote_posix_notify_take(&notify);
     if ((rc = start()) != 0)
         return rc;
@@ -436,18 +425,7 @@ int serve_main(int argc, char **argv)
     code = mote_serve_exit_code(&srv, loop_rc);
     fprintf(stderr, "mote serve: stopped (%s, %u conversation(s) marked for recovery), exit %d\n",
             r->reason != NULL ? r->reason : "?", r->conversations_marked, code);
-    {
-        sigset_t late;
-
-        sigemptyset(&late);
-        sigaddset(&late, SIGINT);
-        sigaddset(&late, SIGTERM);
-        sigaddset(&late, SIGHUP);
-        sigprocmask(SIG_BLOCK, &late, NULL);
-    }
     mote_serve_deinit(&srv);
-    mote_session_deinit(&ses);
-    mote_loop_deinit(&loop);
-    mote_posix_deinit(&pp);
+    fe_end(&ses, &loop, &pp);
     return code;
 }

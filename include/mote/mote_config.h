@@ -448,6 +448,14 @@
 #define MOTE_TLS_ARENA (160 * 1024)
 #endif
 
+/* ---- the POSIX port (port/posix; mote_posix.h) ------------------------------ */
+
+/* Bytes of the storage root's path kept in struct mote_posix, including the
+ * NUL (a longer root gives MOTE_ERR_NAMETOOLONG). At least 64. */
+#ifndef MOTE_POSIX_PATH_MAX
+#define MOTE_POSIX_PATH_MAX 1024
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -547,12 +555,15 @@
 #if MOTE_STORAGE_NAME_MAX < 16
 #error "MOTE_STORAGE_NAME_MAX must be at least 16"
 #endif
+#if MOTE_POSIX_PATH_MAX < 64
+#error "MOTE_POSIX_PATH_MAX must be at least 64"
+#endif
 
 /* ---- the API server (mote_serve.h) ------------------------------------------ */
 
 /* Connections served at once (listeners not counted); one more is
  * accepted, answered 503 and closed. Each costs
- * sizeof(struct mote_serve_conn) (`make size`) and a loop watch. */
+ * MOTE_SERVE_CONN_SIZE bytes (`make size`) and a loop watch. */
 #ifndef MOTE_SERVE_MAX_CONNS
 #define MOTE_SERVE_MAX_CONNS 32
 #endif
@@ -730,11 +741,12 @@
  * cap the nesting of brackets, and the chain above is near clang's 256) */
 #define MOTE_SIG_SERVE_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_MAX_CONNS), MOTE_SERVE_TCP_CONNS), MOTE_SERVE_TOKEN_MIN), MOTE_SERVE_LIST_PAGE), MOTE_SERVE_HEAD_MAX), MOTE_SERVE_IN_BUF), MOTE_SERVE_OUT_BUF), MOTE_SERVE_BODY_MAX), MOTE_SERVE_BODY_BUFS), MOTE_SERVE_HEADER_TIMEOUT_MS), MOTE_SERVE_BODY_TIMEOUT_MS), MOTE_SERVE_IDLE_TIMEOUT_MS), MOTE_SERVE_SEND_TIMEOUT_MS), MOTE_SERVE_PING_MS), MOTE_SERVE_FLUSH_MS), MOTE_SERVE_RECOVER_MAX), MOTE_SERVE_RULES_MAX), MOTE_MCP_CONF_ARENA), MOTE_MCP_CONF_ARGS), MOTE_MCP_CONF_ENV)
-/* (issue 12: the TLS limits, a chain of their own too) */
+/* the TLS limits, a chain of their own too */
 #define MOTE_SIG_TLS_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)
-/* limits added since, on the short chain */
-#define MOTE_SIG_MORE_ MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH)
+/* the rest, on the short chain */
+#define MOTE_SIG_MORE_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

@@ -1,6 +1,6 @@
 /*
- * mote_journal.h - durable conversations: the journal, recovery, and the
- * conversation state machine.
+ * mote_journal.h - durable conversations: the journal, the request parts
+ * it replays, recovery, and the conversation states.
  *
  * A conversation is an append-only JSON Lines file,
  * STATE/conversations/ID.jsonl, one record per line, each written by a
@@ -16,6 +16,11 @@
  * a restarted mote must do. Requests are built by streaming the records
  * through a part source (mote_journal_parts), so memory does not grow with
  * the conversation's length.
+ *
+ * Calling rules: a journal and its struct mote_jbuf belong to one thread.
+ * A call blocks as long as the port's storage calls it makes (a sync
+ * included), never longer. Pointers into j->buf (records read, request
+ * parts) stay valid until the next call on any journal sharing it.
  */
 #ifndef MOTE_JOURNAL_H
 #define MOTE_JOURNAL_H
@@ -86,6 +91,8 @@ struct mote_jbuf {
     struct mote_json json;
 };
 
+/* One conversation's journal, owned by the caller. The caller sets `buf`;
+ * every other field is the journal's own, to read only. */
 struct mote_journal {
     struct mote_jbuf *buf; /* set by the caller before create/open (shared scratch) */
     const struct mote_port *port;
@@ -102,33 +109,42 @@ struct mote_journal {
     /* opening report */
     bool repaired;         /* a torn tail was cut off (and kept aside) */
     uint32_t bad_line;     /* line number of damage before the tail */
-    int64_t holder;        /* MOTE_ERR_LOCKED: the process holding it (0: unknown) */
+    int64_t holder;        /* the process holding its lock (-1: one the port cannot
+                            * name; 0: none, or not known) */
     /* reading */
     uint64_t rd_off;       /* offset of the next record to read */
     uint64_t cur_off;      /* offset of the record last read (in buf) */
     uint32_t rd_line;
-    /* part source cursor */
+    /* the part source's cursor (mote_journal_parts) */
     unsigned part_base;    /* index of the first part of the current record */
     unsigned part_n;       /* parts the current record yields */
     int part_type;         /* type of the record in `json` */
     bool part_valid;
-    uint64_t ans_end;      /* end of the answer the cursor is in (see parts) */
+    uint64_t ans_end;      /* end of the answer the cursor is in */
     uint8_t ans_mode;      /* how that answer is sent: all, text only, nothing */
 };
 
-/* Creates conversation `id` (conversations/ID.jsonl, new) and writes and
- * syncs its header. j->buf must point to a struct mote_jbuf (it may be
- * shared with other journals). Returns 0, MOTE_ERR_EXIST, MOTE_ERR_INVAL
- * (bad id, or no j->buf), or a storage failure. */
+/* Creates conversation `id` (conversations/ID.jsonl, new; `id` is 1 to
+ * MOTE_CONV_ID_MAX - 1 bytes of [A-Za-z0-9_-]) and writes and syncs its
+ * header, and takes the journal's lock. j->buf must point to a struct
+ * mote_jbuf (it may be shared with other journals). Returns 0,
+ * MOTE_ERR_EXIST (a non-empty file has the id), MOTE_ERR_INVAL (bad id,
+ * or no j->buf), MOTE_ERR_NOSYS (the port has no storage),
+ * MOTE_ERR_LOCKED (another process opened it first), or a storage
+ * failure. */
 int mote_journal_create(struct mote_journal *j, const struct mote_port *port,
                         const char *id) MOTE_MUST_CHECK;
 
-/* Opens conversation `id`, checking and (for a torn tail) repairing it.
- * Returns 0 (j->repaired tells if the tail was cut; the cut bytes are
- * kept in ID.jsonl.torn, or .torn.2 and on when that exists),
- * MOTE_ERR_NOENT, MOTE_ERR_CORRUPT (j->bad_line has the line; the file is
- * untouched), MOTE_ERR_NOTSUP (a newer format than MOTE_JOURNAL_VERSION:
- * untouched), MOTE_ERR_LOCKED, or a storage failure. */
+/* Opens conversation `id` to continue it, checking every line and (for a
+ * torn tail) repairing it, and takes the journal's lock (held until
+ * mote_journal_close). j->buf as for mote_journal_create. Returns 0
+ * (j->repaired tells if the tail was cut; the cut bytes are kept in
+ * ID.jsonl.torn, or .torn.2 and on when that exists), MOTE_ERR_NOENT
+ * (missing or empty), MOTE_ERR_CORRUPT (j->bad_line has the line; the
+ * file is untouched), MOTE_ERR_NOTSUP (a newer format than
+ * MOTE_JOURNAL_VERSION: untouched), MOTE_ERR_LOCKED (j->holder says who
+ * holds it; untouched), MOTE_ERR_INVAL, MOTE_ERR_NOSYS, or a storage
+ * failure. On failure the journal is closed. */
 int mote_journal_open(struct mote_journal *j, const struct mote_port *port,
                       const char *id) MOTE_MUST_CHECK;
 
@@ -141,16 +157,34 @@ int mote_journal_peek(struct mote_journal *j, const struct mote_port *port,
                       const char *id) MOTE_MUST_CHECK;
 
 /* Takes the exclusive lock on a journal opened by mote_journal_peek (to
- * remove it): 0, or MOTE_ERR_LOCKED (j->holder says who holds it). */
+ * remove it): 0, MOTE_ERR_LOCKED (j->holder says who holds it),
+ * MOTE_ERR_BADF (closed), or a storage failure. */
 int mote_journal_lock(struct mote_journal *j) MOTE_MUST_CHECK;
 
+/* Closes the journal's file and drops its lock; a closed journal may be
+ * closed again. */
 void mote_journal_close(struct mote_journal *j);
 
-/* Record writers. Each formats one record, appends it with one write and
- * (when `sync`) makes it durable. A short or failed write is cut back so
- * no partial line stays. Return 0 or the (sticky) failure. */
+/* Record writers. Each formats one record in j->buf->line (where it stays
+ * after the write), appends it with one write and makes it durable (all
+ * but mote_journal_text and mote_journal_call). A short or failed write
+ * is cut back so no partial line stays. Strings are written escaped, with
+ * bytes that are not UTF-8 replaced; tool inputs go in as they are.
+ * Return 0; MOTE_ERR_TOO_LARGE (the record would pass
+ * MOTE_JOURNAL_LINE_MAX or MOTE_JSON_MAX_TOKENS) or MOTE_ERR_BADMSG (a
+ * tool input that is not one JSON object of UTF-8), both with nothing
+ * written and the journal still usable; MOTE_ERR_BADF (closed); or a
+ * storage failure, which is sticky: every later write returns it. The
+ * records and their fields are those of docs/JOURNAL.md. */
+
+/* A user message: `len` bytes of `text`. */
 int mote_journal_user(struct mote_journal *j, const char *text, size_t len);
+/* A model request about to be sent; `attempt` counts from 1. */
 int mote_journal_request(struct mote_journal *j, uint32_t attempt);
+/* The end of an answer: the rest of its text, `stop` (the provider's stop
+ * reason; NULL: ""), `interrupted` (the stream was cut: its calls never
+ * run), and its `ncalls` tool calls (each input one JSON object, or empty
+ * for {}). */
 int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
                            const char *stop, bool interrupted, const struct mote_call_rec *calls,
                            unsigned ncalls);
@@ -158,19 +192,28 @@ int mote_journal_assistant(struct mote_journal *j, const char *text, size_t len,
 int mote_journal_answer(struct mote_journal *j, const char *text, size_t len, const char *stop,
                         bool interrupted, const struct mote_call_rec *calls, unsigned ncalls,
                         const struct mote_rec_usage *usage);
+/* Tool call `call_id` is about to run: its process group `pgid` (0: no
+ * process), the group leader's `start_time` (proc_start_time; 0: none)
+ * and the processes' `tag` (NULL or "": none). */
 int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t pgid,
                             uint64_t start_time, const char *tag);
+/* Call `call_id`'s result: `len` bytes of `text`, `is_error` if it failed. */
 int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const char *text,
                              size_t len, bool is_error);
+/* A shutdown left the turn unfinished; `state` is "needs_recovery". */
 int mote_journal_mark(struct mote_journal *j, const char *state);
+/* Recovery went on by itself (an automatic continue). */
 int mote_journal_auto(struct mote_journal *j);
+/* The turn failed with `message`; the user may retry. */
 int mote_journal_error(struct mote_journal *j, const char *message);
 /* Pieces of an answer too long for one record (not synced: the assistant
  * record that follows them is). An answer's text pieces come first, then
  * its call records, then the assistant record with the rest. */
 int mote_journal_text(struct mote_journal *j, const char *text, size_t len);
 int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call);
+/* The user cancelled the turn: it ends here. */
 int mote_journal_cancel(struct mote_journal *j);
+/* The user allowed every later call of `tool` in this conversation. */
 int mote_journal_allow(struct mote_journal *j, const char *tool);
 /* A compaction: `summary` stands for everything before it in requests;
  * `resume`: it was made in the middle of a turn, which goes on after it. */
@@ -181,20 +224,46 @@ int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len
 #define MOTE_JOURNAL_TEXT_SAFE ((MOTE_JOURNAL_LINE_MAX - 256) / 6)
 
 /* Bytes the assistant record would take with `text` and `calls` (a
- * counting pass of its writer), or < 0. */
+ * counting pass of its writer, with room for a usage member and the
+ * newline), or the JSON writer's error (< 0). Writes nothing. */
 int64_t mote_journal_assistant_size(const char *text, size_t len, const char *stop,
                                     bool interrupted, const struct mote_call_rec *calls,
                                     unsigned ncalls);
 
 /* Reads records from the start: mote_journal_rewind, then
  * mote_journal_next until it returns 0. Each record's JSON is in
- * j->buf->json (token 0 the object) until another journal call; returns
- * its type (> 0), 0 at the end, or < 0. */
+ * j->buf->json (token 0 the object; j->cur_off its offset) until another
+ * call on a journal sharing the buffer. mote_journal_next returns the
+ * record's type (> 0), 0 at the end, MOTE_ERR_CORRUPT (a line that is no
+ * record: the file changed since it was opened), MOTE_ERR_BADF (closed),
+ * or a read failure. Both move the part source's cursor (it starts over
+ * on its next call). */
 void mote_journal_rewind(struct mote_journal *j);
 int mote_journal_next(struct mote_journal *j);
 
+/* Reads a tool call's input back from its record: the record at offset
+ * `rec_off` (struct mote_rec_call's or struct mote_conv_call's rec_off),
+ * its call number `rec_idx` in the "calls" of an assistant record, or the
+ * call record itself when `rec_idx` < 0. Copies the input's JSON object,
+ * as journaled, into `out` (cap bytes) with a NUL after it; *full_len
+ * (when not NULL) gets its length whenever the call was found, 0
+ * otherwise. Reads through j->buf->line and j->buf->json, never
+ * j->buf->text (which may be `out`), and leaves the reading and part
+ * cursors where they were. Returns the length (< cap),
+ * MOTE_ERR_TOO_LARGE (it needs cap > *full_len; nothing copied),
+ * MOTE_ERR_CORRUPT (no such call or no object there), MOTE_ERR_BADF
+ * (closed), or a read failure. */
+int mote_journal_call_input(struct mote_journal *j, uint64_t rec_off, int rec_idx, char *out,
+                            size_t cap, size_t *full_len) MOTE_MUST_CHECK;
+
 /* A mote_part_fn over the journal (arg = the journal): user messages,
- * assistant text and tool calls, tool results, in order. */
+ * assistant text and tool calls, tool results, in order, from the last
+ * compact record (as a user message with its summary) if there is one.
+ * Returns 1 with part `index` in *p (its pointers into j->buf, valid
+ * until the next call on a journal sharing it), 0 past the last part,
+ * MOTE_ERR_CORRUPT (a record lacks what its part needs), or a read
+ * failure. Asking for an earlier index than the last starts over from
+ * the beginning. */
 int mote_journal_parts(void *arg, unsigned index, struct mote_part *p);
 
 /* ---- recovery ---------------------------------------------------------- */
@@ -243,18 +312,25 @@ struct mote_recovery {
     unsigned compactions;
 };
 
-/* Decides what an interrupted conversation needs, from its records alone.
- * Returns 0 or a read failure. Writes nothing. */
+/* Decides what an interrupted conversation needs, from its records alone,
+ * into *r. Writes nothing; moves the reading cursor (as
+ * mote_journal_rewind). Returns 0, or what mote_journal_next returned
+ * when it failed (*r is then incomplete). */
 int mote_recover(struct mote_journal *j, struct mote_recovery *r) MOTE_MUST_CHECK;
 
 /* Closes an unfinished tool round for good (TOOL_INTERRUPTED, or LIMIT
- * with calls left): a call that had begun gets MOTE_INTERRUPTED_TOOL, one
- * that never started MOTE_NOT_RUN_TOOL, then an error record ends the
- * turn (a later restart does not send by itself: the user can /retry).
- * Synced. Does nothing for other decisions. */
+ * with calls left), from `r` as mote_recover left it: a call that had
+ * begun gets MOTE_INTERRUPTED_TOOL, one that never started
+ * MOTE_NOT_RUN_TOOL, then an error record ends the turn (a later restart
+ * does not send by itself: the user can /retry). Synced. Does nothing for
+ * other decisions. Returns 0 or a writer's failure (see the record
+ * writers). */
 int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r);
 
-/* ---- the conversation state machine ----------------------------------- */
+/* ---- conversation states ----------------------------------------------
+ * A conversation's state, as the agent reports it (mote_conv_state(),
+ * MOTE_EV_STATE). The agent moves between them through its internal
+ * state machine, journal first (docs/AGENT.md). */
 
 enum mote_conv_state {
     MOTE_CONV_IDLE = 0,
@@ -267,59 +343,9 @@ enum mote_conv_state {
     MOTE_CONV_COMPACTING,        /* the model summarises the conversation */
 };
 
-enum mote_conv_event {
-    MOTE_CEV_USER = 1,      /* the user sent a message */
-    MOTE_CEV_RETRY,         /* /retry */
-    MOTE_CEV_FIRST_BYTE,    /* the answer started */
-    MOTE_CEV_ANSWER_DONE,   /* the answer ended with no tool call */
-    MOTE_CEV_ANSWER_TOOLS,  /* the answer ended with tool calls */
-    MOTE_CEV_TOOLS_DONE,    /* every call has its result */
-    MOTE_CEV_FAILED,        /* the request or a tool failed */
-    MOTE_CEV_CANCELLED,     /* the user cancelled the turn */
-    MOTE_CEV_SHUTDOWN_CUT,  /* shutdown timed out with the turn unfinished */
-    MOTE_CEV_TURN_LIMIT,    /* --max-turns reached */
-    MOTE_CEV_ASK,           /* a call needs the user's approval */
-    MOTE_CEV_ANSWERED,      /* the user answered it */
-    MOTE_CEV_DRAIN_STOP,    /* a drain reached new work it must not start */
-    MOTE_CEV_STORAGE_FAILED, /* the journal cannot be written: nothing more runs */
-    MOTE_CEV_RECOVER_CONTINUE, /* on open: send the request again */
-    MOTE_CEV_RECOVER_TOOLS, /* on open: go on with calls that never started */
-    MOTE_CEV_RECOVER_CLOSE, /* on open: close the round (interrupted, or the limit) */
-    MOTE_CEV_RECOVER_IDLE,  /* on open: nothing to do */
-    MOTE_CEV_RECOVER_ERROR, /* on open: the last turn had failed */
-    MOTE_CEV_ANSWER_PAUSED, /* the answer stopped with pause_turn: ask again */
-    MOTE_CEV_COMPACT,       /* summarise the conversation now (by hand, or it is full) */
-    MOTE_CEV_COMPACTED,     /* the summary is in; the turn (if any) goes on */
-    MOTE_CEV_COMPACTED_IDLE, /* the summary is in; nothing else to do */
-};
-
-/* Effects, in the order they must happen (bits). Journal effects come
- * before the effects they make recoverable. */
-#define MOTE_CEFF_JOURNAL_USER 0x001u      /* write the user record */
-#define MOTE_CEFF_JOURNAL_AUTO 0x200u      /* write an auto record (recovery goes on by itself) */
-#define MOTE_CEFF_JOURNAL_REQUEST 0x002u   /* write a request record, sync */
-#define MOTE_CEFF_SEND 0x004u              /* start the model request */
-#define MOTE_CEFF_JOURNAL_ANSWER 0x008u    /* write the assistant record, sync */
-#define MOTE_CEFF_RUN_TOOLS 0x010u         /* tool_start (synced) then run each tool */
-#define MOTE_CEFF_JOURNAL_ERROR 0x020u     /* write an error record, sync */
-#define MOTE_CEFF_JOURNAL_PARTIAL 0x040u   /* write the streamed text as interrupted */
-#define MOTE_CEFF_JOURNAL_MARK 0x080u      /* write needs_recovery, sync */
-#define MOTE_CEFF_KILL_TOOLS 0x100u        /* kill the running tools' groups */
-#define MOTE_CEFF_JOURNAL_CANCEL 0x400u    /* results for calls not run, then a cancel record */
-#define MOTE_CEFF_JOURNAL_CLOSE 0x800u     /* mote_recover_apply: close the round */
-#define MOTE_CEFF_ASK 0x1000u              /* ask the user (MOTE_EV_APPROVAL) */
-#define MOTE_CEFF_SEND_COMPACT 0x2000u     /* start the summarising request */
-#define MOTE_CEFF_JOURNAL_COMPACT 0x4000u  /* write the compact record, sync */
-
-struct mote_conv_step {
-    enum mote_conv_state state;
-    unsigned effects;
-};
-
-/* The transition function: pure, total. An event that makes no sense in
- * a state leaves the state as it is, with no effect. */
-struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_event e);
-
+/* The state's name as the API and the event streams spell it ("idle",
+ * "llm_requesting", ...): a static string; "?" for a value outside the
+ * enum. */
 const char *mote_conv_state_name(enum mote_conv_state s);
 
 #endif /* MOTE_JOURNAL_H */

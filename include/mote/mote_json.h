@@ -55,6 +55,14 @@ struct mote_json {
  * or MOTE_ERR_BADMSG (not one complete JSON value). */
 int mote_json_parse(struct mote_json *j, const char *text, size_t len) MOTE_MUST_CHECK;
 
+/* mote_json_parse for a document whose top must be an object (a
+ * configuration file), with the reason in `err` (`cap` bytes; nothing if
+ * 0; "" on success): returns the token count, MOTE_ERR_TOO_LARGE ("more
+ * than N JSON values (MOTE_JSON_MAX_TOKENS)") or MOTE_ERR_BADMSG ("not a
+ * JSON object"). */
+int mote_json_parse_object(struct mote_json *j, const char *text, size_t len, char *err,
+                           size_t cap) MOTE_MUST_CHECK;
+
 /* The token after `t`'s whole subtree (its next sibling), or j->ntok. */
 int mote_json_skip(const struct mote_json *j, int t);
 

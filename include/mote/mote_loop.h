@@ -24,7 +24,8 @@
  * Pruning, before each spawn: every active job and the
  * MOTE_MAX_INACTIVE_JOBS most recently finished jobs are kept; older
  * finished jobs are freed, oldest first. (A finished job whose
- * continuations have not run yet is kept until they have.) A table full of
+ * continuations have not run yet, or are running, is kept until they
+ * have.) A table full of
  * active jobs makes spawn fail with MOTE_ERR_FULL; nothing is overwritten.
  *
  * Handles (mote_job_id, mote_timer_id, mote_watch_id) carry the slot's
@@ -152,6 +153,7 @@ struct mote_loop {
     bool polling;              /* inside mote_loop_poll() (callbacks run there) */
     uint32_t seq;              /* finish order counter */
     uint32_t turn;             /* mote_loop_poll() calls so far */
+    mote_job_id cont_job;      /* the job whose continuation runs now, or 0 */
     mote_signal_fn on_signal;
     void *on_signal_arg;
     struct mote_job jobs[MOTE_MAX_JOBS];
@@ -209,8 +211,8 @@ void mote_loop_stop_spawns(struct mote_loop *loop);
  * Returns how many jobs were asked. Idempotent. */
 int mote_loop_cancel_all(struct mote_loop *loop);
 
-/* Runs the loop until no job is active, or `timeout_ms` passes, or
- * mote_loop_break() is called. Returns 0 (none active),
+/* Runs the loop until no job is active, or `timeout_ms` passes (any value
+ * up to UINT32_MAX, about 49 days), or mote_loop_break() is called. Returns 0 (none active),
  * MOTE_ERR_TIMEDOUT (some still active: see mote_job_walk),
  * MOTE_ERR_INTR, or MOTE_ERR_BUSY when called from inside the loop. For
  * the top level of a program only. */
@@ -220,7 +222,10 @@ int mote_loop_wait_jobs(struct mote_loop *loop, uint32_t timeout_ms);
 
 /* Prunes, then starts a job named `name` running `task` with `ops`. Its
  * cancel flag's parent is `parent` (NULL: the loop's root flag). The first
- * step happens on the next mote_loop_poll(), never inside this call.
+ * step happens in the next step phase of mote_loop_poll(), never inside
+ * this call: spawned from a step or a continuation, on the next turn
+ * (whichever slot the job takes); from a watch, timer or signal callback,
+ * later in the same turn.
  * Returns 0 and sets *out, or MOTE_ERR_SHUTDOWN (spawns stopped),
  * MOTE_ERR_FULL (every slot active or awaiting its continuations),
  * MOTE_ERR_INVAL (ops or step NULL). */
@@ -268,6 +273,11 @@ const char *mote_job_error(const struct mote_loop *loop, mote_job_id id);
 /* The job's result code: 0, or the enum mote_err it failed with;
  * MOTE_ERR_STALE if stale. */
 int mote_job_result(const struct mote_loop *loop, mote_job_id id);
+
+/* Marks every active job that runs `ops` to be stepped on the next turn
+ * (jobs that wait on a resource they share, woken when it frees up).
+ * Returns how many were marked. */
+int mote_job_wake_all(struct mote_loop *loop, const struct mote_task_ops *ops);
 
 /* Counts active and finished (kept) jobs; either pointer may be NULL. */
 void mote_job_counts(const struct mote_loop *loop, unsigned *active, unsigned *inactive);
@@ -318,6 +328,10 @@ int mote_watch_set(struct mote_loop *loop, mote_watch_id id, unsigned events);
 
 /* The readiness seen by the last turn (MOTE_POLL_*), or MOTE_ERR_STALE. */
 int mote_watch_revents(const struct mote_loop *loop, mote_watch_id id);
+
+/* The descriptor a watch is on (>= 0), or MOTE_ERR_STALE: tells whether a
+ * kept watch still fits a descriptor that may have changed. */
+int mote_watch_fd(const struct mote_loop *loop, mote_watch_id id);
 
 /* Removes a watch. Returns 0 or MOTE_ERR_STALE. */
 int mote_watch_remove(struct mote_loop *loop, mote_watch_id id);

@@ -12,11 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mote/mote_config.h" /* MOTE_POSIX_PATH_MAX, MOTE_CONFIG_SIGNATURE */
 #include "mote/mote_port.h"
-
-#ifndef MOTE_POSIX_PATH_MAX
-#define MOTE_POSIX_PATH_MAX 1024 /* bytes of the storage root path */
-#endif
 
 struct mote_posix {
     struct mote_port port;   /* hand &pp->port to mote_loop_init */
@@ -28,8 +25,12 @@ struct mote_posix {
 };
 
 /* Fills pp->port and creates the signal self-pipe. No handler is
- * installed yet. Returns 0 or < 0 (the pipe could not be made). */
-int mote_posix_init(struct mote_posix *pp);
+ * installed yet. Returns 0, MOTE_ERR_CONFIG if the program was compiled
+ * with other MOTE_* values than the library (struct mote_posix would not
+ * match: `pp` is not touched), or another value < 0 (the pipe could not be
+ * made). A macro: it passes the caller's MOTE_CONFIG_SIGNATURE. */
+#define mote_posix_init(pp) mote_posix_init_checked((pp), MOTE_CONFIG_SIGNATURE)
+int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signature);
 
 /* Installs handlers for SIGINT, SIGTERM and SIGHUP that count the signal
  * and wake wait(), and ignores SIGPIPE (a closed peer becomes

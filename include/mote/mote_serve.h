@@ -83,97 +83,42 @@ enum mote_serve_phase {
     MOTE_SERVE_DONE,     /* every connection and listener is closed */
 };
 
-struct mote_serve;
+/* The memory the library keeps in struct mote_serve, bytes: an upper
+ * bound from the configuration (mote_config.h), so that the caller can
+ * own the struct; the library's build checks that its state fits. Per
+ * connection (MOTE_SERVE_CONN_SIZE): its state, a request head, the
+ * receive and send buffers. Besides: the body pool, the buffers one call
+ * works in (a message, a response, a live event, a pending call's input,
+ * a journal's recovery, a JSON document), the recovery queue and small
+ * state. */
+#define MOTE_SERVE_CONN_SIZE                                                                       \
+    (sizeof(struct mote_hreq) + MOTE_SERVE_IN_BUF + MOTE_SERVE_OUT_BUF + MOTE_CONV_ID_MAX +        \
+     14 * sizeof(uint64_t) + 6 * sizeof(void *))
+#define MOTE_SERVE_AREA_SIZE                                                                       \
+    (MOTE_SERVE_MAX_CONNS * MOTE_SERVE_CONN_SIZE +                                                 \
+     MOTE_SERVE_BODY_BUFS * (MOTE_SERVE_BODY_MAX + 1) + MOTE_SERVE_BODY_MAX +                      \
+     2 * MOTE_SERVE_OUT_BUF + 1280 + sizeof(struct mote_journal) + sizeof(struct mote_recovery) +  \
+     sizeof(struct mote_json) + MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX +                        \
+     MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
+     32 * sizeof(uint64_t) + 8 * sizeof(void *))
 
-/* A connection's buffers (apart from its state, so that the server's
- * small fields stay together and untouched buffers stay out of RSS). */
-struct mote_serve_io {
-    struct mote_hreq req;
-    char in[MOTE_SERVE_IN_BUF];
-    char out[MOTE_SERVE_OUT_BUF];
-};
-
-/* One connection (internal layout, public so the caller owns the memory). */
-struct mote_serve_conn {
-    struct mote_serve *sv;
-    uint8_t state;            /* free, reading a head or a body, responding, lingering */
-    uint8_t stream;           /* none, records (GET a conversation), events (SSE) */
-    uint8_t listener;         /* 0: the Unix socket, 1: TCP */
-    bool keep_alive;          /* another request may follow this response */
-    bool peer_eof;            /* the peer closed its side */
-    bool head_started;        /* a byte of the next head came (its deadline runs) */
-    bool in_record;           /* a stream is in the middle of a record */
-    bool skip;                /* a stream skips the record at `pos` (Last-Event-ID) */
-    bool comma;               /* records: one was written (the next needs a comma) */
-    bool tail;                /* records: the closing part is written */
-    bool chunked;             /* records: in chunks (HTTP/1.1; 1.0: ends at the close) */
-    bool told_state;          /* events: the state was told since it caught up */
-    bool final;               /* events: the last event (shutdown, removed) was written */
-    bool gone;                /* events: the conversation was removed: a last event, closed */
-    bool again;               /* a stream has more to send than one turn's share */
-    int fd;
-    int sh;                   /* storage handle of a stream (-1: none) */
-    int big;                  /* body pool buffer (-1: none) */
-    mote_watch_id watch;
-    uint32_t deadline;        /* reading or lingering: the loop clock */
-    uint32_t last_io;         /* last byte sent (send timeout, pings) */
-    uint64_t pos;             /* a stream's next journal byte */
-    uint64_t end;             /* records: where the snapshot ends */
-    uint64_t disk_size;       /* events, a journal not loaded: its size when last seen */
-    uint64_t disk_end;        /*   and where its complete records end (its last newline) */
-    uint64_t body_len, body_got;
-    size_t in_len;
-    size_t out_len, out_off;
-    size_t big_len, big_off;  /* a response body in the pool buffer */
-    char conv_id[MOTE_CONV_ID_MAX];
-    struct mote_serve_io *io; /* its buffers (last: kept when the state is cleared) */
-};
-
+/* The server: owned by the caller (a static: it is large, mostly
+ * buffers, MOTE_SERVE_AREA_SIZE), used through the functions below. The
+ * named fields are what the library reports for the caller to read;
+ * `area` is the library's own state (its layout is not part of the API). */
 struct mote_serve {
-    struct mote_loop *loop;
-    const struct mote_port *port;
-    struct mote_serve_conf conf;
-    uint8_t phase;                     /* enum mote_serve_phase */
-    const char *missing;               /* the port member a failure lacked (NOSYS) */
-    int lfd[2];                        /* listeners: Unix, TCP (-1: none) */
-    mote_watch_id lwatch[2];
-    uint16_t tcp_port;                 /* the TCP port bound */
-    mote_timer_id timer;               /* the next deadline */
-    uint32_t timer_due;
-    mote_timer_id kick;                /* deferred work */
-    uint32_t flush_until;
-    uint32_t lru_seq;
-    uint32_t lru[MOTE_MAX_CONVERSATIONS]; /* last use of each session slot */
-    unsigned nconns;
-    unsigned ntcp;                     /* of those, on the TCP listener */
-    unsigned refused;                  /* connections answered 503 (the cap) */
-    uint8_t paused;                    /* listeners resting after an accept failure (bits) */
-    unsigned accept_fails;             /* failed accepts in a row (said once) */
-    uint32_t pause_until;
-    bool big_used[MOTE_SERVE_BODY_BUFS];
-    /* recovery of conversations on start */
-    unsigned nrec;
-    bool rec_more;                     /* more than the queue held: list again */
-    char rec[MOTE_SERVE_RECOVER_MAX][MOTE_CONV_ID_MAX];
-    /* the signals (mote_serve_signal) and a failure, for the exit code */
-    uint8_t sig;                       /* the first signal + 1 (0: none) */
-    bool forced;                       /* a later signal forced the shutdown */
-    bool failed;                       /* mote_serve_exit_code was told the loop failed */
-    /* the shutdown's report, for the final event */
-    bool sd_timed_out;
-    unsigned sd_marked;
-    char sd_reason[24];
-    struct mote_serve_conn conns[MOTE_SERVE_MAX_CONNS];
-    /* working memory, used within one call */
-    struct mote_journal peek;
-    struct mote_recovery recovery;
-    struct mote_json json;
-    char small[1280];                  /* a pending call's input */
-    char resp[MOTE_SERVE_OUT_BUF];     /* a response body being built */
-    char ev[MOTE_SERVE_OUT_BUF];       /* one live event, formatted once for every client */
-    char scratch[MOTE_SERVE_BODY_MAX]; /* a message's text; a record read back */
-    char bigbuf[MOTE_SERVE_BODY_BUFS][MOTE_SERVE_BODY_MAX];
-    struct mote_serve_io io[MOTE_SERVE_MAX_CONNS];
+    uint8_t phase;        /* enum mote_serve_phase */
+    uint8_t sig;          /* the first signal given to mote_serve_signal, + 1 (0: none yet) */
+    uint16_t tcp_port;    /* after mote_serve_listen: the TCP port bound */
+    int lfd[2];           /* after mote_serve_listen: the listeners' descriptors, the Unix
+                           * socket's and the TCP one (-1: not listening, so after a
+                           * failure lfd[0] < 0 says the Unix socket failed); -1 once
+                           * done */
+    const char *missing;  /* after MOTE_ERR_NOSYS: the port member that lacks */
+    union {
+        max_align_t align;
+        unsigned char bytes[MOTE_SERVE_AREA_SIZE];
+    } area;
 };
 
 /* Prepares `sv` on `loop` (the session's). Nothing listens yet. Returns

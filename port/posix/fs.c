@@ -1,23 +1,17 @@
 /*
  * fs.c - the file-system group of the POSIX port, for the built-in file
  * tools: paths as the user gave them, regular files only, and replacement
- * that keeps what a user expects of a file (its mode, its owner and group,
- * a symlink pointing at it) through an exclusively created, unpredictably
- * named temporary in the same directory, synced before the rename and the
- * directory after. What a rename cannot keep is refused before anything is
- * written: a file nobody may write (an editor asks first), a file with
- * other hard links (they would keep the old text).
+ * (replace.c) that keeps what a user expects of a file: its mode, its
+ * owner and group, a symlink pointing at it. What a rename cannot keep is
+ * refused before anything is written: a file nobody may write (an editor
+ * asks first), a file with other hard links (they would keep the old text).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,7 +19,7 @@
 #include "mote/mote_posix.h"
 #include "posix_internal.h"
 
-#define FS_PATH_MAX 4096
+#define FS_PATH_MAX MOTE_POSIX_FS_PATH_MAX
 #define FS_LINK_HOPS 40
 
 static unsigned kind(mode_t m)
@@ -60,42 +54,15 @@ static int fs_open(void *ctx, const char *path)
         return MOTE_ERR_ISDIR;
     if (!S_ISREG(sb.st_mode))
         return MOTE_ERR_INVAL;
-    do {
-        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0)
-        return mote_posix_err(errno);
     /* ... and again after: the path may have changed in between. */
-    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return MOTE_ERR_INVAL;
-    }
-    return fd;
+    fd = mote_posix_open_file(path, O_RDONLY, 0);
+    return fd == MOTE_ERR_NOTREG ? MOTE_ERR_INVAL : fd;
 }
 
 static int fs_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)
 {
-    ssize_t n;
-
     (void)ctx;
-    /* Past what an off_t holds is past any end (pread would say EINVAL). */
-    if (offset >= (uint64_t)INT64_MAX)
-        return 0;
-    if (len > (uint64_t)INT64_MAX - offset)
-        len = (size_t)((uint64_t)INT64_MAX - offset);
-    if (len > 0x7FFFFFFF)
-        len = 0x7FFFFFFF;
-    do {
-        n = pread(h, buf, len, (off_t)offset);
-    } while (n < 0 && errno == EINTR);
-    return n < 0 ? mote_posix_err(errno) : (int)n;
-}
-
-static void fs_close(void *ctx, int h)
-{
-    (void)ctx;
-    if (h >= 0)
-        close(h);
+    return mote_posix_pread(h, offset, buf, len);
 }
 
 /* The file a write to `path` reaches: symlinks followed to their final
@@ -142,128 +109,11 @@ static int resolve(const char *path, char *out, size_t cap)
     return 0;
 }
 
-static int sync_dir_of(const char *path)
-{
-    char dir[FS_PATH_MAX];
-    char *slash;
-    int fd, rc = 0;
-
-    strcpy(dir, path);
-    slash = strrchr(dir, '/');
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return mote_posix_err(errno);
-    if (fsync(fd) < 0 && errno != EINVAL)
-        rc = mote_posix_err(errno);
-    close(fd);
-    return rc;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return mote_posix_err(errno);
-        }
-        if (w == 0)
-            return MOTE_ERR_NOSPC;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Creates the temporary beside `target`: exclusive, never through a link,
- * under a name nobody can guess. */
-static int make_temp(const char *target, char *tmp, size_t cap)
-{
-    static const char hex[] = "0123456789abcdef";
-    const char *slash = strrchr(target, '/');
-    size_t dir = slash != NULL ? (size_t)(slash - target) + 1 : 0;
-    int tries;
-
-    for (tries = 0; tries < 8; tries++) {
-        unsigned char r[8];
-        char name[2 * sizeof(r) + 1];
-        size_t i;
-        int fd, n;
-
-        if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-            int u = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-
-            if (u < 0 || read(u, r, sizeof(r)) != (ssize_t)sizeof(r)) {
-                if (u >= 0)
-                    close(u);
-                return MOTE_ERR_IO;
-            }
-            close(u);
-        }
-        for (i = 0; i < sizeof(r); i++) {
-            name[2 * i] = hex[r[i] >> 4];
-            name[2 * i + 1] = hex[r[i] & 15u];
-        }
-        name[2 * sizeof(r)] = '\0';
-        n = snprintf(tmp, cap, "%.*s.mote-%s.tmp", (int)dir, target, name);
-        if (n < 0 || (size_t)n >= cap)
-            return MOTE_ERR_NAMETOOLONG;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            return fd;
-        if (errno != EEXIST)
-            return mote_posix_err(errno);
-    }
-    return MOTE_ERR_EXIST;
-}
-
-/* Gives the temporary the old file's owner and group. Only root may give
- * a file away: anyone else keeps at least the group where they are in it,
- * and a set-user-ID or set-group-ID bit is dropped when the owner or group
- * it would grant changed (as cp and install do): never a setuid file of
- * the wrong user. Returns MOTE_FS_OWNER_LOST when they could not be kept. */
-static int keep_owner(int fd, const struct stat *old, mode_t *mode)
-{
-    struct stat now;
-    int lost = 0;
-
-    if (fstat(fd, &now) < 0)
-        return mote_posix_err(errno);
-    if (now.st_uid != old->st_uid || now.st_gid != old->st_gid) {
-        if (fchown(fd, old->st_uid, old->st_gid) < 0 && now.st_gid != old->st_gid &&
-            fchown(fd, (uid_t)-1, old->st_gid) < 0) {
-            /* neither: what is lost is told below */
-        }
-        if (fstat(fd, &now) < 0)
-            return mote_posix_err(errno);
-    }
-    if (now.st_uid != old->st_uid) {
-        *mode &= ~(mode_t)S_ISUID;
-        lost = MOTE_FS_OWNER_LOST;
-    }
-    if (now.st_gid != old->st_gid) {
-        *mode &= ~(mode_t)S_ISGID;
-        lost = MOTE_FS_OWNER_LOST;
-    }
-    return lost;
-}
-
 static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void *arg)
 {
-    char target[FS_PATH_MAX], tmp[FS_PATH_MAX + 40];
-    char buf[4096];
+    char target[FS_PATH_MAX];
     struct stat sb;
-    mode_t mode;
-    bool exists = false;
-    int fd, rc, lost = 0;
+    int rc;
 
     (void)ctx;
     if ((rc = resolve(path, target, sizeof(target))) < 0)
@@ -280,47 +130,15 @@ static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void
             return mote_posix_err(errno);
         if (sb.st_nlink > 1)
             return MOTE_ERR_LINKED;
-        mode = sb.st_mode & 07777;
-        exists = true;
-    } else if (errno == ENOENT) {
+        return mote_posix_replace(target, (unsigned)(sb.st_mode & 07777), &sb, produce, arg);
+    }
+    if (errno == ENOENT) {
         mode_t um = umask(0);
 
         umask(um);
-        mode = 0644 & ~um;
-    } else {
-        return mote_posix_err(errno);
+        return mote_posix_replace(target, (unsigned)(0644 & ~um), NULL, produce, arg);
     }
-    fd = make_temp(target, tmp, sizeof(tmp));
-    if (fd < 0)
-        return fd;
-    rc = 0;
-    if (exists && (lost = keep_owner(fd, &sb, &mode)) < 0)
-        rc = lost;
-    while (rc == 0) {
-        int n = produce(arg, buf, sizeof(buf));
-
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
-        rc = write_all(fd, buf, (size_t)n);
-    }
-    /* The mode last: a chown, and a write by anyone but root, clear the
-     * set-ID bits. */
-    if (rc == 0 && fchmod(fd, mode) < 0)
-        rc = mote_posix_err(errno);
-    if (rc == 0 && fsync(fd) < 0)
-        rc = mote_posix_err(errno);
-    if (close(fd) < 0 && rc == 0)
-        rc = mote_posix_err(errno);
-    if (rc == 0 && rename(tmp, target) < 0)
-        rc = mote_posix_err(errno);
-    if (rc < 0) {
-        unlink(tmp);
-        return rc;
-    }
-    rc = sync_dir_of(target);
-    return rc < 0 ? rc : lost;
+    return mote_posix_err(errno);
 }
 
 static int fs_list(void *ctx, const char *path, mote_fs_list_fn fn, void *arg)
@@ -361,7 +179,7 @@ void mote_posix_fs_fill(struct mote_port *port)
     port->fs_stat = fs_stat;
     port->fs_open = fs_open;
     port->fs_read = fs_read;
-    port->fs_close = fs_close;
+    port->fs_close = mote_posix_close;
     port->fs_replace = fs_replace;
     port->fs_list = fs_list;
 }

@@ -186,7 +186,7 @@ static int px_resolve(void *ctx, const char *host, uint16_t port, int *wait_fd)
     pthread_mutex_unlock(&res_lock);
     {
         /* An address literal or a loopback name is answered at once, with
-         * no thread to start (issue 12: launch to the first request byte). */
+         * no thread to start (a shorter way to the first request byte). */
         struct mote_addr found[MOTE_MAX_ADDRS];
         unsigned char a[16];
         int n;
@@ -260,30 +260,6 @@ static void px_resolve_end(void *ctx, int req)
     pthread_mutex_unlock(&res_lock);
 }
 
-unsigned mote_posix_sockaddr(const struct mote_addr *a, void *out)
-{
-    struct sockaddr_storage *ss = out;
-
-    memset(ss, 0, sizeof(*ss));
-    if (a->family == 4) {
-        struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-        s4->sin_family = AF_INET;
-        s4->sin_port = htons(a->port);
-        memcpy(&s4->sin_addr, a->addr, 4);
-        return sizeof(*s4);
-    }
-    if (a->family == 6) {
-        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-        s6->sin6_family = AF_INET6;
-        s6->sin6_port = htons(a->port);
-        memcpy(&s6->sin6_addr, a->addr, 16);
-        return sizeof(*s6);
-    }
-    return 0;
-}
-
 static int px_connect(void *ctx, const struct mote_addr *a)
 {
     struct sockaddr_storage ss;
@@ -349,13 +325,6 @@ static int px_recv(void *ctx, int fd, void *buf, size_t n)
     return (int)r;
 }
 
-static void px_close(void *ctx, int fd)
-{
-    (void)ctx;
-    if (fd >= 0)
-        close(fd);
-}
-
 void mote_posix_net_fill(struct mote_port *port)
 {
     port->net_resolve = px_resolve;
@@ -365,5 +334,5 @@ void mote_posix_net_fill(struct mote_port *port)
     port->net_connect_done = px_connect_done;
     port->net_send = px_send;
     port->net_recv = px_recv;
-    port->net_close = px_close;
+    port->net_close = mote_posix_close;
 }

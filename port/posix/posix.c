@@ -1,5 +1,8 @@
 /*
- * posix.c - clock, wait, signals and random for POSIX systems.
+ * posix.c - the POSIX port's table: mote_posix_init fills struct mote_port
+ * with the clock, wait, signals and random members kept here and with each
+ * group's members (storage.c, fs.c, net.c, listen.c, proc.c, the TLS
+ * backend); the groups never call back into this file.
  *
  * Signals: the handler adds one to an atomic counter and writes a byte to
  * a non-blocking self-pipe. wait() polls the pipe's read end with the
@@ -20,7 +23,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,56 +36,6 @@ static struct mote_posix *sig_owner;
 static struct sigaction sig_old[MOTE_SIG_COUNT];
 static struct sigaction sig_old_pipe;
 static const int sig_native[MOTE_SIG_COUNT] = {SIGINT, SIGTERM, SIGHUP};
-
-int mote_posix_err(int e)
-{
-    switch (e) {
-    case 0: return MOTE_ERR_IO;
-    case EPERM: return MOTE_ERR_PERM;
-    case ENOENT: return MOTE_ERR_NOENT;
-    case EINTR: return MOTE_ERR_INTR;
-    case EIO: return MOTE_ERR_IO;
-    case E2BIG: return MOTE_ERR_TOO_LARGE;
-    case EBADF: return MOTE_ERR_BADF;
-    case EAGAIN: return MOTE_ERR_AGAIN;
-#if EWOULDBLOCK != EAGAIN
-    case EWOULDBLOCK: return MOTE_ERR_AGAIN;
-#endif
-    case ENOMEM: return MOTE_ERR_NOMEM;
-    case EACCES: return MOTE_ERR_ACCES;
-    case EBUSY: return MOTE_ERR_BUSY;
-    case EEXIST: return MOTE_ERR_EXIST;
-    case ENOTDIR: return MOTE_ERR_NOTDIR;
-    case EISDIR: return MOTE_ERR_ISDIR;
-    case EINVAL: return MOTE_ERR_INVAL;
-    case EMFILE: return MOTE_ERR_MFILE;
-    case ENFILE: return MOTE_ERR_MFILE;
-    case EFBIG: return MOTE_ERR_FBIG;
-    case ENOSPC: return MOTE_ERR_NOSPC;
-    case EDQUOT: return MOTE_ERR_NOSPC;
-    case EROFS: return MOTE_ERR_ROFS;
-    case EPIPE: return MOTE_ERR_PIPE;
-    case ERANGE: return MOTE_ERR_RANGE;
-    case ENAMETOOLONG: return MOTE_ERR_NAMETOOLONG;
-    case ENOSYS: return MOTE_ERR_NOSYS;
-    case EPROTO: return MOTE_ERR_PROTO;
-    case EBADMSG: return MOTE_ERR_BADMSG;
-    case EOPNOTSUPP: return MOTE_ERR_NOTSUP;
-    case EADDRINUSE: return MOTE_ERR_ADDRINUSE;
-    case ENETUNREACH: return MOTE_ERR_NETUNREACH;
-    case ECONNABORTED: return MOTE_ERR_CONNABORTED;
-    case ECONNRESET: return MOTE_ERR_CONNRESET;
-    case ENOBUFS: return MOTE_ERR_FULL;
-    case ENOTCONN: return MOTE_ERR_NOTCONN;
-    case ETIMEDOUT: return MOTE_ERR_TIMEDOUT;
-    case ECONNREFUSED: return MOTE_ERR_CONNREFUSED;
-    case EHOSTUNREACH: return MOTE_ERR_HOSTUNREACH;
-    case EALREADY: return MOTE_ERR_ALREADY;
-    case EINPROGRESS: return MOTE_ERR_INPROGRESS;
-    case ECANCELED: return MOTE_ERR_CANCELED;
-    default: return MOTE_ERR_IO;
-    }
-}
 
 static uint32_t px_now_ms(void *ctx)
 {
@@ -166,63 +118,10 @@ static int px_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
     return total;
 }
 
-/* The fallback when the kernel's pool is not ready yet (early boot on a
- * device without a hardware RNG, where getrandom would block for
- * minutes): a splitmix64 stream seeded from both clocks, the pid and a
- * stack address. Unique and unpredictable enough for ids, temporary names
- * and jitter; not for keys (mote makes none: TLS seeds from mbedTLS's own
- * entropy source). */
-static void weak_random(unsigned char *p, size_t len)
-{
-    static uint64_t state;
-    struct timespec a, b;
-    int here;
-
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    clock_gettime(CLOCK_REALTIME, &b);
-    state ^= ((uint64_t)a.tv_sec << 32) ^ (uint64_t)a.tv_nsec ^ ((uint64_t)b.tv_nsec << 20) ^
-             ((uint64_t)b.tv_sec * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)getpid() << 40) ^
-             (uint64_t)(uintptr_t)&here;
-    while (len > 0) {
-        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-        size_t i;
-
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        for (i = 0; i < 8 && len > 0; i++, len--)
-            *p++ = (unsigned char)(z >> (8 * i));
-    }
-}
-
-static int px_random(void *ctx, void *buf, size_t len);
-
-void mote_posix_random_bytes(void *buf, size_t len)
-{
-    (void)px_random(NULL, buf, len);
-}
-
 static int px_random(void *ctx, void *buf, size_t len)
 {
-    unsigned char *p = buf;
-
     (void)ctx;
-    while (len > 0) {
-        /* Never blocks: the loop's thread must not wait for entropy. */
-        ssize_t n = getrandom(p, len, GRND_NONBLOCK);
-
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == ENOSYS) {
-                weak_random(p, len);
-                return 0;
-            }
-            return mote_posix_err(errno);
-        }
-        p += n;
-        len -= (size_t)n;
-    }
+    mote_posix_random_bytes(buf, len);
     return 0;
 }
 
@@ -252,8 +151,10 @@ static int set_nonblock_cloexec(int fd)
     return 0;
 }
 
-int mote_posix_init(struct mote_posix *pp)
+int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signature)
 {
+    if (config_signature != MOTE_CONFIG_SIGNATURE)
+        return MOTE_ERR_CONFIG; /* the caller's struct may be smaller than ours */
     memset(pp, 0, sizeof(*pp));
     pp->sig_pipe[0] = pp->sig_pipe[1] = -1;
     if (pipe(pp->sig_pipe) < 0)

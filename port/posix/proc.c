@@ -39,7 +39,6 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/resource.h>
@@ -388,33 +387,6 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
     }
 }
 
-/* A fresh random tag (hex), without blocking: getrandom's pool, or at
- * early boot a mix of the time, the pid and a counter (unique, if not
- * secret; the tag identifies, it does not protect). */
-static void new_tag(char out[TAG_LEN + 1])
-{
-    static const char hex[] = "0123456789abcdef";
-    static unsigned long count;
-    unsigned char r[TAG_LEN / 2];
-    size_t i;
-
-    if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-        struct timespec ts;
-        unsigned long long x;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        x = ((unsigned long long)ts.tv_sec * 1000000007ull) ^ (unsigned long long)ts.tv_nsec ^
-            ((unsigned long long)getpid() << 32) ^ (++count * 0x9e3779b97f4a7c15ull);
-        for (i = 0; i < sizeof(r); i++)
-            r[i] = (unsigned char)(x >> (8 * i));
-    }
-    for (i = 0; i < sizeof(r); i++) {
-        out[2 * i] = hex[r[i] >> 4];
-        out[2 * i + 1] = hex[r[i] & 15];
-    }
-    out[TAG_LEN] = '\0';
-}
-
 /* child_env = the tag, then `envp` (NULL: mote's environment) without any
  * tag it held. Left empty (the child gets envp as it is) if too long. */
 static void build_env(const char *const *envp, const char *tag)
@@ -451,7 +423,7 @@ static int px_spawn(void *ctx, const char *const *argv, const char *const *envp,
     (void)ctx;
     if (slot == NULL)
         return MOTE_ERR_FULL;
-    new_tag(slot->tag);
+    mote_posix_random_hex(slot->tag, TAG_LEN);
     build_env(envp, slot->tag);
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
         (!merge_err && pipe2(err, O_CLOEXEC) < 0) || pipe2(ready, O_CLOEXEC) < 0 ||
@@ -716,38 +688,21 @@ static int px_kill_recorded(void *ctx, int64_t pgid, uint64_t start, const char 
 
 static int px_pipe_read(void *ctx, int fd, void *buf, size_t n)
 {
-    ssize_t r;
-
     (void)ctx;
-    do {
-        r = read(fd, buf, n);
-    } while (r < 0 && errno == EINTR);
-    return r < 0 ? mote_posix_err(errno) : (int)r;
+    return mote_posix_read(fd, buf, n);
 }
 
 static int px_pipe_write(void *ctx, int fd, const void *buf, size_t n)
 {
-    ssize_t r;
-
     (void)ctx;
-    do {
-        r = write(fd, buf, n);
-    } while (r < 0 && errno == EINTR);
-    return r < 0 ? mote_posix_err(errno) : (int)r;
-}
-
-static void px_pipe_close(void *ctx, int fd)
-{
-    (void)ctx;
-    if (fd >= 0)
-        close(fd);
+    return mote_posix_write(fd, buf, n);
 }
 
 void mote_posix_proc_fill(struct mote_port *port)
 {
     port->pipe_read = px_pipe_read;
     port->pipe_write = px_pipe_write;
-    port->pipe_close = px_pipe_close;
+    port->pipe_close = mote_posix_close;
     port->proc_spawn = px_spawn;
     port->proc_signal = px_signal;
     port->proc_reap = px_reap;

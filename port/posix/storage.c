@@ -1,8 +1,8 @@
 /*
- * storage.c - the storage group of the POSIX port: files below a root
- * directory, directories 0700, files 0600, appends as one write(2),
- * fdatasync for durability, and atomic replacement by temp + fsync +
- * rename + fsync of the directory.
+ * storage.c - the storage group of the POSIX port: mote's state as files
+ * below a root directory (directories 0700, files 0600, never opened
+ * through a link), appends as one write(2), fdatasync for durability,
+ * atomic replacement (replace.c) and advisory locks.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -19,8 +19,6 @@
 #include "mote/mote_err.h"
 #include "mote/mote_posix.h"
 #include "posix_internal.h"
-
-#define ST_COPY_BUF 4096
 
 /* Checks `name` and joins it to the root. */
 static int join(const struct mote_posix *pp, const char *name, char *out, size_t cap)
@@ -54,11 +52,11 @@ static int join(const struct mote_posix *pp, const char *name, char *out, size_t
 
 static int st_open(void *ctx, const char *name, unsigned flags)
 {
-    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    char path[MOTE_POSIX_STORE_PATH_MAX];
     int rc = join(ctx, name, path, sizeof(path));
     /* The state is mote's own regular files: never a link, and never an
      * open that could wait (a FIFO) or do something (a device). */
-    int of = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+    int of = O_NOFOLLOW;
     struct stat sb;
     int fd;
 
@@ -72,21 +70,9 @@ static int st_open(void *ctx, const char *name, unsigned flags)
         of |= O_RDONLY;
     if (flags & MOTE_ST_CREATE)
         of |= O_CREAT;
-    do {
-        fd = open(path, of, 0600);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-        /* A link (O_NOFOLLOW), a FIFO with no reader or a device with
-         * nothing behind it, put there since the look above. */
-        if (errno == ELOOP || errno == ENXIO || errno == ENODEV || errno == EISDIR)
-            return MOTE_ERR_NOTREG;
-        return mote_posix_err(errno);
-    }
-    /* What was opened, not what the name was a moment ago. */
-    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return MOTE_ERR_NOTREG;
-    }
+    fd = mote_posix_open_file(path, of, 0600);
+    if (fd < 0)
+        return fd;
     /* Blocking again, as the rest of the group expects (regular files
      * do not block; the flag only guarded the open). */
     if ((rc = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, rc & ~O_NONBLOCK) < 0) {
@@ -99,28 +85,18 @@ static int st_open(void *ctx, const char *name, unsigned flags)
 
 static int st_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)
 {
-    ssize_t n;
-
     (void)ctx;
-    if (len > 0x7FFFFFFF)
-        len = 0x7FFFFFFF;
-    do {
-        n = pread(h, buf, len, (off_t)offset);
-    } while (n < 0 && errno == EINTR);
-    return n < 0 ? mote_posix_err(errno) : (int)n;
+    return mote_posix_pread(h, offset, buf, len);
 }
 
+/* One write(2): a record is appended whole or (a full disk) in part, and
+ * the caller sees which. */
 static int st_append(void *ctx, int h, const void *buf, size_t len)
 {
-    ssize_t n;
-
     (void)ctx;
     if (len > 0x7FFFFFFF)
         return MOTE_ERR_TOO_LARGE;
-    do {
-        n = write(h, buf, len);
-    } while (n < 0 && errno == EINTR);
-    return n < 0 ? mote_posix_err(errno) : (int)n;
+    return mote_posix_write(h, buf, len);
 }
 
 static int st_sync(void *ctx, int h)
@@ -149,107 +125,17 @@ static int st_truncate(void *ctx, int h, uint64_t size)
     return 0;
 }
 
-static void st_close(void *ctx, int h)
-{
-    (void)ctx;
-    close(h);
-}
-
-static int sync_parent_dir(const char *path)
-{
-    char dir[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
-    char *slash;
-    int fd, rc = 0;
-
-    snprintf(dir, sizeof(dir), "%s", path);
-    slash = strrchr(dir, '/');
-    if (slash == NULL)
-        snprintf(dir, sizeof(dir), ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return mote_posix_err(errno);
-    if (fsync(fd) < 0 && errno != EINVAL)
-        rc = mote_posix_err(errno);
-    close(fd);
-    return rc;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return mote_posix_err(errno);
-        }
-        if (w == 0)
-            return MOTE_ERR_NOSPC;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int st_write_atomic(void *ctx, const char *name, mote_produce_fn produce, void *arg)
 {
-    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
-    char tmp[sizeof(path) + 24];
-    char buf[ST_COPY_BUF];
+    char path[MOTE_POSIX_STORE_PATH_MAX];
     int rc = join(ctx, name, path, sizeof(path));
-    int fd, tries;
 
-    if (rc < 0)
-        return rc;
-    /* An unpredictable name, created exclusively: nothing planted at a
-     * guessed name (a link to another file) is ever opened. */
-    for (tries = 0;; tries++) {
-        unsigned char r[6];
-
-        mote_posix_random_bytes(r, sizeof(r));
-        if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%02x%02x%02x%02x%02x%02x", path, r[0], r[1],
-                             r[2], r[3], r[4], r[5]) >= sizeof(tmp))
-            return MOTE_ERR_NAMETOOLONG;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            break;
-        if ((errno != EEXIST && errno != EINTR) || tries == 16)
-            return mote_posix_err(errno);
-    }
-    for (;;) {
-        int n = produce(arg, buf, sizeof(buf));
-
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if (n == 0)
-            break;
-        rc = write_all(fd, buf, (size_t)n);
-        if (rc < 0)
-            break;
-    }
-    if (rc == 0 && fsync(fd) < 0)
-        rc = mote_posix_err(errno);
-    if (close(fd) < 0 && rc == 0)
-        rc = mote_posix_err(errno);
-    if (rc == 0 && rename(tmp, path) < 0)
-        rc = mote_posix_err(errno);
-    if (rc < 0) {
-        unlink(tmp);
-        return rc;
-    }
-    return sync_parent_dir(path);
+    return rc < 0 ? rc : mote_posix_replace(path, 0600, NULL, produce, arg);
 }
 
 static int st_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
 {
-    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    char path[MOTE_POSIX_STORE_PATH_MAX];
     int rc = join(ctx, dir, path, sizeof(path));
     struct dirent *de;
     DIR *d;
@@ -272,7 +158,7 @@ static int st_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
 
 static int st_time(void *ctx, const char *name, int64_t *mtime)
 {
-    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    char path[MOTE_POSIX_STORE_PATH_MAX];
     int rc = join(ctx, name, path, sizeof(path));
     struct stat sb;
 
@@ -288,7 +174,7 @@ static int st_time(void *ctx, const char *name, int64_t *mtime)
 
 static int st_remove(void *ctx, const char *name)
 {
-    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    char path[MOTE_POSIX_STORE_PATH_MAX];
     int rc = join(ctx, name, path, sizeof(path));
 
     if (rc < 0)
@@ -311,7 +197,7 @@ static int make_dir(const char *path)
 
 static int st_mkdir(void *ctx, const char *name)
 {
-    char path[MOTE_POSIX_PATH_MAX + MOTE_STORAGE_NAME_MAX + 2];
+    char path[MOTE_POSIX_STORE_PATH_MAX];
     int rc = join(ctx, name, path, sizeof(path));
 
     if (rc < 0)
@@ -440,7 +326,7 @@ void mote_posix_storage_fill(struct mote_port *port)
     port->st_sync = st_sync;
     port->st_size = st_size;
     port->st_truncate = st_truncate;
-    port->st_close = st_close;
+    port->st_close = mote_posix_close;
     port->st_write_atomic = st_write_atomic;
     port->st_list = st_list;
     port->st_remove = st_remove;

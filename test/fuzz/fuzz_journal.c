@@ -1,8 +1,10 @@
-/* fuzz_journal - opening (with repair), replaying, recovering and building
- * request parts from an arbitrary journal file. Properties: a journal that
- * opens is left with every line valid JSON to the strict parser (a torn
- * tail is cut away, nothing else is touched), opens again without any
- * repair, and what recovery wrote reads back. */
+/* fuzz_journal - opening (with repair), replaying, recovering, reading
+ * tool inputs back and building request parts from an arbitrary journal
+ * file. Properties: a journal that opens is left with every line valid
+ * JSON to the strict parser (a torn tail is cut away, nothing else is
+ * touched), opens again without any repair, what recovery wrote reads
+ * back, a call's input read back is one JSON object within the buffer
+ * given, and recovery never names a group a tool cannot have. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,6 +17,29 @@ static struct mote_tport tp;
 static struct mote_jbuf jbuf;
 static struct mote_journal jr = {.buf = &jbuf};
 static struct mote_json js;
+static char input[512];
+
+/* Every call recovery found: its input, read back, fits and is an object
+ * (or the reason it is not is a clean error); its group is a tool's. */
+static void check_calls(const struct mote_recovery *r)
+{
+    unsigned i;
+
+    for (i = 0; i < r->ncalls; i++) {
+        const struct mote_rec_call *c = &r->calls[i];
+        size_t full = 0;
+        int n = mote_journal_call_input(&jr, c->rec_off, c->rec_idx, input, sizeof(input), &full);
+
+        if (n >= 0 && ((size_t)n != full || (size_t)n >= sizeof(input) || input[n] != '\0' ||
+                       mote_json_parse(&js, input, (size_t)n) <= 0 ||
+                       mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT))
+            __builtin_trap();
+        if (n == MOTE_ERR_TOO_LARGE && full < sizeof(input))
+            __builtin_trap();
+        if (c->pgid < 0 || c->pgid == 1)
+            __builtin_trap();
+    }
+}
 
 static void every_line_parses(void)
 {
@@ -45,8 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)tp.port.st_mkdir(tp.port.ctx, "conversations");
     (void)mote_tport_put(&tp, "conversations/f.jsonl", data, size);
     if (mote_journal_open(&jr, &tp.port, "f") == 0) {
-        if (mote_recover(&jr, &r) == 0 && r.action == MOTE_RECOVER_TOOL_INTERRUPTED)
-            (void)mote_recover_apply(&jr, &r);
+        if (mote_recover(&jr, &r) == 0) {
+            check_calls(&r);
+            if (r.action == MOTE_RECOVER_TOOL_INTERRUPTED)
+                (void)mote_recover_apply(&jr, &r);
+        }
         for (i = 0; i < 64 && mote_journal_parts(&jr, i, &p) == 1; i++) {
             if (p.text != NULL && p.text_len > 0 && p.text[p.text_len] != '\0')
                 __builtin_trap();

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Integration tests of `mote serve` (issue 14): the real binary behind its
+"""Integration tests of `mote serve`: the real binary behind its
 Unix socket (and loopback TCP), against the local test LLM server - the
 API, event streams from the journals, approval through the API, kill -9
 with conversations in every state and the restart's recovery, SIGTERM
@@ -843,7 +843,7 @@ def test_socket_path_not_ours_and_a_second_server():
         check(a.wait() == 0, a.log())
 
 
-# ---- regressions of the adversarial review (issue 14) ----------------------------------
+# ---- regressions: each shows a defect found in the server -------------------------------------
 
 def exit_of(s, timeout=20):
     """The exit code of a `mote serve` expected to stop by itself; one that

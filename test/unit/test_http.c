@@ -254,7 +254,7 @@ static void test_proxy_urls(void **state)
     assert_string_equal(auth, "");
 }
 
-/* Issue 15 (adversarial test, item 23): the scheme in any case, an empty
+/* The scheme in any case, an empty
  * user with a password as curl takes it, and credentials over the limit
  * told apart from a bad URL, with the limit in the message. */
 static void test_proxy_url_forms(void **state)
@@ -395,7 +395,7 @@ static const char *through(const char *answer, size_t len, int handshake,
 
 #define A(lit) lit, sizeof(lit) - 1
 
-/* Issue 15 (adversarial test, item 23): a proxy answering CONNECT with
+/* A proxy answering CONNECT with
  * bare LF line ends is understood at once (as curl does), not waited on
  * until the connect timeout; a NUL in the head is refused; a tunnel the
  * proxy closes during the TLS handshake names the proxy. */

@@ -533,6 +533,179 @@ static void test_walk(void **state)
     assert_string_equal(out, "first:running- second:failed+ ");
 }
 
+/* A continuation that spawns jobs keeps its own job: while it runs, the
+ * job is not pruned (its slot not reused), so `errmsg` and the handle stay
+ * valid for the whole call, as mote_loop.h promises, even when the spawns
+ * fill the table. */
+struct spawner {
+    struct fixture *f;
+    int calls, spawned, full;
+    char msg_after[64];
+    int state_after;
+};
+
+static void spawn_many(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
+                       const char *errmsg, void *arg)
+{
+    struct spawner *s = arg;
+    unsigned i;
+
+    (void)how;
+    s->calls++;
+    for (i = 0; i < MOTE_MAX_JOBS + 1; i++) {
+        struct ttask *t = &s->f->tasks[20 + i];
+        int rc;
+
+        t->result = MOTE_STEP_PENDING;
+        rc = mote_job_spawn(loop, "child", &tops, t, NULL, &s->f->ids[20 + i]);
+        if (rc == MOTE_ERR_FULL) {
+            s->full++;
+            break;
+        }
+        assert_int_equal(rc, 0);
+        s->spawned++;
+    }
+    strncpy(s->msg_after, errmsg, sizeof(s->msg_after) - 1);
+    s->state_after = mote_job_state(loop, job);
+}
+
+static void test_continuation_keeps_its_job(void **state)
+{
+    struct fixture *f = *state;
+    struct spawner s;
+
+    memset(&s, 0, sizeof(s));
+    s.f = f;
+    /* Older finished jobs, then the failing one whose continuation spawns. */
+    finish_n(f, 0, MOTE_MAX_INACTIVE_JOBS);
+    f->tasks[10].result = MOTE_ERR_PROTO;
+    spawn(f, 10);
+    assert_int_equal(mote_job_then(&f->loop, f->ids[10], "spawn", spawn_many, &s), 0);
+    assert_true(mote_loop_poll(&f->loop, 0) >= 2);
+    assert_int_equal(s.calls, 1);
+    assert_string_equal(s.msg_after, "boom: the task failed");
+    assert_int_equal(s.state_after, MOTE_JOB_FAILED);
+    assert_int_equal(s.full, 1); /* the table filled up around the running job */
+    assert_int_equal(s.spawned, MOTE_MAX_JOBS - 1);
+    /* Once its continuation has run, it may go like any finished job. */
+    assert_int_equal(mote_job_state(&f->loop, f->ids[10]), MOTE_JOB_FAILED);
+}
+
+/* mote_loop_wait_jobs with the largest timeout waits (the deadline does
+ * not wrap into the past). */
+static int slow_step(struct mote_loop *loop, mote_job_id self, void *p)
+{
+    struct ttask *t = p;
+
+    if (++t->steps >= 3)
+        return MOTE_STEP_DONE;
+    (void)mote_job_wake(loop, self);
+    return MOTE_STEP_PENDING;
+}
+
+static const struct mote_task_ops slow_ops = {"slow", slow_step, ttask_release};
+
+static void test_wait_jobs_longest_timeout(void **state)
+{
+    struct fixture *f = *state;
+
+    assert_int_equal(mote_job_spawn(&f->loop, "slow", &slow_ops, &f->tasks[0], NULL, &f->ids[0]),
+                     0);
+    assert_int_equal(mote_loop_wait_jobs(&f->loop, UINT32_MAX), 0);
+    assert_int_equal(f->tasks[0].steps, 3);
+    assert_int_equal(mote_job_state(&f->loop, f->ids[0]), MOTE_JOB_DONE);
+    /* A finite timeout still ends the wait. */
+    f->tasks[1].result = MOTE_STEP_PENDING;
+    spawn(f, 1);
+    assert_int_equal(mote_loop_wait_jobs(&f->loop, 200), MOTE_ERR_TIMEDOUT);
+}
+
+/* A job spawned from a step is first stepped on the next turn, whichever
+ * slot it lands in (above the parent's slot, or below it). */
+struct parent {
+    struct fixture *f;
+    unsigned child;
+    bool spawned;
+};
+
+static struct parent parent;
+
+static int parent_step(struct mote_loop *loop, mote_job_id self, void *p)
+{
+    struct ttask *t = p;
+
+    (void)self;
+    t->steps++;
+    if (!parent.spawned) {
+        struct ttask *c = &parent.f->tasks[parent.child];
+
+        parent.spawned = true;
+        c->result = MOTE_STEP_PENDING;
+        if (mote_job_spawn(loop, "child", &tops, c, NULL, &parent.f->ids[parent.child]) != 0)
+            return MOTE_ERR_FULL;
+    }
+    return MOTE_STEP_PENDING;
+}
+
+static const struct mote_task_ops parent_ops = {"parent", parent_step, ttask_release};
+
+/* Steps the parent (slot `p`) so that it spawns child `c`, and checks the
+ * child is not stepped in that turn but in the next. */
+static void parent_spawns(struct fixture *f, unsigned p, unsigned c)
+{
+    parent.spawned = false;
+    parent.child = c;
+    assert_int_equal(mote_job_wake(&f->loop, f->ids[p]), 0);
+    (void)mote_loop_poll(&f->loop, 0);
+    assert_true(parent.spawned);
+    assert_int_equal(f->tasks[c].steps, 0); /* not in the parent's turn */
+    (void)mote_loop_poll(&f->loop, 0);
+    assert_int_equal(f->tasks[c].steps, 1);
+}
+
+static void test_spawned_in_a_step_waits_a_turn(void **state)
+{
+    struct fixture *f = *state;
+
+    memset(&parent, 0, sizeof(parent));
+    parent.f = f;
+    parent.spawned = true; /* no spawn on the first step */
+    /* slot 0: a job that finishes; slot 1: the parent */
+    f->tasks[0].result = MOTE_STEP_DONE;
+    spawn(f, 0);
+    assert_int_equal(mote_job_spawn(&f->loop, "parent", &parent_ops, &f->tasks[1], NULL,
+                                    &f->ids[1]),
+                     0);
+    (void)mote_loop_poll(&f->loop, 0);
+    /* A child in the slot above the parent's. */
+    parent_spawns(f, 1, 2);
+    /* Three more finished jobs: the parent's next spawn prunes slot 0, the
+     * oldest, and its child lands below the parent's slot. */
+    finish_n(f, 3, MOTE_MAX_INACTIVE_JOBS);
+    parent_spawns(f, 1, 10);
+    assert_int_equal(f->ids[10] & 0xFFu, 0);
+}
+
+/* mote_job_wake_all wakes the active jobs of one kind, no others. */
+static void test_wake_all_of_a_kind(void **state)
+{
+    struct fixture *f = *state;
+
+    f->tasks[0].result = MOTE_STEP_PENDING;
+    f->tasks[1].result = MOTE_STEP_PENDING;
+    spawn(f, 0);
+    spawn(f, 1);
+    assert_int_equal(mote_job_spawn(&f->loop, "slow", &slow_ops, &f->tasks[2], NULL, &f->ids[2]),
+                     0);
+    (void)mote_loop_poll(&f->loop, 0);
+    assert_int_equal(f->tasks[0].steps, 1);
+    assert_int_equal(mote_job_wake_all(&f->loop, &tops), 2);
+    (void)mote_loop_poll(&f->loop, 0);
+    assert_int_equal(f->tasks[0].steps, 2);
+    assert_int_equal(f->tasks[1].steps, 2);
+    assert_int_equal(mote_job_wake_all(&f->loop, &parent_ops), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -553,6 +726,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_handles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generation_wrap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continuation_keeps_its_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_jobs_longest_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spawned_in_a_step_waits_a_turn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wake_all_of_a_kind, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("jobs", tests, NULL, NULL);

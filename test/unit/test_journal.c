@@ -1,5 +1,6 @@
-/* test_journal.c - the journal, recovery and the conversation state
- * machine: power cuts at every write, countdown faults at every call. */
+/* test_journal.c - the journal (record I/O, the part source, reading a
+ * call's input back), recovery and the conversation state machine: power
+ * cuts at every write, countdown faults at every call, hostile files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "../../src/conv.h"
 #include "mote/mote_journal.h"
 #include "mote_tport.h"
 
@@ -139,10 +141,6 @@ static void test_roundtrip_and_parts(void **state)
     req.model = "m";
     req.parts = mote_journal_parts;
     req.parts_arg = &jr;
-    {
-        struct { char *p; size_t *n; } dummy = {body, &n};
-        (void)dummy;
-    }
     assert_true(mote_llm_body_length(&req) > 0);
     {
         struct mote_llm_body b;
@@ -393,10 +391,10 @@ static void test_hostile_ids_and_lines(void **state)
     assert_int_equal(jr.bad_line, 1);
 }
 
-/* Issue 11.1(b): writer and reader agree on the token limit. A call
- * record whose input has nearly MOTE_JSON_MAX_TOKENS values is refused
- * whole (it would read back as damage), the journal goes on, and every
- * record written reads back; one exactly at the limit is written. */
+/* Writer and reader agree on the token limit. A call record whose input
+ * has nearly MOTE_JSON_MAX_TOKENS values is refused whole (it would read
+ * back as damage), the journal goes on, and every record written reads
+ * back; one exactly at the limit is written. */
 static void test_token_limit_records(void **state)
 {
     static char in[16 * MOTE_JSON_MAX_TOKENS];
@@ -437,8 +435,8 @@ static void test_token_limit_records(void **state)
     assert_int_equal(n, 4); /* open, user, the call that fit, user */
 }
 
-/* Issue 11.1: every line is JSON to any strict parser, UTF-8 included
- * (RFC 8259 8.1). A call input kept as it came that holds bytes which are
+/* Every line is JSON to any strict parser, UTF-8 included (RFC 8259
+ * 8.1). A call input kept as it came that holds bytes which are
  * not UTF-8 is refused whole (mote's reader would take the line, Python's
  * json and other strict ones would not); nothing is written. */
 static void test_records_are_utf8(void **state)
@@ -463,6 +461,227 @@ static void test_records_are_utf8(void **state)
         n++;
     assert_int_equal(t, 0);
     assert_int_equal(n, 2); /* open, the good call */
+}
+
+/* A journal file as a damaged or hostile one would be (durable). */
+static void put_journal(const char *id, const char *text, size_t len)
+{
+    char name[MOTE_STORAGE_NAME_MAX];
+
+    snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+    (void)tp.port.st_mkdir(tp.port.ctx, "conversations");
+    assert_int_equal(mote_tport_put(&tp, name, text, len), 0);
+}
+
+/* One part as a string, to compare parts after their pointers are gone. */
+static void part_text(const struct mote_part *p, char *out, size_t cap)
+{
+    snprintf(out, cap, "%d/%d/%.*s/%s/%s/%.*s/%d", (int)p->role, (int)p->type, (int)p->text_len,
+             p->text != NULL ? p->text : "", p->id != NULL ? p->id : "",
+             p->name != NULL ? p->name : "", (int)p->input_len,
+             p->input != NULL ? p->input : "", (int)p->is_error);
+}
+
+/* A call's input read back from its record: from an assistant record's
+ * calls and from a call record, with the length needed when it does not
+ * fit; no call where there is none; and neither the reading cursor nor
+ * the part source's moves. */
+static void test_call_input(void **state)
+{
+    static const struct mote_call_rec two[] = {
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16},
+        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24},
+    };
+    static const struct mote_call_rec piece = {"call_p", "list_dir", "{\"path\":\".\"}", 12};
+    static char seen[16][256];
+    uint64_t user_off, call_off, ans_off;
+    char out[64], now[256];
+    size_t full = 99;
+    unsigned i, nparts = 0;
+    struct mote_part p;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "ci"), 0);
+    user_off = jr.size;
+    assert_int_equal(mote_journal_user(&jr, "hi", 2), 0);
+    call_off = jr.size;
+    assert_int_equal(mote_journal_call(&jr, &piece), 0);
+    ans_off = jr.size;
+    assert_int_equal(mote_journal_assistant(&jr, "ok", 2, "tool_use", false, two, 2), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "call_p", ".", 1, false), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "call_a", "a", 1, false), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "call_b", "b", 1, true), 0);
+    assert_int_equal(mote_journal_user(&jr, "thanks", 6), 0);
+
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 1, out, sizeof(out), &full), 24);
+    assert_string_equal(out, "{\"path\":\"/etc/hostname\"}");
+    assert_int_equal(full, 24);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 0, out, sizeof(out), NULL), 16);
+    assert_string_equal(out, "{\"command\":\"ls\"}");
+    assert_int_equal(mote_journal_call_input(&jr, call_off, -1, out, sizeof(out), &full), 12);
+    assert_string_equal(out, "{\"path\":\".\"}");
+    /* Too small (the NUL needs a byte): the length needed, nothing copied. */
+    memset(out, 'x', sizeof(out));
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 1, out, 24, &full),
+                     MOTE_ERR_TOO_LARGE);
+    assert_int_equal(full, 24);
+    assert_int_equal(out[0], 'x');
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 1, out, 25, &full), 24);
+    /* No call there: past the calls, the wrong kind of record, a user
+     * record, the middle of a line, the end of the file. */
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 2, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(full, 0);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, -1, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(mote_journal_call_input(&jr, call_off, 0, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(mote_journal_call_input(&jr, user_off, 0, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off + 1, 0, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+    assert_int_equal(mote_journal_call_input(&jr, jr.size, 0, out, sizeof(out), &full),
+                     MOTE_ERR_CORRUPT);
+
+    /* The parts, once straight through... */
+    while (mote_journal_parts(&jr, nparts, &p) == 1) {
+        assert_true(nparts < 16);
+        part_text(&p, seen[nparts], sizeof(seen[0]));
+        nparts++;
+    }
+    assert_int_equal(nparts, 1 + 1 + 3 + 3 + 1);
+    /* ... and again with an input read between any two of them, into the
+     * buffer's own text as the agent does for an approval: the same. */
+    for (i = 0; i < nparts; i++) {
+        assert_int_equal(mote_journal_parts(&jr, i, &p), 1);
+        part_text(&p, now, sizeof(now));
+        assert_string_equal(now, seen[i]);
+        assert_int_equal(mote_journal_call_input(&jr, ans_off, (int)(i % 2), jbuf.text,
+                                                 sizeof(jbuf.text), NULL),
+                         i % 2 ? 24 : 16);
+        assert_int_equal(mote_journal_parts(&jr, i, &p), 1); /* the same index again */
+        part_text(&p, now, sizeof(now));
+        assert_string_equal(now, seen[i]);
+    }
+    assert_int_equal(mote_journal_parts(&jr, nparts, &p), 0);
+    /* The reading cursor stays too. */
+    mote_journal_rewind(&jr);
+    assert_int_equal(mote_journal_next(&jr), MOTE_REC_OPEN);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 0, out, sizeof(out), NULL), 16);
+    assert_int_equal(mote_journal_next(&jr), MOTE_REC_USER);
+    mote_journal_close(&jr);
+    assert_int_equal(mote_journal_call_input(&jr, ans_off, 0, out, sizeof(out), &full),
+                     MOTE_ERR_BADF);
+}
+
+/* A header whose version does not fit 32 bits is a newer format: refused
+ * and left alone, never read as the first format and written to. */
+static void test_newer_versions_refused(void **state)
+{
+    static const char *const newer[] = {"4294967298", "99999999999999999999", "3"};
+    char text[160];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(newer) / sizeof(newer[0]); i++) {
+        const struct mote_tport_file *f;
+        int n = snprintf(text, sizeof(text),
+                         "{\"t\":\"open\",\"v\":%s,\"id\":\"v\"}\n{\"t\":\"user\",\"text\":\"x\"}\n"
+                         "{\"t\":\"req",
+                         newer[i]);
+
+        put_journal("v", text, (size_t)n);
+        assert_int_equal(mote_journal_open(&jr, &tp.port, "v"), MOTE_ERR_NOTSUP);
+        f = mote_tport_file(&tp, "conversations/v.jsonl");
+        assert_int_equal(f->len, (size_t)n); /* the torn tail is not cut */
+    }
+    snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":1,\"id\":\"v\"}\n");
+    put_journal("v", text, strlen(text));
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "v"), 0);
+    assert_int_equal(jr.version, 1);
+}
+
+/* Recovery ends what a begun tool left, and nothing else: a group id
+ * from the file that is no tool's group (1 is init; negative ids name
+ * every process to kill()) is dropped, so is a start time that is not
+ * positive; the tag is kept. */
+static void test_recorded_groups(void **state)
+{
+    static const struct mote_call_rec two[] = {{"call_a", "shell", "{}", 2},
+                                               {"call_b", "shell", "{}", 2}};
+    struct mote_recovery r;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "g"), 0);
+    assert_int_equal(mote_journal_user(&jr, "go", 2), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "", 0, "tool_use", false, two, 2), 0);
+    assert_int_equal(mote_journal_tool_start(&jr, "call_a", 1, 5, NULL), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "call_a", "x", 1, false), 0);
+    assert_int_equal(mote_journal_tool_start(&jr, "call_b", 1, 5, NULL), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
+    assert_int_equal(r.nstarted, 1);
+    assert_int_equal(r.nkill, 0); /* group 1 is none, and no tag */
+    assert_int_equal(mote_journal_tool_start(&jr, "call_b", -1, -3, "0123456789abcdef"), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.nkill, 1);
+    assert_int_equal(r.kill_pgid[0], 0);
+    assert_int_equal(r.kill_start[0], 0);
+    assert_string_equal(r.kill_tag[0], "0123456789abcdef");
+    assert_int_equal(mote_journal_tool_start(&jr, "call_b", 4242, 777, NULL), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.nkill, 1);
+    assert_int_equal(r.kill_pgid[0], 4242);
+    assert_int_equal(r.kill_start[0], 777);
+}
+
+/* A line over MOTE_JOURNAL_LINE_MAX with a record after it is damage:
+ * found with a read per buffer, not per byte, and with a read that fails
+ * anywhere the opening fails; either way the file stays as it is. */
+static void test_line_over_the_limit(void **state)
+{
+    static const char head[] = "{\"t\":\"open\",\"v\":2,\"id\":\"long\"}\n{\"t\":\"user\",\"text\":\"";
+    static const char after[] = "\"}\n{\"t\":\"user\",\"text\":\"after\"}\n";
+    static char text[6 * MOTE_JOURNAL_LINE_MAX];
+    /* the long line's bytes past the limit: a few buffers, and a few bytes */
+    const size_t over[2] = {4 * MOTE_JOURNAL_LINE_MAX, 10};
+    unsigned k, n, faults = 0;
+
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        const size_t line2 = sizeof("{\"t\":\"user\",\"text\":\"\"}") - 1;
+        size_t len = sizeof(head) - 1, run = MOTE_JOURNAL_LINE_MAX + over[k] - line2;
+        unsigned calls;
+
+        memcpy(text, head, len);
+        memset(text + len, 'a', run);
+        len += run;
+        memcpy(text + len, after, sizeof(after) - 1);
+        len += sizeof(after) - 1;
+        put_journal("long", text, len);
+        calls = tp.st_calls;
+        assert_int_equal(mote_journal_open(&jr, &tp.port, "long"), MOTE_ERR_CORRUPT);
+        assert_int_equal(jr.bad_line, 2);
+        assert_true(tp.st_calls - calls < 64);
+        /* the Nth read fails, for every N the opening makes */
+        for (n = 1; n < 64; n++) {
+            const struct mote_tport_file *f;
+            int rc;
+
+            put_journal("long", text, len);
+            mote_tport_fail_after(&tp, MOTE_TP_READ, n, MOTE_ERR_IO, false);
+            rc = mote_journal_open(&jr, &tp.port, "long");
+            mote_tport_fail_after(&tp, 0, 0, 0, false);
+            assert_true(rc == MOTE_ERR_CORRUPT || rc == MOTE_ERR_IO);
+            faults += rc == MOTE_ERR_IO;
+            f = mote_tport_file(&tp, "conversations/long.jsonl");
+            assert_int_equal(f->len, len);
+            assert_memory_equal(f->data, text, len);
+            assert_null(mote_tport_file(&tp, "conversations/long.jsonl.torn"));
+        }
+    }
+    assert_true(faults >= 2);
 }
 
 static void test_state_machine(void **state)
@@ -518,6 +737,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damage_before_the_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_ids_and_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_are_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_newer_versions_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recorded_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_line_over_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
     };
 

@@ -91,7 +91,7 @@ static void test_bad_documents(void **state)
     assert_true(parse("{\"a\": [ 1 , {\"b\" : \"\"} ] , \"c\":[]}") > 0);
 }
 
-/* Issue 11.1: RFC 8259 - a raw control character inside a string (a
+/* RFC 8259 - a raw control character inside a string (a
  * literal newline, tab or ESC, as local models send in multi-line file
  * content) makes the text invalid, in a value and in a key; escaped ones
  * are fine. */
@@ -153,10 +153,9 @@ static void test_value_reencoded(void **state)
     assert_true(strncmp(rout, "[7,{", 4) == 0);
 }
 
-/* Issue 11.1, 11.12: the parser took any nesting, the writer refused past
- * 64 levels - a text read but never re-emitted (fuzz_json found it). Both
- * now keep to MOTE_JSON_MAX_DEPTH: at it, read and re-emitted the same;
- * one deeper, refused as too large. */
+/* The parser and the writer keep to the same depth, MOTE_JSON_MAX_DEPTH:
+ * a text at it is read and re-emitted the same; one deeper is refused as
+ * too large by both (never a text read but not re-emitted). */
 static void test_depth_limit(void **state)
 {
     static char doc[4 * MOTE_JSON_MAX_DEPTH + 16];

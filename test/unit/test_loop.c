@@ -199,16 +199,18 @@ static void test_watch_delivers(void **state)
     assert_int_equal(w.fd, 7);
     assert_int_equal(w.revents, MOTE_POLL_IN);
     assert_int_equal(mote_watch_revents(&loop, id), MOTE_POLL_IN);
+    assert_int_equal(mote_watch_fd(&loop, id), 7);
     assert_int_equal(mote_watch_set(&loop, id, MOTE_POLL_OUT), 0);
     (void)mote_loop_poll(&loop, 0);
     assert_int_equal(w.n, 1);
     assert_int_equal(mote_watch_remove(&loop, id), 0);
     assert_int_equal(mote_watch_remove(&loop, id), MOTE_ERR_STALE);
+    assert_int_equal(mote_watch_fd(&loop, id), MOTE_ERR_STALE);
     assert_int_equal(mote_watch_add(&loop, -1, MOTE_POLL_IN, on_watch, &w, 0, NULL),
                      MOTE_ERR_INVAL);
 }
 
-/* Issue 11.7: a watch removed and its slot reused in the same turn (by an
+/* A watch removed and its slot reused in the same turn (by an
  * earlier watch's callback) never receives the old descriptor's events. */
 static mote_watch_id victim, newcomer;
 static struct wseen seen_new;
@@ -317,11 +319,11 @@ static void test_wait_jobs_break(void **state)
     assert_int_equal(mote_loop_wait_jobs(&loop, 100), MOTE_ERR_TIMEDOUT);
 }
 
-/* Issue 11.8: the loop never runs inside itself. A timer callback, a
+/* The loop never runs inside itself. A timer callback, a
  * job's step and its release that try to wait (mote_loop_poll,
  * mote_loop_wait_jobs) are refused with MOTE_ERR_BUSY, and the outer
- * turn is the only one that ran. Before the guard the nested calls ran
- * whole turns of their own (and waited). */
+ * turn is the only one that ran: a nested call never runs a whole turn
+ * of its own (and waits). */
 static int nested[6], nn;
 static uint32_t nested_turn;
 

@@ -1,4 +1,4 @@
-/* test_port.c - issue 11.5: a port missing a member is an error naming it,
+/* test_port.c - a port missing a member is an error naming it,
  * never a crash - each member of the storage, network and TLS groups set
  * to NULL in turn, each feature that needs it exercised. */
 #include <setjmp.h>
@@ -358,7 +358,7 @@ static int one_part(void *arg, unsigned index, struct mote_part *p)
     return 1;
 }
 
-/* Issue 11.11: the body sent is the body counted. Parts that change
+/* The body sent is the body counted. Parts that change
  * between the counting pass (Content-Length) and the sending one - what an
  * MCP tools/list_changed did to the tool list - end the request with a
  * clear error before a byte past Content-Length goes out (before, the
@@ -431,10 +431,10 @@ static void test_body_matches_its_length(void **state)
     mote_tport_deinit(&tp);
 }
 
-/* Issue 11.4: a peer that floods (every read finds data) cannot keep the
+/* A peer that floods (every read finds data) cannot keep the
  * model client's step from handing the loop back: each loop turn reads
  * at most MOTE_STEP_IO_BYTES (plus one read), so a cancel is seen on the
- * next turn. Before the budget one step read the whole flood. */
+ * next turn: one step never reads the whole flood. */
 static void test_flood_step_budget(void **state)
 {
     static struct mote_tport_net tn;

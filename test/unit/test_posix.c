@@ -260,9 +260,9 @@ static void test_storage(void **state)
     assert_int_equal(p->st_remove(p->ctx, "history"), MOTE_ERR_NOENT);
 }
 
-/* Issue 11.10: a link planted where mote would put its temporary file
- * (the old name was NAME.tmp.PID) is never written through; the state's
- * files are not opened through links; a loose root is refused. */
+/* A link planted at a name a temporary file could have (a guessable
+ * NAME.tmp.PID) is never written through; the state's files are not
+ * opened through links; a loose root is refused. */
 static void test_storage_hardening(void **state)
 {
     const struct mote_port *p = &pp.port;
@@ -301,13 +301,14 @@ static void test_storage_hardening(void **state)
     assert_int_equal(mote_posix_storage_root(&pp, victim), MOTE_ERR_NOTDIR);
 }
 
-/* Issue 15 (adversarial test, item 20): anything in the state that is not
+/* Anything in the state that is not
  * a regular file - a FIFO, a directory, a link - is refused at once with
  * MOTE_ERR_NOTREG, for reading and for appending; a FIFO is never waited
  * on (opening one for reading blocks until a writer comes: mote hung on
  * `--list` and at start). The FIFO is tried with a peer holding it open
- * (then the old open did not block but handed out the FIFO) and without
- * one (the old open blocked: the alarm ends the test instead). */
+ * (an open then does not block, and must not hand out the FIFO) and
+ * without one (an open for reading would block: the alarm ends the test
+ * then). */
 static void test_storage_refuses_what_is_not_a_file(void **state)
 {
     const struct mote_port *p = &pp.port;
@@ -332,7 +333,7 @@ static void test_storage_refuses_what_is_not_a_file(void **state)
         assert_int_equal(h, MOTE_ERR_NOTREG);
     }
     close(peer);
-    alarm(20); /* the old code blocks here, forever */
+    alarm(20); /* a blocking open would wait here forever */
     for (i = 0; i < sizeof(how) / sizeof(how[0]); i++)
         assert_int_equal(p->st_open(p->ctx, "conversations/fifo.jsonl", how[i]), MOTE_ERR_NOTREG);
     alarm(0);
@@ -390,7 +391,7 @@ static void assert_file(const char *path, const char *text)
     assert_string_equal(buf, text);
 }
 
-/* Issue 15 (adversarial test, item 3): a file replaced by root keeps its
+/* A file replaced by root keeps its
  * owner and group (the service user can still read its config) and its
  * set-user-ID bit stays with that owner, never with root. */
 static void test_fs_replace_keeps_the_owner(void **state)
@@ -449,7 +450,7 @@ static int replace_as_nobody(const char *path, int want)
     return WEXITSTATUS(st);
 }
 
-/* Issue 15 (adversarial test, items 3 and 22): what a rename cannot keep
+/* What a rename cannot keep
  * is refused before anything is written - a read-only file (even for
  * root), a file the caller may not write (the rename would replace it all
  * the same: the directory is what it checks), a file with other hard
@@ -512,7 +513,7 @@ static void test_fs_replace_refusals(void **state)
     assert_file(shared, "changed\n");
 }
 
-/* Issue 15 (adversarial test, item 19): an offset past what an off_t
+/* An offset past what an off_t
  * holds is past the end (0), not "invalid argument". */
 static void test_fs_read_huge_offset(void **state)
 {
@@ -532,7 +533,7 @@ static void test_fs_read_huge_offset(void **state)
     p->fs_close(p->ctx, h);
 }
 
-/* Issue 11.8: at early boot the port's random source must not block the
+/* At early boot the port's random source must not block the
  * loop: it asks without blocking and falls back (documented) on EAGAIN. */
 static void test_random_never_blocks(void **state)
 {
@@ -554,7 +555,7 @@ static void test_random_never_blocks(void **state)
     assert_true(zero < 8);
 }
 
-/* Issue 14 (review 7): out of descriptors is said for what it is. */
+/* Out of descriptors is said for what it is. */
 static void test_err_mfile(void **state)
 {
     (void)state;
@@ -563,7 +564,21 @@ static void test_err_mfile(void **state)
     assert_string_equal(mote_strerror(MOTE_ERR_MFILE), "too many open files");
 }
 
-/* Issue 14 (review 7): a token's file others may read is refused. */
+/* A program built with other MOTE_* values (its struct mote_posix of
+ * another size) is refused before the port writes into its struct. */
+static void test_init_refuses_other_config(void **state)
+{
+    static struct mote_posix other;
+
+    (void)state;
+    memset(&other, 0x5a, sizeof(other));
+    assert_int_equal(mote_posix_init_checked(&other, MOTE_CONFIG_SIGNATURE ^ 1ul),
+                     MOTE_ERR_CONFIG);
+    assert_int_equal(((unsigned char *)&other)[0], 0x5a);
+    assert_int_equal(((unsigned char *)&other)[sizeof(other) - 1], 0x5a);
+}
+
+/* A token's file others may read is refused. */
 static void test_private_file(void **state)
 {
     char path[400], link[400];
@@ -588,7 +603,7 @@ static void test_private_file(void **state)
     assert_int_equal(mote_posix_private_file(dir), MOTE_ERR_NOTREG);
 }
 
-/* Issue 14 (review 7): NOTIFY_SOCKET is taken out of the environment,
+/* NOTIFY_SOCKET is taken out of the environment,
  * and the message still reaches the socket. */
 static void test_notify_taken(void **state)
 {
@@ -628,6 +643,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_real_signal_wakes_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_init_refuses_other_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signal_during_step_not_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),

@@ -16,6 +16,11 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 #include "mote_tport.h"
+#include "../../src/serve_int.h" /* the server's state, for white-box checks */
+
+/* The body pool. */
+#define POOL_USED(i) (mote_serve_state(&srv)->http.pool_used[i])
+#define POOL_BUF(i) (mote_serve_state(&srv)->http.pool[i])
 
 static struct mote_tport tp;
 static struct mote_tport_net net;
@@ -528,7 +533,7 @@ static void test_timeouts(void **state)
     }
     assert_true(mote_tport_peer_get(&tp, idle)->server_closed);
     assert_int_equal(mote_tport_peer_get(&tp, idle)->out_len, 0); /* idle: closed silently */
-    assert_int_equal(srv.nconns, 0);
+    assert_int_equal(mote_serve_state(&srv)->http.nconns, 0);
 }
 
 static unsigned accept_calls, accept_fails;
@@ -600,7 +605,7 @@ static void test_connection_cap(void **state)
         assert_true(p[i] >= 0);
         turns(1);
     }
-    assert_int_equal(srv.nconns, MOTE_SERVE_MAX_CONNS);
+    assert_int_equal(mote_serve_state(&srv)->http.nconns, MOTE_SERVE_MAX_CONNS);
     for (i = MOTE_SERVE_MAX_CONNS; i < MOTE_SERVE_MAX_CONNS + 2; i++) {
         assert_true(mote_tport_peer_get(&tp, p[i])->server_closed);
         assert_non_null(strstr(sent(p[i]), "HTTP/1.1 503"));
@@ -609,7 +614,7 @@ static void test_connection_cap(void **state)
     /* one leaves: a new one is served */
     mote_tport_peer_close(&tp, p[0]);
     turns(2);
-    assert_int_equal(srv.nconns, MOTE_SERVE_MAX_CONNS - 1);
+    assert_int_equal(mote_serve_state(&srv)->http.nconns, MOTE_SERVE_MAX_CONNS - 1);
     assert_int_equal(http("GET", "/v1/health", NULL, &b), 200);
     assert_non_null(strstr(b, "\"refused\":2"));
 }
@@ -835,13 +840,13 @@ static void test_recovery_queue(void **state)
     start();
     found = mote_serve_recover(&srv);
     assert_int_equal(found, N);
-    assert_int_equal(srv.nrec, N - MOTE_MAX_CONVERSATIONS); /* waiting for a slot */
+    assert_int_equal(mote_serve_state(&srv)->nrec, N - MOTE_MAX_CONVERSATIONS); /* waiting for a slot */
     for (k = 0; k < 400; k++) {
         turns(1);
-        if (srv.nrec == 0 && !mote_session_busy(&ses))
+        if (mote_serve_state(&srv)->nrec == 0 && !mote_session_busy(&ses))
             break;
     }
-    assert_int_equal(srv.nrec, 0);
+    assert_int_equal(mote_serve_state(&srv)->nrec, 0);
     for (i = 0; i < N; i++) {
         const struct mote_tport_file *f;
 
@@ -902,7 +907,7 @@ static void test_token_file(void **state)
     assert_int_equal(mote_serve_token(&tp.port, "serve.token", t2, &created), MOTE_ERR_CORRUPT);
 }
 
-/* ---- regressions of the adversarial review (issue 14, h14b) ---- */
+/* ---- regressions: each shows a defect found in the server ---- */
 
 /* The record events of stream `s` (complete events only): each one's data
  * is the journal's line at its id, byte for byte, and each starts where
@@ -1078,7 +1083,7 @@ static void test_tcp_cannot_lock_out_the_socket(void **state)
     turns(3);
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++)
         assert_true(mote_tport_peer_get(&tp, p[i])->server_closed);
-    assert_int_equal(srv.nconns, 0);
+    assert_int_equal(mote_serve_state(&srv)->http.nconns, 0);
     /* a wrong token: one 401, and the connection closes (no second guess) */
     p[0] = mote_tport_peer_connect(&tp, true);
     mote_tport_peer_write(&tp, p[0], two, strlen(two));
@@ -1232,7 +1237,7 @@ static void test_delete_ends_event_streams(void **state)
     b = strstr(sent(ev), "event: removed\ndata: {\"id\":\"c5\"}\n\n");
     assert_non_null(b);
     assert_string_equal(b, "event: removed\ndata: {\"id\":\"c5\"}\n\n"); /* the last */
-    assert_int_equal(srv.nconns, 0);
+    assert_int_equal(mote_serve_state(&srv)->http.nconns, 0);
     /* born again: a new stream has it from its own start */
     assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"c5\"}", &b), 201);
     ev = client("GET /v1/conversations/c5/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
@@ -1281,7 +1286,7 @@ static void test_close_ends_our_side_at_once(void **state)
     mote_tport_peer_close(&tp, p); /* the client, having read it all, closes */
     turns(3);
     assert_true(q->server_closed);
-    assert_int_equal(srv.nconns, 0);
+    assert_int_equal(mote_serve_state(&srv)->http.nconns, 0);
 }
 
 /* A conversation waiting for the approval of a probe call; its call id
@@ -1542,6 +1547,55 @@ static void test_policy_parse(void **state)
     assert_non_null(strstr(err, "MOTE_SERVE_RULES_MAX"));
 }
 
+/* A request's body in a pool buffer is its handler's for the whole call:
+ * while the handler runs, another connection may take any free buffer and
+ * fill it, so the body's must not be free then. Seen from inside the
+ * handler (its log line): the buffer holding the body is still taken. */
+static int body_buf; /* the taken pool buffer that holds the body (-1: none) */
+static bool body_looked;
+
+static void log_and_look(void *arg, const char *line)
+{
+    unsigned i;
+
+    on_log(arg, line);
+    if (strstr(line, "created conversation held") == NULL)
+        return;
+    body_looked = true;
+    for (i = 0; i < MOTE_SERVE_BODY_BUFS; i++) {
+        if (POOL_USED(i) && memmem(POOL_BUF(i), MOTE_SERVE_BODY_MAX, "\"pad\":\"ppp", 10) != NULL)
+            body_buf = (int)i;
+    }
+}
+
+static void test_body_buffer_held_while_handled(void **state)
+{
+    static char body[MOTE_SERVE_IN_BUF * 2];
+    const char *b;
+    size_t n;
+    unsigned i;
+
+    (void)state;
+    mote_serve_deinit(&srv);
+    vc.log = log_and_look;
+    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
+    assert_int_equal(mote_serve_listen(&srv), 0);
+    body_buf = -1;
+    body_looked = false;
+    /* larger than a connection's receive buffer: it goes to the pool */
+    n = (size_t)snprintf(body, sizeof(body), "{\"id\":\"held\",\"pad\":\"");
+    memset(body + n, 'p', MOTE_SERVE_IN_BUF);
+    n += MOTE_SERVE_IN_BUF;
+    memcpy(body + n, "\"}", 3);
+    assert_int_equal(http("POST", "/v1/conversations", body, &b), 201);
+    assert_true(body_looked);
+    assert_true(body_buf >= 0);
+    /* answered: every buffer is free again */
+    for (i = 0; i < MOTE_SERVE_BODY_BUFS; i++)
+        assert_false(POOL_USED(i));
+    vc.log = on_log;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1576,6 +1630,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exit_code_after_a_clean_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locked_elsewhere_is_said, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_body_buffer_held_while_handled, setup, teardown),
         cmocka_unit_test(test_policy_parse),
     };
 

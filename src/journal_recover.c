@@ -1,0 +1,268 @@
+/* journal_recover.c - the recovery decision: what an interrupted
+ * conversation needs, read from its records alone (mote_recover), and
+ * closing a tool round for good (mote_recover_apply); docs/JOURNAL.md
+ * "Recovery". */
+#include "mote/mote_journal.h"
+
+#include <string.h>
+
+#include "journal.h"
+#include "util.h"
+
+#if MOTE_LLM_MAX_TOOL_CALLS > 32767
+#error "MOTE_LLM_MAX_TOOL_CALLS must be at most 32767 (a call's index in its record is 16 bits)"
+#endif
+
+/* A tool call of the record in the buffer (`call`: its object token; `idx`
+ * its index in the record's "calls", -1 for a call record). */
+static void take_call(struct mote_journal *j, int call, int idx, struct mote_rec_call *c)
+{
+    size_t used = 0;
+    const char *id = mote_jrec_str(j, call, "id", &used, NULL);
+    const char *name = mote_jrec_str(j, call, "name", &used, NULL);
+
+    MOTE_ASSERT(idx >= -1 && idx < MOTE_LLM_MAX_TOOL_CALLS);
+    memset(c, 0, sizeof(*c));
+    mote_str_copy(c->id, sizeof(c->id), id != NULL ? id : "");
+    mote_str_copy(c->name, sizeof(c->name), name != NULL ? name : "");
+    c->rec_off = j->cur_off;
+    c->rec_idx = (int16_t)idx;
+}
+
+static uint64_t add_capped(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* The token counts of an assistant record's "usage" (token `u`): the last
+ * request's, added to the totals. A count that is missing or negative is 0. */
+static void take_usage(struct mote_journal *j, int u, struct mote_recovery *r)
+{
+    static const char *const keys[4] = {"in", "out", "cache_read", "cache_write"};
+    uint64_t *last[4] = {&r->last.input, &r->last.output, &r->last.cache_read,
+                         &r->last.cache_write};
+    uint64_t *total[4] = {&r->total.input, &r->total.output, &r->total.cache_read,
+                          &r->total.cache_write};
+    unsigned k;
+
+    for (k = 0; k < 4; k++) {
+        int64_t v = 0;
+
+        (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, u, keys[k]), &v);
+        *last[k] = v > 0 ? (uint64_t)v : 0u;
+        *total[k] = add_capped(*total[k], *last[k]);
+    }
+}
+
+/* A tool_start record: the process group and tag of call `c`. A group id
+ * that is no tool's (0, 1 - init - or negative) counts as none, and a
+ * start time that is not positive as unknown: recovery must never signal
+ * more than the tool's own processes, whatever the file says. */
+static void take_start(struct mote_journal *j, struct mote_rec_call *c)
+{
+    const struct mote_json *js = &j->buf->json;
+    int64_t v = 0;
+
+    c->started = true;
+    c->pgid = 0;
+    c->start = 0;
+    if (mote_json_int(js, mote_json_member(js, 0, "pgid"), &v) == 0 && v > 1)
+        c->pgid = v;
+    v = 0;
+    if (mote_json_int(js, mote_json_member(js, 0, "start"), &v) == 0 && v > 0)
+        c->start = (uint64_t)v;
+    if (mote_json_str(js, mote_json_member(js, 0, "tag"), c->tag, sizeof(c->tag)) < 0)
+        c->tag[0] = '\0';
+}
+
+/* The calls of an assistant record (`calls`: its array token), after the
+ * call records that came before it (`pend`). */
+static void take_answer_calls(struct mote_journal *j, int calls, const struct mote_rec_call *pend,
+                              unsigned npend, struct mote_recovery *r)
+{
+    unsigned i;
+
+    r->ncalls = 0;
+    for (i = 0; i < npend && r->ncalls < MOTE_LLM_MAX_TOOL_CALLS; i++)
+        r->calls[r->ncalls++] = pend[i];
+    for (i = 0; r->ncalls < MOTE_LLM_MAX_TOOL_CALLS; i++) {
+        int c = mote_json_elem(&j->buf->json, calls, (int)i);
+
+        if (c < 0)
+            break;
+        take_call(j, c, (int)i, &r->calls[r->ncalls++]);
+    }
+}
+
+/* What the calls of the last answer left: how many have no result, how
+ * many of those began, and the groups and tags to end. */
+static void count_missing(struct mote_recovery *r)
+{
+    unsigned i;
+
+    for (i = 0; i < r->ncalls; i++) {
+        const struct mote_rec_call *c = &r->calls[i];
+
+        if (c->has_result)
+            continue;
+        r->nmissing++;
+        if (!c->started)
+            continue;
+        r->nstarted++;
+        /* A tool that began and has no result may still run: its group. */
+        if (c->pgid > 0 || c->tag[0] != '\0') {
+            MOTE_ASSERT(r->nkill < MOTE_LLM_MAX_TOOL_CALLS);
+            r->kill_pgid[r->nkill] = c->pgid;
+            r->kill_start[r->nkill] = c->start;
+            memcpy(r->kill_tag[r->nkill], c->tag, sizeof(c->tag));
+            r->nkill++;
+        }
+    }
+}
+
+int mote_recover(struct mote_journal *j, struct mote_recovery *r)
+{
+    struct mote_rec_call pend[MOTE_LLM_MAX_TOOL_CALLS]; /* call records before their answer */
+    unsigned npend = 0, i;
+    int last = MOTE_REC_NONE, t;
+    bool compact_resume = false, paused = false;
+
+    memset(r, 0, sizeof(*r));
+    mote_journal_rewind(j);
+    while ((t = mote_journal_next(j)) > 0) {
+        size_t used = 0;
+
+        switch (t) {
+        case MOTE_REC_USER:
+            r->autos = 0;
+            r->ncalls = 0;
+            npend = 0;
+            last = t;
+            break;
+        case MOTE_REC_REQUEST:
+        case MOTE_REC_MARK:
+        case MOTE_REC_CANCEL:
+            npend = 0;
+            last = t;
+            break;
+        case MOTE_REC_AUTO:
+            npend = 0;
+            r->autos++;
+            break;
+        case MOTE_REC_ERROR: {
+            const char *m = mote_jrec_str(j, 0, "message", &used, NULL);
+
+            mote_str_copy(r->last_error, sizeof(r->last_error), m != NULL ? m : "");
+            npend = 0;
+            last = t;
+            break;
+        }
+        case MOTE_REC_TEXT:
+            last = t;
+            break;
+        case MOTE_REC_CALL:
+            if (npend < MOTE_LLM_MAX_TOOL_CALLS)
+                take_call(j, 0, -1, &pend[npend++]);
+            last = t;
+            break;
+        case MOTE_REC_COMPACT:
+            /* the round before it was complete; the context is small again */
+            r->ncalls = 0;
+            npend = 0;
+            r->compactions++;
+            memset(&r->last, 0, sizeof(r->last));
+            compact_resume = mote_jrec_bool(j, 0, "resume");
+            last = t;
+            break;
+        case MOTE_REC_ASSISTANT: {
+            bool interrupted = mote_jrec_bool(j, 0, "interrupted");
+            int u = mote_json_member(&j->buf->json, 0, "usage");
+
+            if (mote_json_type_of(&j->buf->json, u) == MOTE_JSON_OBJECT)
+                take_usage(j, u, r);
+            r->ncalls = 0;
+            if (!interrupted) /* an interrupted answer's calls never run */
+                take_answer_calls(j, mote_json_member(&j->buf->json, 0, "calls"), pend, npend,
+                                  r);
+            /* pause_turn: the turn goes on with another request */
+            paused = !interrupted && r->ncalls == 0 &&
+                     mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
+                                  "pause_turn");
+            npend = 0;
+            last = t;
+            break;
+        }
+        case MOTE_REC_TOOL_START:
+        case MOTE_REC_TOOL_RESULT: {
+            const char *id = mote_jrec_str(j, 0, "id", &used, NULL);
+
+            for (i = 0; id != NULL && i < r->ncalls; i++) {
+                if (strcmp(r->calls[i].id, id) != 0)
+                    continue;
+                if (t == MOTE_REC_TOOL_RESULT)
+                    r->calls[i].has_result = true;
+                else
+                    take_start(j, &r->calls[i]);
+            }
+            if (t == MOTE_REC_TOOL_RESULT)
+                last = t;
+            break;
+        }
+        case MOTE_REC_ALLOW: {
+            const char *tool = mote_jrec_str(j, 0, "tool", &used, NULL);
+            bool known = false;
+
+            for (i = 0; tool != NULL && i < r->nallowed; i++)
+                known = known || strcmp(r->allowed[i], tool) == 0;
+            if (tool != NULL && !known && r->nallowed < MOTE_CONV_ALLOWED_MAX)
+                mote_str_copy(r->allowed[r->nallowed++], sizeof(r->allowed[0]), tool);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (t < 0)
+        return t;
+    count_missing(r);
+    r->cancelled = last == MOTE_REC_CANCEL;
+    paused = paused && last == MOTE_REC_ASSISTANT;
+    if (r->nmissing > 0 && r->nstarted > 0)
+        r->action = MOTE_RECOVER_TOOL_INTERRUPTED;
+    else if (r->nmissing > 0)
+        r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
+                                                         : MOTE_RECOVER_RESUME_TOOLS;
+    else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
+             last == MOTE_REC_TOOL_RESULT || last == MOTE_REC_TEXT || last == MOTE_REC_CALL ||
+             (last == MOTE_REC_COMPACT && compact_resume) || paused)
+        r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
+                                                         : MOTE_RECOVER_CONTINUE;
+    else
+        r->action = MOTE_RECOVER_IDLE; /* an answer, an error, a cancel, nothing */
+    return 0;
+}
+
+int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
+{
+    unsigned i;
+    int rc;
+
+    if (r->nmissing == 0 ||
+        (r->action != MOTE_RECOVER_TOOL_INTERRUPTED && r->action != MOTE_RECOVER_LIMIT))
+        return 0;
+    for (i = 0; i < r->ncalls; i++) {
+        const struct mote_rec_call *c = &r->calls[i];
+        const char *m = c->started ? MOTE_INTERRUPTED_TOOL : MOTE_NOT_RUN_TOOL;
+
+        if (c->has_result)
+            continue;
+        rc = mote_journal_tool_result(j, c->id, m, strlen(m), true);
+        if (rc < 0)
+            return rc;
+    }
+    /* The turn ends here: the user decides (/retry), nothing runs again. */
+    return mote_journal_error(j, r->action == MOTE_RECOVER_TOOL_INTERRUPTED
+                                     ? "a tool was interrupted: " MOTE_INTERRUPTED_TOOL
+                                     : "stopped after automatic continues in a row; the tool "
+                                       "calls left were not run");
+}

@@ -1,0 +1,236 @@
+/*
+ * serve_events.c - the session's events (mote_serve_event) told to the
+ * API server's event streams: a new record to the streams at its offset,
+ * live text and state changes to the streams that are caught up, the
+ * shutdown's report kept for the last event. Each live event is
+ * formatted once for every client.
+ */
+#include <string.h>
+
+#include "mote/mote.h"
+#include "serve_int.h"
+#include "util.h"
+
+/* The event stream of connection i following conversation `id`, or NULL. */
+static struct serve_stream *follower(struct serve *sv, unsigned i, const char *id)
+{
+    struct serve_stream *st = &sv->streams[i];
+
+    if (st->kind != SERVE_STREAM_EVENTS || st->gone || strcmp(st->conv_id, id) != 0)
+        return NULL;
+    MOTE_ASSERT(sv->http.conns[i].state == MOTE_HTTPD_RESP);
+    return st;
+}
+
+static void ev_open(struct serve *sv, struct mote_sb *k, struct mote_jw *w, const char *name)
+{
+    mote_sb_init(k, sv->ev, sizeof(sv->ev) - 2);
+    (void)mote_sb_put(k, "event: ", 7);
+    (void)mote_sb_put(k, name, strlen(name));
+    (void)mote_sb_put(k, "\ndata: ", 7);
+    mote_jw_init(w, mote_sb_put, k);
+    mote_jw_obj(w);
+}
+
+/* Sends the event to every client of conversation `id` that is caught up
+ * (one that is not gets the records when it reads on, never a live event
+ * out of order). */
+static void ev_send(struct serve *sv, struct mote_sb *k, struct mote_jw *w, const char *id)
+{
+    unsigned i;
+
+    mote_jw_obj_end(w);
+    if (w->err != 0)
+        return; /* larger than a live event may be: the record has it */
+    k->cap += 2;
+    (void)mote_sb_put(k, "\n\n", 2);
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
+        struct serve_stream *st = follower(sv, i, id);
+        struct mote_httpd_conn *c = &sv->http.conns[i];
+
+        if (st == NULL || !st->told_state || !mote_serve_caught_up(sv, st))
+            continue;
+        /* No room (a slow reader): it is behind now, and is told the
+         * state (with a pending approval) once it has room. */
+        if (!mote_httpd_out(c, k->p, k->len))
+            st->told_state = false;
+        mote_httpd_poke(&sv->http, c);
+    }
+}
+
+/* A new record of conversation `id` at `off`: sent at once to the
+ * streams that are at it, if it fits (the others read it from storage). */
+static void on_record(struct serve *sv, const char *id, uint64_t off, const char *text,
+                      size_t len)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
+        struct serve_stream *st = follower(sv, i, id);
+        struct mote_httpd_conn *c = &sv->http.conns[i];
+        char d[24];
+        size_t nd;
+
+        if (st == NULL)
+            continue;
+        if (!st->in_record && !st->skip && st->told_state && st->pos == off) {
+            nd = mote_u64_dec(off, d);
+            if (mote_httpd_room(c) >= 4 + nd + 21 + len + 2) {
+                (void)mote_httpd_outs(c, "id: ");
+                (void)mote_httpd_out(c, d, nd);
+                (void)mote_httpd_outs(c, "\nevent: record\ndata: ");
+                (void)mote_httpd_out(c, text, len);
+                (void)mote_httpd_outs(c, "\n\n");
+                st->pos = off + len + 1;
+            } else {
+                st->told_state = false; /* behind: read from the journal, state told again */
+            }
+        }
+        mote_httpd_poke(&sv->http, c);
+    }
+}
+
+static const char *action_name(int a)
+{
+    switch (a) {
+    case MOTE_RECOVER_CONTINUE: return "continue";
+    case MOTE_RECOVER_TOOL_INTERRUPTED: return "tool_interrupted";
+    case MOTE_RECOVER_LIMIT: return "limit";
+    case MOTE_RECOVER_RESUME_TOOLS: return "resume_tools";
+    default: return "idle";
+    }
+}
+
+/* The session is down: event streams get the last event, then the
+ * engine closes everything. */
+static void on_shutdown(struct serve *sv, const struct mote_event *ev)
+{
+    if (ev->report != NULL) {
+        sv->sd_timed_out = ev->report->timed_out;
+        sv->sd_marked = ev->report->conversations_marked;
+    }
+    mote_str_copy(sv->sd_reason, sizeof(sv->sd_reason), ev->text);
+    if (sv->pub->phase < MOTE_SERVE_FINAL) {
+        sv->pub->phase = MOTE_SERVE_FINAL;
+        mote_httpd_close(&sv->http, mote_loop_now(sv->loop) + sv->http.conf.flush_ms);
+    }
+}
+
+void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
+{
+    struct serve *sv = mote_serve_state(pub);
+    const char *id = ev->conv != NULL ? mote_conv_id(ev->conv) : "";
+    struct mote_sb k;
+    struct mote_jw w;
+
+    if (ev->conv != NULL)
+        mote_serve_touch(sv, ev->conv);
+    switch (ev->type) {
+    case MOTE_EV_RECORD:
+        on_record(sv, id, ev->offset, ev->text, ev->len);
+        return;
+    case MOTE_EV_TEXT:
+    case MOTE_EV_THINKING:
+        ev_open(sv, &k, &w, ev->type == MOTE_EV_TEXT ? "text" : "thinking");
+        mote_jw_key(&w, "text");
+        mote_jw_strn(&w, ev->text, ev->len);
+        break;
+    case MOTE_EV_STATE:
+        ev_open(sv, &k, &w, "state");
+        mote_jw_key(&w, "state");
+        mote_jw_str(&w, mote_conv_state_name(ev->state));
+        mote_jw_key(&w, "loaded");
+        mote_jw_bool(&w, true);
+        mote_jw_key(&w, "busy");
+        mote_jw_bool(&w, mote_conv_busy(ev->conv));
+        if (!mote_conv_busy(ev->conv))
+            mote_serve_recover_soon(sv); /* a slot may be free for one waiting */
+        break;
+    case MOTE_EV_APPROVAL:
+        ev_open(sv, &k, &w, "approval");
+        mote_jw_key(&w, "ask_id");
+        mote_jw_int(&w, ev->ask_id);
+        mote_jw_key(&w, "call_id");
+        mote_jw_str(&w, ev->id);
+        mote_jw_key(&w, "name");
+        mote_jw_str(&w, ev->name);
+        mote_jw_key(&w, "input");
+        if (ev->input_len > 0 && ev->input_len + 512 < sizeof(sv->ev))
+            mote_jw_raw(&w, ev->input, ev->input_len);
+        else
+            mote_jw_null(&w);
+        mote_jw_key(&w, "input_bytes");
+        mote_jw_int(&w, (int64_t)ev->input_len);
+        mote_httpd_say(&sv->http, "conversation ", id, " waits for an approval");
+        break;
+    case MOTE_EV_TOOL_CALL:
+        ev_open(sv, &k, &w, "tool_call");
+        mote_jw_key(&w, "call_id");
+        mote_jw_str(&w, ev->id);
+        mote_jw_key(&w, "name");
+        mote_jw_str(&w, ev->name);
+        break;
+    case MOTE_EV_TOOL_RESULT:
+        ev_open(sv, &k, &w, "tool_result");
+        mote_jw_key(&w, "call_id");
+        mote_jw_str(&w, ev->id);
+        mote_jw_key(&w, "name");
+        mote_jw_str(&w, ev->name);
+        mote_jw_key(&w, "is_error");
+        mote_jw_bool(&w, ev->is_error);
+        mote_jw_key(&w, "bytes");
+        mote_jw_int(&w, (int64_t)ev->len);
+        break;
+    case MOTE_EV_TURN_END:
+        ev_open(sv, &k, &w, "turn_end");
+        mote_jw_key(&w, "stop_reason");
+        mote_jw_str(&w, ev->stop_reason != NULL ? ev->stop_reason : "");
+        mote_jw_key(&w, "usage");
+        mote_jw_obj(&w);
+        mote_jw_key(&w, "input_tokens");
+        mote_jw_int(&w, (int64_t)ev->turn_usage.input_tokens);
+        mote_jw_key(&w, "output_tokens");
+        mote_jw_int(&w, (int64_t)ev->turn_usage.output_tokens);
+        mote_jw_key(&w, "cache_read_tokens");
+        mote_jw_int(&w, (int64_t)ev->turn_usage.cache_read_tokens);
+        mote_jw_key(&w, "cache_write_tokens");
+        mote_jw_int(&w, (int64_t)ev->turn_usage.cache_write_tokens);
+        mote_jw_obj_end(&w);
+        mote_serve_recover_soon(sv);
+        break;
+    case MOTE_EV_CANCELLED:
+        ev_open(sv, &k, &w, "cancelled");
+        break;
+    case MOTE_EV_RECOVERY:
+        ev_open(sv, &k, &w, "recovery");
+        mote_jw_key(&w, "action");
+        mote_jw_str(&w, action_name(ev->code));
+        mote_jw_key(&w, "text");
+        mote_jw_strn(&w, ev->text, ev->len);
+        mote_httpd_say(&sv->http, id, ": ", ev->text);
+        break;
+    case MOTE_EV_WARNING:
+    case MOTE_EV_NOTE:
+        ev_open(sv, &k, &w, ev->type == MOTE_EV_WARNING ? "warning" : "note");
+        mote_jw_key(&w, "text");
+        mote_jw_strn(&w, ev->text, ev->len);
+        break;
+    case MOTE_EV_ERROR:
+        ev_open(sv, &k, &w, "error");
+        mote_jw_key(&w, "code");
+        mote_jw_str(&w, mote_strerror(ev->code));
+        mote_jw_key(&w, "text");
+        mote_jw_strn(&w, ev->text, ev->len);
+        mote_jw_key(&w, "fatal");
+        mote_jw_bool(&w, ev->fatal);
+        mote_httpd_say(&sv->http, id, ": ", ev->text);
+        mote_serve_recover_soon(sv);
+        break;
+    case MOTE_EV_SHUTDOWN:
+        on_shutdown(sv, ev);
+        return;
+    default:
+        return;
+    }
+    ev_send(sv, &k, &w, id);
+}

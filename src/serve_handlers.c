@@ -1,0 +1,657 @@
+/*
+ * serve_handlers.c - the API server's HTTP request handlers: each reads
+ * the request (a JSON body, query parameters), does its action
+ * (serve_api.c) and answers in JSON, or starts a stream of the journal
+ * (serve_stream.c). The API is docs/SERVE.md.
+ */
+#include <string.h>
+
+#include "mote/mote.h"
+#include "serve_int.h"
+#include "util.h"
+
+/* A refusal for a library failure (`bad`: a damaged journal's line). */
+static void fail_err(struct serve *sv, struct mote_httpd_conn *c, int rc, uint32_t bad)
+{
+    char m[160];
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, m, sizeof(m));
+    switch (rc) {
+    case MOTE_ERR_NOENT:
+    case MOTE_ERR_INVAL:
+        mote_httpd_error(c, 404, "not_found", "no such conversation", NULL);
+        return;
+    case MOTE_ERR_CORRUPT:
+        mote_sb_s(&sb, "the conversation is damaged at line ");
+        mote_sb_u(&sb, bad);
+        mote_sb_s(&sb, "; it is left as it is");
+        mote_httpd_error(c, 409, "damaged", m, NULL);
+        return;
+    case MOTE_ERR_NOTSUP:
+        mote_httpd_error(c, 409, "newer",
+                         "the conversation was written by a newer mote; it is left as it is", NULL);
+        return;
+    case MOTE_ERR_LOCKED:
+        mote_sb_s(&sb, "the conversation is open in another process");
+        if (sv->conf.session->lock_holder > 0) {
+            mote_sb_s(&sb, " (pid ");
+            mote_sb_u(&sb, (uint64_t)sv->conf.session->lock_holder);
+            mote_sb_s(&sb, ")");
+        }
+        mote_httpd_error(c, 409, "locked", m, NULL);
+        return;
+    case MOTE_ERR_FULL:
+        mote_sb_s(&sb, "every conversation slot is busy (");
+        mote_sb_u(&sb, MOTE_MAX_CONVERSATIONS);
+        mote_sb_s(&sb, " loaded, none idle): try again when a turn ends");
+        mote_httpd_error(c, 503, "busy", m, "Retry-After: 5\r\n");
+        return;
+    case MOTE_ERR_SHUTDOWN:
+        mote_httpd_error(c, 503, "shutting_down", "mote is shutting down: no new turn starts",
+                         NULL);
+        return;
+    case MOTE_ERR_BUSY:
+        mote_httpd_error(c, 409, "busy", "a turn is running in this conversation", NULL);
+        return;
+    case MOTE_ERR_TOO_LARGE:
+        mote_httpd_error(c, 413, "too_large", "the message is larger than a journal record holds",
+                         NULL);
+        return;
+    default:
+        mote_sb_s(&sb, "storage failed: ");
+        mote_sb_s(&sb, mote_strerror(rc));
+        mote_httpd_error(c, 500, "storage", m, NULL);
+        return;
+    }
+}
+
+/* The body as one JSON object in sv->json (an empty body is {} if
+ * `empty_ok`). Refuses (and returns false) otherwise. */
+static bool body_json(struct serve *sv, struct mote_httpd_conn *c, const char *body, size_t len,
+                      bool empty_ok)
+{
+    int rc;
+
+    if (len == 0 && empty_ok)
+        return mote_json_parse(&sv->json, "{}", 2) > 0;
+    rc = mote_json_parse(&sv->json, body, len);
+    if (rc == MOTE_ERR_TOO_LARGE) {
+        mote_httpd_error(c, 413, "too_large", "the JSON body has too many values", NULL);
+        return false;
+    }
+    if (rc <= 0 || mote_json_type_of(&sv->json, 0) != MOTE_JSON_OBJECT) {
+        mote_httpd_error(c, 400, "bad_json", "the body must be one JSON object", NULL);
+        return false;
+    }
+    return true;
+}
+
+/* String member `key` of the body into `out`; false (refused) if it is
+ * there but not a string or too long. *present tells if it was there. */
+static bool json_str_member(struct serve *sv, struct mote_httpd_conn *c, const char *key,
+                            char *out, size_t cap, bool *present)
+{
+    int t = mote_json_member(&sv->json, 0, key);
+    char m[80];
+    struct mote_sb sb;
+
+    *present = t >= 0 && !mote_json_is_null(&sv->json, t);
+    out[0] = '\0';
+    if (!*present)
+        return true;
+    if (mote_json_type_of(&sv->json, t) == MOTE_JSON_STRING &&
+        mote_json_str(&sv->json, t, out, cap) >= 0)
+        return true;
+    mote_sb_init(&sb, m, sizeof(m));
+    mote_sb_s(&sb, "\"");
+    mote_sb_s(&sb, key);
+    mote_sb_s(&sb, "\" must be a string (short enough)");
+    mote_httpd_error(c, 400, "bad_field", m, NULL);
+    return false;
+}
+
+/* A JSON answer being built in sv->resp. */
+static void answer_open(struct serve *sv, struct mote_sb *k, struct mote_jw *w)
+{
+    mote_sb_init(k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(w, mote_sb_put, k);
+    mote_jw_obj(w);
+}
+
+static void answer_send(struct mote_httpd_conn *c, unsigned status, struct mote_sb *k,
+                        struct mote_jw *w)
+{
+    mote_jw_obj_end(w);
+    (void)mote_sb_put(k, "\n", 1);
+    mote_httpd_reply(c, status, k->p, k->len, NULL);
+}
+
+static bool number(const char *s, uint64_t *out)
+{
+    return s != NULL && mote_dec_parse(s, strlen(s), out) == 0;
+}
+
+/* ---- GET /v1/health ---------------------------------------------------------------- */
+
+void mote_serve_http_health(struct serve *sv, struct mote_httpd_conn *c)
+{
+    struct mote_session *s = sv->conf.session;
+    struct mote_sb k;
+    struct mote_jw w;
+    unsigned i, loaded = 0, busy = 0;
+
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        loaded += s->conv[i].used;
+        busy += mote_conv_busy(&s->conv[i]);
+    }
+    answer_open(sv, &k, &w);
+    mote_jw_key(&w, "status");
+    mote_jw_str(&w, sv->pub->phase == MOTE_SERVE_RUN ? "ok" : "shutting_down");
+    mote_jw_key(&w, "version");
+    mote_jw_str(&w, mote_version());
+    mote_jw_key(&w, "conversations");
+    mote_jw_obj(&w);
+    mote_jw_key(&w, "loaded");
+    mote_jw_int(&w, loaded);
+    mote_jw_key(&w, "busy");
+    mote_jw_int(&w, busy);
+    mote_jw_key(&w, "max");
+    mote_jw_int(&w, MOTE_MAX_CONVERSATIONS);
+    mote_jw_key(&w, "recovering");
+    mote_jw_int(&w, sv->nrec);
+    mote_jw_obj_end(&w);
+    mote_jw_key(&w, "connections");
+    mote_jw_obj(&w);
+    mote_jw_key(&w, "open");
+    mote_jw_int(&w, sv->http.nconns);
+    mote_jw_key(&w, "max");
+    mote_jw_int(&w, MOTE_SERVE_MAX_CONNS);
+    mote_jw_key(&w, "refused");
+    mote_jw_int(&w, sv->http.refused);
+    mote_jw_obj_end(&w);
+    answer_send(c, 200, &k, &w);
+}
+
+/* ---- GET /v1/conversations ----------------------------------------------------- */
+
+/* The list's body being written. */
+struct list_body {
+    struct serve *sv;
+    struct mote_sb out;
+    unsigned written; /* entries in the body */
+};
+
+/* mote_session_info: one entry of the list (1: the body is full). */
+static int list_one(void *arg, const struct mote_conv_info *i)
+{
+    struct list_body *x = arg;
+    struct serve *sv = x->sv;
+    struct mote_conv *cv = i->loaded ? mote_conv_find(sv->conf.session, i->id) : NULL;
+    struct mote_sb e;
+    struct mote_jw w;
+
+    mote_sb_init(&e, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &e);
+    mote_jw_obj(&w);
+    mote_jw_key(&w, "id");
+    mote_jw_str(&w, i->id);
+    mote_jw_key(&w, "state");
+    mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv)) : mote_serve_disk_state(i));
+    mote_jw_key(&w, "loaded");
+    mote_jw_bool(&w, cv != NULL);
+    mote_jw_key(&w, "busy");
+    mote_jw_bool(&w, cv != NULL && mote_conv_busy(cv));
+    mote_jw_key(&w, "bytes");
+    mote_jw_int(&w, (int64_t)i->bytes);
+    mote_jw_key(&w, "user_messages");
+    mote_jw_int(&w, i->user_messages);
+    mote_jw_key(&w, "first");
+    mote_jw_str(&w, i->first);
+    if (i->damaged) {
+        mote_jw_key(&w, "bad_line");
+        mote_jw_int(&w, i->bad_line);
+    }
+    if (i->holder > 0) {
+        mote_jw_key(&w, "holder");
+        mote_jw_int(&w, i->holder);
+    }
+    mote_jw_obj_end(&w);
+    if (w.err != 0)
+        return 0; /* cannot happen with these sizes; leave it out */
+    if (mote_sb_put(&x->out, x->written > 0 ? "," : "", x->written > 0 ? 1u : 0u) < 0 ||
+        mote_sb_put(&x->out, e.p, e.len) < 0)
+        return 1;
+    x->written++;
+    return 0;
+}
+
+/* GET /v1/conversations[?after=ID][&limit=N]: ids after the cursor, in
+ * order, at most N (MOTE_SERVE_LIST_PAGE by default) and what fits the
+ * body; "next" is the cursor for the rest (null: none). */
+void mote_serve_http_list(struct serve *sv, struct mote_httpd_conn *c)
+{
+    char (*ids)[MOTE_CONV_ID_MAX] = (char(*)[MOTE_CONV_ID_MAX])(void *)sv->scratch;
+    unsigned i, n = 0, last = 0, max = (unsigned)(sizeof(sv->scratch) / MOTE_CONV_ID_MAX);
+    char after[MOTE_CONV_ID_MAX], q[24];
+    uint64_t limit = MOTE_SERVE_LIST_PAGE;
+    struct list_body x;
+    const char *next = NULL;
+    bool full = false, more = false;
+    char *buf;
+    int rc;
+
+    after[0] = '\0';
+    if (mote_hreq_query(&c->io->req, "after", after, sizeof(after)) >= 0 &&
+        !mote_serve_id_ok(after, strlen(after))) {
+        mote_httpd_error(c, 400, "bad_cursor",
+                         "\"after\" is a conversation id (the \"next\" of the page before)", NULL);
+        return;
+    }
+    if (mote_hreq_query(&c->io->req, "limit", q, sizeof(q)) >= 0 &&
+        (mote_dec_parse(q, strlen(q), &limit) < 0 || limit < 1 || limit > max)) {
+        mote_httpd_error(c, 400, "bad_limit",
+                         "\"limit\" is a number of conversations: 1 to the most a page holds",
+                         NULL);
+        return;
+    }
+    if ((buf = mote_httpd_pool_take(c)) == NULL) {
+        mote_httpd_error(c, 503, "busy", "no buffer free for the list: try again",
+                         "Retry-After: 1\r\n");
+        return;
+    }
+    rc = mote_serve_list_ids(sv, after, ids, (unsigned)limit, &n, &more);
+    if (rc < 0) {
+        mote_httpd_pool_put(c);
+        fail_err(sv, c, rc, 0);
+        return;
+    }
+    memset(&x, 0, sizeof(x));
+    x.sv = sv;
+    /* the end (with a cursor) always fits: room is kept for it */
+    mote_sb_init(&x.out, buf, MOTE_SERVE_BODY_MAX - MOTE_CONV_ID_MAX - 64);
+    mote_sb_s(&x.out, "{\"conversations\":[");
+    for (i = 0; i < n; i++) {
+        unsigned before = x.written;
+
+        rc = mote_session_info(sv->conf.session, ids[i], list_one, &x);
+        if (rc == MOTE_ERR_NOENT)
+            continue; /* gone since (or empty) */
+        if (rc < 0) {
+            mote_httpd_pool_put(c);
+            fail_err(sv, c, rc, 0);
+            return;
+        }
+        if (x.written == before) {
+            full = true; /* the rest on the next page */
+            break;
+        }
+        last = i;
+    }
+    if (full && x.written == 0) {
+        mote_httpd_pool_put(c);
+        mote_httpd_error(c, 500, "internal", "one conversation's entry does not fit the list",
+                         NULL);
+        return;
+    }
+    if (full)
+        next = ids[last];
+    else if (more && n > 0)
+        next = ids[n - 1];
+    x.out.cap = MOTE_SERVE_BODY_MAX;
+    mote_sb_s(&x.out, next != NULL ? "],\"truncated\":true,\"next\":\""
+                                   : "],\"truncated\":false,\"next\":null}\n");
+    if (next != NULL) {
+        mote_sb_s(&x.out, next); /* an id: nothing to escape */
+        mote_sb_s(&x.out, "\"}\n");
+    }
+    (void)mote_httpd_head(c, 200, "application/json", NULL, true, x.out.len);
+    mote_httpd_pool_send(c, x.out.len);
+    mote_httpd_respond(c, false);
+}
+
+/* ---- POST /v1/conversations ---------------------------------------------------- */
+
+void mote_serve_http_create(struct serve *sv, struct mote_httpd_conn *c, const char *body,
+                            size_t len)
+{
+    char id[MOTE_CONV_ID_MAX];
+    struct mote_conv *cv;
+    bool has_id;
+    struct mote_sb k;
+    struct mote_jw w;
+    int rc;
+
+    if (sv->pub->phase != MOTE_SERVE_RUN) {
+        fail_err(sv, c, MOTE_ERR_SHUTDOWN, 0);
+        return;
+    }
+    if (!body_json(sv, c, body, len, true) ||
+        !json_str_member(sv, c, "id", id, sizeof(id), &has_id))
+        return;
+    if (has_id && !mote_serve_id_ok(id, strlen(id))) {
+        mote_httpd_error(c, 400, "bad_id", "an id is 1 to 39 of [A-Za-z0-9_-]", NULL);
+        return;
+    }
+    rc = mote_serve_create(sv, has_id ? id : NULL, &cv);
+    if (rc == MOTE_ERR_EXIST) {
+        mote_httpd_error(c, 409, "exists", "a conversation with this id exists", NULL);
+        return;
+    }
+    if (rc < 0) {
+        fail_err(sv, c, rc, 0);
+        return;
+    }
+    answer_open(sv, &k, &w);
+    mote_jw_key(&w, "id");
+    mote_jw_str(&w, mote_conv_id(cv));
+    mote_jw_key(&w, "state");
+    mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
+    answer_send(c, 201, &k, &w);
+}
+
+/* ---- GET and DELETE /v1/conversations/ID ----------------------------------------- */
+
+/* The state, then the records (?records=0: none; ?from=OFFSET: from a
+ * record on), streamed from the journal as the socket drains. */
+void mote_serve_http_get(struct serve *sv, struct mote_httpd_conn *c, const char *id)
+{
+    struct serve_stream *st = mote_serve_stream_of(sv, c);
+    struct serve_look look;
+    char q[24];
+    uint64_t from = 0;
+    bool records = true;
+    struct mote_sb k;
+    struct mote_jw w;
+    size_t mark, head_mark;
+    uint32_t bad = 0;
+    int rc;
+
+    if ((rc = mote_serve_look(sv, id, &look, &bad)) < 0) {
+        fail_err(sv, c, rc, bad);
+        return;
+    }
+    if (mote_hreq_query(&c->io->req, "records", q, sizeof(q)) >= 0)
+        records = !(strcmp(q, "0") == 0 || strcmp(q, "false") == 0 || strcmp(q, "no") == 0);
+    if ((rc = mote_serve_stream_open(sv, st, id)) < 0) {
+        fail_err(sv, c, rc, 0);
+        return;
+    }
+    if (mote_hreq_query(&c->io->req, "from", q, sizeof(q)) >= 0 &&
+        (!number(q, &from) || !mote_serve_record_start(sv, st, from, look.end))) {
+        mote_httpd_error(c, 400, "bad_offset",
+                         "\"from\" must be the offset of a record (an event id) or 0", NULL);
+        return;
+    }
+    answer_open(sv, &k, &w);
+    mote_jw_key(&w, "id");
+    mote_jw_str(&w, id);
+    mote_jw_key(&w, "state");
+    mote_jw_str(&w, look.state);
+    mote_jw_key(&w, "loaded");
+    mote_jw_bool(&w, look.cv != NULL);
+    mote_jw_key(&w, "busy");
+    mote_jw_bool(&w, look.busy);
+    if (look.holder > 0) {
+        mote_jw_key(&w, "holder");
+        mote_jw_int(&w, look.holder);
+    }
+    mote_jw_key(&w, "size");
+    mote_jw_int(&w, (int64_t)look.end);
+    mote_jw_key(&w, "last_error");
+    if (look.last_error[0] != '\0')
+        mote_jw_str(&w, look.last_error);
+    else
+        mote_jw_null(&w);
+    mote_serve_approval_json(sv, look.cv, &w, SERVE_INPUT_INLINE_MAX);
+    if (records) {
+        mote_jw_key(&w, "records");
+        (void)mote_sb_put(&k, "[", 1); /* the writer's depth is left: the records follow */
+    } else {
+        mote_jw_obj_end(&w);
+        (void)mote_sb_put(&k, "\n", 1);
+    }
+    head_mark = c->out_len;
+    if (w.err != 0 || !mote_httpd_stream_head(c, "application/json", NULL, false) ||
+        !mote_httpd_chunk_open(c, &mark) || !mote_httpd_out(c, k.p, k.len)) {
+        c->out_len = head_mark; /* no part of the 200 before the 500 */
+        mote_httpd_error(c, 500, "internal", "the state does not fit the connection's buffer",
+                         NULL);
+        return;
+    }
+    mote_httpd_chunk_close(c, mark);
+    st->kind = SERVE_STREAM_RECORDS;
+    st->pos = from;
+    st->end = look.end;
+    st->comma = false;
+    st->in_record = false;
+    if (!records) {
+        c->ended = true;
+        mote_httpd_chunk_end(c);
+    }
+    mote_httpd_respond(c, true);
+}
+
+void mote_serve_http_delete(struct serve *sv, struct mote_httpd_conn *c, const char *id)
+{
+    struct mote_sb k;
+    struct mote_jw w;
+    int rc = mote_serve_remove(sv, id);
+
+    if (rc == MOTE_ERR_INPROGRESS) {
+        mote_httpd_error(c, 409, "unfinished",
+                         "the conversation needs recovery or is damaged: it stays", NULL);
+        return;
+    }
+    if (rc < 0) {
+        fail_err(sv, c, rc, 0);
+        return;
+    }
+    answer_open(sv, &k, &w);
+    mote_jw_key(&w, "removed");
+    mote_jw_str(&w, id);
+    answer_send(c, 200, &k, &w);
+}
+
+/* ---- the turn: message, retry, cancel, approval ------------------------------------ */
+
+/* {"id": ..., "state": ..., "offset": N} with 202 (offset < 0: none). */
+static void accepted(struct serve *sv, struct mote_httpd_conn *c, struct mote_conv *cv,
+                     int64_t offset)
+{
+    struct mote_sb k;
+    struct mote_jw w;
+
+    answer_open(sv, &k, &w);
+    mote_jw_key(&w, "id");
+    mote_jw_str(&w, mote_conv_id(cv));
+    mote_jw_key(&w, "state");
+    mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
+    if (offset >= 0) {
+        mote_jw_key(&w, "offset");
+        mote_jw_int(&w, offset);
+    }
+    answer_send(c, 202, &k, &w);
+}
+
+void mote_serve_http_message(struct serve *sv, struct mote_httpd_conn *c, const char *id,
+                             const char *body, size_t len, bool retry)
+{
+    struct mote_conv *cv;
+    uint64_t off;
+    uint32_t bad;
+    int n = 0, rc;
+
+    if (sv->pub->phase != MOTE_SERVE_RUN) {
+        fail_err(sv, c, MOTE_ERR_SHUTDOWN, 0);
+        return;
+    }
+    if (!body_json(sv, c, body, len, retry))
+        return;
+    if (!retry) {
+        int t = mote_json_member(&sv->json, 0, "text");
+
+        if (mote_json_type_of(&sv->json, t) != MOTE_JSON_STRING) {
+            mote_httpd_error(c, 400, "bad_field", "the body needs \"text\": the message, a string",
+                             NULL);
+            return;
+        }
+        n = mote_json_str(&sv->json, t, sv->scratch, sizeof(sv->scratch));
+        if (n < 0) {
+            mote_httpd_error(c, 413, "too_large", "the message is too long", NULL);
+            return;
+        }
+    }
+    rc = mote_serve_send(sv, id, sv->scratch, (size_t)n, retry, &cv, &off, &bad);
+    if (rc == MOTE_ERR_BUSY && cv != NULL && mote_conv_busy(cv)) {
+        char m[120];
+        struct mote_sb sb;
+
+        mote_sb_init(&sb, m, sizeof(m));
+        mote_sb_s(&sb, "a turn is running in this conversation (");
+        mote_sb_s(&sb, mote_conv_state_name(mote_conv_state(cv)));
+        mote_sb_s(&sb, "): wait for it, or cancel it");
+        mote_httpd_error(c, 409, "busy", m, NULL);
+        return;
+    }
+    if (rc == MOTE_ERR_INVAL && cv != NULL) {
+        mote_httpd_error(c, 400, "empty", "the message is empty", NULL);
+        return;
+    }
+    if (rc < 0) {
+        fail_err(sv, c, rc, bad);
+        return;
+    }
+    accepted(sv, c, cv, retry ? -1 : (int64_t)off);
+}
+
+void mote_serve_http_cancel(struct serve *sv, struct mote_httpd_conn *c, const char *id)
+{
+    struct mote_conv *cv;
+
+    if (mote_serve_cancel(sv, id, &cv) < 0) {
+        mote_httpd_error(c, 409, "idle", "no turn is running in this conversation", NULL);
+        return;
+    }
+    accepted(sv, c, cv, -1);
+}
+
+void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const char *id,
+                              const char *body, size_t len)
+{
+    char call_id[MOTE_LLM_ID_MAX], answer[16], reason[200];
+    bool has_call, has_answer, has_reason;
+    struct mote_conv *cv;
+    enum mote_answer a;
+    int64_t ask = 0;
+    struct mote_sb k;
+    struct mote_jw w;
+    int t, rc;
+
+    if (!body_json(sv, c, body, len, false) ||
+        !json_str_member(sv, c, "call_id", call_id, sizeof(call_id), &has_call) ||
+        !json_str_member(sv, c, "answer", answer, sizeof(answer), &has_answer) ||
+        !json_str_member(sv, c, "reason", reason, sizeof(reason), &has_reason))
+        return;
+    if (!has_call || !has_answer) {
+        mote_httpd_error(c, 400, "bad_field",
+                         "the body needs \"call_id\" and \"answer\" (yes, no or always)", NULL);
+        return;
+    }
+    if (strcmp(answer, "yes") == 0) {
+        a = MOTE_ANSWER_YES;
+    } else if (strcmp(answer, "no") == 0) {
+        a = MOTE_ANSWER_NO;
+    } else if (strcmp(answer, "always") == 0) {
+        a = MOTE_ANSWER_ALWAYS;
+    } else {
+        mote_httpd_error(c, 400, "bad_field", "\"answer\" is yes, no or always", NULL);
+        return;
+    }
+    t = mote_json_member(&sv->json, 0, "ask_id");
+    if (t >= 0 &&
+        (mote_json_int(&sv->json, t, &ask) < 0 || ask < 1 || ask > (int64_t)UINT32_MAX)) {
+        mote_httpd_error(c, 400, "bad_field", "\"ask_id\" must be a number from 1 to 4294967295",
+                         NULL);
+        return;
+    }
+    rc = mote_serve_approve(sv, id, call_id, (uint32_t)ask, a, has_reason ? reason : NULL, &cv);
+    if (rc == MOTE_ERR_SHUTDOWN) {
+        mote_httpd_error(c, 503, "shutting_down",
+                         "mote is shutting down: the call stays pending and is asked again on "
+                         "the next start",
+                         NULL);
+        return;
+    }
+    if (rc == MOTE_ERR_NOENT) {
+        mote_httpd_error(c, 409, "no_question",
+                         "no tool call of this conversation waits for an answer", NULL);
+        return;
+    }
+    if (rc < 0) {
+        mote_httpd_error(c, 409, "stale", "that call is not the one waiting for an answer",
+                         NULL);
+        return;
+    }
+    answer_open(sv, &k, &w);
+    mote_jw_key(&w, "id");
+    mote_jw_str(&w, mote_conv_id(cv));
+    mote_jw_key(&w, "call_id");
+    mote_jw_str(&w, call_id);
+    mote_jw_key(&w, "answer");
+    mote_jw_str(&w, answer);
+    answer_send(c, 200, &k, &w);
+}
+
+/* ---- GET /v1/conversations/ID/events ------------------------------------------------ */
+
+/* Server-sent events: the records after Last-Event-ID (or ?after=), from
+ * ?from=, or from now on; then live events, pings, and a last event. */
+void mote_serve_http_events(struct serve *sv, struct mote_httpd_conn *c, const char *id)
+{
+    struct serve_stream *st = mote_serve_stream_of(sv, c);
+    char q[24];
+    uint64_t n = 0, end;
+    bool after = false, from = false;
+    int rc;
+
+    if ((rc = mote_serve_stream_open(sv, st, id)) < 0) {
+        fail_err(sv, c, rc, 0);
+        return;
+    }
+    end = mote_serve_conv_end(sv, st);
+    if (c->io->req.last_event_id != NULL) {
+        after = true;
+        if (!number(c->io->req.last_event_id, &n))
+            n = UINT64_MAX;
+    } else if (mote_hreq_query(&c->io->req, "after", q, sizeof(q)) >= 0) {
+        after = true;
+        if (!number(q, &n))
+            n = UINT64_MAX;
+    } else if (mote_hreq_query(&c->io->req, "from", q, sizeof(q)) >= 0) {
+        from = true;
+        if (!number(q, &n))
+            n = UINT64_MAX;
+    } else {
+        n = end; /* from now on */
+    }
+    if ((after || from) && (n == UINT64_MAX || !mote_serve_record_start(sv, st, n, end) ||
+                            (after && n >= end))) {
+        mote_httpd_error(c, 400, "bad_event_id",
+                         "Last-Event-ID (or after=, from=) must be the id of a record of this "
+                         "conversation",
+                         NULL);
+        return;
+    }
+    if (!mote_httpd_stream_head(c, "text/event-stream", "X-Accel-Buffering: no\r\n", true) ||
+        !mote_httpd_outs(c, "retry: 2000\n\n")) {
+        mote_httpd_error(c, 500, "internal", "cannot start the stream", NULL);
+        return;
+    }
+    st->kind = SERVE_STREAM_EVENTS;
+    st->pos = n;
+    st->skip = after;
+    st->in_record = false;
+    st->told_state = false;
+    mote_httpd_respond(c, true);
+}

@@ -1,0 +1,179 @@
+/*
+ * serve_http.c - the API server's HTTP front door: which endpoint a
+ * request's path and method name, the bearer token of TCP clients, and
+ * the engine's head and request handlers that send each request to its
+ * handler (serve_handlers.c).
+ */
+#include <string.h>
+
+#include "serve_int.h"
+#include "util.h"
+
+enum route {
+    R_NONE = 0,
+    R_HEALTH,   /* /v1/health */
+    R_LIST,     /* /v1/conversations */
+    R_CONV,     /* /v1/conversations/ID */
+    R_MESSAGES, /* /v1/conversations/ID/... */
+    R_RETRY,
+    R_CANCEL,
+    R_APPROVAL,
+    R_EVENTS,
+};
+
+/* The endpoint of `path`; the conversation's id into `id`. */
+static enum route route_of(const char *path, char *id)
+{
+    static const char base[] = "/v1/conversations";
+    static const struct {
+        const char *suffix;
+        enum route r;
+    } subs[] = {{"", R_CONV},           {"/messages", R_MESSAGES}, {"/retry", R_RETRY},
+                {"/cancel", R_CANCEL}, {"/approval", R_APPROVAL}, {"/events", R_EVENTS}};
+    const char *rest, *slash;
+    size_t n, i;
+
+    if (strcmp(path, "/v1/health") == 0)
+        return R_HEALTH;
+    if (strncmp(path, base, sizeof(base) - 1) != 0)
+        return R_NONE;
+    rest = path + sizeof(base) - 1;
+    if (rest[0] == '\0' || strcmp(rest, "/") == 0)
+        return R_LIST;
+    if (rest[0] != '/')
+        return R_NONE;
+    rest++;
+    slash = strchr(rest, '/');
+    n = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
+    if (!mote_serve_id_ok(rest, n))
+        return R_NONE;
+    memcpy(id, rest, n);
+    id[n] = '\0';
+    rest += n;
+    for (i = 0; i < MOTE_ARRAY_LEN(subs); i++) {
+        if (strcmp(rest, subs[i].suffix) == 0)
+            return subs[i].r;
+    }
+    return R_NONE;
+}
+
+/* The methods a route takes ("Allow" for 405). */
+static const char *allow_of(enum route r)
+{
+    switch (r) {
+    case R_HEALTH: return "GET, HEAD";
+    case R_LIST: return "GET, POST";
+    case R_CONV: return "GET, DELETE";
+    case R_EVENTS: return "GET";
+    default: return "POST";
+    }
+}
+
+static bool method_ok(enum route r, enum mote_hreq_method m)
+{
+    switch (r) {
+    case R_HEALTH: return m == MOTE_HM_GET || m == MOTE_HM_HEAD;
+    case R_LIST: return m == MOTE_HM_GET || m == MOTE_HM_POST;
+    case R_CONV: return m == MOTE_HM_GET || m == MOTE_HM_DELETE;
+    case R_EVENTS: return m == MOTE_HM_GET;
+    default: return m == MOTE_HM_POST;
+    }
+}
+
+/* Constant-time comparison of "Bearer TOKEN" with the server's token. */
+static bool authorized(const struct serve *sv, const struct mote_httpd_conn *c)
+{
+    const char *h = c->io->req.authorization, *tok = sv->conf.token;
+    size_t n, k, i;
+    unsigned diff = 0;
+
+    if (c->listener == 0)
+        return true; /* the socket's mode is the Unix socket's access control */
+    /* the scheme is case-insensitive (RFC 9110 11.1), then 1*SP */
+    if (h == NULL || tok == NULL || !mote_ascii_ieq(h, "bearer", 6) || h[6] != ' ')
+        return false;
+    h += 6;
+    while (*h == ' ')
+        h++;
+    n = strlen(h);
+    k = strlen(tok);
+    diff = n != k;
+    for (i = 0; i < k; i++)
+        diff |= (unsigned)(unsigned char)tok[i] ^ (unsigned)(unsigned char)(i < n ? h[i] : 0);
+    return diff == 0;
+}
+
+void mote_serve_on_head(void *app, struct mote_httpd_conn *c)
+{
+    struct serve *sv = app;
+    char id[MOTE_CONV_ID_MAX];
+    enum route r;
+
+    if (!authorized(sv, c)) {
+        /* closed after the answer: one guess per connection */
+        mote_httpd_error(c, 401, "unauthorized",
+                         "send Authorization: Bearer TOKEN (the token file or MOTE_SERVE_TOKEN)",
+                         "WWW-Authenticate: Bearer\r\n");
+        return;
+    }
+    r = route_of(c->io->req.path, id);
+    if (r == R_NONE) {
+        mote_httpd_error(c, 404, "not_found", "no such endpoint (see docs/SERVE.md)", NULL);
+        return;
+    }
+    if (!method_ok(r, c->io->req.method)) {
+        char allow[64];
+        struct mote_sb sb;
+
+        mote_sb_init(&sb, allow, sizeof(allow));
+        mote_sb_s(&sb, "Allow: ");
+        mote_sb_s(&sb, allow_of(r));
+        mote_sb_s(&sb, "\r\n");
+        mote_httpd_error(c, c->io->req.method == MOTE_HM_OTHER ? 501 : 405, "method",
+                         "this method is not served here", allow);
+    }
+}
+
+void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *body, size_t len)
+{
+    struct serve *sv = app;
+    char id[MOTE_CONV_ID_MAX];
+    enum mote_hreq_method m = c->io->req.method;
+
+    switch (route_of(c->io->req.path, id)) {
+    case R_HEALTH:
+        mote_serve_http_health(sv, c);
+        break;
+    case R_LIST:
+        if (m == MOTE_HM_POST)
+            mote_serve_http_create(sv, c, body, len);
+        else
+            mote_serve_http_list(sv, c);
+        break;
+    case R_CONV:
+        if (m == MOTE_HM_DELETE)
+            mote_serve_http_delete(sv, c, id);
+        else
+            mote_serve_http_get(sv, c, id);
+        break;
+    case R_MESSAGES:
+        mote_serve_http_message(sv, c, id, body, len, false);
+        break;
+    case R_RETRY:
+        mote_serve_http_message(sv, c, id, body, len, true);
+        break;
+    case R_CANCEL:
+        mote_serve_http_cancel(sv, c, id);
+        break;
+    case R_APPROVAL:
+        mote_serve_http_approval(sv, c, id, body, len);
+        break;
+    case R_EVENTS:
+        mote_serve_http_events(sv, c, id);
+        break;
+    default:
+        MOTE_ASSERT(0); /* on_head took only requests with a route */
+        mote_httpd_error(c, 404, "not_found", "no such endpoint", NULL);
+        break;
+    }
+}
