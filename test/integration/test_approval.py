@@ -302,6 +302,31 @@ def test_write_file_creates_nothing_through_a_dangling_planted_link():
     sticky_case(True)
 
 
+def test_edit_and_read_file_refuse_another_users_link_in_a_sticky_directory():
+    if os.geteuid() != 0:
+        raise Skip("needs root (a link of another user in a sticky directory)")
+    nobody = pwd.getpwnam("nobody")
+    pub = new_dir("sticky-")
+    os.chmod(pub, 0o1777)
+    victim = os.path.join(new_dir("victim-"), "victim")
+    with open(victim, "w") as f:
+        f.write("ORIGINAL SECRET\n")
+    link = os.path.join(pub, "planted")
+    os.symlink(victim, link)
+    os.lchown(link, nobody.pw_uid, nobody.pw_gid)
+    port, log = start_server([
+        {"tool": "edit_file", "input": {"path": link, "old_string": "ORIGINAL",
+                                        "new_string": "PWNED"}},
+        {"tool": "read_file", "input": {"path": link}},
+        {"text": "done"}])
+    r = run(mote(port, new_dir("state-"), "-p", "go", "--yes"))
+    check(r.returncode == 0, (r.returncode, r.stderr))
+    check(open(victim).read() == "ORIGINAL SECRET\n", "the link's target was edited")
+    for n in (1, 2):
+        res = tool_results(log, n)[-1]
+        check(res.get("is_error") and "SECRET" not in result_text(res), (n, res))
+
+
 # ---- 5. one id per call -------------------------------------------------------------
 
 def test_two_calls_with_one_id_get_unique_ids_and_both_results():
