@@ -299,7 +299,13 @@ struct mote_port {
      * directory), not below the storage root. Every call blocks until done
      * (local files); errors are enum mote_err (MOTE_ERR_NOENT,
      * MOTE_ERR_ACCES, MOTE_ERR_ISDIR, ...). A port without it offers no
-     * file tools. */
+     * file tools. Symlinks are followed as Linux's protected_symlinks rule
+     * allows, whatever the system's setting: a link in a sticky directory
+     * that others may write is followed only if its owner is the
+     * directory's owner or the caller (else MOTE_ERR_ACCES: anyone may
+     * plant a link there). What a call checks is what it reads or writes
+     * (the POSIX port works on the last entry through its directory's
+     * descriptor). */
 
     /* What `path` is (symlinks followed). */
     int (*fs_stat)(void *ctx, const char *path, struct mote_fs_stat *st);
