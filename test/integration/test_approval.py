@@ -172,6 +172,38 @@ def test_edit_file_question_shows_the_edit_as_a_diff():
           "the edit is shown as - and + lines: %r" % shown[-400:])
 
 
+def test_a_long_write_shows_head_and_tail_counted_and_all_on_v():
+    d = new_dir()
+    target = os.path.join(d, "long.txt")
+    content = "".join("row %03d\n" % i for i in range(200))
+    shown, t, log = question([{"tool": "write_file", "input": {"path": target, "content": content}},
+                              {"text": "done"}], answer="v")
+    check("row 000" in shown and "row 199" in shown and "row 100" not in shown,
+          "head and tail: %r" % shown[-300:])
+    check("160 lines" in shown and "not shown" in shown, "what is left out is counted: %r" % shown)
+    start = len(t.out)
+    t.read_until("[y/N]", since=start)
+    again = t.out[start:].decode(errors="replace")
+    check(all("row %03d" % i in again for i in range(200)), "v shows all of it: %r" % again[-300:])
+    t.send("n\r")
+    t.read_until("done")
+    t.send("/quit\r")
+    t.wait()
+    check(not os.path.exists(target), "refused: nothing written")
+
+
+def test_a_question_shows_every_member_and_invisible_characters():
+    # members past the command, and bidi or zero-width characters, are all shown
+    raw = '{"command":"echo SAFE \\u202e; rm -rf X\\u200b","note":"echo OTHER","timeout":5}'
+    shown, t, log = question([{"tool": "shell", "raw_input": raw}, {"text": "done"}])
+    t.read_until("done")
+    t.send("/quit\r")
+    t.wait()
+    check("<U+202E>" in shown and "<U+200B>" in shown, "invisible characters shown: %r" % shown)
+    check("echo OTHER" in shown and "echo SAFE" in shown and "timeout: 5" in shown,
+          "every member shown: %r" % shown)
+
+
 # ---- 2. duplicate keys ------------------------------------------------------------
 
 def test_duplicate_keys_in_a_tool_input_are_refused():
