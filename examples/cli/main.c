@@ -1120,6 +1120,13 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "serve") == 0)
         return serve_main(argc - 1, argv + 1); /* examples/serve: the agent as a service */
+    {
+        /* mote serve's token is no business of the chat's tools */
+        char token[256];
+
+        (void)fe_take_secret("MOTE_SERVE_TOKEN", token, sizeof(token));
+        memset(token, 0, sizeof(token));
+    }
     if ((rc = cli_parse(&o, argc, argv, stderr)) != 0)
         return rc;
     if (o.help) {
