@@ -424,6 +424,16 @@ struct mote_port {
      * file, not followed if a link), in seconds of the platform's real-time
      * clock. Returns 0, MOTE_ERR_NOENT, or < 0. */
     int (*st_time)(void *ctx, const char *name, int64_t *mtime);
+
+    /* ---- net, appended: a peer that does not read ----
+     * Optional: NULL (or outside the port's size) where the platform
+     * cannot tell; a server then notices a peer that reads nothing only
+     * once the socket's buffer is full. */
+
+    /* Bytes sent on connected descriptor `fd` that the peer has not taken
+     * yet (not read, on a local socket; not acknowledged, on TCP). Never
+     * blocks. Returns the count (0: all taken), or < 0. */
+    int (*net_unread)(void *ctx, int fd);
 };
 
 #define MOTE_LOCK_HOLD 1

@@ -204,6 +204,33 @@ def test_a_question_shows_every_member_and_invisible_characters():
           "every member shown: %r" % shown)
 
 
+def test_serve_tells_where_an_input_too_long_to_inline_is():
+    # a client must show the whole input: when it is too long for the event
+    # or the state, `input` is null and `record` says where it is
+    from test_serve import Serve, Events  # noqa: E402
+    cmd = "echo " + "x" * 5000 + " LAST-WORDS"
+    port, _ = start_server([{"tool": "shell", "input": {"command": cmd}}, {"text": "ok"}])
+    s = Serve(port, args=["--approval", "ask"])
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        s.say(cid, "go")
+        got = ev.wait(lambda e: e["event"] == "approval", "the approval event")[0]["json"]
+        check(got["input"] is None and got["input_bytes"] > 5000 and "record" in got, got)
+        ap = s.conv(cid, records=False)["approval"]
+        check(ap["input"] is None and ap["input_bytes"] == got["input_bytes"] and
+              ap["record"] == got["record"], ap)
+        st, b = s.req("GET", "/v1/conversations/%s?from=%d" % (cid, ap["record"]))
+        check(st == 200, (st, b))
+        recs = b["records"]
+        check(recs and recs[0]["offset"] == ap["record"] and
+              "LAST-WORDS" in json.dumps(recs[0]["record"]), recs[:1])
+        ev.close()
+    finally:
+        s.kill(signal.SIGTERM)
+        s.wait()
+
+
 # ---- 2. duplicate keys ------------------------------------------------------------
 
 def test_duplicate_keys_in_a_tool_input_are_refused():
@@ -667,7 +694,7 @@ def test_shell_output_keeps_head_and_tail_and_says_what_was_dropped():
 def test_an_event_reader_that_never_reads_is_closed_in_seconds():
     from test_serve import Serve  # noqa: E402
     port, _ = start_server([{"long_line": 3000000}])
-    s = Serve(port)
+    s = Serve(port, env_more={"MOTE_SERVE_SEND_TIMEOUT_MS": "3000"})
 
     def fds():
         return len(os.listdir("/proc/%d/fd" % s.p.pid))
