@@ -15,7 +15,11 @@
 #include "mote/mote_edit.h"
 #include "mote/mote_json.h"
 
+#define KEYS_MAX 1024 /* bytes of keys in one run */
+#define LONG_KEYS 48  /*   and after a line over MOTE_EDIT_LINE_MAX */
+
 static struct mote_edit ed;
+static char paste[MOTE_EDIT_LINE_MAX + 64];
 
 /* Length of the editor's own escape sequence at s (ESC first), or 0. */
 static size_t own_sequence(const unsigned char *s, size_t n)
@@ -67,16 +71,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *in = (const char *)data, *sep;
-    size_t at = 0, hist_n, k;
+    size_t at = 0, hist_n, k, prefill;
     unsigned mod;
 
-    if (size < 2)
+    /* Each key may redraw the whole line: keys are capped so that a run
+     * stays short; a long line comes from a paste made here instead. */
+    if (size < 2 || size > KEYS_MAX)
         return 0;
     mote_edit_init(&ed, screen, NULL);
     mote_edit_set_width(&ed, data[0] % 8 == 0 ? 0 : 1 + data[0] % 120); /* narrow rows wrap */
     mod = data[1] % 16;
+    /* a line pasted first: short, or past MOTE_EDIT_LINE_MAX (then only
+     * a few keys: each redraws it all) */
+    prefill = (data[1] >> 4) == 15 ? MOTE_EDIT_LINE_MAX + 64 : (size_t)(data[1] >> 4) * 100;
     in += 2;
     size -= 2;
+    if (prefill > MOTE_EDIT_LINE_MAX && size > LONG_KEYS)
+        size = LONG_KEYS;
     /* the history: the bytes before the first NUL, lines split at 0x01 */
     sep = memchr(in, '\0', size);
     hist_n = sep != NULL ? (size_t)(sep - in) : 0;
@@ -89,6 +100,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     at = sep != NULL ? hist_n + 1 : 0;
     mote_edit_start(&ed, "> ", 2);
+    if (prefill > 0) {
+        size_t used;
+
+        memset(paste, 'p', prefill);
+        memcpy(paste + prefill / 2, "\xc2\x9b\xff\x1b", 4); /* inert inside a paste */
+        if (mote_edit_feed(&ed, "\x1b[200~", 6, &used) != MOTE_EDIT_MORE ||
+            mote_edit_feed(&ed, paste, prefill, &used) != MOTE_EDIT_MORE ||
+            mote_edit_feed(&ed, "\x1b[201~", 6, &used) != MOTE_EDIT_MORE)
+            __builtin_trap();
+        check_state();
+    }
     while (at < size) {
         size_t piece = mod == 0 ? size - at : 1 + (unsigned char)in[at] % mod, used = 0;
         enum mote_edit_result r;
