@@ -74,7 +74,7 @@ ROOTS_OBJ := $(B)/obj/ca_roots.o
 endif
 
 CORE_SRC := $(sort $(wildcard src/*.c))
-POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c $(if $(filter mbedtls,$(TLS)),port/tls_roots.c)
+POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c $(if $(filter mbedtls,$(TLS)),port/tls_roots.c port/tls_sessions.c)
 TPORT_SRC := $(sort $(wildcard port/test/*.c))
 CLI_SRC := $(sort $(wildcard examples/cli/*.c examples/common/*.c examples/serve/*.c))
 # SERVE=0: the CLI without `mote serve` (about 40 KB less).
@@ -97,13 +97,13 @@ CONFIG_CFLAGS := $(filter -DMOTE_%,$(CFLAGS))
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS := -O1 -g $(SAN) -Iport/test
 SB := $(B)/asan
-SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c port/tls_roots.c
+SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c port/tls_roots.c port/tls_sessions.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
-.PHONY: fuzz-long
-.PHONY: test-approval test-arch check-small check-mcu test-tls test-serve test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: fuzz-long bench-wire
+.PHONY: test-approval test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -158,10 +158,15 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 # The project's own checks build with warnings as errors.
 check check-small check-mcu check-cross freestanding: WERROR = 1
 
+# The test groups of `make check`, in order; a group's block may add itself
+# with CHECK_GROUPS += (it runs after these).
+CHECK_GROUPS := unit test-symbols test-core-rules test-arch test-cli test-install test-client \
+  test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-api-rules test-core test-proc \
+  test-cli15 test-tools15 test-serve test-tls test-mqtt test-fuzz
+
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory WERROR=1 unit test-symbols test-core-rules test-arch test-cli test-install \
-	  test-client test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-core test-proc test-cli15 test-tools15 test-serve test-tls test-fuzz
+	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_GROUPS)
 	@echo "make check: all test groups passed"
 
 unit: $(UNIT_BIN)
@@ -229,6 +234,11 @@ test-core: $(SB)/mote
 test-fidelity: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fidelity.py $(SB)
 
+# The rules the real APIs enforce (the test server refuses what
+# they refuse), the bodies mote sends keep them, the SDKs' recorded streams.
+test-api-rules: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_api_rules.py $(SB)
+
 # No tool or MCP process outlives mote, whatever a SIGKILL reaches.
 test-proc: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_proc.py $(SB)
@@ -256,6 +266,21 @@ test-serve: $(SB)/mote
 # input, strict inputs (duplicate keys, NULs), no symlink or FIFO traps.
 test-approval: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_approval.py $(SB)
+
+# ---- the MQTT client ----
+# The library's client (a small probe program, sanitizers on) against a
+# private mosquitto on a loopback port: QoS 1 both ways, the retained
+# status and the last will, broker restarts, messages queued while away,
+# mqtts, credentials, an oversize message.
+$(SB)/mqtt_probe: $(SB)/test/integration/mqtt_probe.o $(SAN_LIB_OBJ)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+
+test-mqtt: $(SB)/mqtt_probe
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
+# ---- end of the MQTT client's block ----
+
 
 # Regression tests of the agent's defects found in its first review
 # (real binary, test server).
@@ -371,6 +396,15 @@ bench: $(B)/libmote.a $(B)/mote $(B)/rss_exec
 	  $(B)/libmote.a $(LIBS)
 	$(Q)sh test/bench/run.sh $(BB)
 
+## bench-wire: wall time against round trip (0/50/150/300 ms through a delay
+## proxy): a turn of 6 requests on a kept connection or new ones, one-shots
+## with a full or a resumed TLS handshake, and their CPU
+bench-wire: $(B)/libmote.a $(B)/mote
+	@mkdir -p $(BB)
+	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
+	  $(B)/libmote.a $(LIBS)
+	$(Q)python3 test/bench/wire_bench.py $(B) --out $(BB)/wire.dat
+
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding
 FS_CC := arm-none-eabi-gcc
@@ -408,7 +442,7 @@ check-small: deps-check
 # (test_agent and test_port hold several MB of scripted responses: more
 # than the machine's 4 MiB of RAM; the rest run unchanged)
 MB := $(B)/mcu
-MCU_TESTS := loop jobs journal sse json llm http tport edit
+MCU_TESTS := loop jobs journal sse json llm http tport edit mqtt
 MCU_CC := arm-none-eabi-gcc
 MCU_CFLAGS = -mcpu=cortex-m4 -mthumb -mfloat-abi=soft --specs=picolibc.specs -Os -g -std=c11 \
   $(WARN) -Wno-cast-align -Itest/mcu -Iinclude -Iport/test -I$(MB)/jsmn $(JSMN_DEFS) \

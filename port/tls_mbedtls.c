@@ -23,6 +23,14 @@
  * the host name and the handshake's own key checks; any failure ends the
  * session then, still before a request byte.
  *
+ * Resumption (tls_connect): a session kept from an earlier verified
+ * handshake with the same server (name, port) under the same roots
+ * (tls_sessions.c) is offered; a handshake that resumed it skips the
+ * certificate, as its first one verified it. Whether it was resumed is
+ * told by the master secret: only a resumption keeps the offered one.
+ * ALPN offers what the caller names ("http/1.1"). No code here assumes
+ * a TLS version: an mbedTLS that speaks TLS 1.3 is used as it is.
+ *
  * Receiving: a session reads up to MOTE_TLS_READAHEAD bytes at a time, so
  * a record costs one net_recv, and a short read marks the socket empty:
  * the next read that finds nothing buffered says "would block" without a
@@ -42,6 +50,7 @@
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/oid.h>
 #include <mbedtls/platform.h>
+#include <mbedtls/platform_util.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 #if MBEDTLS_VERSION_MAJOR >= 3
@@ -53,6 +62,13 @@
 #include "mote/mote_port.h"
 #include "mote/mote_tls.h"
 #include "tls_roots.h"
+#include "tls_sessions.h"
+
+#if MBEDTLS_VERSION_MAJOR >= 3
+#define SESSION_FIELD(s, f) ((s)->MBEDTLS_PRIVATE(f))
+#else
+#define SESSION_FIELD(s, f) ((s)->f)
+#endif
 
 #if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
 /* Every mbedTLS allocation comes from this arena: TLS memory is bounded. */
@@ -105,6 +121,14 @@ struct tls_session {
     mbedtls_x509_crt found;    /* the roots found for them */
     int roots_err;             /* a failure to read the roots, for the message */
     struct mote_roots_stats stats;
+    uint64_t trust_size;       /* the CA file's size, or the roots' in memory */
+    bool keyed;                /* sessions are kept under `key` */
+    bool offered;              /* a kept session was offered */
+    bool resumed;              /* and the handshake resumed it */
+    unsigned char resume;      /* MOTE_TLS_RESUME_* */
+    struct mote_tls_key key;
+    unsigned char master[48];  /* the offered session's master secret */
+    const char *alpn[2];
     char host[256];
     mbedtls_ssl_context ssl;
     mbedtls_ssl_config conf;
@@ -422,8 +446,10 @@ static const mbedtls_ecp_group_id curves[] = {
 };
 #endif
 
-static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, char *err,
-                    size_t cap)
+/* A session for `host` on `fd` (tls_open and tls_connect): the roots
+ * chosen, the configuration set, nothing sent. Returns its handle. */
+static int open_session(void *ctx, int fd, const char *host, const char *ca_file,
+                        const char *alpn, char *err, size_t cap)
 {
     struct mote_port *port = port_of(ctx);
     struct tls_session *s = NULL;
@@ -483,6 +509,9 @@ static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, ch
             snprintf(err, cap, "cannot read the CA file %s: %s", s->src.path, mote_strerror(rc));
             return MOTE_ERR_TLS;
         }
+        s->trust_size = st.size;
+    } else {
+        s->trust_size = s->src.mem_len;
     }
     if (!rng_ready) {
 #if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
@@ -520,8 +549,17 @@ static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, ch
 #if MBEDTLS_VERSION_MAJOR < 3
         mbedtls_ssl_conf_curves(&s->conf, curves);
 #endif
+#if defined(MBEDTLS_SSL_ALPN)
+        s->alpn[0] = alpn;
+        s->alpn[1] = NULL;
+        if (alpn != NULL)
+            rc = mbedtls_ssl_conf_alpn_protocols(&s->conf, s->alpn);
+#else
+        (void)alpn;
+#endif
         mbedtls_ssl_conf_rng(&s->conf, mbedtls_ctr_drbg_random, &drbg);
-        rc = mbedtls_ssl_setup(&s->ssl, &s->conf);
+        if (rc == 0)
+            rc = mbedtls_ssl_setup(&s->ssl, &s->conf);
     }
     if (rc == 0)
         rc = mbedtls_ssl_set_hostname(&s->ssl, host); /* SNI and the name check */
@@ -534,6 +572,75 @@ static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, ch
     mbedtls_ssl_set_bio(&s->ssl, s, bio_send, bio_recv, NULL);
     s->used = true;
     return i;
+}
+
+static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, char *err,
+                    size_t cap)
+{
+    return open_session(ctx, fd, host, ca_file, NULL, err, cap);
+}
+
+/* FNV-1a of roots in memory, kept for the last buffer asked about (a
+ * bundle in memory is hashed once, not at each handshake). */
+static uint64_t mem_hash(const unsigned char *p, size_t n)
+{
+    static const unsigned char *last;
+    static size_t last_n;
+    static uint64_t last_h;
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    size_t i;
+
+    if (p == last && n == last_n)
+        return last_h;
+    for (i = 0; i < n; i++)
+        h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    last = p;
+    last_n = n;
+    last_h = h;
+    return h;
+}
+
+/* What the session's roots are, as a string that changes when they do:
+ * the CA file's path and size, or the roots in memory by their hash. */
+static void trust_name(const struct tls_session *s, char *out, size_t cap)
+{
+    if (s->src.path != NULL)
+        snprintf(out, cap, "file %s %llu", s->src.path, (unsigned long long)s->trust_size);
+    else
+        snprintf(out, cap, "memory %llu %016llx", (unsigned long long)s->trust_size,
+                 (unsigned long long)mem_hash(s->src.mem, s->src.mem_len));
+}
+
+static int tls_connect(void *ctx, int fd, const struct mote_tls_peer *peer, char *err,
+                       size_t cap)
+{
+    int h = open_session(ctx, fd, peer->host, peer->ca_file, peer->alpn, err, cap);
+    struct tls_session *s;
+    mbedtls_ssl_session kept;
+    char trust[1100];
+
+    if (h < 0)
+        return h;
+    s = &sessions[h];
+    s->resume = peer->resume;
+    if (peer->resume == MOTE_TLS_RESUME_OFF) {
+#if defined(MBEDTLS_SSL_SESSION_TICKETS)
+        mbedtls_ssl_conf_session_tickets(&s->conf, MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
+#endif
+        return h;
+    }
+    trust_name(s, trust, sizeof(trust));
+    if (mote_tls_key_make(&s->key, peer->host, peer->port, trust) < 0)
+        return h; /* (resumption is an optimisation: a full handshake then) */
+    s->keyed = true;
+    mbedtls_ssl_session_init(&kept);
+    if (mote_tls_sessions_get(s->port, &s->key, peer->resume, peer->session_max_s, &kept) == 0 &&
+        mbedtls_ssl_set_session(&s->ssl, &kept) == 0) {
+        memcpy(s->master, SESSION_FIELD(&kept, master), sizeof(s->master));
+        s->offered = true;
+    }
+    mbedtls_ssl_session_free(&kept); /* (zeroised by mbedTLS) */
+    return h;
 }
 
 static struct tls_session *get(int h)
@@ -569,8 +676,20 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
     rc = mbedtls_ssl_handshake(&s->ssl);
     if (want_of(s, rc, want) == MOTE_ERR_AGAIN)
         return MOTE_ERR_AGAIN;
+    if (rc == 0 && s->offered) {
+        const mbedtls_ssl_session *now = mbedtls_ssl_get_session_pointer(&s->ssl);
+
+        s->resumed = now != NULL && memcmp(SESSION_FIELD(now, master), s->master,
+                                           sizeof(s->master)) == 0;
+    }
+    mbedtls_platform_zeroize(s->master, sizeof(s->master));
+    if (rc != 0 && s->offered && rc != MBEDTLS_ERR_NET_CONN_RESET &&
+        rc != MBEDTLS_ERR_SSL_CONN_EOF && rc != MBEDTLS_ERR_NET_RECV_FAILED &&
+        rc != MBEDTLS_ERR_NET_SEND_FAILED)
+        /* refused with the kept session offered: the next one is full */
+        mote_tls_sessions_forget(s->port, &s->key, s->resume);
 #if !USE_CA_CB
-    if (rc == 0) {
+    if (rc == 0 && !s->resumed) { /* (a resumed session was verified when it was made) */
         rc = verify_after(s, &flags);
         if (rc == 0 && flags != 0) {
             (void)mbedtls_ssl_send_alert_message(&s->ssl, MBEDTLS_SSL_ALERT_LEVEL_FATAL,
@@ -584,8 +703,12 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
 #endif
     mbedtls_x509_crt_free(&s->found); /* what the handshake needed of the roots */
     mbedtls_x509_crt_init(&s->found);
-    if (rc == 0)
+    if (rc == 0) {
+        if (s->keyed)
+            mote_tls_sessions_put(s->port, &s->key, s->resume,
+                                  mbedtls_ssl_get_session_pointer(&s->ssl), s->resumed);
         return 0;
+    }
     if (s->roots_err < 0) {
         snprintf(err, cap, "cannot read the trusted roots %s: %s",
                  s->src.path != NULL ? s->src.path : "in memory", mote_strerror(s->roots_err));
@@ -650,6 +773,25 @@ static int tls_pending(void *ctx, int h)
            mbedtls_ssl_check_pending(&s->ssl);
 }
 
+static int tls_info(void *ctx, int h, struct mote_tls_info *info)
+{
+    struct tls_session *s = get(h);
+    const char *v;
+
+    (void)ctx;
+    memset(info, 0, sizeof(*info));
+    if (s == NULL)
+        return MOTE_ERR_BADF;
+    info->resumed = s->resumed;
+    v = mbedtls_ssl_get_version(&s->ssl);
+    snprintf(info->version, sizeof(info->version), "%s", v != NULL ? v : "");
+#if defined(MBEDTLS_SSL_ALPN)
+    v = mbedtls_ssl_get_alpn_protocol(&s->ssl);
+    snprintf(info->alpn, sizeof(info->alpn), "%s", v != NULL ? v : "");
+#endif
+    return 0;
+}
+
 static void tls_close(void *ctx, int h)
 {
     struct tls_session *s = get(h);
@@ -657,6 +799,7 @@ static void tls_close(void *ctx, int h)
     (void)ctx;
     if (s == NULL)
         return;
+    mbedtls_platform_zeroize(s->master, sizeof(s->master));
     mbedtls_x509_crt_free(&s->found);
     mbedtls_ssl_free(&s->ssl);
     mbedtls_ssl_config_free(&s->conf);
@@ -681,6 +824,8 @@ void mote_tls_fill(struct mote_port *port)
     port->tls_recv = tls_recv;
     port->tls_pending = tls_pending;
     port->tls_close = tls_close;
+    port->tls_connect = tls_connect;
+    port->tls_info = tls_info;
 }
 
 int mote_tls_set_roots(const void *data, size_t len)

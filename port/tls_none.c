@@ -26,6 +26,8 @@ void mote_tls_fill(struct mote_port *port)
     port->tls_recv = NULL;
     port->tls_pending = NULL;
     port->tls_close = NULL;
+    port->tls_connect = NULL; /* (tls_open says why) */
+    port->tls_info = NULL;
 }
 
 int mote_tls_set_roots(const void *data, size_t len)

@@ -18,22 +18,26 @@ cat > "$b/tmp/sizeof.c" <<'C'
 #include "mote/mote_journal.h"
 #include "mote/mote_mcp.h"
 #include "mote/mote_serve.h"
+#include "mote/mote_mqtt.h"
 #define S(name, type) char sizeof_##name[sizeof(type)]
 S(loop, struct mote_loop);
 S(job, struct mote_job);
 S(timer, struct mote_timer_slot);
 S(watch, struct mote_watch_slot);
 S(llm_call, struct mote_llm_call);
+S(conn, struct mote_conn);
+S(tls_kept, char[MOTE_TLS_SESSION_CACHE * (MOTE_TLS_SESSION_BYTES + 64)]);
 S(journal, struct mote_journal);
 S(jbuf, struct mote_jbuf);
 S(session, struct mote_session);
 S(conv, struct mote_conv);
-S(stream, struct mote_stream);
+S(stream, struct mote_stream_area); /* the library's struct mote_stream */
 S(tool_run, struct mote_tool_run);
 S(mcp, struct mote_mcp);
 S(mcp_server, struct mote_mcp_server);
 S(edit, struct mote_edit);
 S(serve, struct mote_serve);
+S(mqtt, struct mote_mqtt);
 char sizeof_serve_conn[MOTE_SERVE_CONN_SIZE];
 C
 # shellcheck disable=SC2086
@@ -49,11 +53,13 @@ $NM -S "$b/tmp/sizeof.o" | awk '
     END {
         printf "struct mote_loop             %9d  (jobs %d B each, timers %d, watches %d)\n", v["loop"], v["job"], v["timer"], v["watch"]
         printf "struct mote_llm_call         %9d  one model request (the client)\n", v["llm_call"]
+        printf "struct mote_conn             %9d  a kept connection; its TLS state is a session of the backend (bss, MOTE_TLS_SESSIONS), TLS sessions kept for resumption about %d\n", v["conn"], v["tls_kept"]
         printf "struct mote_journal          %9d  one open journal, + struct mote_jbuf %d shared\n", v["journal"], v["jbuf"]
         printf "struct mote_session          %9d  the agent: conversation %d, stream slot %d, tool-run slot %d\n", v["session"], v["conv"], v["stream"], v["tool_run"]
         printf "struct mote_mcp              %9d  MCP servers (optional), %d per server\n", v["mcp"], v["mcp_server"]
         printf "struct mote_edit             %9d  the line editor (a terminal front end)\n", v["edit"]
         printf "struct mote_serve            %9d  mote serve: per connection %d (MOTE_SERVE_CONN_SIZE)\n", v["serve"], v["serve_conn"]
+        printf "struct mote_mqtt             %9d  the MQTT client (mote serve --mqtt)\n", v["mqtt"]
     }'
 # Stack frames: every source compiled again with -fstack-usage.
 rm -f "$b/stack"/*.su

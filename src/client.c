@@ -1,12 +1,14 @@
 /*
  * client.c - one streamed model request as a non-blocking job: resolve,
  * connect, TLS, send (head, then the body pulled piece by piece), read the
- * response headers, decode the stream; retries, timeouts, cancellation.
+ * response headers, decode the stream; retries, timeouts, cancellation,
+ * and the choice to keep its connection (conn.c keeps it).
  */
 #include "mote/mote_client.h"
 
 #include <string.h>
 
+#include "conn.h"
 #include "mote/mote.h"
 #include "util.h"
 
@@ -23,6 +25,9 @@ void mote_llm_conf_defaults(struct mote_llm_conf *c)
     c->max_attempts = MOTE_LLM_MAX_ATTEMPTS;
     c->backoff_ms = MOTE_LLM_BACKOFF_MS;
     c->backoff_max_ms = MOTE_LLM_BACKOFF_MAX_MS;
+    c->keep_idle_ms = MOTE_LLM_KEEP_IDLE_MS;
+    c->tls_resume = MOTE_TLS_RESUME_MEMORY;
+    c->tls_session_max_s = MOTE_TLS_SESSION_MAX_S;
 }
 
 const char *mote_llm_phase_name(enum mote_llm_phase p)
@@ -47,6 +52,33 @@ static void msg(struct mote_llm_call *c, const char *a, const char *b, const cha
         mote_sb_s(&sb, d);
 }
 
+/* FNV-1a, 64 bits, of a string and its terminating NUL onto h. */
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    do {
+        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
+    } while (*s++ != '\0');
+    return h;
+}
+
+/* Which connections may carry this call's requests: the same scheme,
+ * host and port, through the same proxy with the same credentials,
+ * trusting the same CA file. */
+static uint64_t origin_of(const struct mote_llm_call *c)
+{
+    char num[24];
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+    num[mote_u64_dec((uint64_t)c->url.port * 4u + (c->url.tls ? 2u : 0u) + c->via_proxy, num)] =
+        '\0';
+    h = fnv(fnv(h, num), c->url.host);
+    if (c->via_proxy) {
+        num[mote_u64_dec(c->proxy.port, num)] = '\0';
+        h = fnv(fnv(fnv(h, num), c->proxy.host), c->proxy_auth);
+    }
+    return fnv(h, c->conf->ca_file != NULL ? c->conf->ca_file : "");
+}
+
 int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *conf,
                        const struct mote_llm_req *req, mote_llm_fn fn, void *arg)
 {
@@ -61,7 +93,7 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
     call->req = req;
     call->on_event = fn;
     call->on_event_arg = arg;
-    call->fd = call->tls = call->resolve_req = -1;
+    call->resolve_req = -1;
     rc = mote_url_parse(&call->url, conf->base_url != NULL ? conf->base_url : "");
     if (rc < 0) {
         msg(call, "bad base URL '", conf->base_url != NULL ? conf->base_url : "",
@@ -83,6 +115,7 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
         }
         call->via_proxy = true;
     }
+    call->origin = origin_of(call);
     mote_sb_init(&sb, call->auth, sizeof(call->auth));
     if (conf->api_key[0] != '\0') {
         mote_sb_s(&sb, conf->provider == MOTE_PROVIDER_ANTHROPIC ? "x-api-key: "
@@ -92,7 +125,8 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
     return 0;
 }
 
-static void close_conn(struct mote_loop *loop, struct mote_llm_call *c)
+/* Drops the job's watch and timer and a pending name lookup. */
+static void stop_io(struct mote_loop *loop, struct mote_llm_call *c)
 {
     const struct mote_port *p = loop->port;
 
@@ -101,13 +135,19 @@ static void close_conn(struct mote_loop *loop, struct mote_llm_call *c)
     if (c->timer != 0)
         (void)mote_timer_stop(loop, c->timer);
     c->watch = c->timer = 0;
-    if (c->tls >= 0 && MOTE_PORT_HAS(p, tls_close))
-        p->tls_close(p->ctx, c->tls);
-    if (c->fd >= 0)
-        p->net_close(p->ctx, c->fd);
     if (c->resolve_req >= 0)
         p->net_resolve_end(p->ctx, c->resolve_req);
-    c->tls = c->fd = c->resolve_req = -1;
+    c->resolve_req = -1;
+}
+
+/* The attempt is over: its connection is kept (the caller's, when the
+ * response ended exactly and may stay) or closed. */
+static void end_conn(struct mote_loop *loop, struct mote_llm_call *c, bool keep)
+{
+    stop_io(loop, c);
+    if (c->k == NULL)
+        return;
+    mote_conn_release(c->k, keep && c->k != &c->own, c->conf->keep_idle_ms);
 }
 
 static int watch(struct mote_loop *loop, mote_job_id self, struct mote_llm_call *c, int fd,
@@ -204,6 +244,8 @@ static int on_body(void *arg, const char *p, size_t n)
 {
     struct mote_llm_call *c = arg;
 
+    if (c->http.status == 200 && c->dec.done)
+        return 0; /* the end of the body after the stream's end event */
     if (c->http.status == 200 && !c->not_sse && !c->dec.content && c->err_len == 0 &&
         !event_stream(c->http.content_type))
         c->not_sse = true;
@@ -270,7 +312,8 @@ static int start_send(struct mote_llm_call *c)
     hdrs[n++] = "content-type: application/json";
     hdrs[n++] = "accept: text/event-stream";
     hdrs[n++] = "user-agent: mote/" MOTE_VERSION_STRING;
-    hdrs[n++] = "connection: close";
+    if (c->k == &c->own || c->conf->keep_idle_ms == 0)
+        hdrs[n++] = "connection: close"; /* (HTTP/1.1 keeps it open without a word) */
     mote_sb_init(&sb, path, sizeof(path));
     if (c->via_proxy && !c->url.tls) {
         /* to the proxy: the request names the whole URL */
@@ -292,6 +335,7 @@ static int start_send(struct mote_llm_call *c)
     c->send_off = 0;
     c->body_left = (uint64_t)len;
     c->head_sent = true;
+    c->k->requests++;
     mote_llm_body_init(&c->body, c->req);
     return 0;
 }
@@ -299,17 +343,18 @@ static int start_send(struct mote_llm_call *c)
 static int xsend(const struct mote_port *p, struct mote_llm_call *c, unsigned *want)
 {
     *want = MOTE_POLL_OUT;
-    if (c->tls >= 0)
-        return p->tls_send(p->ctx, c->tls, c->buf + c->send_off, c->send_len - c->send_off, want);
-    return p->net_send(p->ctx, c->fd, c->buf + c->send_off, c->send_len - c->send_off);
+    if (c->k->tls >= 0)
+        return p->tls_send(p->ctx, c->k->tls, c->buf + c->send_off, c->send_len - c->send_off,
+                           want);
+    return p->net_send(p->ctx, c->k->fd, c->buf + c->send_off, c->send_len - c->send_off);
 }
 
 static int xrecv(const struct mote_port *p, struct mote_llm_call *c, unsigned *want)
 {
     *want = MOTE_POLL_IN;
-    if (c->tls >= 0)
-        return p->tls_recv(p->ctx, c->tls, c->buf, sizeof(c->buf), want);
-    return p->net_recv(p->ctx, c->fd, c->buf, sizeof(c->buf));
+    if (c->k->tls >= 0)
+        return p->tls_recv(p->ctx, c->k->tls, c->buf, sizeof(c->buf), want);
+    return p->net_recv(p->ctx, c->k->fd, c->buf, sizeof(c->buf));
 }
 
 static void conn_msg(struct mote_llm_call *c, const char *what, int rc)
@@ -351,6 +396,31 @@ static void via_proxy_note(struct mote_llm_call *c)
     mote_sb_s(&sb, ":");
     mote_sb_u(&sb, c->url.port);
     mote_sb_s(&sb, ")");
+}
+
+/* Opens the TLS session on the connection: for this server (its port
+ * too, which binds a kept session to it), offering a kept session and
+ * ALPN http/1.1 where the port can. */
+static int tls_start(const struct mote_port *p, struct mote_llm_call *c)
+{
+    if (MOTE_PORT_HAS(p, tls_connect)) {
+        struct mote_tls_peer peer;
+
+        memset(&peer, 0, sizeof(peer));
+        peer.host = c->url.host;
+        peer.port = c->url.port;
+        peer.ca_file = c->conf->ca_file;
+        peer.alpn = "http/1.1";
+        peer.resume = c->conf->tls_resume;
+        peer.session_max_s = c->conf->tls_session_max_s;
+        return p->tls_connect(p->ctx, c->k->fd, &peer, c->errmsg, sizeof(c->errmsg));
+    }
+    if (!MOTE_PORT_HAS(p, tls_open)) {
+        msg(c, "this port has no TLS: https:// cannot be used", NULL, NULL);
+        return MOTE_ERR_NOTSUP;
+    }
+    return p->tls_open(p->ctx, c->k->fd, c->url.host, c->conf->ca_file, c->errmsg,
+                       sizeof(c->errmsg));
 }
 
 /* Where the head in b[0..n) ends: just past the empty line that closes it,
@@ -399,9 +469,9 @@ static int tunnel(struct mote_loop *loop, mote_job_id self, struct mote_llm_call
         c->tun_len = 0;
     }
     while (c->send_off < c->send_len) {
-        rc = p->net_send(p->ctx, c->fd, c->buf + c->send_off, c->send_len - c->send_off);
+        rc = p->net_send(p->ctx, c->k->fd, c->buf + c->send_off, c->send_len - c->send_off);
         if (rc == MOTE_ERR_AGAIN)
-            return (rc = watch(loop, self, c, c->fd, MOTE_POLL_OUT)) < 0 ? rc : MOTE_ERR_AGAIN;
+            return (rc = watch(loop, self, c, c->k->fd, MOTE_POLL_OUT)) < 0 ? rc : MOTE_ERR_AGAIN;
         if (rc < 0) {
             conn_msg(c, "the proxy connection broke while asking for", rc);
             c->result = MOTE_ERR_AGAIN;
@@ -418,9 +488,9 @@ static int tunnel(struct mote_loop *loop, mote_job_id self, struct mote_llm_call
             msg(c, "the proxy's answer to CONNECT is too long", NULL, NULL);
             return MOTE_ERR_PROTO;
         }
-        rc = p->net_recv(p->ctx, c->fd, c->buf + c->tun_len, sizeof(c->buf) - 1 - c->tun_len);
+        rc = p->net_recv(p->ctx, c->k->fd, c->buf + c->tun_len, sizeof(c->buf) - 1 - c->tun_len);
         if (rc == MOTE_ERR_AGAIN)
-            return (rc = watch(loop, self, c, c->fd, MOTE_POLL_IN)) < 0 ? rc : MOTE_ERR_AGAIN;
+            return (rc = watch(loop, self, c, c->k->fd, MOTE_POLL_IN)) < 0 ? rc : MOTE_ERR_AGAIN;
         if (rc <= 0) {
             conn_msg(c, "the proxy closed the connection before a tunnel to",
                      rc == 0 ? MOTE_ERR_CONNRESET : rc);
@@ -506,6 +576,7 @@ static int status_error(struct mote_llm_call *c)
     struct mote_sb sb;
     int st = c->http.status;
 
+    c->retry_after_s = c->http.retry_after_s; /* this response's, for the backoff */
     mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
     mote_sb_s(&sb, "HTTP ");
     mote_sb_u(&sb, (uint64_t)st);
@@ -609,7 +680,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
             c->phase = MOTE_PHASE_CONNECT;
             break;
         case MOTE_PHASE_CONNECT:
-            if (c->fd < 0) {
+            if (c->k->fd < 0) {
                 rc = p->net_connect(p->ctx, &c->addrs[c->addr_i]);
                 if (rc < 0) {
                     if (++c->addr_i < c->naddr)
@@ -617,16 +688,17 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     conn_msg(c, "cannot connect to", rc);
                     return rc;
                 }
-                c->fd = rc;
-                if ((rc = watch(loop, self, c, c->fd, MOTE_POLL_OUT)) < 0)
+                c->k->fd = rc;
+                c->k->opened++;
+                if ((rc = watch(loop, self, c, c->k->fd, MOTE_POLL_OUT)) < 0)
                     return rc;
             }
-            rc = p->net_connect_done(p->ctx, c->fd);
+            rc = p->net_connect_done(p->ctx, c->k->fd);
             if (rc == MOTE_ERR_AGAIN)
                 return rc;
             if (rc < 0) {
-                p->net_close(p->ctx, c->fd);
-                c->fd = -1;
+                p->net_close(p->ctx, c->k->fd);
+                c->k->fd = -1;
                 if (++c->addr_i < c->naddr)
                     break; /* the next address (IPv6, then IPv4, say) */
                 conn_msg(c, "cannot connect to", rc);
@@ -642,20 +714,14 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
             c->phase = MOTE_PHASE_HANDSHAKE;
             break;
         case MOTE_PHASE_HANDSHAKE:
-            if (c->tls < 0) {
-                if (!MOTE_PORT_HAS(p, tls_open)) {
-                    msg(c, "this port has no TLS: https:// cannot be used", NULL, NULL);
-                    return MOTE_ERR_NOTSUP;
-                }
-                rc = p->tls_open(p->ctx, c->fd, c->url.host, c->conf->ca_file, c->errmsg,
-                                 sizeof(c->errmsg));
-                if (rc < 0)
+            if (c->k->tls < 0) {
+                if ((rc = tls_start(p, c)) < 0)
                     return rc;
-                c->tls = rc;
+                c->k->tls = rc;
             }
-            rc = p->tls_handshake(p->ctx, c->tls, &want, c->errmsg, sizeof(c->errmsg));
+            rc = p->tls_handshake(p->ctx, c->k->tls, &want, c->errmsg, sizeof(c->errmsg));
             if (rc == MOTE_ERR_AGAIN) {
-                if ((rc = watch(loop, self, c, c->fd, want)) < 0)
+                if ((rc = watch(loop, self, c, c->k->fd, want)) < 0)
                     return rc;
                 return MOTE_ERR_AGAIN;
             }
@@ -664,6 +730,12 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     via_proxy_note(c);
                 return rc; /* verification failures are not retried */
             }
+            if (MOTE_PORT_HAS(p, tls_info)) {
+                struct mote_tls_info info;
+
+                c->k->resumed = p->tls_info(p->ctx, c->k->tls, &info) == 0 && info.resumed;
+            }
+            c->tls_resumed = c->k->resumed;
             c->phase = MOTE_PHASE_SEND;
             set_deadline(loop, c, c->conf->idle_timeout_ms);
             break;
@@ -692,11 +764,12 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     mote_http_resp_init(&c->http, on_body, c);
                     mote_sse_init(&c->sse, on_sse, c);
                     mote_llm_dec_init(&c->dec, c->conf->provider, on_decoded, c);
+                    c->dec.id_seed = c->req->id_seed;
                     c->phase = MOTE_PHASE_HEADERS;
                     if (c->on_phase != NULL)
                         c->on_phase(c->on_event_arg, MOTE_PHASE_HEADERS); /* body sent */
                     set_deadline(loop, c, c->conf->first_byte_timeout_ms);
-                    if ((rc = watch(loop, self, c, c->fd, MOTE_POLL_IN)) < 0)
+                    if ((rc = watch(loop, self, c, c->k->fd, MOTE_POLL_IN)) < 0)
                         return rc;
                     break;
                 }
@@ -705,13 +778,14 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
             }
             rc = xsend(p, c, &want);
             if (rc == MOTE_ERR_AGAIN) {
-                if ((rc = watch(loop, self, c, c->fd, want)) < 0)
+                if ((rc = watch(loop, self, c, c->k->fd, want)) < 0)
                     return rc;
                 return MOTE_ERR_AGAIN;
             }
             if (rc < 0) {
                 conn_msg(c, "the connection broke while sending to", rc);
                 c->result = MOTE_ERR_AGAIN; /* nothing came back yet: retry */
+                c->stale = c->conn_kept;
                 return rc;
             }
             c->send_off += (size_t)rc;
@@ -722,16 +796,19 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
         case MOTE_PHASE_STREAM:
             rc = xrecv(p, c, &want);
             if (rc == MOTE_ERR_AGAIN) {
-                if ((rc = watch(loop, self, c, c->fd, want)) < 0)
+                if ((rc = watch(loop, self, c, c->k->fd, want)) < 0)
                     return rc;
                 return MOTE_ERR_AGAIN;
             }
             if (rc <= 0) {
                 /* The connection ended (or broke) before the stream's end. */
+                if (c->draining)
+                    return 0; /* the answer is whole; only the connection is lost */
                 if (!c->got_byte) {
                     conn_msg(c, "the connection closed before any response from",
                              rc == 0 ? MOTE_ERR_CONNRESET : rc);
                     c->result = MOTE_ERR_AGAIN;
+                    c->stale = c->conn_kept;
                     return MOTE_ERR_CONNRESET;
                 }
                 if (c->http.status != 200 && mote_http_resp_have_headers(&c->http))
@@ -745,9 +822,15 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
              * server sending them a byte at a time is not waited for
              * forever. In the stream, silence has the idle deadline and
              * the gap between whole events its own. */
-            if (c->phase == MOTE_PHASE_STREAM)
+            if (c->phase == MOTE_PHASE_STREAM && !c->draining)
                 stream_deadline(loop, c);
-            rc = mote_http_resp_feed(&c->http, c->buf, (size_t)rc);
+            rc = mote_http_resp_feed(&c->http, c->buf, got);
+            if (mote_http_resp_done(&c->http))
+                /* Framed to its end: the connection may stay if nothing
+                 * came after it (here, or decrypted and waiting). */
+                c->keep = mote_http_resp_reusable(&c->http) && rc == (int)got &&
+                          (c->k->tls < 0 || !MOTE_PORT_HAS(p, tls_pending) ||
+                           p->tls_pending(p->ctx, c->k->tls) == 0);
             if (rc == MOTE_ERR_HTTP && c->errmsg[0] != '\0')
                 return rc; /* an error event, already explained */
             if (rc < 0) {
@@ -769,21 +852,33 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                 c->event_deadline = mote_loop_now(loop) + c->conf->event_timeout_ms;
                 c->got_event = false;
                 stream_deadline(loop, c);
-            } else if (c->phase == MOTE_PHASE_STREAM && c->got_event) {
+            } else if (c->phase == MOTE_PHASE_STREAM && c->got_event && !c->draining) {
                 stream_deadline(loop, c);
             }
-            if (c->http.status == 200 && c->dec.done)
-                return 0;
+            if (c->http.status == 200 && c->dec.done) {
+                if (mote_http_resp_done(&c->http))
+                    return 0;
+                if (!c->draining) {
+                    /* The answer is whole; the rest of the response (the
+                     * last chunk) decides whether the connection stays. */
+                    uint32_t tail = c->conf->idle_timeout_ms < MOTE_LLM_TAIL_MS
+                                        ? c->conf->idle_timeout_ms
+                                        : MOTE_LLM_TAIL_MS;
+
+                    c->draining = true;
+                    set_deadline(loop, c, tail);
+                }
+            }
             if (mote_http_resp_done(&c->http)) {
                 if (c->http.status != 200)
                     return status_error(c);
                 return stream_cut(c);
             }
-            if (c->tls < 0 && got < sizeof(c->buf)) {
+            if (c->k->tls < 0 && got < sizeof(c->buf)) {
                 /* A short read emptied the socket: wait for more rather
                  * than ask again only to hear "would block" (TLS: the
                  * backend knows the same from its own reads). */
-                if ((rc = watch(loop, self, c, c->fd, MOTE_POLL_IN)) < 0)
+                if ((rc = watch(loop, self, c, c->k->fd, MOTE_POLL_IN)) < 0)
                     return rc;
                 return MOTE_ERR_AGAIN;
             }
@@ -794,21 +889,37 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
     }
 }
 
-static void new_attempt(struct mote_loop *loop, struct mote_llm_call *c)
+/* Starts an attempt (`count`: a new one; else the one resend after a
+ * kept connection was found closed): on the kept connection when it is
+ * still good, else on a new one. */
+static void start_attempt(struct mote_loop *loop, struct mote_llm_call *c, bool count)
 {
-    close_conn(loop, c);
-    c->attempt++;
-    c->phase = MOTE_PHASE_RESOLVE;
+    int rc;
+
+    stop_io(loop, c);
+    if (count)
+        c->attempt++;
+    c->k = c->conn != NULL ? c->conn : &c->own;
+    rc = mote_conn_take(c->k, loop, c->origin);
+    if (rc < 0) { /* another call has it: one of our own */
+        c->k = &c->own;
+        rc = mote_conn_take(c->k, loop, c->origin);
+    }
+    c->conn_kept = rc == 1;
+    c->tls_resumed = c->conn_kept && c->k->resumed;
+    c->phase = c->conn_kept ? MOTE_PHASE_SEND : MOTE_PHASE_RESOLVE;
     if (c->on_phase != NULL)
         c->on_phase(c->on_event_arg, MOTE_PHASE_RESOLVE); /* an attempt begins */
     c->got_byte = c->head_sent = c->not_sse = c->got_event = c->event_cut = false;
+    c->stale = c->keep = c->draining = false;
+    c->retry_after_s = 0;
     c->send_len = c->send_off = 0;
     c->err_len = 0;
     c->err_body[0] = '\0';
     c->errmsg[0] = '\0';
     c->result = 0;
     c->http_status = 0;
-    set_deadline(loop, c, c->conf->connect_timeout_ms);
+    set_deadline(loop, c, c->conn_kept ? c->conf->idle_timeout_ms : c->conf->connect_timeout_ms);
 }
 
 static uint32_t backoff_delay(struct mote_loop *loop, const struct mote_llm_call *c)
@@ -823,8 +934,8 @@ static uint32_t backoff_delay(struct mote_loop *loop, const struct mote_llm_call
     if (MOTE_PORT_HAS(loop->port, random) &&
         loop->port->random(loop->port->ctx, &jitter, sizeof(jitter)) == 0 && d > 1)
         d += jitter % (d / 2u + 1u);
-    if (c->http.retry_after_s > 0 && c->http.retry_after_s * 1000u > d)
-        d = c->http.retry_after_s * 1000u;
+    if (c->retry_after_s > 0 && c->retry_after_s * 1000u > d)
+        d = c->retry_after_s * 1000u;
     return d > cap ? cap : d;
 }
 
@@ -868,7 +979,7 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
     int rc;
 
     if (mote_job_cancelled(loop, self)) {
-        close_conn(loop, c);
+        end_conn(loop, c, false);
         c->result = MOTE_ERR_CANCELED;
         c->phase = MOTE_PHASE_DONE;
         return MOTE_STEP_CANCELLED;
@@ -882,17 +993,19 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
             (void)mote_job_set_error(loop, self, c->errmsg);
             return MOTE_ERR_NOSYS;
         }
-        new_attempt(loop, c);
+        start_attempt(loop, c, true);
     }
     now = mote_loop_now(loop);
     if (c->phase == MOTE_PHASE_BACKOFF) {
         if (mote_before(now, c->deadline))
             goto wait;
-        new_attempt(loop, c);
+        start_attempt(loop, c, true);
     }
     rc = advance(loop, self, c);
+    if (rc == MOTE_ERR_AGAIN && c->draining && !mote_before(mote_loop_now(loop), c->deadline))
+        rc = 0; /* the answer is whole; its response did not end: not kept */
     if (rc == 0) {
-        close_conn(loop, c);
+        end_conn(loop, c, c->keep);
         c->phase = MOTE_PHASE_DONE;
         c->result = 0;
         return MOTE_STEP_DONE;
@@ -906,10 +1019,19 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
         goto wait;
     }
 failed:
+    if (c->stale && !c->resent && !c->content) {
+        /* The kept connection had been closed by the server: the request
+         * goes again, at once, on a new one (once). */
+        c->resent = true;
+        end_conn(loop, c, false);
+        start_attempt(loop, c, false);
+        (void)mote_job_wake(loop, self);
+        goto wait;
+    }
     if (c->result == MOTE_ERR_AGAIN && !c->content && c->attempt < c->conf->max_attempts) {
         uint32_t d = backoff_delay(loop, c);
 
-        close_conn(loop, c);
+        end_conn(loop, c, c->keep);
         c->phase = MOTE_PHASE_BACKOFF;
         set_deadline(loop, c, d);
         goto wait;
@@ -927,7 +1049,7 @@ failed:
     }
     if (c->errmsg[0] == '\0')
         msg(c, "the model request failed: ", mote_strerror(rc), NULL);
-    close_conn(loop, c);
+    end_conn(loop, c, c->keep);
     c->phase = MOTE_PHASE_DONE;
     c->result = rc;
     (void)mote_job_set_error(loop, self, c->errmsg);
@@ -944,7 +1066,7 @@ wait:
         if (mote_timer_start(loop, left > 0 ? (uint32_t)left : 0u, NULL, NULL, self, &c->timer) <
             0) {
             msg(c, "no free timer (MOTE_MAX_TIMERS)", NULL, NULL);
-            close_conn(loop, c);
+            end_conn(loop, c, false);
             (void)mote_job_set_error(loop, self, c->errmsg);
             return MOTE_ERR_FULL;
         }
@@ -954,7 +1076,7 @@ wait:
 
 static void call_release(struct mote_loop *loop, void *task)
 {
-    close_conn(loop, task);
+    end_conn(loop, task, false); /* (a connection already kept stays kept) */
 }
 
 const struct mote_task_ops mote_llm_call_ops = {"llm", call_step, call_release};

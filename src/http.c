@@ -23,9 +23,34 @@ static int status_line(struct mote_http_resp *r)
         mote_dec_parse(l + 9, 3, &code) != 0 || (r->line_len > 12 && l[12] != ' ') || code < 100)
         return MOTE_ERR_PROTO;
     r->status = (int)code;
+    r->keep = l[7] != '0'; /* persistent by default from HTTP/1.1 on */
+    r->close = false;
     r->no_body = code < 200 || code == 204 || code == 304;
     r->state = MOTE_HTTP_HEADERS;
     return 0;
+}
+
+/* The tokens of a Connection header ("close", "keep-alive, Upgrade"). */
+static void connection_tokens(struct mote_http_resp *r, const char *v, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        size_t s, e;
+
+        while (i < n && (v[i] == ',' || v[i] == ' ' || v[i] == '\t'))
+            i++;
+        s = i;
+        while (i < n && v[i] != ',')
+            i++;
+        e = i;
+        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+            e--;
+        if (mote_ascii_is(v + s, e - s, "close"))
+            r->close = true;
+        else if (mote_ascii_is(v + s, e - s, "keep-alive"))
+            r->keep = true;
+    }
 }
 
 static void trim(const char **s, size_t *n)
@@ -46,6 +71,8 @@ static int end_of_headers(struct mote_http_resp *r)
         r->status = 0;
         return 0;
     }
+    if (r->close)
+        r->keep = false;
     if (r->no_body)
         r->state = MOTE_HTTP_DONE;
     else if (r->chunked)
@@ -53,8 +80,10 @@ static int end_of_headers(struct mote_http_resp *r)
     else if (r->content_length >= 0) {
         r->remaining = (uint64_t)r->content_length;
         r->state = r->remaining == 0 ? MOTE_HTTP_DONE : MOTE_HTTP_BODY_LENGTH;
-    } else
+    } else {
         r->state = MOTE_HTTP_BODY_EOF;
+        r->keep = false; /* its end is the connection's */
+    }
     return 0;
 }
 
@@ -86,6 +115,8 @@ static int header_line(struct mote_http_resp *r)
             r->chunked = true;
         else
             return MOTE_ERR_PROTO;
+    } else if (mote_ascii_is(l, nlen, "connection")) {
+        connection_tokens(r, v, vlen);
     } else if (mote_ascii_is(l, nlen, "retry-after")) {
         if (mote_dec_parse(v, vlen, &num) == 0)
             r->retry_after_s = num > 86400u ? 86400u : (uint32_t)num;

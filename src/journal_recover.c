@@ -76,22 +76,39 @@ static void take_start(struct mote_journal *j, struct mote_rec_call *c)
 }
 
 /* The calls of an assistant record (`calls`: its array token), after the
- * call records that came before it (`pend`). */
+ * call records that came before it (`pend`, then `nover_pend` more past
+ * the table from offset `over_pend`): the first MOTE_LLM_MAX_TOOL_CALLS
+ * in the table, the rest counted, and where the first of those is. */
 static void take_answer_calls(struct mote_journal *j, int calls, const struct mote_rec_call *pend,
-                              unsigned npend, struct mote_recovery *r)
+                              unsigned npend, unsigned nover_pend, uint64_t over_pend,
+                              struct mote_recovery *r)
 {
-    unsigned i;
+    const struct mote_json *js = &j->buf->json;
+    unsigned i, size = mote_json_type_of(js, calls) == MOTE_JSON_ARRAY ? (unsigned)js->tok[calls].size
+                                                                        : 0u;
 
     r->ncalls = 0;
     for (i = 0; i < npend && r->ncalls < MOTE_LLM_MAX_TOOL_CALLS; i++)
         r->calls[r->ncalls++] = pend[i];
-    for (i = 0; r->ncalls < MOTE_LLM_MAX_TOOL_CALLS; i++) {
-        int c = mote_json_elem(&j->buf->json, calls, (int)i);
+    for (i = 0; i < size && r->ncalls < MOTE_LLM_MAX_TOOL_CALLS; i++) {
+        int c = mote_json_elem(js, calls, (int)i);
 
         if (c < 0)
             break;
         take_call(j, c, (int)i, &r->calls[r->ncalls++]);
     }
+    memset(&r->over, 0, sizeof(r->over));
+    r->nover = nover_pend + (size - i);
+    r->over.off = nover_pend > 0 ? over_pend : j->cur_off;
+    r->over.idx = (int16_t)(nover_pend > 0 ? -1 : (int)i);
+}
+
+/* No answer's calls are open (a user message, a compaction, an answer
+ * without calls). */
+static void no_calls(struct mote_recovery *r)
+{
+    r->ncalls = r->nover = 0;
+    memset(&r->over, 0, sizeof(r->over));
 }
 
 /* What the calls of the last answer left: how many have no result, how
@@ -120,10 +137,93 @@ static void count_missing(struct mote_recovery *r)
     }
 }
 
+/* The id of the call at o->off/o->idx (text records before it passed
+ * over) into `id`, and `o` moved past it: 1, 0 when the answer has no
+ * more calls, or < 0. The reading cursor stays where it was. */
+static int over_call(struct mote_journal *j, struct mote_over *o, char *id, size_t cap)
+{
+    uint64_t rd_off = j->rd_off, cur_off = j->cur_off;
+    uint32_t rd_line = j->rd_line;
+    int rc;
+
+    for (;;) {
+        size_t used = 0;
+        const char *s;
+        int t, call = 0;
+
+        j->rd_off = o->off;
+        rc = t = mote_journal_next(j);
+        if (t == MOTE_REC_TEXT) {
+            o->off = j->rd_off;
+            continue;
+        }
+        if (t == MOTE_REC_CALL && o->idx < 0) {
+            o->off = j->rd_off;
+        } else if (t == MOTE_REC_ASSISTANT && o->idx < INT16_MAX) {
+            int k = o->idx < 0 ? 0 : o->idx;
+
+            call = mote_json_elem(&j->buf->json, mote_json_member(&j->buf->json, 0, "calls"), k);
+            if (call < 0) {
+                rc = 0;
+                break;
+            }
+            o->idx = (int16_t)(k + 1);
+        } else {
+            rc = t < 0 ? t : 0; /* the answer's calls end here */
+            break;
+        }
+        s = mote_jrec_str(j, call, "id", &used, NULL);
+        mote_str_copy(id, cap, s != NULL ? s : "");
+        rc = 1;
+        break;
+    }
+    j->rd_off = rd_off;
+    j->cur_off = cur_off;
+    j->rd_line = rd_line;
+    return rc;
+}
+
+int mote_recover_over_next(struct mote_journal *j, struct mote_over *o)
+{
+    char id[MOTE_LLM_ID_MAX], m[160];
+    struct mote_over at = *o;
+    struct mote_sb sb;
+    int rc;
+
+    while (at.left > 0) {
+        rc = over_call(j, &at, id, sizeof(id));
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            o->skip = o->left = 0;
+            return 0;
+        }
+        if (at.skip > 0) {
+            at.skip--;
+            continue;
+        }
+        mote_sb_init(&sb, m, sizeof(m));
+        mote_sb_s(&sb, "not run: more than ");
+        mote_sb_u(&sb, MOTE_LLM_MAX_TOOL_CALLS);
+        mote_sb_s(&sb, " tool calls in one answer, and mote runs the first ");
+        mote_sb_u(&sb, MOTE_LLM_MAX_TOOL_CALLS);
+        mote_sb_s(&sb, " only; call it again");
+        rc = mote_journal_tool_result(j, id, m, sb.len, true);
+        if (rc < 0)
+            return rc;
+        at.left--;
+        *o = at;
+        return 1;
+    }
+    o->skip = 0;
+    return 0;
+}
+
 int mote_recover(struct mote_journal *j, struct mote_recovery *r)
 {
     struct mote_rec_call pend[MOTE_LLM_MAX_TOOL_CALLS]; /* call records before their answer */
-    unsigned npend = 0, i;
+    unsigned npend = 0, nover_pend = 0, i; /* (and how many more, past the table) */
+    uint64_t over_pend = 0;                /* the first of those */
     int last = MOTE_REC_NONE, t;
     bool compact_resume = false, paused = false;
 
@@ -135,25 +235,25 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
         switch (t) {
         case MOTE_REC_USER:
             r->autos = 0;
-            r->ncalls = 0;
-            npend = 0;
+            no_calls(r);
+            npend = nover_pend = 0;
             last = t;
             break;
         case MOTE_REC_REQUEST:
         case MOTE_REC_MARK:
         case MOTE_REC_CANCEL:
-            npend = 0;
+            npend = nover_pend = 0;
             last = t;
             break;
         case MOTE_REC_AUTO:
-            npend = 0;
+            npend = nover_pend = 0;
             r->autos++;
             break;
         case MOTE_REC_ERROR: {
             const char *m = mote_jrec_str(j, 0, "message", &used, NULL);
 
             mote_str_copy(r->last_error, sizeof(r->last_error), m != NULL ? m : "");
-            npend = 0;
+            npend = nover_pend = 0;
             last = t;
             break;
         }
@@ -163,12 +263,14 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
         case MOTE_REC_CALL:
             if (npend < MOTE_LLM_MAX_TOOL_CALLS)
                 take_call(j, 0, -1, &pend[npend++]);
+            else if (nover_pend++ == 0)
+                over_pend = j->cur_off;
             last = t;
             break;
         case MOTE_REC_COMPACT:
             /* the round before it was complete; the context is small again */
-            r->ncalls = 0;
-            npend = 0;
+            no_calls(r);
+            npend = nover_pend = 0;
             r->compactions++;
             memset(&r->last, 0, sizeof(r->last));
             compact_resume = mote_jrec_bool(j, 0, "resume");
@@ -180,32 +282,39 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
 
             if (mote_json_type_of(&j->buf->json, u) == MOTE_JSON_OBJECT)
                 take_usage(j, u, r);
-            r->ncalls = 0;
+            no_calls(r);
             if (!interrupted) /* an interrupted answer's calls never run */
                 take_answer_calls(j, mote_json_member(&j->buf->json, 0, "calls"), pend, npend,
-                                  r);
+                                  nover_pend, over_pend, r);
             /* pause_turn: the turn goes on with another request */
             paused = !interrupted && r->ncalls == 0 &&
                      mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
                                   "pause_turn");
-            npend = 0;
+            npend = nover_pend = 0;
             last = t;
             break;
         }
         case MOTE_REC_TOOL_START:
         case MOTE_REC_TOOL_RESULT: {
             const char *id = mote_jrec_str(j, 0, "id", &used, NULL);
+            bool known = false;
 
             for (i = 0; id != NULL && i < r->ncalls; i++) {
                 if (strcmp(r->calls[i].id, id) != 0)
                     continue;
+                known = true;
                 if (t == MOTE_REC_TOOL_RESULT)
                     r->calls[i].has_result = true;
                 else
                     take_start(j, &r->calls[i]);
             }
-            if (t == MOTE_REC_TOOL_RESULT)
+            if (t == MOTE_REC_TOOL_RESULT) {
+                /* A result for no call of the table: one past it (they
+                 * are answered in order, before any other). */
+                if (!known && id != NULL && r->over.skip < r->nover)
+                    r->over.skip++;
                 last = t;
+            }
             break;
         }
         case MOTE_REC_ALLOW: {
@@ -225,11 +334,12 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
     if (t < 0)
         return t;
     count_missing(r);
+    r->over.left = r->nover > r->over.skip ? r->nover - r->over.skip : 0u;
     r->cancelled = last == MOTE_REC_CANCEL;
     paused = paused && last == MOTE_REC_ASSISTANT;
     if (r->nmissing > 0 && r->nstarted > 0)
         r->action = MOTE_RECOVER_TOOL_INTERRUPTED;
-    else if (r->nmissing > 0)
+    else if (r->nmissing > 0 || r->over.left > 0)
         r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
                                                          : MOTE_RECOVER_RESUME_TOOLS;
     else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
@@ -244,11 +354,17 @@ int mote_recover(struct mote_journal *j, struct mote_recovery *r)
 
 int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
 {
+    struct mote_over over = r->over;
     unsigned i;
     int rc;
 
-    if (r->nmissing == 0 ||
-        (r->action != MOTE_RECOVER_TOOL_INTERRUPTED && r->action != MOTE_RECOVER_LIMIT))
+    if (r->action != MOTE_RECOVER_TOOL_INTERRUPTED && r->action != MOTE_RECOVER_LIMIT)
+        return 0;
+    while ((rc = mote_recover_over_next(j, &over)) > 0)
+        ;
+    if (rc < 0)
+        return rc;
+    if (r->nmissing == 0)
         return 0;
     for (i = 0; i < r->ncalls; i++) {
         const struct mote_rec_call *c = &r->calls[i];

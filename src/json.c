@@ -733,13 +733,18 @@ static void put(struct mote_jw *w, const char *p, size_t n)
 {
     int rc;
 
-    if (w->err != 0)
+    if (w->err != 0 || n == 0)
         return;
     rc = w->sink(w->arg, p, n);
     if (rc < 0)
         w->err = rc;
     else
         w->written += n;
+}
+
+void mote_jw_bytes(struct mote_jw *w, const char *p, size_t n)
+{
+    put(w, p, n);
 }
 
 /* The writer's sink, with the bytes it took counted. */

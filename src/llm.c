@@ -1,446 +1,12 @@
 /*
- * llm.c - provider dialects: request bodies, stream decoding, error
- * classification.
+ * llm.c - provider dialects: stream decoding, error classification, the
+ * request path (the request body is llm_body.c's).
  */
 #include "mote/mote_llm.h"
 
 #include <string.h>
 
 #include "util.h"
-
-/* ---- request bodies ---------------------------------------------------- */
-
-static void cache_mark(struct mote_jw *w);
-
-static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
-{
-    unsigned i;
-
-    if (req->ntools == 0)
-        return;
-    if (req->no_tool_calls) {
-        mote_jw_key(w, "tool_choice");
-        if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
-            mote_jw_obj(w);
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "none");
-            mote_jw_obj_end(w);
-        } else {
-            mote_jw_str(w, "none");
-        }
-    }
-    mote_jw_key(w, "tools");
-    mote_jw_arr(w);
-    for (i = 0; i < req->ntools; i++) {
-        const struct mote_tool_def *t = &req->tools[i];
-
-        mote_jw_obj(w);
-        if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
-            mote_jw_key(w, "name");
-            mote_jw_str(w, t->name);
-            mote_jw_key(w, "description");
-            mote_jw_str(w, t->description);
-            mote_jw_key(w, "input_schema");
-            mote_jw_raw(w, t->schema, strlen(t->schema));
-            if (req->cache && i + 1 == req->ntools)
-                cache_mark(w); /* the tools are a prefix of every request */
-        } else {
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "function");
-            mote_jw_key(w, "function");
-            mote_jw_obj(w);
-            mote_jw_key(w, "name");
-            mote_jw_str(w, t->name);
-            mote_jw_key(w, "description");
-            mote_jw_str(w, t->description);
-            mote_jw_key(w, "parameters");
-            mote_jw_raw(w, t->schema, strlen(t->schema));
-            mote_jw_obj_end(w);
-        }
-        mote_jw_obj_end(w);
-    }
-    mote_jw_arr_end(w);
-}
-
-/* The writer's grouping state between parts. */
-struct wstate {
-    int open_role;
-    bool in_assistant, in_calls, have_text;
-    bool text_open;  /* OpenAI: the assistant's content string goes on */
-    bool block_open; /* Anthropic: the last content block is closed by what follows */
-};
-
-/* Anthropic's prompt-cache breakpoint. */
-static void cache_mark(struct mote_jw *w)
-{
-    mote_jw_key(w, "cache_control");
-    mote_jw_obj(w);
-    mote_jw_key(w, "type");
-    mote_jw_str(w, "ephemeral");
-    mote_jw_obj_end(w);
-}
-
-static void write_head(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws)
-{
-    memset(ws, 0, sizeof(*ws));
-    mote_jw_obj(w);
-    mote_jw_key(w, "model");
-    mote_jw_str(w, req->model);
-    mote_jw_key(w, "stream");
-    mote_jw_bool(w, true);
-    if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
-        mote_jw_key(w, "max_tokens");
-        mote_jw_int(w, req->max_tokens > 0 ? req->max_tokens : 4096);
-        if (req->system != NULL && req->system[0] != '\0') {
-            mote_jw_key(w, "system");
-            if (req->cache) {
-                mote_jw_arr(w);
-                mote_jw_obj(w);
-                mote_jw_key(w, "type");
-                mote_jw_str(w, "text");
-                mote_jw_key(w, "text");
-                mote_jw_str(w, req->system);
-                cache_mark(w);
-                mote_jw_obj_end(w);
-                mote_jw_arr_end(w);
-            } else {
-                mote_jw_str(w, req->system);
-            }
-        }
-        write_tools(w, req);
-        mote_jw_key(w, "messages");
-        mote_jw_arr(w);
-        return;
-    }
-    mote_jw_key(w, "stream_options");
-    mote_jw_obj(w);
-    mote_jw_key(w, "include_usage");
-    mote_jw_bool(w, true);
-    mote_jw_obj_end(w);
-    if (req->max_tokens > 0) {
-        mote_jw_key(w, req->max_completion_tokens ? "max_completion_tokens" : "max_tokens");
-        mote_jw_int(w, req->max_tokens);
-    }
-    write_tools(w, req);
-    mote_jw_key(w, "messages");
-    mote_jw_arr(w);
-    if (req->system != NULL && req->system[0] != '\0') {
-        mote_jw_obj(w);
-        mote_jw_key(w, "role");
-        mote_jw_str(w, "system");
-        mote_jw_key(w, "content");
-        mote_jw_str(w, req->system);
-        mote_jw_obj_end(w);
-    }
-}
-
-/* Anthropic: consecutive parts of one role form one message whose content
- * is an array of blocks. */
-static int anthropic_part(struct mote_jw *w, struct wstate *ws, const struct mote_part *p)
-{
-    if (ws->block_open) {
-        mote_jw_obj_end(w); /* the previous block: not the last one */
-        ws->block_open = false;
-    }
-    if ((int)p->role != ws->open_role) {
-        if (ws->open_role != 0) {
-            mote_jw_arr_end(w);
-            mote_jw_obj_end(w);
-        }
-        mote_jw_obj(w);
-        mote_jw_key(w, "role");
-        mote_jw_str(w, p->role == MOTE_ROLE_USER ? "user" : "assistant");
-        mote_jw_key(w, "content");
-        mote_jw_arr(w);
-        ws->open_role = (int)p->role;
-    }
-    mote_jw_obj(w);
-    switch (p->type) {
-    case MOTE_PART_TEXT:
-        mote_jw_key(w, "type");
-        mote_jw_str(w, "text");
-        mote_jw_key(w, "text");
-        mote_jw_strn(w, p->text, p->text_len);
-        break;
-    case MOTE_PART_TOOL_CALL:
-        if (p->role != MOTE_ROLE_ASSISTANT)
-            return MOTE_ERR_INVAL;
-        mote_jw_key(w, "type");
-        mote_jw_str(w, "tool_use");
-        mote_jw_key(w, "id");
-        mote_jw_str(w, p->id);
-        mote_jw_key(w, "name");
-        mote_jw_str(w, p->name);
-        mote_jw_key(w, "input");
-        mote_jw_raw(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2);
-        break;
-    case MOTE_PART_TOOL_RESULT:
-        if (p->role != MOTE_ROLE_USER)
-            return MOTE_ERR_INVAL;
-        mote_jw_key(w, "type");
-        mote_jw_str(w, "tool_result");
-        mote_jw_key(w, "tool_use_id");
-        mote_jw_str(w, p->id);
-        mote_jw_key(w, "content");
-        mote_jw_strn(w, p->text, p->text_len);
-        if (p->is_error) {
-            mote_jw_key(w, "is_error");
-            mote_jw_bool(w, true);
-        }
-        break;
-    default:
-        return MOTE_ERR_INVAL;
-    }
-    ws->block_open = true; /* closed by the next part, or by the tail */
-    return 0;
-}
-
-static void openai_close_assistant(struct mote_jw *w, struct wstate *ws)
-{
-    if (ws->text_open) {
-        mote_jw_str_end(w);
-        ws->text_open = false;
-    }
-    if (ws->in_calls)
-        mote_jw_arr_end(w);
-    mote_jw_obj_end(w);
-    ws->in_assistant = ws->in_calls = ws->have_text = false;
-}
-
-/* OpenAI: user text is one message each; an assistant turn is one message
- * with "content" and "tool_calls"; each tool result is a "tool" message. */
-static int openai_part(struct mote_jw *w, struct wstate *ws, const struct mote_part *p)
-{
-    bool assistant = p->role == MOTE_ROLE_ASSISTANT;
-
-    /* Pieces of one answer's text are one content string. */
-    if (assistant && p->type == MOTE_PART_TEXT && ws->text_open) {
-        mote_jw_str_more(w, p->text, p->text_len);
-        return 0;
-    }
-    if (ws->text_open) {
-        mote_jw_str_end(w);
-        ws->text_open = false;
-    }
-    /* An assistant message ends with its turn, or when text follows. */
-    if (ws->in_assistant &&
-        (!assistant || (p->type == MOTE_PART_TEXT && (ws->in_calls || ws->have_text))))
-        openai_close_assistant(w, ws);
-    if (assistant) {
-        if (!ws->in_assistant) {
-            mote_jw_obj(w);
-            mote_jw_key(w, "role");
-            mote_jw_str(w, "assistant");
-            mote_jw_key(w, "content");
-            ws->in_assistant = true;
-            if (p->type == MOTE_PART_TEXT) {
-                mote_jw_str_begin(w);
-                mote_jw_str_more(w, p->text, p->text_len);
-                ws->text_open = true;
-                ws->have_text = true;
-                return 0;
-            }
-            mote_jw_null(w);
-        }
-        if (p->type != MOTE_PART_TOOL_CALL)
-            return MOTE_ERR_INVAL;
-        if (!ws->in_calls) {
-            mote_jw_key(w, "tool_calls");
-            mote_jw_arr(w);
-            ws->in_calls = true;
-        }
-        mote_jw_obj(w);
-        mote_jw_key(w, "id");
-        mote_jw_str(w, p->id);
-        mote_jw_key(w, "type");
-        mote_jw_str(w, "function");
-        mote_jw_key(w, "function");
-        mote_jw_obj(w);
-        mote_jw_key(w, "name");
-        mote_jw_str(w, p->name);
-        mote_jw_key(w, "arguments");
-        mote_jw_strn(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2);
-        mote_jw_obj_end(w);
-        mote_jw_obj_end(w);
-        return 0;
-    }
-    mote_jw_obj(w);
-    if (p->type == MOTE_PART_TEXT) {
-        mote_jw_key(w, "role");
-        mote_jw_str(w, "user");
-        mote_jw_key(w, "content");
-        mote_jw_strn(w, p->text, p->text_len);
-    } else if (p->type == MOTE_PART_TOOL_RESULT) {
-        mote_jw_key(w, "role");
-        mote_jw_str(w, "tool");
-        mote_jw_key(w, "tool_call_id");
-        mote_jw_str(w, p->id);
-        mote_jw_key(w, "content");
-        /* chat completions has no error flag: it is said in the text */
-        if (p->is_error)
-            mote_jw_str2(w, "Error: ", 7, p->text, p->text_len);
-        else
-            mote_jw_strn(w, p->text, p->text_len);
-    } else {
-        return MOTE_ERR_INVAL;
-    }
-    mote_jw_obj_end(w);
-    return 0;
-}
-
-static int write_part(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws,
-                      const struct mote_part *p)
-{
-    return req->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_part(w, ws, p)
-                                                    : openai_part(w, ws, p);
-}
-
-static void write_tail(struct mote_jw *w, const struct mote_llm_req *req, struct wstate *ws)
-{
-    if (req->provider == MOTE_PROVIDER_ANTHROPIC && ws->block_open) {
-        /* The conversation so far is cached up to its last block: the
-         * next request of a tool loop reads it instead of paying again. */
-        if (req->cache)
-            cache_mark(w);
-        mote_jw_obj_end(w);
-        ws->block_open = false;
-    }
-    if (req->provider == MOTE_PROVIDER_ANTHROPIC && ws->open_role != 0) {
-        mote_jw_arr_end(w);
-        mote_jw_obj_end(w);
-    }
-    if (req->provider == MOTE_PROVIDER_OPENAI && ws->in_assistant)
-        openai_close_assistant(w, ws);
-    mote_jw_arr_end(w); /* messages */
-    mote_jw_obj_end(w);
-}
-
-int mote_llm_write_body(const struct mote_llm_req *req, mote_sink_fn sink, void *arg)
-{
-    struct mote_jw w;
-    struct wstate ws;
-    struct mote_part p;
-    unsigned i;
-    int rc;
-
-    if (req->parts == NULL || req->model == NULL)
-        return MOTE_ERR_INVAL;
-    mote_jw_init(&w, sink, arg);
-    write_head(&w, req, &ws);
-    for (i = 0; w.err == 0 && (rc = req->parts(req->parts_arg, i, &p)) != 0; i++) {
-        if (rc < 0)
-            return rc;
-        if ((rc = write_part(&w, req, &ws, &p)) < 0)
-            return rc;
-    }
-    write_tail(&w, req, &ws);
-    return w.err;
-}
-
-static int count_bytes(void *arg, const char *p, size_t n)
-{
-    (void)p;
-    *(int64_t *)arg += (int64_t)n;
-    return 0;
-}
-
-int64_t mote_llm_body_length(const struct mote_llm_req *req)
-{
-    int64_t n = 0;
-    int rc = mote_llm_write_body(req, count_bytes, &n);
-
-    return rc < 0 ? rc : n;
-}
-
-void mote_llm_body_init(struct mote_llm_body *b, const struct mote_llm_req *req)
-{
-    memset(b, 0, sizeof(*b));
-    b->req = req;
-}
-
-/* A sink that skips the bytes already read and fills the caller's buffer;
- * when it is full the generation stops with FULL_STOP. */
-#define FULL_STOP (-20000)
-struct capture {
-    uint64_t skip;
-    char *buf;
-    size_t cap;
-    size_t got;
-};
-
-static int capture_sink(void *arg, const char *p, size_t n)
-{
-    struct capture *c = arg;
-    size_t take;
-
-    if (c->skip >= n) {
-        c->skip -= n;
-        return 0;
-    }
-    p += c->skip;
-    n -= (size_t)c->skip;
-    c->skip = 0;
-    take = n < c->cap - c->got ? n : c->cap - c->got;
-    memcpy(c->buf + c->got, p, take);
-    c->got += take;
-    return take < n ? FULL_STOP : 0;
-}
-
-int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap)
-{
-    size_t total = 0;
-
-    while (!b->done && total < cap) {
-        struct capture c = {b->off, buf + total, cap - total, 0};
-        struct mote_jw w = b->jw;
-        struct wstate ws = {b->open_role, b->in_assistant, b->in_calls, b->have_text,
-                            b->text_open, b->block_open};
-        int rc = 0;
-
-        w.sink = capture_sink;
-        w.arg = &c;
-        if (b->unit == 0) {
-            mote_jw_init(&w, capture_sink, &c);
-            write_head(&w, b->req, &ws);
-        } else if (!b->tail) {
-            struct mote_part p;
-
-            rc = b->req->parts(b->req->parts_arg, b->unit - 1, &p);
-            if (rc < 0)
-                return rc;
-            if (rc == 0) {
-                b->tail = true; /* no such part: the tail comes next */
-                continue;
-            }
-            rc = write_part(&w, b->req, &ws, &p);
-            if (rc < 0)
-                return rc;
-        } else {
-            write_tail(&w, b->req, &ws);
-        }
-        total += c.got;
-        if (w.err == FULL_STOP) {
-            b->off += c.got; /* this unit goes on in the next read */
-            break;
-        }
-        if (w.err < 0)
-            return w.err;
-        /* The unit is complete: its end state starts the next one. */
-        b->jw = w;
-        b->open_role = ws.open_role;
-        b->in_assistant = ws.in_assistant;
-        b->in_calls = ws.in_calls;
-        b->have_text = ws.have_text;
-        b->text_open = ws.text_open;
-        b->block_open = ws.block_open;
-        b->off = 0;
-        if (b->tail)
-            b->done = true;
-        else
-            b->unit++;
-    }
-    return (int)total;
-}
 
 const char *mote_llm_path(enum mote_provider provider, const char *base_path)
 {
@@ -454,6 +20,9 @@ const char *mote_llm_path(enum mote_provider provider, const char *base_path)
 
 /* ---- decoding ---------------------------------------------------------- */
 
+/* Anthropic block kinds (mote_llm_dec.block_kind). */
+enum { BK_TEXT = 1, BK_TOOL = 2, BK_THINKING = 3, BK_TOOL_WHOLE = 4 };
+
 void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote_llm_fn fn,
                        void *arg)
 {
@@ -464,7 +33,11 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     d->arg = arg;
     d->err = 0;
     d->done = d->content = d->stopped = d->refused = false;
-    d->ncalls = 0;
+    d->ncalls = d->over = d->oa_unindexed = 0;
+    d->oa_last = MOTE_LLM_SLOT_OVER + 1;
+    d->oa_over_open = false;
+    d->id_seed = 0;
+    d->id_hash = 14695981039346656037u;
     memset(d->block_kind, 0, sizeof(d->block_kind));
     memset(d->block_slot, 0, sizeof(d->block_slot));
     for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++)
@@ -566,19 +139,57 @@ static int copy_str(struct mote_llm_dec *d, int t, char *out, size_t cap)
     return n;
 }
 
+static bool nonempty_str(const struct mote_json *j, int t)
+{
+    size_t n = 0;
+
+    if (mote_json_type_of(j, t) != MOTE_JSON_STRING)
+        return false;
+    (void)mote_json_raw(j, t, &n);
+    return n > 0;
+}
+
+/* An id for call number `n` of the answer, which came without one:
+ * [A-Za-z0-9_] (what both APIs take back), from the caller's seed, the
+ * stream so far and n, so that no two calls of a conversation share one
+ * (a request holding an id twice is refused). */
+static void make_id(struct mote_llm_dec *d, unsigned n)
+{
+    static const char hexd[] = "0123456789abcdef";
+    uint64_t h = (d->id_hash ^ n) * 1099511628211u;
+    unsigned i;
+
+    h ^= d->id_seed * 0x9E3779B97F4A7C15u;
+    h ^= h >> 29;
+    memcpy(d->id, "call_mote_", 10);
+    for (i = 0; i < 16; i++)
+        d->id[10 + i] = hexd[(h >> (60 - 4 * i)) & 15u];
+    d->id[26] = '\0';
+}
+
+/* A call starts: its slot (past the table: MOTE_LLM_SLOT_OVER), its id
+ * (made when it came without one) and name. */
 static int tool_start(struct mote_llm_dec *d, int id_tok, int name_tok, unsigned *slot)
 {
     struct mote_llm_event ev;
     int rc;
 
-    if (d->ncalls >= MOTE_LLM_MAX_TOOL_CALLS)
-        return MOTE_ERR_FULL;
-    *slot = d->ncalls++;
-    if ((rc = copy_str(d, id_tok, d->id, sizeof(d->id))) < 0 ||
-        (rc = copy_str(d, name_tok, d->name, sizeof(d->name))) < 0)
+    if ((rc = copy_str(d, name_tok, d->name, sizeof(d->name))) < 0)
         return rc;
     if (d->name[0] == '\0')
         return MOTE_ERR_BADMSG;
+    if (nonempty_str(&d->json, id_tok)) {
+        if ((rc = copy_str(d, id_tok, d->id, sizeof(d->id))) < 0)
+            return rc;
+    } else {
+        make_id(d, d->ncalls + d->over);
+    }
+    if (d->ncalls < MOTE_LLM_MAX_TOOL_CALLS) {
+        *slot = d->ncalls++;
+    } else {
+        *slot = MOTE_LLM_SLOT_OVER;
+        d->over++;
+    }
     d->content = true;
     memset(&ev, 0, sizeof(ev));
     ev.type = MOTE_LLM_TOOL_START;
@@ -666,14 +277,14 @@ static int anthropic_event(struct mote_llm_dec *d)
 
         if ((rc = block_index(d, 0, &idx)) < 0)
             return rc;
-        if (d->block_kind[idx] == 1 && mote_json_eq(j, dtype, "text_delta"))
+        if (d->block_kind[idx] == BK_TEXT && mote_json_eq(j, dtype, "text_delta"))
             return emit_str(d, mote_json_member(j, delta, "text"), MOTE_LLM_TEXT, 0);
-        if (d->block_kind[idx] == 2 && mote_json_eq(j, dtype, "input_json_delta"))
+        if (d->block_kind[idx] == BK_TOOL && mote_json_eq(j, dtype, "input_json_delta"))
             return emit_str(d, mote_json_member(j, delta, "partial_json"), MOTE_LLM_TOOL_ARGS,
                             d->block_slot[idx]);
-        if (d->block_kind[idx] == 3 && mote_json_eq(j, dtype, "thinking_delta"))
+        if (d->block_kind[idx] == BK_THINKING && mote_json_eq(j, dtype, "thinking_delta"))
             return emit_str(d, mote_json_member(j, delta, "thinking"), MOTE_LLM_THINKING, 0);
-        return 0; /* signature, citations, ...: dropped */
+        return 0; /* signature, citations, a whole input's deltas...: dropped */
     }
     if (mote_json_eq(j, type, "content_block_start")) {
         int block = mote_json_member(j, 0, "content_block");
@@ -683,12 +294,12 @@ static int anthropic_event(struct mote_llm_dec *d)
             return rc;
         d->block_kind[idx] = 0;
         if (mote_json_eq(j, btype, "text")) {
-            d->block_kind[idx] = 1;
+            d->block_kind[idx] = BK_TEXT;
             t = mote_json_member(j, block, "text");
             return t >= 0 ? emit_str(d, t, MOTE_LLM_TEXT, 0) : 0;
         }
         if (mote_json_eq(j, btype, "thinking")) {
-            d->block_kind[idx] = 3; /* shown, not kept */
+            d->block_kind[idx] = BK_THINKING; /* shown, not kept */
             return 0;
         }
         if (mote_json_eq(j, btype, "tool_use")) {
@@ -696,15 +307,25 @@ static int anthropic_event(struct mote_llm_dec *d)
                             &slot);
             if (rc < 0)
                 return rc;
-            d->block_kind[idx] = 2;
+            d->block_kind[idx] = BK_TOOL;
             d->block_slot[idx] = (uint8_t)slot;
+            /* The input whole in the start (no input_json_delta after it,
+             * as some servers send it): that is the call's input. */
+            t = mote_json_member(j, block, "input");
+            if (mote_json_type_of(j, t) == MOTE_JSON_OBJECT && j->tok[t].size > 0) {
+                size_t n;
+                const char *raw = mote_json_raw(j, t, &n);
+
+                d->block_kind[idx] = BK_TOOL_WHOLE;
+                return emit_simple(d, MOTE_LLM_TOOL_ARGS, slot, raw, n);
+            }
         }
         return 0; /* other block types are skipped */
     }
     if (mote_json_eq(j, type, "content_block_stop")) {
         if ((rc = block_index(d, 0, &idx)) < 0)
             return rc;
-        if (d->block_kind[idx] == 2) {
+        if (d->block_kind[idx] == BK_TOOL || d->block_kind[idx] == BK_TOOL_WHOLE) {
             d->block_kind[idx] = 0;
             return emit_simple(d, MOTE_LLM_TOOL_END, d->block_slot[idx], NULL, 0);
         }
@@ -724,7 +345,7 @@ static int anthropic_event(struct mote_llm_dec *d)
             d->stopped = true;
             /* A tool block the stream never closed (max_tokens) ends here. */
             for (idx = 0; idx < MOTE_LLM_MAX_BLOCKS; idx++) {
-                if (d->block_kind[idx] == 2) {
+                if (d->block_kind[idx] == BK_TOOL || d->block_kind[idx] == BK_TOOL_WHOLE) {
                     d->block_kind[idx] = 0;
                     if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, d->block_slot[idx], NULL, 0)) < 0)
                         return rc;
@@ -745,29 +366,56 @@ static int anthropic_event(struct mote_llm_dec *d)
     return 0; /* ping and unknown types */
 }
 
+/* The slot of tool_calls element `call`. Parallel calls are keyed by
+ * index. Without one (Ollama before late 2024 sent several whole calls in
+ * one chunk so; others leave it out for a single call) an element with an
+ * id or a name starts a call - unless it repeats the id of the call
+ * started last - and one without goes on with the call started last.
+ * Calls past the table share MOTE_LLM_SLOT_OVER, one after another. */
 static int openai_slot(struct mote_llm_dec *d, int call, unsigned *slot)
 {
     const struct mote_json *j = &d->json;
+    int id = mote_json_member(j, call, "id");
+    bool starts = nonempty_str(j, id) || nonempty_str(j, mote_json_path(j, call, "function.name"));
+    bool some = d->oa_last <= MOTE_LLM_SLOT_OVER;
     int64_t idx = 0;
     unsigned i;
     int rc;
 
-    /* Parallel calls are keyed by index; some servers omit it for one. */
-    if (mote_json_int(j, mote_json_member(j, call, "index"), &idx) < 0)
-        idx = 0;
-    if (idx < 0 || idx > 0x7FFFFFFF)
-        return MOTE_ERR_BADMSG;
-    for (i = 0; i < d->ncalls; i++) {
-        if (d->oa_index[i] == (int32_t)idx) {
-            *slot = i;
+    if (mote_json_int(j, mote_json_member(j, call, "index"), &idx) == 0) {
+        if (idx < 0 || idx > 0x7FFFFFFF)
+            return MOTE_ERR_BADMSG;
+        for (i = 0; i < d->ncalls; i++) {
+            if (d->oa_index[i] == (int32_t)idx) {
+                *slot = i;
+                return 0;
+            }
+        }
+        if (!starts && d->oa_last == MOTE_LLM_SLOT_OVER) {
+            *slot = MOTE_LLM_SLOT_OVER; /* more of the call past the table */
             return 0;
         }
+    } else {
+        if (some && (!starts || (nonempty_str(j, id) && mote_json_eq(j, id, d->id)))) {
+            *slot = d->oa_last;
+            return 0;
+        }
+        idx = (int64_t)(d->ncalls + d->over); /* its place among the calls */
+        d->oa_unindexed++;
     }
-    rc = tool_start(d, mote_json_member(j, call, "id"), mote_json_path(j, call, "function.name"),
-                    slot);
+    if (d->oa_over_open) {
+        d->oa_over_open = false;
+        if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, MOTE_LLM_SLOT_OVER, NULL, 0)) < 0)
+            return rc;
+    }
+    rc = tool_start(d, id, mote_json_path(j, call, "function.name"), slot);
     if (rc < 0)
         return rc;
-    d->oa_index[*slot] = (int32_t)idx;
+    if (*slot == MOTE_LLM_SLOT_OVER)
+        d->oa_over_open = true;
+    else
+        d->oa_index[*slot] = (int32_t)idx;
+    d->oa_last = *slot;
     return 0;
 }
 
@@ -776,6 +424,11 @@ static int openai_end_calls(struct mote_llm_dec *d)
     unsigned i;
     int rc;
 
+    if (d->oa_over_open) {
+        d->oa_over_open = false;
+        if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, MOTE_LLM_SLOT_OVER, NULL, 0)) < 0)
+            return rc;
+    }
     for (i = 0; i < d->ncalls; i++) {
         if (d->oa_index[i] >= 0) {
             d->oa_index[i] = -2; /* ended */
@@ -838,7 +491,7 @@ static int openai_event(struct mote_llm_dec *d)
                 break;
             if ((rc = openai_slot(d, call, &slot)) < 0)
                 return rc;
-            if (d->oa_index[slot] < 0)
+            if (slot != MOTE_LLM_SLOT_OVER && d->oa_index[slot] < 0)
                 return MOTE_ERR_BADMSG; /* fragment for a call already ended */
             args = mote_json_path(j, call, "function.arguments");
             if (mote_json_type_of(j, args) == MOTE_JSON_STRING &&
@@ -878,6 +531,7 @@ static int openai_event(struct mote_llm_dec *d)
 
 int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *data, size_t len)
 {
+    size_t i;
     int rc;
 
     if (d->err != 0)
@@ -894,6 +548,8 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
     }
     if (len == 0)
         return 0; /* keep-alive or priming event */
+    for (i = 0; i < len; i++) /* what ids made for calls are made of */
+        d->id_hash = (d->id_hash ^ (unsigned char)data[i]) * 1099511628211u;
     rc = mote_json_parse(&d->json, data, len);
     if (rc < 0 || mote_json_type_of(&d->json, 0) != MOTE_JSON_OBJECT) {
         /* An event too big to tokenize whose kind is ignored anyway (a

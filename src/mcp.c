@@ -18,11 +18,7 @@ static void logm(struct mote_mcp_server *s, const char *a, const char *b, const 
     if (s->m->log == NULL)
         return;
     mote_sb_init(&sb, msg, sizeof(msg));
-    mote_sb_s(&sb, a);
-    if (b != NULL)
-        mote_sb_s(&sb, b);
-    if (c != NULL)
-        mote_sb_s(&sb, c);
+    mote_sb_join(&sb, a, b, c);
     s->m->log(s->m->log_arg, s->name, msg);
 }
 
@@ -276,8 +272,7 @@ static void wake_waiting_calls(struct mote_loop *loop);
 
 static void fail_server(struct mote_mcp_server *s, const char *why)
 {
-    /* (sized for what it holds: the reasons are short; this frame was
-     * MOTE_MCP_RESULT_MAX, 16 KiB, before issue 12) */
+    /* sized for what it holds: the reasons are short */
     char m[sizeof(s->name) + sizeof(s->errmsg) + 64];
     struct mote_sb sb;
 
@@ -355,7 +350,10 @@ static bool name_taken(const struct mote_mcp *m, const struct mote_mcp_tool *sel
  * ([A-Za-z0-9_-], at most 63 bytes) that no other tool has; else the
  * valid characters of it (others as _), shortened, with "_" and 8 hex
  * digits of a hash of the server's and the tool's names: two tools never
- * share a name (a call maps back to its server and tool through it). */
+ * share a name (a call maps back to its server and tool through it). Every
+ * form keeps "SERVER__" (a server's name is at most 24 bytes), and a
+ * registry tool's name never holds "__" (mote_session_add_tool): no MCP
+ * tool is named like one of the registry. */
 static void tool_name(struct mote_mcp_server *s, struct mote_mcp_tool *tool)
 {
     static const char hexd[] = "0123456789abcdef";
@@ -475,6 +473,7 @@ static void take_tools(struct mote_mcp_server *s, int result)
         tool->name[0] = '\0';
         s->ntools++; /* counted before naming: name_taken skips itself */
         tool_name(s, tool);
+        MOTE_ASSERT(strstr(tool->name, "__") != NULL);
     }
 }
 
@@ -637,9 +636,7 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
             struct mote_sb sb;
 
             mote_sb_init(&sb, n, sizeof(n));
-            mote_sb_s(&sb, "ready, ");
-            mote_sb_u(&sb, s->ntools);
-            mote_sb_s(&sb, " tools");
+            mote_sb_num(&sb, "ready, ", s->ntools, " tools");
             if (s->skipped_tools > 0) {
                 mote_sb_s(&sb, " (");
                 mote_sb_u(&sb, s->skipped_tools);
@@ -1166,13 +1163,7 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
  * request wakes them to try again. */
 static void wake_waiting_calls(struct mote_loop *loop)
 {
-    unsigned i;
-
-    for (i = 0; i < MOTE_MAX_JOBS; i++) {
-        if (loop->jobs[i].ops == &mote_mcp_call_ops &&
-            (loop->jobs[i].state == MOTE_JOB_RUNNING || loop->jobs[i].state == MOTE_JOB_CANCELLING))
-            loop->jobs[i].wake = true;
-    }
+    (void)mote_job_wake_all(loop, &mote_mcp_call_ops);
 }
 
 static void call_release(struct mote_loop *loop, void *task)

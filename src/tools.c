@@ -1,46 +1,12 @@
 /*
- * tools.c - what a tool's run can do (mote_tool_*), and the built-in
- * tools over the port: shell (processes), read_file, write_file, list_dir
- * (the file-system group).
+ * tools.c - the built-in tools, over the port: shell (the process group),
+ * read_file, write_file, edit_file and list_dir (the file-system group),
+ * each a registry tool (struct mote_tool) the embedder adds with
+ * mote_session_add_builtin_tools.
  */
 #include <string.h>
 
-#include "mote/mote_agent.h"
-#include "util.h"
-
-void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len)
-{
-    size_t room = run->out_len < run->out_cap ? run->out_cap - run->out_len : 0;
-    size_t take = len < room ? len : room;
-
-    memcpy(run->out + run->out_len, data, take);
-    run->out_len += take;
-    run->out_dropped += len - take;
-}
-
-void mote_tool_outs(struct mote_tool_run *run, const char *s)
-{
-    mote_tool_out(run, s, strlen(s));
-}
-
-void mote_tool_fail(struct mote_loop *loop, mote_job_id self, const char *msg)
-{
-    (void)mote_job_set_error(loop, self, msg);
-}
-
-bool mote_tool_timed_out(const struct mote_loop *loop, const struct mote_tool_run *run)
-{
-    return !mote_before(mote_loop_now(loop), run->deadline);
-}
-
-int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, size_t cap)
-{
-    int t = mote_json_member(&run->json, 0, key);
-
-    if (mote_json_type_of(&run->json, t) != MOTE_JSON_STRING)
-        return MOTE_ERR_INVAL;
-    return mote_json_str(&run->json, t, out, cap);
-}
+#include "agent_int.h"
 
 /* Unescapes string member `key` in place, inside the input's own text
  * (an unescaped string is never longer than its escaped form), so a long
@@ -86,34 +52,6 @@ static void clean(char *s, size_t n)
     }
 }
 
-/* Appends a note about the output (it may pass the output cap: the
- * buffer keeps room for notes), on a line of its own. */
-static void note_text(struct mote_tool_run *run, const char *text, size_t n)
-{
-    bool nl = run->out_len > 0 && run->out[run->out_len - 1] != '\n';
-
-    if (run->out_len + n + nl <= sizeof(run->out_buf)) {
-        if (nl)
-            run->out[run->out_len++] = '\n';
-        memcpy(run->out + run->out_len, text, n);
-        run->out_len += n;
-    }
-}
-
-static void note(struct mote_tool_run *run, const char *a, int64_t num, const char *b)
-{
-    char buf[120];
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, buf, sizeof(buf));
-    mote_sb_s(&sb, a);
-    if (b != NULL) {
-        mote_sb_i(&sb, num);
-        mote_sb_s(&sb, b);
-    }
-    note_text(run, buf, sb.len);
-}
-
 static void say_err(struct mote_tool_run *run, const char *what, const char *path, int rc)
 {
     mote_tool_outs(run, what);
@@ -125,10 +63,28 @@ static void say_err(struct mote_tool_run *run, const char *what, const char *pat
 
 /* ---- shell -------------------------------------------------------------- */
 
+/* What the shell tool keeps while it runs, in the run's st.builtin. */
+struct mote_shell_state {
+    int64_t pid;
+    int out_fd;
+    bool started, exited, killed, timed_out, eof;
+    int status;
+    mote_watch_id watch;
+    mote_timer_id timer;
+};
+
+_Static_assert(sizeof(struct mote_shell_state) <= sizeof(((struct mote_tool_run *)0)->st.builtin),
+               "the shell tool's state does not fit mote_tool_run's st.builtin");
+
+static struct mote_shell_state *shell_state(struct mote_tool_run *run)
+{
+    return (struct mote_shell_state *)(void *)run->st.builtin;
+}
+
 static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
-    struct mote_shell_state *t = &run->st.shell;
+    struct mote_shell_state *t = shell_state(run);
     const char *argv[4] = {"/bin/sh", "-c", NULL, NULL};
     int fds[3], rc;
 
@@ -162,7 +118,7 @@ static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_too
 static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
-    struct mote_shell_state *t = &run->st.shell;
+    struct mote_shell_state *t = shell_state(run);
     char buf[4096];
     size_t moved = 0; /* bytes read in this step */
     bool more = false;
@@ -219,11 +175,11 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
             p->pipe_close(p->ctx, t->out_fd);
         t->out_fd = -1;
         if (mote_job_cancelled(loop, self)) {
-            note(run, "[cancelled by the user: the command was killed]", 0, NULL);
+            mote_tool_note(run, "[cancelled by the user: the command was killed]", 0, NULL);
             return MOTE_STEP_CANCELLED;
         }
         if (t->timed_out) {
-            note(run, "[timed out after ", run->timeout_ms, " ms: the command was killed]");
+            mote_tool_note(run, "[timed out after ", run->timeout_ms, " ms: the command was killed]");
         } else {
             char b[48];
             struct mote_sb sb;
@@ -232,7 +188,7 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
             mote_sb_s(&sb, "[exit status ");
             mote_sb_i(&sb, t->status);
             mote_sb_s(&sb, run->out_dropped > 0 ? ", output cut]" : "]");
-            note(run, b, 0, NULL);
+            mote_tool_note(run, b, 0, NULL);
         }
         run->is_error = t->timed_out || t->status != 0;
         return MOTE_STEP_DONE;
@@ -261,7 +217,7 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
 static void shell_release(struct mote_loop *loop, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
-    struct mote_shell_state *t = &run->st.shell;
+    struct mote_shell_state *t = shell_state(run);
 
     /* Never waits: a command still running (only when the loop is torn
      * down with the job active: a cancelled job ends once the command's
@@ -395,7 +351,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
     if (off == (uint64_t)from && eof) {
         /* Nothing there: the end, or past it. */
         if (from == 0) {
-            note(run, "[empty file]", 0, NULL);
+            mote_tool_note(run, "[empty file]", 0, NULL);
             return MOTE_STEP_DONE;
         }
         if (size == (uint64_t)from) {
@@ -416,7 +372,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
             mote_sb_u(&sb, (uint64_t)from);
             mote_sb_s(&sb, ": it is at or past the end of the file]");
         }
-        note_text(run, b, sb.len);
+        mote_tool_note(run, b, 0, NULL);
         return MOTE_STEP_DONE;
     }
     if (eof && from == 0)
@@ -443,7 +399,7 @@ static int read_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
         mote_sb_u(&sb, off);
     }
     mote_sb_s(&sb, "]");
-    note_text(run, b, sb.len);
+    mote_tool_note(run, b, 0, NULL);
     return MOTE_STEP_DONE;
 }
 
@@ -796,7 +752,7 @@ static int list_dir_step(struct mote_loop *loop, mote_job_id self, struct mote_t
     }
     if (run->out_dropped > 0) {
         run->out_dropped = 0;
-        note(run, "[list cut]", 0, NULL);
+        mote_tool_note(run, "[list cut]", 0, NULL);
     } else if (run->out_len == 0) {
         mote_tool_outs(run, "(empty)\n");
     }

@@ -13,6 +13,7 @@
 #include "mote/mote_config.h"
 #include "mote/mote_err.h"
 #include "mote/mote_loop.h"
+#include "mote/mote_mqtt.h"
 #include "mote/mote_port.h"
 
 #define MOTE_VERSION_MAJOR 0

@@ -25,7 +25,7 @@
  * event are valid during the callback only.
  *
  * Every state change of a conversation goes through the pure transition
- * function mote_conv_next() (mote_journal.h); the journal is written
+ * function mote_conv_next() (the library's src/conv.h); the journal is written
  * before the effect it makes recoverable.
  */
 #ifndef MOTE_AGENT_H
@@ -44,6 +44,7 @@
 
 struct mote_session;
 struct mote_conv;
+struct mote_stream;
 struct mote_tool_run;
 
 /* ---- events ---------------------------------------------------------- */
@@ -112,7 +113,7 @@ typedef void (*mote_event_fn)(void *arg, const struct mote_event *ev);
  * says so to the model). `release` (may be NULL) frees what the run holds;
  * it must not block. */
 struct mote_tool {
-    const char *name;         /* [A-Za-z0-9_-], 1..64 bytes */
+    const char *name;         /* [A-Za-z0-9_-], 1..64 bytes, without "__" */
     const char *description;
     const char *schema;       /* a JSON Schema object (text) */
     int (*step)(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run);
@@ -122,16 +123,6 @@ struct mote_tool {
 };
 
 #define MOTE_TOOL_NO_APPROVAL 0x1u /* runs without asking (it changes nothing) */
-
-/* What the built-in tools keep while they run. */
-struct mote_shell_state {
-    int64_t pid;
-    int out_fd;
-    bool started, exited, killed, timed_out, eof;
-    int status;
-    mote_watch_id watch;
-    mote_timer_id timer;
-};
 
 /* One call being run (from the session's pool). */
 struct mote_tool_run {
@@ -148,13 +139,12 @@ struct mote_tool_run {
     size_t out_len, out_cap;
     uint64_t out_dropped;     /* bytes of output over out_cap */
     bool is_error;
-    bool note_added;
     struct mote_json json;    /* the input parsed (token 0: the object) */
     char in_buf[MOTE_JOURNAL_LINE_MAX];
     char out_buf[MOTE_TOOL_OUTPUT_MAX + 256]; /* room for the notes after the output */
     union {
-        struct mote_shell_state shell;
-        struct mote_mcp_call mcp;
+        struct mote_mcp_call mcp;                /* an MCP server's tool */
+        uint64_t builtin[8];                     /* a built-in tool's (the library's) */
         unsigned char user[MOTE_TOOL_STATE_MAX]; /* an embedder's tool */
     } st;
 };
@@ -165,6 +155,12 @@ void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len);
 
 /* Appends a NUL-terminated string. */
 void mote_tool_outs(struct mote_tool_run *run, const char *s);
+
+/* Appends a note about the output on a line of its own: `a`, then, where
+ * `b` is not NULL, the number `num` and `b` ("[timed out after ", 500,
+ * " ms]"). It may pass run->out_cap (the buffer keeps room for notes); a
+ * note that does not fit even there is left out. */
+void mote_tool_note(struct mote_tool_run *run, const char *a, uint64_t num, const char *b);
 
 /* For a step about to return < 0: the message the result will carry. */
 void mote_tool_fail(struct mote_loop *loop, mote_job_id self, const char *msg);
@@ -204,9 +200,12 @@ int mote_tool_started_process(struct mote_tool_run *run, int64_t pid);
  * MOTE_ERR_FULL. */
 int mote_session_add_builtin_tools(struct mote_session *s, unsigned which);
 
-/* Registers `tool` (it must outlive the session). Returns 0,
- * MOTE_ERR_EXIST (a tool of that name), MOTE_ERR_INVAL (bad name or no
- * step) or MOTE_ERR_FULL (MOTE_MAX_TOOLS). */
+/* Registers `tool` (it must outlive the session). Names are unique
+ * across the registry and the MCP servers' tools, which are offered as
+ * SERVER__TOOL: a registry name never holds "__". Returns 0,
+ * MOTE_ERR_EXIST (a tool of that name), MOTE_ERR_INVAL (a bad name: empty,
+ * over 64 bytes, a byte outside [A-Za-z0-9_-], or "__"; or no step or
+ * schema) or MOTE_ERR_FULL (MOTE_MAX_TOOLS). */
 int mote_session_add_tool(struct mote_session *s, const struct mote_tool *tool);
 
 /* ---- the session ------------------------------------------------------ */
@@ -324,6 +323,8 @@ struct mote_conv {
     unsigned ncalls, call_i;
     struct mote_conv_call calls[MOTE_LLM_MAX_TOOL_CALLS];
     /* tools */
+    const struct mote_tool *run_tool; /* what call call_i runs, resolved at dispatch: a
+                                   * registry tool, or NULL for an MCP server's */
     struct mote_tool_run *run;
     mote_job_id tool_job;
     uint32_t ask_id;               /* the question being asked (0: none) */
@@ -333,11 +334,10 @@ struct mote_conv {
     char refusal[200];             /* the reason given with a no */
     unsigned nallowed;             /* tools answered "always" */
     char allowed[MOTE_CONV_ALLOWED_MAX][MOTE_LLM_NAME_MAX];
-    /* deferred work (done by the session's kick) */
+    /* deferred work (done from the loop: mote_session_defer) */
     bool want_send;                /* waiting for a stream slot */
     bool want_cancel;
     bool want_next;                /* go on with the tool round */
-    bool kicked;
     /* compaction */
     bool compacting;               /* the request is the summarising one */
     bool compact_resume;           /* the turn goes on after it */
@@ -355,26 +355,17 @@ struct mote_conv {
     bool current_failed;           /* STATE/current could not be written: a warning */
 };
 
-/* A model request's buffers (from the session's pool). */
-struct mote_stream {
-    bool used;
-    struct mote_conv *conv;
-    struct mote_llm_req req;
-    unsigned ntools;
-    struct mote_tool_def defs[MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS];
-    bool mcp_held;
-    size_t text_len;          /* answer text not yet journaled */
-    bool spilled;             /* text or call records were written for this answer */
-    size_t arena_len;         /* tool inputs of this answer (calls not yet journaled) */
-    unsigned arena_first;     /* first call whose input is in the arena */
-    unsigned open_call;       /* call receiving input fragments (+1; 0: none) */
-    uint32_t in_off[MOTE_LLM_MAX_TOOL_CALLS];
-    uint32_t in_len[MOTE_LLM_MAX_TOOL_CALLS];
-    bool too_large[MOTE_LLM_MAX_TOOL_CALLS];
-    uint16_t in_tok[MOTE_LLM_MAX_TOOL_CALLS]; /* JSON tokens of each input (checked) */
-    char text[MOTE_ANSWER_TEXT_MAX];
-    char arena[MOTE_JOURNAL_LINE_MAX];
-    struct mote_llm_call call;
+/* The buffers of one model request, while it streams (the client, the
+ * answer's text and tool inputs until they are journaled): the library's
+ * struct mote_stream, kept here as an area of its size so that a session
+ * can be allocated statically. */
+#define MOTE_STREAM_SIZE                                                                          \
+    (sizeof(struct mote_llm_call) + sizeof(struct mote_llm_req) +                                 \
+     (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS) * sizeof(struct mote_tool_def) + \
+     MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u)
+
+struct mote_stream_area {
+    _Alignas(max_align_t) unsigned char bytes[MOTE_STREAM_SIZE];
 };
 
 enum mote_sd_mode {
@@ -404,20 +395,12 @@ struct mote_shutdown_report {
     char left[MOTE_JOB_ERRMSG_LEN]; /* what still ran after its cancel */
 };
 
-enum mote_sd_phase {
-    MOTE_SDP_NONE = 0,
-    MOTE_SDP_WAIT,   /* turns stop or drain */
-    MOTE_SDP_CUT,    /* after the timeout: cut, mark, wait briefly for the cancelled jobs */
-    MOTE_SDP_MCP,    /* MCP servers disconnect */
-    MOTE_SDP_DONE,
-};
-
 struct mote_session {
     struct mote_loop *loop;
     const struct mote_port *port;
     struct mote_session_conf conf;
     struct mote_cancel cancel;   /* parent of every turn's flag */
-    mote_timer_id kick;          /* 0-ms timer that runs deferred work */
+    mote_timer_id defer_timer;   /* 0-ms timer that runs deferred work */
     uint32_t queue_seq;
     unsigned ntools;
     const struct mote_tool *tools[MOTE_MAX_TOOLS];
@@ -427,15 +410,19 @@ struct mote_session {
     int64_t lock_holder;         /* after MOTE_ERR_LOCKED from mote_conv_open: who has
                                   * it open (a process id; -1: unknown) */
     /* shutdown */
-    uint8_t sd_phase;            /* enum mote_sd_phase */
+    uint8_t sd_phase;            /* the library's enum mote_sd_phase */
     struct mote_shutdown_req sd;
     uint32_t sd_deadline;
     uint32_t sd_cut_until;
     mote_timer_id sd_timer;
     struct mote_shutdown_report report;
+    /* the library's hooks: the hub's deferred work, the shutdown's next step
+     * (set by the files that own them, called by lower ones) */
+    void (*run_deferred)(struct mote_session *s);
+    void (*shutdown_step)(struct mote_session *s);
     struct mote_jbuf jbuf;       /* the journals' shared working memory */
     struct mote_conv conv[MOTE_MAX_CONVERSATIONS];
-    struct mote_stream streams[MOTE_MAX_STREAMS];
+    struct mote_stream_area streams[MOTE_MAX_STREAMS];
     struct mote_tool_run runs[MOTE_MAX_TOOL_RUNS];
 };
 
@@ -573,8 +560,10 @@ int mote_conv_approve(struct mote_conv *c, uint32_t ask_id, enum mote_answer a,
 enum mote_conv_state mote_conv_state(const struct mote_conv *c);
 
 /* What the conversation's policy does with a call of tool `name` now:
- * its rule, else ALLOW for a tool registered with MOTE_TOOL_NO_APPROVAL,
- * else the default; an ASK tool answered "always" gives ALLOW. */
+ * its rule, else ALLOW if the call would run a registry tool registered
+ * with MOTE_TOOL_NO_APPROVAL (a registry tool runs only in a conversation
+ * whose conf has `tools`), else the default; an ASK tool answered
+ * "always" gives ALLOW. */
 enum mote_approval mote_conv_policy(const struct mote_conv *c, const char *name);
 
 /* The call waiting for an answer (state MOTE_CONV_AWAITING_APPROVAL):

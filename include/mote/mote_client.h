@@ -16,6 +16,33 @@
  *
  * Timeouts: connect (resolve + connect + handshake), first byte (after
  * the request was sent), and idle (between bytes of the stream).
+ *
+ * Kept connections: a caller that sends requests one after another (an
+ * agent's stream slot) keeps a struct mote_conn and hands it to each call
+ * (call->conn). The call sends its request on the connection the struct
+ * holds - socket, TLS session, a proxy's CONNECT tunnel - when it is
+ * idle, to the same origin (scheme, host, port, proxy, CA file) and
+ * still good, else opens a new one there. A response read to its exact
+ * end (its Content-Length, the chunked body's last chunk) that the
+ * server lets stay open leaves the connection idle in the struct, watched
+ * by the loop: the server's close is seen at once, and it is closed after
+ * conf.keep_idle_ms or by mote_conn_close. A response that ends with the
+ * connection, an error or a cancel in the middle of one, a timeout, or
+ * "connection: close" from the server close it. A call without one has a
+ * connection of its own for its attempts and asks the server to close
+ * it ("connection: close").
+ *
+ * The race every client meets: a server may close a kept connection as a
+ * request goes out. A request on a kept connection that meets its close
+ * or reset before any byte of the response (while its body is being
+ * sent, too) is sent again at once on a new connection, once, and that
+ * does not count as an attempt. Once a response byte arrived, nothing is
+ * sent again but by the retry rules above.
+ *
+ * TLS sessions are resumed where the port can (mote_port.tls_connect),
+ * as conf.tls_resume says: in memory for the process's later connections
+ * (the default), or in the port's storage too, for the next process
+ * (MOTE_TLS_RESUME_DISK; docs/LLM.md says what the file holds).
  */
 #ifndef MOTE_CLIENT_H
 #define MOTE_CLIENT_H
@@ -50,7 +77,50 @@ struct mote_llm_conf {
      * mote_proxy_bypass() names with `no_proxy` go direct. */
     const char *proxy;
     const char *no_proxy;
+    /* A kept connection idle this long is closed, ms (0: one connection
+     * per request). */
+    uint32_t keep_idle_ms;
+    /* TLS session resumption: MOTE_TLS_RESUME_OFF, _MEMORY (the
+     * process's later connections; the default) or _DISK (and the next
+     * process's, through the port's storage: the file tls/HASH, mode
+     * 0600, one per server; docs/LLM.md says what it holds), and the
+     * oldest session offered, seconds since its full handshake (at most
+     * MOTE_TLS_SESSION_MAX_S). */
+    uint8_t tls_resume;
+    uint32_t tls_session_max_s;
 };
+
+/* A connection kept between requests: caller-owned, about 50 bytes. All
+ * zero (or mote_conn_init) is a closed one. Single-threaded, like the
+ * loop. It holds a descriptor and, idle, a watch and a timer of the loop
+ * it was last used with: close it (mote_conn_close) before it or that
+ * loop goes away. */
+#define MOTE_CONN_CLOSED 0
+#define MOTE_CONN_BUSY 1 /* a call uses it */
+#define MOTE_CONN_IDLE 2
+
+struct mote_conn {
+    /* read-only for the caller */
+    uint32_t opened;      /* connections it opened, in all */
+    uint32_t requests;    /* requests sent on the open connection */
+    bool resumed;         /* the open connection's TLS session was resumed */
+    uint8_t state;        /* MOTE_CONN_* */
+    /* internal */
+    bool drop;            /* close it when its call ends */
+    int fd, tls;
+    uint64_t origin;
+    struct mote_loop *loop;
+    mote_watch_id watch;
+    mote_timer_id timer;
+};
+
+/* A closed connection. Never fails, never blocks. */
+void mote_conn_init(struct mote_conn *k);
+
+/* Closes it now if it is idle (or open and unused); a call that uses it
+ * closes it when it ends instead of keeping it. Idempotent; never blocks.
+ * For shutdown, and before the struct or its loop goes away. */
+void mote_conn_close(struct mote_conn *k);
 
 /* Fills the defaults (MOTE_LLM_* in mote_config.h). */
 void mote_llm_conf_defaults(struct mote_llm_conf *c);
@@ -82,12 +152,18 @@ struct mote_llm_call {
      * (MOTE_PHASE_HEADERS), e.g. to keep what the body is made of
      * unchanged in between. */
     void (*on_phase)(void *arg, enum mote_llm_phase phase);
+    /* Optional, set after init: the connection to use and keep (NULL: one
+     * of the call's own, closed when it ends). While another call uses
+     * it, the call uses one of its own. */
+    struct mote_conn *conn;
     /* progress (read-only for the caller) */
     uint8_t phase;            /* enum mote_llm_phase */
     uint32_t attempt;         /* 1-based */
     int http_status;
     int result;               /* 0 or the failure */
     bool content;             /* something reached on_event */
+    bool conn_kept;           /* this attempt went on a kept connection */
+    bool tls_resumed;         /* its TLS session was a resumed one */
     char errmsg[MOTE_JOB_ERRMSG_LEN];
     /* internal */
     struct mote_url url;
@@ -97,8 +173,14 @@ struct mote_llm_call {
     char proxy_auth[MOTE_PROXY_AUTH_MAX];
     const struct mote_port *port;
     int resolve_req;
-    int fd;
-    int tls;
+    struct mote_conn own;     /* without a caller's connection */
+    struct mote_conn *k;      /* the connection in use */
+    uint64_t origin;
+    bool stale;               /* a kept connection found closed before any response byte */
+    bool resent;              /* the one resend after that was made */
+    bool keep;                /* the response ended exactly: the connection may stay */
+    bool draining;            /* the stream is complete; the response's end is awaited */
+    uint32_t retry_after_s;   /* this attempt's response asked to wait so long */
     unsigned naddr, addr_i;
     struct mote_addr addrs[MOTE_MAX_ADDRS];
     mote_watch_id watch;
@@ -123,9 +205,9 @@ struct mote_llm_call {
 };
 
 /* Prepares `call` to send `req` with `conf` (both must outlive the job)
- * and report decoded events to `fn`. Returns 0, MOTE_ERR_CONFIG (bad
- * URL or proxy; the reason is in call->errmsg) or MOTE_ERR_TOO_LARGE
- * (key). */
+ * and report decoded events to `fn`; call->conn is NULL. Returns 0,
+ * MOTE_ERR_CONFIG (bad URL or proxy; the reason is in call->errmsg) or
+ * MOTE_ERR_TOO_LARGE (key). */
 int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *conf,
                        const struct mote_llm_req *req, mote_llm_fn fn, void *arg);
 

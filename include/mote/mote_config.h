@@ -132,8 +132,9 @@
 
 /* ---- model client ------------------------------------------------------- */
 
-/* Parallel tool calls one model answer may make. More fail the turn with
- * MOTE_ERR_FULL (never silently dropped). */
+/* Parallel tool calls of one model answer that mote runs. The calls past
+ * them are journaled but never run: each gets an error result asking the
+ * model to call it again (docs/LLM.md), so the conversation goes on. */
 #ifndef MOTE_LLM_MAX_TOOL_CALLS
 #define MOTE_LLM_MAX_TOOL_CALLS 8
 #endif
@@ -141,6 +142,17 @@
 /* Content blocks tracked in one Anthropic answer (text, tool use, ...). */
 #ifndef MOTE_LLM_MAX_BLOCKS
 #define MOTE_LLM_MAX_BLOCKS 32
+#endif
+
+/* Bytes of white space the request writer holds back at the end of a
+ * piece of an answer's text, until the next part shows whether the text
+ * goes on (then they are sent before it) or ends (then they are dropped:
+ * no answer is sent ending in white space). A longer run at a piece's end
+ * keeps only its last MOTE_LLM_WS_HOLD bytes. It sizes the writer's state
+ * (struct mote_llm_wstate, in every struct mote_llm_body), not a limit on
+ * any input. 1..255. */
+#ifndef MOTE_LLM_WS_HOLD
+#define MOTE_LLM_WS_HOLD 64
 #endif
 
 /* Bytes of one unescaped text delta or tool-input fragment (one SSE
@@ -238,6 +250,23 @@
 #define MOTE_LLM_BACKOFF_MAX_MS 30000
 #endif
 
+/* Kept connections (struct mote_conn): how long one may stay idle before
+ * it is closed, ms (0: a connection per request, sent with "connection:
+ * close"). Below the idle limits of what fronts the public APIs (AWS
+ * load balancers 60 s, nginx 75 s, Cloudflare 400 s); servers with
+ * shorter ones (Node and uvicorn, so vLLM, 5 s; llama.cpp's 5 s) close
+ * first, which an idle connection notices at once (docs/LLM.md). */
+#ifndef MOTE_LLM_KEEP_IDLE_MS
+#define MOTE_LLM_KEEP_IDLE_MS 50000
+#endif
+/* After a stream's last event, how long the end of its response (the
+ * chunked body's last chunk) is waited for, ms: the answer is complete
+ * by then, and a response that does not end in time costs only its
+ * connection, which is closed instead of kept. */
+#ifndef MOTE_LLM_TAIL_MS
+#define MOTE_LLM_TAIL_MS 2000
+#endif
+
 /* ---- conversations ------------------------------------------------------ */
 
 /* Longest journal record (one JSON line), bytes. A journal keeps two
@@ -268,7 +297,7 @@
 
 /* Model requests that stream at the same moment (a pool of buffers shared
  * by the conversations: a request finding none free waits for one). Each
- * costs sizeof(struct mote_stream). Range 1..MOTE_MAX_CONVERSATIONS. */
+ * costs a stream slot (MOTE_STREAM_SIZE, `make size`). Range 1..MOTE_MAX_CONVERSATIONS. */
 #ifndef MOTE_MAX_STREAMS
 #define MOTE_MAX_STREAMS 2
 #endif
@@ -456,6 +485,24 @@
 #define MOTE_POSIX_PATH_MAX 1024
 #endif
 
+/* TLS sessions kept for resumption (mote_tls_peer.resume): how many
+ * servers' sessions the process keeps in memory (0: none, every
+ * handshake is a full one); the largest session kept, bytes of mbedTLS's
+ * serialised form (about 150 plus the ticket, plus the server's
+ * certificate where mbedTLS keeps it, as Debian's build does; a larger
+ * one is not kept); and the oldest session offered, seconds since its
+ * full handshake (RFC 5246 suggests at most 24 hours; a ticket's own
+ * lifetime and mote_llm_conf.tls_session_max_s can make it shorter). */
+#ifndef MOTE_TLS_SESSION_CACHE
+#define MOTE_TLS_SESSION_CACHE 4
+#endif
+#ifndef MOTE_TLS_SESSION_BYTES
+#define MOTE_TLS_SESSION_BYTES 4096
+#endif
+#ifndef MOTE_TLS_SESSION_MAX_S
+#define MOTE_TLS_SESSION_MAX_S 86400
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -500,6 +547,9 @@
 
 #if MOTE_LLM_MAX_TOOL_CALLS < 1 || MOTE_LLM_MAX_TOOL_CALLS > 255 || MOTE_LLM_MAX_BLOCKS < 2 || MOTE_LLM_MAX_BLOCKS > 255
 #error "MOTE_LLM_MAX_TOOL_CALLS must be 1..255 and MOTE_LLM_MAX_BLOCKS 2..255"
+#endif
+#if MOTE_LLM_WS_HOLD < 1 || MOTE_LLM_WS_HOLD > 255
+#error "MOTE_LLM_WS_HOLD must be 1..255 (its count is one byte of the writer's state)"
 #endif
 
 #if MOTE_MCP_RESULT_MAX < 1024 || MOTE_MCP_RESULT_MAX > MOTE_MCP_LINE_MAX
@@ -708,10 +758,130 @@
     MOTE_TLS_CHAIN_MAX < 1
 #error "MOTE_TLS_SESSIONS must be 1..64, MOTE_TLS_READAHEAD at least 64, MOTE_TLS_CHAIN_MAX at least 1"
 #endif
+#if MOTE_TLS_SESSION_CACHE < 0 || MOTE_TLS_SESSION_CACHE > 64 || MOTE_TLS_SESSION_BYTES < 512 || \
+    MOTE_TLS_SESSION_MAX_S < 1
+#error "MOTE_TLS_SESSION_CACHE must be 0..64, MOTE_TLS_SESSION_BYTES at least 512 and MOTE_TLS_SESSION_MAX_S at least 1"
+#endif
+
 #if MOTE_TLS_READ_CHUNK < 512 || MOTE_TLS_CERT_MAX < 1024 || MOTE_TLS_BUNDLE_MAX < 65536 || \
     MOTE_TLS_ARENA < 32768
 #error "MOTE_TLS_READ_CHUNK must be at least 512, MOTE_TLS_CERT_MAX 1024, MOTE_TLS_BUNDLE_MAX 65536 and MOTE_TLS_ARENA 32768"
 #endif
+
+/* ---- the MQTT client (mote_mqtt.h) ---------------------------------------- */
+
+/* The largest message payload, bytes, received or published. A message
+ * from the broker with a larger payload is skipped (its bytes are read and
+ * dropped, so the connection stays in step) and reported as oversize; it
+ * is still acknowledged like any other. mote_mqtt_publish refuses a larger
+ * one with MOTE_ERR_TOO_LARGE. 1..16777216. struct mote_mqtt keeps one
+ * receive buffer of this size plus MOTE_MQTT_TOPIC_MAX. */
+#ifndef MOTE_MQTT_PAYLOAD_MAX
+#define MOTE_MQTT_PAYLOAD_MAX 16384
+#endif
+
+/* The longest topic name, bytes of UTF-8, received or published. A
+ * message on a longer topic is oversize (as above); a publish to one is
+ * refused with MOTE_ERR_TOO_LARGE. 8..65535. */
+#ifndef MOTE_MQTT_TOPIC_MAX
+#define MOTE_MQTT_TOPIC_MAX 256
+#endif
+
+/* Bytes of outgoing PUBLISH packets held: the ones not sent yet and the
+ * QoS 1 ones the broker has not acknowledged (kept to be sent again, with
+ * DUP, after a reconnect). A publish that does not fit is refused with
+ * MOTE_ERR_FULL until acknowledgements make room (MOTE_MQTT_EV_ROOM). At
+ * least one largest packet: MOTE_MQTT_PAYLOAD_MAX + MOTE_MQTT_TOPIC_MAX + 8. */
+#ifndef MOTE_MQTT_OUT_MAX
+#define MOTE_MQTT_OUT_MAX 32768
+#endif
+
+/* Outgoing PUBLISH packets held at once (the in-flight table: unsent ones
+ * and unacknowledged QoS 1 ones); one more is refused with MOTE_ERR_FULL,
+ * as above. 1..1024. */
+#ifndef MOTE_MQTT_INFLIGHT
+#define MOTE_MQTT_INFLIGHT 16
+#endif
+
+/* Incoming QoS 1 and 2 messages the application holds unacknowledged at
+ * once (an acknowledgement can wait until the message is stored). When
+ * every slot is held the client stops reading: what does not fit waits in
+ * the broker. 1..1024. */
+#ifndef MOTE_MQTT_RX_INFLIGHT
+#define MOTE_MQTT_RX_INFLIGHT 16
+#endif
+
+/* Topic filters one client subscribes to. 1..32. */
+#ifndef MOTE_MQTT_SUBS_MAX
+#define MOTE_MQTT_SUBS_MAX 4
+#endif
+
+/* Bytes for control packets: CONNECT (client id, will topic and payload,
+ * user name, password), one SUBSCRIBE, acknowledgements, pings. A
+ * configuration whose CONNECT or SUBSCRIBE does not fit is refused by
+ * mote_mqtt_init with MOTE_ERR_TOO_LARGE. 64..65535. */
+#ifndef MOTE_MQTT_CTL_MAX
+#define MOTE_MQTT_CTL_MAX 1024
+#endif
+
+/* Bytes read from the connection at a time. 64..65536. */
+#ifndef MOTE_MQTT_RECV_BUF
+#define MOTE_MQTT_RECV_BUF 2048
+#endif
+
+/* The default keep-alive, seconds: a PINGREQ goes out when nothing was
+ * sent or received for this long, and the broker drops a client silent
+ * for 1.5 times it. 0: no keep-alive (a dead link is found only by TCP).
+ * 0..65535. */
+#ifndef MOTE_MQTT_KEEPALIVE_S
+#define MOTE_MQTT_KEEPALIVE_S 60
+#endif
+
+/* How long a PINGREQ waits for its PINGRESP before the connection counts
+ * as lost, ms. At least 1. */
+#ifndef MOTE_MQTT_PING_TIMEOUT_MS
+#define MOTE_MQTT_PING_TIMEOUT_MS 10000
+#endif
+
+/* The deadline of one connection attempt, ms: resolve, TCP, TLS and the
+ * broker's CONNACK. At least 1. */
+#ifndef MOTE_MQTT_CONNECT_TIMEOUT_MS
+#define MOTE_MQTT_CONNECT_TIMEOUT_MS 15000
+#endif
+
+/* Reconnect backoff, ms: the first delay, doubled after each attempt that
+ * fails or whose connection lasted less than the cap, with jitter (a delay
+ * d becomes d/2..d), and the cap. 1..MOTE_MQTT_BACKOFF_MAX_MS. */
+#ifndef MOTE_MQTT_BACKOFF_MS
+#define MOTE_MQTT_BACKOFF_MS 1000
+#endif
+#ifndef MOTE_MQTT_BACKOFF_MAX_MS
+#define MOTE_MQTT_BACKOFF_MAX_MS 60000
+#endif
+
+#if MOTE_MQTT_PAYLOAD_MAX < 1 || MOTE_MQTT_PAYLOAD_MAX > 16777216 || MOTE_MQTT_TOPIC_MAX < 8 || \
+    MOTE_MQTT_TOPIC_MAX > 65535
+#error "MOTE_MQTT_PAYLOAD_MAX must be 1..16777216 and MOTE_MQTT_TOPIC_MAX 8..65535"
+#endif
+#if MOTE_MQTT_OUT_MAX < MOTE_MQTT_PAYLOAD_MAX + MOTE_MQTT_TOPIC_MAX + 8
+#error "MOTE_MQTT_OUT_MAX must hold one largest packet: at least MOTE_MQTT_PAYLOAD_MAX + MOTE_MQTT_TOPIC_MAX + 8"
+#endif
+#if MOTE_MQTT_INFLIGHT < 1 || MOTE_MQTT_INFLIGHT > 1024 || MOTE_MQTT_RX_INFLIGHT < 1 || \
+    MOTE_MQTT_RX_INFLIGHT > 1024 || MOTE_MQTT_SUBS_MAX < 1 || MOTE_MQTT_SUBS_MAX > 32
+#error "MOTE_MQTT_INFLIGHT and MOTE_MQTT_RX_INFLIGHT must be 1..1024, MOTE_MQTT_SUBS_MAX 1..32"
+#endif
+#if MOTE_MQTT_CTL_MAX < 64 || MOTE_MQTT_CTL_MAX > 65535 || MOTE_MQTT_RECV_BUF < 64 || \
+    MOTE_MQTT_RECV_BUF > 65536
+#error "MOTE_MQTT_CTL_MAX must be 64..65535 and MOTE_MQTT_RECV_BUF 64..65536"
+#endif
+#if MOTE_MQTT_KEEPALIVE_S < 0 || MOTE_MQTT_KEEPALIVE_S > 65535 || MOTE_MQTT_PING_TIMEOUT_MS < 1 || \
+    MOTE_MQTT_CONNECT_TIMEOUT_MS < 1
+#error "MOTE_MQTT_KEEPALIVE_S must be 0..65535, MOTE_MQTT_PING_TIMEOUT_MS and MOTE_MQTT_CONNECT_TIMEOUT_MS at least 1"
+#endif
+#if MOTE_MQTT_BACKOFF_MS < 1 || MOTE_MQTT_BACKOFF_MAX_MS < MOTE_MQTT_BACKOFF_MS
+#error "MOTE_MQTT_BACKOFF_MS must be at least 1 and MOTE_MQTT_BACKOFF_MAX_MS at least MOTE_MQTT_BACKOFF_MS"
+#endif
+/* ---- end of the MQTT client's block ---- */
 
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
@@ -746,7 +916,14 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)
 /* the rest, on the short chain */
 #define MOTE_SIG_MORE_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX)
-#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL))
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX), MOTE_LLM_WS_HOLD)
+/* the MQTT client's limits, a chain of their own */
+#define MOTE_SIG_MQTT_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MQTT_PAYLOAD_MAX), MOTE_MQTT_TOPIC_MAX), MOTE_MQTT_OUT_MAX), MOTE_MQTT_INFLIGHT), MOTE_MQTT_RX_INFLIGHT), MOTE_MQTT_SUBS_MAX), MOTE_MQTT_CTL_MAX), MOTE_MQTT_RECV_BUF), MOTE_MQTT_KEEPALIVE_S), MOTE_MQTT_PING_TIMEOUT_MS), MOTE_MQTT_CONNECT_TIMEOUT_MS), MOTE_MQTT_BACKOFF_MS), MOTE_MQTT_BACKOFF_MAX_MS)
+/* kept connections and TLS sessions: a chain of their own */
+#define MOTE_SIG_WIRE_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S)
+#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
+                               (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

@@ -8,6 +8,12 @@
  * the connection, and hands body bytes to a callback as they come; nothing
  * of the body is kept. Over a limit the parser fails with
  * MOTE_ERR_TOO_LARGE; malformed input gives MOTE_ERR_PROTO. Both stick.
+ *
+ * Persistent connections: a response read to its exact end (its
+ * Content-Length, or the chunked body's last chunk and trailers) leaves
+ * the connection ready for another request, unless it is HTTP/1.0
+ * without "Connection: keep-alive", says "Connection: close", or its body
+ * ran to the end of the connection (mote_http_resp_reusable).
  */
 #ifndef MOTE_HTTP_H
 #define MOTE_HTTP_H
@@ -42,6 +48,8 @@ struct mote_http_resp {
     uint8_t state;            /* enum mote_http_state */
     bool chunked;
     bool no_body;             /* HEAD-like: 1xx, 204, 304 */
+    bool keep;                /* the server lets the connection serve another request */
+    bool close;               /* it said "Connection: close" */
     int status;               /* 0 until the status line is read */
     int64_t content_length;   /* -1 if none */
     uint64_t remaining;       /* body or chunk bytes still to come */
@@ -66,6 +74,15 @@ int mote_http_resp_eof(struct mote_http_resp *r);
 static inline bool mote_http_resp_done(const struct mote_http_resp *r)
 {
     return r->state == MOTE_HTTP_DONE;
+}
+
+/* True if the response is complete and the connection may carry the
+ * next request: framed by its length or chunks, and the server did not
+ * ask to close (bytes that came after its end are the caller's to
+ * check: they make the connection unusable). */
+static inline bool mote_http_resp_reusable(const struct mote_http_resp *r)
+{
+    return r->err == 0 && r->state == MOTE_HTTP_DONE && r->keep;
 }
 
 /* True once the status line and every header are in. */

@@ -275,9 +275,36 @@ enum mote_recovery_action {
                                     * user retries (a tool is never run again by itself) */
     MOTE_RECOVER_LIMIT,            /* would go on, but MOTE_MAX_AUTO_CONTINUES automatic
                                     * continues in a row were made */
-    MOTE_RECOVER_RESUME_TOOLS,     /* tool calls the model asked for never started: the
-                                    * round goes on with them (approval as usual) */
+    MOTE_RECOVER_RESUME_TOOLS,     /* tool calls the model asked for never started, or
+                                    * calls past the table have no result yet: the round
+                                    * goes on with them (approval as usual; those past
+                                    * the table are answered first, unrun) */
 };
+
+/* The calls of one answer past the first MOTE_LLM_MAX_TOOL_CALLS, which
+ * no table holds and no tool runs: each is answered with an error result
+ * (mote_recover_over_next) right after the answer's assistant record, so
+ * every call the next request carries has its result. Where they are is
+ * a place in the journal, walked one call at a time. */
+struct mote_over {
+    uint64_t off;  /* the record of the next call to look at */
+    int16_t idx;   /* its index in that record's "calls" (-1: a call record, or an
+                    * assistant record's first call) */
+    unsigned skip; /* calls answered already, passed over first */
+    unsigned left; /* calls to answer after them */
+};
+
+/* Answers the next call of `o`: passes over o->skip calls, then writes
+ * one tool_result record (is_error, synced) saying the call was not run
+ * because the answer had more than MOTE_LLM_MAX_TOOL_CALLS calls and
+ * asking the model to call it again; moves `o` past it. The calls are
+ * read from the answer's call records (text records between them are
+ * passed over), then from its assistant record's "calls". Returns 1 when
+ * a result was written, 0 when none is left (o->left was 0, or the
+ * answer has fewer calls than counted: then o->left becomes 0), or a
+ * reader's or writer's failure (o unchanged). Moves no reading or part
+ * cursor. */
+int mote_recover_over_next(struct mote_journal *j, struct mote_over *o) MOTE_MUST_CHECK;
 
 /* One tool call of the last answer, as the journal tells it. */
 struct mote_rec_call {
@@ -295,8 +322,12 @@ struct mote_rec_call {
 struct mote_recovery {
     enum mote_recovery_action action;
     unsigned autos;               /* automatic continues since the last user message */
-    unsigned ncalls;              /* calls of the last answer */
+    unsigned ncalls;              /* calls of the last answer (its first
+                                   * MOTE_LLM_MAX_TOOL_CALLS) */
     struct mote_rec_call calls[MOTE_LLM_MAX_TOOL_CALLS];
+    unsigned nover;               /* its calls past them (never run) */
+    struct mote_over over;        /* where they are: over.skip of them have their result
+                                   * (always the first ones), over.left have none */
     unsigned nmissing;            /* of them, without a result */
     unsigned nstarted;            /* of those, begun (tool_start) */
     unsigned nkill;               /* process groups recorded for begun ones */
@@ -319,7 +350,9 @@ struct mote_recovery {
 int mote_recover(struct mote_journal *j, struct mote_recovery *r) MOTE_MUST_CHECK;
 
 /* Closes an unfinished tool round for good (TOOL_INTERRUPTED, or LIMIT
- * with calls left), from `r` as mote_recover left it: a call that had
+ * with calls left), from `r` as mote_recover left it: the calls past the
+ * table without a result get theirs (mote_recover_over_next: an agent
+ * that answered them already moved r->over on), then a call that had
  * begun gets MOTE_INTERRUPTED_TOOL, one that never started
  * MOTE_NOT_RUN_TOOL, then an error record ends the turn (a later restart
  * does not send by itself: the user can /retry). Synced. Does nothing for

@@ -171,6 +171,9 @@ void mote_jw_bool(struct mote_jw *w, bool v);
 void mote_jw_null(struct mote_jw *w);
 /* Inserts already-valid JSON (a stored tool input, say) as one value. */
 void mote_jw_raw(struct mote_jw *w, const char *json, size_t n);
+/* Bytes at the writer's position as they are, no separator (the rest of a
+ * value begun with mote_jw_raw); nothing once the writer has failed. */
+void mote_jw_bytes(struct mote_jw *w, const char *p, size_t n);
 /* Writes token `t` of a parsed text (outside input) as canonical JSON that
  * any strict parser accepts: members and elements re-emitted, raw control
  * characters in strings escaped, invalid UTF-8 as \ufffd, a primitive

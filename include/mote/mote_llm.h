@@ -10,6 +10,13 @@
  * from the journal), so the conversation is never held whole in memory;
  * the same call with a counting sink gives the Content-Length first.
  *
+ * Every body written keeps the rules the real APIs enforce with a 400
+ * (docs/LLM.md lists them): no empty or white-space-only text block, no
+ * white space ending the final assistant message, tool history as text
+ * when no tools are offered, an error result never empty, no lone UTF-16
+ * surrogate escape. The parts are given as they were journaled; what is
+ * sent is adjusted here.
+ *
  * Responses: feed each SSE event to mote_llm_dec_event(); it reports text
  * deltas, tool calls (started, argument fragments, finished; OpenAI's
  * parallel calls keyed by index), the stop reason, usage and errors to a
@@ -53,13 +60,21 @@ struct mote_part {
     const char *input; /* TOOL_CALL: a JSON object ("{}" if empty) */
     size_t input_len;
     bool is_error;     /* TOOL_RESULT */
+    bool cut;          /* assistant TEXT: the last piece of an answer that was cut off (a
+                        * cancel, a failure, a shutdown; its text may be empty): the writer
+                        * says so after it, and the text of the answer that follows never
+                        * runs into it */
 };
 
 /* Gives part number `index` (0-based) in *p: returns 1, 0 past the last
  * part, or < 0 on failure. The body writer asks for the parts in order,
  * sometimes the same index again (it regenerates the piece that did not
  * fit the send buffer), so a source replaying a journal keeps a cursor.
- * Pointers in *p must stay valid until the next call. */
+ * Pointers in *p must stay valid until the next call.
+ *
+ * Consecutive assistant TEXT parts are pieces of one answer's text (a
+ * long answer journaled in pieces, or an answer and its pause_turn
+ * continuation), sent as one text, unless a piece is `cut`. */
 typedef int (*mote_part_fn)(void *arg, unsigned index, struct mote_part *p);
 
 struct mote_tool_def {
@@ -84,6 +99,10 @@ struct mote_llm_req {
                                     * endpoint; max_tokens is deprecated there and refused by
                                     * reasoning models) instead of max_tokens (compatible
                                     * servers) */
+    uint64_t id_seed;              /* the answer's decoder takes it as its id_seed: a value no
+                                    * other request of the conversation has (the agent gives
+                                    * the journal's size when the request starts), so calls
+                                    * that come without an id get ids unique in it */
 };
 
 /* True if `base_url`'s host is OpenAI's own API (api.openai.com), whose
@@ -94,6 +113,21 @@ bool mote_llm_openai_host(const char *base_url);
  * Content-Length, or for tests). Returns 0 or < 0 (the sink's error, the
  * part source's, or MOTE_ERR_INVAL for a malformed part). */
 int mote_llm_write_body(const struct mote_llm_req *req, mote_sink_fn sink, void *arg);
+
+/* The writer's state between parts. White space at the end of a piece
+ * of an answer's text is held back (ws, MOTE_LLM_WS_HOLD bytes at most,
+ * mote_config.h) until the next part shows whether the text goes on. */
+struct mote_llm_wstate {
+    int open_role;     /* Anthropic: the role of the open message (0: none) */
+    bool in_assistant; /* OpenAI: an assistant message is open */
+    bool in_calls;     /* OpenAI: its tool_calls array is open */
+    bool have_text;    /* OpenAI: it has content text */
+    bool text_open;    /* the answer's text string is open */
+    bool block_open;   /* Anthropic: the last block is closed by what follows */
+    bool in_text;      /* the last part was an answer's text (not cut): more goes on with it */
+    uint8_t ws_len;    /* Anthropic: white space held back (ws) */
+    char ws[MOTE_LLM_WS_HOLD];
+};
 
 /* The body as a pull stream, for a non-blocking sender: each read fills
  * the caller's buffer with the next bytes. Only the piece being sent (the
@@ -106,8 +140,7 @@ struct mote_llm_body {
     bool done;
     uint64_t off;       /* bytes of the current unit already read */
     struct mote_jw jw;  /* writer state where the current unit begins */
-    int open_role;      /* grouping state where the current unit begins */
-    bool in_assistant, in_calls, have_text, text_open, block_open;
+    struct mote_llm_wstate ws; /* grouping state where the current unit begins */
 };
 
 void mote_llm_body_init(struct mote_llm_body *b, const struct mote_llm_req *req);
@@ -127,7 +160,8 @@ const char *mote_llm_path(enum mote_provider provider, const char *base_path);
 
 enum mote_llm_ev {
     MOTE_LLM_TEXT = 1,       /* text, len: a piece of the answer */
-    MOTE_LLM_TOOL_START,     /* slot, id, name */
+    MOTE_LLM_TOOL_START,     /* slot, id, name (a call that came without an id gets one, made
+                              * of [A-Za-z0-9_]) */
     MOTE_LLM_TOOL_ARGS,      /* slot, text, len: a fragment of the input JSON */
     MOTE_LLM_TOOL_END,       /* slot */
     MOTE_LLM_STOP,           /* text: the stop reason (end_turn, tool_use, max_tokens, ...) */
@@ -141,7 +175,9 @@ enum mote_llm_ev {
 
 struct mote_llm_event {
     enum mote_llm_ev type;
-    unsigned slot;            /* tool call slot, 0..MOTE_LLM_MAX_TOOL_CALLS-1 */
+    unsigned slot;            /* tool call slot, 0..MOTE_LLM_MAX_TOOL_CALLS-1; a call past the
+                               * table gets MOTE_LLM_SLOT_OVER (its start, arguments and end,
+                               * one call after another: the caller answers it, unrun) */
     const char *text;
     size_t len;
     const char *id;
@@ -152,6 +188,9 @@ struct mote_llm_event {
     uint64_t cache_write;     /* input tokens written to it (Anthropic) */
     bool retryable;
 };
+
+/* The slot of the calls of one answer past the first MOTE_LLM_MAX_TOOL_CALLS. */
+#define MOTE_LLM_SLOT_OVER MOTE_LLM_MAX_TOOL_CALLS
 
 /* Return 0 to go on or < 0 to stop the decoder with that error. */
 typedef int (*mote_llm_fn)(void *arg, const struct mote_llm_event *ev);
@@ -166,11 +205,21 @@ struct mote_llm_dec {
     bool stopped;            /* a stop reason was seen */
     bool refused;            /* OpenAI: refusal text came (the stop is "refusal") */
     unsigned ncalls;         /* tool call slots in use */
-    /* Anthropic: block index -> kind (0 ignored, 1 text, 2 tool+slot). */
+    unsigned over;           /* calls past the table (slot MOTE_LLM_SLOT_OVER) */
+    /* Anthropic: block index -> kind (0 ignored, 1 text, 2 tool+slot, 3
+     * thinking, 4 tool whose input came whole in its start). */
     uint8_t block_kind[MOTE_LLM_MAX_BLOCKS];
     uint8_t block_slot[MOTE_LLM_MAX_BLOCKS];
-    /* OpenAI: tool call index of each slot (-1 free). */
+    /* OpenAI: tool call index of each slot (-1 free, -2 ended). */
     int32_t oa_index[MOTE_LLM_MAX_TOOL_CALLS];
+    unsigned oa_last;        /* OpenAI: the slot of the call started last (past the table:
+                              * MOTE_LLM_SLOT_OVER; none yet: above it) */
+    bool oa_over_open;       /* OpenAI: a call past the table has not ended */
+    uint32_t oa_unindexed;   /* OpenAI: calls that came without an index */
+    uint64_t id_seed;        /* the caller's: mixed into the ids made for calls that came
+                              * without one (set it after init to a value unique to the
+                              * answer in its conversation, such as a journal offset) */
+    uint64_t id_hash;        /* of the stream so far, for those ids too */
     uint64_t in_tokens;
     uint64_t cache_read, cache_write;
     uint64_t out_tokens;
@@ -186,8 +235,14 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
 
 /* Decodes one SSE event (name and data as the SSE parser gives them).
  * Returns 0 or the sticky error: MOTE_ERR_BADMSG for data that is not the
- * JSON expected, MOTE_ERR_TOO_LARGE over a limit, MOTE_ERR_FULL for more
- * parallel tool calls than MOTE_LLM_MAX_TOOL_CALLS, or the callback's. */
+ * JSON expected, MOTE_ERR_TOO_LARGE over a limit, or the callback's. More
+ * parallel tool calls than MOTE_LLM_MAX_TOOL_CALLS come in slot
+ * MOTE_LLM_SLOT_OVER (a callback that cannot take them returns
+ * MOTE_ERR_FULL). OpenAI calls without an `index` (Ollama before late 2024
+ * sent several in one chunk so): an element with an id or a name starts a
+ * call, one without goes on with the call before. A tool_use whose input
+ * comes whole in its content_block_start has it reported as its
+ * arguments (input_json_delta events for that block are then dropped). */
 int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *data, size_t len);
 
 /* Classifies an error body (non-200 response or error event data):

@@ -61,6 +61,9 @@ enum mote_signal {
 #define MOTE_ST_READ 0x1u   /* open for reading */
 #define MOTE_ST_APPEND 0x2u /* open for appending (writes go to the end) */
 #define MOTE_ST_CREATE 0x4u /* create if missing (mode 0600 where it applies) */
+#define MOTE_ST_PRIVATE 0x8u /* open only a file of this user that neither group nor others
+                              * may read or write (else MOTE_ERR_PERM), for secrets; a port
+                              * whose files have no owner opens it as usual */
 
 /* Produces the content of write_atomic() piece by piece: fill at most `cap`
  * bytes of `buf`, return how many (0 = the end), or < 0 to abort. */
@@ -90,6 +93,9 @@ struct mote_fs_stat {
 /* Called by fs_list once per entry with its name and kind (MOTE_FS_*).
  * Return 0 to go on, anything else to stop. */
 typedef int (*mote_fs_list_fn)(void *arg, const char *name, unsigned type);
+
+struct mote_tls_peer;
+struct mote_tls_info;
 
 struct mote_port {
     uint32_t size;    /* sizeof(struct mote_port) as compiled by the port */
@@ -425,6 +431,23 @@ struct mote_port {
      * clock. Returns 0, MOTE_ERR_NOENT, or < 0. */
     int (*st_time)(void *ctx, const char *name, int64_t *mtime);
 
+    /* ---- TLS, appended: which server, sessions kept for resumption ----
+     * Optional (NULL, or outside the port's size): the core then uses
+     * tls_open, and every connection makes a full handshake. */
+
+    /* Like tls_open, for the server `peer` names (struct mote_tls_peer):
+     * its port binds a kept session to the server as much as its name;
+     * a session kept from an earlier handshake with the same server,
+     * name and trust (in memory, or in storage with
+     * MOTE_TLS_RESUME_DISK) is offered for resumption; `alpn` is offered
+     * with ALPN. Returns a handle >= 0 or < 0. Sends nothing. */
+    int (*tls_connect)(void *ctx, int fd, const struct mote_tls_peer *peer, char *err,
+                       size_t err_cap);
+
+    /* What the finished handshake of session `h` gave (struct
+     * mote_tls_info). Returns 0, or MOTE_ERR_BADF. Never blocks. */
+    int (*tls_info)(void *ctx, int h, struct mote_tls_info *info);
+
     /* ---- net, appended: a peer that does not read ----
      * Optional: NULL (or outside the port's size) where the platform
      * cannot tell; a server then notices a peer that reads nothing only
@@ -434,6 +457,29 @@ struct mote_port {
      * yet (not read, on a local socket; not acknowledged, on TCP). Never
      * blocks. Returns the count (0: all taken), or < 0. */
     int (*net_unread)(void *ctx, int fd);
+};
+
+/* Resumption of TLS sessions (mote_tls_peer.resume). */
+#define MOTE_TLS_RESUME_OFF 0    /* every connection a full handshake */
+#define MOTE_TLS_RESUME_MEMORY 1 /* sessions kept in memory for the process's later connections */
+#define MOTE_TLS_RESUME_DISK 2   /* and in storage (tls/...), for the next process */
+
+/* The server a TLS session is for, and how sessions are kept. */
+struct mote_tls_peer {
+    const char *host;         /* SNI and the name the certificate must carry */
+    uint16_t port;            /* the server's TCP port */
+    const char *ca_file;      /* NULL or "": the backend's default roots */
+    const char *alpn;         /* offered with ALPN ("http/1.1"); NULL: none */
+    uint8_t resume;           /* MOTE_TLS_RESUME_* */
+    uint32_t session_max_s;   /* a session older than this (seconds since its full
+                               * handshake) is not offered; 0: the backend's cap */
+};
+
+/* What a handshake gave. */
+struct mote_tls_info {
+    bool resumed;             /* an abbreviated handshake: a kept session was resumed */
+    char version[16];         /* "TLSv1.2", ... */
+    char alpn[16];            /* the protocol the server chose with ALPN, "" if none */
 };
 
 #define MOTE_LOCK_HOLD 1

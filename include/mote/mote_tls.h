@@ -21,6 +21,15 @@
  * found by one pass over the bundle (MOTE_TLS_READ_CHUNK bytes at a
  * time), so the system's 140 roots cost no more memory than one.
  *
+ * Resumption (the port's tls_connect): a session kept from an earlier
+ * verified handshake with the same server - its name, its port, under
+ * the same roots - is offered, and a handshake that resumes it skips the
+ * certificate (its first handshake verified it). Sessions are kept in
+ * memory (MOTE_TLS_SESSION_CACHE servers) and, with MOTE_TLS_RESUME_DISK,
+ * in the port's storage as tls/HASH, mode 0600, used only when they are
+ * this user's alone, whole and younger than their ticket's lifetime and
+ * the caller's cap (docs/LLM.md). ALPN offers what the caller names.
+ *
  * One backend serves the whole process (its sessions are a static table
  * of MOTE_TLS_SESSIONS); ports filled with it may be used together.
  */

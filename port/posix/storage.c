@@ -73,6 +73,12 @@ static int st_open(void *ctx, const char *name, unsigned flags)
     fd = mote_posix_open_file(path, of, 0600);
     if (fd < 0)
         return fd;
+    /* A secret: only this user's, and only this user may read it. */
+    if ((flags & MOTE_ST_PRIVATE) &&
+        (fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 077) != 0)) {
+        close(fd);
+        return MOTE_ERR_PERM;
+    }
     /* Blocking again, as the rest of the group expects (regular files
      * do not block; the flag only guarded the open). */
     if ((rc = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, rc & ~O_NONBLOCK) < 0) {

@@ -1,6 +1,7 @@
 /*
  * mbedtls_config.h - mote's minimal mbedTLS configuration for the smallest
- * static builds (make tiny): a TLS 1.2 client with ECDHE and AES-GCM
+ * static builds (make tiny): a TLS 1.2 client with ECDHE and AES-GCM,
+ * session resumption (tickets and ids) and ALPN
  * (ChaCha20-Poly1305 left out: every API front end offers AES-GCM, and
  * CTR_DRBG needs AES anyway), X.509 verification with trusted roots handed over as
  * the chain asks for them (MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK: the
@@ -10,7 +11,7 @@
  * Left out on purpose: file I/O (mote reads roots through its port),
  * error and certificate-info strings (port/tls_mbedtls.c names the few
  * that matter), RSA-PSS
- * (TLS 1.2 does not sign with it; roots signed with it are rare), ALPN and
+ * (TLS 1.2 does not sign with it; roots signed with it are rare),
  * max_fragment_length (unused), keeping the peer's certificate after the
  * handshake, and SHA-1: the 24 roots of Debian's bundle that signed
  * themselves with it are parsed under the name of SHA-256
@@ -38,6 +39,11 @@ void mote_tls_free_none(void *p);
 #define MBEDTLS_SSL_CLI_C
 #define MBEDTLS_SSL_PROTO_TLS1_2
 #define MBEDTLS_SSL_SERVER_NAME_INDICATION
+/* resumption (RFC 5077 tickets; session ids need nothing more) and ALPN
+ * http/1.1: a kept session makes the next run's handshake one round trip
+ * without the ECDHE and signature work */
+#define MBEDTLS_SSL_SESSION_TICKETS
+#define MBEDTLS_SSL_ALPN
 #define MBEDTLS_SSL_EXTENDED_MASTER_SECRET
 #define MBEDTLS_KEY_EXCHANGE_ECDHE_ECDSA_ENABLED
 #define MBEDTLS_KEY_EXCHANGE_ECDHE_RSA_ENABLED

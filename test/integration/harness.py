@@ -28,8 +28,9 @@ def check(cond, what):
         raise AssertionError(what)
 
 
-def start_server(script=None, cert=None, host="127.0.0.1", certs_dir=None):
-    """Starts test/llm_server.py; returns (port, request log path)."""
+def start_server(script=None, cert=None, host="127.0.0.1", certs_dir=None, extra=()):
+    """Starts test/llm_server.py (with `extra` options); returns (port,
+    request log path)."""
     n = len(SERVERS)
     port_file = os.path.join(TMP, "port.%d" % n)
     log = os.path.join(TMP, "log.%d" % n)
@@ -43,7 +44,7 @@ def start_server(script=None, cert=None, host="127.0.0.1", certs_dir=None):
     if cert:
         cmd += ["--cert", os.path.join(certs_dir, cert + ".crt"),
                 "--key", os.path.join(certs_dir, cert + ".key")]
-    proc = subprocess.Popen(cmd)
+    proc = subprocess.Popen(cmd + list(extra))
     SERVERS.append(proc)
     deadline = time.time() + 10
     while not os.path.exists(port_file):

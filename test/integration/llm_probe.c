@@ -6,11 +6,24 @@
  *
  *   llm_probe PROVIDER URL [--ca-file F] [--cancel-at PHASE] [--tools]
  *             [--idle-ms N] [--first-byte-ms N] [--connect-ms N] [--attempts N]
+ *             [--requests N] [--gap-ms N] [--keep-idle-ms N] [--proxy URL]
+ *             [--state-dir DIR] [--resume off|memory|disk] [--body-bytes N]
+ *             [--cancel-request I] [--session-max-s N]
  *
  * Output lines: {"ev":"text","text":...} {"ev":"tool_start","slot":0,
  * "id":...,"name":...} {"ev":"tool_args",...} {"ev":"tool_end",...}
  * {"ev":"stop","reason":...} {"ev":"usage",...} {"ev":"done"} and a last
  * {"ev":"end","state":...,"error":...,"attempts":N,"cancel_ms":X}.
+ *
+ * With --requests N the requests go one after another through one kept
+ * connection (struct mote_conn; --keep-idle-ms 0: a new one each), the
+ * loop running --gap-ms between them; each ends with {"ev":"req_end",
+ * "n":I,"state":...,"kept":B,"resumed":B,"opened":K,"ms":X} (kept: it
+ * went on a connection kept from before; opened: connections opened so
+ * far), and the last "end" line tells the last request's state.
+ * --state-dir gives the port a storage root and keeps TLS sessions
+ * there (MOTE_TLS_RESUME_DISK); --resume off|memory|disk says otherwise.
+ * --cancel-at applies to request --cancel-request (0-based; the first).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -26,6 +39,7 @@
 static struct mote_posix pp;
 static struct mote_loop loop;
 static struct mote_llm_call call;
+static struct mote_conn conn;
 static struct mote_llm_conf conf;
 static struct mote_llm_req req;
 
@@ -83,6 +97,9 @@ static int on_event(void *arg, const struct mote_llm_event *ev)
     return 0;
 }
 
+static char *big_text; /* --body-bytes: the prompt, that long */
+static size_t big_len;
+
 static int one_part(void *arg, unsigned index, struct mote_part *p)
 {
     (void)arg;
@@ -91,8 +108,8 @@ static int one_part(void *arg, unsigned index, struct mote_part *p)
     memset(p, 0, sizeof(*p));
     p->role = MOTE_ROLE_USER;
     p->type = MOTE_PART_TEXT;
-    p->text = "probe";
-    p->text_len = 5;
+    p->text = big_text != NULL ? big_text : "probe";
+    p->text_len = big_text != NULL ? big_len : 5;
     return 1;
 }
 
@@ -126,9 +143,11 @@ int main(int argc, char **argv)
                                          "{\"type\":\"string\"}},\"required\":[\"command\"]}"},
     };
     const char *key = getenv("PROBE_KEY");
-    int cancel_at = -1, i, st;
-    double t_cancel = 0, t_end;
-    mote_job_id job;
+    int cancel_at = -1, i, st = MOTE_JOB_FAILED, requests = 0, gap_ms = 0, r;
+    int cancel_req = 0;
+    bool resume_set = false;
+    double t_cancel = 0, t_end, t_start;
+    mote_job_id job = 0;
 
     if (argc < 3) {
         fprintf(stderr, "usage: llm_probe anthropic|openai URL [options]\n");
@@ -181,38 +200,100 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--tools") == 0) {
             req.tools = tools;
             req.ntools = 1;
-        }
-    }
-    if (mote_llm_call_init(&call, &conf, &req, on_event, NULL) < 0) {
-        printf("{\"ev\":\"end\",\"state\":\"config\",\"error\":\"%s\"}\n", call.errmsg);
-        return 2;
-    }
-    if (mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job) < 0)
-        return 1;
-    for (;;) {
-        st = mote_job_state(&loop, job);
-        if (st != MOTE_JOB_RUNNING && st != MOTE_JOB_CANCELLING)
-            break;
-        if (cancel_at >= 0 && t_cancel == 0 && call.phase == cancel_at) {
-            /* Give the phase a moment to block, then cancel. */
-            static int turns;
-
-            if (++turns > 3) {
-                t_cancel = now_ms();
-                (void)mote_job_cancel(&loop, job);
+        } else if (strcmp(argv[i], "--body-bytes") == 0) {
+            big_len = (size_t)atol(v);
+            big_text = malloc(big_len + 1);
+            if (big_text == NULL)
+                return 1;
+            memset(big_text, 'x', big_len);
+            big_text[big_len] = '\0';
+            i++;
+        } else if (strcmp(argv[i], "--session-max-s") == 0) {
+            conf.tls_session_max_s = (uint32_t)atol(v);
+            i++;
+        } else if (strcmp(argv[i], "--cancel-request") == 0)
+            cancel_req = atoi(v), i++;
+        else if (strcmp(argv[i], "--requests") == 0)
+            requests = atoi(v), i++;
+        else if (strcmp(argv[i], "--gap-ms") == 0)
+            gap_ms = atoi(v), i++;
+        else if (strcmp(argv[i], "--keep-idle-ms") == 0)
+            conf.keep_idle_ms = (uint32_t)atoi(v), i++;
+        else if (strcmp(argv[i], "--proxy") == 0)
+            conf.proxy = v, i++;
+        else if (strcmp(argv[i], "--resume") == 0) {
+            resume_set = true;
+            conf.tls_resume = strcmp(v, "off") == 0      ? MOTE_TLS_RESUME_OFF
+                              : strcmp(v, "memory") == 0 ? MOTE_TLS_RESUME_MEMORY
+                                                         : MOTE_TLS_RESUME_DISK;
+            i++;
+        } else if (strcmp(argv[i], "--state-dir") == 0) {
+            if (!resume_set)
+                conf.tls_resume = MOTE_TLS_RESUME_DISK; /* (a later --resume decides) */
+            if (mote_posix_storage_root(&pp, v) < 0) {
+                printf("{\"ev\":\"end\",\"state\":\"config\",\"error\":\"state dir\"}\n");
+                return 2;
             }
+            i++;
         }
-        if (mote_loop_poll(&loop, cancel_at >= 0 && t_cancel == 0 ? 20 : -1) < 0)
+    }
+    mote_conn_init(&conn);
+    for (r = 0; r < (requests > 0 ? requests : 1); r++) {
+        if (r > 0 && gap_ms > 0) {
+            /* the loop runs meanwhile: an idle connection is watched */
+            double until = now_ms() + gap_ms;
+
+            while (now_ms() < until)
+                (void)mote_loop_poll(&loop, (int32_t)(until - now_ms()) + 1);
+        }
+        if (mote_llm_call_init(&call, &conf, &req, on_event, NULL) < 0) {
+            printf("{\"ev\":\"end\",\"state\":\"config\",\"error\":\"%s\"}\n", call.errmsg);
+            return 2;
+        }
+        if (requests > 0)
+            call.conn = &conn;
+        t_start = now_ms();
+        if (mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job) < 0)
             return 1;
+        for (;;) {
+            st = mote_job_state(&loop, job);
+            if (st != MOTE_JOB_RUNNING && st != MOTE_JOB_CANCELLING)
+                break;
+            if (cancel_at >= 0 && t_cancel == 0 && call.phase == cancel_at && r == cancel_req) {
+                /* Give the phase a moment to block, then cancel. */
+                static int turns;
+
+                if (++turns > 3) {
+                    t_cancel = now_ms();
+                    (void)mote_job_cancel(&loop, job);
+                }
+            }
+            if (mote_loop_poll(&loop, cancel_at >= 0 && t_cancel == 0 ? 20 : -1) < 0)
+                return 1;
+        }
+        if (requests > 0) {
+            printf("{\"ev\":\"req_end\",\"n\":%d,\"state\":\"%s\",\"attempts\":%u,"
+                   "\"kept\":%s,\"resent\":%s,\"resumed\":%s,\"opened\":%u,\"ms\":%.3f",
+                   r, mote_job_state_name((enum mote_job_state)st), call.attempt,
+                   call.conn_kept ? "true" : "false", call.resent ? "true" : "false",
+                   call.tls_resumed ? "true" : "false",
+                   conn.opened + call.own.opened, now_ms() - t_start);
+            jstr("error", mote_job_error(&loop, job), strlen(mote_job_error(&loop, job)));
+            printf("}\n");
+            fflush(stdout);
+        }
     }
     t_end = now_ms();
-    printf("{\"ev\":\"end\",\"state\":\"%s\",\"attempts\":%u,\"status\":%d",
-           mote_job_state_name((enum mote_job_state)st), call.attempt, call.http_status);
+    printf("{\"ev\":\"end\",\"state\":\"%s\",\"attempts\":%u,\"status\":%d,\"resumed\":%s",
+           mote_job_state_name((enum mote_job_state)st), call.attempt, call.http_status,
+           call.tls_resumed ? "true" : "false");
     jstr("error", mote_job_error(&loop, job), strlen(mote_job_error(&loop, job)));
     if (t_cancel > 0)
         printf(",\"cancel_ms\":%.3f", t_end - t_cancel);
     printf("}\n");
+    mote_conn_close(&conn);
     mote_loop_deinit(&loop);
+    free(big_text);
     mote_posix_deinit(&pp);
     return st == MOTE_JOB_DONE ? 0 : 1;
 }

@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-from harness import NOTES, TMP, check, requests_in, run_all
+from harness import NOTES, SERVERS, TMP, check, requests_in, run_all
 from harness import start_server as _start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -26,8 +26,8 @@ CERTS = os.path.join(TMP, "certs")
 SERVER_SCRIPT = os.path.abspath(__file__)  # a file that is neither PEM nor DER
 
 
-def start_server(script=None, cert=None, host="127.0.0.1"):
-    return _start_server(script, cert, host, CERTS)
+def start_server(script=None, cert=None, host="127.0.0.1", extra=()):
+    return _start_server(script, cert, host, CERTS, extra)
 
 
 def probe(provider, url, *args, env=None, timeout=60):
@@ -389,6 +389,361 @@ def test_cancel_waiting_for_headers():
 def test_cancel_during_stream():
     port, _ = start_server([{"after_text": "streaming...", "stall": 30}])
     cancel_at("stream", "http://127.0.0.1:%d" % port)
+
+
+# ---- kept connections, the race, TLS sessions (the wire on a real link) ----
+
+PROXY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "proxy.py")
+
+
+def both_wires(fn):
+    """Runs fn(url_of, extra_args) over plain HTTP and over TLS."""
+    for tls in (False, True):
+        def url_of(port, tls=tls):
+            return ("https://localhost:%d" if tls else "http://127.0.0.1:%d") % port
+        fn(url_of, ["--ca-file", os.path.join(CERTS, "ca.crt")] if tls else [], "server" if tls else None)
+
+
+def ends(ev):
+    return [e for e in ev if e["ev"] == "req_end"]
+
+
+def conns(log):
+    """The server's connection number of each request it read."""
+    return [r["conn"] for r in requests_in(log)]
+
+
+def test_requests_share_one_connection():
+    def run(url_of, args, cert):
+        port, log = start_server([{"text": "one"}, {"status": 429, "retry_after": 0},
+                                  {"text": "two"}, {"text": "three"}], cert=cert)
+        ev, end, _ = probe("anthropic", url_of(port), "--requests", "3", *args)
+        r = ends(ev)
+        check([x["state"] for x in r] == ["done"] * 3, r)
+        check([x["kept"] for x in r] == [False, True, True], r)
+        check(r[-1]["opened"] == 1 and r[1]["attempts"] == 2, r)
+        # one connection: the 429 (framed by its length) and its retry too
+        check(conns(log) == [1, 1, 1, 1], conns(log))
+        check([q["conn_req"] for q in requests_in(log)] == [1, 2, 3, 4], "requests on it")
+        check(all("connection" not in q["headers"] for q in requests_in(log)),
+              "a kept connection needs no connection header")
+        if cert:
+            check(all(q["alpn"] == "http/1.1" for q in requests_in(log)), "ALPN http/1.1")
+    both_wires(run)
+
+
+def test_connection_close_without_a_kept_connection():
+    # a call of its own (no struct mote_conn), or keep_idle_ms 0: one
+    # connection per request, and the server is told so
+    port, log = start_server()
+    ev, end, _ = probe("anthropic", "http://127.0.0.1:%d" % port)
+    check(end["state"] == "done", end)
+    ev, end, _ = probe("anthropic", "http://127.0.0.1:%d" % port, "--requests", "2",
+                       "--keep-idle-ms", "0")
+    check([x["kept"] for x in ends(ev)] == [False, False] and ends(ev)[-1]["opened"] == 2, ends(ev))
+    reqs = requests_in(log)
+    check([q["headers"].get("connection") for q in reqs] == ["close"] * 3, reqs)
+    check(conns(log) == [1, 2, 3], conns(log))
+
+
+def test_server_says_close():
+    # "connection: close" from the server: that connection is not kept
+    port, log = start_server([{"text": "bye", "headers": {"connection": "close"}}, {"text": "hi"},
+                              {"text": "again"}])
+    ev, end, _ = probe("anthropic", "http://127.0.0.1:%d" % port, "--requests", "3")
+    r = ends(ev)
+    check([x["state"] for x in r] == ["done"] * 3 and [x["kept"] for x in r] == [False, False, True], r)
+    check(conns(log) == [1, 2, 2], conns(log))
+
+
+def test_server_closes_between_requests():
+    # the server closes idle connections after 100 ms; the client sees it
+    # while idle and opens a new one: nothing is lost, nothing sent twice
+    def run(url_of, args, cert):
+        port, log = start_server(cert=cert, extra=["--idle-close", "100"])
+        ev, end, _ = probe("anthropic", url_of(port), "--requests", "3", "--gap-ms", "400", *args)
+        r = ends(ev)
+        check([x["state"] for x in r] == ["done"] * 3, r)
+        check([x["kept"] for x in r] == [False, False, False] and r[-1]["opened"] == 3, r)
+        check(conns(log) == [1, 2, 3], conns(log))
+    both_wires(run)
+
+
+def test_kept_connection_closed_as_the_request_goes_out():
+    # The race: the server reads the request on the kept connection and
+    # closes (FIN, or RST) before any byte of an answer: the request goes
+    # again at once on a new connection, once, not counted as an attempt.
+    def run(url_of, args, cert):
+        for how in (True, "rst"):
+            port, log = start_server([{"text": "first"}, {"reset": how}, {"text": "second"}],
+                                     cert=cert)
+            ev, end, elapsed = probe("anthropic", url_of(port), "--requests", "2", *args)
+            r = ends(ev)
+            check([x["state"] for x in r] == ["done", "done"], (how, r))
+            check(r[1]["attempts"] == 1 and r[1]["opened"] == 2, (how, r))
+            check(text_of(ev).endswith("second"), text_of(ev))
+            check(conns(log) == [1, 1, 2], (how, conns(log)))
+            check(r[1]["ms"] < 1000, "sent again at once, not after a backoff: %s" % r[1])
+    both_wires(run)
+
+
+def test_kept_connection_closed_while_the_body_goes_out():
+    # the server resets the kept connection after the request's head, while
+    # its 4 MB body is being sent: sent again on a new connection
+    def run(url_of, args, cert):
+        port, log = start_server([{"text": "first"}, {"close_before_body": True},
+                                  {"text": "second"}], cert=cert)
+        ev, end, _ = probe("anthropic", url_of(port), "--requests", "2", "--body-bytes",
+                           str(4 << 20), *args, timeout=120)
+        r = ends(ev)
+        check([x["state"] for x in r] == ["done", "done"] and r[1]["opened"] == 2, r)
+        reqs = requests_in(log)
+        check([q.get("closed_before_body", False) for q in reqs] == [False, True, False], reqs)
+        check(conns(log) == [1, 1, 2], conns(log))
+    both_wires(run)
+
+
+def test_resent_once_only():
+    # the new connection fails the same way: that is no kept connection
+    # any more, so the retry rules decide (here: no further attempt)
+    port, log = start_server([{"text": "first"}, {"reset": True}, {"reset": True}])
+    ev, end, _ = probe("anthropic", "http://127.0.0.1:%d" % port, "--requests", "2",
+                       "--attempts", "1")
+    r = ends(ev)
+    check(r[1]["state"] == "failed" and "closed before any response" in r[1]["error"], r)
+    check(conns(log) == [1, 1, 2], conns(log))
+
+
+def test_closed_in_the_middle_of_an_answer_is_not_resent():
+    def run(url_of, args, cert):
+        port, log = start_server([{"text": "first"}, {"after_text": "Partial answer", "stall": 0.05}],
+                                 cert=cert)
+        ev, end, _ = probe("anthropic", url_of(port), "--requests", "2", *args)
+        r = ends(ev)
+        check(r[0]["state"] == "done" and r[1]["state"] == "failed", r)
+        check("cut off" in r[1]["error"] and r[1]["attempts"] == 1, r[1])
+        check(conns(log) == [1, 1], "never sent again: %s" % conns(log))
+    both_wires(run)
+
+
+def test_random_idle_closes():
+    # the server closes idle connections at random moments (10 to 80 ms),
+    # requests come every 30 ms, and a quarter of the requests that come
+    # on a kept connection find it closing (dropped unanswered, FIN or
+    # RST): every request is answered once, the dropped ones sent again
+    # once each, and nothing else sent twice
+    def run(url_of, args, cert):
+        port, log = start_server(cert=cert, extra=["--idle-close", "10:80", "--race", "0.25"])
+        ev, end, _ = probe("anthropic", url_of(port), "--requests", "16", "--gap-ms", "30",
+                           *args, timeout=120)
+        r = ends(ev)
+        check([x["state"] for x in r] == ["done"] * 16, [x["error"] for x in r if x["error"]])
+        reqs = requests_in(log)
+        dropped = sum(1 for q in reqs if q.get("dropped"))
+        check(len(reqs) - dropped == 16, "%d requests answered" % (len(reqs) - dropped))
+        # (a request the idle close met on its way out is sent again too,
+        # never read twice)
+        check(sum(x["resent"] for x in r) >= dropped > 0,
+              "%d dropped, %d sent again" % (dropped, sum(x["resent"] for x in r)))
+        check(all(x["attempts"] == 1 for x in r), "the resend is no attempt")
+        NOTES.append("random idle closes (%s): 16 requests on %d connections, %d kept, %d "
+                     "dropped and %d sent again" %
+                     ("TLS" if cert else "plain", r[-1]["opened"], sum(x["kept"] for x in r),
+                      dropped, sum(x["resent"] for x in r)))
+    both_wires(run)
+
+
+def test_cancel_closes_a_kept_connection():
+    # cancelled in the middle of an answer: that connection is not kept
+    port, log = start_server([{"text": "first"}, {"after_text": "streaming...", "stall": 30},
+                              {"text": "third"}])
+    ev, end, _ = probe("anthropic", "http://127.0.0.1:%d" % port, "--requests", "3",
+                       "--cancel-at", "stream", "--cancel-request", "1")
+    r = ends(ev)
+    check([x["state"] for x in r] == ["done", "cancelled", "done"], r)
+    check([x["kept"] for x in r] == [False, True, False] and r[-1]["opened"] == 2, r)
+    check(conns(log) == [1, 1, 2], conns(log))
+
+
+def start_proxy():
+    d = tempfile.mkdtemp(dir=TMP)
+    port_file, log = os.path.join(d, "port"), os.path.join(d, "log")
+    proc = subprocess.Popen([sys.executable, PROXY, "--port-file", port_file, "--log", log,
+                             "--lifetime", "300"])
+    SERVERS.append(proc)
+    deadline = time.time() + 10
+    while not os.path.exists(port_file):
+        check(proc.poll() is None and time.time() < deadline, "the proxy did not start")
+        time.sleep(0.02)
+    with open(port_file) as f:
+        return int(f.read()), log
+
+
+def test_kept_connection_through_a_proxy():
+    # https: the CONNECT tunnel is the connection; http: requests in
+    # absolute form on one connection to the proxy
+    for tls in (True, False):
+        pport, plog = start_proxy()
+        # (loopback never goes through a proxy; the proxy sends every name
+        # to 127.0.0.1, and the "wronghost" certificate names wrong.example)
+        port, log = start_server(cert="wronghost" if tls else None)
+        url = ("https://wrong.example:%d" if tls else "http://model.test:%d") % port
+        args = ["--ca-file", os.path.join(CERTS, "ca.crt")] if tls else []
+        ev, end, _ = probe("anthropic", url, "--requests", "3", "--proxy",
+                           "http://127.0.0.1:%d" % pport, *args)
+        r = ends(ev)
+        check([x["state"] for x in r] == ["done"] * 3 and r[-1]["opened"] == 1, (tls, r))
+        with open(plog) as f:
+            seen = [json.loads(l) for l in f if l.strip()]
+        check(len(seen) == 1 and seen[0]["method"] == ("CONNECT" if tls else "POST"), seen)
+        check(conns(log) == [1, 1, 1], conns(log))
+
+
+def tls_probe(port, state, *extra):
+    return probe("anthropic", "https://localhost:%d" % port, "--ca-file",
+                 os.path.join(CERTS, "ca.crt"), "--state-dir", state, *extra)
+
+
+def session_file(state):
+    d = os.path.join(state, "tls")
+    names = os.listdir(d) if os.path.isdir(d) else []
+    return os.path.join(d, names[0]) if len(names) == 1 else None
+
+
+def test_tls_session_resumed_by_the_next_run():
+    port, log = start_server(cert="server")
+    state = tempfile.mkdtemp(dir=TMP)
+    _, first, _ = tls_probe(port, state)
+    _, second, _ = tls_probe(port, state)
+    check(first["state"] == "done" and second["state"] == "done", (first, second))
+    check([q["tls_reused"] for q in requests_in(log)] == [False, True],
+          "the server's side: %s" % [q["tls_reused"] for q in requests_in(log)])
+    check(not first["resumed"] and second["resumed"], (first, second))
+    f = session_file(state)
+    check(f is not None and (os.stat(f).st_mode & 0o777) == 0o600, f)
+    check((os.stat(os.path.dirname(f)).st_mode & 0o777) == 0o700, "tls/ is 0700")
+    # another server (port) is not offered this one's session
+    port2, log2 = start_server(cert="server")
+    _, third, _ = tls_probe(port2, state)
+    check(third["state"] == "done" and not third["resumed"], third)
+    check([q["tls_reused"] for q in requests_in(log2)] == [False], "another server")
+
+
+def test_tls_sessions_in_memory_and_off():
+    port, log = start_server(cert="server")
+    state = tempfile.mkdtemp(dir=TMP)
+    # in memory: the process's second connection resumes; nothing on disk
+    ev, _, _ = tls_probe(port, state, "--resume", "memory", "--requests", "2", "--keep-idle-ms", "0")
+    check([x["resumed"] for x in ends(ev)] == [False, True], ends(ev))
+    check(not os.path.exists(os.path.join(state, "tls")), "memory only: no file")
+    _, end, _ = tls_probe(port, state, "--resume", "memory")
+    check(not end["resumed"], "a new process has no session in memory")
+    # off: never offered, never kept
+    ev, _, _ = tls_probe(port, state, "--resume", "off", "--requests", "2", "--keep-idle-ms", "0")
+    check([x["resumed"] for x in ends(ev)] == [False, False], ends(ev))
+    check(not os.path.exists(os.path.join(state, "tls")), "off: no file")
+    check([q["tls_reused"] for q in requests_in(log)] == [False, True, False, False, False],
+          [q["tls_reused"] for q in requests_in(log)])
+
+
+def test_tls_session_file_refused_or_damaged():
+    port, log = start_server(cert="server")
+    state = tempfile.mkdtemp(dir=TMP)
+    _, end, _ = tls_probe(port, state)
+    f = session_file(state)
+    check(f is not None, "a session file")
+    good = open(f, "rb").read()
+
+    def attempt(what, change):
+        with open(f, "wb") as out:
+            out.write(good)
+        os.chmod(f, 0o600)
+        change()
+        _, end, _ = tls_probe(port, state)
+        check(end["state"] == "done" and not end["resumed"], (what, end))
+        st = os.stat(f)
+        check(st.st_uid == os.geteuid() and (st.st_mode & 0o777) == 0o600,
+              "%s: replaced by the new session (mode %o)" % (what, st.st_mode & 0o777))
+        check(open(f, "rb").read() != good, "%s: a new session" % what)
+
+    attempt("readable by others", lambda: os.chmod(f, 0o644))
+    attempt("writable by the group", lambda: os.chmod(f, 0o620))
+    if os.geteuid() == 0:
+        attempt("another user's", lambda: os.chown(f, 65534, 65534))
+    else:
+        NOTES.append("session file of another user: not tried (not root)")
+
+    def flip():
+        b = bytearray(good)
+        b[len(b) // 2] ^= 0x55
+        open(f, "wb").write(bytes(b))
+    attempt("a byte changed", flip)
+    attempt("cut short", lambda: open(f, "wb").write(good[:len(good) // 2]))
+    attempt("empty", lambda: open(f, "wb").close())
+    attempt("too long", lambda: open(f, "ab").write(b"x" * 10000))
+    _, end, _ = tls_probe(port, state)
+    check(end["resumed"], "the file written last is used again")
+    # a session kept under other roots (another CA file) is not offered
+    other = os.path.join(state, "ca-copy.crt")
+    with open(os.path.join(CERTS, "ca.crt")) as a, open(other, "w") as b:
+        b.write(a.read() + "\n")
+    _, end, _ = probe("anthropic", "https://localhost:%d" % port, "--ca-file", other,
+                      "--state-dir", state)
+    check(end["state"] == "done" and not end["resumed"], "other trust: %s" % end)
+
+
+def test_tls_session_file_ages():
+    # the file's times (its format: docs/LLM.md), rewritten with a good
+    # checksum: a session older than the cap or than its ticket's lifetime,
+    # or from the future, is not offered
+    import hashlib
+    import struct
+    port, log = start_server(cert="server")
+    state = tempfile.mkdtemp(dir=TMP)
+    _, end, _ = tls_probe(port, state)
+    f = session_file(state)
+    good = open(f, "rb").read()
+    check(good[:8] == b"MOTETLS1" and hashlib.sha256(good[:-32]).digest() == good[-32:],
+          "the documented format")
+    born, issued, lifetime, length = struct.unpack("<qqII", good[40:64])
+    check(lifetime > 0 and length == len(good) - 96, (lifetime, length))
+    now = int(time.time())
+
+    def with_times(b, i, extra=()):
+        head = good[:40] + struct.pack("<qqII", b, i, lifetime, length) + good[64:-32]
+        with open(f, "wb") as out:
+            out.write(head + hashlib.sha256(head).digest())
+        os.chmod(f, 0o600)
+        return tls_probe(port, state, *extra)[1]
+
+    check(with_times(now - 60, now - 60)["resumed"], "a fresh session is resumed")
+    check(not with_times(now - 86400 - 60, now - 60)["resumed"], "older than 24 hours")
+    check(not with_times(now - 120, now - lifetime - 60)["resumed"], "older than its ticket")
+    check(not with_times(now + 3600, now + 3600)["resumed"], "from the future")
+    check(not with_times(now - 120, now - 120, ["--session-max-s", "60"])["resumed"],
+          "older than the configured cap")
+    check(with_times(now - 30, now - 30, ["--session-max-s", "60"])["resumed"],
+          "within the configured cap")
+
+
+def test_kill_9_with_a_kept_connection():
+    # killed while a connection is kept idle: the next run works, and
+    # resumes the session the killed one kept
+    port, log = start_server(cert="server")
+    state = tempfile.mkdtemp(dir=TMP)
+    p = subprocess.Popen([PROBE, "anthropic", "https://localhost:%d" % port, "--ca-file",
+                          os.path.join(CERTS, "ca.crt"), "--state-dir", state, "--requests", "2",
+                          "--gap-ms", "30000"], stdout=subprocess.PIPE, text=True)
+    line = ""
+    deadline = time.time() + 30
+    while '"req_end"' not in line and time.time() < deadline:
+        line = p.stdout.readline()
+    os.kill(p.pid, 9)
+    p.wait()
+    p.stdout.close()
+    check('"done"' in line, line)
+    _, end, _ = tls_probe(port, state)
+    check(end["state"] == "done" and end["resumed"], end)
 
 
 def main():

@@ -171,8 +171,13 @@ static const char *esc(const char *s, char *buf, size_t cap)
 }
 
 static unsigned usage_in = 10;          /* input tokens the next answers report */
+static const char *call_name = "read_sensor"; /* the tool the answers call */
 static const char *stop_reason = NULL;  /* overrides end_turn / tool_use */
 static bool cut_last_input = false;     /* the last call's input stops half way */
+static bool no_ids = false;             /* the calls come without an id */
+static bool interleave = false;         /* the calls' blocks all start, then their input
+                                         * fragments come interleaved: the first halves last
+                                         * call first, then the second halves in order */
 
 /* An answer: text (may be NULL) in pieces of `piece` bytes, then `ncalls`
  * tool calls with their inputs (each sent in two fragments). */
@@ -208,35 +213,53 @@ static size_t answer(char *out, size_t cap, const char *text, size_t piece, unsi
                  "\n\n");
         blk = 1;
     }
-    for (i = 0; i < ncalls; i++, blk++) {
-        size_t len = strlen(inputs[i]), half = len / 2;
-        char a[70000], b[70000];
+    for (unsigned pass = 0; pass < (interleave ? 4u : 1u); pass++) {
+        unsigned b0 = blk;
 
-        assert_true(len < sizeof(a));
-        memcpy(a, inputs[i], half);
-        a[half] = '\0';
-        memcpy(b, inputs[i] + half, len - half + 1);
-        at = put(out, cap, at,
-                 "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":%u,"
-                 "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_%u\",\"name\":"
-                 "\"read_sensor\",\"input\":{}}}\n\n",
-                 blk, i);
-        if (cut_last_input && i + 1 == ncalls)
-            b[0] = '\0'; /* the token limit: the input ends half way */
-        if (len > 0) {
-            at = put(out, cap, at,
-                     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"
-                     "%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"%s\"}}\n\n",
-                     blk, esc(a, eb, sizeof(eb)));
-            at = put(out, cap, at,
-                     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"
-                     "%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"%s\"}}\n\n",
-                     blk, esc(b, eb, sizeof(eb)));
+        for (unsigned k = 0; k < ncalls; k++) {
+            size_t len, half;
+            char a[70000], b[70000];
+            unsigned bi;
+
+            i = interleave && pass == 1 ? ncalls - 1 - k : k;
+            bi = b0 + i;
+            len = strlen(inputs[i]);
+            half = len / 2;
+            assert_true(len < sizeof(a));
+            memcpy(a, inputs[i], half);
+            a[half] = '\0';
+            memcpy(b, inputs[i] + half, len - half + 1);
+            if (!interleave || pass == 0) {
+                char idf[32] = "";
+
+                if (!no_ids)
+                    snprintf(idf, sizeof(idf), "\"id\":\"toolu_%u\",", i);
+                at = put(out, cap, at,
+                         "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                         "\"index\":%u,\"content_block\":{\"type\":\"tool_use\",%s\"name\":"
+                         "\"%s\",\"input\":{}}}\n\n",
+                         bi, idf, call_name);
+            }
+            if (cut_last_input && i + 1 == ncalls)
+                b[0] = '\0'; /* the token limit: the input ends half way */
+            if (len > 0 && (!interleave || pass == 1))
+                at = put(out, cap, at,
+                         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+                         "\"index\":%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":"
+                         "\"%s\"}}\n\n",
+                         bi, esc(a, eb, sizeof(eb)));
+            if (len > 0 && (!interleave || pass == 2))
+                at = put(out, cap, at,
+                         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+                         "\"index\":%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":"
+                         "\"%s\"}}\n\n",
+                         bi, esc(b, eb, sizeof(eb)));
+            if (!interleave || pass == 3)
+                at = put(out, cap, at,
+                         "event: content_block_stop\ndata: {\"type\":\"content_block_stop\","
+                         "\"index\":%u}\n\n",
+                         bi);
         }
-        at = put(out, cap, at,
-                 "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":%u}"
-                 "\n\n",
-                 blk);
     }
     at = put(out, cap, at,
              "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
@@ -292,7 +315,7 @@ static void start_session(void)
     assert_int_equal(mote_loop_init(&loop, session_port != NULL ? session_port : &tp.port), 0);
     /* Whatever the memory held before: init prepares only the small parts
      * (a pool's buffers when the slot is taken), and no test may depend on
-     * the rest being zero (issue 12: untouched pages stay out of RSS). */
+     * the rest being zero (untouched pages stay out of RSS). */
     memset(&ses, 0xA5, sizeof(ses));
     assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
     assert_int_equal(mote_session_add_tool(&ses, &sensor), 0);
@@ -316,6 +339,8 @@ static int setup(void **state)
     usage_in = 10;
     stop_reason = NULL;
     cut_last_input = false;
+    no_ids = interleave = false;
+    call_name = "read_sensor";
     session_port = NULL;
     mote_tport_init(&tp, 1000);
     mote_llm_conf_defaults(&llm);
@@ -380,6 +405,102 @@ static int count_kind(const char *id, const char *kind)
 
 /* ---- tests ---- */
 
+/* Tool names are unique across the registry and the MCP servers, and
+ * which tool a call runs - and the policy it meets - follows what the
+ * conversation offers (conf.tools, conf.mcp), decided in one place: an
+ * embedder's tool named like MCP server srv's tool x ("srv__x") is
+ * refused, so a call of srv__x is always the MCP tool's, asked about as
+ * the default says; a registry tool the conversation does not offer lends
+ * no MOTE_TOOL_NO_APPROVAL to anything. */
+static int srv_x_step(struct mote_loop *l, mote_job_id self, struct mote_tool_run *run)
+{
+    (void)l, (void)self;
+    tool_runs++;
+    mote_tool_outs(run, "the registry's srv__x ran");
+    return MOTE_STEP_DONE;
+}
+
+static const struct mote_tool srv_x = {"srv__x", "Named like an MCP tool.", "{\"type\":\"object\"}",
+                                       srv_x_step, NULL, NULL, MOTE_TOOL_NO_APPROVAL};
+static const struct mote_tool probe = {"probe", "Needs no approval.", "{\"type\":\"object\"}",
+                                       srv_x_step, NULL, NULL, MOTE_TOOL_NO_APPROVAL};
+static struct mote_mcp mcp;
+
+/* MCP server "srv" with its tool "x", ready: set up by hand (no process
+ * runs, so no call of it may start). */
+static void fake_mcp(void)
+{
+    struct mote_mcp_server *srv = &mcp.srv[0];
+
+    mote_mcp_init(&mcp, &loop, NULL, NULL);
+    mcp.n = 1;
+    srv->m = &mcp;
+    strcpy(srv->name, "srv");
+    srv->state = MOTE_MCP_READY;
+    srv->in_fd = srv->out_fd = srv->err_fd = -1;
+    srv->ntools = 1;
+    strcpy(srv->tools[0].name, "srv__x");
+    strcpy(srv->tools[0].remote, "x");
+    strcpy(srv->tools[0].schema, "{\"type\":\"object\"}");
+    mote_session_use_mcp(&ses, &mcp);
+}
+
+static unsigned count_in(const char *hay, const char *needle)
+{
+    unsigned n = 0;
+
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+static void test_tool_names_unique_and_resolved_once(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_conv *c;
+
+    (void)state;
+    call_name = "srv__x";
+    say_calls(NULL, 1, in);
+    say_text("a", 8);
+    say_calls(NULL, 1, in);
+    say_text("b", 8);
+    start_session();
+    fake_mcp();
+    (void)mote_session_add_tool(&ses, &srv_x);
+    assert_int_equal(mote_session_add_tool(&ses, &probe), 0);
+    ev.answer_at_once = true;
+    ev.answer = MOTE_ANSWER_NO;
+    cc.approval = MOTE_APPROVE_ASK;
+    cc.mcp = true;
+    /* Registry tools offered too: the request names srv__x once (the MCP
+     * tool), and its call is asked about, never run as the registry's. */
+    assert_int_equal(mote_conv_create(&ses, &cc, "both", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(count_in(net.requests[0], "\"name\":\"srv__x\""), 1);
+    assert_int_equal(ev.approvals, 1);
+    assert_int_equal(tool_runs, 0);
+    assert_non_null(strstr(ev.last_result, "refused"));
+    assert_int_equal(mote_conv_close(c), 0);
+    /* MCP tools only: the same. */
+    cc.tools = false;
+    assert_int_equal(mote_conv_create(&ses, &cc, "mcp-only", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(ev.approvals, 2);
+    assert_int_equal(tool_runs, 0);
+    /* The policy of a name is that of the tool a call of it would run. */
+    assert_int_equal(mote_conv_policy(c, "srv__x"), MOTE_APPROVE_ASK);
+    assert_int_equal(mote_conv_policy(c, "probe"), MOTE_APPROVE_ASK); /* not offered here */
+    /* The registry refuses a name with "__" (the MCP tools' form) and a
+     * name it has. */
+    assert_int_equal(mote_session_add_tool(&ses, &srv_x), MOTE_ERR_INVAL);
+    assert_int_equal(mote_session_add_tool(&ses, &probe), MOTE_ERR_EXIST);
+    ses.mcp = NULL;
+    end_session();
+}
+
 static void test_tool_round(void **state)
 {
     static const char *const in[] = {"{\"unit\":\"C\"}"};
@@ -413,7 +534,7 @@ static void test_tool_round(void **state)
     end_session();
 }
 
-/* Issue 11.5: the optional members (random, signals_take, st_lock,
+/* The optional members (random, signals_take, st_lock,
  * tls_pending, the process identity ones) may be NULL, or past an older
  * port's size: a tool round, its journal and a reopening work without
  * them, nothing calls them. */
@@ -526,6 +647,52 @@ static void test_prune_oldest_finished_by_name(void **state)
 
 /* Two conversations stream at the same time on one loop (their pieces
  * interleave) while a third, waiting for a stream slot, is cancelled. */
+/* An MCP call that waits for a run slot while its server drops the tool
+ * from its list is not run: it gets a result that says so (the tool it
+ * was resolved to is gone; nothing else runs in its place). */
+static void test_mcp_tool_gone_while_waiting(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_conv *a, *b, *c;
+    unsigned i;
+
+    (void)state;
+    say_calls(NULL, 1, in); /* a and b: read_sensor, which hangs */
+    say_calls(NULL, 1, in);
+    call_name = "srv__x";
+    say_calls(NULL, 1, in);
+    say_text("done", 8);
+    tool_hangs = true;
+    start_session();
+    fake_mcp();
+    cc.mcp = true;
+    assert_int_equal(mote_conv_create(&ses, &cc, "a", &a), 0);
+    assert_int_equal(mote_conv_create(&ses, &cc, "b", &b), 0);
+    assert_int_equal(mote_conv_create(&ses, &cc, "c", &c), 0);
+    assert_int_equal(mote_conv_send(a, "one", 3), 0);
+    for (i = 0; i < 200 && tool_runs < 1; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(mote_conv_send(b, "two", 3), 0);
+    for (i = 0; i < 200 && tool_runs < 2; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    /* MOTE_MAX_TOOL_RUNS is 2: c's call waits for a run slot. */
+    assert_int_equal(mote_conv_send(c, "three", 5), 0);
+    for (i = 0; i < 200 && !c->want_run; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_true(c->want_run);
+    mcp.srv[0].ntools = 0; /* the server's new list lacks it */
+    assert_int_equal(mote_conv_cancel(a), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(tool_runs, 2);
+    assert_int_equal(ev.calls, 2);
+    assert_non_null(strstr(net.requests[3], "no longer offers this tool"));
+    assert_int_equal(mote_conv_cancel(b), 0);
+    drive(NULL, 500);
+    ses.mcp = NULL;
+    end_session();
+}
+
 static void test_two_stream_while_a_third_is_cancelled(void **state)
 {
     static char t1[2000], t2[2000];
@@ -919,6 +1086,187 @@ static void test_power_cut_at_every_write(void **state)
     assert_true(continued > 0 && interrupted > 0);
 }
 
+/* Input fragments of parallel calls that come interleaved (OpenAI keys
+ * them by index; blocks may too): each call gets its own input, whole,
+ * whichever call a fragment is for. */
+static void test_interleaved_inputs_go_to_their_call(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"alpha-first\"}", "{\"unit\":\"beta-second\"}",
+                                      "{\"unit\":\"gamma-third\"}"};
+    struct mote_conv *c;
+
+    (void)state;
+    interleave = true;
+    say_calls(NULL, 3, in);
+    say_text("all three", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "inter", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(ev.errors, 0);
+    assert_int_equal(tool_runs, 3);
+    assert_string_equal(tool_input, in[2]);
+    assert_non_null(strstr(net.requests[1], "\"input\":{\"unit\":\"alpha-first\"}"));
+    assert_non_null(strstr(net.requests[1], "\"input\":{\"unit\":\"beta-second\"}"));
+    assert_non_null(strstr(net.requests[1], "\"input\":{\"unit\":\"gamma-third\"}"));
+    assert_null(strstr(net.requests[1], "larger than"));
+    end_session();
+}
+
+/* Calls that came without an id, in two answers of one conversation: the
+ * ids made for them differ (a request holding an id twice is refused). */
+static void test_ids_made_per_answer(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    char first[64] = "", second[64] = "";
+    const char *p;
+    struct mote_conv *c;
+
+    (void)state;
+    no_ids = true;
+    say_calls(NULL, 1, in); /* the same answer twice, byte for byte */
+    say_calls(NULL, 1, in);
+    say_text("ok", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "ids", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(tool_runs, 2);
+    p = strstr(net.requests[2], "\"id\":\"call_mote_");
+    assert_non_null(p);
+    snprintf(first, sizeof(first), "%.26s", p + 6);
+    p = strstr(p + 1, "\"id\":\"call_mote_");
+    assert_non_null(p);
+    snprintf(second, sizeof(second), "%.26s", p + 6);
+    assert_string_not_equal(first, second);
+    end_session();
+}
+
+/* Every tool_use of request `k` has its tool_result (the body's blocks
+ * counted; the calls are read_sensor's). */
+static void request_answers_every_call(unsigned k, unsigned want)
+{
+    assert_true(k < net.nrequests);
+    assert_int_equal(count_in(net.requests[k], "\"type\":\"tool_use\""), want);
+    assert_int_equal(count_in(net.requests[k], "\"type\":\"tool_result\""), want);
+}
+
+/* More calls in one answer than the table holds: the first
+ * MOTE_LLM_MAX_TOOL_CALLS run, every other is answered unrun with a
+ * result asking for it again, and the turn goes on. */
+#define OVER 3
+static char over_inputs[MOTE_LLM_MAX_TOOL_CALLS + OVER][40];
+static const char *over_in[MOTE_LLM_MAX_TOOL_CALLS + OVER];
+
+static void say_many_calls(void)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS + OVER; i++) {
+        snprintf(over_inputs[i], sizeof(over_inputs[i]), "{\"unit\":\"u%u\"}", i);
+        over_in[i] = over_inputs[i];
+    }
+    say_calls("Twelve things at once.", MOTE_LLM_MAX_TOOL_CALLS + OVER, over_in);
+}
+
+static void test_calls_past_the_table_are_answered(void **state)
+{
+    struct mote_conv *c;
+    struct mote_recovery r;
+
+    (void)state;
+    say_many_calls();
+    say_text("done all I could", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "many", &c), 0);
+    assert_int_equal(mote_conv_send(c, "do twelve things", 16), 0);
+    drive(c, 1000);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(ev.errors, 0);
+    assert_int_equal(ev.turn_ends, 1);
+    assert_int_equal(tool_runs, MOTE_LLM_MAX_TOOL_CALLS);
+    assert_int_equal(count_kind("many", "tool_result"), MOTE_LLM_MAX_TOOL_CALLS + OVER);
+    assert_int_equal(count_kind("many", "call"), MOTE_LLM_MAX_TOOL_CALLS + OVER);
+    request_answers_every_call(1, MOTE_LLM_MAX_TOOL_CALLS + OVER);
+    assert_int_equal(count_in(net.requests[1], "call it again"), OVER);
+    /* the inputs of the calls not run are kept as the model sent them */
+    assert_non_null(strstr(net.requests[1], "\"input\":{\"unit\":\"u10\"}"));
+    assert_true(ev.warnings >= 1);
+    assert_non_null(strstr(ev.notes, "were not run"));
+    assert_int_equal(mote_recover(&c->jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    end_session();
+}
+
+/* A power cut at every write of such a round: each time it reopens and
+ * settles with every call answered, the tools run at most once, and no
+ * request sent carries a call without its result. */
+static void test_calls_past_the_table_power_cuts(void **state)
+{
+    enum mote_tport_cut mode;
+    unsigned cuts = 0, resumed = 0;
+
+    (void)state;
+    for (mode = MOTE_TP_CUT_DROP; mode <= MOTE_TP_CUT_ZERO; mode += 2) {
+        unsigned n;
+
+        for (n = 1; n < 80; n++) {
+            struct mote_conv *c;
+            struct mote_recovery r;
+            unsigned k;
+            int rc;
+
+            mote_tport_deinit(&tp);
+            mote_tport_init(&tp, 1000);
+            memset(&ev, 0, sizeof(ev));
+            tool_runs = 0;
+            nscript = 0;
+            say_many_calls();
+            say_text("done", 4);
+            start_session();
+            mote_tport_cut_at(&tp, n);
+            rc = mote_conv_create(&ses, &cc, "cutmany", &c);
+            if (rc == 0 && mote_conv_send(c, "go", 2) == 0)
+                drive(c, 1000);
+            if (!tp.power_off) {
+                end_session();
+                break;
+            }
+            cuts++;
+            end_session();
+            mote_tport_power_restore(&tp, mode);
+            memset(&ev, 0, sizeof(ev));
+            nscript = 0;
+            say_text("done", 4);
+            say_text("again", 4);
+            start_session();
+            rc = mote_conv_open(&ses, &cc, "cutmany", &c, NULL, NULL);
+            if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT) {
+                end_session();
+                continue;
+            }
+            assert_int_equal(rc, 0);
+            resumed += c->rec.over.left > 0;
+            drive(c, 1000);
+            assert_int_equal(ev.fatal, 0);
+            assert_true(tool_runs <= MOTE_LLM_MAX_TOOL_CALLS); /* in both lives: none twice */
+            assert_int_equal(mote_recover(&c->jr, &r), 0);
+            assert_int_equal(r.nmissing, 0);
+            assert_int_equal(r.over.left, 0);
+            for (k = 0; k < net.nrequests; k++)
+                assert_int_equal(count_in(net.requests[k], "\"type\":\"tool_use\""),
+                                 count_in(net.requests[k], "\"type\":\"tool_result\""));
+            end_session();
+        }
+    }
+    printf("  power cuts: %u; reopened with calls past the table unanswered: %u\n", cuts,
+           resumed);
+    assert_true(cuts >= 2 * (MOTE_LLM_MAX_TOOL_CALLS + OVER));
+    assert_true(resumed > 0);
+}
+
 /* Stop reasons: the token limit inside a tool call's input says so (not
  * "malformed"), and pause_turn goes on by itself. */
 static void test_stop_reasons(void **state)
@@ -1065,6 +1413,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tool_round, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tool_names_unique_and_resolved_once, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_mcp_tool_gone_while_waiting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_optional_port_members_may_be_missing, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_empty_tool_input_is_an_empty_object, setup,
@@ -1079,6 +1430,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shutdown_forced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_answers_are_journaled_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_power_cut_at_every_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interleaved_inputs_go_to_their_call, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_ids_made_per_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_past_the_table_are_answered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_past_the_table_power_cuts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_reasons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_power_cuts, setup, teardown),

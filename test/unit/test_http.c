@@ -78,6 +78,49 @@ static void test_framings(void **state)
     assert_string_equal(resp.content_type, "");
 }
 
+/* Whether a response leaves its connection for the next request: read to
+ * its exact end, HTTP/1.1 (or 1.0 with keep-alive), no "close". */
+static void keeps(const char *in, bool want)
+{
+    size_t step;
+
+    for (step = 0; step <= 5; step++) {
+        assert_int_equal(run(in, strlen(in), step), 0);
+        if (!mote_http_resp_done(&resp))
+            (void)mote_http_resp_eof(&resp);
+        assert_int_equal(mote_http_resp_reusable(&resp), want);
+    }
+}
+
+static void test_keep_alive(void **state)
+{
+    (void)state;
+    keeps("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", true);
+    keeps("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", true);
+    keeps("HTTP/1.1 204 No Content\r\n\r\n", true);
+    keeps("HTTP/1.1 100 Continue\r\nConnection: close\r\n\r\nHTTP/1.1 200 OK\r\n"
+          "Content-Length: 0\r\n\r\n", true); /* (the interim response's headers are its own) */
+    keeps("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello", false);
+    keeps("HTTP/1.1 200 OK\r\nconnection: Keep-Alive, CLOSE\r\nContent-Length: 0\r\n\r\n", false);
+    keeps("HTTP/1.1 200 OK\r\nConnection: close, keep-alive\r\nContent-Length: 0\r\n\r\n", false);
+    keeps("HTTP/1.1 200 OK\r\nConnection: upgrade,  close \r\nContent-Length: 0\r\n\r\n", false);
+    keeps("HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n", true);
+    keeps("HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello", false);
+    keeps("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 5\r\n\r\nhello", true);
+    /* framed by the end of the connection: that end is the response's */
+    keeps("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: x\n\n", false);
+    /* not complete */
+    keeps("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", false);
+    keeps("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n", false);
+    /* bytes after the end are not taken: the caller sees them left over */
+    assert_int_equal(run("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1", 48, 0), 0);
+    assert_true(mote_http_resp_reusable(&resp));
+    mote_http_resp_init(&resp, on_body, NULL);
+    assert_int_equal(mote_http_resp_feed(&resp, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokXY",
+                                         42),
+                     40);
+}
+
 static void test_cut_short(void **state)
 {
     static const char *const cuts[] = {
@@ -470,7 +513,7 @@ int main(void)
         cmocka_unit_test(test_fixture_429_headers), cmocka_unit_test(test_request_head),
         cmocka_unit_test(test_urls),             cmocka_unit_test(test_proxy_urls),
         cmocka_unit_test(test_no_proxy),         cmocka_unit_test(test_proxy_url_forms),
-        cmocka_unit_test(test_connect_answers),
+        cmocka_unit_test(test_connect_answers),  cmocka_unit_test(test_keep_alive),
     };
 
     return cmocka_run_group_tests_name("http", tests, NULL, NULL);

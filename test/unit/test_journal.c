@@ -101,6 +101,8 @@ static int write_script(void)
     return k;
 }
 
+static const struct mote_tool_def shell_tool[] = {{"shell", "Run", "{\"type\":\"object\"}"}};
+
 static void test_roundtrip_and_parts(void **state)
 {
     static struct mote_json js;
@@ -135,10 +137,13 @@ static void test_roundtrip_and_parts(void **state)
         count++;
     assert_int_equal(rc, 0);
     assert_int_equal(count, 1 + 3 + 2 + 1 + 1 + 1 + 1 + 1); /* 11 parts */
-    /* A request body straight from the journal. */
+    /* A request body straight from the journal (tools offered: without
+     * them the history's tool blocks go as text). */
     memset(&req, 0, sizeof(req));
     req.provider = MOTE_PROVIDER_ANTHROPIC;
     req.model = "m";
+    req.tools = shell_tool;
+    req.ntools = 1;
     req.parts = mote_journal_parts;
     req.parts_arg = &jr;
     assert_true(mote_llm_body_length(&req) > 0);
@@ -463,6 +468,205 @@ static void test_records_are_utf8(void **state)
     assert_int_equal(n, 2); /* open, the good call */
 }
 
+/* An answer that was cut, followed by the user's message, gives its text
+ * as parts whose last is marked cut - even when nothing came before the
+ * cut - so the next answer's text never runs into it; one that nothing of
+ * the user's follows is not sent at all. */
+static void test_cut_answer_parts(void **state)
+{
+    struct mote_part p;
+    int i, rc, cut = 0, texts = 0;
+    char seen[4][64];
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "cut"), 0);
+    assert_int_equal(mote_journal_user(&jr, "x", 1), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_text(&jr, "a partial ", 10), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "answer that", 11, "", true, NULL, 0), 0);
+    assert_int_equal(mote_journal_mark(&jr, "needs_recovery"), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "recovered", 9, "end_turn", false, NULL, 0), 0);
+    /* nothing of the user's after it yet: the cut answer is not sent */
+    for (i = 0; (rc = mote_journal_parts(&jr, (unsigned)i, &p)) == 1; i++)
+        assert_false(p.cut);
+    assert_int_equal(rc, 0);
+    assert_int_equal(i, 2); /* x, recovered */
+    assert_int_equal(mote_journal_user(&jr, "and then?", 9), 0);
+    /* a cancel before anything came: an empty interrupted answer */
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "", 0, "", true, NULL, 0), 0);
+    assert_int_equal(mote_journal_cancel(&jr), 0);
+    assert_int_equal(mote_journal_user(&jr, "hello?", 6), 0);
+    for (i = 0; (rc = mote_journal_parts(&jr, (unsigned)i, &p)) == 1; i++) {
+        if (p.role != MOTE_ROLE_ASSISTANT)
+            continue;
+        assert_int_equal(p.type, MOTE_PART_TEXT);
+        assert_true(texts < 4);
+        snprintf(seen[texts++], sizeof(seen[0]), "%s%.*s", p.cut ? "cut:" : "",
+                 (int)p.text_len, p.text);
+        cut += p.cut;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(texts, 4);
+    assert_string_equal(seen[0], "a partial ");
+    assert_string_equal(seen[1], "cut:answer that");
+    assert_string_equal(seen[2], "recovered");
+    assert_string_equal(seen[3], "cut:");
+    assert_int_equal(cut, 2);
+}
+
+/* Writes the answer of `n` calls (all call records, as the agent journals
+ * an answer with more calls than its table) and returns the offset of the
+ * first one past the table. */
+static uint64_t many_calls(unsigned n, bool in_record)
+{
+    static struct mote_call_rec recs[MOTE_LLM_MAX_TOOL_CALLS + 8];
+    static char ids[MOTE_LLM_MAX_TOOL_CALLS + 8][16];
+    uint64_t over = 0;
+    unsigned i;
+
+    assert_true(n <= MOTE_LLM_MAX_TOOL_CALLS + 8);
+    for (i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "call_%u", i);
+        recs[i].id = ids[i];
+        recs[i].name = "list_dir";
+        recs[i].input = "{}";
+        recs[i].input_len = 2;
+    }
+    if (in_record) /* an assistant record holding them all, as a foreign writer might */
+        assert_int_equal(mote_journal_assistant(&jr, "many", 4, "tool_use", false, recs, n), 0);
+    else {
+        for (i = 0; i < n; i++) {
+            if (i == MOTE_LLM_MAX_TOOL_CALLS)
+                over = jr.size;
+            assert_int_equal(mote_journal_call(&jr, &recs[i]), 0);
+            if (i == MOTE_LLM_MAX_TOOL_CALLS)
+                assert_int_equal(mote_journal_text(&jr, "between", 7), 0);
+        }
+        assert_int_equal(mote_journal_assistant(&jr, "many", 4, "tool_use", false, NULL, 0), 0);
+    }
+    return over;
+}
+
+/* Every tool_use of the request the journal gives has its tool_result. */
+static void every_call_answered(void)
+{
+    static char body[65536];
+    static struct mote_json js;
+    struct mote_llm_req req;
+    struct mote_llm_body b;
+    size_t n = 0;
+    int r, m, k, uses = 0, results = 0;
+
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    req.model = "m";
+    req.tools = shell_tool;
+    req.ntools = 1;
+    req.parts = mote_journal_parts;
+    req.parts_arg = &jr;
+    mote_llm_body_init(&b, &req);
+    while ((r = mote_llm_body_read(&b, body + n, sizeof(body) - n)) > 0)
+        n += (size_t)r;
+    assert_int_equal(r, 0);
+    assert_true(mote_json_parse(&js, body, n) > 0);
+    m = mote_json_member(&js, 0, "messages");
+    for (k = 0; mote_json_elem(&js, m, k) >= 0; k++) {
+        int c = mote_json_member(&js, mote_json_elem(&js, m, k), "content"), e;
+
+        for (e = 0; mote_json_elem(&js, c, e) >= 0; e++) {
+            int blk = mote_json_elem(&js, c, e);
+
+            uses += mote_json_eq(&js, mote_json_member(&js, blk, "type"), "tool_use");
+            results += mote_json_eq(&js, mote_json_member(&js, blk, "type"), "tool_result");
+        }
+    }
+    assert_true(uses > MOTE_LLM_MAX_TOOL_CALLS);
+    assert_int_equal(results, uses);
+}
+
+/* The calls of an answer past the table (which recovery's tables do not
+ * hold): counted, found where they are (call records with text between
+ * them, or an assistant record's calls), answered one at a time, each
+ * once; recovery goes on with the round until they are, and closing the
+ * round answers them too. */
+static void test_calls_past_the_table(void **state)
+{
+    struct mote_recovery r;
+    struct mote_over o;
+    unsigned k, rounds;
+    uint64_t over;
+    int rc;
+
+    (void)state;
+    for (rounds = 0; rounds < 2; rounds++) {
+        bool in_record = rounds == 1;
+
+        mote_journal_close(&jr);
+        assert_int_equal(mote_journal_create(&jr, &tp.port, in_record ? "over2" : "over1"), 0);
+        assert_int_equal(mote_journal_user(&jr, "twelve things", 13), 0);
+        assert_int_equal(mote_journal_request(&jr, 1), 0);
+        over = many_calls(MOTE_LLM_MAX_TOOL_CALLS + 3, in_record);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.ncalls, MOTE_LLM_MAX_TOOL_CALLS);
+        assert_int_equal(r.nover, 3);
+        assert_int_equal(r.over.left, 3);
+        assert_int_equal(r.over.skip, 0);
+        if (!in_record) {
+            assert_true(r.over.off == over);
+            assert_int_equal(r.over.idx, -1);
+        } else {
+            assert_int_equal(r.over.idx, MOTE_LLM_MAX_TOOL_CALLS);
+        }
+        assert_int_equal(r.action, MOTE_RECOVER_RESUME_TOOLS);
+        /* One answered (a crash after it): the next one is the second. */
+        o = r.over;
+        assert_int_equal(mote_recover_over_next(&jr, &o), 1);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.over.skip, 1);
+        assert_int_equal(r.over.left, 2);
+        o = r.over;
+        assert_int_equal(mote_recover_over_next(&jr, &o), 1);
+        assert_int_equal(mote_recover_over_next(&jr, &o), 1);
+        assert_int_equal(mote_recover_over_next(&jr, &o), 0);
+        assert_int_equal(o.left, 0);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.over.left, 0);
+        assert_int_equal(r.over.skip, 3);
+        assert_int_equal(r.nmissing, MOTE_LLM_MAX_TOOL_CALLS); /* the table's: resumed */
+        assert_int_equal(r.action, MOTE_RECOVER_RESUME_TOOLS);
+        for (k = 0; k < MOTE_LLM_MAX_TOOL_CALLS; k++)
+            assert_int_equal(mote_journal_tool_result(&jr, r.calls[k].id, "ok", 2, false), 0);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.action, MOTE_RECOVER_CONTINUE);
+        every_call_answered();
+    }
+    /* Closing an interrupted round answers them too, before the rest. */
+    mote_journal_close(&jr);
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "over3"), 0);
+    assert_int_equal(mote_journal_user(&jr, "go", 2), 0);
+    (void)many_calls(MOTE_LLM_MAX_TOOL_CALLS + 2, false);
+    assert_int_equal(mote_journal_tool_start(&jr, "call_0", 0, 0, NULL), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
+    assert_int_equal(r.over.left, 2);
+    assert_int_equal(mote_recover_apply(&jr, &r), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    assert_int_equal(r.over.left, 0);
+    assert_int_equal(r.nmissing, 0);
+    every_call_answered();
+    /* A walk that finds fewer calls than counted stops cleanly. */
+    o.off = jr.size;
+    o.idx = -1;
+    o.skip = 0;
+    o.left = 5;
+    rc = mote_recover_over_next(&jr, &o);
+    assert_int_equal(rc, 0);
+    assert_int_equal(o.left, 0);
+}
+
 /* A journal file as a damaged or hostile one would be (durable). */
 static void put_journal(const char *id, const char *text, size_t len)
 {
@@ -738,6 +942,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_ids_and_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_are_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cut_answer_parts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_past_the_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_versions_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recorded_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_over_the_limit, setup, teardown),

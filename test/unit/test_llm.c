@@ -24,6 +24,8 @@ struct transcript {
     char call_args[8][2048];
     int call_started[8];
     int call_ended[8];
+    int over_started, over_ended; /* calls past the table (MOTE_LLM_SLOT_OVER) */
+    char over_id[128];
     char stop[32];
     int stops;
     uint64_t in_tokens, out_tokens;
@@ -70,6 +72,12 @@ static int on_llm(void *arg, const struct mote_llm_event *ev)
         t->thinking[t->thinking_len] = '\0';
         break;
     case MOTE_LLM_TOOL_START:
+        if (ev->slot == MOTE_LLM_SLOT_OVER) {
+            assert_int_equal(t->over_started, t->over_ended);
+            t->over_started++;
+            strcpy(t->over_id, ev->id);
+            break;
+        }
         assert_int_equal(ev->slot, t->ncalls);
         strcpy(t->call_name[ev->slot], ev->name);
         strcpy(t->call_id[ev->slot], ev->id);
@@ -77,11 +85,19 @@ static int on_llm(void *arg, const struct mote_llm_event *ev)
         t->ncalls++;
         break;
     case MOTE_LLM_TOOL_ARGS:
+        if (ev->slot == MOTE_LLM_SLOT_OVER) {
+            assert_true(t->over_started == t->over_ended + 1);
+            break;
+        }
         assert_true(ev->slot < (unsigned)t->ncalls);
         assert_int_equal(t->call_ended[ev->slot], 0);
         strncat(t->call_args[ev->slot], ev->text, ev->len);
         break;
     case MOTE_LLM_TOOL_END:
+        if (ev->slot == MOTE_LLM_SLOT_OVER) {
+            t->over_ended++;
+            break;
+        }
         t->call_ended[ev->slot]++;
         break;
     case MOTE_LLM_STOP:
@@ -447,19 +463,32 @@ static void test_hostile_streams(void **state)
     (void)state;
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_true(decode(&t, MOTE_PROVIDER_ANTHROPIC, bad[i], strlen(bad[i]), 0) < 0);
-    /* More parallel calls than the table holds: a clear error. */
+    /* More parallel calls than the table holds: the ones past it come in
+     * MOTE_LLM_SLOT_OVER, each started and ended, the stream going on. */
     {
         char buf[8192];
         size_t n = 0;
         int k;
 
-        for (k = 0; k <= MOTE_LLM_MAX_TOOL_CALLS; k++)
+        for (k = 0; k <= MOTE_LLM_MAX_TOOL_CALLS + 1; k++)
             n += (size_t)snprintf(buf + n, sizeof(buf) - n,
                                   "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
                                   "[{\"index\":%d,\"id\":\"c%d\",\"function\":{\"name\":\"f\","
-                                  "\"arguments\":\"\"}}]}}]}\n\n",
-                                  k, k);
-        assert_int_equal(decode(&t, MOTE_PROVIDER_OPENAI, buf, n, 0), MOTE_ERR_FULL);
+                                  "\"arguments\":\"\"}}]}}]}\n\n"
+                                  "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
+                                  "[{\"index\":%d,\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n",
+                                  k, k, k);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+                              "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":"
+                              "\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+        assert_int_equal(decode(&t, MOTE_PROVIDER_OPENAI, buf, n, 0), 0);
+        assert_int_equal(t.ncalls, MOTE_LLM_MAX_TOOL_CALLS);
+        assert_calls_complete(&t);
+        assert_int_equal(t.over_started, 2);
+        assert_int_equal(t.over_ended, 2);
+        snprintf(buf, sizeof(buf), "c%d", MOTE_LLM_MAX_TOOL_CALLS + 1);
+        assert_string_equal(t.over_id, buf);
+        assert_int_equal(t.done, 1);
     }
     /* Unknown events and block types are skipped. */
     {
@@ -518,7 +547,7 @@ static int to_out(void *arg, const char *p, size_t n)
 static void test_openai_token_limit_field(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
     };
     struct parts src = {conv, 1, 0};
     struct mote_llm_req req;
@@ -557,10 +586,10 @@ static void test_openai_token_limit_field(void **state)
 static void test_prompt_cache_breakpoints(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "out", 3, "c1", NULL, NULL, 0, false},
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "and?", 4, NULL, NULL, NULL, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "out", 3, "c1", NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "and?", 4, NULL, NULL, NULL, 0, false, false},
     };
     static const struct mote_tool_def tools[] = {
         {"a", "A", "{\"type\":\"object\"}"},
@@ -653,13 +682,13 @@ static void test_cache_usage_decoded(void **state)
 static void test_request_bodies(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "list /tmp \"now\"", 15, NULL, NULL, NULL, 0, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "Sure.", 5, NULL, NULL, NULL, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "list /tmp \"now\"", 15, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "Sure.", 5, NULL, NULL, NULL, 0, false, false},
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "call_1", "shell",
-         "{\"command\":\"ls /tmp\"}", 21, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "call_2", "list_dir", "{}", 2, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "call_1", NULL, NULL, 0, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "denied", 6, "call_2", NULL, NULL, 0, true},
+         "{\"command\":\"ls /tmp\"}", 21, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "call_2", "list_dir", "{}", 2, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "call_1", NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "denied", 6, "call_2", NULL, NULL, 0, true, false},
     };
     static const struct mote_tool_def tools[] = {
         {"shell", "Run a command", "{\"type\":\"object\"}"},
@@ -722,6 +751,335 @@ static void test_request_bodies(void **state)
     assert_string_equal(mote_llm_path(MOTE_PROVIDER_ANTHROPIC, ""), "/v1/messages");
 }
 
+/* ---- the APIs' rules kept in what is sent ---- */
+
+/* Writes `conv` one go (into o) and pulled in pieces of 1 and 7 bytes
+ * (the same bytes), and parses it into js. */
+static void body_of(struct mote_llm_req *req, struct parts *src, struct out *o,
+                    struct mote_json *js)
+{
+    static char pulled[8192];
+    static struct mote_llm_body body;
+    size_t caps[] = {1, 7}, k;
+    int r;
+
+    req->parts = next_part;
+    req->parts_arg = src;
+    o->n = 0;
+    assert_int_equal(mote_llm_write_body(req, to_out, o), 0);
+    assert_int_equal(mote_llm_body_length(req), (int64_t)o->n);
+    for (k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
+        size_t got = 0;
+
+        mote_llm_body_init(&body, req);
+        while ((r = mote_llm_body_read(&body, pulled + got, caps[k])) > 0)
+            got += (size_t)r;
+        assert_int_equal(r, 0);
+        assert_int_equal(got, o->n);
+        assert_memory_equal(pulled, o->s, o->n);
+    }
+    assert_true(mote_json_parse(js, o->s, o->n) > 0);
+}
+
+static const struct mote_tool_def one_tool[] = {{"shell", "Run", "{\"type\":\"object\"}"}};
+
+static void anthropic_req(struct mote_llm_req *req, bool tools)
+{
+    memset(req, 0, sizeof(*req));
+    req->provider = MOTE_PROVIDER_ANTHROPIC;
+    req->model = "m";
+    req->tools = one_tool;
+    req->ntools = tools ? 1 : 0;
+}
+
+/* The unescaped text of string token t. */
+static const char *str_at(const struct mote_json *js, int t)
+{
+    static char buf[4096];
+
+    assert_true(mote_json_str(js, t, buf, sizeof(buf)) >= 0);
+    return buf;
+}
+
+/* No empty or white-space text block; an answer's pieces one block, white
+ * space inside it kept exactly, none at its end; a message left with
+ * nothing is not sent (the API merges the user messages around it). */
+static void test_body_whitespace_rules(void **state)
+{
+    static const struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "\n\n", 2, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "", 0, "c1", NULL, NULL, 0, true, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, " \t", 2, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "again", 5, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "\xe3\x80\x80 \n", 5, NULL, NULL, NULL, 0, false, false},
+        /* one answer in pieces: white space at a piece's end is inside it */
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "  Let me  ", 10, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, " \n ", 3, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "search.\n\n\xc2\xa0", 11, NULL, NULL, NULL, 0,
+         false, false},
+    };
+    struct parts src = {conv, 10, 0};
+    static struct mote_json js;
+    static struct out o;
+    struct mote_llm_req req;
+    int m;
+
+    (void)state;
+    anthropic_req(&req, true);
+    body_of(&req, &src, &o, &js);
+    m = mote_json_member(&js, 0, "messages");
+    assert_int_equal(js.tok[m].size, 4); /* user, assistant, user, assistant */
+    /* the "\n\n" before the call is no block */
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "1.content.0.type"), "tool_use"));
+    assert_int_equal(mote_json_path(&js, m, "1.content.1"), -1);
+    /* the error result says it failed; the white-space answer and the
+     * white-space user text are gone: one user message of result + "again" */
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content.0.content")),
+                        "the tool failed without a message");
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "2.content.1.text"), "again"));
+    assert_int_equal(mote_json_path(&js, m, "2.content.2"), -1);
+    /* the last answer: one block, its inner white space whole, none at the end */
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "3.content.0.text")),
+                        "  Let me   \n search.");
+    assert_int_equal(mote_json_path(&js, m, "3.content.1"), -1);
+    assert_null(strstr(o.s, "\"text\":\"\""));
+}
+
+/* A tool result with nothing in it, both dialects; OpenAI keeps white space. */
+static void test_body_empty_results(void **state)
+{
+    static const struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c2", "shell", "{}", 2, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, " ", 1, "c1", NULL, NULL, 0, true, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "", 0, "c2", NULL, NULL, 0, false, false},
+    };
+    struct parts src = {conv, 5, 0};
+    static struct mote_json js;
+    static struct out o;
+    struct mote_llm_req req;
+    int m;
+
+    (void)state;
+    anthropic_req(&req, true);
+    body_of(&req, &src, &o, &js);
+    m = mote_json_member(&js, 0, "messages");
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content.0.content")),
+                        "the tool failed without a message");
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content.1.content")),
+                        "(the tool gave no output)");
+    req.provider = MOTE_PROVIDER_OPENAI;
+    body_of(&req, &src, &o, &js);
+    m = mote_json_member(&js, 0, "messages");
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content")),
+                        "Error: the tool failed without a message");
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "3.content")), "");
+}
+
+/* No tools offered: the history's calls and results go as text blocks (the
+ * API refuses tool blocks then); with tools, as blocks. */
+static void test_body_tool_history_without_tools(void **state)
+{
+    static const struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "list", 4, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "Sure.", 5, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "toolu_1", "list_dir",
+         "{\"path\":\"/t\\ud800\"}", 19, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "toolu_1", NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "thanks", 6, NULL, NULL, NULL, 0, false, false},
+    };
+    struct parts src = {conv, 5, 0};
+    static struct mote_json js;
+    static struct out o;
+    struct mote_llm_req req;
+    int m;
+
+    (void)state;
+    anthropic_req(&req, false);
+    body_of(&req, &src, &o, &js);
+    assert_null(strstr(o.s, "tool_use"));
+    assert_null(strstr(o.s, "tool_result"));
+    assert_int_equal(mote_json_member(&js, 0, "tools"), -1);
+    m = mote_json_member(&js, 0, "messages");
+    assert_int_equal(js.tok[m].size, 3);
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "1.content.1.text")),
+                        "[called the tool list_dir (call toolu_1) with input "
+                        "{\"path\":\"/t\\ufffd\"}]");
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content.0.text")),
+                        "[result of call toolu_1]\na\nb");
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "2.content.1.text"), "thanks"));
+}
+
+/* Lone surrogate escapes in a tool input (and a schema) go as \ufffd; a
+ * pair is kept. */
+static void test_body_lone_surrogates(void **state)
+{
+    static const char in[] = "{\"a\":\"\\ud800 \\udc00x \\\\ud800 \\ud83d\\ude00 \\ud800\\ud800\\udc00\"}";
+    static const struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", in, sizeof(in) - 1,
+         false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "ok", 2, "c1", NULL, NULL, 0, false, false},
+    };
+    static const struct mote_tool_def tool[] = {
+        {"shell", "Run", "{\"type\":\"object\",\"description\":\"\\udfff\"}"}};
+    static const char want[] =
+        "{\"a\":\"\\ufffd \\ufffdx \\\\ud800 \\ud83d\\ude00 \\ufffd\\ud800\\udc00\"}";
+    struct parts src = {conv, 3, 0};
+    static struct mote_json js;
+    static struct out o;
+    struct mote_llm_req req;
+
+    (void)state;
+    anthropic_req(&req, true);
+    req.tools = tool;
+    body_of(&req, &src, &o, &js);
+    assert_non_null(strstr(o.s, want));
+    assert_non_null(strstr(o.s, "\"description\":\"\\ufffd\""));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    body_of(&req, &src, &o, &js);
+    assert_string_equal(str_at(&js, mote_json_path(&js, 0, "messages.1.tool_calls.0.function."
+                                                           "arguments")),
+                        want);
+    assert_non_null(strstr(o.s, "\"description\":\"\\ufffd\""));
+}
+
+/* An answer that was cut is said to be, and the next answer's text never
+ * runs into it (both dialects). */
+static void test_body_cut_answer_kept_apart(void **state)
+{
+    static const struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "x", 1, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "a partial answer that", 21, NULL, NULL, NULL, 0,
+         false, true},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "recovered", 9, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "y", 1, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "", 0, NULL, NULL, NULL, 0, false, true},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "z", 1, NULL, NULL, NULL, 0, false, false},
+    };
+    struct parts src = {conv, 6, 0};
+    static struct mote_json js;
+    static struct out o;
+    struct mote_llm_req req;
+    int m;
+
+    (void)state;
+    anthropic_req(&req, true);
+    body_of(&req, &src, &o, &js);
+    m = mote_json_member(&js, 0, "messages");
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "1.content.0.text")),
+                        "a partial answer that [interrupted: the answer was cut off here]");
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "1.content.1.text"), "recovered"));
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "3.content.0.text")),
+                        "[interrupted: the answer was cut off here]");
+    req.provider = MOTE_PROVIDER_OPENAI;
+    body_of(&req, &src, &o, &js);
+    m = mote_json_member(&js, 0, "messages");
+    assert_int_equal(js.tok[m].size, 6); /* x, cut, recovered, y, cut, z */
+    assert_string_equal(str_at(&js, mote_json_path(&js, m, "1.content")),
+                        "a partial answer that [interrupted: the answer was cut off here]");
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "2.content"), "recovered"));
+    assert_true(mote_json_eq(&js, mote_json_path(&js, m, "2.role"), "assistant"));
+}
+
+/* White space longer than the writer holds at a piece's end: the text
+ * stays valid UTF-8 (whole characters), nothing ends the answer. */
+static void test_body_long_whitespace_between_pieces(void **state)
+{
+    static char a[300], b[] = "end";
+    static struct mote_part conv[] = {
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "x", 1, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, a, 0, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, b, 3, NULL, NULL, NULL, 0, false, false},
+    };
+    struct parts src = {conv, 3, 0};
+    static struct mote_json js;
+    static struct out o;
+    struct mote_llm_req req;
+    const char *got;
+    size_t i, n = 0;
+
+    (void)state;
+    a[n++] = 'w';
+    for (i = 0; i < 70; i++) { /* U+3000, 3 bytes each: 210 bytes of white space */
+        memcpy(a + n, "\xe3\x80\x80", 3);
+        n += 3;
+    }
+    conv[1].text_len = n;
+    anthropic_req(&req, true);
+    body_of(&req, &src, &o, &js);
+    assert_true(mote_utf8_valid(o.s, o.n));
+    got = str_at(&js, mote_json_path(&js, 0, "messages.1.content.0.text"));
+    assert_int_equal(got[0], 'w');
+    assert_int_equal(strlen(got), 1 + (MOTE_LLM_WS_HOLD / 3) * 3 + 3);
+    assert_string_equal(got + strlen(got) - 3, "end");
+    /* as the final message: nothing after the last text */
+    src.n = 2;
+    body_of(&req, &src, &o, &js);
+    assert_string_equal(str_at(&js, mote_json_path(&js, 0, "messages.1.content.0.text")), "w");
+}
+
+/* Decoding: OpenAI calls without index in one chunk, without id, an
+ * Anthropic input whole in its start. */
+static void test_tool_calls_odd_shapes(void **state)
+{
+    static const char several[] =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+        "{\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\":1}\"}},"
+        "{\"id\":\"b\",\"type\":\"function\",\"function\":{\"name\":\"g\",\"arguments\":\"{\\\"y\\\":\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":"
+        "\"2}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: [DONE]\n\n";
+    static const char no_id[] =
+        "data: {\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+        "{\"index\":0,\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: [DONE]\n\n";
+    static const char whole[] =
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+        "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_w\",\"name\":\"f\",\"input\":"
+        "{\"path\":\"/tmp\",\"n\":[1,2]}}}\n\n"
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+        "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"again\\\":1}\"}}\n\n"
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    char first[128];
+    size_t i;
+
+    (void)state;
+    assert_int_equal(decode(&t1, MOTE_PROVIDER_OPENAI, several, strlen(several), 0), 0);
+    assert_int_equal(t1.ncalls, 2);
+    assert_calls_complete(&t1);
+    assert_string_equal(t1.call_args[0], "{\"x\":1}");
+    assert_string_equal(t1.call_args[1], "{\"y\":2}");
+    assert_string_equal(t1.call_name[1], "g");
+
+    assert_int_equal(decode(&t1, MOTE_PROVIDER_OPENAI, no_id, strlen(no_id), 0), 0);
+    assert_int_equal(t1.ncalls, 1);
+    assert_calls_complete(&t1);
+    for (i = 0; t1.call_id[0][i] != '\0'; i++)
+        assert_true((t1.call_id[0][i] >= 'a' && t1.call_id[0][i] <= 'z') ||
+                    (t1.call_id[0][i] >= '0' && t1.call_id[0][i] <= '9') || t1.call_id[0][i] == '_');
+    strcpy(first, t1.call_id[0]);
+    assert_int_equal(decode(&t1, MOTE_PROVIDER_OPENAI, no_id, strlen(no_id), 0), 0);
+    assert_string_equal(t1.call_id[0], first); /* the same stream, the same id... */
+    memset(&t1, 0, sizeof(t1));
+    mote_llm_dec_init(&dec, MOTE_PROVIDER_OPENAI, on_llm, &t1);
+    dec.id_seed = 12345; /* ...but another answer's seed, another id */
+    mote_sse_init(&sse, on_sse, NULL);
+    assert_int_equal(mote_sse_feed(&sse, no_id, strlen(no_id)), 0);
+    assert_int_equal(t1.ncalls, 1);
+    assert_true(strcmp(t1.call_id[0], first) != 0);
+
+    assert_int_equal(decode(&t1, MOTE_PROVIDER_ANTHROPIC, whole, strlen(whole), 0), 0);
+    assert_int_equal(t1.ncalls, 1);
+    assert_calls_complete(&t1);
+    assert_string_equal(t1.call_args[0], "{\"path\":\"/tmp\",\"n\":[1,2]}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -747,6 +1105,13 @@ int main(void)
         cmocka_unit_test(test_error_bodies),
         cmocka_unit_test(test_hostile_streams),
         cmocka_unit_test(test_request_bodies),
+        cmocka_unit_test(test_body_whitespace_rules),
+        cmocka_unit_test(test_body_empty_results),
+        cmocka_unit_test(test_body_tool_history_without_tools),
+        cmocka_unit_test(test_body_lone_surrogates),
+        cmocka_unit_test(test_body_cut_answer_kept_apart),
+        cmocka_unit_test(test_body_long_whitespace_between_pieces),
+        cmocka_unit_test(test_tool_calls_odd_shapes),
     };
 
     return cmocka_run_group_tests_name("llm", tests, NULL, NULL);

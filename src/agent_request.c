@@ -1,0 +1,148 @@
+/*
+ * agent_request.c - starting a model request: a stream slot, the request
+ * (the model, the system prompt, the conversation's parts from the
+ * journal, the tools offered), and its job. A summarising request sends
+ * the conversation and then the instruction to summarise it.
+ */
+#include <string.h>
+
+#include "agent_int.h"
+
+#define COMPACT_PROMPT                                                                           \
+    "Summarise our conversation so far for your own later use: the user's goals and "         \
+    "requests, what was done (tools used, files touched, results), decisions and facts "      \
+    "established, and what is left to do. Keep names, paths, numbers and errors exact. "      \
+    "Write only the summary; do not call tools."
+#define COMPACT_MAX_TOKENS 2048
+
+/* The tools offered to this request (fixed for the request's life): the
+ * registry's if the conversation offers them, then the MCP servers'. */
+static void gather_tools(struct mote_conv *c)
+{
+    struct mote_session *s = c->s;
+    struct mote_stream *st = c->stream;
+    unsigned n = 0, i;
+
+    if (c->conf.tools) {
+        for (i = 0; i < s->ntools; i++) {
+            st->defs[n].name = s->tools[i]->name;
+            st->defs[n].description = s->tools[i]->description;
+            st->defs[n].schema = s->tools[i]->schema;
+            n++;
+        }
+    }
+    if (c->conf.mcp && s->mcp != NULL)
+        n += mote_mcp_tool_defs(s->mcp, st->defs + n,
+                                (unsigned)(MOTE_ARRAY_LEN(st->defs) - n));
+    st->req.ntools = n;
+}
+
+/* An attempt's body is made of the MCP servers' tool lists: they stay as
+ * they are from the attempt's start (when its length is counted) until
+ * its last byte is sent. */
+static void on_llm_phase(void *arg, enum mote_llm_phase phase)
+{
+    struct mote_conv *c = arg;
+    struct mote_stream *st = c->stream;
+    struct mote_mcp *m = c->s->mcp;
+
+    if (st == NULL || m == NULL || !c->conf.mcp)
+        return;
+    if (phase == MOTE_PHASE_RESOLVE) {
+        if (!st->mcp_held)
+            mote_mcp_hold(m);
+        st->mcp_held = true;
+        gather_tools(c); /* the list as it is now, for this attempt */
+    } else if (phase == MOTE_PHASE_HEADERS && st->mcp_held) {
+        st->mcp_held = false;
+        mote_mcp_unhold(m);
+    }
+}
+
+/* The parts of a summarising request: the conversation, then the request
+ * to summarise it. */
+static int compact_parts(void *arg, unsigned index, struct mote_part *p)
+{
+    struct mote_conv *c = arg;
+
+    if (index < c->compact_n) {
+        int rc = mote_journal_parts(&c->jr, index, p);
+
+        if (rc != 0)
+            return rc;
+        c->compact_n = index; /* the conversation ends here */
+    }
+    if (index != c->compact_n)
+        return 0;
+    memset(p, 0, sizeof(*p));
+    p->role = MOTE_ROLE_USER;
+    p->type = MOTE_PART_TEXT;
+    p->text = COMPACT_PROMPT;
+    p->text_len = sizeof(COMPACT_PROMPT) - 1;
+    return 1;
+}
+
+int mote_request_start(struct mote_conv *c, mote_cont_fn done)
+{
+    struct mote_session *s = c->s;
+    struct mote_stream *st;
+    int rc;
+
+    c->want_send = false;
+    st = mote_stream_get(s, c);
+    if (st == NULL) {
+        c->want_send = true;
+        c->queue_seq = ++s->queue_seq;
+        return 0;
+    }
+    c->stream = st;
+    c->got_first = false;
+    c->ncalls = 0;
+    c->call_i = 0;
+    c->stop[0] = '\0';
+    memset(&c->usage, 0, sizeof(c->usage));
+    memset(&st->req, 0, sizeof(st->req));
+    gather_tools(c);
+    st->req.provider = c->conf.llm->provider;
+    st->req.model = c->conf.model;
+    st->req.system = c->conf.system;
+    st->req.max_tokens = c->conf.max_tokens;
+    st->req.cache = c->conf.llm->provider == MOTE_PROVIDER_ANTHROPIC;
+    st->req.max_completion_tokens = c->conf.llm->provider == MOTE_PROVIDER_OPENAI &&
+                                    mote_llm_openai_host(c->conf.llm->base_url);
+    st->req.tools = st->defs;
+    st->req.parts = mote_journal_parts;
+    st->req.parts_arg = &c->jr;
+    /* The journal only grows, and every request follows a record of its
+     * own (the request, or the answer before it): its size now is this
+     * answer's alone, for the ids of calls that come without one. */
+    st->req.id_seed = c->jr.size;
+    if (c->compacting) {
+        st->req.parts = compact_parts;
+        st->req.parts_arg = c;
+        st->req.no_tool_calls = true;
+        c->compact_n = (unsigned)-1;
+        if (st->req.max_tokens == 0 || st->req.max_tokens > COMPACT_MAX_TOKENS)
+            st->req.max_tokens = COMPACT_MAX_TOKENS;
+    }
+    c->jr.part_valid = false;
+    rc = mote_llm_call_init(&st->call, c->conf.llm, &st->req, mote_answer_event, c);
+    st->call.on_phase = on_llm_phase;
+    if (rc == 0)
+        rc = mote_job_spawn(s->loop, c->compacting ? "summary" : "model request",
+                            &mote_llm_call_ops, &st->call, &c->turn, &c->llm_job);
+    if (rc == 0)
+        rc = mote_job_then(s->loop, c->llm_job, "agent", done, c);
+    if (rc < 0) {
+        if (c->llm_job != 0)
+            (void)mote_job_cancel(s->loop, c->llm_job);
+        c->llm_job = 0;
+        if (rc != MOTE_ERR_SHUTDOWN)
+            mote_conv_fail_msg(c, "cannot start the model request: ",
+                               rc == MOTE_ERR_CONFIG ? st->call.errmsg : mote_strerror(rc));
+        mote_stream_put(c);
+        return rc;
+    }
+    c->turns++;
+    return 0;
+}

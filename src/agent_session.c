@@ -1,0 +1,367 @@
+/*
+ * agent_session.c - the session's lifecycle and its conversations' API:
+ * init and deinit, MCP servers attached, conversations created, opened
+ * (with recovery), sent to, retried, compacted, cancelled, answered and
+ * closed, and STATE/current (the most recent conversation). What a call
+ * asks for is journaled or recorded here; the work runs from the loop.
+ */
+#include <string.h>
+
+#include "agent_int.h"
+
+int mote_session_init(struct mote_session *s, struct mote_loop *loop,
+                      const struct mote_session_conf *conf)
+{
+    const struct mote_port *p = loop != NULL ? loop->port : NULL;
+    unsigned i;
+
+    if (conf == NULL || conf->on_event == NULL || p == NULL)
+        return MOTE_ERR_INVAL;
+    if (mote_port_missing(p, MOTE_PORT_STORAGE) != NULL)
+        return MOTE_ERR_NOSYS; /* conversations live in storage */
+    /* The pools' and the journal's buffers are prepared when taken (a
+     * session is most of a megabyte with the default limits; what a turn
+     * does not use stays out of memory). */
+    memset(s, 0, offsetof(struct mote_session, jbuf));
+    memset(&s->jbuf, 0, offsetof(struct mote_jbuf, line));
+    memset(s->conv, 0, sizeof(s->conv));
+    for (i = 0; i < MOTE_MAX_STREAMS; i++)
+        mote_stream_slot(s, i)->used = false;
+    for (i = 0; i < MOTE_MAX_TOOL_RUNS; i++)
+        s->runs[i].used = false;
+    s->loop = loop;
+    s->port = p;
+    s->conf = *conf;
+    if (s->conf.tool_timeout_ms == 0)
+        s->conf.tool_timeout_ms = MOTE_TOOL_TIMEOUT_MS;
+    mote_cancel_init(&s->cancel, &loop->root);
+    mote_turn_attach(s);
+    return 0;
+}
+
+void mote_session_deinit(struct mote_session *s)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        if (s->conv[i].used)
+            mote_journal_close(&s->conv[i].jr);
+    }
+    if (s->defer_timer != 0)
+        (void)mote_timer_stop(s->loop, s->defer_timer);
+    if (s->sd_timer != 0)
+        (void)mote_timer_stop(s->loop, s->sd_timer);
+    s->defer_timer = s->sd_timer = 0;
+}
+
+static void mcp_log(void *arg, const char *server, const char *msg)
+{
+    struct mote_session *s = arg;
+    struct mote_event ev;
+
+    mote_emit_init(&ev, MOTE_EV_MCP, NULL);
+    ev.name = server;
+    ev.text = msg;
+    ev.len = strlen(msg);
+    mote_emit(s, &ev);
+}
+
+void mote_session_use_mcp(struct mote_session *s, struct mote_mcp *m)
+{
+    s->mcp = m;
+    if (m != NULL) {
+        m->log = mcp_log;
+        m->log_arg = s;
+    }
+}
+
+static struct mote_conv *conv_slot(struct mote_session *s, const struct mote_conv_conf *conf)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        struct mote_conv *c = &s->conv[i];
+
+        if (!c->used) {
+            memset(c, 0, sizeof(*c));
+            c->s = s;
+            c->conf = *conf;
+            c->jr.buf = &s->jbuf;
+            c->jr.h = -1;
+            mote_cancel_init(&c->turn, &s->cancel);
+            return c;
+        }
+    }
+    return NULL;
+}
+
+struct mote_conv *mote_conv_find(struct mote_session *s, const char *id)
+{
+    unsigned i;
+
+    for (i = 0; id != NULL && i < MOTE_MAX_CONVERSATIONS; i++) {
+        if (s->conv[i].used && strcmp(s->conv[i].jr.id, id) == 0)
+            return &s->conv[i];
+    }
+    return NULL;
+}
+
+/* Records `id` as the most recent conversation. A failure is only a
+ * warning: --continue then finds an older one. */
+static void set_current(struct mote_conv *c)
+{
+    const struct mote_port *p = c->s->port;
+    char line[MOTE_CONV_ID_MAX + 2];
+    struct mote_src_bytes src;
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, line, sizeof(line));
+    mote_sb_s(&sb, c->jr.id);
+    mote_sb_s(&sb, "\n");
+    src.p = line;
+    src.len = sb.len;
+    src.off = 0;
+    if (p->st_write_atomic(p->ctx, "current", mote_produce_bytes, &src) < 0) {
+        c->current_failed = true; /* a warning, from the loop */
+        mote_session_defer(c->s);
+    }
+}
+
+int mote_session_recent(struct mote_session *s, char *id, size_t cap)
+{
+    const struct mote_port *p = s->port;
+    int h, n;
+    size_t i;
+
+    if (cap < 2)
+        return MOTE_ERR_INVAL;
+    h = p->st_open(p->ctx, "current", MOTE_ST_READ);
+    if (h < 0)
+        return h;
+    n = p->st_read(p->ctx, h, 0, id, cap - 1);
+    p->st_close(p->ctx, h);
+    if (n < 0)
+        return n;
+    id[n] = '\0';
+    for (i = 0; i < (size_t)n && id[i] != '\n' && id[i] != '\r'; i++) {
+    }
+    id[i] = '\0';
+    return i == 0 ? MOTE_ERR_NOENT : 0;
+}
+
+static void make_id(struct mote_session *s, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char r[8];
+    unsigned i;
+
+    memset(r, 0, sizeof(r));
+    if (MOTE_PORT_HAS(s->port, random))
+        (void)s->port->random(s->port->ctx, r, sizeof(r));
+    for (i = 0; i < sizeof(r); i++) {
+        out[2 * i] = hex[r[i] >> 4];
+        out[2 * i + 1] = hex[r[i] & 15u];
+    }
+    out[2 * sizeof(r)] = '\0';
+}
+
+int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
+                     struct mote_conv **out)
+{
+    struct mote_conv *c;
+    char gen[24];
+    int rc;
+
+    *out = NULL;
+    if (s->sd_phase != MOTE_SDP_NONE)
+        return MOTE_ERR_SHUTDOWN;
+    if (conf == NULL || conf->llm == NULL || conf->model == NULL)
+        return MOTE_ERR_INVAL;
+    if (id == NULL) {
+        make_id(s, gen);
+        id = gen;
+    }
+    if (mote_conv_find(s, id) != NULL)
+        return MOTE_ERR_BUSY;
+    c = conv_slot(s, conf);
+    if (c == NULL)
+        return MOTE_ERR_FULL;
+    rc = mote_journal_create(&c->jr, s->port, id);
+    if (rc < 0)
+        return rc;
+    c->used = true;
+    c->st = c->st_told = MOTE_CONV_IDLE;
+    set_current(c);
+    *out = c;
+    return 0;
+}
+
+int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
+                   struct mote_conv **out, uint32_t *bad_line, bool *repaired)
+{
+    char recent[MOTE_CONV_ID_MAX + 2];
+    struct mote_conv *c;
+    int rc;
+
+    *out = NULL;
+    if (bad_line != NULL)
+        *bad_line = 0;
+    if (repaired != NULL)
+        *repaired = false;
+    if (s->sd_phase != MOTE_SDP_NONE)
+        return MOTE_ERR_SHUTDOWN;
+    if (conf == NULL || conf->llm == NULL || conf->model == NULL)
+        return MOTE_ERR_INVAL;
+    if (id == NULL) {
+        rc = mote_session_recent(s, recent, sizeof(recent));
+        if (rc < 0)
+            return rc;
+        id = recent;
+    }
+    if (mote_conv_find(s, id) != NULL)
+        return MOTE_ERR_BUSY;
+    c = conv_slot(s, conf);
+    if (c == NULL)
+        return MOTE_ERR_FULL;
+    rc = mote_journal_open(&c->jr, s->port, id);
+    if (rc < 0) {
+        if (bad_line != NULL)
+            *bad_line = c->jr.bad_line;
+        s->lock_holder = c->jr.holder; /* MOTE_ERR_LOCKED: recovery never ran */
+        return rc;
+    }
+    if (repaired != NULL)
+        *repaired = c->jr.repaired;
+    rc = mote_recover(&c->jr, &c->rec);
+    if (rc < 0) {
+        mote_journal_close(&c->jr);
+        return rc;
+    }
+    c->used = true;
+    c->st = c->st_told = MOTE_CONV_NEEDS_RECOVERY;
+    mote_conv_recover_load(c);
+    if (c->rec.action == MOTE_RECOVER_IDLE) {
+        /* nothing to do: settled now (no effect, no event needed) */
+        bool err = c->rec.last_error[0] != '\0' && !c->rec.cancelled;
+
+        s->in_api++;
+        (void)mote_turn_apply(c, err ? MOTE_CEV_RECOVER_ERROR : MOTE_CEV_RECOVER_IDLE, NULL);
+        s->in_api--;
+        c->st_told = c->st;
+        if (err)
+            mote_str_copy(c->last_error, sizeof(c->last_error), c->rec.last_error);
+    } else {
+        c->rec_pending = true; /* applied and told from the loop */
+        mote_session_defer(s);
+    }
+    set_current(c);
+    *out = c;
+    return 0;
+}
+
+static void begin_turn(struct mote_conv *c)
+{
+    mote_cancel_init(&c->turn, &c->s->cancel);
+    c->turns = 0;
+    memset(&c->turn_usage, 0, sizeof(c->turn_usage));
+    c->last_error[0] = '\0';
+    c->answered = false;
+}
+
+int mote_conv_send(struct mote_conv *c, const char *text, size_t len)
+{
+    size_t i;
+    int rc;
+
+    if (c->s->sd_phase != MOTE_SDP_NONE)
+        return MOTE_ERR_SHUTDOWN;
+    if (c->storage_failed)
+        return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
+    if (mote_conv_busy(c) || (mote_conv_next(c->st, MOTE_CEV_USER).effects &
+                              MOTE_CEFF_JOURNAL_USER) == 0)
+        return MOTE_ERR_BUSY;
+    for (i = 0; i < len; i++) {
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+            break;
+    }
+    if (i == len)
+        return MOTE_ERR_INVAL; /* nothing to say */
+    begin_turn(c);
+    c->s->in_api++;
+    rc = mote_turn_apply_text(c, MOTE_CEV_USER, text, len);
+    c->s->in_api--;
+    mote_session_defer(c->s); /* the state change is told from the loop */
+    return rc;
+}
+
+int mote_conv_retry(struct mote_conv *c)
+{
+    int rc;
+
+    if (c->s->sd_phase != MOTE_SDP_NONE)
+        return MOTE_ERR_SHUTDOWN;
+    if (c->storage_failed)
+        return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
+    if (mote_conv_busy(c))
+        return MOTE_ERR_BUSY;
+    begin_turn(c);
+    c->s->in_api++;
+    rc = mote_turn_apply(c, MOTE_CEV_RETRY, NULL);
+    c->s->in_api--;
+    mote_session_defer(c->s);
+    return rc;
+}
+
+int mote_conv_compact(struct mote_conv *c)
+{
+    if (c->s->sd_phase != MOTE_SDP_NONE)
+        return MOTE_ERR_SHUTDOWN;
+    if (mote_conv_busy(c))
+        return MOTE_ERR_BUSY;
+    if (c->jr.last_user_end == 0)
+        return MOTE_ERR_ALREADY; /* nothing said yet */
+    begin_turn(c);
+    c->s->in_api++;
+    mote_turn_compact(c, false);
+    c->s->in_api--;
+    mote_session_defer(c->s);
+    return c->storage_failed ? MOTE_ERR_IO : 0;
+}
+
+int mote_conv_cancel(struct mote_conv *c)
+{
+    if (!mote_conv_busy(c))
+        return MOTE_ERR_ALREADY;
+    mote_cancel_set(&c->turn);
+    if (c->llm_job != 0)
+        (void)mote_job_cancel(c->s->loop, c->llm_job);
+    else if (c->tool_job != 0)
+        (void)mote_job_cancel(c->s->loop, c->tool_job);
+    else {
+        c->want_cancel = true; /* nothing runs: the deferred work ends the turn */
+        mote_session_defer(c->s);
+    }
+    return 0;
+}
+
+int mote_conv_approve(struct mote_conv *c, uint32_t ask_id, enum mote_answer a,
+                      const char *reason)
+{
+    if (c->st != MOTE_CONV_AWAITING_APPROVAL || ask_id == 0 || ask_id != c->ask_id ||
+        c->answered)
+        return MOTE_ERR_STALE;
+    c->answered = true;
+    c->answer = a;
+    mote_str_copy(c->refusal, sizeof(c->refusal), reason != NULL ? reason : "");
+    mote_session_defer(c->s);
+    return 0;
+}
+
+int mote_conv_close(struct mote_conv *c)
+{
+    if (mote_conv_busy(c) || c->llm_job != 0 || c->tool_job != 0)
+        return MOTE_ERR_BUSY;
+    mote_journal_close(&c->jr);
+    c->used = false;
+    return 0;
+}

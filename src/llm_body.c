@@ -1,0 +1,723 @@
+/*
+ * llm_body.c - the JSON body of a model request in either dialect, written
+ * from the conversation's parts so that the real APIs take it (the rules
+ * they enforce with a 400 are listed in docs/LLM.md), in one go or as a
+ * pull stream.
+ */
+#include "mote/mote_llm.h"
+
+#include <string.h>
+
+#include "util.h"
+
+/* ---- pieces of JSON ------------------------------------------------------ */
+
+static void more_s(struct mote_jw *w, const char *s)
+{
+    mote_jw_str_more(w, s, strlen(s));
+}
+
+static bool hex4(const char *s, uint32_t *v)
+{
+    int i, d;
+
+    *v = 0;
+    for (i = 0; i < 4; i++) {
+        if ((d = mote_hexval(s[i])) < 0)
+            return false;
+        *v = *v << 4 | (uint32_t)d;
+    }
+    return true;
+}
+
+/* The escape at s[0] == '\\' (n bytes left): its length (a surrogate pair
+ * is 12), and whether it is a lone UTF-16 surrogate. */
+static size_t escape_at(const char *s, size_t n, bool *lone)
+{
+    uint32_t v, v2;
+
+    *lone = false;
+    if (n < 2)
+        return n;
+    if (s[1] != 'u' || n < 6 || !hex4(s + 2, &v))
+        return 2;
+    if (v < 0xD800 || v > 0xDFFF)
+        return 6;
+    if (v <= 0xDBFF && n >= 12 && s[6] == '\\' && s[7] == 'u' && hex4(s + 8, &v2) &&
+        v2 >= 0xDC00 && v2 <= 0xDFFF)
+        return 12;
+    *lone = true;
+    return 6;
+}
+
+/* Writes JSON text `s` (a tool input, a schema: valid JSON) as a value
+ * (in_string false) or into the open string (true), each \u escape of a
+ * lone surrogate made \ufffd: strict readers refuse it ("no low surrogate
+ * in string", for every later request of the conversation), and
+ * docs/LLM.md promises U+FFFD for it. */
+static void json_fixed(struct mote_jw *w, const char *s, size_t n, bool in_string)
+{
+    size_t i = 0, from = 0;
+
+    if (!in_string)
+        mote_jw_raw(w, "", 0); /* the separator before the value */
+    while (i < n) {
+        bool lone;
+        size_t e;
+
+        if (s[i] != '\\') {
+            i++;
+            continue;
+        }
+        e = escape_at(s + i, n - i, &lone);
+        if (lone) {
+            if (in_string) {
+                mote_jw_str_more(w, s + from, i - from);
+                mote_jw_str_more(w, "\\ufffd", 6);
+            } else {
+                mote_jw_bytes(w, s + from, i - from);
+                mote_jw_bytes(w, "\\ufffd", 6);
+            }
+            from = i + e;
+        }
+        i += e;
+    }
+    if (in_string)
+        mote_jw_str_more(w, s + from, n - from);
+    else
+        mote_jw_bytes(w, s + from, n - from);
+}
+
+/* Bytes of the white-space character that ends s[0..n), or 0. White space
+ * is what Python's str.isspace() calls so, the widest reading of the
+ * APIs' "whitespace" (ASCII, U+001C-U+001F, U+0085, U+00A0, U+1680,
+ * U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000). */
+static size_t ws_before(const char *p, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    unsigned char c, a, b;
+
+    if (n == 0)
+        return 0;
+    c = s[n - 1];
+    if (c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F))
+        return 1;
+    if (n >= 2 && s[n - 2] == 0xC2 && (c == 0x85 || c == 0xA0))
+        return 2;
+    if (n < 3)
+        return 0;
+    a = s[n - 3];
+    b = s[n - 2];
+    if ((a == 0xE1 && b == 0x9A && c == 0x80) || (a == 0xE2 && b == 0x81 && c == 0x9F) ||
+        (a == 0xE3 && b == 0x80 && c == 0x80) ||
+        (a == 0xE2 && b == 0x80 &&
+         ((c >= 0x80 && c <= 0x8A) || c == 0xA8 || c == 0xA9 || c == 0xAF)))
+        return 3;
+    return 0;
+}
+
+/* The length of s[0..n) without the white space that ends it (0: it is
+ * all white space, or empty). */
+static size_t trimmed(const char *s, size_t n)
+{
+    size_t k;
+
+    while ((k = ws_before(s, n)) > 0)
+        n -= k;
+    return n;
+}
+
+static const char no_message[] = "the tool failed without a message";
+static const char no_output[] = "(the tool gave no output)";
+static const char cut_note[] = " [interrupted: the answer was cut off here]";
+
+/* ---- the head: model, limits, system prompt, tools ---------------------------- */
+
+static void cache_mark(struct mote_jw *w);
+
+static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
+{
+    unsigned i;
+
+    if (req->ntools == 0)
+        return;
+    if (req->no_tool_calls) {
+        mote_jw_key(w, "tool_choice");
+        if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+            mote_jw_obj(w);
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "none");
+            mote_jw_obj_end(w);
+        } else {
+            mote_jw_str(w, "none");
+        }
+    }
+    mote_jw_key(w, "tools");
+    mote_jw_arr(w);
+    for (i = 0; i < req->ntools; i++) {
+        const struct mote_tool_def *t = &req->tools[i];
+
+        mote_jw_obj(w);
+        if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+            mote_jw_key(w, "name");
+            mote_jw_str(w, t->name);
+            mote_jw_key(w, "description");
+            mote_jw_str(w, t->description);
+            mote_jw_key(w, "input_schema");
+            json_fixed(w, t->schema, strlen(t->schema), false);
+            if (req->cache && i + 1 == req->ntools)
+                cache_mark(w); /* the tools are a prefix of every request */
+        } else {
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "function");
+            mote_jw_key(w, "function");
+            mote_jw_obj(w);
+            mote_jw_key(w, "name");
+            mote_jw_str(w, t->name);
+            mote_jw_key(w, "description");
+            mote_jw_str(w, t->description);
+            mote_jw_key(w, "parameters");
+            json_fixed(w, t->schema, strlen(t->schema), false);
+            mote_jw_obj_end(w);
+        }
+        mote_jw_obj_end(w);
+    }
+    mote_jw_arr_end(w);
+}
+
+/* Anthropic's prompt-cache breakpoint. */
+static void cache_mark(struct mote_jw *w)
+{
+    mote_jw_key(w, "cache_control");
+    mote_jw_obj(w);
+    mote_jw_key(w, "type");
+    mote_jw_str(w, "ephemeral");
+    mote_jw_obj_end(w);
+}
+
+static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
+                       struct mote_llm_wstate *ws)
+{
+    memset(ws, 0, sizeof(*ws));
+    mote_jw_obj(w);
+    mote_jw_key(w, "model");
+    mote_jw_str(w, req->model);
+    mote_jw_key(w, "stream");
+    mote_jw_bool(w, true);
+    if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+        mote_jw_key(w, "max_tokens");
+        mote_jw_int(w, req->max_tokens > 0 ? req->max_tokens : 4096);
+        if (req->system != NULL && req->system[0] != '\0') {
+            mote_jw_key(w, "system");
+            if (req->cache) {
+                mote_jw_arr(w);
+                mote_jw_obj(w);
+                mote_jw_key(w, "type");
+                mote_jw_str(w, "text");
+                mote_jw_key(w, "text");
+                mote_jw_str(w, req->system);
+                cache_mark(w);
+                mote_jw_obj_end(w);
+                mote_jw_arr_end(w);
+            } else {
+                mote_jw_str(w, req->system);
+            }
+        }
+        write_tools(w, req);
+        mote_jw_key(w, "messages");
+        mote_jw_arr(w);
+        return;
+    }
+    mote_jw_key(w, "stream_options");
+    mote_jw_obj(w);
+    mote_jw_key(w, "include_usage");
+    mote_jw_bool(w, true);
+    mote_jw_obj_end(w);
+    if (req->max_tokens > 0) {
+        mote_jw_key(w, req->max_completion_tokens ? "max_completion_tokens" : "max_tokens");
+        mote_jw_int(w, req->max_tokens);
+    }
+    write_tools(w, req);
+    mote_jw_key(w, "messages");
+    mote_jw_arr(w);
+    if (req->system != NULL && req->system[0] != '\0') {
+        mote_jw_obj(w);
+        mote_jw_key(w, "role");
+        mote_jw_str(w, "system");
+        mote_jw_key(w, "content");
+        mote_jw_str(w, req->system);
+        mote_jw_obj_end(w);
+    }
+}
+
+/* ---- Anthropic: messages of content blocks -------------------------------------- */
+/*
+ * Consecutive parts of one role form one message. A message is opened by
+ * its first block, so one whose parts all came to nothing is never sent
+ * (the API merges the messages of one role around it). An answer's text
+ * is one text block whatever its pieces; white space that ends a piece is
+ * held (ws) until more text shows it is inside the answer, so no answer
+ * is sent ending in white space (the final one would be refused) and an
+ * answer of white space only is no block at all.
+ */
+
+/* Ends the answer text being written; white space held is dropped. */
+static void a_end_text(struct mote_jw *w, struct mote_llm_wstate *ws)
+{
+    if (ws->text_open) {
+        mote_jw_str_end(w);
+        ws->text_open = false;
+    }
+    ws->ws_len = 0;
+    ws->in_text = false;
+}
+
+/* Opens a content block in a message of `role`, closing the block and the
+ * message before it as needed. */
+static void a_block(struct mote_jw *w, struct mote_llm_wstate *ws, enum mote_role role,
+                    const char *type)
+{
+    if (ws->block_open) {
+        mote_jw_obj_end(w);
+        ws->block_open = false;
+    }
+    if ((int)role != ws->open_role) {
+        if (ws->open_role != 0) {
+            mote_jw_arr_end(w);
+            mote_jw_obj_end(w);
+        }
+        mote_jw_obj(w);
+        mote_jw_key(w, "role");
+        mote_jw_str(w, role == MOTE_ROLE_USER ? "user" : "assistant");
+        mote_jw_key(w, "content");
+        mote_jw_arr(w);
+        ws->open_role = (int)role;
+    }
+    mote_jw_obj(w);
+    ws->block_open = true; /* closed by the next block, or by the tail */
+    mote_jw_key(w, "type");
+    mote_jw_str(w, type);
+}
+
+/* Keeps the last MOTE_LLM_WS_HOLD bytes of the white space held and s[0..n)
+ * (whole characters). */
+static void hold(struct mote_llm_wstate *ws, const char *s, size_t n)
+{
+    size_t cap = sizeof(ws->ws), k = 0;
+
+    if (n >= cap) {
+        s += n - cap;
+        n = cap;
+        ws->ws_len = 0;
+    } else if (ws->ws_len + n > cap) {
+        size_t drop = ws->ws_len + n - cap;
+
+        memmove(ws->ws, ws->ws + drop, ws->ws_len - drop);
+        ws->ws_len = (uint8_t)(ws->ws_len - drop);
+    }
+    memcpy(ws->ws + ws->ws_len, s, n);
+    ws->ws_len = (uint8_t)(ws->ws_len + n);
+    while (k < ws->ws_len && ((unsigned char)ws->ws[k] & 0xC0u) == 0x80u)
+        k++; /* a character cut at the front goes whole */
+    memmove(ws->ws, ws->ws + k, ws->ws_len - k);
+    ws->ws_len = (uint8_t)(ws->ws_len - k);
+}
+
+/* A piece of an answer's text. */
+static void a_answer_text(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    size_t body = trimmed(p->text, p->text_len);
+
+    if (body > 0) {
+        if (!ws->text_open) {
+            a_block(w, ws, MOTE_ROLE_ASSISTANT, "text");
+            mote_jw_key(w, "text");
+            mote_jw_str_begin(w);
+            ws->text_open = true;
+        } else if (ws->ws_len > 0) {
+            mote_jw_str_more(w, ws->ws, ws->ws_len);
+        }
+        ws->ws_len = 0;
+        mote_jw_str_more(w, p->text, body);
+    }
+    if (ws->text_open)
+        hold(ws, p->text + body, p->text_len - body);
+    /* else: white space before any text of the answer is left out */
+    ws->in_text = true;
+    if (p->cut) {
+        if (!ws->text_open) {
+            a_block(w, ws, MOTE_ROLE_ASSISTANT, "text");
+            mote_jw_key(w, "text");
+            mote_jw_str(w, cut_note + 1);
+        } else {
+            mote_jw_str_more(w, cut_note, sizeof(cut_note) - 1);
+        }
+        a_end_text(w, ws);
+    }
+}
+
+/* A tool call or result as text, for a request that offers no tools (the
+ * API refuses tool blocks then: "Requests which include `tool_use` or
+ * `tool_result` blocks must define tools."): the model still reads what
+ * was called, with what, and what came back. */
+static void a_tool_as_text(struct mote_jw *w, struct mote_llm_wstate *ws,
+                           const struct mote_part *p)
+{
+    bool call = p->type == MOTE_PART_TOOL_CALL;
+    size_t body = call ? 0 : trimmed(p->text, p->text_len);
+
+    a_block(w, ws, p->role, "text");
+    mote_jw_key(w, "text");
+    mote_jw_str_begin(w);
+    if (call) {
+        more_s(w, "[called the tool ");
+        more_s(w, p->name);
+        more_s(w, " (call ");
+        more_s(w, p->id);
+        more_s(w, ") with input ");
+        if (p->input_len > 0)
+            json_fixed(w, p->input, p->input_len, true);
+        else
+            more_s(w, "{}");
+        more_s(w, "]");
+    } else {
+        more_s(w, p->is_error ? "[error from call " : "[result of call ");
+        more_s(w, p->id);
+        more_s(w, "]\n");
+        if (body > 0)
+            mote_jw_str_more(w, p->text, p->text_len);
+        else if (p->is_error)
+            mote_jw_str_more(w, no_message, sizeof(no_message) - 1);
+        else
+            mote_jw_str_more(w, no_output, sizeof(no_output) - 1);
+    }
+    mote_jw_str_end(w);
+}
+
+static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
+                          struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    if (p->role == MOTE_ROLE_ASSISTANT && p->type == MOTE_PART_TEXT) {
+        if (!ws->in_text)
+            a_end_text(w, ws);
+        a_answer_text(w, ws, p);
+        return 0;
+    }
+    a_end_text(w, ws);
+    switch (p->type) {
+    case MOTE_PART_TEXT:
+        if (trimmed(p->text, p->text_len) == 0)
+            return 0; /* a block of white space is refused; nothing is lost */
+        a_block(w, ws, p->role, "text");
+        mote_jw_key(w, "text");
+        mote_jw_strn(w, p->text, p->text_len);
+        return 0;
+    case MOTE_PART_TOOL_CALL:
+        if (p->role != MOTE_ROLE_ASSISTANT)
+            return MOTE_ERR_INVAL;
+        if (req->ntools == 0) {
+            a_tool_as_text(w, ws, p);
+            return 0;
+        }
+        a_block(w, ws, MOTE_ROLE_ASSISTANT, "tool_use");
+        mote_jw_key(w, "id");
+        mote_jw_str(w, p->id);
+        mote_jw_key(w, "name");
+        mote_jw_str(w, p->name);
+        mote_jw_key(w, "input");
+        json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,
+                   false);
+        return 0;
+    case MOTE_PART_TOOL_RESULT:
+        if (p->role != MOTE_ROLE_USER)
+            return MOTE_ERR_INVAL;
+        if (req->ntools == 0) {
+            a_tool_as_text(w, ws, p);
+            return 0;
+        }
+        a_block(w, ws, MOTE_ROLE_USER, "tool_result");
+        mote_jw_key(w, "tool_use_id");
+        mote_jw_str(w, p->id);
+        mote_jw_key(w, "content");
+        /* "content cannot be empty if `is_error` is true"; an empty or
+         * white-space content would be a text block the API refuses. */
+        if (trimmed(p->text, p->text_len) > 0)
+            mote_jw_strn(w, p->text, p->text_len);
+        else
+            mote_jw_str(w, p->is_error ? no_message : no_output);
+        if (p->is_error) {
+            mote_jw_key(w, "is_error");
+            mote_jw_bool(w, true);
+        }
+        return 0;
+    default:
+        return MOTE_ERR_INVAL;
+    }
+}
+
+/* ---- OpenAI: chat messages --------------------------------------------------------- */
+
+static void openai_close_assistant(struct mote_jw *w, struct mote_llm_wstate *ws)
+{
+    if (ws->text_open) {
+        mote_jw_str_end(w);
+        ws->text_open = false;
+    }
+    if (ws->in_calls)
+        mote_jw_arr_end(w);
+    mote_jw_obj_end(w);
+    ws->in_assistant = ws->in_calls = ws->have_text = false;
+}
+
+/* After the text of an answer that was cut: said, and the string closed
+ * (an answer that follows is a message of its own). */
+static void openai_cut(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    if (!p->cut)
+        return;
+    mote_jw_str_more(w, cut_note, sizeof(cut_note) - 1);
+    mote_jw_str_end(w);
+    ws->text_open = false;
+}
+
+/* User text is one message each; an assistant turn is one message with
+ * "content" and "tool_calls"; each tool result is a "tool" message. */
+static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    bool assistant = p->role == MOTE_ROLE_ASSISTANT;
+
+    /* Pieces of one answer's text are one content string. */
+    if (assistant && p->type == MOTE_PART_TEXT && ws->text_open) {
+        mote_jw_str_more(w, p->text, p->text_len);
+        openai_cut(w, ws, p);
+        return 0;
+    }
+    if (ws->text_open) {
+        mote_jw_str_end(w);
+        ws->text_open = false;
+    }
+    /* An assistant message ends with its turn, or when text follows. */
+    if (ws->in_assistant &&
+        (!assistant || (p->type == MOTE_PART_TEXT && (ws->in_calls || ws->have_text))))
+        openai_close_assistant(w, ws);
+    if (assistant) {
+        if (!ws->in_assistant) {
+            mote_jw_obj(w);
+            mote_jw_key(w, "role");
+            mote_jw_str(w, "assistant");
+            mote_jw_key(w, "content");
+            ws->in_assistant = true;
+            if (p->type == MOTE_PART_TEXT) {
+                mote_jw_str_begin(w);
+                mote_jw_str_more(w, p->text, p->text_len);
+                ws->text_open = true;
+                ws->have_text = true;
+                openai_cut(w, ws, p);
+                return 0;
+            }
+            mote_jw_null(w);
+        }
+        if (p->type != MOTE_PART_TOOL_CALL)
+            return MOTE_ERR_INVAL;
+        if (!ws->in_calls) {
+            mote_jw_key(w, "tool_calls");
+            mote_jw_arr(w);
+            ws->in_calls = true;
+        }
+        mote_jw_obj(w);
+        mote_jw_key(w, "id");
+        mote_jw_str(w, p->id);
+        mote_jw_key(w, "type");
+        mote_jw_str(w, "function");
+        mote_jw_key(w, "function");
+        mote_jw_obj(w);
+        mote_jw_key(w, "name");
+        mote_jw_str(w, p->name);
+        mote_jw_key(w, "arguments");
+        mote_jw_str_begin(w);
+        json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,
+                   true);
+        mote_jw_str_end(w);
+        mote_jw_obj_end(w);
+        mote_jw_obj_end(w);
+        return 0;
+    }
+    mote_jw_obj(w);
+    if (p->type == MOTE_PART_TEXT) {
+        mote_jw_key(w, "role");
+        mote_jw_str(w, "user");
+        mote_jw_key(w, "content");
+        mote_jw_strn(w, p->text, p->text_len);
+    } else if (p->type == MOTE_PART_TOOL_RESULT) {
+        mote_jw_key(w, "role");
+        mote_jw_str(w, "tool");
+        mote_jw_key(w, "tool_call_id");
+        mote_jw_str(w, p->id);
+        mote_jw_key(w, "content");
+        /* chat completions has no error flag: it is said in the text */
+        if (p->is_error && trimmed(p->text, p->text_len) == 0)
+            mote_jw_str2(w, "Error: ", 7, no_message, sizeof(no_message) - 1);
+        else if (p->is_error)
+            mote_jw_str2(w, "Error: ", 7, p->text, p->text_len);
+        else
+            mote_jw_strn(w, p->text, p->text_len);
+    } else {
+        return MOTE_ERR_INVAL;
+    }
+    mote_jw_obj_end(w);
+    return 0;
+}
+
+static int write_part(struct mote_jw *w, const struct mote_llm_req *req,
+                      struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    return req->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_part(w, req, ws, p)
+                                                    : openai_part(w, ws, p);
+}
+
+static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
+                       struct mote_llm_wstate *ws)
+{
+    if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+        a_end_text(w, ws); /* the last answer's text ends here: no white space after it */
+        if (ws->block_open) {
+            /* The conversation so far is cached up to its last block: the
+             * next request of a tool loop reads it instead of paying again. */
+            if (req->cache)
+                cache_mark(w);
+            mote_jw_obj_end(w);
+            ws->block_open = false;
+        }
+        if (ws->open_role != 0) {
+            mote_jw_arr_end(w);
+            mote_jw_obj_end(w);
+        }
+    } else if (ws->in_assistant) {
+        openai_close_assistant(w, ws);
+    }
+    mote_jw_arr_end(w); /* messages */
+    mote_jw_obj_end(w);
+}
+
+/* ---- in one go, counted, or pulled --------------------------------------------------- */
+
+int mote_llm_write_body(const struct mote_llm_req *req, mote_sink_fn sink, void *arg)
+{
+    struct mote_jw w;
+    struct mote_llm_wstate ws;
+    struct mote_part p;
+    unsigned i;
+    int rc;
+
+    if (req->parts == NULL || req->model == NULL)
+        return MOTE_ERR_INVAL;
+    mote_jw_init(&w, sink, arg);
+    write_head(&w, req, &ws);
+    for (i = 0; w.err == 0 && (rc = req->parts(req->parts_arg, i, &p)) != 0; i++) {
+        if (rc < 0)
+            return rc;
+        if ((rc = write_part(&w, req, &ws, &p)) < 0)
+            return rc;
+    }
+    write_tail(&w, req, &ws);
+    return w.err;
+}
+
+static int count_bytes(void *arg, const char *p, size_t n)
+{
+    (void)p;
+    *(int64_t *)arg += (int64_t)n;
+    return 0;
+}
+
+int64_t mote_llm_body_length(const struct mote_llm_req *req)
+{
+    int64_t n = 0;
+    int rc = mote_llm_write_body(req, count_bytes, &n);
+
+    return rc < 0 ? rc : n;
+}
+
+void mote_llm_body_init(struct mote_llm_body *b, const struct mote_llm_req *req)
+{
+    memset(b, 0, sizeof(*b));
+    b->req = req;
+}
+
+/* A sink that skips the bytes already read and fills the caller's buffer;
+ * when it is full the generation stops with FULL_STOP. */
+#define FULL_STOP (-20000)
+struct capture {
+    uint64_t skip;
+    char *buf;
+    size_t cap;
+    size_t got;
+};
+
+static int capture_sink(void *arg, const char *p, size_t n)
+{
+    struct capture *c = arg;
+    size_t take;
+
+    if (c->skip >= n) {
+        c->skip -= n;
+        return 0;
+    }
+    p += c->skip;
+    n -= (size_t)c->skip;
+    c->skip = 0;
+    take = n < c->cap - c->got ? n : c->cap - c->got;
+    memcpy(c->buf + c->got, p, take);
+    c->got += take;
+    return take < n ? FULL_STOP : 0;
+}
+
+int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap)
+{
+    size_t total = 0;
+
+    while (!b->done && total < cap) {
+        struct capture c = {b->off, buf + total, cap - total, 0};
+        struct mote_jw w = b->jw;
+        struct mote_llm_wstate ws = b->ws;
+        int rc = 0;
+
+        w.sink = capture_sink;
+        w.arg = &c;
+        if (b->unit == 0) {
+            mote_jw_init(&w, capture_sink, &c);
+            write_head(&w, b->req, &ws);
+        } else if (!b->tail) {
+            struct mote_part p;
+
+            rc = b->req->parts(b->req->parts_arg, b->unit - 1, &p);
+            if (rc < 0)
+                return rc;
+            if (rc == 0) {
+                b->tail = true; /* no such part: the tail comes next */
+                continue;
+            }
+            rc = write_part(&w, b->req, &ws, &p);
+            if (rc < 0)
+                return rc;
+        } else {
+            write_tail(&w, b->req, &ws);
+        }
+        total += c.got;
+        if (w.err == FULL_STOP) {
+            b->off += c.got; /* this unit goes on in the next read */
+            break;
+        }
+        if (w.err < 0)
+            return w.err;
+        /* The unit is complete: its end state starts the next one. */
+        b->jw = w;
+        b->ws = ws;
+        b->off = 0;
+        if (b->tail)
+            b->done = true;
+        else
+            b->unit++;
+    }
+    return (int)total;
+}
