@@ -103,7 +103,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long bench-wire
-.PHONY: test-service test-unit test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-approval test-service test-unit test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 ## all: build build/libmote.a, build/mote and build/embed (the default)
@@ -262,6 +262,11 @@ test-serve: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_serve.py $(SB)
 # ---- end of mote serve's block ----
 
+# What is approved is exactly what runs: the question shows all of the
+# input, strict inputs (duplicate keys, NULs), no symlink or FIFO traps.
+test-approval: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_approval.py $(SB)
+
 # ---- the MQTT client ----
 # The library's client (a small probe program, sanitizers on) against a
 # private mosquitto on a loopback port: QoS 1 both ways, the retained
@@ -356,11 +361,11 @@ fuzz: $(FUZZ_BIN)
 
 # Targets of the CLI's parsers take its source file too.
 $(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c examples/cli/render.c
-$(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c
+$(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
 $(FZ)/fuzz_opts: examples/cli/opts.c examples/cli/render.c
-$(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c
+$(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRC) $(TPORT_SRC)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")

@@ -61,11 +61,17 @@ struct mote_httpd_conn {
     bool ended;           /* streaming: the handler wrote the body's end */
     bool again;           /* more to do than one turn's share: writability is asked */
     bool deferred;        /* answered later (mote_httpd_defer): nothing written yet */
+    bool probing;         /* a lasting stream has bytes its peer has not read (the
+                           * port's net_unread): it must read some by read_at +
+                           * the send timeout */
     int fd;
     int pool;             /* the body pool buffer it holds (-1: none) */
     mote_watch_id watch;
     uint32_t deadline;    /* reading or lingering: the loop clock */
     uint32_t last_io;     /* last byte sent (send timeout, pings) */
+    uint32_t read_at;     /* probing: when the peer was last seen reading */
+    uint32_t unread_last; /* probing: net_unread when last looked (it only drops
+                           * when the peer reads) */
     uint64_t body_len;    /* the request body's length */
     uint64_t body_got;    /*   and its bytes in the pool buffer */
     size_t in_len;
@@ -105,7 +111,8 @@ struct mote_httpd_conf {
     uint32_t header_timeout_ms; /* the whole head, from its first byte; a new connection's first */
     uint32_t body_timeout_ms;   /* the body, after the head */
     uint32_t idle_timeout_ms;   /* between requests */
-    uint32_t send_timeout_ms;   /* a response the client does not read */
+    uint32_t send_timeout_ms;   /* a response the client does not read (an event stream:
+                                 * bytes it has not read, where the port can tell) */
     uint32_t ping_ms;           /* a quiet lasting stream */
     uint32_t flush_ms;          /* lingering after the last response */
     /* Log lines ("NAME: ..."); log may be NULL. */

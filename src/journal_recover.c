@@ -77,7 +77,7 @@ static void take_start(struct mote_journal *j, struct mote_rec_call *c)
     v = 0;
     if (mote_json_int(js, mote_json_member(js, 0, "start"), &v) == 0 && v > 0)
         c->start = (uint64_t)v;
-    if (mote_json_str(js, mote_json_member(js, 0, "tag"), c->tag, sizeof(c->tag)) < 0)
+    if (mote_json_cstr(js, mote_json_member(js, 0, "tag"), c->tag, sizeof(c->tag)) < 0)
         c->tag[0] = '\0';
 }
 

@@ -147,7 +147,9 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         if (!mote_conv_busy(ev->conv))
             mote_serve_recover_soon(sv); /* a slot may be free for one waiting */
         break;
-    case MOTE_EV_APPROVAL:
+    case MOTE_EV_APPROVAL: {
+        const struct mote_conv_call *call;
+
         ev_open(sv, &k, &w, "approval");
         mote_jw_key(&w, "ask_id");
         mote_jw_int(&w, ev->ask_id);
@@ -162,8 +164,13 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
             mote_jw_null(&w);
         mote_jw_key(&w, "input_bytes");
         mote_jw_int(&w, (int64_t)ev->input_len);
+        if (ev->conv != NULL && mote_conv_pending(ev->conv, &call) == ev->ask_id) {
+            mote_jw_key(&w, "record"); /* where the whole input is, inline or not */
+            mote_jw_int(&w, (int64_t)call->rec_off);
+        }
         mote_httpd_say(&sv->http, "conversation ", id, " waits for an approval");
         break;
+    }
     case MOTE_EV_TOOL_CALL:
         ev_open(sv, &k, &w, "tool_call");
         mote_jw_key(&w, "call_id");

@@ -67,28 +67,37 @@ static void fail_err(struct serve *sv, struct mote_httpd_conn *c, int rc, uint32
 }
 
 /* The body as one JSON object in sv->json (an empty body is {} if
- * `empty_ok`). Refuses (and returns false) otherwise. */
+ * `empty_ok`), with no duplicate key: a client's JSON library keeps the
+ * last of two, mote would read the first. Refuses (and returns false)
+ * otherwise. */
 static bool body_json(struct serve *sv, struct mote_httpd_conn *c, const char *body, size_t len,
                       bool empty_ok)
 {
+    char why[96], m[140];
+    struct mote_sb sb;
     int rc;
 
     if (len == 0 && empty_ok)
         return mote_json_parse(&sv->json, "{}", 2) > 0;
-    rc = mote_json_parse(&sv->json, body, len);
+    rc = mote_json_parse_object(&sv->json, body, len, why, sizeof(why));
     if (rc == MOTE_ERR_TOO_LARGE) {
         mote_httpd_error(c, 413, "too_large", "the JSON body has too many values", NULL);
         return false;
     }
-    if (rc <= 0 || mote_json_type_of(&sv->json, 0) != MOTE_JSON_OBJECT) {
-        mote_httpd_error(c, 400, "bad_json", "the body must be one JSON object", NULL);
+    if (rc <= 0) {
+        mote_sb_init(&sb, m, sizeof(m));
+        mote_sb_s(&sb, "the body must be one JSON object");
+        if (mote_json_type_of(&sv->json, 0) == MOTE_JSON_OBJECT)
+            mote_sb_join(&sb, " (", why, ")"); /* a duplicate key */
+        mote_httpd_error(c, 400, "bad_json", m, NULL);
         return false;
     }
     return true;
 }
 
-/* String member `key` of the body into `out`; false (refused) if it is
- * there but not a string or too long. *present tells if it was there. */
+/* String member `key` of the body into `out` (a C string: an id, a
+ * name); false (refused) if it is there but not a string, too long, or
+ * holding a NUL that would cut it. *present tells if it was there. */
 static bool json_str_member(struct serve *sv, struct mote_httpd_conn *c, const char *key,
                             char *out, size_t cap, bool *present)
 {
@@ -101,12 +110,12 @@ static bool json_str_member(struct serve *sv, struct mote_httpd_conn *c, const c
     if (!*present)
         return true;
     if (mote_json_type_of(&sv->json, t) == MOTE_JSON_STRING &&
-        mote_json_str(&sv->json, t, out, cap) >= 0)
+        mote_json_cstr(&sv->json, t, out, cap) >= 0)
         return true;
     mote_sb_init(&sb, m, sizeof(m));
     mote_sb_s(&sb, "\"");
     mote_sb_s(&sb, key);
-    mote_sb_s(&sb, "\" must be a string (short enough)");
+    mote_sb_s(&sb, "\" must be a string (short enough, with no NUL)");
     mote_httpd_error(c, 400, "bad_field", m, NULL);
     return false;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "../cli/opts.h"
+#include "../common/readfile.h"
 #include "../common/setup.h"
 #include "mote/mote.h"
 #include "mote/mote_agent.h"
@@ -198,19 +199,19 @@ static int load_policy(void)
     char err[200];
     size_t n;
     unsigned i;
-    FILE *f;
+    int rc;
 
     if (policy_file == NULL)
         return 0;
-    if ((f = fopen(policy_file, "rb")) == NULL) {
-        fprintf(stderr, "mote serve: cannot read --policy %s: %s\n", policy_file, strerror(errno));
+    rc = fe_read_file(policy_file, text, sizeof(text), &n);
+    if (rc == FE_READ_TOO_LONG) {
+        fprintf(stderr, "mote serve: --policy %s is larger than %d bytes\n", policy_file,
+                POLICY_MAX - 1);
         return 2;
     }
-    n = fread(text, 1, sizeof(text), f);
-    fclose(f);
-    if (n == sizeof(text)) {
-        fprintf(stderr, "mote serve: --policy %s is larger than %d bytes\n", policy_file,
-                POLICY_MAX);
+    if (rc < 0) {
+        fprintf(stderr, "mote serve: cannot read --policy %s: %s\n", policy_file,
+                fe_read_why(rc));
         return 2;
     }
     if (mote_policy_parse(&pol, text, n, err, sizeof(err)) < 0) {

@@ -312,7 +312,13 @@ struct mote_port {
      * directory), not below the storage root. Every call blocks until done
      * (local files); errors are enum mote_err (MOTE_ERR_NOENT,
      * MOTE_ERR_ACCES, MOTE_ERR_ISDIR, ...). A port without it offers no
-     * file tools. */
+     * file tools. Symlinks are followed as Linux's protected_symlinks rule
+     * allows, whatever the system's setting: a link in a sticky directory
+     * that others may write is followed only if its owner is the
+     * directory's owner or the caller (else MOTE_ERR_ACCES: anyone may
+     * plant a link there). What a call checks is what it reads or writes
+     * (the POSIX port works on the last entry through its directory's
+     * descriptor). */
 
     /* What `path` is (symlinks followed). */
     int (*fs_stat)(void *ctx, const char *path, struct mote_fs_stat *st);
@@ -475,6 +481,16 @@ struct mote_port {
      * MOTE_ERR_PERM (this user may not give the socket that group: it is
      * not a member), or < 0; on failure the socket stays 0600. */
     int (*net_listen_group)(void *ctx, int lfd, const char *group);
+
+    /* ---- net, appended: a peer that does not read ----
+     * Optional: NULL (or outside the port's size) where the platform
+     * cannot tell; a server then notices a peer that reads nothing only
+     * once the socket's buffer is full. */
+
+    /* Bytes sent on connected descriptor `fd` that the peer has not taken
+     * yet (not read, on a local socket; not acknowledged, on TCP). Never
+     * blocks. Returns the count (0: all taken), or < 0. */
+    int (*net_unread)(void *ctx, int fd);
 };
 
 /* Resumption of TLS sessions (mote_tls_peer.resume). */

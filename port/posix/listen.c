@@ -2,7 +2,8 @@
  * listen.c - the serving members of the POSIX port: listeners on a Unix
  * socket (mode 0600, only ever taking over a stale socket of this user;
  * 0660 for a group it is opened to) and on TCP, non-blocking accept with
- * the Unix peer's credentials checked.
+ * the Unix peer's credentials checked, and how much of what was sent a
+ * peer has not taken.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -293,9 +295,28 @@ static int px_shutdown(void *ctx, int fd)
     return shutdown(fd, SHUT_WR) < 0 ? mote_posix_err(errno) : 0;
 }
 
+/* What the peer has not taken of what was sent: Linux's SIOCOUTQ (the
+ * same request number as TIOCOUTQ) counts, on a Unix stream socket, the
+ * bytes the peer has not read yet. */
+static int px_unread(void *ctx, int fd)
+{
+#if defined(__linux__) && defined(TIOCOUTQ)
+    int n = 0;
+
+    (void)ctx;
+    if (ioctl(fd, TIOCOUTQ, &n) < 0)
+        return mote_posix_err(errno);
+    return n;
+#else
+    (void)ctx, (void)fd;
+    return MOTE_ERR_NOSYS;
+#endif
+}
+
 void mote_posix_listen_fill(struct mote_port *port)
 {
     port->net_shutdown = px_shutdown;
+    port->net_unread = px_unread;
     port->net_listen_unix = px_listen_unix;
     port->net_listen_tcp = px_listen_tcp;
     port->net_accept = px_accept;

@@ -48,6 +48,12 @@ void mote_posix_listen_fill(struct mote_port *port);  /* listen.c */
 int mote_posix_replace(const char *target, unsigned mode, const void *owner,
                        mote_produce_fn produce, void *arg);
 
+/* The same for entry `name` of directory `dir` (a descriptor, O_PATH is
+ * enough): the temporary is made in `dir` and renamed onto `name` there,
+ * so a link at `name` is replaced, never followed. */
+int mote_posix_replace_at(int dir, const char *name, unsigned mode, const void *owner,
+                          mote_produce_fn produce, void *arg);
+
 /* ---- base.c ---- */
 
 /* Random bytes that never block: getrandom, else (early boot, no

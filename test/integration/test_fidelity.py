@@ -254,7 +254,8 @@ def test_mcp_two_servers_of_one_name_refused():
         f.write('{"mcpServers": {"a": {"command": "true"}, "a": {"command": "false"}}}')
     port, log = start_server([{"text": "ok"}])
     r = run(port, "-p", "x", "--mcp-config", path)
-    check(r.returncode == 2 and "two servers are named 'a'" in r.stderr, (r.returncode, r.stderr))
+    # refused by the strict parse already: a duplicate key, named
+    check(r.returncode == 2 and 'duplicate key "a"' in r.stderr, (r.returncode, r.stderr))
     check(requests_in(log) == [], "nothing sent")
 
 

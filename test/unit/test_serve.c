@@ -1656,6 +1656,17 @@ static void test_policy_parse(void **state)
     assert_int_equal(policy(&pol, "{\"default\": 1}", err), MOTE_ERR_BADMSG);
     assert_int_equal(policy(&pol, "{\"tools\": {\"\": \"ask\"}}", err), MOTE_ERR_BADMSG);
     assert_int_equal(policy(&pol, "{\"tools\": [\"shell\"]}", err), MOTE_ERR_BADMSG);
+    /* strict: one reading only, and no name or answer cut at a NUL */
+    assert_int_equal(policy(&pol, "{\"tools\": {\"shell\": \"deny\", \"shell\": \"allow\"}}", err),
+                     MOTE_ERR_BADMSG);
+    assert_string_equal(err, "duplicate key \"shell\"");
+    assert_int_equal(policy(&pol, "{\"default\": \"ask\", \"default\": \"allow\"}", err),
+                     MOTE_ERR_BADMSG);
+    assert_int_equal(policy(&pol, "{\"tools\": {\"shell\\u0000x\": \"allow\"}}", err),
+                     MOTE_ERR_BADMSG);
+    assert_non_null(strstr(err, "NUL"));
+    assert_int_equal(policy(&pol, "{\"tools\": {\"shell\": \"allow\\u0000no\"}}", err),
+                     MOTE_ERR_BADMSG);
     n = (size_t)snprintf(big, sizeof(big), "{\"tools\": {");
     for (i = 0; i <= MOTE_SERVE_RULES_MAX; i++)
         n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"t%u\": \"ask\"", i ? "," : "", i);
