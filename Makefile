@@ -106,8 +106,14 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 .PHONY: test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
-## all: build build/libmote.a, build/mote and build/embed (the default)
-all: $(B)/libmote.a $(B)/mote $(B)/embed
+# build/embed-loop (examples/embed/loop.c) runs the embed example inside
+# libev's loop: built when the compiler finds <ev.h> (make deps installs
+# libev-dev; a cross build without it leaves it out).
+HAVE_LIBEV := $(shell printf '\043include <ev.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+EMBED_LOOP := $(if $(HAVE_LIBEV),$(B)/embed-loop)
+
+## all: build build/libmote.a, build/mote, build/embed and build/embed-loop (the default)
+all: $(B)/libmote.a $(B)/mote $(B)/embed $(EMBED_LOOP)
 
 lib: $(B)/libmote.a
 
@@ -140,9 +146,13 @@ $(B)/mote: $(CLI_OBJ) $(B)/libmote.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmote.a $(LIBS)
 
-$(B)/embed: $(B)/obj/examples/embed/main.o $(B)/libmote.a
+$(B)/embed: $(B)/obj/examples/embed/main.o $(B)/obj/examples/embed/device.o $(B)/libmote.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/embed-loop: $(B)/obj/examples/embed/loop.o $(B)/obj/examples/embed/device.o $(B)/libmote.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ -lev -lm $(LIBS)
 
 # ---- tests --------------------------------------------------------------
 
@@ -208,17 +218,23 @@ $(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 test-agent: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
 
-# examples/embed (an embedder's agent with a custom tool), sanitizers on.
-$(SB)/embed: $(SB)/examples/embed/main.o $(SAN_LIB_OBJ)
+# examples/embed (an embedder's agent with a custom tool) on mote's loop
+# and inside libev's, sanitizers on.
+$(SB)/embed: $(SB)/examples/embed/main.o $(SB)/examples/embed/device.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	$(Q)$(CC) $(SAN) -o $@ $(filter $(SB)/examples/%,$^) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
 	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+
+$(SB)/embed-loop: $(SB)/examples/embed/loop.o $(SB)/examples/embed/device.o $(SAN_LIB_OBJ)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $(filter $(SB)/examples/%,$^) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	  -lev -lm -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
 # How turns end, compaction, the system prompt.
 test-turns: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_turns.py $(SB)
 
-test-embed: $(SB)/embed
+test-embed: $(SB)/embed $(SB)/embed-loop
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_embed.py $(SB)
 
 # Trust stores (the system bundle, not loaded whole), as strict

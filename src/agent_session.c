@@ -9,6 +9,17 @@
 
 #include "agent_int.h"
 
+void mote_session_conf_defaults(struct mote_session_conf *c)
+{
+    memset(c, 0, sizeof(*c));
+}
+
+void mote_conv_conf_defaults(struct mote_conv_conf *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->approval = MOTE_APPROVE_ASK;
+}
+
 int mote_session_init(struct mote_session *s, struct mote_loop *loop,
                       const struct mote_session_conf *conf)
 {

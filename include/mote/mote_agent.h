@@ -219,6 +219,11 @@ struct mote_session_conf {
     uint32_t tool_timeout_ms;     /* deadline of one tool call; 0: MOTE_TOOL_TIMEOUT_MS */
 };
 
+/* Fills `c` with the defaults: every member 0 or NULL (the tool deadline
+ * MOTE_TOOL_TIMEOUT_MS, the process's own environment for tools). Set
+ * on_event after it. */
+void mote_session_conf_defaults(struct mote_session_conf *c);
+
 /* Approval policy of a conversation (for calls of tools that need it). */
 enum mote_approval {
     MOTE_APPROVE_ASK = 0, /* ask the embedder: MOTE_EV_APPROVAL */
@@ -286,6 +291,11 @@ struct mote_conv_conf {
                                * by itself) */
     unsigned compact_percent; /* compact when a request used this much of it; 0: 80 */
 };
+
+/* Fills `c` with the defaults: max_tokens 4096, max_turns 25, no tools,
+ * approval MOTE_APPROVE_ASK, no rules, no system prompt, never compacts
+ * by itself (every member 0 or NULL). Set llm and model after it. */
+void mote_conv_conf_defaults(struct mote_conv_conf *c);
 
 /* Pending calls of one conversation's answer (inputs stay in the journal). */
 struct mote_conv_call {
@@ -613,9 +623,13 @@ int mote_session_recent(struct mote_session *s, char *id, size_t cap);
 int mote_shutdown_begin(struct mote_session *s, const struct mote_shutdown_req *req);
 
 /* mote_shutdown_begin, then drives the loop until the shutdown is done,
- * and copies the report. For the top level of a program only: inside a
- * loop callback it returns MOTE_ERR_BUSY (use mote_shutdown_begin there).
- * Returns 0 or the loop's failure. */
+ * and copies the report. A shutdown that already began (a signal's drain)
+ * is joined as it is: its mode and reason stay, and only req->force cuts
+ * its waits short; a drain is never turned into a cancel here. So a
+ * program's loop can be: poll while the turn runs and no shutdown began,
+ * then mote_shutdown (README, examples/embed). For the top level of a
+ * program only: inside a loop callback it returns MOTE_ERR_BUSY (use
+ * mote_shutdown_begin there). Returns 0 or the loop's failure. */
 int mote_shutdown(struct mote_session *s, const struct mote_shutdown_req *req,
                   struct mote_shutdown_report *out);
 
