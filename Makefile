@@ -103,7 +103,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long bench-wire
-.PHONY: test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-errors test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 # build/embed-loop (examples/embed/loop.c) runs the embed example inside
@@ -171,7 +171,7 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 # The test groups of `make check`, in order; a group's block may add itself
 # with CHECK_GROUPS += (it runs after these).
 CHECK_GROUPS := unit test-symbols test-core-rules test-arch test-cli test-install test-client \
-  test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-api-rules test-core test-proc \
+  test-agent test-issue10 test-turns test-embed test-errors test-mcp test-fidelity test-api-rules test-core test-proc \
   test-cli15 test-tools15 test-serve test-tls test-mqtt test-fuzz
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
@@ -233,6 +233,11 @@ $(SB)/embed-loop: $(SB)/examples/embed/loop.o $(SB)/examples/embed/device.o $(SA
 # How turns end, compaction, the system prompt.
 test-turns: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_turns.py $(SB)
+
+# Each cause of a failed request has its name in the error events (real
+# faults against the test server; stream-json and mote serve).
+test-errors: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_errors.py $(SB)
 
 test-embed: $(SB)/embed $(SB)/embed-loop
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_embed.py $(SB)
