@@ -35,6 +35,14 @@ STATIC ?= 0
 PREFIX ?= /usr/local
 CFLAGS ?= -Os -g
 LDFLAGS ?=
+# A configuration header (MOTE_CONFIG_FILE) may come with its quotes as
+# the shell leaves them ('-DMOTE_CONFIG_FILE="file.h"'), escaped
+# (\"file.h\") or bare: the compiler gets it as one string literal
+# whichever it is.
+CONFIG_FILE := $(subst ',,$(subst ",,$(subst \",,$(patsubst -DMOTE_CONFIG_FILE=%,%,$(filter -DMOTE_CONFIG_FILE=%,$(CFLAGS))))))
+ifneq ($(CONFIG_FILE),)
+override CFLAGS := $(filter-out -DMOTE_CONFIG_FILE=%,$(CFLAGS)) -DMOTE_CONFIG_FILE=\"$(CONFIG_FILE)\"
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -308,22 +316,42 @@ test-issue10: $(SB)/mote
 test-install: all
 	$(Q)rm -rf $(B)/stage && $(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(abspath $(B))/stage
 	$(Q)awk '/^```c$$/{f=1;next} /^```$$/{f=0} f' README.md > $(B)/readme_example.c
-	$(Q)for src in examples/embed/main.c $(B)/readme_example.c; do \
+	$(Q)for src in "examples/embed/main.c examples/embed/device.c" $(B)/readme_example.c; do \
 	  PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	    $(CC) -std=c11 -o $(B)/stage/example $$src $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	    $(CC) -std=c11 -Wall -Wextra -Werror -o $(B)/stage/example $$src $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	    PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) \
 	    || { echo "test-install: $$src does not build against the installed library"; exit 1; }; \
 	done
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	  $(CC) -std=c11 -o $(B)/stage/embed examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  $(CC) -std=c11 -o $(B)/stage/embed examples/embed/main.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote)
+	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
+	  $(CC) -std=c11 -o $(B)/stage/embed-loop examples/embed/loop.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) -lev -lm
 	$(Q)python3 test/integration/test_embed.py $(B)/stage >$(B)/stage/embed.log 2>&1 || \
 	  { cat $(B)/stage/embed.log; echo "test-install: the embed example built on the installed library failed"; exit 1; }
+	@# A configuration build (the small configuration, given as its own
+	@# usage line writes it) installs a library and a mote.pc whose flags
+	@# build the embed example as they are: no -D flag, the values come
+	@# from the installed mote/mote_build_config.h.
+	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/cfg \
+	  CFLAGS='-Os -DMOTE_CONFIG_FILE="mote/mote_config_small.h"' install PREFIX=/usr DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
+	$(Q)grep -q 'Cflags: -I$${includedir}$$' $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc || \
+	  { echo "test-install: the configuration build's mote.pc has more than -I:"; cat $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc; exit 1; }
+	$(Q)for p in embed embed-loop; do \
+	  PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/cfg-stage PKG_CONFIG_LIBDIR=$(abspath $(B))/cfg-stage/usr/lib/pkgconfig \
+	    $(CC) -std=c11 -o $(B)/cfg-stage/$$p examples/embed/$$( [ $$p = embed ] && echo main || echo loop).c examples/embed/device.c \
+	    $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/cfg-stage PKG_CONFIG_LIBDIR=$(abspath $(B))/cfg-stage/usr/lib/pkgconfig \
+	    pkg-config --cflags --libs --static mote) $$( [ $$p = embed ] || echo -lev -lm) || \
+	    { echo "test-install: $$p does not build against the installed configuration build"; exit 1; }; \
+	done
+	$(Q)python3 test/integration/test_embed.py $(B)/cfg-stage >$(B)/cfg-stage/embed.log 2>&1 || \
+	  { cat $(B)/cfg-stage/embed.log; echo "test-install: the embed example on the installed configuration build failed"; exit 1; }
 	@# The library's link flags without --static (only a static library is
 	@# installed), and a program built with other MOTE_* values than the
 	@# library is refused with a message, not run into memory corruption.
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	  $(CC) -std=c11 -DMOTE_MAX_JOBS=4 -o $(B)/stage/embed4 examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  $(CC) -std=c11 -DMOTE_MAX_JOBS=4 -o $(B)/stage/embed4 examples/embed/main.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs mote) \
 	  || { echo "test-install: pkg-config --libs mote (without --static) does not link"; exit 1; }
 	$(Q)out=$$(cd $(B)/stage && ./embed4 2>&1); rc=$$?; \
@@ -332,12 +360,12 @@ test-install: all
 	@# The same for a limit of the port's own struct (mote_posix.h): refused
 	@# by mote_posix_init before the library writes into the smaller struct.
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	  $(CC) -std=c11 -DMOTE_POSIX_PATH_MAX=64 -o $(B)/stage/embed64 examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  $(CC) -std=c11 -DMOTE_POSIX_PATH_MAX=64 -o $(B)/stage/embed64 examples/embed/main.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs mote)
 	$(Q)out=$$(cd $(B)/stage && ./embed64 2>&1); rc=$$?; \
 	  if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "different MOTE_\* values"; then \
 	    echo "test-install: a program built with MOTE_POSIX_PATH_MAX=64 on a default library: exit $$rc: $$out"; exit 1; fi
-	@echo "test-install: 6 passed, 0 failed"
+	@echo "test-install: 7 passed, 0 failed"
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote
@@ -553,9 +581,11 @@ install: all
 	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)install -m 0644 $(B)/libmote.a $(DESTDIR)$(PREFIX)/lib/
 	$(Q)install -m 0644 include/mote/*.h $(DESTDIR)$(PREFIX)/include/mote/
+	@# the configuration built with (-DMOTE_*, MOTE_CONFIG_FILE) as a header
+	@# mote_config.h includes: programs need no -D flag to match it
+	$(Q)sh scripts/build_config.sh $(DESTDIR)$(PREFIX)/include/mote $(filter -DMOTE_%,$(CFLAGS))
 	$(Q)install -m 0755 $(B)/mote $(DESTDIR)$(PREFIX)/bin/
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|' \
-	  -e 's|@CONFIG_DEFS@|$(foreach d,$(filter -DMOTE_%,$(CFLAGS)), $(d))|' -e 's|@VERSION@|$(shell sed -n \
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|' -e 's|@VERSION@|$(shell sed -n \
 	  's/^#define MOTE_VERSION_STRING "\(.*\)"/\1/p' include/mote/mote.h)|g' \
 	  mote.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mote.pc
 
