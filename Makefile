@@ -111,7 +111,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long bench-wire
-.PHONY: test-errors test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-errors test-docs doc-sizes test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
 # build/embed-loop (examples/embed/loop.c) runs the embed example inside
@@ -178,7 +178,7 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 
 # The test groups of `make check`, in order; a group's block may add itself
 # with CHECK_GROUPS += (it runs after these).
-CHECK_GROUPS := unit test-symbols test-core-rules test-arch test-cli test-install test-client \
+CHECK_GROUPS := unit test-symbols test-core-rules test-docs test-arch test-cli test-install test-client \
   test-agent test-issue10 test-turns test-embed test-errors test-mcp test-fidelity test-api-rules test-core test-proc \
   test-cli15 test-tools15 test-serve test-tls test-mqtt test-fuzz
 
@@ -207,6 +207,14 @@ test-symbols: $(B)/libmote.a
 # $(B)/obj --graph` prints the map).
 test-arch: $(B)/libmote.a
 	$(Q)python3 test/check_arch.py $(B)/obj
+
+# The struct sizes the docs quote (marked <!--size:NAME-->) are what
+# scripts/sizeof.sh measures; make doc-sizes rewrites them.
+test-docs:
+	$(Q)python3 scripts/doc_sizes.py $(B)
+
+doc-sizes:
+	$(Q)python3 scripts/doc_sizes.py $(B) --write
 
 # The core allocates nothing and includes no OS header.
 test-core-rules:
