@@ -17,7 +17,7 @@ void mote_conv_storage_failed(struct mote_conv *c, int rc)
     if (c->s->report.storage_err == 0)
         c->s->report.storage_err = rc;
     mote_conv_move(c, MOTE_CEV_STORAGE_FAILED);
-    mote_emit_error(c, rc, true);
+    mote_emit_error(c, MOTE_ERR_STORAGE, true); /* the cause; the text says which failure */
 }
 
 static void emit_record(struct mote_conv *c, uint64_t before)

@@ -136,8 +136,8 @@ void mote_conv_recover_end(struct mote_conv *c)
         mote_str_copy(c->last_error, sizeof(c->last_error), "interrupted tool");
         mote_emit_state(c);
         recovery_note(c,
-                      "the last turn was interrupted while a tool ran (" MOTE_INTERRUPTED_TOOL
-                      "); retry to go on",
+                      "the last turn was interrupted while a tool ran (it may or may not have "
+                      "run); retry to go on",
                       0, NULL);
         if (r->nmissing > r->nstarted)
             recovery_note(c, "", r->nmissing - r->nstarted,

@@ -404,7 +404,7 @@ int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
     }
     /* The turn ends here: the user decides (/retry), nothing runs again. */
     return mote_journal_error(j, r->action == MOTE_RECOVER_TOOL_INTERRUPTED
-                                     ? "a tool was interrupted: " MOTE_INTERRUPTED_TOOL
+                                     ? "a tool was interrupted: it may or may not have run"
                                      : "stopped after automatic continues in a row; the tool "
                                        "calls left were not run");
 }

@@ -226,7 +226,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
     case MOTE_EV_ERROR:
         ev_open(sv, &k, &w, "error");
         mote_jw_key(&w, "code");
-        mote_jw_str(&w, mote_strerror(ev->code));
+        mote_jw_str(&w, mote_err_name(ev->code)); /* stable: "rate_limit", "storage", ... */
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
         mote_jw_key(&w, "fatal");

@@ -139,11 +139,13 @@ static void say(const char *color, const char *prefix, const char *text)
     fputs(ui.color ? "\033[0m\n" : "\n", stderr);
 }
 
-static void show_error(const char *msg)
+/* An error; in stream-json, an event whose "code" names its cause
+ * (mote_err_name: "connection_refused", "rate_limit", "storage", ...). */
+static void show_error(const char *msg, int code)
 {
     end_line();
     if (ui.json) {
-        printf("{\"type\":\"error\",\"message\":");
+        printf("{\"type\":\"error\",\"code\":\"%s\",\"message\":", mote_err_name(code));
         json_str(msg, strlen(msg));
         printf("}\n");
         fflush(stdout);
@@ -425,9 +427,9 @@ static void on_event(void *arg, const struct mote_event *ev)
 
             snprintf(m, sizeof(m), "stopped after %u model requests (--max-turns); /retry goes on",
                      ev->conv->turns);
-            show_error(m);
+            show_error(m, ev->code);
         } else {
-            show_error(ev->text);
+            show_error(ev->text, ev->code);
         }
         if (ev->fatal) {
             request_shutdown(MOTE_SD_CANCEL, 1, "storage", false);
@@ -477,8 +479,13 @@ static int new_conversation(void)
              (unsigned)tm.tm_sec % 100u, r[0], r[1], r[2]);
     rc = mote_conv_create(&ses, &cconf, id, &conv);
     if (rc < 0) {
-        fprintf(stderr, "mote: cannot create the conversation in %s: %s\n", state_dir,
-                mote_strerror(rc));
+        char m[MOTE_POSIX_PATH_MAX + 100];
+
+        snprintf(m, sizeof(m), "cannot create the conversation in %s: %s", state_dir,
+                 mote_strerror(rc));
+        fprintf(stderr, "mote: %s\n", m);
+        if (ui.json)
+            show_error(m, rc == MOTE_ERR_FULL || rc == MOTE_ERR_SHUTDOWN ? rc : MOTE_ERR_STORAGE);
         return 1;
     }
     return 0;

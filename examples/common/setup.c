@@ -157,6 +157,7 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
     if (llm->ca_file == NULL && getenv("SSL_CERT_FILE") != NULL && getenv("SSL_CERT_FILE")[0] != '\0')
         llm->ca_file = getenv("SSL_CERT_FILE");
     /* Tuning knobs (milliseconds) for tests and slow links. */
+    llm->connect_timeout_ms = (uint32_t)fe_env_ms("MOTE_CONNECT_TIMEOUT_MS", llm->connect_timeout_ms);
     llm->idle_timeout_ms = (uint32_t)fe_env_ms("MOTE_IDLE_TIMEOUT_MS", llm->idle_timeout_ms);
     llm->first_byte_timeout_ms =
         (uint32_t)fe_env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", llm->first_byte_timeout_ms);

@@ -6,6 +6,11 @@
  * included first:
  *
  *     cc -DMOTE_CONFIG_FILE='"my_mote_config.h"' ...
+ *     make CFLAGS='-Os -DMOTE_CONFIG_FILE="my_mote_config.h"'  (the Makefile quotes it)
+ *
+ * make install writes the build's values into mote/mote_build_config.h,
+ * included below when it is there: a program built against an installed
+ * library gets them with no flag.
  *
  * The same values must be used for every translation unit of a build (the
  * library and the program that includes its headers); the Makefile passes
@@ -16,6 +21,15 @@
  */
 #ifndef MOTE_CONFIG_H
 #define MOTE_CONFIG_H
+
+/* An installed library's configuration (make install writes it; the
+ * source tree has none): its -DMOTE_* values and MOTE_CONFIG_FILE, so a
+ * program built against it needs no -D flag. */
+#if defined(__has_include)
+#if __has_include("mote/mote_build_config.h")
+#include "mote/mote_build_config.h"
+#endif
+#endif
 
 #ifdef MOTE_CONFIG_FILE
 #include MOTE_CONFIG_FILE

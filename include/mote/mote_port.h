@@ -25,7 +25,8 @@
  *
  * Groups: clock, wait, signals, storage, random (version 1), then net,
  * TLS, process, file system, process identity, the storage lock and
- * serving, appended in that order; older ports stay valid through `size`.
+ * serving, appended in that order (and later members of the groups after
+ * them); older ports stay valid through `size`.
  */
 #ifndef MOTE_PORT_H
 #define MOTE_PORT_H
@@ -491,6 +492,18 @@ struct mote_port {
      * yet (not read, on a local socket; not acknowledged, on TCP). Never
      * blocks. Returns the count (0: all taken), or < 0. */
     int (*net_unread)(void *ctx, int fd);
+
+    /* ---- signals, appended: a loop run inside another ----
+     * Optional (NULL, or outside the port's size): a loop inside another
+     * one then takes signals at each of its dispatches only. */
+
+    /* The descriptor wait() watches for signals (a self-pipe's read end):
+     * readable while a signal waits to be taken, so that another event
+     * loop can watch it for MOTE_POLL_IN beside mote's own descriptors
+     * (mote_loop_host). Once it has been asked for, signals_take empties
+     * it whenever it has something. Returns the descriptor, or < 0 (none).
+     * Never blocks. */
+    int (*signals_fd)(void *ctx);
 };
 
 /* Resumption of TLS sessions (mote_tls_peer.resume). */

@@ -953,6 +953,87 @@ static void test_shutdown_forced(void **state)
     end_session();
 }
 
+/* mote_shutdown joins a shutdown a signal began as it is: a drain stays a
+ * drain (the running tool may finish until the timeout), whatever mode
+ * the program's own request names; only force would cut it. */
+static void test_shutdown_joins_a_drain(void **state)
+{
+    static const char *const in[] = {"{}"};
+    const struct mote_shutdown_req term = {.reason = "SIGTERM", .mode = MOTE_SD_DRAIN,
+                                           .timeout_ms = 3000};
+    const struct mote_shutdown_req done = {.reason = "done", .mode = MOTE_SD_CANCEL,
+                                           .timeout_ms = 5000};
+    struct mote_shutdown_report rep;
+    struct mote_conv *c;
+    uint32_t t0;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    tool_hangs = true; /* runs until cancelled */
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "join", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 30);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_TOOL_EXECUTING);
+    t0 = mote_loop_now(&loop);
+    assert_int_equal(mote_shutdown_begin(&ses, &term), 0); /* the signal's callback */
+    assert_int_equal(mote_shutdown(&ses, &done, &rep), 0); /* the program's top level */
+    assert_int_equal(rep.mode, MOTE_SD_DRAIN);
+    assert_string_equal(rep.reason, "SIGTERM");
+    assert_true(mote_loop_now(&loop) - t0 >= 3000); /* the drain's whole timeout */
+    assert_int_equal(ev.cancelled, 0);             /* never turned into a cancel */
+    assert_true(rep.timed_out);
+    assert_int_equal(rep.conversations_marked, 1);
+    end_session();
+    tool_hangs = false;
+}
+
+/* The configuration's defaults; an https:// URL on a port without TLS is
+ * refused when the conversation is configured, naming the build option;
+ * mote_conv_recovery says what opening decided. */
+static void test_conf_defaults_tls_refusal_and_recovery(void **state)
+{
+    struct mote_session_conf sc;
+    struct mote_conv_conf dc;
+    struct mote_llm_conf tls_llm;
+    struct mote_conv *c;
+
+    (void)state;
+    memset(&sc, 0x5A, sizeof(sc));
+    mote_session_conf_defaults(&sc);
+    assert_null(sc.on_event);
+    assert_int_equal(sc.tool_timeout_ms, 0);
+    memset(&dc, 0x5A, sizeof(dc));
+    mote_conv_conf_defaults(&dc);
+    assert_int_equal(dc.approval, MOTE_APPROVE_ASK);
+    assert_int_equal(dc.max_tokens, 0);
+    assert_false(dc.tools);
+    assert_null(dc.rules);
+    say_stall();
+    start_session();
+    tls_llm = llm;
+    tls_llm.base_url = "https://model.test";
+    dc.llm = &tls_llm;
+    dc.model = "m";
+    assert_int_equal(mote_conv_create(&ses, &dc, "tls", &c), MOTE_ERR_NOTSUP);
+    assert_null(c);
+    assert_non_null(strstr(mote_session_error(&ses), "TLS=none"));
+    assert_non_null(strstr(mote_session_error(&ses), "TLS=mbedtls"));
+    assert_int_equal(mote_conv_open(&ses, &dc, "tls", &c, NULL, NULL), MOTE_ERR_NOTSUP);
+    /* http:// is fine, and clears the message */
+    assert_int_equal(mote_conv_create(&ses, &cc, "rec", &c), 0);
+    assert_string_equal(mote_session_error(&ses), "");
+    assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_IDLE);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 5);
+    assert_true(mote_conv_busy(c)); /* the answer stalls: the process dies here */
+    end_session();
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "rec", &c, NULL, NULL), 0);
+    assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_CONTINUE);
+    end_session();
+}
+
 /* Answers longer than a journal record, and more tool input than the
  * arena holds at once: nothing is cut, everything reads back. */
 static void test_long_answers_are_journaled_whole(void **state)
@@ -1428,6 +1509,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_approval_never_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_with_a_deaf_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_forced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_joins_a_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conf_defaults_tls_refusal_and_recovery, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_long_answers_are_journaled_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_power_cut_at_every_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interleaved_inputs_go_to_their_call, setup,
