@@ -74,13 +74,18 @@ static int inplace_sink(void *arg, const char *p, size_t n)
 
 /* Checks a tool input once, before anything keeps it: one strict JSON
  * object (RFC 8259: no raw control characters, UTF-8) that fits the
- * reader's token limit in its record. A good input is re-encoded in place
- * as mote's writer emits it, never kept as it came: what the journal, the
- * next request and stream-json get is JSON that mote wrote. Returns its
- * JSON tokens with *len its new length (0 tokens, *len 0: no arguments
- * at all, the empty object), or MOTE_ERR_TOO_LARGE (more than a record's
- * reader takes) or another error (not one object of UTF-8). */
-static int clean_input(struct mote_conv *c, char *in, size_t *len)
+ * reader's token limit in its record, with no member named twice and no
+ * NUL (\u0000) in any string: JSON readers differ on which of two members
+ * counts, and a string becomes a C string (a command, a path) that ends
+ * at its NUL, so either would let what runs differ from what was shown
+ * and approved. A good input is re-encoded in place as mote's writer
+ * emits it, never kept as it came: what the journal, the next request and
+ * stream-json get is JSON that mote wrote. Returns its JSON tokens with
+ * *len its new length (0 tokens, *len 0: no arguments at all, the empty
+ * object), or MOTE_ERR_TOO_LARGE (more than a record's reader takes) or
+ * MOTE_ERR_BADMSG (not one object of UTF-8; or ambiguous, and then `why`,
+ * `cap` bytes, names the member: "" otherwise). */
+static int clean_input(struct mote_conv *c, char *in, size_t *len, char *why, size_t cap)
 {
     struct mote_json *js = &c->s->jbuf.json;
     size_t n = *len, k = 0;
@@ -88,6 +93,8 @@ static int clean_input(struct mote_conv *c, char *in, size_t *len)
     struct mote_jw w;
     int rc;
 
+    if (cap > 0)
+        why[0] = '\0';
     c->s->jbuf.owner = NULL;
     while (k < n && (in[k] == ' ' || in[k] == '\n' || in[k] == '\r' || in[k] == '\t'))
         k++;
@@ -102,6 +109,8 @@ static int clean_input(struct mote_conv *c, char *in, size_t *len)
         return MOTE_ERR_BADMSG; /* kept as it is, it must be JSON to any parser */
     if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT)
         return rc < 0 ? rc : MOTE_ERR_BADMSG;
+    if (mote_json_strict(js, 0, MOTE_JSON_NO_DUP_KEYS | MOTE_JSON_NO_NUL, why, cap) < 0)
+        return MOTE_ERR_BADMSG;
     mote_jw_init(&w, inplace_sink, &o);
     mote_jw_value(&w, js, 0);
     if (w.err != 0)
@@ -123,7 +132,9 @@ static void check_call(struct mote_conv *c, unsigned i)
     if (st->in_tok[i] != 0)
         return;
     st->in_tok[i] = 1;
-    rc = st->too_large[i] ? MOTE_ERR_TOO_LARGE : clean_input(c, st->arena + st->in_off[i], &n);
+    rc = st->too_large[i] ? MOTE_ERR_TOO_LARGE
+                          : clean_input(c, st->arena + st->in_off[i], &n, c->calls[i].why,
+                                        sizeof(c->calls[i].why));
     if (rc < 0) {
         c->calls[i].bad_input = true;
         c->calls[i].too_big = rc == MOTE_ERR_TOO_LARGE;
@@ -278,7 +289,7 @@ static int over_end(struct mote_conv *c)
     r.id = st->arena;
     r.name = st->arena + strlen(st->arena) + 1;
     r.input = st->arena + st->over_in;
-    if (st->over_big || clean_input(c, st->arena + st->over_in, &n) < 0) {
+    if (st->over_big || clean_input(c, st->arena + st->over_in, &n, NULL, 0) < 0) {
         r.input = "{}"; /* never run: what it asked matters less than that it is answered */
         n = 2;
     }

@@ -133,40 +133,63 @@ static int load_input(struct mote_conv *c, unsigned i, char *out, size_t cap)
                                    NULL);
 }
 
+/* True if a read of a call's input back failed for want of storage (the
+ * conversation cannot go on), not because of what the record holds. */
+static bool storage_broke(int n)
+{
+    return n < 0 && n != MOTE_ERR_TOO_LARGE && n != MOTE_ERR_CORRUPT;
+}
+
 void mote_dispatch_ask(struct mote_conv *c)
 {
     struct mote_conv_call *call;
     struct mote_event ev;
-    const char *input = "{}";
-    size_t len = 2;
     int n;
 
     MOTE_ASSERT(c->call_i < c->ncalls);
     call = &c->calls[c->call_i];
+    /* The input, read back into the journal's buffer: valid during the
+     * event (approving never touches the journal). mote_dispatch_next read
+     * it a moment ago: failing now, the storage failed, and nothing is
+     * asked (never a question showing other than what would run). */
+    n = load_input(c, c->call_i, c->s->jbuf.text, sizeof(c->s->jbuf.text));
+    if (n < 0) {
+        mote_conv_storage_failed(c, storage_broke(n) ? n : MOTE_ERR_IO);
+        return;
+    }
     c->ask_id++;
     if (c->ask_id == 0)
         c->ask_id = 1;
     c->answered = false;
-    /* The input, read back into the journal's buffer: valid during the
-     * event (approving never touches the journal). */
-    n = load_input(c, c->call_i, c->s->jbuf.text, sizeof(c->s->jbuf.text));
-    if (n >= 0) {
-        input = c->s->jbuf.text;
-        len = (size_t)n;
-    }
     mote_emit_state(c);
     mote_emit_init(&ev, MOTE_EV_APPROVAL, c);
     ev.ask_id = c->ask_id;
     ev.id = call->id;
     ev.name = call->name;
-    ev.input = input;
-    ev.input_len = len;
+    ev.input = c->s->jbuf.text;
+    ev.input_len = (size_t)n;
     mote_emit(c->s, &ev);
 }
 
-/* The result of a call that does not run: why. */
-static const char *bad_input_says(const struct mote_conv_call *call)
+/* The result of a call that does not run: why (`m`, `cap` bytes, holds
+ * what is composed). */
+static const char *bad_input_says(const struct mote_conv_call *call, char *m, size_t cap)
 {
+    struct mote_sb sb;
+
+    if (call->why[0] != '\0') {
+        mote_sb_init(&sb, m, cap);
+        mote_sb_s(&sb, "refused, not run: the tool input is ambiguous: ");
+        mote_sb_s(&sb, call->why);
+        mote_sb_s(&sb, strncmp(call->why, "duplicate", 9) == 0
+                           ? " (a member given twice: JSON readers differ on which one counts, "
+                             "so what is shown could differ from what runs); send each member "
+                             "once"
+                           : " (a string ends at a NUL where it is used, as a command or a "
+                             "path, so what runs would not be all that was sent); send it "
+                             "without the NUL");
+        return m;
+    }
     if (call->cut_off)
         return "not run: the answer reached the token limit (max_tokens) before this call's "
                "input was complete";
@@ -183,7 +206,7 @@ enum mote_dispatch mote_dispatch_next(struct mote_conv *c)
         struct mote_conv_call *call = &c->calls[c->call_i];
         const struct mote_tool *tool = NULL;
         const char *say = NULL; /* the result of a call that does not run */
-        char m[MOTE_LLM_NAME_MAX + sizeof(c->refusal) + 64];
+        char m[MOTE_LLM_NAME_MAX + sizeof(c->refusal) + 200];
         struct mote_sb sb;
 
         if (c->st != MOTE_CONV_TOOL_EXECUTING || c->tool_job != 0 || c->want_run)
@@ -195,7 +218,7 @@ enum mote_dispatch mote_dispatch_next(struct mote_conv *c)
         if (c->s->sd_phase != MOTE_SDP_NONE)
             return MOTE_DISPATCH_DRAIN; /* no new tool starts; it runs after a restart */
         if (call->bad_input) {
-            say = bad_input_says(call);
+            say = bad_input_says(call, m, sizeof(m));
         } else if (!resolve(c, call->name, &tool)) {
             mote_sb_init(&sb, m, sizeof(m));
             mote_sb_s(&sb, "unknown tool '");
@@ -221,8 +244,21 @@ enum mote_dispatch mote_dispatch_next(struct mote_conv *c)
                 say = c->conf.deny_reason != NULL
                           ? c->conf.deny_reason
                           : "refused: the user's policy does not allow tools";
-            else if (policy == MOTE_APPROVE_ASK)
-                return MOTE_DISPATCH_ASK;
+            else if (policy == MOTE_APPROVE_ASK) {
+                /* A question shows the whole input: one that cannot be
+                 * read back is never asked about (it could not run
+                 * either). */
+                int n = load_input(c, c->call_i, c->s->jbuf.text, sizeof(c->s->jbuf.text));
+
+                if (n >= 0)
+                    return MOTE_DISPATCH_ASK;
+                if (storage_broke(n)) {
+                    mote_conv_storage_failed(c, n);
+                    return MOTE_DISPATCH_WAIT;
+                }
+                say = "not run: its input could not be read back from the journal, so it "
+                      "could not be shown for approval";
+            }
         }
         if (say != NULL) {
             if (!mote_conv_give_result_s(c, say, true))
@@ -267,7 +303,7 @@ int mote_dispatch_start(struct mote_conv *c, mote_cont_fn done)
     n = load_input(c, c->call_i, run->in_buf, sizeof(run->in_buf));
     if (n < 0 || mote_json_parse(&run->json, run->in_buf, (size_t)n) <= 0) {
         mote_run_put(c);
-        if (n < 0 && n != MOTE_ERR_TOO_LARGE && n != MOTE_ERR_CORRUPT) {
+        if (storage_broke(n)) {
             mote_conv_storage_failed(c, n);
             return n;
         }

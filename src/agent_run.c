@@ -39,7 +39,7 @@ int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, s
 
     if (mote_json_type_of(&run->json, t) != MOTE_JSON_STRING)
         return MOTE_ERR_INVAL;
-    return mote_json_str(&run->json, t, out, cap);
+    return mote_json_cstr(&run->json, t, out, cap);
 }
 
 int mote_tool_started_process(struct mote_tool_run *run, int64_t pid)

@@ -11,7 +11,9 @@
 /* Unescapes string member `key` in place, inside the input's own text
  * (an unescaped string is never longer than its escaped form), so a long
  * command needs no buffer of its own. The input's text is changed: read
- * everything else first. Returns the NUL-terminated string or NULL. */
+ * everything else first. Returns the NUL-terminated string, or NULL (also
+ * for one holding a NUL, \u0000: as a C string it would end there, and
+ * what ran would be less than what was asked and shown). */
 static const char *arg_in_place_n(struct mote_tool_run *run, const char *key, size_t *out_len)
 {
     int t = mote_json_member(&run->json, 0, key), n;
@@ -25,7 +27,7 @@ static const char *arg_in_place_n(struct mote_tool_run *run, const char *key, si
     if (!mote_utf8_valid(p, len))
         return NULL; /* inputs are journaled re-encoded: this does not happen */
     n = mote_json_unescape(p, len, p, len + 1u);
-    if (n < 0)
+    if (n < 0 || memchr(p, '\0', (size_t)n) != NULL)
         return NULL;
     p[n] = '\0';
     if (out_len != NULL)

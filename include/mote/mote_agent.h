@@ -169,7 +169,8 @@ void mote_tool_fail(struct mote_loop *loop, mote_job_id self, const char *msg);
 bool mote_tool_timed_out(const struct mote_loop *loop, const struct mote_tool_run *run);
 
 /* Unescapes string member `key` of the input into `out` (cap bytes).
- * Returns the length, or < 0 (missing, not a string, too long). */
+ * Returns the length, or < 0 (missing, not a string, too long, or holding
+ * a NUL - \u0000 - where C would end it: MOTE_ERR_BADMSG). */
 int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, size_t cap);
 
 /* Records that the call started a process (its handle from proc_spawn):
@@ -303,12 +304,15 @@ struct mote_conv_call {
     char name[MOTE_LLM_NAME_MAX];
     uint64_t rec_off;         /* the journal record holding its input */
     int16_t rec_idx;          /* index in that record's "calls", -1: a call record */
-    bool bad_input;           /* not a JSON object: refused when its turn comes */
+    bool bad_input;           /* not a JSON object, or an ambiguous one (`why`): refused
+                               * when its turn comes */
     bool cut_off;             /* its input was cut by the token limit (max_tokens) */
     bool too_big;             /* its input is over what one journal record holds (bytes,
                                * or JSON values: MOTE_JSON_MAX_TOKENS) */
     bool started;             /* a run began (tool_start written) */
     bool has_result;
+    char why[64];             /* an ambiguous input's fault: "duplicate key \"NAME\"", "a NUL
+                               * (\u0000) in member \"NAME\"" (mote_json_strict); "" */
 };
 
 struct mote_conv {
