@@ -225,6 +225,41 @@ int mote_recover_over_next(struct mote_journal *j, struct mote_over *o)
     return 0;
 }
 
+/* The call of the table a tool_start or tool_result record (`t`) with `id`
+ * is about, or -1 (a result of a call past the table). Records are
+ * matched to calls by their place, not by the id alone, so that an answer
+ * holding one id twice (journals of motes that kept the ids as the model
+ * sent them) still gives each call its own: mote runs and answers the
+ * calls one at a time, in their order, after the results of the calls
+ * past the table. So a result, while those are not all there and no call
+ * of the table has begun or been answered, is theirs; else it is the
+ * first call with its id still without one. A start is the call begun
+ * last when that one has the id and no result yet (a tool records its
+ * process after the start of its run), else the first with the id not
+ * begun. */
+static int record_call(const struct mote_recovery *r, int t, const char *id)
+{
+    unsigned i;
+    int last = -1;
+
+    for (i = 0; i < r->ncalls; i++) {
+        if (r->calls[i].started || r->calls[i].has_result)
+            last = (int)i;
+    }
+    if (t == MOTE_REC_TOOL_RESULT && last < 0 && r->over.skip < r->nover)
+        return -1;
+    if (t == MOTE_REC_TOOL_START && last >= 0 && r->calls[last].started &&
+        !r->calls[last].has_result && strcmp(r->calls[last].id, id) == 0)
+        return last;
+    for (i = 0; i < r->ncalls; i++) {
+        const struct mote_rec_call *c = &r->calls[i];
+
+        if (strcmp(c->id, id) == 0 && !c->has_result && (t == MOTE_REC_TOOL_RESULT || !c->started))
+            return (int)i;
+    }
+    return -1;
+}
+
 void mote_recover_begin(struct mote_recover_walk *w, struct mote_recovery *r)
 {
     memset(w, 0, sizeof(*w));
@@ -303,24 +338,16 @@ void mote_recover_take(struct mote_journal *j, int t, struct mote_recover_walk *
     case MOTE_REC_TOOL_START:
     case MOTE_REC_TOOL_RESULT: {
         const char *id = mote_jrec_str(j, 0, "id", &used, NULL);
-        bool known = false;
+        int k = id != NULL ? record_call(r, t, id) : -1;
 
-        for (i = 0; id != NULL && i < r->ncalls; i++) {
-            if (strcmp(r->calls[i].id, id) != 0)
-                continue;
-            known = true;
-            if (t == MOTE_REC_TOOL_RESULT)
-                r->calls[i].has_result = true;
-            else
-                take_start(j, &r->calls[i]);
-        }
-        if (t == MOTE_REC_TOOL_RESULT) {
-            /* A result for no call of the table: one past it (they are
-             * answered in order, before any other). */
-            if (!known && id != NULL && r->over.skip < r->nover)
-                r->over.skip++;
+        if (k >= 0 && t == MOTE_REC_TOOL_RESULT)
+            r->calls[k].has_result = true;
+        else if (k >= 0)
+            take_start(j, &r->calls[k]);
+        else if (t == MOTE_REC_TOOL_RESULT && id != NULL && r->over.skip < r->nover)
+            r->over.skip++; /* one of a call past the table */
+        if (t == MOTE_REC_TOOL_RESULT)
             w->last = t;
-        }
         break;
     }
     case MOTE_REC_ALLOW: {

@@ -38,6 +38,8 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     d->oa_over_open = false;
     d->id_seed = 0;
     d->id_hash = 14695981039346656037u;
+    d->wire_id = 0;
+    memset(d->id_seen, 0, sizeof(d->id_seen));
     memset(d->block_kind, 0, sizeof(d->block_kind));
     memset(d->block_slot, 0, sizeof(d->block_slot));
     for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++)
@@ -130,13 +132,28 @@ static int emit_str(struct mote_llm_dec *d, int t, enum mote_llm_ev type, unsign
     return 0;
 }
 
+/* Copies string token t, unescaped, into `out`. One holding a NUL
+ * (\u0000) is copied as its raw, still escaped, text instead: as a C
+ * string it would read as the part before the NUL (a tool named
+ * "shell\u0000x" as "shell"), so it is kept whole, and matches no tool. */
 static int copy_str(struct mote_llm_dec *d, int t, char *out, size_t cap)
 {
-    int n = mote_json_str(&d->json, t, out, cap);
+    int n = mote_json_cstr(&d->json, t, out, cap);
+    const char *raw;
+    size_t len;
 
     if (n == MOTE_ERR_INVAL)
         return MOTE_ERR_BADMSG;
-    return n;
+    if (n != MOTE_ERR_BADMSG)
+        return n;
+    raw = mote_json_raw(&d->json, t, &len);
+    if (len >= cap || len > INT32_MAX)
+        return MOTE_ERR_TOO_LARGE;
+    if (memchr(raw, '\0', len) != NULL)
+        return MOTE_ERR_BADMSG; /* (the parser refuses raw control bytes) */
+    memcpy(out, raw, len);
+    out[len] = '\0';
+    return (int)len;
 }
 
 static bool nonempty_str(const struct mote_json *j, int t)
@@ -149,8 +166,74 @@ static bool nonempty_str(const struct mote_json *j, int t)
     return n > 0;
 }
 
-/* An id for call number `n` of the answer, which came without one:
- * [A-Za-z0-9_] (what both APIs take back), from the caller's seed, the
+/* FNV-1a of n bytes. */
+static uint64_t fnv(const char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037u;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211u;
+    return h;
+}
+
+/* The bits of id hash h in the answer's set of ids (d->id_seen). */
+static unsigned seen_bit(uint64_t h, unsigned k)
+{
+    return (unsigned)(h >> (9u * k)) & 511u;
+}
+
+static bool id_seen(const struct mote_llm_dec *d, const char *id)
+{
+    uint64_t h = fnv(id, strlen(id));
+    unsigned k;
+
+    for (k = 0; k < 3; k++) {
+        unsigned b = seen_bit(h, k);
+
+        if ((d->id_seen[b / 64] & ((uint64_t)1 << (b % 64))) == 0)
+            return false;
+    }
+    return true;
+}
+
+static void id_keep(struct mote_llm_dec *d, const char *id)
+{
+    uint64_t h = fnv(id, strlen(id));
+    unsigned k;
+
+    for (k = 0; k < 3; k++) {
+        unsigned b = seen_bit(h, k);
+
+        d->id_seen[b / 64] |= (uint64_t)1 << (b % 64);
+    }
+}
+
+/* True if a call of the answer may keep `id` as it came: 1 to 64 bytes
+ * of [A-Za-z0-9_-] (what both APIs take back; Anthropic refuses others),
+ * none of the answer's calls with it so far (a request holding an id
+ * twice is refused, and each call's result must name its own call). The
+ * set of ids seen may say "seen" of one never seen (it keeps bits, not
+ * the ids): such a call gets an id of mote's, which is as good. */
+static bool id_ok(const struct mote_llm_dec *d, const char *id)
+{
+    size_t i, n = strlen(id);
+
+    if (n == 0 || n > 64)
+        return false;
+    for (i = 0; i < n; i++) {
+        char ch = id[i];
+
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-'))
+            return false;
+    }
+    return !id_seen(d, id);
+}
+
+/* An id for call number `n` of the answer, which came without one or
+ * with one it may not keep (id_ok): [A-Za-z0-9_] (what both APIs take
+ * back), from the caller's seed, the
  * stream so far and n, so that no two calls of a conversation share one
  * (a request holding an id twice is refused). */
 static void make_id(struct mote_llm_dec *d, unsigned n)
@@ -168,7 +251,10 @@ static void make_id(struct mote_llm_dec *d, unsigned n)
 }
 
 /* A call starts: its slot (past the table: MOTE_LLM_SLOT_OVER), its id
- * (made when it came without one) and name. */
+ * (made when it came without one, or with one that is not id_ok) and
+ * name. The id made is the one the call has from here on: the journal
+ * keeps it and every later request sends it with the call and its result
+ * (neither API needs the id it sent back, only one id per call). */
 static int tool_start(struct mote_llm_dec *d, int id_tok, int name_tok, unsigned *slot)
 {
     struct mote_llm_event ev;
@@ -179,11 +265,19 @@ static int tool_start(struct mote_llm_dec *d, int id_tok, int name_tok, unsigned
     if (d->name[0] == '\0')
         return MOTE_ERR_BADMSG;
     if (nonempty_str(&d->json, id_tok)) {
-        if ((rc = copy_str(d, id_tok, d->id, sizeof(d->id))) < 0)
-            return rc;
+        size_t n;
+        const char *raw = mote_json_raw(&d->json, id_tok, &n);
+
+        d->wire_id = fnv(raw, n);
+        if (copy_str(d, id_tok, d->id, sizeof(d->id)) < 0)
+            d->id[0] = '\0'; /* too long, say: one of mote's */
     } else {
-        make_id(d, d->ncalls + d->over);
+        d->wire_id = 0;
+        d->id[0] = '\0';
     }
+    if (!id_ok(d, d->id))
+        make_id(d, d->ncalls + d->over);
+    id_keep(d, d->id);
     if (d->ncalls < MOTE_LLM_MAX_TOOL_CALLS) {
         *slot = d->ncalls++;
     } else {
@@ -396,7 +490,10 @@ static int openai_slot(struct mote_llm_dec *d, int call, unsigned *slot)
             return 0;
         }
     } else {
-        if (some && (!starts || (nonempty_str(j, id) && mote_json_eq(j, id, d->id)))) {
+        size_t n = 0;
+        const char *raw = nonempty_str(j, id) ? mote_json_raw(j, id, &n) : NULL;
+
+        if (some && (!starts || (raw != NULL && d->wire_id == fnv(raw, n)))) {
             *slot = d->oa_last;
             return 0;
         }

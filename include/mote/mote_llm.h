@@ -220,6 +220,10 @@ struct mote_llm_dec {
                               * without one (set it after init to a value unique to the
                               * answer in its conversation, such as a journal offset) */
     uint64_t id_hash;        /* of the stream so far, for those ids too */
+    uint64_t id_seen[8];     /* the ids of this answer's calls so far (bits of their hashes,
+                              * 512) */
+    uint64_t wire_id;        /* the hash of the id the call started last came with, as
+                              * sent (0: none) */
     uint64_t in_tokens;
     uint64_t cache_read, cache_write;
     uint64_t out_tokens;

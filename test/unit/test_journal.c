@@ -840,6 +840,55 @@ static void test_recorded_groups(void **state)
     assert_int_equal(r.kill_start[0], 777);
 }
 
+/* An answer holding one id twice (as older motes journaled what the
+ * model sent): the tool records are matched to the calls by their place,
+ * so each call keeps its own start and result - the second call, begun
+ * and not answered, is the interrupted one, and its group is the one to
+ * end; closing the round answers it alone. */
+static void test_one_id_twice(void **state)
+{
+    static const struct mote_call_rec two[] = {{"toolu_dup", "shell", "{\"command\":\"a\"}", 15},
+                                               {"toolu_dup", "shell", "{\"command\":\"b\"}", 15}};
+    struct mote_recovery r;
+    struct mote_part p;
+    unsigned i, results = 0;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "dup"), 0);
+    assert_int_equal(mote_journal_user(&jr, "go", 2), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "", 0, "tool_use", false, two, 2), 0);
+    assert_int_equal(mote_journal_tool_start(&jr, "toolu_dup", 0, 0, NULL), 0);
+    assert_int_equal(mote_journal_tool_start(&jr, "toolu_dup", 4242, 777, "t0123456789abcdef"), 0);
+    assert_int_equal(mote_journal_tool_result(&jr, "toolu_dup", "a", 1, false), 0);
+    /* the second call has not begun: the round goes on with it */
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.ncalls, 2);
+    assert_true(r.calls[0].has_result && !r.calls[1].has_result && !r.calls[1].started);
+    assert_int_equal(r.nmissing, 1);
+    assert_int_equal(r.nstarted, 0);
+    assert_int_equal(r.action, MOTE_RECOVER_RESUME_TOOLS);
+    /* begun (both records of its start), then killed */
+    assert_int_equal(mote_journal_tool_start(&jr, "toolu_dup", 0, 0, NULL), 0);
+    assert_int_equal(mote_journal_tool_start(&jr, "toolu_dup", 5000, 888, NULL), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
+    assert_int_equal(r.nmissing, 1);
+    assert_int_equal(r.nstarted, 1);
+    assert_int_equal(r.nkill, 1);
+    assert_int_equal(r.kill_pgid[0], 5000); /* the second's group, not the first's */
+    assert_int_equal(r.kill_start[0], 888);
+    assert_string_equal(r.kill_tag[0], "");
+    assert_int_equal(mote_recover_apply(&jr, &r), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    assert_int_equal(r.nmissing, 0);
+    /* two results in the requests, one per call */
+    for (i = 0; i < 64 && mote_journal_parts(&jr, i, &p) == 1; i++)
+        results += p.type == MOTE_PART_TOOL_RESULT;
+    assert_int_equal(results, 2);
+}
+
 /* A line over MOTE_JOURNAL_LINE_MAX with a record after it is damage:
  * found with a read per buffer, not per byte, and with a read that fails
  * anywhere the opening fails; either way the file stays as it is. */
@@ -1071,6 +1120,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calls_past_the_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_versions_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recorded_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_id_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_over_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scan_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_names, setup, teardown),

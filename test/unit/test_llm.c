@@ -1080,6 +1080,74 @@ static void test_tool_calls_odd_shapes(void **state)
     assert_string_equal(t1.call_args[0], "{\"path\":\"/tmp\",\"n\":[1,2]}");
 }
 
+/* Each call of an answer has an id of its own that both APIs take back:
+ * an id repeated in one answer, one with characters Anthropic refuses,
+ * and one that is empty get ids of mote's (the first of a repeated one
+ * keeps it); a name holding a NUL is kept whole (escaped) so it names no
+ * tool, where as a C string it would be its prefix ("shell"). Calls
+ * without an index that repeat the id (as sent) of the call before still
+ * go on with it. */
+static void test_call_ids_unique(void **state)
+{
+#define TOOL_BLOCK(i, id, name)                                                                  \
+    "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":" #i ","       \
+    "\"content_block\":{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"" name "\","          \
+    "\"input\":{}}}\n\n"                                                                         \
+    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":" #i ","       \
+    "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n"                      \
+    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":" #i "}\n\n"
+    static const char anthropic[] =
+        TOOL_BLOCK(0, "toolu_same", "shell") TOOL_BLOCK(1, "toolu_same", "shell")
+        TOOL_BLOCK(2, "", "shell") TOOL_BLOCK(3, "bad id!", "shell")
+        TOOL_BLOCK(4, "toolu_other", "shell\\u0000x")
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+#undef TOOL_BLOCK
+    static const char openai[] =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+        "{\"index\":0,\"id\":\"call_1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}},"
+        "{\"index\":1,\"id\":\"call_1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: [DONE]\n\n";
+    static const char unindexed[] =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+        "{\"id\":\"fn.a:0\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\":\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+        "{\"id\":\"fn.a:0\",\"function\":{\"arguments\":\"1}\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+        "{\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]}}]}\n\n"
+        "data: [DONE]\n\n";
+    int i, k;
+
+    (void)state;
+    assert_int_equal(decode(&t1, MOTE_PROVIDER_ANTHROPIC, anthropic, strlen(anthropic), 0), 0);
+    assert_int_equal(t1.ncalls, 5);
+    assert_calls_complete(&t1);
+    assert_string_equal(t1.call_id[0], "toolu_same");
+    assert_string_equal(t1.call_id[4], "toolu_other");
+    for (i = 0; i < t1.ncalls; i++) {
+        for (k = 0; t1.call_id[i][k] != '\0'; k++)
+            assert_true(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+                               t1.call_id[i][k]) != NULL);
+        for (k = 0; k < i; k++)
+            assert_true(strcmp(t1.call_id[i], t1.call_id[k]) != 0);
+    }
+    assert_string_equal(t1.call_name[0], "shell");
+    assert_string_equal(t1.call_name[4], "shell\\u0000x");
+
+    assert_int_equal(decode(&t1, MOTE_PROVIDER_OPENAI, openai, strlen(openai), 0), 0);
+    assert_int_equal(t1.ncalls, 2);
+    assert_string_equal(t1.call_id[0], "call_1");
+    assert_true(strcmp(t1.call_id[1], "call_1") != 0 && t1.call_id[1][0] != '\0');
+
+    assert_int_equal(decode(&t1, MOTE_PROVIDER_OPENAI, unindexed, strlen(unindexed), 0), 0);
+    /* the id as sent, repeated, went on with the first (whose id is
+     * mote's: "." and ":" are refused by Anthropic); a name began one */
+    assert_int_equal(t1.ncalls, 2);
+    assert_string_equal(t1.call_args[0], "{\"x\":1}");
+    assert_true(strncmp(t1.call_id[0], "call_mote_", 10) == 0);
+    assert_true(strcmp(t1.call_id[1], t1.call_id[0]) != 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1112,6 +1180,7 @@ int main(void)
         cmocka_unit_test(test_body_cut_answer_kept_apart),
         cmocka_unit_test(test_body_long_whitespace_between_pieces),
         cmocka_unit_test(test_tool_calls_odd_shapes),
+        cmocka_unit_test(test_call_ids_unique),
     };
 
     return cmocka_run_group_tests_name("llm", tests, NULL, NULL);
