@@ -115,10 +115,24 @@ void mote_run_finish(struct mote_tool_run *run, enum mote_job_state how, const c
         mote_tool_outs(run, errmsg);
         run->is_error = true;
     } else if (how == MOTE_JOB_CANCELLED) {
-        if (run->out_len == 0 || mcp)
-            mote_tool_outs(run, shutting_down ? "killed: mote was shutting down"
-                                : mcp         ? "cancelled by the user (the MCP server was told)"
-                                              : "cancelled by the user");
+        /* Who stopped it: the user, or the shutdown when the time it gives
+         * running work to finish (its drain, the shutdown timeout) ran
+         * out - nobody cancelled then. */
+        const char *why = shutting_down
+                              ? "killed: mote was shutting down, and the tool had not ended when "
+                                "the time given to finish running work (the shutdown timeout) "
+                                "ran out"
+                          : mcp ? "cancelled by the user (the MCP server was told)"
+                                : "cancelled by the user: the tool was stopped";
+
+        if (mcp) {
+            mote_tool_outs(run, why);
+        } else {
+            char note[200];
+
+            (void)mote_str_join(note, sizeof(note), "[", why, "]");
+            mote_tool_note(run, note, 0, NULL);
+        }
         run->is_error = true;
     }
     if (run->out_dropped > 0)

@@ -176,10 +176,8 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
         if (t->out_fd >= 0)
             p->pipe_close(p->ctx, t->out_fd);
         t->out_fd = -1;
-        if (mote_job_cancelled(loop, self)) {
-            mote_tool_note(run, "[cancelled by the user: the command was killed]", 0, NULL);
-            return MOTE_STEP_CANCELLED;
-        }
+        if (mote_job_cancelled(loop, self))
+            return MOTE_STEP_CANCELLED; /* the agent says why (a cancel, a shutdown) */
         if (t->timed_out) {
             mote_tool_note(run, "[timed out after ", run->timeout_ms, " ms: the command was killed]");
         } else {
