@@ -8,6 +8,107 @@
 
 #include "agent_int.h"
 
+/* Keeping the end of a long output: out[out_head, out_cap) is a ring of
+ * the latest bytes, out_ring where the oldest is. Every byte that comes
+ * drops one (the oldest of the ring, or itself). */
+static void keep_end(struct mote_tool_run *run, const char *data, size_t len)
+{
+    size_t r, first;
+
+    if (run->out_head == 0) {
+        run->out_head = run->out_cap / 2;
+        run->out_ring = 0;
+    }
+    r = run->out_cap - run->out_head;
+    run->out_dropped += len;
+    if (len >= r) {
+        memcpy(run->out + run->out_head, data + len - r, r);
+        run->out_ring = 0;
+        return;
+    }
+    first = r - run->out_ring < len ? r - run->out_ring : len;
+    memcpy(run->out + run->out_head + run->out_ring, data, first);
+    memcpy(run->out + run->out_head, data + first, len - first);
+    run->out_ring = (run->out_ring + len) % r;
+}
+
+static void reverse(char *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n / 2; i++) {
+        char t = p[i];
+
+        p[i] = p[n - 1 - i];
+        p[n - 1 - i] = t;
+    }
+}
+
+static bool utf8_cont(char ch)
+{
+    return ((unsigned char)ch & 0xC0u) == 0x80u;
+}
+
+/* Puts a kept end in place: the ring turned so its oldest byte comes
+ * first, the start cut after its last whole character (and line, if one
+ * ends near the cut), the end begun at its first whole character (and
+ * line), and the line saying how much was dropped between them. Once;
+ * nothing more is kept after it. */
+static void end_in_place(struct mote_tool_run *run)
+{
+    char *o = run->out;
+    size_t h = run->out_head, cap = run->out_cap, r, hend, t0, win, i, back;
+    char mark[96];
+    struct mote_sb sb;
+
+    if (run->out_ended || h == 0)
+        return;
+    run->out_ended = true;
+    r = cap - h;
+    reverse(o + h, run->out_ring);
+    reverse(o + h + run->out_ring, r - run->out_ring);
+    reverse(o + h, r);
+    /* the start: no character cut short at its end */
+    hend = h;
+    for (back = 1; back <= 3 && back <= hend; back++) {
+        unsigned char b = (unsigned char)o[hend - back];
+        size_t need;
+
+        if (utf8_cont((char)b))
+            continue;
+        need = (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
+        if (need > back)
+            hend -= back;
+        break;
+    }
+    t0 = h;
+    while (t0 < cap && t0 < h + 3 && utf8_cont(o[t0]))
+        t0++;
+    win = h / 4 < 256 ? h / 4 : 256;
+    for (i = 0; i < win && i < hend; i++) {
+        if (o[hend - 1 - i] == '\n') {
+            hend -= i;
+            break;
+        }
+    }
+    for (i = 0; i < win && t0 + i < cap; i++) {
+        if (o[t0 + i] == '\n') {
+            t0 += i + 1;
+            break;
+        }
+    }
+    run->out_dropped += (h - hend) + (t0 - h);
+    mote_sb_init(&sb, mark, sizeof(mark));
+    if (hend > 0 && o[hend - 1] != '\n')
+        mote_sb_s(&sb, "\n");
+    mote_sb_num(&sb, "[... ", run->out_dropped, " bytes of output dropped here ...]\n");
+    MOTE_ASSERT(sb.len <= sizeof(run->out_buf) - MOTE_TOOL_OUTPUT_MAX);
+    memmove(o + hend + sb.len, o + t0, cap - t0);
+    memcpy(o + hend, mark, sb.len);
+    run->out_len = hend + sb.len + (cap - t0);
+    run->out_head = 0;
+}
+
 void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len)
 {
     size_t room = run->out_len < run->out_cap ? run->out_cap - run->out_len : 0;
@@ -15,7 +116,13 @@ void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len)
 
     memcpy(run->out + run->out_len, data, take);
     run->out_len += take;
-    run->out_dropped += len - take;
+    if (take == len)
+        return;
+    if (run->out_keep_end && !run->out_ended && run->out_cap >= 64 &&
+        run->out_cap <= MOTE_TOOL_OUTPUT_MAX && run->out == run->out_buf)
+        keep_end(run, data + take, len - take);
+    else
+        run->out_dropped += len - take;
 }
 
 void mote_tool_outs(struct mote_tool_run *run, const char *s)
@@ -83,8 +190,10 @@ void mote_tool_note(struct mote_tool_run *run, const char *a, uint64_t num, cons
 {
     char text[200];
     struct mote_sb sb;
-    bool nl = run->out_len > 0 && run->out[run->out_len - 1] != '\n';
+    bool nl;
 
+    end_in_place(run);
+    nl = run->out_len > 0 && run->out[run->out_len - 1] != '\n';
     mote_sb_init(&sb, text, sizeof(text));
     mote_sb_num(&sb, a, num, b);
     if (run->out_len + sb.len + nl <= sizeof(run->out_buf)) {
@@ -100,6 +209,7 @@ void mote_run_finish(struct mote_tool_run *run, enum mote_job_state how, const c
 {
     bool mcp = run->tool == NULL;
 
+    end_in_place(run);
     if (mcp) {
         const struct mote_mcp_call *m = &run->st.mcp;
 
@@ -136,5 +246,8 @@ void mote_run_finish(struct mote_tool_run *run, enum mote_job_state how, const c
         run->is_error = true;
     }
     if (run->out_dropped > 0)
-        mote_tool_note(run, "[output cut: ", run->out_dropped, " more bytes not shown]");
+        mote_tool_note(run, "[output cut: ", run->out_dropped,
+                       run->out_ended ? " bytes in the middle not shown: the start and the end "
+                                        "are kept]"
+                                      : " more bytes not shown]");
 }

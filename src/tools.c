@@ -92,6 +92,7 @@ static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_too
 
     t->started = true;
     t->out_fd = -1;
+    run->out_keep_end = true; /* errors are usually at the end of a long output */
     argv[2] = arg_in_place(run, "command");
     if (argv[2] == NULL) {
         mote_tool_outs(run, "shell needs {\"command\": \"...\"}");
@@ -764,8 +765,9 @@ static int list_dir_step(struct mote_loop *loop, mote_job_id self, struct mote_t
 
 static const struct mote_tool builtin[] = {
     {"shell",
-     "Run a command with /bin/sh on the user's machine and get its output (stdout and stderr, "
-     "cut at 16 KiB) and exit status. Runs in its own process group with a timeout.",
+     "Run a command with /bin/sh on the user's machine and get its output (stdout and stderr; "
+     "past 16 KiB its start and its end, with the bytes dropped between them counted) and exit "
+     "status. Runs in its own process group with a timeout.",
      "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":"
      "\"the shell command\"}},\"required\":[\"command\"]}",
      shell_step, shell_release, NULL, 0},

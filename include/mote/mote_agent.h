@@ -138,6 +138,12 @@ struct mote_tool_run {
     char *out;                /* the result */
     size_t out_len, out_cap;
     uint64_t out_dropped;     /* bytes of output over out_cap */
+    bool out_keep_end;        /* the tool's: past out_cap, keep the output's start and its
+                               * end (the last bytes) and drop the middle (mote_tool_out) */
+    bool out_ended;           /* the kept end was put in place: nothing more is kept */
+    size_t out_head;          /* keeping the end: bytes of the start (0: nothing dropped
+                               * yet); out[out_head, out_cap) holds the end, a ring */
+    size_t out_ring;          /* where the oldest byte of the end is in that ring */
     bool is_error;
     struct mote_json json;    /* the input parsed (token 0: the object) */
     char in_buf[MOTE_JOURNAL_LINE_MAX];
@@ -150,7 +156,11 @@ struct mote_tool_run {
 };
 
 /* Appends `len` bytes to the run's result; what passes run->out_cap is
- * counted in run->out_dropped. */
+ * counted in run->out_dropped. Past out_cap, a run with out_keep_end set
+ * keeps the start (half of out_cap) and the latest bytes (the rest), in
+ * the same buffer: when the result is read (the first note, the run's
+ * end) a line "[... N bytes of output dropped here ...]" stands between
+ * them, both cut at whole characters and, near the cut, whole lines. */
 void mote_tool_out(struct mote_tool_run *run, const char *data, size_t len);
 
 /* Appends a NUL-terminated string. */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mote/mote_agent.h"
@@ -1490,9 +1491,78 @@ static void test_compaction_power_cuts(void **state)
     assert_true(cuts >= 5);
 }
 
+/* A long output of a run that keeps its end (the shell's): the start up
+ * to a whole line, a line counting the bytes dropped, and the end from a
+ * whole line to the last byte, all within the run's buffer; whatever the
+ * sizes of the pieces it came in, and with characters of two bytes that
+ * the cut must not split. */
+static void test_tool_output_keeps_its_end(void **state)
+{
+    static struct mote_tool_run run;
+    static char all[200000];
+    size_t total = 0, at = 0, head, tail, piece = 1;
+    uint64_t dropped;
+    const char *mark, *after;
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < 10000; i++)
+        total += (size_t)snprintf(all + total, sizeof(all) - total, "line %06u \xc3\xa9\n", i);
+    memset(&run, 0, sizeof(run));
+    run.out = run.out_buf;
+    run.out_cap = MOTE_TOOL_OUTPUT_MAX;
+    run.out_keep_end = true;
+    while (at < total) {
+        size_t n = piece < total - at ? piece : total - at;
+
+        mote_tool_out(&run, all + at, n);
+        at += n;
+        piece = (piece * 7 + 3) % 5000 + 1;
+    }
+    mote_tool_note(&run, "[exit status 1]", 0, NULL);
+    assert_true(run.out_len <= sizeof(run.out_buf));
+    run.out[run.out_len] = '\0';
+    mark = strstr(run.out, "[... ");
+    assert_non_null(mark);
+    head = (size_t)(mark - run.out);
+    assert_true(head > MOTE_TOOL_OUTPUT_MAX / 4 && head <= MOTE_TOOL_OUTPUT_MAX / 2);
+    assert_memory_equal(run.out, all, head);
+    assert_true(all[head - 1] == '\n');
+    dropped = strtoull(mark + 5, NULL, 10);
+    assert_true(dropped == run.out_dropped);
+    after = strstr(mark, " bytes of output dropped here ...]\n");
+    assert_non_null(after);
+    after += strlen(" bytes of output dropped here ...]\n");
+    tail = run.out_len - (size_t)(after - run.out) - strlen("[exit status 1]");
+    assert_string_equal(run.out + run.out_len - strlen("[exit status 1]"), "[exit status 1]");
+    assert_true(tail > MOTE_TOOL_OUTPUT_MAX / 4);
+    assert_memory_equal(after, all + total - tail, tail); /* the very end */
+    assert_true(all[total - tail - 1] == '\n');            /* from a whole line */
+    assert_true(head + tail + dropped == total);
+    /* One long line of two-byte characters: cut between characters. */
+    memset(&run, 0, sizeof(run));
+    run.out = run.out_buf;
+    run.out_cap = MOTE_TOOL_OUTPUT_MAX;
+    run.out_keep_end = true;
+    for (i = 0; i < 50001; i++)
+        mote_tool_out(&run, i == 0 ? "x" : "\xc3\xa9", i == 0 ? 1 : 2);
+    mote_tool_note(&run, "[exit status 0]", 0, NULL);
+    run.out[run.out_len] = '\0';
+    mark = strstr(run.out, "\n[... ");
+    assert_non_null(mark);
+    head = (size_t)(mark - run.out);
+    assert_true(head % 2 == 1 && (unsigned char)run.out[head - 1] == 0xa9);
+    after = strstr(mark, "...]\n") + 5;
+    assert_true((unsigned char)after[0] == 0xc3);
+    tail = (size_t)(strstr(after, "\n[exit status 0]") - after);
+    assert_true(tail % 2 == 0 && tail > MOTE_TOOL_OUTPUT_MAX / 4);
+    assert_true(head + tail + run.out_dropped == 100001);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tool_output_keeps_its_end),
         cmocka_unit_test_setup_teardown(test_tool_round, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tool_names_unique_and_resolved_once, setup,
                                         teardown),
