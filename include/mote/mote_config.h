@@ -332,7 +332,7 @@
 #endif
 
 /* Bytes of a tool call's result kept (more is counted and the model is
- * told how much was cut). */
+ * told how much was cut; the shell keeps the first and the last half). */
 #ifndef MOTE_TOOL_OUTPUT_MAX
 #define MOTE_TOOL_OUTPUT_MAX 16384
 #endif
