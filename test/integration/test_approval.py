@@ -290,6 +290,34 @@ def test_nul_in_a_file_path_is_refused():
         check(res.get("is_error"), "request %d: %r" % (n, res))
 
 
+def test_nul_in_an_input_journaled_by_an_older_mote_is_refused():
+    # a call journaled before inputs were checked, never begun: recovery
+    # goes on with it, and the tool itself refuses a string cut at a NUL
+    d = new_dir()
+    a, out = os.path.join(d, "A"), os.path.join(d, "out")
+    state = new_dir("state-")
+    conv = os.path.join(state, "conversations")
+    os.makedirs(conv, 0o700)
+    calls = [{"id": "toolu_w", "name": "write_file",
+              "input": {"path": out + "\u0000.txt", "content": "x"}},
+             {"id": "toolu_s", "name": "shell", "input": {"command": "touch %s\u0000; touch B" % a}}]
+    recs = [{"t": "open", "v": 2, "id": "old1"}, {"t": "user", "text": "go"},
+            {"t": "request", "attempt": 1},
+            {"t": "assistant", "text": "", "stop": "tool_use", "interrupted": False,
+             "calls": calls}]
+    with open(os.path.join(conv, "old1.jsonl"), "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in recs))
+    with open(os.path.join(state, "current"), "w") as f:
+        f.write("old1\n")
+    port, log = start_server([{"text": "done"}, {"text": "again"}])
+    r = run(mote(port, state, "--continue", "-p", "and?", "--yes"), cwd=d)
+    check(r.returncode == 0, (r.returncode, r.stderr))
+    check(not os.path.exists(out) and not os.path.exists(a) and
+          not os.path.exists(os.path.join(d, "B")), "a string cut at its NUL was used")
+    res = tool_results(log, 0)
+    check(len(res) == 2 and all(x.get("is_error") for x in res), res)
+
+
 def test_nul_in_a_tool_name_is_refused():
     d = new_dir()
     m = os.path.join(d, "M")

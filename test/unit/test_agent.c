@@ -40,6 +40,7 @@ static struct {
     char notes[512];
     unsigned warnings;
     struct mote_shutdown_report report;
+    char asked[128];       /* the input the last question showed */
 } ev;
 
 static void on_event(void *arg, const struct mote_event *e)
@@ -59,6 +60,7 @@ static void on_event(void *arg, const struct mote_event *e)
         ev.ask_id = e->ask_id;
         ev.ask_conv = e->conv;
         assert_true(e->input_len >= 2 && e->input[0] == '{');
+        snprintf(ev.asked, sizeof(ev.asked), "%.*s", (int)e->input_len, e->input);
         if (ev.answer_at_once)
             assert_int_equal(mote_conv_approve(e->conv, e->ask_id, ev.answer, "not now"), 0);
         break;
@@ -783,6 +785,43 @@ static void test_approval_yes_no_and_stale(void **state)
     /* The old question's id answers nothing now. */
     assert_int_equal(mote_conv_approve(c, first, MOTE_ANSWER_YES, NULL), MOTE_ERR_STALE);
     end_session();
+}
+
+/* A question shows the input that would run, read back from the journal:
+ * with a read failing at each place in turn, a question is either asked
+ * with the whole input or not asked at all (the storage failed), never
+ * with a stand-in such as {}. */
+static void test_question_never_shows_what_was_not_read(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    unsigned n, failed = 0;
+
+    (void)state;
+    for (n = 1; n < 80; n++) {
+        struct mote_conv *c;
+
+        mote_tport_deinit(&tp);
+        mote_tport_init(&tp, 1000);
+        memset(&ev, 0, sizeof(ev));
+        nscript = 0;
+        say_calls(NULL, 1, in);
+        say_text("ok", 8);
+        start_session();
+        cc.approval = MOTE_APPROVE_ASK;
+        if (mote_conv_create(&ses, &cc, "readback", &c) == 0) {
+            mote_tport_fail_after(&tp, MOTE_TP_READ, n, MOTE_ERR_IO, false);
+            if (mote_conv_send(c, "go", 2) == 0)
+                drive(c, 500);
+        }
+        if (ev.approvals > 0)
+            assert_string_equal(ev.asked, in[0]);
+        failed += ev.fatal > 0 && ev.approvals == 0;
+        end_session();
+        if (tp.fail_seen < n)
+            break; /* every read of the round came before read n */
+    }
+    assert_true(n < 80);
+    assert_true(failed > 0); /* a failed read back asked nothing */
 }
 
 static void test_approval_always_is_kept(void **state)
@@ -1559,10 +1598,29 @@ static void test_tool_output_keeps_its_end(void **state)
     assert_true(head + tail + run.out_dropped == 100001);
 }
 
+/* An embedder's tool reads its arguments as C strings: one holding a NUL
+ * (\u0000) is refused, never handed over as the part before it. */
+static void test_tool_arg_refuses_a_nul(void **state)
+{
+    static struct mote_tool_run run;
+    static const char in[] = "{\"path\":\"/tmp/a\\u0000/etc/passwd\",\"ok\":\"x\\u0041\"}";
+    char out[64];
+
+    (void)state;
+    memset(&run, 0, sizeof(run));
+    memcpy(run.in_buf, in, sizeof(in));
+    assert_true(mote_json_parse(&run.json, run.in_buf, sizeof(in) - 1) > 0);
+    assert_int_equal(mote_tool_arg(&run, "path", out, sizeof(out)), MOTE_ERR_BADMSG);
+    assert_string_equal(out, "");
+    assert_int_equal(mote_tool_arg(&run, "ok", out, sizeof(out)), 2);
+    assert_string_equal(out, "xA");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tool_output_keeps_its_end),
+        cmocka_unit_test(test_tool_arg_refuses_a_nul),
         cmocka_unit_test_setup_teardown(test_tool_round, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tool_names_unique_and_resolved_once, setup,
                                         teardown),
@@ -1575,6 +1633,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_stream_while_a_third_is_cancelled, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_approval_yes_no_and_stale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_question_never_shows_what_was_not_read, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_approval_always_is_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approval_never_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_with_a_deaf_job, setup, teardown),
