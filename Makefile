@@ -180,7 +180,8 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 # with CHECK_GROUPS += (it runs after these).
 CHECK_GROUPS := unit test-symbols test-core-rules test-docs test-arch test-cli test-install test-client \
   test-agent test-issue10 test-turns test-embed test-errors test-mcp test-fidelity test-api-rules test-core \
-  test-proc test-cli15 test-tools15 test-serve test-service test-unit test-tls test-mqtt test-fuzz
+  test-proc test-cli15 test-tools15 test-serve test-service test-approval test-unit test-tls \
+  test-mqtt test-fuzz
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
