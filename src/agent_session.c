@@ -21,6 +21,23 @@ void mote_conv_conf_defaults(struct mote_conv_conf *c)
     c->approval = MOTE_APPROVE_ASK;
 }
 
+static void mcp_left_said(void *arg, const char *server, unsigned ended)
+{
+    struct mote_session *s = arg;
+    struct mote_event ev;
+    char m[160];
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, m, sizeof(m));
+    mote_sb_num(&sb, "ended ", ended,
+                " process(es) it had left running when mote was killed with it");
+    mote_emit_init(&ev, MOTE_EV_MCP, NULL);
+    ev.name = server;
+    ev.text = m;
+    ev.len = sb.len;
+    mote_emit(s, &ev);
+}
+
 int mote_session_init(struct mote_session *s, struct mote_loop *loop,
                       const struct mote_session_conf *conf)
 {
@@ -48,6 +65,8 @@ int mote_session_init(struct mote_session *s, struct mote_loop *loop,
         s->conf.tool_timeout_ms = MOTE_TOOL_TIMEOUT_MS;
     mote_cancel_init(&s->cancel, &loop->root);
     mote_turn_attach(s);
+    /* What MCP servers of a mote killed with them left running. */
+    (void)mote_mcp_left_sweep(p, &s->jbuf.json, mcp_left_said, s);
     return 0;
 }
 

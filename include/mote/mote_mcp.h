@@ -186,4 +186,48 @@ struct mote_mcp_conf {
 int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char *text,
                         size_t len, const char *const *base_env, char *err, size_t cap);
 
+/* ---- what is left after a crash ----
+ * The port's supervisor ends a server's processes when the server exits
+ * or mote goes away; when mote, the supervisors and the servers are all
+ * killed at once, a process the server started in a session of its own
+ * (`setsid`) would be left running. So each running server's process tag
+ * is recorded in the state: "mcp/TAG.run" (one JSON line: "server",
+ * "tag", "pgid", "start"), written and synced before the server is
+ * talked to, held locked while it runs (st_lock) and removed when it
+ * ends; on the next start, what a record names whose mote no longer
+ * holds it is ended through proc_kill_recorded (the group only while its
+ * leader has the recorded start time; any process of this user carrying
+ * the tag) and the record removed. Storage names below the port's root. */
+
+/* Bytes of a record's storage name ("mcp/" TAG ".run", NUL). */
+#define MOTE_MCP_LEFT_NAME_MAX (MOTE_PROC_TAG_MAX + 12)
+
+/* Told, by a sweep, that `ended` processes left by server `server` ("" if
+ * the record did not say) were ended. */
+typedef void (*mote_mcp_left_fn)(void *arg, const char *server, unsigned ended);
+
+/* Records server `server`'s process `pid` (a proc_spawn handle): its
+ * record's name goes into `name` (`cap` bytes, MOTE_MCP_LEFT_NAME_MAX),
+ * and the returned handle holds the record's lock until
+ * mote_mcp_left_clear. Returns the handle (>= 0), MOTE_ERR_NOSYS (the
+ * port has no tags or no leftover-kill path: nothing to record), or a
+ * storage failure (nothing is left on disk). Blocks for one synced
+ * write. */
+int mote_mcp_left_record(const struct mote_port *p, const char *server, int64_t pid, char *name,
+                         size_t cap) MOTE_MUST_CHECK;
+
+/* The server of a record ended (its processes are gone): the record is
+ * removed, then its handle closed. Nothing when `h` < 0. */
+void mote_mcp_left_clear(const struct mote_port *p, int h, const char *name);
+
+/* Ends what the records of earlier motes name (records that a running
+ * mote holds are left alone) and removes those records; `scratch` holds
+ * a record's JSON tokens while it is read; `said` (may be NULL) hears
+ * each server whose processes were ended. Returns how many processes
+ * were ended, or < 0 when the records could not be listed (or a kill
+ * failed and none was ended). Blocks while it reads the records and the
+ * port looks for the tags (on POSIX, /proc). */
+int mote_mcp_left_sweep(const struct mote_port *p, struct mote_json *scratch,
+                        mote_mcp_left_fn said, void *arg);
+
 #endif /* MOTE_MCP_H */

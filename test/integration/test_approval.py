@@ -674,6 +674,44 @@ def test_an_mcp_servers_setsid_child_is_ended_after_everything_was_killed():
                 pass
 
 
+def test_a_running_motes_mcp_server_is_left_alone_by_another_start():
+    # the records of MCP servers are held by the mote that runs them: a
+    # second mote starting on the same state directory ends nothing of it
+    marker = "mcpkept%d.%d" % (os.getpid() % 100000, int(time.time() * 1000) % 100000)
+    cfg = os.path.join(new_dir(), "mcp.json")
+    with open(cfg, "w") as f:
+        json.dump({"mcpServers": {"f": {"command": sys.executable, "args": [
+            FAKE, "--setsid-child", marker]}}}, f)
+    port, _ = start_server([{"tool": "f__sleep", "input": {"seconds": 30}}, {"text": "x"},
+                            {"text": "second"}])
+    state = new_dir("state-")
+    p = subprocess.Popen(mote(port, state, "-p", "x", "--yes", "--mcp-config", cfg,
+                              "--shutdown-timeout", "500"),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env())
+
+    def kept():
+        out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True,
+                             text=True).stdout.splitlines()[1:]
+        return [l for l in out if marker in l and "fake_mcp" not in l and "ps -eo" not in l
+                and not l.split()[1].startswith("Z")]
+    try:
+        wait_for(lambda: kept() or p.poll() is not None, "the MCP server's setsid child", 20)
+        check(p.poll() is None and kept(), "mote and the server's child run")
+        check(os.listdir(os.path.join(state, "mcp")), "the server is recorded")
+        r = run(mote(port, state, "-p", "hi"))
+        check(r.returncode == 0, (r.returncode, r.stderr))
+        check(p.poll() is None and kept(), "another start ended a running mote's MCP server")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+    deadline = time.time() + 10
+    while kept() and time.time() < deadline:
+        time.sleep(0.05)
+    check(not kept(), "the server's child outlived its mote's clean stop")
+    check(not os.listdir(os.path.join(state, "mcp")), "a clean stop removes the record")
+
+
 def test_a_certificate_without_subject_alt_name_is_refused():
     d = new_dir("certs-")
 
