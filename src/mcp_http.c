@@ -16,6 +16,10 @@
 #include "mcp_wire.h"
 #include "mote/mote.h"
 
+enum { DC_NONE = 0, DC_FLUSH, DC_DELETE, DC_DONE };
+
+static void dc_pump(struct mote_mcp_server *s);
+
 /* ---- the queue ---- */
 
 /* Removes queued message `seq`: its bytes leave outbuf. */
@@ -270,7 +274,7 @@ static void renew_failed(struct mote_mcp_server *s, const char *why)
  * ended): a new one is made before anything else is sent. */
 static void session_lost(struct mote_mcp_server *s, const char *how)
 {
-    if (s->lost || s->state == MOTE_MCP_STARTING)
+    if (s->lost || s->state == MOTE_MCP_STARTING || s->m->dc)
         return;
     mcp_log(s, how, "; a new session is started", NULL);
     s->lost = true;
@@ -338,6 +342,7 @@ static void exchange_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, i
         get_done(s, ch, rc, why);
         break;
     case MCP_ROLE_DELETE:
+        s->dc_state = DC_DONE;
         if (rc == 0)
             mcp_log(s, "the session ended (DELETE answered)", NULL, NULL);
         else if (rc == MCP_WIRE_NOT_ALLOWED)
@@ -559,7 +564,11 @@ static void pump(struct mote_mcp_server *s)
     uint32_t now = mote_loop_now(s->m->loop);
     unsigned i;
 
-    if (s->m->dc || s->state == MOTE_MCP_FAILED || s->state == MOTE_MCP_CLOSED)
+    if (s->m->dc) {
+        dc_pump(s);
+        return;
+    }
+    if (s->state == MOTE_MCP_FAILED || s->state == MOTE_MCP_CLOSED)
         return;
     if (!s->ch[MCP_CH_GET].busy && get_wanted(s) && s->get_retry != 0 &&
         !mote_before(now, s->get_retry)) {
@@ -660,42 +669,73 @@ void mcp_http_resume(struct mote_mcp_server *s)
 
 /* ---- disconnect ---- */
 
-void mcp_http_dc_begin(struct mote_mcp_server *s)
+/* The disconnect's steps: the notifications still queued (a cancel's),
+ * then DELETE when there is a session to end. */
+static void dc_pump(struct mote_mcp_server *s)
 {
-    unsigned i;
-
-    if (s->state == MOTE_MCP_OFF)
+    if (s->dc_state != DC_FLUSH || s->ch[MCP_CH_REQ].busy || s->ch[MCP_CH_NOTE].busy)
         return;
-    for (i = 0; i < 3; i++)
-        mcp_wire_stop(s, &s->ch[i]);
+    if (s->nq > 0 && (streamable(s) || s->have_endpoint)) {
+        start(s, MCP_CH_REQ, MCP_ROLE_MSG, MCP_POST, s->q[0].seq);
+        return;
+    }
     s->nq = 0;
     s->outlen = 0;
-    s->get_retry = 0;
-    s->renew = MCP_RENEW_NONE;
-    s->dc_t0 = mote_loop_now(s->m->loop);
-    if (streamable(s) && s->session[0] != '\0' && !s->lost &&
-        (s->state == MOTE_MCP_READY || s->state == MOTE_MCP_LISTING)) {
-        s->state = MOTE_MCP_CLOSED;
-        mcp_log(s, "disconnecting: DELETE ends the session", NULL, NULL);
+    if (s->dc_delete) {
+        s->dc_state = DC_DELETE;
         start(s, MCP_CH_REQ, MCP_ROLE_DELETE, MCP_DELETE, 0);
-    } else {
-        s->state = MOTE_MCP_CLOSED;
-        mcp_log(s, "disconnected", NULL, NULL);
+        return;
     }
+    s->dc_state = DC_DONE;
+}
+
+void mcp_http_dc_begin(struct mote_mcp_server *s)
+{
+    struct mote_mcp_queued *e;
+
+    if (s->state == MOTE_MCP_OFF) {
+        s->dc_state = DC_DONE;
+        return;
+    }
+    mcp_wire_stop(s, &s->ch[MCP_CH_GET]);
+    mcp_wire_stop(s, &s->ch[MCP_CH_NOTE]);
+    while ((e = q_request(s)) != NULL) {
+        if (s->ch[MCP_CH_REQ].seq == e->seq)
+            mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
+        q_remove(s, e->seq); /* (requests end with the session) */
+    }
+    s->renew = MCP_RENEW_NONE;
+    s->get_retry = 0;
+    s->dc_delete = streamable(s) && s->session[0] != '\0' && !s->lost &&
+                   (s->state == MOTE_MCP_READY || s->state == MOTE_MCP_LISTING);
+    if (s->state == MOTE_MCP_FAILED) {
+        s->nq = 0;
+        s->dc_delete = false;
+    }
+    s->state = MOTE_MCP_CLOSED;
+    s->dc_state = DC_FLUSH;
+    mcp_log(s, s->dc_delete ? "disconnecting: DELETE ends the session" : "disconnecting", NULL,
+            NULL);
+    dc_pump(s);
     arm(s);
 }
 
 bool mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el)
 {
+    unsigned i;
+
     (void)el;
-    if (!s->ch[MCP_CH_REQ].busy)
+    if (s->dc_state == DC_DONE || s->dc_state == DC_NONE)
         return true;
-    if (force) {
-        mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
-        mcp_log(s, "the session's DELETE was not answered in time", NULL, NULL);
-        return true;
-    }
-    return false;
+    if (!force)
+        return false;
+    for (i = 0; i < 3; i++)
+        mcp_wire_stop(s, &s->ch[i]);
+    mcp_log(s, s->dc_state == DC_DELETE ? "the session's DELETE was not answered in time"
+                                        : "its last notifications were not sent in time",
+            NULL, NULL);
+    s->dc_state = DC_DONE;
+    return true;
 }
 
 void mcp_http_dc_end(struct mote_mcp_server *s)

@@ -522,15 +522,18 @@ static int on_header(void *arg, const char *name, size_t n, const char *v, size_
     return 0;
 }
 
-/* What the body is, from the status and Content-Type. */
-static uint8_t body_kind(const struct mote_mcp_chan *ch)
+/* What the body is, from the status and Content-Type: what answers a
+ * notification or a DELETE is not looked at. */
+static uint8_t body_kind(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
 {
     const char *ct = ch->resp.content_type;
     size_t n;
 
     if (ch->resp.status < 200 || ch->resp.status >= 300)
         return B_ERROR;
-    if (ch->resp.status != 200)
+    if (ch->resp.status != 200 || ch->role == MCP_ROLE_DELETE || ch->role == MCP_ROLE_RENEW_NOTE ||
+        (s->kind == MOTE_MCP_SSE && ch->role != MCP_ROLE_GET) ||
+        (ch->role == MCP_ROLE_MSG && !carries_request(s, ch)))
         return B_NONE; /* 202 Accepted, 204 */
     while (*ct == ' ')
         ct++;
@@ -550,7 +553,7 @@ static int on_body(void *arg, const char *p, size_t n)
     size_t i;
 
     if (ch->body == B_UNSET)
-        ch->body = body_kind(ch);
+        ch->body = body_kind(ch->srv, ch);
     switch (ch->body) {
     case B_SSE:
         sse_feed(ch->srv, ch, p, n);
@@ -574,7 +577,7 @@ static bool headers_in(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     char why[240];
     struct mote_sb sb;
 
-    ch->body = body_kind(ch);
+    ch->body = body_kind(ch->srv, ch);
     if (ch->body == B_OTHER) {
         size_t i;
 

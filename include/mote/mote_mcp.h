@@ -158,6 +158,7 @@ struct mote_mcp_server {
             uint8_t dc_state;    /* disconnecting (internal) */
             uint8_t get_fails;   /* the event stream's failed attempts in a row */
             bool gate;           /* the first messages wait for the event stream */
+            bool dc_delete;      /* the disconnect ends the session with DELETE */
             bool kicked;         /* the queue is looked at on the next turn */
             uint32_t seq;        /* the last message queued */
             uint32_t get_retry;  /* when to open the event stream again */
