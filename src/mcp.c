@@ -107,8 +107,8 @@ int mote_mcp_add_http(struct mote_mcp *m, const char *name, enum mote_mcp_kind k
             return MOTE_ERR_INVAL;
     }
     for (i = 0; url[i] != '\0'; i++) {
-        if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f)
-            return MOTE_ERR_INVAL; /* it goes into a request line as it is */
+        if ((unsigned char)url[i] <= 0x20 || (unsigned char)url[i] >= 0x7f)
+            return MOTE_ERR_INVAL; /* it goes into a request line as it is: ASCII */
     }
     for (i = 0; headers != NULL && headers[i] != NULL; i++) {
         const char *h = headers[i], *colon = strchr(h, ':');

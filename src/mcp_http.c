@@ -399,14 +399,6 @@ static void exchange_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, i
             }
             break;
         }
-        if (e->kind == MCP_MSG_INIT && streamable(s)) {
-            /* The session is up: its event stream opens before anything
-             * else goes out (a server may speak as soon as it hears
-             * `initialized`). */
-            s->gate = !s->get_none;
-            if (s->gate)
-                s->get_retry = mote_loop_now(s->m->loop) | 1u; /* open it now */
-        }
         if (e->kind != MCP_MSG_NOTE && streamable(s) && !ch->answered && s->req_id != 0)
             request_failed(s, seq, "the MCP server ended its answer without the JSON-RPC answer");
         else
@@ -440,8 +432,18 @@ static void on_message(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cons
         return;
     }
     s->m->up->message(s, msg, len);
-    if (before != 0 && s->req_id != before)
+    if (before != 0 && s->req_id != before) {
+        struct mote_mcp_queued *e = ch->role == MCP_ROLE_MSG ? mcp_q_find(s, ch->seq) : NULL;
+
         ch->answered = true;
+        if (e != NULL && e->kind == MCP_MSG_INIT && streamable(s) && !s->get_none) {
+            /* The session is up: its event stream opens before anything
+             * else goes out (a server may speak as soon as it hears
+             * `initialized`, server-everything does). */
+            s->gate = true;
+            s->get_retry = mote_loop_now(s->m->loop) | 1u;
+        }
+    }
 }
 
 /* The endpoint event of HTTP+SSE: the path to POST to, on the same
@@ -474,7 +476,8 @@ static void on_endpoint(struct mote_mcp_server *s, const char *data, size_t len)
         skip += strcspn(path + skip, "/?");
     }
     for (i = skip; path[i] != '\0'; i++) {
-        if ((unsigned char)path[i] <= 0x20 || path[i] == 0x7f) {
+        if ((unsigned char)path[i] <= 0x20 || (unsigned char)path[i] >= 0x7f) {
+            /* (a request's target is ASCII: others are percent-encoded) */
             s->m->up->failed(s, "the server's endpoint is not a URL path");
             return;
         }
@@ -562,7 +565,7 @@ static void pump(struct mote_mcp_server *s)
 {
     struct mote_mcp_chan *req = &s->ch[MCP_CH_REQ], *note = &s->ch[MCP_CH_NOTE];
     uint32_t now = mote_loop_now(s->m->loop);
-    unsigned i;
+    unsigned i, n;
 
     if (s->m->dc) {
         dc_pump(s);
@@ -594,23 +597,29 @@ static void pump(struct mote_mcp_server *s)
             start(s, MCP_CH_REQ, MCP_ROLE_RENEW_NOTE, MCP_POST, 0);
         return;
     }
-    if (s->gate || (!streamable(s) && !s->have_endpoint))
-        return;
-    for (i = 0; i < s->nq; i++) {
-        struct mote_mcp_queued *e = &s->q[i];
+    /* The first message not on its way goes next, if a channel is free
+     * for it; looked at again after each start (an exchange may end at
+     * once, and what it brought may change the queue). */
+    for (n = 0; n < 4u * MOTE_MCP_QUEUE_MAX; n++) {
+        struct mote_mcp_queued *e = NULL;
 
-        if (e->sending)
-            continue;
-        if (!req->busy) {
-            start(s, MCP_CH_REQ, MCP_ROLE_MSG, MCP_POST, e->seq);
-        } else if (e->kind == MCP_MSG_NOTE && streamable(s) && !note->busy) {
-            start(s, MCP_CH_NOTE, MCP_ROLE_MSG, MCP_POST, e->seq);
-        } else {
-            break; /* in order: what comes after it waits too */
-        }
-        if (s->state == MOTE_MCP_FAILED)
+        if (s->gate || s->lost || (!streamable(s) && !s->have_endpoint) ||
+            s->state == MOTE_MCP_FAILED || s->state == MOTE_MCP_CLOSED || s->m->dc)
             return;
+        for (i = 0; i < s->nq && e == NULL; i++) {
+            if (!s->q[i].sending)
+                e = &s->q[i];
+        }
+        if (e == NULL)
+            return;
+        if (!req->busy)
+            start(s, MCP_CH_REQ, MCP_ROLE_MSG, MCP_POST, e->seq);
+        else if (e->kind == MCP_MSG_NOTE && streamable(s) && !note->busy)
+            start(s, MCP_CH_NOTE, MCP_ROLE_MSG, MCP_POST, e->seq);
+        else
+            return; /* in order: what comes after it waits too */
     }
+    kick(s); /* (the rest on the next turn) */
 }
 
 static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
