@@ -10,25 +10,26 @@
 #include "mote/mote.h"
 #include "util.h"
 
-void mote_dial_init(struct mote_dial *d, const struct mote_url *to, const struct mote_url *proxy,
-                    const char *proxy_auth, int *fdp, int *tlsp)
+void mote_dial_init(struct mote_dial *d, const char *host, uint16_t port, bool tls,
+                    const struct mote_url *proxy, const char *proxy_auth, int *fdp, int *tlsp)
 {
     memset(d, 0, sizeof(*d));
-    d->to = to;
+    d->host = host;
+    d->port = port;
+    d->tls = tls;
     d->proxy = proxy;
     d->proxy_auth = proxy_auth != NULL ? proxy_auth : "";
     d->fdp = fdp;
     d->tlsp = tlsp;
-    d->resolve_req = -1;
     d->wait_fd = -1;
     *fdp = *tlsp = -1;
 }
 
 void mote_dial_stop(struct mote_dial *d, const struct mote_port *p)
 {
-    if (d->resolve_req >= 0)
+    if (d->resolving)
         p->net_resolve_end(p->ctx, d->resolve_req);
-    d->resolve_req = -1;
+    d->resolving = false;
 }
 
 /* FNV-1a, 64 bits, of a string and its terminating NUL onto h. */
@@ -56,15 +57,20 @@ uint64_t mote_dial_origin(const struct mote_url *to, const struct mote_url *prox
 }
 
 /* host:port as a request names it (an IPv6 address in brackets). */
-static void put_authority(struct mote_sb *sb, const struct mote_url *u)
+static void put_hostport(struct mote_sb *sb, const char *host, uint16_t port)
 {
-    bool v6 = strchr(u->host, ':') != NULL;
+    bool v6 = strchr(host, ':') != NULL;
 
     if (v6)
         mote_sb_s(sb, "[");
-    mote_sb_s(sb, u->host);
+    mote_sb_s(sb, host);
     mote_sb_s(sb, v6 ? "]:" : ":");
-    mote_sb_u(sb, u->port);
+    mote_sb_u(sb, port);
+}
+
+static void put_authority(struct mote_sb *sb, const struct mote_url *u)
+{
+    put_hostport(sb, u->host, u->port);
 }
 
 /* "WHAT [WHO ]HOST:PORT[ through the proxy P:PP]: REASON" */
@@ -79,7 +85,7 @@ static int conn_msg(const struct mote_dial *d, char *err, size_t cap, const char
         mote_sb_s(&sb, d->who);
         mote_sb_s(&sb, " ");
     }
-    put_authority(&sb, d->to);
+    put_hostport(&sb, d->host, d->port);
     if (d->proxy != NULL) {
         mote_sb_s(&sb, " through the proxy ");
         put_authority(&sb, d->proxy);
@@ -102,7 +108,7 @@ static void via_proxy_note(const struct mote_dial *d, char *err, size_t cap)
     mote_sb_s(&sb, "; through the proxy ");
     put_authority(&sb, d->proxy);
     mote_sb_s(&sb, " (its tunnel to ");
-    put_authority(&sb, d->to);
+    put_hostport(&sb, d->host, d->port);
     mote_sb_s(&sb, ")");
 }
 
@@ -158,7 +164,7 @@ static int refused(struct mote_dial *d, const char *buf, unsigned status, char *
     else
         mote_sb_s(&sb, " wants credentials: put them in the proxy URL (");
     if (status != 407) {
-        put_authority(&sb, d->to);
+        put_hostport(&sb, d->host, d->port);
         mote_sb_s(&sb, " (");
     }
     mote_sb_s(&sb, line);
@@ -183,7 +189,7 @@ static int tunnel(struct mote_dial *d, const struct mote_port *p, char *buf, siz
         mote_sb_init(&sb, buf, cap);
         mote_sb_s(&sb, "CONNECT ");
         for (rc = 0; rc < 2; rc++) { /* the target, in the request line and in Host */
-            put_authority(&sb, d->to);
+            put_hostport(&sb, d->host, d->port);
             mote_sb_s(&sb, rc == 0 ? " HTTP/1.1\r\nHost: " : "\r\n");
         }
         if (d->proxy_auth[0] != '\0') {
@@ -257,14 +263,14 @@ static int tunnel(struct mote_dial *d, const struct mote_port *p, char *buf, siz
 static int tls_start(struct mote_dial *d, const struct mote_port *p, char *err, size_t cap)
 {
     if (MOTE_PORT_HAS(p, tls_connect)) {
-        d->peer.host = d->to->host;
-        d->peer.port = d->to->port;
+        d->peer.host = d->host;
+        d->peer.port = d->port;
         return p->tls_connect(p->ctx, *d->fdp, &d->peer, err, cap);
     }
     if (!MOTE_PORT_HAS(p, tls_open))
         return mote_why(err, cap, MOTE_ERR_NOTSUP, "this port has no TLS: https:// cannot be used",
                         NULL, NULL);
-    return p->tls_open(p->ctx, *d->fdp, d->to->host, d->peer.ca_file, err, cap);
+    return p->tls_open(p->ctx, *d->fdp, d->host, d->peer.ca_file, err, cap);
 }
 
 int mote_dial_step(struct mote_dial *d, const struct mote_port *p, char *buf, size_t cap,
@@ -276,13 +282,13 @@ int mote_dial_step(struct mote_dial *d, const struct mote_port *p, char *buf, si
     for (;;) {
         switch (d->phase) {
         case MOTE_DIAL_RESOLVE:
-            if (d->resolve_req < 0) {
-                const struct mote_url *to = d->proxy != NULL ? d->proxy : d->to;
-
-                rc = p->net_resolve(p->ctx, to->host, to->port, &fd);
+            if (!d->resolving) {
+                rc = d->proxy != NULL ? p->net_resolve(p->ctx, d->proxy->host, d->proxy->port, &fd)
+                                      : p->net_resolve(p->ctx, d->host, d->port, &fd);
                 if (rc < 0)
                     return conn_msg(d, err, err_cap, "cannot resolve", rc);
                 d->resolve_req = rc;
+                d->resolving = true;
                 d->wait_fd = fd;
                 d->wait_events = MOTE_POLL_IN;
             }
@@ -301,7 +307,7 @@ int mote_dial_step(struct mote_dial *d, const struct mote_port *p, char *buf, si
                     mote_sb_join(&sb, d->who, "'s", NULL);
                 else
                     mote_sb_s(&sb, "the");
-                mote_sb_join(&sb, " host name '", d->proxy != NULL ? d->proxy->host : d->to->host,
+                mote_sb_join(&sb, " host name '", d->proxy != NULL ? d->proxy->host : d->host,
                              "'");
                 return MOTE_ERR_DNS;
             }
@@ -331,8 +337,8 @@ int mote_dial_step(struct mote_dial *d, const struct mote_port *p, char *buf, si
                     break; /* the next address (IPv6, then IPv4, say) */
                 return conn_msg(d, err, err_cap, "cannot connect to", rc);
             }
-            d->phase = d->to->tls && d->proxy != NULL ? MOTE_DIAL_TUNNEL
-                       : d->to->tls                   ? MOTE_DIAL_HANDSHAKE
+            d->phase = d->tls && d->proxy != NULL ? MOTE_DIAL_TUNNEL
+                       : d->tls                   ? MOTE_DIAL_HANDSHAKE
                                                       : MOTE_DIAL_DONE;
             break;
         case MOTE_DIAL_TUNNEL:

@@ -125,22 +125,6 @@ static const char *body_of(struct mote_mcp_server *s, struct mote_mcp_chan *ch, 
     }
 }
 
-struct headbuf {
-    char *p;
-    size_t cap, len;
-};
-
-static int head_sink(void *arg, const char *p, size_t n)
-{
-    struct headbuf *h = arg;
-
-    if (h->len + n > h->cap)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(h->p + h->len, p, n);
-    h->len += n;
-    return 0;
-}
-
 /* Writes the request's head into the scratch buffer (the same bytes each
  * time: nothing of it is kept between steps). Returns its length or < 0. */
 static int build_head(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool body,
@@ -149,8 +133,7 @@ static int build_head(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool 
     const char *hdrs[MOTE_MCP_CONF_HEADERS + 12];
     char sid[MOTE_MCP_SESSION_MAX + 20], ver[sizeof(s->version) + 24];
     char path[MOTE_MCP_PATH_MAX + sizeof(s->to.host) + 16];
-    struct headbuf hb = {s->m->scratch, sizeof(s->m->scratch), 0};
-    struct mote_sb sb;
+    struct mote_sb hb, sb;
     bool init = ch->role == MCP_ROLE_RENEW_INIT ||
                 (ch->role == MCP_ROLE_MSG && mcp_q_find(s, ch->seq) != NULL &&
                  mcp_q_find(s, ch->seq)->kind == MCP_MSG_INIT);
@@ -189,7 +172,8 @@ static int build_head(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool 
     }
     hdrs[n] = NULL;
     mote_sb_s(&sb, ch->method == MCP_GET ? s->get_target : s->target);
-    rc = mote_http_write_head(head_sink, &hb,
+    mote_sb_init(&hb, s->m->scratch, sizeof(s->m->scratch));
+    rc = mote_http_write_head(mote_sb_put, &hb,
                               ch->method == MCP_GET    ? "GET"
                               : ch->method == MCP_POST ? "POST"
                                                        : "DELETE",
@@ -605,6 +589,19 @@ static bool headers_in(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     return ch->busy;
 }
 
+/* Waits for the connection to be ready for `want`: MOTE_ERR_AGAIN, or
+ * the failure after the exchange ended. */
+static int wait_for(struct mote_mcp_server *s, struct mote_mcp_chan *ch, unsigned want)
+{
+    int rc = watch(s, ch, ch->conn.fd, want);
+
+    if (rc < 0) {
+        fail(s, ch, rc, "no free watch (MOTE_MAX_WATCHES)");
+        return rc;
+    }
+    return MOTE_ERR_AGAIN;
+}
+
 static int xsend(const struct mote_port *p, struct mote_mcp_chan *ch, const char *b, size_t n,
                  unsigned *want)
 {
@@ -623,21 +620,14 @@ static int xrecv(const struct mote_port *p, struct mote_mcp_chan *ch, char *b, s
     return p->net_recv(p->ctx, ch->conn.fd, b, n);
 }
 
-/* Opens the exchange's connection: the kept one when it is still good,
- * else a new one. */
-static void open_conn(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
+/* A new connection for the exchange: the dial, with the server's proxy
+ * and the network settings (the model's trust store). */
+static void dial_new(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
 {
     const struct mote_mcp_net *net = &s->m->net;
-    int rc = mote_conn_take(&ch->conn, s->m->loop, s->origin);
 
-    ch->kept = rc == 1;
-    if (ch->kept) {
-        ch->phase = W_SEND;
-        ch->deadline = due(s, s->m->timeout_ms);
-        return;
-    }
-    mote_dial_init(&ch->dial, &s->to, s->via_proxy ? &s->proxy : NULL, s->proxy_auth,
-                   &ch->conn.fd, &ch->conn.tls);
+    mote_dial_init(&ch->dial, s->to.host, s->to.port, s->to.tls, s->via_proxy ? &s->proxy : NULL,
+                   s->proxy_auth, &ch->conn.fd, &ch->conn.tls);
     ch->dial.peer.ca_file = net->ca_file;
     ch->dial.peer.alpn = "http/1.1";
     ch->dial.peer.resume = net->tls_resume;
@@ -645,6 +635,19 @@ static void open_conn(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     ch->dial.opened = &ch->conn.opened;
     ch->phase = W_DIAL;
     ch->deadline = due(s, net->connect_timeout_ms);
+}
+
+/* Opens the exchange's connection: the kept one when it is still good,
+ * else a new one. */
+static void open_conn(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
+{
+    ch->kept = mote_conn_take(&ch->conn, s->m->loop, s->origin) == 1;
+    if (ch->kept) {
+        ch->phase = W_SEND;
+        ch->deadline = due(s, s->m->timeout_ms);
+        return;
+    }
+    dial_new(s, ch);
 }
 
 void mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
@@ -676,15 +679,7 @@ static bool resend(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     mote_conn_drop(&ch->conn);
     ch->sent = 0;
     ch->kept = false;
-    mote_dial_init(&ch->dial, &s->to, s->via_proxy ? &s->proxy : NULL, s->proxy_auth,
-                   &ch->conn.fd, &ch->conn.tls);
-    ch->dial.peer.ca_file = s->m->net.ca_file;
-    ch->dial.peer.alpn = "http/1.1";
-    ch->dial.peer.resume = s->m->net.tls_resume;
-    ch->dial.peer.session_max_s = s->m->net.tls_session_max_s;
-    ch->dial.opened = &ch->conn.opened;
-    ch->phase = W_DIAL;
-    ch->deadline = due(s, s->m->net.connect_timeout_ms);
+    dial_new(s, ch);
     return true;
 }
 
@@ -732,13 +727,8 @@ static int send_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
         n = blen - (ch->sent - hlen);
     }
     rc = xsend(p, ch, from, n, &want);
-    if (rc == MOTE_ERR_AGAIN) {
-        if ((rc = watch(s, ch, ch->conn.fd, want)) < 0) {
-            fail(s, ch, rc, "no free watch (MOTE_MAX_WATCHES)");
-            return rc;
-        }
-        return MOTE_ERR_AGAIN;
-    }
+    if (rc == MOTE_ERR_AGAIN)
+        return wait_for(s, ch, want);
     if (rc <= 0) {
         if (resend(s, ch))
             return 1;
@@ -769,13 +759,8 @@ static int read_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
         return MOTE_ERR_AGAIN;
     }
     rc = xrecv(p, ch, s->m->scratch, sizeof(s->m->scratch), &want);
-    if (rc == MOTE_ERR_AGAIN) {
-        if ((rc = watch(s, ch, ch->conn.fd, want)) < 0) {
-            fail(s, ch, rc, "no free watch (MOTE_MAX_WATCHES)");
-            return rc;
-        }
-        return MOTE_ERR_AGAIN;
-    }
+    if (rc == MOTE_ERR_AGAIN)
+        return wait_for(s, ch, want);
     if (rc <= 0) {
         if (!ch->got_byte) {
             if (resend(s, ch))
@@ -845,11 +830,7 @@ static int read_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     if (ch->conn.tls < 0 && (size_t)rc < sizeof(s->m->scratch)) {
         /* A short read emptied the socket: wait for more rather than ask
          * again only to hear "would block". */
-        if ((rc = watch(s, ch, ch->conn.fd, MOTE_POLL_IN)) < 0) {
-            fail(s, ch, rc, "no free watch (MOTE_MAX_WATCHES)");
-            return rc;
-        }
-        return MOTE_ERR_AGAIN;
+        return wait_for(s, ch, MOTE_POLL_IN);
     }
     return rc;
 }

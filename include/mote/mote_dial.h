@@ -30,7 +30,9 @@ enum mote_dial_phase {
 
 struct mote_dial {
     /* the caller's, set before the first step (mote_dial_init) */
-    const struct mote_url *to;     /* the server: host, port, tls */
+    const char *host;              /* the server */
+    uint16_t port;
+    bool tls;
     const struct mote_url *proxy;  /* an HTTP proxy, or NULL: direct */
     const char *proxy_auth;        /* its Proxy-Authorization line, "" without one */
     const char *who;               /* the server in messages ("the broker"), or NULL */
@@ -48,6 +50,7 @@ struct mote_dial {
     int wait_fd;                   /* after MOTE_ERR_AGAIN: watch this descriptor */
     unsigned wait_events;          /* for these events (MOTE_POLL_*) */
     /* internal */
+    bool resolving;                /* a lookup is pending (all zero: none) */
     int resolve_req;
     unsigned naddr, addr_i;
     bool tun_sent;                 /* the CONNECT request is out */
@@ -55,11 +58,12 @@ struct mote_dial {
     struct mote_addr addrs[MOTE_MAX_ADDRS];
 };
 
-/* Prepares `d` to connect to `to` (through `proxy` when not NULL, with
- * `proxy_auth`), the descriptors going to *fdp and *tlsp (set to -1
- * here). Everything it points to must outlive the dial. Never fails. */
-void mote_dial_init(struct mote_dial *d, const struct mote_url *to, const struct mote_url *proxy,
-                    const char *proxy_auth, int *fdp, int *tlsp);
+/* Prepares `d` to connect to `host`:`port` (over TLS when `tls`; through
+ * `proxy` when not NULL, with `proxy_auth`), the descriptors going to
+ * *fdp and *tlsp (set to -1 here). Everything it points to must outlive
+ * the dial. Never fails. */
+void mote_dial_init(struct mote_dial *d, const char *host, uint16_t port, bool tls,
+                    const struct mote_url *proxy, const char *proxy_auth, int *fdp, int *tlsp);
 
 /* Runs the phases until one would block, using `buf` (cap bytes, at
  * least 512) as scratch for the proxy's tunnel. Returns 0 (connected:
@@ -73,7 +77,8 @@ int mote_dial_step(struct mote_dial *d, const struct mote_port *p, char *buf, si
                    char *err, size_t err_cap);
 
 /* Abandons a pending name lookup (descriptors already opened stay the
- * caller's). Idempotent; call it when the dial is given up. */
+ * caller's). Idempotent, and safe on an all-zero dial; call it when the
+ * dial is given up. */
 void mote_dial_stop(struct mote_dial *d, const struct mote_port *p);
 
 /* An origin's fingerprint for kept connections (mote_conn_take): scheme,
