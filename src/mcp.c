@@ -326,8 +326,7 @@ static void fail_server(struct mote_mcp_server *s, const char *why)
     else
         mcp_log(s, s->errmsg, NULL, NULL);
     s->state = MOTE_MCP_FAILED;
-    if (s->req_id != 0)
-        drop_request(s);
+    drop_request(s); /* (over HTTP: every exchange ends) */
     if (s->call != NULL) {
         mote_sb_init(&sb, m, sizeof(m));
         mote_sb_s(&sb, "the MCP server '");
@@ -714,8 +713,9 @@ static void relist_if_free(struct mote_mcp_server *s)
 {
     struct req_args r;
 
-    if (!s->relist || s->req_id != 0 || s->state != MOTE_MCP_READY || s->m->holds > 0)
-        return;
+    if (!s->relist || s->req_id != 0 || s->state != MOTE_MCP_READY || s->m->holds > 0 ||
+        s->calls_waiting > 0)
+        return; /* (calls go first: a list that keeps changing waits between them) */
     /* The old list stays offered until the new one is in. */
     s->relist = false;
     s->relisting = true;
@@ -981,6 +981,15 @@ void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned sr
     c->args_len = args_len;
 }
 
+/* The call no longer waits for its server to be free. */
+static void stop_waiting(struct mote_mcp_call *c)
+{
+    if (c->waiting) {
+        c->waiting = false;
+        c->m->srv[c->srv].calls_waiting--;
+    }
+}
+
 static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
 {
     struct mote_mcp_call *c = task;
@@ -1010,8 +1019,14 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
             c->is_error = true;
             return MOTE_STEP_DONE;
         }
-        if (s->req_id != 0)
-            return MOTE_STEP_PENDING; /* another call: woken when it ends */
+        if (s->req_id != 0) {
+            if (!c->waiting) {
+                c->waiting = true;
+                s->calls_waiting++;
+            }
+            return MOTE_STEP_PENDING; /* another request: woken when it ends */
+        }
+        stop_waiting(c);
         memset(&r, 0, sizeof(r));
         r.method = "tools/call";
         r.tool = s->tools[c->tool].remote;
@@ -1047,6 +1062,8 @@ static void call_release(struct mote_loop *loop, void *task)
 
     if (s->call == c)
         s->call = NULL;
+    stop_waiting(c);
+    relist_if_free(s);
     wake_waiting_calls(loop);
 }
 

@@ -647,8 +647,10 @@ void mcp_http_drop_request(struct mote_mcp_server *s)
 
     if (s->state == MOTE_MCP_FAILED) {
         /* the end of it all: every exchange stops */
-        for (i = 0; i < 3; i++)
+        for (i = 0; i < 3; i++) {
             mcp_wire_stop(s, &s->ch[i]);
+            mote_conn_close(&s->ch[i].conn);
+        }
         s->nq = 0;
         s->outlen = 0;
         s->get_retry = 0;

@@ -226,7 +226,7 @@ static int status_error(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cha
     if (st == 404 || (st == 400 && ch->session_sent)) {
         /* 404 is the spec's word for a session it does not know; the
          * reference server says 400 ("No valid session ID") */
-        if (ch->session_sent || s->kind == MOTE_MCP_SSE) {
+        if (ch->session_sent || (s->kind == MOTE_MCP_SSE && ch->method == MCP_POST)) {
             mote_sb_num(&sb, "the server does not know the session (HTTP ", (uint64_t)st, ")");
             return MCP_WIRE_SESSION;
         }
@@ -776,7 +776,7 @@ static int read_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
             return MOTE_ERR_CONNRESET;
         }
         if (ch->role == MCP_ROLE_GET) {
-            fail(s, ch, MOTE_ERR_CONNRESET, "the event stream ended");
+            fail(s, ch, MOTE_ERR_CONNRESET, "the server ended its event stream");
             return MOTE_ERR_CONNRESET;
         }
         conn_broke(s, ch, "the connection closed in the middle of the answer from ",

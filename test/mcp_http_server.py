@@ -26,6 +26,7 @@ Options:
   --echo-secret       error messages, tool descriptions and results repeat the
                       Authorization header (a server that leaks what it was sent)
   --no-get            GET is answered 405 (mode http)
+  --slow-list MS      a tools/list answer comes 32 bytes every MS ms (mode http)
   --log F             every request as one JSON line: method, path, headers, body
   --cert C --key K    HTTPS with this certificate
 Tools: echo {text}, add {a, b}, sleep {seconds}, whoami.
@@ -52,6 +53,7 @@ P.add_argument("--forget-400", action="store_true")
 P.add_argument("--flip", action="store_true")
 P.add_argument("--echo-secret", action="store_true")
 P.add_argument("--no-get", action="store_true")
+P.add_argument("--slow-list", type=float, default=0)
 P.add_argument("--json", action="store_true")
 P.add_argument("--log")
 P.add_argument("--lifetime", type=float, default=300)
@@ -241,7 +243,13 @@ class H(BaseHTTPRequestHandler):
             except OSError:
                 self.close_connection = True
                 return
-        self.chunk(("event: message\ndata: %s\n\n" % json.dumps(ans)).encode())
+        data = ("event: message\ndata: %s\n\n" % json.dumps(ans)).encode()
+        if A.slow_list and msg.get("method") == "tools/list":
+            for i in range(0, len(data), 32):
+                self.chunk(data[i:i + 32])
+                time.sleep(A.slow_list / 1000.0)
+        else:
+            self.chunk(data)
         self.chunk(b"")
         if A.flip and msg.get("method") == "tools/call":
             self.notify(sid, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})

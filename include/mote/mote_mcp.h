@@ -125,6 +125,8 @@ struct mote_mcp_server {
     bool relist;         /* tools/list_changed came: list again when free */
     bool relisting;      /* the new list replaces the old one when it comes */
     bool paused;         /* its answer waits unread: a request's body is being sent */
+    unsigned calls_waiting; /* calls waiting for the server to be free (they go before a
+                             * new tool list) */
     size_t inlen, outlen;
     unsigned ntools, skipped_tools;
     char cursor[256];
@@ -284,6 +286,7 @@ struct mote_mcp_call {
     const char *args;    /* a JSON object */
     size_t args_len;
     bool sent, done, is_error;
+    bool waiting;        /* counted in its server's calls_waiting */
     int64_t id;
     mote_job_id job;
     size_t len;

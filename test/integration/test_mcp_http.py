@@ -344,7 +344,9 @@ def test_session_expires_mid_conversation_400():
 
 
 def test_tool_list_changes_while_bodies_are_sent():
-    url, _ = hostile("--flip")
+    # new lists all the time, each coming slowly: the model's requests go
+    # out while one is on its way (it waits unread until the body is out)
+    url, _ = hostile("--flip", "--slow-list", "20")
     steps = [{"tool": "f__echo", "input": {"text": "round %d" % i}} for i in range(5)]
     port, log = start_server(steps + [{"text": "finished"}])
     p = run(args(port, config({"f": {"type": "http", "url": url}}), "-p", "x", "--yes"))
