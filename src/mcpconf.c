@@ -50,7 +50,7 @@ static const char *keep(struct expand *x, int t, bool secret)
     struct mote_mcp_conf *cf = x->cf;
     char *start = cf->arena + cf->used;
     size_t room = sizeof(cf->arena) - cf->used, at = cf->used, src, i;
-    int n = mote_json_str(&cf->json, t, start, room);
+    int n = mote_json_cstr(&cf->json, t, start, room);
 
     if (n < 0) {
         x->rc = mote_why(x->err, x->cap, MOTE_ERR_TOO_LARGE, "server '", x->server,
@@ -127,7 +127,7 @@ static const char *keep_pair(struct expand *x, int k)
     struct mote_mcp_conf *cf = x->cf;
     size_t start = cf->used;
     char *p = cf->arena + cf->used;
-    int n = mote_json_str(&cf->json, k, p, sizeof(cf->arena) - cf->used);
+    int n = mote_json_cstr(&cf->json, k, p, sizeof(cf->arena) - cf->used);
 
     if (n <= 0 || memchr(p, '=', (size_t)n) != NULL ||
         (size_t)n + 2 >= sizeof(cf->arena) - cf->used)
@@ -177,7 +177,7 @@ static int keep_headers(struct expand *x, int obj, const char **hv)
             mote_sb_num(&sb, "", MOTE_MCP_CONF_HEADERS, " headers (MOTE_MCP_CONF_HEADERS)");
             return MOTE_ERR_FULL;
         }
-        n = mote_json_str(&cf->json, k, p, sizeof(cf->arena) - cf->used);
+        n = mote_json_cstr(&cf->json, k, p, sizeof(cf->arena) - cf->used);
         if (n <= 0 || !token(p, (size_t)n) || mote_json_type_of(&cf->json, k + 1) != MOTE_JSON_STRING)
             return mote_why(x->err, x->cap, MOTE_ERR_BADMSG, "server '", x->server,
                             "': \"headers\" must map header names to strings");
@@ -326,7 +326,10 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
     struct expand x;
 
     cf->used = 0;
-    if ((prc = mote_json_parse_object(js, text, len, err, cap)) < 0)
+    /* every string here becomes a C string (a command, an argument, a
+     * variable, a URL, a header, a name): a NUL in one would cut it unseen */
+    if ((prc = mote_json_parse_object(js, text, len, err, cap)) < 0 ||
+        (prc = mote_json_strict(js, 0, MOTE_JSON_NO_NUL, err, cap)) < 0)
         return prc;
     servers = mote_json_member(js, 0, "mcpServers");
     if (mote_json_type_of(js, servers) != MOTE_JSON_OBJECT)
@@ -345,7 +348,7 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
     for (i = 0; i < js->tok[servers].size; i++) {
         int def = k + 1, kind, rc, t;
 
-        if (mote_json_str(js, k, name, sizeof(name)) <= 0 ||
+        if (mote_json_cstr(js, k, name, sizeof(name)) <= 0 ||
             mote_json_type_of(js, def) != MOTE_JSON_OBJECT)
             return mote_why_num(err, cap, MOTE_ERR_BADMSG, "server ", (uint64_t)i + 1,
                                 " needs a name and a \"command\" string or a \"url\"");

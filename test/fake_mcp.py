@@ -17,7 +17,8 @@ tool, and notifications/tools/list_changed), --change-on-call (the same
 after answering a tools/call), --slow-list S (tools/list after the first
 answered S seconds late), --list-storm (notifications/tools/list_changed before
 every tools/list answer: a list that never stops changing),
---log F (every message received).
+--setsid-child MARKER (a child in a session of its own, with MARKER in its
+command line, that ignores SIGTERM), --log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -49,6 +50,11 @@ TAG = opt("--tag", "none")
 if opt("--grandchild"):
     # A grandchild that ignores SIGTERM and never exits by itself.
     subprocess.Popen(["sh", "-c", "trap '' TERM; while :; do sleep 1; done; : %s" % TAG])
+if opt("--setsid-child"):
+    # A child in a session of its own (out of the server's process group),
+    # that ignores SIGTERM and never exits by itself.
+    subprocess.Popen(["setsid", "sh", "-c", "trap '' TERM; while :; do sleep 1; done; : %s"
+                      % opt("--setsid-child")])
 LOG = opt("--log")
 sys.stderr.write("fake_mcp: started\n")
 sys.stderr.flush()

@@ -33,6 +33,8 @@ Steps:
   {"tool": ..., "raw_input": ""}                the tool input's JSON text as sent (may be empty)
   {"error_event": ..., "error_code": "..."}      OpenAI: the error's code too
   {"flood_pings": SECONDS}                      SSE pings as fast as possible, then close
+  {"ping_forever": SECONDS}                     one SSE ping a second, nothing else
+  {"tools": [{"tool": ..., "id": "..."}]}       a call with this id (default: unique)
   {"reset": "rst"}                              close with a reset (RST) instead of a FIN
   {"close_before_body": true}                   read the request's head, then reset the
                                                 connection without reading its body
@@ -690,6 +692,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = self.close_connection or not keeps(step) or "stall" in step
         delay = step.get("delay_ms", 0) / 1000.0
+        if "ping_forever" in step:
+            self.close_connection = True
+            # one SSE ping a second, for the given seconds or until the
+            # client goes away: a stream that is alive but never answers
+            end = time.time() + step["ping_forever"]
+            try:
+                while time.time() < end:
+                    self.chunk(sse("ping", {"type": "ping"}))
+                    time.sleep(1)
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+                pass
+            return
         if "flood_pings" in step:
             self.close_connection = True
             # SSE pings as fast as the socket takes them (100 KB a write),
@@ -832,7 +846,8 @@ def anthropic_events(step, body):
         if step.get("cut_input"):
             args = args[:len(args) // 2]  # the token limit struck inside it
         yield sse("content_block_start", {"type": "content_block_start", "index": idx, "content_block": {
-            "type": "tool_use", "id": "toolu_%d_%d" % (STATE["count"], n), "name": call["tool"], "input": {}}})
+            "type": "tool_use", "id": call.get("id", "toolu_%d_%d" % (STATE["count"], n)),
+            "name": call["tool"], "input": {}}})
         for i in range(0, len(args), 7):
             yield sse("content_block_delta", {"type": "content_block_delta", "index": idx,
                                               "delta": {"type": "input_json_delta", "partial_json": args[i:i + 7]}})
@@ -875,7 +890,8 @@ def openai_events(step, body):
     calls = tool_list(step)
     for n, call in enumerate(calls):
         args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
-        yield chunk({"tool_calls": [{"index": n, "id": "call_%d_%d" % (STATE["count"], n), "type": "function",
+        yield chunk({"tool_calls": [{"index": n, "id": call.get("id", "call_%d_%d" % (STATE["count"], n)),
+                                     "type": "function",
                                      "function": {"name": call["tool"], "arguments": ""}}]})
         for i in range(0, len(args), 5):
             yield chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i:i + 5]}}]})

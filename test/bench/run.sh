@@ -50,7 +50,9 @@ echo "== a cancel under a flood (issue 11.4)"
 python3 test/bench/flood_bench.py "$(dirname "$b")" 20
 echo "== mote serve (issue 14)"
 python3 test/bench/serve_bench.py "$(dirname "$b")" 10
-echo "== the wire: round trips, kept connections, resumed TLS (issue 24)"
+echo "== the wire: round trips, kept connections, resumed TLS"
 python3 test/bench/wire_bench.py "$(dirname "$b")" --out "$b/wire.dat"
+echo "== mote serve: health while slow work runs"
+python3 test/bench/health_bench.py "$(dirname "$b")" 5
 echo "== a long conversation, before and after compaction (issue 13)"
 python3 test/bench/compaction_bench.py "$(dirname "$b")" 500
