@@ -103,13 +103,13 @@ static void arm(struct mote_mcp_server *s)
     for (i = 0; i < 3; i++) {
         const struct mote_mcp_chan *ch = &s->ch[i];
 
-        if (!ch->busy)
-            continue;
+        if (!ch->busy || (!ch->kick && ch->deadline == 0))
+            continue; /* (an event stream has no deadline) */
+        any = true;
         if (ch->kick || !mote_before(now, ch->deadline))
             due = now;
-        else if (ch->deadline != 0 && mote_before(ch->deadline, due))
+        else if (mote_before(ch->deadline, due))
             due = ch->deadline;
-        any = any || ch->kick || ch->deadline != 0;
     }
     if (s->get_retry != 0) {
         if (mote_before(s->get_retry, due))

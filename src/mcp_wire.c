@@ -719,7 +719,13 @@ static int send_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     hlen = (size_t)rc;
     if (ch->sent >= hlen + blen)
         return 0;
-    if (ch->sent < hlen) {
+    if (hlen + blen <= sizeof(s->m->scratch)) {
+        /* head and message in one send (one TCP segment, one TLS record) */
+        if (blen > 0)
+            memcpy(s->m->scratch + hlen, body, blen);
+        from = s->m->scratch + ch->sent;
+        n = hlen + blen - ch->sent;
+    } else if (ch->sent < hlen) {
         from = s->m->scratch + ch->sent;
         n = hlen - ch->sent;
     } else {
