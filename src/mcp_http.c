@@ -704,8 +704,8 @@ void mcp_http_dc_begin(struct mote_mcp_server *s)
 {
     struct mote_mcp_queued *e;
 
-    if (s->state == MOTE_MCP_OFF) {
-        s->dc_state = DC_DONE;
+    if (s->state == MOTE_MCP_OFF || s->state == MOTE_MCP_FAILED) {
+        s->dc_state = DC_DONE; /* (a failed server's exchanges ended when it failed) */
         return;
     }
     mcp_wire_stop(s, &s->ch[MCP_CH_GET]);
@@ -719,10 +719,6 @@ void mcp_http_dc_begin(struct mote_mcp_server *s)
     s->get_retry = 0;
     s->dc_delete = streamable(s) && s->session[0] != '\0' && !s->lost &&
                    (s->state == MOTE_MCP_READY || s->state == MOTE_MCP_LISTING);
-    if (s->state == MOTE_MCP_FAILED) {
-        s->nq = 0;
-        s->dc_delete = false;
-    }
     s->state = MOTE_MCP_CLOSED;
     s->dc_state = DC_FLUSH;
     mcp_log(s, s->dc_delete ? "disconnecting: DELETE ends the session" : "disconnecting", NULL,
