@@ -216,8 +216,8 @@ static int tunnel(struct mote_dial *d, const struct mote_port *p, char *buf, siz
     }
     for (;;) {
         if (d->len + 1 >= cap)
-            return mote_why(err, err_cap, MOTE_ERR_PROTO, "the proxy's answer to CONNECT is too long",
-                            NULL, NULL);
+            return mote_why(err, err_cap, MOTE_ERR_PROTO,
+                            "the proxy's answer to CONNECT is too long", NULL, NULL);
         rc = p->net_recv(p->ctx, *d->fdp, buf + d->len, cap - 1 - d->len);
         if (rc == MOTE_ERR_AGAIN)
             return wait_for(d, *d->fdp, MOTE_POLL_IN);
@@ -240,13 +240,13 @@ static int tunnel(struct mote_dial *d, const struct mote_port *p, char *buf, siz
         unsigned status = 0, i;
 
         if (strncmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ')
-            return mote_why(err, err_cap, MOTE_ERR_PROTO, "the proxy did not answer CONNECT in HTTP",
-                            NULL, NULL);
+            return mote_why(err, err_cap, MOTE_ERR_PROTO,
+                            "the proxy did not answer CONNECT in HTTP", NULL, NULL);
         for (i = 9; i < 12 && buf[i] >= '0' && buf[i] <= '9'; i++)
             status = status * 10 + (unsigned)(buf[i] - '0');
         if (i != 12)
-            return mote_why(err, err_cap, MOTE_ERR_PROTO, "the proxy did not answer CONNECT in HTTP",
-                            NULL, NULL);
+            return mote_why(err, err_cap, MOTE_ERR_PROTO,
+                            "the proxy did not answer CONNECT in HTTP", NULL, NULL);
         if (status / 100 != 2)
             return refused(d, buf, status, err, err_cap);
         if (end != d->len)

@@ -159,7 +159,8 @@ static int send_kind(struct mote_mcp_server *s, int kind, void (*fill)(struct mo
         s->outlen = start; /* never half a message */
         return w.err;
     }
-    return s->kind == MOTE_MCP_STDIO ? mcp_stdio_queued(s, start) : mcp_http_queued(s, start, kind);
+    return s->kind == MOTE_MCP_STDIO ? mote_mcp_stdio_queued(s, start)
+                                     : mote_mcp_http_queued(s, start, kind);
 }
 
 static int send_msg(struct mote_mcp_server *s, void (*fill)(struct mote_jw *, void *), void *arg)
@@ -292,7 +293,7 @@ static void call_finish(struct mote_mcp_server *s, const char *text, size_t len,
         len = sizeof(c->result) - 1;
     memcpy(c->result, text, len);
     c->result[len] = '\0';
-    mcp_redact(s, c->result, len);
+    mote_mcp_redact(s, c->result, len);
     c->len = len;
     c->is_error = is_error;
     c->done = true;
@@ -307,7 +308,7 @@ static void drop_request(struct mote_mcp_server *s)
 {
     s->req_id = 0;
     if (s->kind != MOTE_MCP_STDIO)
-        mcp_http_drop_request(s);
+        mote_mcp_http_drop_request(s);
 }
 
 static void fail_server(struct mote_mcp_server *s, const char *why)
@@ -319,7 +320,7 @@ static void fail_server(struct mote_mcp_server *s, const char *why)
     if (s->state == MOTE_MCP_FAILED || s->state == MOTE_MCP_CLOSED)
         return;
     mote_str_copy(s->errmsg, sizeof(s->errmsg), why);
-    mcp_redact(s, s->errmsg, strlen(s->errmsg));
+    mote_mcp_redact(s, s->errmsg, strlen(s->errmsg));
     if (s->kind == MOTE_MCP_STDIO)
         mcp_log(s, s->errmsg, s->loglen > 0 ? "; its stderr ends: " : NULL,
                 s->loglen > 0 ? s->log : NULL);
@@ -509,7 +510,7 @@ static void take_tools(struct mote_mcp_server *s, int result)
                           sizeof(s->m->text)) < 0)
             s->m->text[0] = '\0';
         mote_str_copy(tool->desc, sizeof(tool->desc), s->m->text);
-        mcp_redact(s, tool->desc, strlen(tool->desc));
+        mote_mcp_redact(s, tool->desc, strlen(tool->desc));
         tool->name[0] = '\0';
         s->ntools++; /* counted before naming: name_taken skips itself */
         tool_name(s, tool);
@@ -624,7 +625,7 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
         mote_sb_i(&sb, code);
         mote_sb_s(&sb, ": ");
         mote_sb_s(&sb, text);
-        mcp_redact(s, msg, sb.len);
+        mote_mcp_redact(s, msg, sb.len);
         if (s->req_kind == REQ_CALL)
             call_finish(s, msg, sb.len, true);
         else
@@ -823,7 +824,7 @@ void mote_mcp_start_all(struct mote_mcp *m)
 
         if (s->state != MOTE_MCP_OFF)
             continue;
-        ok = s->kind == MOTE_MCP_STDIO ? mcp_stdio_start(s) : mcp_http_start(s);
+        ok = s->kind == MOTE_MCP_STDIO ? mote_mcp_stdio_start(s) : mote_mcp_http_start(s);
         if (!ok) {
             s->state = MOTE_MCP_FAILED; /* (said by the transport) */
             continue;
@@ -899,9 +900,9 @@ void mote_mcp_unhold(struct mote_mcp *m)
             struct mote_mcp_server *s = &m->srv[i];
 
             if (s->kind == MOTE_MCP_STDIO)
-                mcp_stdio_resume(s);
+                mote_mcp_stdio_resume(s);
             else
-                mcp_http_resume(s);
+                mote_mcp_http_resume(s);
             relist_if_free(s);
         }
     }
@@ -921,9 +922,9 @@ void mote_mcp_disconnect_begin(struct mote_mcp *m, uint32_t budget_ms)
         struct mote_mcp_server *s = &m->srv[i];
 
         if (s->kind == MOTE_MCP_STDIO)
-            mcp_stdio_dc_begin(s);
+            mote_mcp_stdio_dc_begin(s);
         else
-            mcp_http_dc_begin(s);
+            mote_mcp_http_dc_begin(s);
     }
 }
 
@@ -935,9 +936,9 @@ static void disconnect_end(struct mote_mcp *m)
         struct mote_mcp_server *s = &m->srv[i];
 
         if (s->kind == MOTE_MCP_STDIO)
-            mcp_stdio_dc_end(s);
+            mote_mcp_stdio_dc_end(s);
         else
-            mcp_http_dc_end(s);
+            mote_mcp_http_dc_end(s);
         if (s->timer != 0)
             (void)mote_timer_stop(m->loop, s->timer);
         s->timer = 0;
@@ -955,8 +956,8 @@ int mote_mcp_disconnect_poll(struct mote_mcp *m, bool force)
         mote_mcp_disconnect_begin(m, 0);
     for (i = 0; i < m->n; i++) {
         struct mote_mcp_server *s = &m->srv[i];
-        bool done = s->kind == MOTE_MCP_STDIO ? mcp_stdio_dc_poll(s, term, kill, el)
-                                              : mcp_http_dc_poll(s, force || kill, el);
+        bool done = s->kind == MOTE_MCP_STDIO ? mote_mcp_stdio_dc_poll(s, term, kill, el)
+                                              : mote_mcp_http_dc_poll(s, force || kill, el);
 
         left += !done;
     }

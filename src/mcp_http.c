@@ -58,7 +58,7 @@ static struct mote_mcp_queued *q_request(struct mote_mcp_server *s)
 
 static void kick(struct mote_mcp_server *s);
 
-int mcp_http_queued(struct mote_mcp_server *s, size_t start, int kind)
+int mote_mcp_http_queued(struct mote_mcp_server *s, size_t start, int kind)
 {
     struct mote_mcp_queued *e;
 
@@ -183,7 +183,7 @@ static void get_later(struct mote_mcp_server *s)
         s->get_fails++;
 }
 
-bool mcp_http_start(struct mote_mcp_server *s)
+bool mote_mcp_http_start(struct mote_mcp_server *s)
 {
     const struct mote_mcp_net *net = &s->m->net;
     const char *proxy = s->to.tls ? net->https_proxy : net->http_proxy;
@@ -260,8 +260,8 @@ static void renew_failed(struct mote_mcp_server *s, const char *why)
     struct mote_mcp_queued *e = q_request(s);
 
     s->renew = MCP_RENEW_NONE;
-    mote_str_join(msg, sizeof(msg), "the MCP server's session ended and no new one could be started: ",
-                  why, NULL);
+    mote_str_join(msg, sizeof(msg),
+                  "the MCP server's session ended and no new one could be started: ", why, NULL);
     mcp_log(s, msg, NULL, NULL);
     get_later(s);
     if (e != NULL)
@@ -418,7 +418,7 @@ static void on_message(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cons
     int64_t before = s->req_id;
 
     if ((s->renew == MCP_RENEW_INIT || s->renew == MCP_RENEW_WAIT) &&
-        mcp_wire_answer_of(s, msg, len, s->init_id)) {
+        mote_mcp_wire_answer_of(s, msg, len, s->init_id)) {
         int err = mote_json_member(&s->m->json, 0, "error");
 
         if (err >= 0) {
@@ -555,7 +555,7 @@ static void start(struct mote_mcp_server *s, unsigned c, uint8_t role, uint8_t m
     ch->seq = seq;
     if (seq != 0)
         mcp_q_find(s, seq)->sending = true;
-    mcp_wire_begin(s, ch, &wire_ops);
+    mote_mcp_wire_begin(s, ch, &wire_ops);
 }
 
 /* Starts what can start: the event stream, a new session's steps, the
@@ -632,7 +632,7 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
     s->kicked = false;
     for (i = 0; i < 3; i++) {
         if (s->ch[i].busy)
-            mcp_wire_run(s, &s->ch[i]); /* its deadline, or bytes waiting in TLS */
+            mote_mcp_wire_run(s, &s->ch[i]); /* its deadline, or bytes waiting in TLS */
     }
     pump(s);
     arm(s);
@@ -640,7 +640,7 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
 
 /* ---- the protocol's calls ---- */
 
-void mcp_http_drop_request(struct mote_mcp_server *s)
+void mote_mcp_http_drop_request(struct mote_mcp_server *s)
 {
     struct mote_mcp_queued *e = q_request(s);
     unsigned i;
@@ -648,7 +648,7 @@ void mcp_http_drop_request(struct mote_mcp_server *s)
     if (s->state == MOTE_MCP_FAILED) {
         /* the end of it all: every exchange stops */
         for (i = 0; i < 3; i++) {
-            mcp_wire_stop(s, &s->ch[i]);
+            mote_mcp_wire_stop(s, &s->ch[i]);
             mote_conn_close(&s->ch[i].conn);
         }
         s->nq = 0;
@@ -660,7 +660,7 @@ void mcp_http_drop_request(struct mote_mcp_server *s)
     }
     if (e != NULL) {
         if (e->sending && s->ch[MCP_CH_REQ].seq == e->seq)
-            mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
+            mote_mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
         q_remove(s, e->seq);
     } else if (s->renew != MCP_RENEW_NONE && s->ch[MCP_CH_REQ].busy) {
         /* the request waited for a new session; the session's making goes on */
@@ -669,7 +669,7 @@ void mcp_http_drop_request(struct mote_mcp_server *s)
     kick(s);
 }
 
-void mcp_http_resume(struct mote_mcp_server *s)
+void mote_mcp_http_resume(struct mote_mcp_server *s)
 {
     if (s->paused) {
         s->paused = false;
@@ -700,7 +700,7 @@ static void dc_pump(struct mote_mcp_server *s)
     s->dc_state = DC_DONE;
 }
 
-void mcp_http_dc_begin(struct mote_mcp_server *s)
+void mote_mcp_http_dc_begin(struct mote_mcp_server *s)
 {
     struct mote_mcp_queued *e;
 
@@ -708,11 +708,11 @@ void mcp_http_dc_begin(struct mote_mcp_server *s)
         s->dc_state = DC_DONE; /* (a failed server's exchanges ended when it failed) */
         return;
     }
-    mcp_wire_stop(s, &s->ch[MCP_CH_GET]);
-    mcp_wire_stop(s, &s->ch[MCP_CH_NOTE]);
+    mote_mcp_wire_stop(s, &s->ch[MCP_CH_GET]);
+    mote_mcp_wire_stop(s, &s->ch[MCP_CH_NOTE]);
     while ((e = q_request(s)) != NULL) {
         if (s->ch[MCP_CH_REQ].seq == e->seq)
-            mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
+            mote_mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
         q_remove(s, e->seq); /* (requests end with the session) */
     }
     s->renew = MCP_RENEW_NONE;
@@ -727,7 +727,7 @@ void mcp_http_dc_begin(struct mote_mcp_server *s)
     arm(s);
 }
 
-bool mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el)
+bool mote_mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el)
 {
     unsigned i;
 
@@ -737,7 +737,7 @@ bool mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el)
     if (!force)
         return false;
     for (i = 0; i < 3; i++)
-        mcp_wire_stop(s, &s->ch[i]);
+        mote_mcp_wire_stop(s, &s->ch[i]);
     mcp_log(s, s->dc_state == DC_DELETE ? "the session's DELETE was not answered in time"
                                         : "its last notifications were not sent in time",
             NULL, NULL);
@@ -745,12 +745,12 @@ bool mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el)
     return true;
 }
 
-void mcp_http_dc_end(struct mote_mcp_server *s)
+void mote_mcp_http_dc_end(struct mote_mcp_server *s)
 {
     unsigned i;
 
     for (i = 0; i < 3 && s->state != MOTE_MCP_OFF; i++) {
-        mcp_wire_stop(s, &s->ch[i]);
+        mote_mcp_wire_stop(s, &s->ch[i]);
         mote_conn_close(&s->ch[i].conn);
     }
     if (s->io_timer != 0)

@@ -60,30 +60,30 @@ static inline bool mcp_must_wait(const struct mote_mcp_server *s)
 
 /* Spawns the server and watches its pipes; false (the server FAILED)
  * when it cannot start. */
-bool mcp_stdio_start(struct mote_mcp_server *s);
+bool mote_mcp_stdio_start(struct mote_mcp_server *s);
 /* The message at outbuf[start..outlen) is queued: framed and written as
  * far as the pipe takes. 0, or MOTE_ERR_FULL (nothing queued). */
-int mcp_stdio_queued(struct mote_mcp_server *s, size_t start);
+int mote_mcp_stdio_queued(struct mote_mcp_server *s, size_t start);
 /* The hold ended: read what waited. */
-void mcp_stdio_resume(struct mote_mcp_server *s);
+void mote_mcp_stdio_resume(struct mote_mcp_server *s);
 /* Disconnect: close stdin (begin); one pass (term, kill: send that
  * signal; `el` ms since the begin): true once it exited; then the end. */
-void mcp_stdio_dc_begin(struct mote_mcp_server *s);
-bool mcp_stdio_dc_poll(struct mote_mcp_server *s, bool term, bool kill, uint32_t el);
-void mcp_stdio_dc_end(struct mote_mcp_server *s);
+void mote_mcp_stdio_dc_begin(struct mote_mcp_server *s);
+bool mote_mcp_stdio_dc_poll(struct mote_mcp_server *s, bool term, bool kill, uint32_t el);
+void mote_mcp_stdio_dc_end(struct mote_mcp_server *s);
 
 /* ---- HTTP: Streamable HTTP and HTTP+SSE (mcp_http.c) ---- */
 
-bool mcp_http_start(struct mote_mcp_server *s);
-int mcp_http_queued(struct mote_mcp_server *s, size_t start, int kind);
+bool mote_mcp_http_start(struct mote_mcp_server *s);
+int mote_mcp_http_queued(struct mote_mcp_server *s, size_t start, int kind);
 /* The pending request is given up (its deadline, a cancel): its exchange
  * ends now, its answer is not awaited. */
-void mcp_http_drop_request(struct mote_mcp_server *s);
-void mcp_http_resume(struct mote_mcp_server *s);
+void mote_mcp_http_drop_request(struct mote_mcp_server *s);
+void mote_mcp_http_resume(struct mote_mcp_server *s);
 /* Disconnect: the session ended with DELETE (Streamable HTTP), the
  * streams closed; dc_poll is true once nothing is left (force: at once). */
-void mcp_http_dc_begin(struct mote_mcp_server *s);
-bool mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el);
-void mcp_http_dc_end(struct mote_mcp_server *s);
+void mote_mcp_http_dc_begin(struct mote_mcp_server *s);
+bool mote_mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el);
+void mote_mcp_http_dc_end(struct mote_mcp_server *s);
 
 #endif /* MOTE_MCP_INT_H */

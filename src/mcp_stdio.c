@@ -46,7 +46,7 @@ static void flush_out(struct mote_mcp_server *s)
     }
 }
 
-int mcp_stdio_queued(struct mote_mcp_server *s, size_t start)
+int mote_mcp_stdio_queued(struct mote_mcp_server *s, size_t start)
 {
     if (s->outlen + 1 > sizeof(s->outbuf)) {
         s->outlen = start; /* never half a message */
@@ -209,7 +209,7 @@ static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
     }
 }
 
-void mcp_stdio_resume(struct mote_mcp_server *s)
+void mote_mcp_stdio_resume(struct mote_mcp_server *s)
 {
     if (s->paused && s->out_fd >= 0 &&
         mote_watch_add(s->m->loop, s->out_fd, MOTE_POLL_IN, on_out, s, 0, &s->w_out) == 0)
@@ -218,7 +218,7 @@ void mcp_stdio_resume(struct mote_mcp_server *s)
 
 /* ---- start ---- */
 
-bool mcp_stdio_start(struct mote_mcp_server *s)
+bool mote_mcp_stdio_start(struct mote_mcp_server *s)
 {
     const struct mote_port *p = s->m->loop->port;
     int fds[3], rc;
@@ -254,7 +254,7 @@ bool mcp_stdio_start(struct mote_mcp_server *s)
 
 /* ---- disconnect ---- */
 
-void mcp_stdio_dc_begin(struct mote_mcp_server *s)
+void mote_mcp_stdio_dc_begin(struct mote_mcp_server *s)
 {
     const struct mote_port *p = s->m->loop->port;
 
@@ -270,7 +270,7 @@ void mcp_stdio_dc_begin(struct mote_mcp_server *s)
     mcp_log(s, "disconnecting: stdin closed", NULL, NULL);
 }
 
-bool mcp_stdio_dc_poll(struct mote_mcp_server *s, bool term, bool kill, uint32_t el)
+bool mote_mcp_stdio_dc_poll(struct mote_mcp_server *s, bool term, bool kill, uint32_t el)
 {
     const struct mote_port *p = s->m->loop->port;
 
@@ -301,7 +301,7 @@ bool mcp_stdio_dc_poll(struct mote_mcp_server *s, bool term, bool kill, uint32_t
     return false;
 }
 
-void mcp_stdio_dc_end(struct mote_mcp_server *s)
+void mote_mcp_stdio_dc_end(struct mote_mcp_server *s)
 {
     const struct mote_port *p = s->m->loop->port;
 

@@ -14,7 +14,8 @@
 #include "mcp_wire.h"
 #include "mote/mote.h"
 
-const char mcp_initialized_msg[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+const char mote_mcp_initialized_msg[] =
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
 
 enum { W_IDLE = 0, W_DIAL, W_SEND, W_RESP };
 enum { B_UNSET = 0, B_NONE, B_JSON, B_SSE, B_OTHER, B_ERROR };
@@ -40,7 +41,7 @@ static void blank(char *text, size_t len, const char *v, size_t n)
     }
 }
 
-void mcp_redact(const struct mote_mcp_server *s, char *text, size_t len)
+void mote_mcp_redact(const struct mote_mcp_server *s, char *text, size_t len)
 {
     size_t i;
 
@@ -118,8 +119,8 @@ static const char *body_of(struct mote_mcp_server *s, struct mote_mcp_chan *ch, 
         *len = s->init_len;
         return s->init_msg;
     case MCP_ROLE_RENEW_NOTE:
-        *len = strlen(mcp_initialized_msg);
-        return mcp_initialized_msg;
+        *len = strlen(mote_mcp_initialized_msg);
+        return mote_mcp_initialized_msg;
     default:
         return NULL;
     }
@@ -205,7 +206,7 @@ static void finish(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool kee
     ch->ops->done(s, ch, rc, why);
 }
 
-void mcp_wire_stop(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
+void mote_mcp_wire_stop(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
 {
     if (!ch->busy)
         return;
@@ -273,7 +274,7 @@ static int status_error(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cha
                 if ((unsigned char)why[i] < 0x20 || why[i] == 0x7f)
                     why[i] = '?';
             }
-            mcp_redact(s, why, sb.len);
+            mote_mcp_redact(s, why, sb.len);
         }
     }
     return MOTE_ERR_HTTP;
@@ -573,7 +574,7 @@ static bool headers_in(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
             if ((unsigned char)why[i] < 0x20 || why[i] == 0x7f)
                 why[i] = '?';
         }
-        mcp_redact(s, why, sb.len);
+        mote_mcp_redact(s, why, sb.len);
         fail(s, ch, MOTE_ERR_PROTO, why);
         return false;
     }
@@ -650,7 +651,7 @@ static void open_conn(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     dial_new(s, ch);
 }
 
-void mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
+void mote_mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
                     const struct mote_mcp_wire_ops *ops)
 {
     ch->ops = ops;
@@ -664,7 +665,7 @@ void mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
     ch->sse_state = S_START;
     ch->event[0] = '\0';
     open_conn(s, ch);
-    mcp_wire_run(s, ch);
+    mote_mcp_wire_run(s, ch);
 }
 
 /* The kept connection was closed by the server before any byte of the
@@ -713,7 +714,8 @@ static int send_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
         return MOTE_ERR_CANCELED;
     }
     if (rc < 0) {
-        fail(s, ch, rc, "the request head does not fit MOTE_NET_BUF (the \"headers\" are too long)");
+        fail(s, ch, rc,
+             "the request head does not fit MOTE_NET_BUF (the \"headers\" are too long)");
         return rc;
     }
     hlen = (size_t)rc;
@@ -801,8 +803,9 @@ static int read_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
         char why[160];
 
         mote_str_join(why, sizeof(why),
-                      mote_http_resp_have_headers(&ch->resp) ? "malformed HTTP body from the MCP server: "
-                                                             : "malformed HTTP response from the MCP server: ",
+                      mote_http_resp_have_headers(&ch->resp)
+                          ? "malformed HTTP body from the MCP server: "
+                          : "malformed HTTP response from the MCP server: ",
                       mote_strerror(used), NULL);
         fail(s, ch, used, why);
         return used;
@@ -841,7 +844,7 @@ static int read_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     return rc;
 }
 
-void mcp_wire_run(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
+void mote_mcp_wire_run(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
 {
     const struct mote_port *p = s->m->loop->port;
     size_t moved = 0;
@@ -866,14 +869,15 @@ void mcp_wire_run(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
         switch (ch->phase) {
         case W_DIAL:
             why[0] = '\0';
-            rc = mote_dial_step(&ch->dial, p, s->m->scratch, sizeof(s->m->scratch), why, sizeof(why));
+            rc = mote_dial_step(&ch->dial, p, s->m->scratch, sizeof(s->m->scratch), why,
+                                sizeof(why));
             if (rc == MOTE_ERR_AGAIN) {
                 if ((rc = watch(s, ch, ch->dial.wait_fd, ch->dial.wait_events)) < 0)
                     fail(s, ch, rc, "no free watch (MOTE_MAX_WATCHES)");
                 return;
             }
             if (rc < 0) {
-                mcp_redact(s, why, strlen(why));
+                mote_mcp_redact(s, why, strlen(why));
                 fail(s, ch, rc, why);
                 return;
             }
@@ -916,18 +920,20 @@ static void on_io(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev,
     struct mote_mcp_chan *ch = arg;
 
     (void)loop, (void)w, (void)fd, (void)rev;
-    mcp_wire_run(ch->srv, ch);
+    mote_mcp_wire_run(ch->srv, ch);
     if (ch->busy)
         ch->ops->kicked(ch->srv); /* (its deadline moved) */
 }
 
-bool mcp_wire_answer_of(struct mote_mcp_server *s, const char *msg, size_t len, int64_t id)
+bool mote_mcp_wire_answer_of(struct mote_mcp_server *s, const char *msg, size_t len, int64_t id)
 {
     struct mote_json *j = &s->m->json;
     int64_t got;
 
     if (mote_json_parse(j, msg, len) <= 0 || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT ||
-        mote_json_member(j, 0, "method") >= 0 || mote_json_int(j, mote_json_member(j, 0, "id"), &got) < 0)
+        mote_json_member(j, 0, "method") >= 0 ||
+        mote_json_int(j, mote_json_member(j, 0, "id"), &got) < 0)
         return false;
-    return got == id && (mote_json_member(j, 0, "result") >= 0 || mote_json_member(j, 0, "error") >= 0);
+    return got == id &&
+           (mote_json_member(j, 0, "result") >= 0 || mote_json_member(j, 0, "error") >= 0);
 }

@@ -49,7 +49,7 @@ struct mote_mcp_wire_ops {
     /* The response's headers came with a 2xx status. */
     void (*headers)(struct mote_mcp_server *s, struct mote_mcp_chan *ch);
     /* The exchange ended: 0, or < 0 with one line saying why. Not called
-     * for an exchange stopped by mcp_wire_stop. */
+     * for an exchange stopped by mote_mcp_wire_stop. */
     void (*done)(struct mote_mcp_server *s, struct mote_mcp_chan *ch, int rc, const char *why);
     /* A message over the channel's buffer was dropped. */
     void (*dropped)(struct mote_mcp_server *s, struct mote_mcp_chan *ch);
@@ -70,27 +70,27 @@ static inline struct mote_mcp_queued *mcp_q_find(struct mote_mcp_server *s, uint
 }
 
 /* The `initialized` notification of a new session. */
-extern const char mcp_initialized_msg[];
+extern const char mote_mcp_initialized_msg[];
 
 /* Starts the exchange ch->role, ch->method and ch->seq describe. */
-void mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
+void mote_mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
                     const struct mote_mcp_wire_ops *ops);
 
 /* Steps it (its deadline, bytes waiting): from the server's timer. */
-void mcp_wire_run(struct mote_mcp_server *s, struct mote_mcp_chan *ch);
+void mote_mcp_wire_run(struct mote_mcp_server *s, struct mote_mcp_chan *ch);
 
 /* Ends its exchange now, without ops->done: the connection closes. Safe
  * from inside the exchange's own callbacks (then it closes when the
  * parser returns). */
-void mcp_wire_stop(struct mote_mcp_server *s, struct mote_mcp_chan *ch);
+void mote_mcp_wire_stop(struct mote_mcp_server *s, struct mote_mcp_chan *ch);
 
 /* Parses `msg` into s->m->json: true when it is an answer (result or
  * error) to request `id`. */
-bool mcp_wire_answer_of(struct mote_mcp_server *s, const char *msg, size_t len, int64_t id);
+bool mote_mcp_wire_answer_of(struct mote_mcp_server *s, const char *msg, size_t len, int64_t id);
 
 /* Blanks in text[0..len) the values of the server's configured headers
  * (whole, and their last word: the credential of "Bearer TOKEN") where
  * they are 8 bytes or more: a server's text never shows them. */
-void mcp_redact(const struct mote_mcp_server *s, char *text, size_t len);
+void mote_mcp_redact(const struct mote_mcp_server *s, char *text, size_t len);
 
 #endif /* MOTE_MCP_WIRE_H */

@@ -178,7 +178,8 @@ static int keep_headers(struct expand *x, int obj, const char **hv)
             return MOTE_ERR_FULL;
         }
         n = mote_json_cstr(&cf->json, k, p, sizeof(cf->arena) - cf->used);
-        if (n <= 0 || !token(p, (size_t)n) || mote_json_type_of(&cf->json, k + 1) != MOTE_JSON_STRING)
+        if (n <= 0 || !token(p, (size_t)n) ||
+            mote_json_type_of(&cf->json, k + 1) != MOTE_JSON_STRING)
             return mote_why(x->err, x->cap, MOTE_ERR_BADMSG, "server '", x->server,
                             "': \"headers\" must map header names to strings");
         nl = (size_t)n;
@@ -254,7 +255,8 @@ static int add_http(struct expand *x, struct mote_mcp *m, int def, int kind)
             return rc;
     }
     rc = mote_mcp_add_http(m, x->server, (enum mote_mcp_kind)kind, u, hv);
-    if (rc == MOTE_ERR_INVAL || rc == MOTE_ERR_TOO_LARGE) /* (the URL is not shown: it may hold a key) */
+    /* (the URL is not shown: it may hold a key) */
+    if (rc == MOTE_ERR_INVAL || rc == MOTE_ERR_TOO_LARGE)
         return mote_why(x->err, x->cap, MOTE_ERR_INVAL, "server '", x->server,
                         "': \"url\" must be http[s]://host[:port][/path]");
     return rc;

@@ -389,7 +389,8 @@ int fe_mcp(const struct cli_opts *op, struct mote_mcp *m, struct mote_loop *loop
     /* servers over HTTP: the model's trust store (--ca-file, then
      * $SSL_CERT_FILE), proxies and connect deadline */
     m->net.ca_file = op->ca_file;
-    if (m->net.ca_file == NULL && getenv("SSL_CERT_FILE") != NULL && getenv("SSL_CERT_FILE")[0] != '\0')
+    if (m->net.ca_file == NULL && getenv("SSL_CERT_FILE") != NULL &&
+        getenv("SSL_CERT_FILE")[0] != '\0')
         m->net.ca_file = getenv("SSL_CERT_FILE");
     m->net.https_proxy = env_first(https_vars);
     m->net.http_proxy = env_first(http_vars);

@@ -445,7 +445,8 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool sse, bool c
     o->sent = fs.sent_total;
     if (getenv("MOTE_FUZZ_DEBUG") != NULL) /* (by hand: what each run made of it) */
         fprintf(stderr, "piece %zu: state %u '%s' tools %u call %s '%s' sent %llu:\n%.*s\n", piece,
-                s->state, s->errmsg, s->ntools, job != 0 ? mote_job_state_name(mote_job_state(&loop, job)) : "-",
+                s->state, s->errmsg, s->ntools,
+                job != 0 ? mote_job_state_name(mote_job_state(&loop, job)) : "-",
                 call.result, (unsigned long long)fs.sent_total, (int)fs.sent_len, fs.sent);
     mote_loop_deinit(&loop);
 }
