@@ -74,6 +74,8 @@ int mote_mcp_http_queued(struct mote_mcp_server *s, size_t start, int kind)
     e->off = (uint32_t)start;
     e->len = (uint32_t)(s->outlen - start);
     e->kind = (uint8_t)kind;
+    if (kind != MCP_MSG_NOTE)
+        e->id = s->next_id - 1; /* (the id request() just took) */
     if (kind == MCP_MSG_INIT && e->len <= sizeof(s->init_msg)) {
         /* Kept for a new session; its id is the one request() just took. */
         memcpy(s->init_msg, s->outbuf + start, e->len);
@@ -245,11 +247,16 @@ bool mote_mcp_http_start(struct mote_mcp_server *s)
 
 /* ---- the exchanges' ends ---- */
 
-/* A request of the queue failed: the protocol hears it. */
+/* A request of the queue failed: the protocol hears it, if it still
+ * waits for that request (its answer may have come another way). */
 static void request_failed(struct mote_mcp_server *s, uint32_t seq, const char *why)
 {
+    struct mote_mcp_queued *e = mcp_q_find(s, seq);
+    bool pending = e != NULL && e->kind != MCP_MSG_NOTE && e->id == s->req_id;
+
     q_remove(s, seq);
-    s->m->up->request_failed(s, why);
+    if (pending)
+        s->m->up->request_failed(s, why);
 }
 
 /* A new session could not be made: the request waiting for it fails;
@@ -262,7 +269,8 @@ static void renew_failed(struct mote_mcp_server *s, const char *why)
     s->renew = MCP_RENEW_NONE;
     mote_str_join(msg, sizeof(msg),
                   "the MCP server's session ended and no new one could be started: ", why, NULL);
-    mcp_log(s, msg, NULL, NULL);
+    if (s->get_fails == 0)
+        mcp_log(s, msg, "; tried again later", NULL); /* (said once, not at every try) */
     get_later(s);
     if (e != NULL)
         request_failed(s, e->seq, msg);
@@ -377,6 +385,10 @@ static void exchange_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, i
     default: /* a queued message */
         if (e == NULL)
             break; /* (given up meanwhile) */
+        if (ch->answered) {
+            q_remove(s, seq); /* its answer is in: what came after does not matter */
+            break;
+        }
         if (rc == MCP_WIRE_SESSION && e->kind == MCP_MSG_REQUEST && !e->renewed &&
             (s->session[0] != '\0' || !streamable(s))) {
             /* The server lost the session: sent again in a new one. */

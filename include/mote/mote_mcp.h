@@ -108,6 +108,7 @@ struct mote_mcp_queued {
     uint8_t kind;             /* request, initialize, notification or answer */
     bool sending;             /* on a channel */
     bool renewed;             /* a new session was made for it once */
+    int64_t id;               /* a request's JSON-RPC id (0: a notification or answer) */
 };
 
 struct mote_mcp_server {
