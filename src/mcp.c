@@ -80,6 +80,7 @@ int mote_mcp_add(struct mote_mcp *m, const char *name, const char *const *argv,
     m->srv[i].argv = argv;
     m->srv[i].envp = envp;
     m->srv[i].in_fd = m->srv[i].out_fd = m->srv[i].err_fd = -1;
+    m->srv[i].left_h = -1;
     return (int)m->n++;
 }
 

@@ -1,8 +1,10 @@
 /*
  * mcp_stdio.c - the stdio transport of MCP servers: the child process
  * (through the port's process group), newline-delimited messages on its
- * stdin and stdout, the tail of its stderr, its exit, and the steps of
- * its disconnect (close stdin, SIGTERM, SIGKILL, reap).
+ * stdin and stdout, the tail of its stderr, its exit, the steps of its
+ * disconnect (close stdin, SIGTERM, SIGKILL, reap), and its record in the
+ * state while it runs (mcp_left.c: what a crash of mote leaves is ended
+ * on the next start).
  */
 #include <string.h>
 
@@ -71,6 +73,14 @@ static void on_exit_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
     server_gone(s);
 }
 
+/* It exited (reaped): nothing of it runs, so its record goes. */
+static void exited(struct mote_mcp_server *s)
+{
+    s->exited = true;
+    mote_mcp_left_clear(s->m->loop->port, s->left_h, s->left_name);
+    s->left_h = -1;
+}
+
 /* Its stdout ended. The exit status follows within milliseconds: look for
  * it a few times (5 ms apart) so the message can say how it ended. */
 static void server_gone(struct mote_mcp_server *s)
@@ -80,7 +90,7 @@ static void server_gone(struct mote_mcp_server *s)
     struct mote_sb sb;
 
     if (!s->exited && p->proc_reap(p->ctx, s->pid, &s->status) == 0)
-        s->exited = true;
+        exited(s);
     if (!s->exited && s->gone_tries < 40 && s->state != MOTE_MCP_CLOSED) {
         s->gone = true;
         s->gone_tries++;
@@ -244,6 +254,14 @@ bool mote_mcp_stdio_start(struct mote_mcp_server *s)
     s->in_fd = fds[0];
     s->out_fd = fds[1];
     s->err_fd = fds[2];
+    /* Recorded before it is talked to (mcp_left.c). A server whose record
+     * cannot be written still runs: only a crash that kills mote, the
+     * supervisor and the server at once then leaves what it started. */
+    s->left_h = mote_mcp_left_record(p, s->name, s->pid, s->left_name, sizeof(s->left_name));
+    if (s->left_h < 0 && s->left_h != MOTE_ERR_NOSYS)
+        mcp_log(s, "cannot record its process in the state (if mote is killed with it, what "
+                   "it started may be left running): ",
+                mote_strerror(s->left_h), NULL);
     if (mote_watch_add(s->m->loop, s->out_fd, MOTE_POLL_IN, on_out, s, 0, &s->w_out) < 0 ||
         mote_watch_add(s->m->loop, s->err_fd, MOTE_POLL_IN, on_err, s, 0, &s->w_err) < 0) {
         s->m->up->failed(s, "no free watch (MOTE_MAX_WATCHES)");
@@ -280,7 +298,7 @@ bool mote_mcp_stdio_dc_poll(struct mote_mcp_server *s, bool term, bool kill, uin
         char msg[80];
         struct mote_sb sb;
 
-        s->exited = true;
+        exited(s);
         mote_sb_init(&sb, msg, sizeof(msg));
         mote_sb_s(&sb, "exited (status ");
         mote_sb_i(&sb, s->status);

@@ -36,6 +36,10 @@
 #include "mote/mote_llm.h"
 #include "mote/mote_loop.h"
 
+/* Bytes of the storage name of a server's record ("mcp/" TAG ".run", NUL;
+ * see "what is left after a crash" below). */
+#define MOTE_MCP_LEFT_NAME_MAX (MOTE_PROC_TAG_MAX + 12)
+
 enum mote_mcp_state {
     MOTE_MCP_OFF = 0,
     MOTE_MCP_STARTING, /* initialize sent */
@@ -141,6 +145,8 @@ struct mote_mcp_server {
             mote_watch_id w_in, w_out, w_err;
             mote_timer_id exit_timer;
             bool exited;
+            int left_h;          /* its record's handle (mote_mcp_left_record), -1: none */
+            char left_name[MOTE_MCP_LEFT_NAME_MAX];
             bool gone;           /* its stdout ended: waiting briefly for the exit */
             uint8_t gone_tries;
             int status;
@@ -355,17 +361,14 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
  * The port's supervisor ends a server's processes when the server exits
  * or mote goes away; when mote, the supervisors and the servers are all
  * killed at once, a process the server started in a session of its own
- * (`setsid`) would be left running. So each running server's process tag
- * is recorded in the state: "mcp/TAG.run" (one JSON line: "server",
+ * (`setsid`) would be left running. So each running stdio server's
+ * process tag is recorded in the state: "mcp/TAG.run" (one JSON line: "server",
  * "tag", "pgid", "start"), written and synced before the server is
  * talked to, held locked while it runs (st_lock) and removed when it
  * ends; on the next start, what a record names whose mote no longer
  * holds it is ended through proc_kill_recorded (the group only while its
  * leader has the recorded start time; any process of this user carrying
  * the tag) and the record removed. Storage names below the port's root. */
-
-/* Bytes of a record's storage name ("mcp/" TAG ".run", NUL). */
-#define MOTE_MCP_LEFT_NAME_MAX (MOTE_PROC_TAG_MAX + 12)
 
 /* Told, by a sweep, that `ended` processes left by server `server` ("" if
  * the record did not say) were ended. */
