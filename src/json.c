@@ -556,7 +556,11 @@ static bool same_text(const struct mote_json *j, int a, int b)
     size_t an, bn, i = 0, k = 0;
     const char *as = mote_json_raw(j, a, &an), *bs = mote_json_raw(j, b, &bn);
 
-    if (memchr(as, '\\', an) == NULL && memchr(bs, '\\', bn) == NULL)
+    /* Bytes compared as they are only where each is its own character:
+     * no escape, and valid UTF-8 (an invalid byte reads as U+FFFD, so
+     * "a\xE5" and "a\x9A" are one name to any reader that replaces it). */
+    if (memchr(as, '\\', an) == NULL && memchr(bs, '\\', bn) == NULL &&
+        mote_utf8_valid(as, an) && mote_utf8_valid(bs, bn))
         return an == bn && memcmp(as, bs, an) == 0;
     while (i < an && k < bn) {
         if (next_char(as, an, &i) != next_char(bs, bn, &k))

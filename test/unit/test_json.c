@@ -82,6 +82,7 @@ static void test_strict(void **state)
         "{\"command\":\"echo A\",\"command\":\"echo B\"}",
         "{\"a\":1,\"b\":2,\"\\u0061\":3}",
         "{\"x\":[{\"k\":1,\"j\":{},\"k\":2}]}",
+        "{\"a\xe5\":1,\"a\x9a\":2}", /* invalid bytes: U+FFFD each, to any reader */
         "{\"\\ud83d\\ude00\":1,\"\xf0\x9f\x98\x80\":2}",
     };
     char err[80], buf[32];
