@@ -42,14 +42,7 @@ const char *mote_llm_phase_name(enum mote_llm_phase p)
 
 static void msg(struct mote_llm_call *c, const char *a, const char *b, const char *d)
 {
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
-    mote_sb_s(&sb, a);
-    if (b != NULL)
-        mote_sb_s(&sb, b);
-    if (d != NULL)
-        mote_sb_s(&sb, d);
+    (void)mote_str_join(c->errmsg, sizeof(c->errmsg), a, b, d);
 }
 
 /* Which connections may carry this call's requests: the same scheme,
