@@ -32,6 +32,7 @@ Steps:
   {"tool": ..., "raw_input": ""}                the tool input's JSON text as sent (may be empty)
   {"error_event": ..., "error_code": "..."}      OpenAI: the error's code too
   {"flood_pings": SECONDS}                      SSE pings as fast as possible, then close
+  {"ping_forever": SECONDS}                     one SSE ping a second, nothing else
   {"reset": "rst"}                              close with a reset (RST) instead of a FIN
   {"close_before_body": true}                   read the request's head, then reset the
                                                 connection without reading its body
@@ -683,6 +684,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = self.close_connection or not keeps(step) or "stall" in step
         delay = step.get("delay_ms", 0) / 1000.0
+        if "ping_forever" in step:
+            self.close_connection = True
+            # one SSE ping a second, for the given seconds or until the
+            # client goes away: a stream that is alive but never answers
+            end = time.time() + step["ping_forever"]
+            try:
+                while time.time() < end:
+                    self.chunk(sse("ping", {"type": "ping"}))
+                    time.sleep(1)
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+                pass
+            return
         if "flood_pings" in step:
             self.close_connection = True
             # SSE pings as fast as the socket takes them (100 KB a write),

@@ -181,6 +181,26 @@ def test_no_first_byte_times_out():
     check(elapsed < 10, "%.1f s" % elapsed)
 
 
+def test_a_stream_of_pings_ends_at_the_request_deadline():
+    # a server that pings every second and never answers keeps both the
+    # idle and the event deadline moving: the request's overall deadline
+    # ends it (MOTE_REQUEST_TIMEOUT_MS, the CLI's knob for
+    # mote_llm_conf.request_timeout_ms), said, and it is not sent again
+    port, log = start_server([{"ping_forever": 40}, {"text": "must not be seen"}])
+    env = dict(os.environ, ANTHROPIC_API_KEY="sk-x", MOTE_REQUEST_TIMEOUT_MS="2500",
+               MOTE_BACKOFF_MS="10")
+    t0 = time.monotonic()
+    p = subprocess.run([MOTE, "-p", "hello", "--no-tools", "--state-dir",
+                        tempfile.mkdtemp(dir=TMP), "--base-url", "http://127.0.0.1:%d" % port],
+                       capture_output=True, text=True, env=env, timeout=90)
+    elapsed = time.monotonic() - t0
+    check(p.returncode == 1, (p.returncode, p.stdout, p.stderr))
+    check(elapsed < 20, "the pings kept the request alive for %.1f s" % elapsed)
+    check("2500 ms" in p.stderr and "did not complete" in p.stderr, p.stderr)
+    check("must not be seen" not in p.stdout, p.stdout)
+    check(len(requests_in(log)) == 1, "sent again after its deadline: %d" % len(requests_in(log)))
+
+
 def test_reset_before_response_is_retried():
     port, log = start_server([{"reset": True}, {"text": "recovered"}])
     ev, end, _ = probe("anthropic", "http://127.0.0.1:%d" % port)
