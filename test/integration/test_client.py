@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-from harness import NOTES, SERVERS, TMP, check, requests_in, run_all
+from harness import NOTES, SERVERS, TMP, check, requests_in, run_all, wait_for
 from harness import start_server as _start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -918,6 +918,52 @@ def test_mote_closed_in_the_middle_of_a_response_is_not_resent():
         recs = mote_journal(state)
         check(any(r["t"] == "assistant" and r.get("interrupted") for r in recs),
               [r["t"] for r in recs])
+
+
+def test_mote_idle_connection_closed_after_keep_alive():
+    # interactive: the second prompt comes a second after the first turn;
+    # with --keep-alive 200 the idle connection was closed by then (a new
+    # one), with the default 50 s it carries the second turn too
+    for extra, want in ((["--keep-alive", "200"], [1, 2]), ([], [1, 1])):
+        port, log = start_server([{"text": "first"}, {"text": "second"}], cert="server")
+        e = dict(os.environ, ANTHROPIC_API_KEY="sk-wire", NO_COLOR="1")
+        p = subprocess.Popen([MOTE, "--state-dir", tempfile.mkdtemp(dir=TMP), "--base-url",
+                              "https://localhost:%d" % port, "--ca-file",
+                              os.path.join(CERTS, "ca.crt")] + extra, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+        try:
+            p.stdin.write(b"one\n")
+            p.stdin.flush()
+            wait_for(lambda: len(requests_in(log)) == 1, "the first request")
+            time.sleep(2.0)  # the idle time under test, well over 200 ms
+            out, err = p.communicate(b"two\n", timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        check(p.returncode == 0 and b"second" in out, (p.returncode, out, err))
+        check(conns(log) == want, (extra, conns(log)))
+
+
+def test_mote_serve_conversations_reuse_the_slots_connection():
+    # mote serve: the turns of two conversations, one after the other, go
+    # on the stream slot's one connection; --keep-alive 0: one per request
+    import signal
+    from test_serve import Serve
+    for extra, want in (([], [1, 1, 1, 1]), (["--keep-alive", "0"], [1, 2, 3, 4])):
+        port, log = start_server([TOOL_ROUND, {"text": "a"}, TOOL_ROUND, {"text": "b"}])
+        s = Serve(port, args=["--yes"] + extra)
+        try:
+            for n in range(2):
+                cid = s.create()
+                s.say(cid, "run true")
+                wait_for(lambda: len(requests_in(log)) == 2 * n + 2, "the turn's requests")
+                s.wait_state(cid, "idle")
+        finally:
+            s.kill(signal.SIGTERM)
+            rc = s.wait()
+        check(rc == 0, s.log())
+        check(conns(log) == want, (extra, conns(log)))
 
 
 def main():
