@@ -356,7 +356,8 @@ struct mote_conv {
 };
 
 /* The buffers of one model request, while it streams (the client, the
- * answer's text and tool inputs until they are journaled): the library's
+ * answer's text and tool inputs until they are journaled), and the
+ * connection kept from one request to the next: the library's
  * struct mote_stream, kept here as an area of its size so that a session
  * can be allocated statically. */
 #define MOTE_STREAM_SIZE                                                                          \
