@@ -8,9 +8,10 @@ HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmock
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
 # armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),
-# the Cortex-M run (make check-mcu), syscall counts (make bench).
+# the Cortex-M run (make check-mcu), syscall counts and the wire's chart
+# (make bench).
 CROSS="$CROSS gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-system-arm picolibc-arm-none-eabi
-       strace"
+       strace gnuplot-nox"
 CROSS_ARCH="libmbedtls-dev:arm64 musl-dev:arm64 musl-dev:armhf"
 
 NPM_DIR=.deps/npm
