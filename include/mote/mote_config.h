@@ -61,15 +61,17 @@
 
 /* ---- loop -------------------------------------------------------------- */
 
-/* Timers armed at once in one loop. */
+/* Timers armed at once in one loop (a kept connection holds one while it
+ * is idle, instead of its request's). */
 #ifndef MOTE_MAX_TIMERS
 #define MOTE_MAX_TIMERS 16
 #endif
 
 /* File descriptors watched at once in one loop (the port's own signal
  * wake-up descriptor is not counted). The CLI needs up to 3 per MCP server
- * (stdout, stderr, stdin while a write waits), 1 for the model request, 1
- * for a tool and 1 for its input; mote serve one per connection
+ * (stdout, stderr, stdin while a write waits), 1 for the model request (or
+ * its stream slot's idle kept connection), 1 for a tool and 1 for its
+ * input; mote serve one per connection
  * (MOTE_SERVE_MAX_CONNS) and one per listener. A watch that does not fit
  * is refused with MOTE_ERR_FULL (the server answers 503). */
 #ifndef MOTE_MAX_WATCHES
