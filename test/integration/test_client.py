@@ -920,6 +920,23 @@ def test_mote_closed_in_the_middle_of_a_response_is_not_resent():
               [r["t"] for r in recs])
 
 
+def test_mote_turn_through_a_proxy_tunnel():
+    # HTTPS_PROXY: the turn's requests go through one CONNECT tunnel
+    pport, plog = start_proxy()
+    port, log = start_server([TOOL_ROUND] * 2 + [{"text": "tunnelled"}], cert="wronghost")
+    e = dict(os.environ, ANTHROPIC_API_KEY="sk-wire", NO_COLOR="1",
+             HTTPS_PROXY="http://127.0.0.1:%d" % pport)
+    p = subprocess.run([MOTE, "-p", "run true", "--yes", "--state-dir", tempfile.mkdtemp(dir=TMP),
+                        "--base-url", "https://wrong.example:%d" % port, "--ca-file",
+                        os.path.join(CERTS, "ca.crt")], capture_output=True, text=True, env=e,
+                       timeout=90)
+    check(p.returncode == 0 and p.stdout.endswith("tunnelled\n"), (p.stdout, p.stderr))
+    with open(plog) as f:
+        seen = [json.loads(line) for line in f if line.strip()]
+    check([x["method"] for x in seen] == ["CONNECT"], seen)
+    check(conns(log) == [1, 1, 1], conns(log))
+
+
 def test_mote_idle_connection_closed_after_keep_alive():
     # interactive: the second prompt comes a second after the first turn;
     # with --keep-alive 200 the idle connection was closed by then (a new
