@@ -22,7 +22,7 @@ leaves the session an earlier run of a device would have left):
                       with --keep-alive 0 --tls-sessions off: a new
                       connection and a full handshake per request, what
                       mote did before it kept connections
-  mote turn           the same turn as mote runs it by default
+  mote turn, now      the same turn as mote runs it by default
   mote one-shot, full     one answer (--no-tools), --tls-sessions off
   mote one-shot, resumed  one answer, the session kept in STATE/tls
   mote turn, LABEL    with --mote-before LABEL=PATH: the turn through that
@@ -119,7 +119,7 @@ def mote_runs(a, rtt, certs, ca, runs, before_name):
     env.pop("MOTE_TLS_SESSIONS", None)
     env.pop("MOTE_KEEP_ALIVE_MS", None)
     plan = [("mote turn, before", a.mote, ["--keep-alive", "0", "--tls-sessions", "off"], TURN),
-            ("mote turn", a.mote, [], TURN),
+            ("mote turn, now", a.mote, [], TURN),
             ("mote one-shot, full", a.mote, ["--no-tools", "--tls-sessions", "off"], None),
             ("mote one-shot, resumed", a.mote, ["--no-tools"], None)]
     if before_name:
@@ -219,7 +219,8 @@ def main():
             "one-shot, resumed"]
     before_name = None
     if a.mote:
-        cols += ["mote turn, before", "mote turn", "mote one-shot, full", "mote one-shot, resumed"]
+        cols += ["mote turn, before", "mote turn, now", "mote one-shot, full",
+                 "mote one-shot, resumed"]
         if a.mote_before:
             label, _, path = a.mote_before.rpartition("=")
             a.mote_before = path
