@@ -35,6 +35,14 @@ STATIC ?= 0
 PREFIX ?= /usr/local
 CFLAGS ?= -Os -g
 LDFLAGS ?=
+# A configuration header (MOTE_CONFIG_FILE) may come with its quotes as
+# the shell leaves them ('-DMOTE_CONFIG_FILE="file.h"'), escaped
+# (\"file.h\") or bare: the compiler gets it as one string literal
+# whichever it is.
+CONFIG_FILE := $(subst ',,$(subst ",,$(subst \",,$(patsubst -DMOTE_CONFIG_FILE=%,%,$(filter -DMOTE_CONFIG_FILE=%,$(CFLAGS))))))
+ifneq ($(CONFIG_FILE),)
+override CFLAGS := $(filter-out -DMOTE_CONFIG_FILE=%,$(CFLAGS)) -DMOTE_CONFIG_FILE=\"$(CONFIG_FILE)\"
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -103,11 +111,17 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 
 .PHONY: fuzz-long bench-wire
-.PHONY: test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
+.PHONY: test-errors test-docs doc-sizes test-approval test-service test-unit test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
         install uninstall freestanding check-cross demo clean
 
-## all: build build/libmote.a, build/mote and build/embed (the default)
-all: $(B)/libmote.a $(B)/mote $(B)/embed
+# build/embed-loop (examples/embed/loop.c) runs the embed example inside
+# libev's loop: built when the compiler finds <ev.h> (make deps installs
+# libev-dev; a cross build without it leaves it out).
+HAVE_LIBEV := $(shell printf '\043include <ev.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+EMBED_LOOP := $(if $(HAVE_LIBEV),$(B)/embed-loop)
+
+## all: build build/libmote.a, build/mote, build/embed and build/embed-loop (the default)
+all: $(B)/libmote.a $(B)/mote $(B)/embed $(EMBED_LOOP)
 
 lib: $(B)/libmote.a
 
@@ -140,9 +154,13 @@ $(B)/mote: $(CLI_OBJ) $(B)/libmote.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libmote.a $(LIBS)
 
-$(B)/embed: $(B)/obj/examples/embed/main.o $(B)/libmote.a
+$(B)/embed: $(B)/obj/examples/embed/main.o $(B)/obj/examples/embed/device.o $(B)/libmote.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/embed-loop: $(B)/obj/examples/embed/loop.o $(B)/obj/examples/embed/device.o $(B)/libmote.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ -lev -lm $(LIBS)
 
 # ---- tests --------------------------------------------------------------
 
@@ -160,9 +178,9 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 
 # The test groups of `make check`, in order; a group's block may add itself
 # with CHECK_GROUPS += (it runs after these).
-CHECK_GROUPS := unit test-symbols test-core-rules test-arch test-cli test-install test-client \
-  test-agent test-issue10 test-turns test-embed test-mcp test-fidelity test-api-rules test-core test-proc \
-  test-cli15 test-tools15 test-serve test-tls test-mqtt test-fuzz
+CHECK_GROUPS := unit test-symbols test-core-rules test-docs test-arch test-cli test-install test-client \
+  test-agent test-issue10 test-turns test-embed test-errors test-mcp test-fidelity test-api-rules test-core \
+  test-proc test-cli15 test-tools15 test-serve test-service test-unit test-tls test-mqtt test-fuzz
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
 check: deps-check
@@ -190,6 +208,14 @@ test-symbols: $(B)/libmote.a
 test-arch: $(B)/libmote.a
 	$(Q)python3 test/check_arch.py $(B)/obj
 
+# The struct sizes the docs quote (marked <!--size:NAME-->) are what
+# scripts/sizeof.sh measures; make doc-sizes rewrites them.
+test-docs:
+	$(Q)python3 scripts/doc_sizes.py $(B)
+
+doc-sizes:
+	$(Q)python3 scripts/doc_sizes.py $(B) --write
+
 # The core allocates nothing and includes no OS header.
 test-core-rules:
 	$(Q)sh test/check_core_rules.sh src
@@ -208,17 +234,28 @@ $(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 test-agent: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
 
-# examples/embed (an embedder's agent with a custom tool), sanitizers on.
-$(SB)/embed: $(SB)/examples/embed/main.o $(SAN_LIB_OBJ)
+# examples/embed (an embedder's agent with a custom tool) on mote's loop
+# and inside libev's, sanitizers on.
+$(SB)/embed: $(SB)/examples/embed/main.o $(SB)/examples/embed/device.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	$(Q)$(CC) $(SAN) -o $@ $(filter $(SB)/examples/%,$^) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
 	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+
+$(SB)/embed-loop: $(SB)/examples/embed/loop.o $(SB)/examples/embed/device.o $(SAN_LIB_OBJ)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $(filter $(SB)/examples/%,$^) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	  -lev -lm -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
 # How turns end, compaction, the system prompt.
 test-turns: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_turns.py $(SB)
 
-test-embed: $(SB)/embed
+# Each cause of a failed request has its name in the error events (real
+# faults against the test server; stream-json and mote serve).
+test-errors: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_errors.py $(SB)
+
+test-embed: $(SB)/embed $(SB)/embed-loop
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_embed.py $(SB)
 
 # Trust stores (the system bundle, not loaded whole), as strict
@@ -262,6 +299,11 @@ test-serve: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_serve.py $(SB)
 # ---- end of mote serve's block ----
 
+# What is approved is exactly what runs: the question shows all of the
+# input, strict inputs (duplicate keys, NULs), no symlink or FIFO traps.
+test-approval: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_approval.py $(SB)
+
 # ---- the MQTT client ----
 # The library's client (a small probe program, sanitizers on) against a
 # private mosquitto on a loopback port: QoS 1 both ways, the retained
@@ -276,6 +318,15 @@ test-mqtt: $(SB)/mqtt_probe
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
 # ---- end of the MQTT client's block ----
 
+# mote serve as a device service: a slow job never stalls the other
+# clients, secrets wait for the kernel's pool, the socket's group, one
+# meaning per word in the API.
+test-service: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_service.py $(SB)
+
+# The systemd unit: valid, and hardened to an exposure of at most 3.0.
+test-unit: $(B)/mote
+	$(Q)sh scripts/check_unit.sh examples/serve/mote.service $(abspath $(B)/mote) 3.0
 
 # Regression tests of the agent's defects found in its first review
 # (real binary, test server).
@@ -287,22 +338,42 @@ test-issue10: $(SB)/mote
 test-install: all
 	$(Q)rm -rf $(B)/stage && $(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(abspath $(B))/stage
 	$(Q)awk '/^```c$$/{f=1;next} /^```$$/{f=0} f' README.md > $(B)/readme_example.c
-	$(Q)for src in examples/embed/main.c $(B)/readme_example.c; do \
+	$(Q)for src in "examples/embed/main.c examples/embed/device.c" $(B)/readme_example.c; do \
 	  PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	    $(CC) -std=c11 -o $(B)/stage/example $$src $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	    $(CC) -std=c11 -Wall -Wextra -Werror -o $(B)/stage/example $$src $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	    PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) \
 	    || { echo "test-install: $$src does not build against the installed library"; exit 1; }; \
 	done
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	  $(CC) -std=c11 -o $(B)/stage/embed examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  $(CC) -std=c11 -o $(B)/stage/embed examples/embed/main.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote)
+	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
+	  $(CC) -std=c11 -o $(B)/stage/embed-loop examples/embed/loop.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) -lev -lm
 	$(Q)python3 test/integration/test_embed.py $(B)/stage >$(B)/stage/embed.log 2>&1 || \
 	  { cat $(B)/stage/embed.log; echo "test-install: the embed example built on the installed library failed"; exit 1; }
+	@# A configuration build (the small configuration, given as its own
+	@# usage line writes it) installs a library and a mote.pc whose flags
+	@# build the embed example as they are: no -D flag, the values come
+	@# from the installed mote/mote_build_config.h.
+	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/cfg \
+	  CFLAGS='-Os -DMOTE_CONFIG_FILE="mote/mote_config_small.h"' install PREFIX=/usr DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
+	$(Q)grep -q 'Cflags: -I$${includedir}$$' $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc || \
+	  { echo "test-install: the configuration build's mote.pc has more than -I:"; cat $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc; exit 1; }
+	$(Q)for p in embed embed-loop; do \
+	  PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/cfg-stage PKG_CONFIG_LIBDIR=$(abspath $(B))/cfg-stage/usr/lib/pkgconfig \
+	    $(CC) -std=c11 -o $(B)/cfg-stage/$$p examples/embed/$$( [ $$p = embed ] && echo main || echo loop).c examples/embed/device.c \
+	    $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/cfg-stage PKG_CONFIG_LIBDIR=$(abspath $(B))/cfg-stage/usr/lib/pkgconfig \
+	    pkg-config --cflags --libs --static mote) $$( [ $$p = embed ] || echo -lev -lm) || \
+	    { echo "test-install: $$p does not build against the installed configuration build"; exit 1; }; \
+	done
+	$(Q)python3 test/integration/test_embed.py $(B)/cfg-stage >$(B)/cfg-stage/embed.log 2>&1 || \
+	  { cat $(B)/cfg-stage/embed.log; echo "test-install: the embed example on the installed configuration build failed"; exit 1; }
 	@# The library's link flags without --static (only a static library is
 	@# installed), and a program built with other MOTE_* values than the
 	@# library is refused with a message, not run into memory corruption.
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	  $(CC) -std=c11 -DMOTE_MAX_JOBS=4 -o $(B)/stage/embed4 examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  $(CC) -std=c11 -DMOTE_MAX_JOBS=4 -o $(B)/stage/embed4 examples/embed/main.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs mote) \
 	  || { echo "test-install: pkg-config --libs mote (without --static) does not link"; exit 1; }
 	$(Q)out=$$(cd $(B)/stage && ./embed4 2>&1); rc=$$?; \
@@ -311,12 +382,12 @@ test-install: all
 	@# The same for a limit of the port's own struct (mote_posix.h): refused
 	@# by mote_posix_init before the library writes into the smaller struct.
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	  $(CC) -std=c11 -DMOTE_POSIX_PATH_MAX=64 -o $(B)/stage/embed64 examples/embed/main.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  $(CC) -std=c11 -DMOTE_POSIX_PATH_MAX=64 -o $(B)/stage/embed64 examples/embed/main.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs mote)
 	$(Q)out=$$(cd $(B)/stage && ./embed64 2>&1); rc=$$?; \
 	  if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "different MOTE_\* values"; then \
 	    echo "test-install: a program built with MOTE_POSIX_PATH_MAX=64 on a default library: exit $$rc: $$out"; exit 1; fi
-	@echo "test-install: 6 passed, 0 failed"
+	@echo "test-install: 7 passed, 0 failed"
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote
@@ -347,11 +418,11 @@ fuzz: $(FUZZ_BIN)
 
 # Targets of the CLI's parsers take its source file too.
 $(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c examples/cli/render.c
-$(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c
+$(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
 $(FZ)/fuzz_opts: examples/cli/opts.c examples/cli/render.c
-$(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c
+$(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRC) $(TPORT_SRC)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
@@ -535,9 +606,11 @@ install: all
 	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)install -m 0644 $(B)/libmote.a $(DESTDIR)$(PREFIX)/lib/
 	$(Q)install -m 0644 include/mote/*.h $(DESTDIR)$(PREFIX)/include/mote/
+	@# the configuration built with (-DMOTE_*, MOTE_CONFIG_FILE) as a header
+	@# mote_config.h includes: programs need no -D flag to match it
+	$(Q)sh scripts/build_config.sh $(DESTDIR)$(PREFIX)/include/mote $(filter -DMOTE_%,$(CFLAGS))
 	$(Q)install -m 0755 $(B)/mote $(DESTDIR)$(PREFIX)/bin/
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|' \
-	  -e 's|@CONFIG_DEFS@|$(foreach d,$(filter -DMOTE_%,$(CFLAGS)), $(d))|' -e 's|@VERSION@|$(shell sed -n \
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|' -e 's|@VERSION@|$(shell sed -n \
 	  's/^#define MOTE_VERSION_STRING "\(.*\)"/\1/p' include/mote/mote.h)|g' \
 	  mote.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mote.pc
 

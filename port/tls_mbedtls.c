@@ -727,7 +727,7 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
                                                      ? MBEDTLS_SSL_ALERT_MSG_UNKNOWN_CA
                                                      : MBEDTLS_SSL_ALERT_MSG_BAD_CERT);
             flags_msg(flags, s, err, cap);
-            return MOTE_ERR_TLS;
+            return MOTE_ERR_TLS_VERIFY;
         }
     }
 #endif
@@ -742,17 +742,17 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
     if (s->roots_err < 0) {
         snprintf(err, cap, "cannot read the trusted roots %s: %s",
                  s->src.path != NULL ? s->src.path : "in memory", mote_strerror(s->roots_err));
-        return MOTE_ERR_TLS;
+        return MOTE_ERR_TLS_VERIFY; /* nothing to verify the server against */
     }
     flags = mbedtls_ssl_get_verify_result(&s->ssl);
     if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0 && flags != (uint32_t)-1) {
         flags_msg(flags, s, err, cap);
-        return MOTE_ERR_TLS;
+        return MOTE_ERR_TLS_VERIFY;
     }
     if (rc == MBEDTLS_ERR_NET_CONN_RESET || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ||
         rc == MBEDTLS_ERR_SSL_CONN_EOF) {
         snprintf(err, cap, "the server closed the connection during the TLS handshake");
-        return MOTE_ERR_CONNRESET;
+        return MOTE_ERR_TLS; /* a handshake that failed, whatever the server's reason */
     }
     describe(rc, "TLS handshake failed", err, cap);
     return MOTE_ERR_TLS;

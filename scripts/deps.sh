@@ -4,7 +4,10 @@
 #   check:   exits 0 if everything is installed, 1 otherwise (quietly).
 set -u
 HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmocka-dev
-      openssl ca-certificates python3 time procps clang libclang-rt-14-dev strace mosquitto mosquitto-clients"
+      openssl ca-certificates python3 time procps clang libclang-rt-14-dev strace mosquitto mosquitto-clients
+      libev-dev"
+# systemd-analyze checks the example unit (make test-unit).
+HOST="$HOST systemd"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
 # armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),

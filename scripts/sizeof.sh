@@ -5,7 +5,9 @@
 # objects with nm, so it works for any target.
 #   env: CC, NM, FLAGS (the build's compile flags, MOTE_* and
 #   MOTE_CONFIG_FILE included), SRC (the sources for -fstack-usage),
-#   TOP (how many frames to list; default 12)
+#   TOP (how many frames to list; default 12), RAW=1 (print "name bytes"
+#   for each struct instead, and no stack frames: scripts/doc_sizes.py
+#   reads it)
 set -eu
 b=$1
 mkdir -p "$b/tmp" "$b/stack"
@@ -42,6 +44,11 @@ char sizeof_serve_conn[MOTE_SERVE_CONN_SIZE];
 C
 # shellcheck disable=SC2086
 $CC $FLAGS -fno-common -c "$b/tmp/sizeof.c" -o "$b/tmp/sizeof.o"
+if [ "${RAW:-0}" = 1 ]; then
+    $NM -S "$b/tmp/sizeof.o" | awk '$4 ~ /^sizeof_/ { n = $4; sub(/^sizeof_/, "", n); print n, $2 }' |
+        while read -r n hex; do echo "$n $((0x$hex))"; done
+    exit 0
+fi
 $NM -S "$b/tmp/sizeof.o" | awk '
     function hex(s,   i, r) {
         r = 0

@@ -72,57 +72,70 @@ static int inplace_sink(void *arg, const char *p, size_t n)
     return 0;
 }
 
-/* Checks call i's input once, before anything keeps it: one strict JSON
- * object (RFC 8259: no raw control characters, UTF-8; an empty input is
- * {}) that fits the reader's token limit in its record. Anything else is
+/* Checks a tool input once, before anything keeps it: one strict JSON
+ * object (RFC 8259: no raw control characters, UTF-8) that fits the
+ * reader's token limit in its record. A good input is re-encoded in place
+ * as mote's writer emits it, never kept as it came: what the journal, the
+ * next request and stream-json get is JSON that mote wrote. Returns its
+ * JSON tokens with *len its new length (0 tokens, *len 0: no arguments
+ * at all, the empty object), or MOTE_ERR_TOO_LARGE (more than a record's
+ * reader takes) or another error (not one object of UTF-8). */
+static int clean_input(struct mote_conv *c, char *in, size_t *len)
+{
+    struct mote_json *js = &c->s->jbuf.json;
+    size_t n = *len, k = 0;
+    struct inplace o = {in, 0, n};
+    struct mote_jw w;
+    int rc;
+
+    c->s->jbuf.owner = NULL;
+    while (k < n && (in[k] == ' ' || in[k] == '\n' || in[k] == '\r' || in[k] == '\t'))
+        k++;
+    if (k == n) {
+        *len = 0;
+        return 0;
+    }
+    rc = mote_json_parse(js, in, n);
+    if (rc > MOTE_JSON_MAX_TOKENS - MOTE_CALL_REC_TOKENS)
+        return MOTE_ERR_TOO_LARGE; /* its record would be more than the reader takes */
+    if (rc > 0 && !mote_utf8_valid(in, n))
+        return MOTE_ERR_BADMSG; /* kept as it is, it must be JSON to any parser */
+    if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT)
+        return rc < 0 ? rc : MOTE_ERR_BADMSG;
+    mote_jw_init(&w, inplace_sink, &o);
+    mote_jw_value(&w, js, 0);
+    if (w.err != 0)
+        return MOTE_ERR_BADMSG;
+    *len = o.len;
+    return rc;
+}
+
+/* Checks call i's input (clean_input), once. Anything but a good input is
  * marked bad and kept as {}: the call is refused with a clear result when
- * its turn comes. A checked call has in_tok > 0. A good input is kept as
- * mote's writer re-emits it, never as it came: what the journal, the next
- * request and stream-json get is JSON that mote wrote. */
+ * its turn comes. A checked call has in_tok > 0. */
 static void check_call(struct mote_conv *c, unsigned i)
 {
     struct mote_stream *st = c->stream;
-    struct mote_json *js = &c->s->jbuf.json;
-    const char *in = st->arena + st->in_off[i];
-    size_t n = st->in_len[i], k = 0;
+    size_t n = st->in_len[i];
     int rc;
 
     MOTE_ASSERT(i < c->ncalls);
     if (st->in_tok[i] != 0)
         return;
-    c->s->jbuf.owner = NULL;
-    while (k < n && (in[k] == ' ' || in[k] == '\n' || in[k] == '\r' || in[k] == '\t'))
-        k++;
     st->in_tok[i] = 1;
-    if (k == n && !st->too_large[i]) {
-        st->in_len[i] = 0; /* no arguments at all: the empty object */
-        return;
-    }
-    rc = st->too_large[i] ? MOTE_ERR_TOO_LARGE : mote_json_parse(js, in, n);
-    if (rc > MOTE_JSON_MAX_TOKENS - MOTE_CALL_REC_TOKENS)
-        rc = MOTE_ERR_TOO_LARGE; /* its record would be more than the reader takes */
-    if (rc > 0 && !mote_utf8_valid(in, n))
-        rc = MOTE_ERR_BADMSG; /* kept as it is, it must be JSON to any parser */
-    if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT) {
+    rc = st->too_large[i] ? MOTE_ERR_TOO_LARGE : clean_input(c, st->arena + st->in_off[i], &n);
+    if (rc < 0) {
         c->calls[i].bad_input = true;
         c->calls[i].too_big = rc == MOTE_ERR_TOO_LARGE;
         /* the token limit ended the answer inside its input */
         c->calls[i].cut_off = strcmp(c->stop, "max_tokens") == 0 && i + 1 == c->ncalls;
-    } else {
-        struct inplace o = {st->arena + st->in_off[i], 0, n};
-        struct mote_jw w;
-
-        mote_jw_init(&w, inplace_sink, &o);
-        mote_jw_value(&w, js, 0);
-        if (w.err != 0) {
-            c->calls[i].bad_input = true;
-            return;
-        }
-        if (st->in_off[i] + n == st->arena_len)
-            st->arena_len = st->in_off[i] + o.len;
-        st->in_len[i] = (uint32_t)o.len;
-        st->in_tok[i] = (uint16_t)rc;
+        return;
     }
+    if (st->in_off[i] + st->in_len[i] == st->arena_len)
+        st->arena_len = st->in_off[i] + n;
+    st->in_len[i] = (uint32_t)n;
+    if (rc > 0)
+        st->in_tok[i] = (uint16_t)rc;
 }
 
 static void check_calls(struct mote_conv *c)
@@ -204,19 +217,27 @@ static int add_text(struct mote_conv *c, const char *p, size_t n)
     return 0;
 }
 
+/* A fragment of call `slot`'s input. The inputs of the calls in the
+ * arena lie one after another in the order of the calls, so a fragment
+ * for a call that is not the last (OpenAI interleaves the fragments of
+ * parallel calls, keyed by index) goes in after its input, moving the
+ * inputs after it up: a copy of at most the arena per fragment. A
+ * fragment for a call already journaled (spilled when the arena filled)
+ * cannot join it: the call is refused when its turn comes. */
 static int add_args(struct mote_conv *c, unsigned slot, const char *p, size_t n)
 {
     struct mote_stream *st = c->stream;
+    size_t end;
+    unsigned i;
 
     MOTE_ASSERT(slot < c->ncalls);
-    if (st->too_large[slot])
-        return 0;
-    if (st->in_off[slot] + st->in_len[slot] != st->arena_len) {
-        /* Its input is not the last one in the arena (fragments of two
-         * calls interleaved): it cannot grow in place. */
-        st->too_large[slot] = true;
+    if (slot < st->arena_first) {
+        c->calls[slot].bad_input = true;
+        c->calls[slot].too_big = true;
         return 0;
     }
+    if (st->too_large[slot])
+        return 0;
     if (st->arena_len + n > sizeof(st->arena) && slot > st->arena_first) {
         int rc = spill_calls(c, slot); /* room for this one */
 
@@ -227,10 +248,88 @@ static int add_args(struct mote_conv *c, unsigned slot, const char *p, size_t n)
         st->too_large[slot] = true;
         return 0;
     }
-    memcpy(st->arena + st->arena_len, p, n);
+    end = st->in_off[slot] + st->in_len[slot];
+    memmove(st->arena + end + n, st->arena + end, st->arena_len - end);
+    memcpy(st->arena + end, p, n);
     st->arena_len += n;
     st->in_len[slot] += (uint32_t)n;
+    for (i = slot + 1; i < c->ncalls; i++)
+        st->in_off[i] += (uint32_t)n;
     return 0;
+}
+
+_Static_assert(MOTE_JOURNAL_LINE_MAX > MOTE_LLM_ID_MAX + MOTE_LLM_NAME_MAX,
+               "the arena holds a call's id and name (MOTE_JOURNAL_LINE_MAX)");
+
+/* The call past the table that streamed last ends: journaled as a call
+ * record (its input checked as any; one that is not good, or too large,
+ * is kept as {}), and the arena is free again. */
+static int over_end(struct mote_conv *c)
+{
+    struct mote_stream *st = c->stream;
+    struct mote_call_rec r;
+    uint64_t before = c->jr.size;
+    size_t n = st->arena_len - st->over_in;
+    int rc;
+
+    if (!st->over_open)
+        return 0;
+    st->over_open = false;
+    r.id = st->arena;
+    r.name = st->arena + strlen(st->arena) + 1;
+    r.input = st->arena + st->over_in;
+    if (st->over_big || clean_input(c, st->arena + st->over_in, &n) < 0) {
+        r.input = "{}"; /* never run: what it asked matters less than that it is answered */
+        n = 2;
+    }
+    r.input_len = n;
+    rc = mote_journal_call(&c->jr, &r);
+    if ((rc == MOTE_ERR_TOO_LARGE || rc == MOTE_ERR_BADMSG) && c->jr.err == 0) {
+        r.input = "{}";
+        r.input_len = 2;
+        rc = mote_journal_call(&c->jr, &r);
+    }
+    if (!mote_conv_journaled(c, rc, before))
+        return rc < 0 ? rc : MOTE_ERR_IO;
+    if (st->nover++ == 0)
+        st->over_off = before;
+    st->spilled = true;
+    st->arena_len = 0;
+    return 0;
+}
+
+/* A call past the table starts. The decoder gives one only when every
+ * slot of the table is taken: the table's calls are journaled now (a
+ * fragment for one of them after this is refused), the arena is this
+ * call's. */
+static int over_start(struct mote_conv *c, const struct mote_llm_event *ev)
+{
+    struct mote_stream *st = c->stream;
+    size_t idn = strlen(ev->id) + 1, nn = strlen(ev->name) + 1;
+    int rc;
+
+    if ((rc = over_end(c)) < 0 || (rc = spill_calls(c, c->ncalls)) < 0)
+        return rc;
+    MOTE_ASSERT(st->arena_len == 0 && idn <= MOTE_LLM_ID_MAX && nn <= MOTE_LLM_NAME_MAX);
+    memcpy(st->arena, ev->id, idn);
+    memcpy(st->arena + idn, ev->name, nn);
+    st->over_in = (uint32_t)(idn + nn);
+    st->arena_len = st->over_in;
+    st->over_big = false;
+    st->over_open = true;
+    return 0;
+}
+
+static void over_args(struct mote_stream *st, const char *p, size_t n)
+{
+    if (!st->over_open || st->over_big)
+        return;
+    if (n > sizeof(st->arena) - st->arena_len) {
+        st->over_big = true;
+        return;
+    }
+    memcpy(st->arena + st->arena_len, p, n);
+    st->arena_len += n;
 }
 
 static void first_byte(struct mote_conv *c)
@@ -292,8 +391,10 @@ int mote_answer_event(void *arg, const struct mote_llm_event *ev)
         break;
     case MOTE_LLM_TOOL_START:
         first_byte(c);
-        if (ev->slot >= MOTE_LLM_MAX_TOOL_CALLS)
-            return MOTE_ERR_FULL;
+        if (ev->slot == MOTE_LLM_SLOT_OVER)
+            return over_start(c, ev);
+        if (ev->slot >= MOTE_LLM_MAX_TOOL_CALLS || st->nover > 0 || st->over_open)
+            return MOTE_ERR_FULL; /* (never: the decoder fills the table first) */
         memset(&c->calls[ev->slot], 0, sizeof(c->calls[0]));
         mote_str_copy(c->calls[ev->slot].id, sizeof(c->calls[0].id), ev->id);
         mote_str_copy(c->calls[ev->slot].name, sizeof(c->calls[0].name), ev->name);
@@ -305,7 +406,13 @@ int mote_answer_event(void *arg, const struct mote_llm_event *ev)
             c->ncalls = ev->slot + 1;
         break;
     case MOTE_LLM_TOOL_ARGS:
-        if (ev->slot < c->ncalls && (rc = add_args(c, ev->slot, ev->text, ev->len)) < 0)
+        if (ev->slot == MOTE_LLM_SLOT_OVER)
+            over_args(st, ev->text, ev->len);
+        else if (ev->slot < c->ncalls && (rc = add_args(c, ev->slot, ev->text, ev->len)) < 0)
+            return rc;
+        break;
+    case MOTE_LLM_TOOL_END:
+        if (ev->slot == MOTE_LLM_SLOT_OVER && (rc = over_end(c)) < 0)
             return rc;
         break;
     case MOTE_LLM_STOP:
@@ -347,8 +454,11 @@ int mote_answer_commit(struct mote_conv *c, bool interrupted)
     int rc;
 
     MOTE_ASSERT(st != NULL && st->conv == c);
-    if (!interrupted)
+    if (!interrupted) {
+        if ((rc = over_end(c)) < 0)
+            return rc;
         check_calls(c);
+    }
     for (;;) {
         first = interrupted ? c->ncalls : st->arena_first;
         n = c->ncalls - first;
@@ -377,5 +487,13 @@ int mote_answer_commit(struct mote_conv *c, bool interrupted)
         c->calls[first + i].rec_idx = (int16_t)i;
     }
     st->text_len = 0;
+    if (!interrupted && st->nover > 0) {
+        /* The calls past the table are answered before any call runs. */
+        struct mote_over o = {st->over_off, -1, 0, st->nover};
+
+        st->nover = 0;
+        if (!mote_conv_answer_over(c, &o))
+            return MOTE_ERR_IO;
+    }
     return 0;
 }

@@ -58,6 +58,15 @@ struct mote_stream {
     uint32_t in_len[MOTE_LLM_MAX_TOOL_CALLS];
     bool too_large[MOTE_LLM_MAX_TOOL_CALLS];
     uint16_t in_tok[MOTE_LLM_MAX_TOOL_CALLS]; /* JSON tokens of each input (checked) */
+    /* Calls past the table (MOTE_LLM_SLOT_OVER, one at a time): the open
+     * one's id, name and input fill the arena (the table's calls are
+     * journaled when the first starts); each is journaled as a call record
+     * when it ends, and answered unrun after the assistant record. */
+    bool over_open;
+    bool over_big;            /* its input did not fit the arena */
+    uint32_t over_in;         /* where its input begins in the arena */
+    unsigned nover;           /* journaled so far */
+    uint64_t over_off;        /* the call record of the first */
     /* From here on, written before read: mote_stream_get clears only what
      * is above (from `used`), so the pages of a slot never used stay
      * untouched. */
@@ -168,6 +177,11 @@ bool mote_conv_journaled(struct mote_conv *c, int rc, uint64_t before);
 /* The journal cannot be written: the conversation stops (ERROR, jobs
  * cancelled) and the embedder hears it as a fatal error. Once. */
 void mote_conv_storage_failed(struct mote_conv *c, int rc);
+
+/* Answers the calls past the table that `o` has left
+ * (mote_recover_over_next), one record at a time, each told; says how
+ * many with a warning. False if the journal failed. */
+bool mote_conv_answer_over(struct mote_conv *c, struct mote_over *o);
 
 /* Journals the result of call c->call_i (cut so that its record fits),
  * tells it, and moves the round to the next call. False if the journal

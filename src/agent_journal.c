@@ -1,8 +1,8 @@
 /*
  * agent_journal.c - the journal writes of a turn, each checked: a write
  * that went well is told (MOTE_EV_RECORD), one that failed stops the
- * conversation (the journal is the conversation); and the tool result,
- * the record every call ends with.
+ * conversation (the journal is the conversation); and the tool results,
+ * the records every call ends with (those past the table too).
  */
 #include <string.h>
 
@@ -17,7 +17,7 @@ void mote_conv_storage_failed(struct mote_conv *c, int rc)
     if (c->s->report.storage_err == 0)
         c->s->report.storage_err = rc;
     mote_conv_move(c, MOTE_CEV_STORAGE_FAILED);
-    mote_emit_error(c, rc, true);
+    mote_emit_error(c, MOTE_ERR_STORAGE, true); /* the cause; the text says which failure */
 }
 
 static void emit_record(struct mote_conv *c, uint64_t before)
@@ -80,4 +80,35 @@ bool mote_conv_give_result(struct mote_conv *c, const char *text, size_t len, bo
 bool mote_conv_give_result_s(struct mote_conv *c, const char *text, bool is_error)
 {
     return mote_conv_give_result(c, text, strlen(text), is_error);
+}
+
+bool mote_conv_answer_over(struct mote_conv *c, struct mote_over *o)
+{
+    uint64_t n = 0;
+    char m[200];
+    struct mote_sb sb;
+
+    for (;;) {
+        uint64_t before = c->jr.size;
+        int rc = mote_recover_over_next(&c->jr, o);
+
+        if (rc == 0)
+            break;
+        if (!mote_conv_journaled(c, rc < 0 ? rc : 0, before)) {
+            if (!c->storage_failed)
+                mote_conv_storage_failed(c, rc); /* (never too large: a short record) */
+            return false;
+        }
+        n++;
+    }
+    if (n > 0) {
+        mote_sb_init(&sb, m, sizeof(m));
+        mote_sb_num(&sb, "the model asked for more tool calls in one answer than mote runs: ", n,
+                    " past the first ");
+        mote_sb_u(&sb, MOTE_LLM_MAX_TOOL_CALLS);
+        mote_sb_s(&sb, " were not run (MOTE_LLM_MAX_TOOL_CALLS); the model is asked to call them "
+                       "again");
+        mote_emit_text(c, MOTE_EV_WARNING, m, 0);
+    }
+    return true;
 }

@@ -97,14 +97,21 @@ enum mote_conv_event mote_conv_recover_begin(struct mote_conv *c)
     const struct mote_recovery *r = &c->rec;
 
     kill_leftovers(c);
+    /* Calls past the table of the last answer still without their result
+     * (a crash right after its assistant record): answered first, whatever
+     * comes next, so no request carries a call without its result. (A
+     * failed write stops the conversation: the transition does nothing.) */
+    if (r->action != MOTE_RECOVER_IDLE && c->rec.over.left > 0)
+        (void)mote_conv_answer_over(c, &c->rec.over);
     switch (r->action) {
     case MOTE_RECOVER_TOOL_INTERRUPTED:
     case MOTE_RECOVER_LIMIT:
         return MOTE_CEV_RECOVER_CLOSE;
     case MOTE_RECOVER_RESUME_TOOLS:
-        recovery_note(c, "", r->nmissing,
-                      " tool call(s) of the interrupted turn had not run yet: the turn goes on "
-                      "with them");
+        if (r->nmissing > 0)
+            recovery_note(c, "", r->nmissing,
+                          " tool call(s) of the interrupted turn had not run yet: the turn goes "
+                          "on with them");
         new_turn(c);
         return MOTE_CEV_RECOVER_TOOLS;
     case MOTE_RECOVER_CONTINUE:
@@ -129,8 +136,8 @@ void mote_conv_recover_end(struct mote_conv *c)
         mote_str_copy(c->last_error, sizeof(c->last_error), "interrupted tool");
         mote_emit_state(c);
         recovery_note(c,
-                      "the last turn was interrupted while a tool ran (" MOTE_INTERRUPTED_TOOL
-                      "); retry to go on",
+                      "the last turn was interrupted while a tool ran (it may or may not have "
+                      "run); retry to go on",
                       0, NULL);
         if (r->nmissing > r->nstarted)
             recovery_note(c, "", r->nmissing - r->nstarted,

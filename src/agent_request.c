@@ -113,6 +113,10 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
     st->req.tools = st->defs;
     st->req.parts = mote_journal_parts;
     st->req.parts_arg = &c->jr;
+    /* The journal only grows, and every request follows a record of its
+     * own (the request, or the answer before it): its size now is this
+     * answer's alone, for the ids of calls that come without one. */
+    st->req.id_seed = c->jr.size;
     if (c->compacting) {
         st->req.parts = compact_parts;
         st->req.parts_arg = c;

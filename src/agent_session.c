@@ -8,6 +8,18 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "mote/mote_http.h" /* mote_url_parse */
+
+void mote_session_conf_defaults(struct mote_session_conf *c)
+{
+    memset(c, 0, sizeof(*c));
+}
+
+void mote_conv_conf_defaults(struct mote_conv_conf *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->approval = MOTE_APPROVE_ASK;
+}
 
 int mote_session_init(struct mote_session *s, struct mote_loop *loop,
                       const struct mote_session_conf *conf)
@@ -162,6 +174,38 @@ static void make_id(struct mote_session *s, char *out)
     out[2 * sizeof(r)] = '\0';
 }
 
+/* An https:// URL on a port without TLS (a library built with TLS=none)
+ * is refused when the conversation is configured, not at its first
+ * request, with the build option named. */
+static int check_conf(struct mote_session *s, const struct mote_conv_conf *conf)
+{
+    struct mote_url u;
+    struct mote_sb sb;
+
+    s->error[0] = '\0';
+    if (conf == NULL || conf->llm == NULL || conf->model == NULL)
+        return MOTE_ERR_INVAL;
+    if (conf->llm->base_url == NULL || mote_url_parse(&u, conf->llm->base_url) < 0 || !u.tls ||
+        mote_port_missing(s->port, MOTE_PORT_TLS) == NULL)
+        return 0; /* (a bad URL is the request's to report) */
+    mote_sb_init(&sb, s->error, sizeof(s->error));
+    mote_sb_s(&sb, "an https:// URL needs TLS, but this library was built with TLS=none (its port "
+                   "has no ");
+    mote_sb_s(&sb, mote_port_missing(s->port, MOTE_PORT_TLS));
+    mote_sb_s(&sb, "): build libmote with TLS=mbedtls, or use an http:// URL");
+    return MOTE_ERR_NOTSUP;
+}
+
+const char *mote_session_error(const struct mote_session *s)
+{
+    return s->error;
+}
+
+enum mote_recovery_action mote_conv_recovery(const struct mote_conv *c)
+{
+    return c->recovered;
+}
+
 int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                      struct mote_conv **out)
 {
@@ -172,8 +216,8 @@ int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, 
     *out = NULL;
     if (s->sd_phase != MOTE_SDP_NONE)
         return MOTE_ERR_SHUTDOWN;
-    if (conf == NULL || conf->llm == NULL || conf->model == NULL)
-        return MOTE_ERR_INVAL;
+    if ((rc = check_conf(s, conf)) < 0)
+        return rc;
     if (id == NULL) {
         make_id(s, gen);
         id = gen;
@@ -207,8 +251,8 @@ int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, co
         *repaired = false;
     if (s->sd_phase != MOTE_SDP_NONE)
         return MOTE_ERR_SHUTDOWN;
-    if (conf == NULL || conf->llm == NULL || conf->model == NULL)
-        return MOTE_ERR_INVAL;
+    if ((rc = check_conf(s, conf)) < 0)
+        return rc;
     if (id == NULL) {
         rc = mote_session_recent(s, recent, sizeof(recent));
         if (rc < 0)
@@ -236,6 +280,7 @@ int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, co
     }
     c->used = true;
     c->st = c->st_told = MOTE_CONV_NEEDS_RECOVERY;
+    c->recovered = c->rec.action;
     mote_conv_recover_load(c);
     if (c->rec.action == MOTE_RECOVER_IDLE) {
         /* nothing to do: settled now (no effect, no event needed) */

@@ -229,7 +229,16 @@ int mote_shutdown(struct mote_session *s, const struct mote_shutdown_req *req,
 
     if (s->loop->polling)
         return MOTE_ERR_BUSY;
-    rc = mote_shutdown_begin(s, req);
+    if (req != NULL && s->sd_phase != MOTE_SDP_NONE && s->sd_phase != MOTE_SDP_DONE) {
+        /* One already runs (a signal's): it is joined as it is, a drain
+         * stays a drain; only `force` changes it. */
+        struct mote_shutdown_req join = s->sd;
+
+        join.force = req->force;
+        rc = req->force ? mote_shutdown_begin(s, &join) : 0;
+    } else {
+        rc = mote_shutdown_begin(s, req);
+    }
     if (rc < 0 && rc != MOTE_ERR_ALREADY)
         return rc;
     while (s->sd_phase != MOTE_SDP_DONE) {

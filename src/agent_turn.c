@@ -338,7 +338,6 @@ static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_s
 {
     struct mote_conv *c = arg;
 
-    (void)loop, (void)job;
     c->llm_job = 0;
     if (c->stream == NULL || c->storage_failed || c->st == MOTE_CONV_NEEDS_RECOVERY) {
         /* the shutdown cut it (and wrote what streamed), or storage failed */
@@ -350,12 +349,14 @@ static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_s
     } else if (how == MOTE_JOB_CANCELLED) {
         cancelled(c);
     } else if (how == MOTE_JOB_FAILED) {
+        int cause = mote_job_result(loop, job); /* the request's code: its cause */
+
         mote_conv_fail_msg(c, errmsg, NULL);
         mote_turn_apply(c, MOTE_CEV_FAILED, errmsg);
         mote_stream_put(c);
         if (!c->storage_failed) {
             mote_emit_state(c);
-            mote_emit_error(c, MOTE_ERR_IO, false);
+            mote_emit_error(c, cause < 0 ? cause : MOTE_ERR_IO, false);
         }
     } else {
         answer_done(c);

@@ -183,6 +183,32 @@ static void stream_deadline(struct mote_loop *loop, struct mote_llm_call *c)
         c->deadline = c->event_deadline;
 }
 
+/* The cause an error event's type names (Anthropic's "overloaded_error",
+ * OpenAI's "rate_limit_exceeded", ...). */
+static int event_cause(const char *type)
+{
+    static const struct {
+        const char *part;
+        int code;
+    } causes[] = {
+        {"overloaded", MOTE_ERR_OVERLOADED},   {"rate_limit", MOTE_ERR_RATE_LIMIT},
+        {"invalid_request", MOTE_ERR_BAD_REQUEST}, {"authentication", MOTE_ERR_AUTH},
+        {"permission", MOTE_ERR_AUTH},         {"api_error", MOTE_ERR_SERVER},
+        {"server_error", MOTE_ERR_SERVER},
+    };
+    size_t i, n = type != NULL ? strlen(type) : 0, k;
+
+    for (i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+        size_t m = strlen(causes[i].part);
+
+        for (k = 0; k + m <= n; k++) {
+            if (memcmp(type + k, causes[i].part, m) == 0)
+                return causes[i].code;
+        }
+    }
+    return MOTE_ERR_HTTP;
+}
+
 /* Decoded events pass through; an error event stops the stream. */
 static int on_decoded(void *arg, const struct mote_llm_event *ev)
 {
@@ -201,7 +227,7 @@ static int on_decoded(void *arg, const struct mote_llm_event *ev)
         mote_sb_s(&sb, ": ");
         mote_sb_s(&sb, ev->text != NULL && ev->text[0] != '\0' ? ev->text : "no message");
         c->result = ev->retryable && !c->content ? MOTE_ERR_AGAIN : MOTE_ERR_HTTP;
-        return MOTE_ERR_HTTP;
+        return event_cause(ev->id);
     }
     if (ev->type == MOTE_LLM_TEXT || ev->type == MOTE_LLM_TOOL_START ||
         ev->type == MOTE_LLM_TOOL_ARGS)
@@ -598,7 +624,11 @@ static int status_error(struct mote_llm_call *c)
         return MOTE_ERR_AUTH;
     }
     c->result = retry ? MOTE_ERR_AGAIN : MOTE_ERR_HTTP;
-    return MOTE_ERR_HTTP;
+    return st == 429               ? MOTE_ERR_RATE_LIMIT
+           : st == 529 || st == 503 ? MOTE_ERR_OVERLOADED
+           : st == 400              ? MOTE_ERR_BAD_REQUEST
+           : st >= 500 && st <= 599 ? MOTE_ERR_SERVER
+                                    : MOTE_ERR_HTTP;
 }
 
 /* The response ended without the stream's proper end: an error, never a
@@ -630,7 +660,7 @@ static int stream_cut(struct mote_llm_call *c)
     msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
                           : "the stream ended before the answer",
         c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)" : " (no [DONE])", NULL);
-    return MOTE_ERR_PROTO;
+    return MOTE_ERR_CUT_OFF;
 }
 
 /* Runs the phases until one would block (MOTE_ERR_AGAIN), the stream is
@@ -765,6 +795,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     mote_http_resp_init(&c->http, on_body, c);
                     mote_sse_init(&c->sse, on_sse, c);
                     mote_llm_dec_init(&c->dec, c->conf->provider, on_decoded, c);
+                    c->dec.id_seed = c->req->id_seed;
                     c->phase = MOTE_PHASE_HEADERS;
                     if (c->on_phase != NULL)
                         c->on_phase(c->on_event_arg, MOTE_PHASE_HEADERS); /* body sent */
@@ -831,7 +862,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                 c->keep = mote_http_resp_reusable(&c->http) && rc == (int)got &&
                           (c->k->tls < 0 || !MOTE_PORT_HAS(p, tls_pending) ||
                            p->tls_pending(p->ctx, c->k->tls) == 0);
-            if (rc == MOTE_ERR_HTTP && c->errmsg[0] != '\0')
+            if (rc < 0 && rc == c->dec.err && c->errmsg[0] != '\0')
                 return rc; /* an error event, already explained */
             if (rc < 0) {
                 struct mote_sb sb;
@@ -939,7 +970,8 @@ static uint32_t backoff_delay(struct mote_loop *loop, const struct mote_llm_call
     return d > cap ? cap : d;
 }
 
-static void timeout_msg(struct mote_llm_call *c)
+/* Says which deadline passed; returns its code. */
+static int timeout_msg(struct mote_llm_call *c)
 {
     struct mote_sb sb;
     uint32_t ms = c->phase <= MOTE_PHASE_HANDSHAKE ? c->conf->connect_timeout_ms
@@ -970,6 +1002,10 @@ static void timeout_msg(struct mote_llm_call *c)
     }
     mote_sb_u(&sb, ms);
     mote_sb_s(&sb, " ms");
+    return c->phase <= MOTE_PHASE_HANDSHAKE        ? MOTE_ERR_CONNECT_TIMEOUT
+           : c->phase == MOTE_PHASE_HEADERS        ? MOTE_ERR_FIRST_BYTE_TIMEOUT
+           : c->phase == MOTE_PHASE_STREAM && c->event_cut ? MOTE_ERR_EVENT_TIMEOUT
+                                                   : MOTE_ERR_IDLE_TIMEOUT;
 }
 
 /* The request's overall deadline (request_timeout_ms), if it has one. */
@@ -1047,8 +1083,7 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
     }
     if (rc == MOTE_ERR_AGAIN) {
         if (!mote_before(mote_loop_now(loop), c->deadline)) {
-            timeout_msg(c);
-            rc = MOTE_ERR_TIMEDOUT;
+            rc = timeout_msg(c);
             goto failed;
         }
         goto wait;

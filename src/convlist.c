@@ -11,13 +11,15 @@
 #define DIR_NAME "conversations"
 #define SUFFIX ".jsonl"
 
+_Static_assert(sizeof(((struct mote_conv_info *)0)->first) == MOTE_JSCAN_FIRST,
+               "a listing's first words are a scan's");
+
 struct walk {
     struct mote_session *s;
     int (*fn)(void *arg, const struct mote_conv_info *c);
     void *arg;
     int rc;
-    struct mote_journal j;
-    struct mote_recovery r;
+    struct mote_jscan scan;
     struct mote_conv_info info;
 };
 
@@ -32,33 +34,14 @@ static bool loaded(const struct mote_session *s, const char *id)
     return false;
 }
 
-/* The first user message's first words, on one line. */
-static void first_words(struct mote_journal *j, struct mote_conv_info *c)
+/* Reads a scan to its end (a listing here is one call). */
+static int scan_all(struct mote_jscan *sc)
 {
-    int t;
+    int rc;
 
-    mote_journal_rewind(j);
-    while ((t = mote_journal_next(j)) > 0) {
-        const struct mote_json *js = &j->buf->json;
-        const char *raw;
-        size_t len, i;
-
-        if (t == MOTE_REC_USER)
-            c->user_messages++;
-        if (t != MOTE_REC_USER || c->first[0] != '\0')
-            continue;
-        raw = mote_json_raw(js, mote_json_member(js, 0, "text"), &len);
-        if (raw == NULL)
-            continue;
-        if (len > 3 * sizeof(c->first))
-            len = 3 * sizeof(c->first); /* escapes take room: enough to fill it */
-        (void)mote_json_unescape(raw, len, c->first, sizeof(c->first));
-        c->first[sizeof(c->first) - 1] = '\0';
-        for (i = 0; c->first[i] != '\0'; i++) {
-            if ((unsigned char)c->first[i] < 0x20)
-                c->first[i] = ' ';
-        }
-    }
+    while ((rc = mote_jscan_step(sc, MOTE_JOURNAL_LINE_MAX * 16)) > 0)
+        ;
+    return rc;
 }
 
 /* One file of the conversations directory: its journal's row, if it is one. */
@@ -88,24 +71,24 @@ static int list_file(void *arg, const char *name)
             w->s->port->st_time(w->s->port->ctx, path, &c->mtime) < 0)
             c->mtime = 0;
     }
-    w->j.buf = &w->s->jbuf;
-    rc = mote_journal_peek(&w->j, w->s->port, id);
+    rc = mote_jscan_begin(&w->scan, &w->s->jbuf, w->s->port, id);
     if (rc == MOTE_ERR_NOENT)
         return 0; /* empty: a start that never wrote (counts as absent) */
     if (rc == 0) {
-        c->bytes = w->j.size;
-        c->torn = w->j.repaired;
-        c->holder = w->j.holder;
-        rc = mote_recover(&w->j, &w->r);
+        c->holder = w->scan.j.holder;
+        rc = scan_all(&w->scan);
         if (rc == 0) {
-            c->state = w->r.action;
-            first_words(&w->j, c);
+            c->bytes = w->scan.j.size;
+            c->torn = w->scan.j.repaired;
+            c->state = w->scan.r.action;
+            c->user_messages = w->scan.user_messages;
+            memcpy(c->first, w->scan.first, sizeof(c->first));
         }
-        mote_journal_close(&w->j);
+        mote_jscan_end(&w->scan);
     }
     if (rc == MOTE_ERR_CORRUPT) {
         c->damaged = true;
-        c->bad_line = w->j.bad_line;
+        c->bad_line = w->scan.j.bad_line;
     } else if (rc == MOTE_ERR_NOTREG) {
         /* A FIFO or a link where a journal should be: shown, never opened,
          * and the listing goes on (one such name stops nothing). */
@@ -162,26 +145,23 @@ int mote_session_info(struct mote_session *s, const char *id,
 int mote_session_remove(struct mote_session *s, const char *id)
 {
     const struct mote_port *p = s->port;
-    struct mote_journal j;
-    struct mote_recovery r;
+    /* Big (a recovery decision): on the stack for this call only. */
+    struct mote_jscan sc;
     char name[MOTE_STORAGE_NAME_MAX];
     struct mote_sb sb;
     int rc;
 
     if (loaded(s, id))
         return MOTE_ERR_BUSY;
-    memset(&j, 0, sizeof(j));
-    j.buf = &s->jbuf;
-    rc = mote_journal_peek(&j, p, id);
-    if (rc < 0)
-        return rc == MOTE_ERR_CORRUPT || rc == MOTE_ERR_NOTSUP || rc == MOTE_ERR_NOTREG
-                   ? MOTE_ERR_BUSY
-                   : rc; /* kept for the user */
+    memset(&sc, 0, sizeof(sc));
+    rc = mote_jscan_begin(&sc, &s->jbuf, p, id);
     /* Held while it is judged and removed: no other process opens it in
      * between (one that has it open keeps it). */
-    if ((rc = mote_journal_lock(&j)) == 0 && (rc = mote_recover(&j, &r)) == 0 &&
-        (r.action != MOTE_RECOVER_IDLE || j.repaired))
+    if (rc == 0 && (rc = mote_journal_lock(&sc.j)) == 0 && (rc = scan_all(&sc)) == 0 &&
+        (sc.r.action != MOTE_RECOVER_IDLE || sc.j.repaired))
         rc = MOTE_ERR_BUSY; /* unfinished: recovery needs it */
+    if (rc == MOTE_ERR_CORRUPT || rc == MOTE_ERR_NOTSUP || rc == MOTE_ERR_NOTREG)
+        rc = MOTE_ERR_BUSY; /* kept for the user */
     if (rc == 0) {
         mote_sb_init(&sb, name, sizeof(name));
         mote_sb_s(&sb, DIR_NAME "/");
@@ -206,7 +186,7 @@ int mote_session_remove(struct mote_session *s, const char *id)
         name[sb.len - 5] = '\0';
         rc = p->st_remove(p->ctx, name);
     }
-    mote_journal_close(&j);
+    mote_jscan_end(&sc);
     return rc;
 }
 

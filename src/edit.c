@@ -314,32 +314,30 @@ static void refresh(struct mote_edit *e)
 {
     const char *text = e->buf;
     size_t tlen = e->len, tpos = e->pos;
-    char head[320];
     struct at end = {0, 0}, cur = {0, 0}, dummy;
-    size_t hw = e->prompt_w;
 
+    move(e, 'A', e->rows_above);
+    puts_(e, "\r\033[J");
     if (e->search) {
-        struct mote_sb sb;
+        /* the query is typed bytes: drawn as the line is, never raw */
+        const char *label = e->search_failed ? "(failed search)'" : "(search)'";
 
         text = e->hit < e->hist_n ? hist_line(e, e->hit) : "";
         tlen = strlen(text);
         tpos = tlen;
-        mote_sb_init(&sb, head, sizeof(head));
-        mote_sb_s(&sb, e->search_failed ? "(failed search)'" : "(search)'");
-        mote_sb_n(&sb, e->query, e->qlen);
-        mote_sb_s(&sb, "': ");
-        hw = mote_text_cells(head, sb.len);
+        draw_text(e, label, strlen(label), SIZE_MAX, &end, &dummy);
+        draw_text(e, e->query, e->qlen, SIZE_MAX, &end, &dummy);
+        draw_text(e, "': ", 3, SIZE_MAX, &end, &dummy);
+    } else {
+        puts_(e, e->prompt);
+        end.row = e->prompt_w / e->cols;
+        end.col = e->prompt_w % e->cols;
     }
-    move(e, 'A', e->rows_above);
-    puts_(e, "\r\033[J");
-    puts_(e, e->search ? head : e->prompt);
-    end.row = hw / e->cols;
-    end.col = hw % e->cols;
     draw_text(e, text, tlen, tpos, &end, &cur);
     if (e->too_long && !e->search)
         draw_text(e, too_long_note, sizeof(too_long_note) - 1, sizeof(too_long_note), &end,
                   &dummy);
-    if (hw + tlen > 0)
+    if (end.row > 0 || end.col > 0)
         settle(e, end);
     move_cursor(e, end, cur);
     e->dirty = e->search; /* leaving the search redraws the line */

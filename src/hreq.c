@@ -278,7 +278,8 @@ int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_
             const char *v = q + klen + (q + klen < stop ? 1 : 0);
             size_t n = 0;
 
-            if (cap == 0 || mote_pct_decode(v, (size_t)(stop - v), true, out, cap - 1, &n) < 0)
+            if (cap == 0 || mote_pct_decode(v, (size_t)(stop - v), true, out, cap - 1, &n) < 0 ||
+                memchr(out, '\0', n) != NULL) /* %00 would cut the C string */
                 return -1;
             out[n] = '\0';
             return (int)n;

@@ -84,7 +84,7 @@ static void next_request(struct mote_httpd *h, struct mote_httpd_conn *c)
     h->conf.handler->done(h->conf.app, c);
     mote_httpd_pool_put(c);
     mote_hreq_reset(&c->io->req);
-    c->streaming = c->lasting = c->chunked = c->ended = false;
+    c->streaming = c->lasting = c->chunked = c->ended = c->deferred = false;
     c->out_len = c->out_off = 0;
     c->head_started = false;
     c->state = MOTE_HTTPD_HEAD;
@@ -94,6 +94,43 @@ static void next_request(struct mote_httpd *h, struct mote_httpd_conn *c)
 static bool response_done(const struct mote_httpd_conn *c)
 {
     return !has_output(c) && (!c->streaming || c->ended);
+}
+
+/* An event stream's peer must read some of what waits for it within the
+ * send timeout. The socket's buffer would hide a peer that reads nothing
+ * until it is full, which a quiet stream takes long to fill: the port
+ * tells how much is unread (on Linux the memory it takes, which only our
+ * sends raise and only the peer's reads lower). `sent`: just after a send
+ * (else: a look before a send, or at the deadline). */
+static void look_unread(struct mote_httpd *h, struct mote_httpd_conn *c, bool sent, uint32_t now)
+{
+    const struct mote_port *p = h->port;
+    int u;
+
+    if (!c->lasting || (!sent && !c->probing) || !MOTE_PORT_HAS(p, net_unread))
+        return;
+    u = p->net_unread(p->ctx, c->fd);
+    if (u <= 0) {
+        c->probing = false; /* all read (or the port cannot tell now) */
+        return;
+    }
+    if (!c->probing) {
+        c->probing = true;
+        c->read_at = now; /* waiting from now */
+    } else if (!sent && (uint32_t)u < c->unread_last) {
+        c->read_at = now; /* it read some */
+    }
+    c->unread_last = (uint32_t)u;
+}
+
+/* True if an event stream's peer has read nothing of what waits for it
+ * for the send timeout (looked at again now). */
+static bool reads_nothing(struct mote_httpd *h, struct mote_httpd_conn *c, uint32_t now)
+{
+    if (!c->probing || mote_before(now, c->read_at + h->conf.send_timeout_ms))
+        return false;
+    look_unread(h, c, false, now);
+    return c->probing && !mote_before(now, c->read_at + h->conf.send_timeout_ms);
 }
 
 /* Sends what is pending; has streams refilled. Returns false if it
@@ -130,6 +167,7 @@ static bool flush(struct mote_httpd *h, struct mote_httpd_conn *c)
                 continue;
             return true;
         }
+        look_unread(h, c, false, now_ms(h));
         n = p->net_send(p->ctx, c->fd, buf, len);
         if (n == MOTE_ERR_AGAIN)
             return true;
@@ -138,6 +176,7 @@ static bool flush(struct mote_httpd *h, struct mote_httpd_conn *c)
             return false;
         }
         c->last_io = now_ms(h);
+        look_unread(h, c, true, c->last_io);
         if (c->out_off < c->out_len) {
             c->out_off += (size_t)n;
             if (c->out_off == c->out_len)
@@ -597,6 +636,8 @@ static bool conn_due(const struct mote_httpd *h, const struct mote_httpd_conn *c
         }
         if (c->streaming && c->lasting) {
             *due = c->last_io + h->conf.ping_ms;
+            if (c->probing && mote_before(c->read_at + h->conf.send_timeout_ms, *due))
+                *due = c->read_at + h->conf.send_timeout_ms;
             return true;
         }
         return false;
@@ -704,7 +745,10 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
         } else if (has_output(c)) {
             mote_httpd_say(h, "dropped a client that does not read its response", NULL, NULL);
             conn_kill(h, c);
-        } else {
+        } else if (reads_nothing(h, c, now)) {
+            mote_httpd_say(h, "dropped a client that does not read its events", NULL, NULL);
+            conn_kill(h, c);
+        } else if (!mote_before(now, c->last_io + h->conf.ping_ms)) {
             h->conf.handler->ping(h->conf.app, c);
             c->last_io = now;
             conn_advance(h, c);

@@ -60,11 +60,18 @@ struct mote_httpd_conn {
     bool chunked;         /* streaming: in chunks (else the body ends at the close) */
     bool ended;           /* streaming: the handler wrote the body's end */
     bool again;           /* more to do than one turn's share: writability is asked */
+    bool deferred;        /* answered later (mote_httpd_defer): nothing written yet */
+    bool probing;         /* a lasting stream has bytes its peer has not read (the
+                           * port's net_unread): it must read some by read_at +
+                           * the send timeout */
     int fd;
     int pool;             /* the body pool buffer it holds (-1: none) */
     mote_watch_id watch;
     uint32_t deadline;    /* reading or lingering: the loop clock */
     uint32_t last_io;     /* last byte sent (send timeout, pings) */
+    uint32_t read_at;     /* probing: when the peer was last seen reading */
+    uint32_t unread_last; /* probing: net_unread when last looked (it only drops
+                           * when the peer reads) */
     uint64_t body_len;    /* the request body's length */
     uint64_t body_got;    /*   and its bytes in the pool buffer */
     size_t in_len;
@@ -104,7 +111,8 @@ struct mote_httpd_conf {
     uint32_t header_timeout_ms; /* the whole head, from its first byte; a new connection's first */
     uint32_t body_timeout_ms;   /* the body, after the head */
     uint32_t idle_timeout_ms;   /* between requests */
-    uint32_t send_timeout_ms;   /* a response the client does not read */
+    uint32_t send_timeout_ms;   /* a response the client does not read (an event stream:
+                                 * bytes it has not read, where the port can tell) */
     uint32_t ping_ms;           /* a quiet lasting stream */
     uint32_t flush_ms;          /* lingering after the last response */
     /* Log lines ("NAME: ..."); log may be NULL. */
@@ -185,8 +193,16 @@ size_t mote_httpd_room(const struct mote_httpd_conn *c);
 bool mote_httpd_head(struct mote_httpd_conn *c, unsigned status, const char *type,
                      const char *extra, bool with_length, uint64_t length);
 
-/* The response is written (or its first part, if streaming): send it. */
+/* The response is written (or its first part, if streaming): send it.
+ * Once per request, or once after mote_httpd_defer. */
 void mote_httpd_respond(struct mote_httpd_conn *c, bool streaming);
+
+/* The request is answered later: nothing is sent (and no deadline runs)
+ * until the application answers it from outside the handler's calls (a
+ * timer) with mote_httpd_reply, mote_httpd_error, or a head and
+ * mote_httpd_respond, then mote_httpd_poke. Meanwhile fill() is asked
+ * and must write nothing. A connection that closes first gets done(). */
+void mote_httpd_defer(struct mote_httpd_conn *c);
 
 /* A complete JSON response (no body for HEAD); a 500 if it does not fit. */
 void mote_httpd_reply(struct mote_httpd_conn *c, unsigned status, const char *body, size_t len,

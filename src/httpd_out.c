@@ -118,12 +118,23 @@ bool mote_httpd_head(struct mote_httpd_conn *c, unsigned status, const char *typ
 
 void mote_httpd_respond(struct mote_httpd_conn *c, bool streaming)
 {
-    MOTE_ASSERT(c->state == MOTE_HTTPD_HEAD || c->state == MOTE_HTTPD_BODY); /* one per request */
+    /* one per request */
+    MOTE_ASSERT(c->state == MOTE_HTTPD_HEAD || c->state == MOTE_HTTPD_BODY || c->deferred);
+    c->deferred = false;
     c->streaming = streaming;
     if (!streaming)
         c->lasting = c->chunked = c->ended = false;
     c->state = MOTE_HTTPD_RESP;
     c->last_io = mote_loop_now(c->h->loop);
+}
+
+void mote_httpd_defer(struct mote_httpd_conn *c)
+{
+    MOTE_ASSERT(c->state == MOTE_HTTPD_HEAD || c->state == MOTE_HTTPD_BODY || c->deferred);
+    c->lasting = c->chunked = c->ended = false;
+    c->streaming = true; /* not over until it is answered */
+    c->deferred = true;
+    c->state = MOTE_HTTPD_RESP;
 }
 
 void mote_httpd_reply(struct mote_httpd_conn *c, unsigned status, const char *body, size_t len,

@@ -15,8 +15,8 @@ static const char *const rec_names[] = {"",           "open",        "user",
                                         "cancel",     "allow",       "compact"};
 
 /* Bytes assistant_size leaves for the "usage" member (four 20-digit
- * counts and their keys take 132). */
-#define USAGE_ROOM 160
+ * counts and their keys take 166). */
+#define USAGE_ROOM 192
 
 static int set_err(struct mote_journal *j, int rc)
 {
@@ -315,16 +315,18 @@ static void write_answer(struct mote_jw *w, const char *text, size_t len, const 
         mote_jw_bool(w, true);
     }
     if (u != NULL) {
+        /* the names of the API's turn_end (docs/JOURNAL.md: older
+         * journals say in, out, cache_read, cache_write; both are read) */
         mote_jw_key(w, "usage");
         mote_jw_obj(w);
-        mote_jw_key(w, "in");
+        mote_jw_key(w, "input_tokens");
         mote_jw_int(w, (int64_t)u->input);
-        mote_jw_key(w, "out");
+        mote_jw_key(w, "output_tokens");
         mote_jw_int(w, (int64_t)u->output);
         if (u->cache_read > 0 || u->cache_write > 0) {
-            mote_jw_key(w, "cache_read");
+            mote_jw_key(w, "cache_read_tokens");
             mote_jw_int(w, (int64_t)u->cache_read);
-            mote_jw_key(w, "cache_write");
+            mote_jw_key(w, "cache_write_tokens");
             mote_jw_int(w, (int64_t)u->cache_write);
         }
         mote_jw_obj_end(w);
@@ -640,6 +642,78 @@ int mote_journal_call_input(struct mote_journal *j, uint64_t rec_off, int rec_id
     return (int)len;
 }
 
+/* Records looked at, from the end, to tell whether a turn can be sent
+ * again (the ones that add nothing to a request are passed over). */
+#define RETRY_LOOK_BACK 16
+
+/* Where the record ending at `end` (its newline at end - 1) starts: after
+ * the newline before it, or 0. Reads back through j->buf->text. */
+static int64_t record_start_before(struct mote_journal *j, uint64_t end)
+{
+    const struct mote_port *p = j->port;
+    char *b = j->buf->text;
+    uint64_t at = end - 1, floor = at > sizeof(j->buf->line) ? at - sizeof(j->buf->line) : 0;
+    size_t i;
+
+    while (at > floor) {
+        size_t k = at - floor < sizeof(j->buf->text) ? (size_t)(at - floor) : sizeof(j->buf->text);
+        int n = p->st_read(p->ctx, j->h, at - k, b, k);
+
+        if (n < 0)
+            return n;
+        if ((size_t)n != k)
+            return MOTE_ERR_CORRUPT;
+        for (i = k; i > 0; i--) {
+            if (b[i - 1] == '\n')
+                return (int64_t)(at - k + i);
+        }
+        at -= k;
+    }
+    return floor == 0 ? 0 : MOTE_ERR_CORRUPT;
+}
+
+int mote_journal_retryable(struct mote_journal *j)
+{
+    uint64_t end = j->size;
+    unsigned k;
+
+    if (j->h < 0)
+        return MOTE_ERR_BADF;
+    for (k = 0; k < RETRY_LOOK_BACK && end > 0; k++) {
+        int64_t start = record_start_before(j, end);
+        size_t len = 0;
+        int t;
+
+        if (start < 0)
+            return (int)start;
+        t = read_record(j, (uint64_t)start, &len);
+        if (t < 0)
+            return t;
+        switch (t) {
+        case MOTE_REC_USER:
+        case MOTE_REC_TOOL_RESULT:
+        case MOTE_REC_COMPACT:
+            return 1; /* the request ends with what the model answers */
+        case MOTE_REC_ASSISTANT:
+            /* an interrupted answer is left out of the request (nothing
+             * follows it); a complete one would be sent as its end: the
+             * model would continue its own finished answer */
+            if (mote_jrec_bool(j, 0, "interrupted"))
+                break;
+            return mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
+                                "pause_turn")
+                       ? 1
+                       : 0;
+        case MOTE_REC_OPEN:
+            return 0; /* nothing said yet */
+        default:
+            break; /* adds nothing to a request: look further back */
+        }
+        end = (uint64_t)start;
+    }
+    return 1; /* far back: as the caller asks */
+}
+
 const char *mote_jrec_str(struct mote_journal *j, int obj, const char *key, size_t *used,
                           size_t *len)
 {
@@ -685,35 +759,36 @@ static uint32_t header_version(const struct mote_journal *j)
     return v < (int64_t)UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 }
 
-/* A line at `off` over the line limit (its first MOTE_JOURNAL_LINE_MAX
- * bytes hold no newline): 1 if a newline ends it with more bytes after
- * it (damage, not a torn tail), 0 if it runs to the end of the file, or
- * a read failure. Reads in chunks of the text buffer, so a hostile file
- * costs one read per chunk, not per byte. */
-static int more_after_long_line(struct mote_journal *j, uint64_t off, uint64_t file_size)
+/* A line over the line limit (its first MOTE_JOURNAL_LINE_MAX bytes hold
+ * no newline) is read past one chunk of the text buffer per call, so a
+ * hostile file costs one read per chunk, never one per byte, and a step
+ * of a scan stays bounded: 1 if a newline ends it with more bytes after
+ * it (damage, not a torn tail), 0 if it runs to the end of the file,
+ * MOTE_ERR_AGAIN after a chunk without a newline (call again), or a read
+ * failure. */
+static int long_line_chunk(struct mote_journal *j, struct mote_jcheck *c, size_t *spent)
 {
     const struct mote_port *p = j->port;
     char *chunk = j->buf->text;
+    size_t want = sizeof(j->buf->text);
+    const char *nl;
+    int n;
 
-    off += sizeof(j->buf->line);
-    while (off < file_size) {
-        size_t want = sizeof(j->buf->text);
-        const char *nl;
-        int n;
-
-        if (want > file_size - off)
-            want = (size_t)(file_size - off);
-        n = p->st_read(p->ctx, j->h, off, chunk, want);
-        if (n < 0)
-            return n;
-        if (n == 0)
-            return 0; /* shorter than its size said: nothing follows */
-        nl = memchr(chunk, '\n', (size_t)n);
-        if (nl != NULL)
-            return off + (uint64_t)(nl - chunk) + 1u < file_size ? 1 : 0;
-        off += (uint64_t)n;
-    }
-    return 0;
+    if (c->long_off >= c->file_size)
+        return 0;
+    if (want > c->file_size - c->long_off)
+        want = (size_t)(c->file_size - c->long_off);
+    n = p->st_read(p->ctx, j->h, c->long_off, chunk, want);
+    if (n < 0)
+        return n;
+    if (n == 0)
+        return 0; /* shorter than its size said: nothing follows */
+    *spent += (size_t)n;
+    nl = memchr(chunk, '\n', (size_t)n);
+    if (nl != NULL)
+        return c->long_off + (uint64_t)(nl - chunk) + 1u < c->file_size ? 1 : 0;
+    c->long_off += (uint64_t)n;
+    return MOTE_ERR_AGAIN;
 }
 
 /* Fails an opening: the journal is closed, `rc` returned. */
@@ -723,12 +798,76 @@ static int open_failed(struct mote_journal *j, int rc)
     return rc;
 }
 
-static int open_journal(struct mote_journal *j, const struct mote_port *port, const char *id,
-                        bool peek)
+static void jcheck_begin(struct mote_jcheck *c, uint64_t file_size)
+{
+    memset(c, 0, sizeof(*c));
+    c->file_size = file_size;
+}
+
+int mote_jcheck_next(struct mote_journal *j, struct mote_jcheck *c, size_t *spent)
+{
+    int n, t, rc;
+
+    if (c->done)
+        return 0;
+    if (c->in_long) {
+        /* A line over the limit: a torn append when it runs to the end,
+         * damage when more lines follow it. */
+        rc = long_line_chunk(j, c, spent);
+        if (rc == MOTE_ERR_AGAIN || rc < 0)
+            return rc;
+        c->in_long = false;
+        c->done = true;
+        if (rc > 0) {
+            j->bad_line = c->line + 1;
+            return MOTE_ERR_CORRUPT;
+        }
+        return 0;
+    }
+    n = read_line(j, j->rd_off, c->file_size);
+    if (n == MOTE_ERR_NOENT || n == MOTE_ERR_PROTO) {
+        c->done = true; /* the end, or an unterminated last line: a torn append */
+        return 0;
+    }
+    if (n == MOTE_ERR_TOO_LARGE) {
+        *spent += sizeof(j->buf->line);
+        c->in_long = true;
+        c->long_off = j->rd_off + sizeof(j->buf->line);
+        return MOTE_ERR_AGAIN;
+    }
+    if (n < 0)
+        return n; /* a read failure */
+    *spent += (size_t)n + 1u;
+    c->line++;
+    t = parse_line(j);
+    if (t > 0 && (c->line > 1 || t == MOTE_REC_OPEN)) {
+        j->cur_off = j->rd_off;
+        j->rd_off += (uint64_t)n + 1u;
+        c->good = j->rd_off;
+        j->records++;
+        if (t == MOTE_REC_USER)
+            j->last_user_end = c->good;
+        if (t == MOTE_REC_COMPACT) {
+            j->compact_off = j->cur_off;
+            j->has_compact = true;
+        }
+        if (t == MOTE_REC_OPEN && c->line == 1)
+            j->version = header_version(j);
+        return t;
+    }
+    c->done = true;
+    /* A bad complete line: the tail only if nothing follows it. */
+    if (j->rd_off + (uint64_t)n + 1u < c->file_size) {
+        j->bad_line = c->line;
+        return MOTE_ERR_CORRUPT;
+    }
+    return 0;
+}
+
+int mote_jcheck_start(struct mote_journal *j, const struct mote_port *port, const char *id,
+                      bool peek, struct mote_jcheck *c)
 {
     const struct mote_port *p = port;
-    uint64_t good = 0, file_size;
-    uint32_t line = 0;
     int64_t sz;
     int rc, h;
 
@@ -751,66 +890,30 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
      * as good as absent. */
     if (sz == 0)
         return open_failed(j, MOTE_ERR_NOENT);
-    file_size = (uint64_t)sz;
-    /* Check every line; remember where the last good one ends. */
     j->rd_off = 0;
-    for (;;) {
-        int n = read_line(j, j->rd_off, file_size), t;
+    jcheck_begin(c, (uint64_t)sz);
+    return 0;
+}
 
-        if (n == MOTE_ERR_NOENT)
-            break;
-        if (n >= 0) {
-            line++;
-            t = parse_line(j);
-            if (t > 0 && (line > 1 || t == MOTE_REC_OPEN)) {
-                j->rd_off += (uint64_t)n + 1u;
-                good = j->rd_off;
-                j->records++;
-                if (t == MOTE_REC_USER)
-                    j->last_user_end = good;
-                if (t == MOTE_REC_COMPACT) {
-                    j->compact_off = good - (uint64_t)n - 1u;
-                    j->has_compact = true;
-                }
-                if (t == MOTE_REC_OPEN && line == 1)
-                    j->version = header_version(j);
-                continue;
-            }
-            /* A bad complete line: the tail only if nothing follows it. */
-            if (j->rd_off + (uint64_t)n + 1u < file_size) {
-                j->bad_line = line;
-                return open_failed(j, MOTE_ERR_CORRUPT);
-            }
-            break;
-        }
-        if (n == MOTE_ERR_TOO_LARGE) {
-            /* A line over the limit: a torn append when it runs to the
-             * end, damage when more lines follow it. */
-            rc = more_after_long_line(j, j->rd_off, file_size);
-            if (rc < 0)
-                return open_failed(j, rc);
-            if (rc > 0) {
-                j->bad_line = line + 1;
-                return open_failed(j, MOTE_ERR_CORRUPT);
-            }
-            break;
-        }
-        if (n == MOTE_ERR_PROTO)
-            break; /* an unterminated last line: a torn append */
-        return open_failed(j, n); /* a read failure */
-    }
+int mote_jcheck_finish(struct mote_journal *j, struct mote_jcheck *c, bool peek)
+{
+    const struct mote_port *p = j->port;
+    uint64_t good = c->good;
+    int rc;
+
+    MOTE_ASSERT(c->done);
     if (j->version > MOTE_JOURNAL_VERSION) /* a newer mote's format: left alone */
         return open_failed(j, MOTE_ERR_NOTSUP);
-    if (good < file_size && peek) {
+    if (good < c->file_size && peek) {
         j->repaired = true; /* it would be: said, not done */
-    } else if (good < file_size) {
+    } else if (good < c->file_size) {
         /* the torn tail is copied aside (ID.jsonl.torn) before it is cut */
-        struct mote_src_range torn = {j->port, h, good, file_size};
+        struct mote_src_range torn = {j->port, j->h, good, c->file_size};
         char aside[MOTE_STORAGE_NAME_MAX];
 
-        if ((rc = aside_name(j, id, aside, sizeof(aside))) < 0 ||
+        if ((rc = aside_name(j, j->id, aside, sizeof(aside))) < 0 ||
             (rc = p->st_write_atomic(p->ctx, aside, mote_produce_range, &torn)) < 0 ||
-            (rc = p->st_truncate(p->ctx, h, good)) < 0)
+            (rc = p->st_truncate(p->ctx, j->h, good)) < 0)
             return open_failed(j, rc);
         j->repaired = true;
     }
@@ -822,6 +925,24 @@ static int open_journal(struct mote_journal *j, const struct mote_port *port, co
     j->rd_off = 0;
     j->buf->owner = NULL; /* the scan left no record to rely on */
     return 0;
+}
+
+/* Checks every line (remembering where the last good one ends), then
+ * finishes the opening. */
+static int open_journal(struct mote_journal *j, const struct mote_port *port, const char *id,
+                        bool peek)
+{
+    struct mote_jcheck c;
+    size_t spent = 0;
+    int rc;
+
+    if ((rc = mote_jcheck_start(j, port, id, peek, &c)) < 0)
+        return rc;
+    while ((rc = mote_jcheck_next(j, &c, &spent)) != 0) {
+        if (rc < 0 && rc != MOTE_ERR_AGAIN)
+            return open_failed(j, rc);
+    }
+    return mote_jcheck_finish(j, &c, peek);
 }
 
 int mote_journal_open(struct mote_journal *j, const struct mote_port *port, const char *id)

@@ -17,7 +17,10 @@ enum { ANS_ALL = 0, ANS_TEXT_ONLY, ANS_NONE };
  * a request it goes:
  *  - whole, when it is complete;
  *  - as its text only when it was interrupted (a cancel, a failure, a
- *    shutdown) and a user message follows it: its calls never ran;
+ *    shutdown) and a user message follows it: its calls never ran, and
+ *    its assistant record always gives a text part (empty when nothing
+ *    more came) marked `cut`, so the request says where the answer was
+ *    cut off and the text of the next answer never runs into it;
  *  - not at all when it was interrupted and nothing the user said follows
  *    (the request is that very turn again: the model answers anew), or
  *    when its pieces have no assistant record (a crash while streaming). */
@@ -95,7 +98,9 @@ static int parts_of(struct mote_journal *j, int t)
         }
         if (j->ans_mode == ANS_NONE)
             return 0;
-        return (raw_len(j, "text") > 0 ? 1 : 0) + (j->ans_mode == ANS_ALL ? (int)k : 0);
+        if (j->ans_mode == ANS_TEXT_ONLY)
+            return 1; /* its text, even empty: the cut is said */
+        return (raw_len(j, "text") > 0 ? 1 : 0) + (int)k;
     }
     return 0;
 }
@@ -150,8 +155,18 @@ static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote
     }
     if (type == MOTE_REC_CALL)
         return fill_call(j, 0, p, &used);
-    /* assistant: text first (if any), then the calls */
+    /* assistant: text first (if any, or cut), then the calls */
     p->role = MOTE_ROLE_ASSISTANT;
+    if (j->ans_mode == ANS_TEXT_ONLY) {
+        p->type = MOTE_PART_TEXT;
+        p->cut = true;
+        p->text = mote_jrec_str(j, 0, "text", &used, &p->text_len);
+        if (p->text == NULL) { /* a record without text: nothing came before the cut */
+            p->text = "";
+            p->text_len = 0;
+        }
+        return 1;
+    }
     if (raw_len(j, "text") > 0) {
         if (sub == 0) {
             p->type = MOTE_PART_TEXT;

@@ -38,7 +38,10 @@ static uint64_t add_capped(uint64_t a, uint64_t b)
  * request's, added to the totals. A count that is missing or negative is 0. */
 static void take_usage(struct mote_journal *j, int u, struct mote_recovery *r)
 {
-    static const char *const keys[4] = {"in", "out", "cache_read", "cache_write"};
+    /* the names written, then those of journals written before them */
+    static const char *const keys[4] = {"input_tokens", "output_tokens", "cache_read_tokens",
+                                        "cache_write_tokens"};
+    static const char *const old_keys[4] = {"in", "out", "cache_read", "cache_write"};
     uint64_t *last[4] = {&r->last.input, &r->last.output, &r->last.cache_read,
                          &r->last.cache_write};
     uint64_t *total[4] = {&r->total.input, &r->total.output, &r->total.cache_read,
@@ -46,9 +49,12 @@ static void take_usage(struct mote_journal *j, int u, struct mote_recovery *r)
     unsigned k;
 
     for (k = 0; k < 4; k++) {
+        int t = mote_json_member(&j->buf->json, u, keys[k]);
         int64_t v = 0;
 
-        (void)mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, u, keys[k]), &v);
+        if (t < 0)
+            t = mote_json_member(&j->buf->json, u, old_keys[k]);
+        (void)mote_json_int(&j->buf->json, t, &v);
         *last[k] = v > 0 ? (uint64_t)v : 0u;
         *total[k] = add_capped(*total[k], *last[k]);
     }
@@ -71,27 +77,44 @@ static void take_start(struct mote_journal *j, struct mote_rec_call *c)
     v = 0;
     if (mote_json_int(js, mote_json_member(js, 0, "start"), &v) == 0 && v > 0)
         c->start = (uint64_t)v;
-    if (mote_json_str(js, mote_json_member(js, 0, "tag"), c->tag, sizeof(c->tag)) < 0)
+    if (mote_json_cstr(js, mote_json_member(js, 0, "tag"), c->tag, sizeof(c->tag)) < 0)
         c->tag[0] = '\0';
 }
 
 /* The calls of an assistant record (`calls`: its array token), after the
- * call records that came before it (`pend`). */
+ * call records that came before it (`pend`, then `nover_pend` more past
+ * the table from offset `over_pend`): the first MOTE_LLM_MAX_TOOL_CALLS
+ * in the table, the rest counted, and where the first of those is. */
 static void take_answer_calls(struct mote_journal *j, int calls, const struct mote_rec_call *pend,
-                              unsigned npend, struct mote_recovery *r)
+                              unsigned npend, unsigned nover_pend, uint64_t over_pend,
+                              struct mote_recovery *r)
 {
-    unsigned i;
+    const struct mote_json *js = &j->buf->json;
+    unsigned i, size = mote_json_type_of(js, calls) == MOTE_JSON_ARRAY ? (unsigned)js->tok[calls].size
+                                                                        : 0u;
 
     r->ncalls = 0;
     for (i = 0; i < npend && r->ncalls < MOTE_LLM_MAX_TOOL_CALLS; i++)
         r->calls[r->ncalls++] = pend[i];
-    for (i = 0; r->ncalls < MOTE_LLM_MAX_TOOL_CALLS; i++) {
-        int c = mote_json_elem(&j->buf->json, calls, (int)i);
+    for (i = 0; i < size && r->ncalls < MOTE_LLM_MAX_TOOL_CALLS; i++) {
+        int c = mote_json_elem(js, calls, (int)i);
 
         if (c < 0)
             break;
         take_call(j, c, (int)i, &r->calls[r->ncalls++]);
     }
+    memset(&r->over, 0, sizeof(r->over));
+    r->nover = nover_pend + (size - i);
+    r->over.off = nover_pend > 0 ? over_pend : j->cur_off;
+    r->over.idx = (int16_t)(nover_pend > 0 ? -1 : (int)i);
+}
+
+/* No answer's calls are open (a user message, a compaction, an answer
+ * without calls). */
+static void no_calls(struct mote_recovery *r)
+{
+    r->ncalls = r->nover = 0;
+    memset(&r->over, 0, sizeof(r->over));
 }
 
 /* What the calls of the last answer left: how many have no result, how
@@ -120,135 +143,254 @@ static void count_missing(struct mote_recovery *r)
     }
 }
 
-int mote_recover(struct mote_journal *j, struct mote_recovery *r)
+/* The id of the call at o->off/o->idx (text records before it passed
+ * over) into `id`, and `o` moved past it: 1, 0 when the answer has no
+ * more calls, or < 0. The reading cursor stays where it was. */
+static int over_call(struct mote_journal *j, struct mote_over *o, char *id, size_t cap)
 {
-    struct mote_rec_call pend[MOTE_LLM_MAX_TOOL_CALLS]; /* call records before their answer */
-    unsigned npend = 0, i;
-    int last = MOTE_REC_NONE, t;
-    bool compact_resume = false, paused = false;
+    uint64_t rd_off = j->rd_off, cur_off = j->cur_off;
+    uint32_t rd_line = j->rd_line;
+    int rc;
 
-    memset(r, 0, sizeof(*r));
-    mote_journal_rewind(j);
-    while ((t = mote_journal_next(j)) > 0) {
+    for (;;) {
         size_t used = 0;
+        const char *s;
+        int t, call = 0;
 
-        switch (t) {
-        case MOTE_REC_USER:
-            r->autos = 0;
-            r->ncalls = 0;
-            npend = 0;
-            last = t;
-            break;
-        case MOTE_REC_REQUEST:
-        case MOTE_REC_MARK:
-        case MOTE_REC_CANCEL:
-            npend = 0;
-            last = t;
-            break;
-        case MOTE_REC_AUTO:
-            npend = 0;
-            r->autos++;
-            break;
-        case MOTE_REC_ERROR: {
-            const char *m = mote_jrec_str(j, 0, "message", &used, NULL);
-
-            mote_str_copy(r->last_error, sizeof(r->last_error), m != NULL ? m : "");
-            npend = 0;
-            last = t;
-            break;
+        j->rd_off = o->off;
+        rc = t = mote_journal_next(j);
+        if (t == MOTE_REC_TEXT) {
+            o->off = j->rd_off;
+            continue;
         }
-        case MOTE_REC_TEXT:
-            last = t;
-            break;
-        case MOTE_REC_CALL:
-            if (npend < MOTE_LLM_MAX_TOOL_CALLS)
-                take_call(j, 0, -1, &pend[npend++]);
-            last = t;
-            break;
-        case MOTE_REC_COMPACT:
-            /* the round before it was complete; the context is small again */
-            r->ncalls = 0;
-            npend = 0;
-            r->compactions++;
-            memset(&r->last, 0, sizeof(r->last));
-            compact_resume = mote_jrec_bool(j, 0, "resume");
-            last = t;
-            break;
-        case MOTE_REC_ASSISTANT: {
-            bool interrupted = mote_jrec_bool(j, 0, "interrupted");
-            int u = mote_json_member(&j->buf->json, 0, "usage");
+        if (t == MOTE_REC_CALL && o->idx < 0) {
+            o->off = j->rd_off;
+        } else if (t == MOTE_REC_ASSISTANT && o->idx < INT16_MAX) {
+            int k = o->idx < 0 ? 0 : o->idx;
 
-            if (mote_json_type_of(&j->buf->json, u) == MOTE_JSON_OBJECT)
-                take_usage(j, u, r);
-            r->ncalls = 0;
-            if (!interrupted) /* an interrupted answer's calls never run */
-                take_answer_calls(j, mote_json_member(&j->buf->json, 0, "calls"), pend, npend,
-                                  r);
-            /* pause_turn: the turn goes on with another request */
-            paused = !interrupted && r->ncalls == 0 &&
-                     mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
-                                  "pause_turn");
-            npend = 0;
-            last = t;
-            break;
-        }
-        case MOTE_REC_TOOL_START:
-        case MOTE_REC_TOOL_RESULT: {
-            const char *id = mote_jrec_str(j, 0, "id", &used, NULL);
-
-            for (i = 0; id != NULL && i < r->ncalls; i++) {
-                if (strcmp(r->calls[i].id, id) != 0)
-                    continue;
-                if (t == MOTE_REC_TOOL_RESULT)
-                    r->calls[i].has_result = true;
-                else
-                    take_start(j, &r->calls[i]);
+            call = mote_json_elem(&j->buf->json, mote_json_member(&j->buf->json, 0, "calls"), k);
+            if (call < 0) {
+                rc = 0;
+                break;
             }
-            if (t == MOTE_REC_TOOL_RESULT)
-                last = t;
+            o->idx = (int16_t)(k + 1);
+        } else {
+            rc = t < 0 ? t : 0; /* the answer's calls end here */
             break;
         }
-        case MOTE_REC_ALLOW: {
-            const char *tool = mote_jrec_str(j, 0, "tool", &used, NULL);
-            bool known = false;
-
-            for (i = 0; tool != NULL && i < r->nallowed; i++)
-                known = known || strcmp(r->allowed[i], tool) == 0;
-            if (tool != NULL && !known && r->nallowed < MOTE_CONV_ALLOWED_MAX)
-                mote_str_copy(r->allowed[r->nallowed++], sizeof(r->allowed[0]), tool);
-            break;
-        }
-        default:
-            break;
-        }
+        s = mote_jrec_str(j, call, "id", &used, NULL);
+        mote_str_copy(id, cap, s != NULL ? s : "");
+        rc = 1;
+        break;
     }
-    if (t < 0)
-        return t;
+    j->rd_off = rd_off;
+    j->cur_off = cur_off;
+    j->rd_line = rd_line;
+    return rc;
+}
+
+int mote_recover_over_next(struct mote_journal *j, struct mote_over *o)
+{
+    char id[MOTE_LLM_ID_MAX], m[160];
+    struct mote_over at = *o;
+    struct mote_sb sb;
+    int rc;
+
+    while (at.left > 0) {
+        rc = over_call(j, &at, id, sizeof(id));
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            o->skip = o->left = 0;
+            return 0;
+        }
+        if (at.skip > 0) {
+            at.skip--;
+            continue;
+        }
+        mote_sb_init(&sb, m, sizeof(m));
+        mote_sb_s(&sb, "not run: more than ");
+        mote_sb_u(&sb, MOTE_LLM_MAX_TOOL_CALLS);
+        mote_sb_s(&sb, " tool calls in one answer, and mote runs the first ");
+        mote_sb_u(&sb, MOTE_LLM_MAX_TOOL_CALLS);
+        mote_sb_s(&sb, " only; call it again");
+        rc = mote_journal_tool_result(j, id, m, sb.len, true);
+        if (rc < 0)
+            return rc;
+        at.left--;
+        *o = at;
+        return 1;
+    }
+    o->skip = 0;
+    return 0;
+}
+
+void mote_recover_begin(struct mote_recover_walk *w, struct mote_recovery *r)
+{
+    memset(w, 0, sizeof(*w));
+    memset(r, 0, sizeof(*r));
+    w->last = MOTE_REC_NONE;
+}
+
+void mote_recover_take(struct mote_journal *j, int t, struct mote_recover_walk *w,
+                       struct mote_recovery *r)
+{
+    size_t used = 0;
+    unsigned i;
+
+    switch (t) {
+    case MOTE_REC_USER:
+        r->autos = 0;
+        no_calls(r);
+        w->npend = w->nover_pend = 0;
+        w->last = t;
+        break;
+    case MOTE_REC_REQUEST:
+    case MOTE_REC_MARK:
+    case MOTE_REC_CANCEL:
+        w->npend = w->nover_pend = 0;
+        w->last = t;
+        break;
+    case MOTE_REC_AUTO:
+        w->npend = w->nover_pend = 0;
+        r->autos++;
+        break;
+    case MOTE_REC_ERROR: {
+        const char *m = mote_jrec_str(j, 0, "message", &used, NULL);
+
+        mote_str_copy(r->last_error, sizeof(r->last_error), m != NULL ? m : "");
+        w->npend = w->nover_pend = 0;
+        w->last = t;
+        break;
+    }
+    case MOTE_REC_TEXT:
+        w->last = t;
+        break;
+    case MOTE_REC_CALL:
+        if (w->npend < MOTE_LLM_MAX_TOOL_CALLS)
+            take_call(j, 0, -1, &w->pend[w->npend++]);
+        else if (w->nover_pend++ == 0)
+            w->over_pend = j->cur_off;
+        w->last = t;
+        break;
+    case MOTE_REC_COMPACT:
+        /* the round before it was complete; the context is small again */
+        no_calls(r);
+        w->npend = w->nover_pend = 0;
+        r->compactions++;
+        memset(&r->last, 0, sizeof(r->last));
+        w->compact_resume = mote_jrec_bool(j, 0, "resume");
+        w->last = t;
+        break;
+    case MOTE_REC_ASSISTANT: {
+        bool interrupted = mote_jrec_bool(j, 0, "interrupted");
+        int u = mote_json_member(&j->buf->json, 0, "usage");
+
+        if (mote_json_type_of(&j->buf->json, u) == MOTE_JSON_OBJECT)
+            take_usage(j, u, r);
+        no_calls(r);
+        if (!interrupted) /* an interrupted answer's calls never run */
+            take_answer_calls(j, mote_json_member(&j->buf->json, 0, "calls"), w->pend, w->npend,
+                              w->nover_pend, w->over_pend, r);
+        /* pause_turn: the turn goes on with another request */
+        w->paused = !interrupted && r->ncalls == 0 &&
+                    mote_json_eq(&j->buf->json, mote_json_member(&j->buf->json, 0, "stop"),
+                                 "pause_turn");
+        w->npend = w->nover_pend = 0;
+        w->last = t;
+        break;
+    }
+    case MOTE_REC_TOOL_START:
+    case MOTE_REC_TOOL_RESULT: {
+        const char *id = mote_jrec_str(j, 0, "id", &used, NULL);
+        bool known = false;
+
+        for (i = 0; id != NULL && i < r->ncalls; i++) {
+            if (strcmp(r->calls[i].id, id) != 0)
+                continue;
+            known = true;
+            if (t == MOTE_REC_TOOL_RESULT)
+                r->calls[i].has_result = true;
+            else
+                take_start(j, &r->calls[i]);
+        }
+        if (t == MOTE_REC_TOOL_RESULT) {
+            /* A result for no call of the table: one past it (they are
+             * answered in order, before any other). */
+            if (!known && id != NULL && r->over.skip < r->nover)
+                r->over.skip++;
+            w->last = t;
+        }
+        break;
+    }
+    case MOTE_REC_ALLOW: {
+        const char *tool = mote_jrec_str(j, 0, "tool", &used, NULL);
+        bool known = false;
+
+        for (i = 0; tool != NULL && i < r->nallowed; i++)
+            known = known || strcmp(r->allowed[i], tool) == 0;
+        if (tool != NULL && !known && r->nallowed < MOTE_CONV_ALLOWED_MAX)
+            mote_str_copy(r->allowed[r->nallowed++], sizeof(r->allowed[0]), tool);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void mote_recover_end(struct mote_recover_walk *w, struct mote_recovery *r)
+{
+    int last = w->last;
+    bool paused;
+
     count_missing(r);
+    r->over.left = r->nover > r->over.skip ? r->nover - r->over.skip : 0u;
     r->cancelled = last == MOTE_REC_CANCEL;
-    paused = paused && last == MOTE_REC_ASSISTANT;
+    paused = w->paused && last == MOTE_REC_ASSISTANT;
     if (r->nmissing > 0 && r->nstarted > 0)
         r->action = MOTE_RECOVER_TOOL_INTERRUPTED;
-    else if (r->nmissing > 0)
+    else if (r->nmissing > 0 || r->over.left > 0)
         r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
                                                          : MOTE_RECOVER_RESUME_TOOLS;
     else if (last == MOTE_REC_USER || last == MOTE_REC_REQUEST || last == MOTE_REC_MARK ||
              last == MOTE_REC_TOOL_RESULT || last == MOTE_REC_TEXT || last == MOTE_REC_CALL ||
-             (last == MOTE_REC_COMPACT && compact_resume) || paused)
+             (last == MOTE_REC_COMPACT && w->compact_resume) || paused)
         r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
                                                          : MOTE_RECOVER_CONTINUE;
     else
         r->action = MOTE_RECOVER_IDLE; /* an answer, an error, a cancel, nothing */
+}
+
+int mote_recover(struct mote_journal *j, struct mote_recovery *r)
+{
+    /* Big (the call records before their answer): on the stack for this
+     * call only. */
+    struct mote_recover_walk w;
+    int t;
+
+    mote_recover_begin(&w, r);
+    mote_journal_rewind(j);
+    while ((t = mote_journal_next(j)) > 0)
+        mote_recover_take(j, t, &w, r);
+    if (t < 0)
+        return t;
+    mote_recover_end(&w, r);
     return 0;
 }
 
 int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
 {
+    struct mote_over over = r->over;
     unsigned i;
     int rc;
 
-    if (r->nmissing == 0 ||
-        (r->action != MOTE_RECOVER_TOOL_INTERRUPTED && r->action != MOTE_RECOVER_LIMIT))
+    if (r->action != MOTE_RECOVER_TOOL_INTERRUPTED && r->action != MOTE_RECOVER_LIMIT)
+        return 0;
+    while ((rc = mote_recover_over_next(j, &over)) > 0)
+        ;
+    if (rc < 0)
+        return rc;
+    if (r->nmissing == 0)
         return 0;
     for (i = 0; i < r->ncalls; i++) {
         const struct mote_rec_call *c = &r->calls[i];
@@ -262,7 +404,7 @@ int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
     }
     /* The turn ends here: the user decides (/retry), nothing runs again. */
     return mote_journal_error(j, r->action == MOTE_RECOVER_TOOL_INTERRUPTED
-                                     ? "a tool was interrupted: " MOTE_INTERRUPTED_TOOL
+                                     ? "a tool was interrupted: it may or may not have run"
                                      : "stopped after automatic continues in a row; the tool "
                                        "calls left were not run");
 }

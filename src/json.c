@@ -217,6 +217,8 @@ int mote_json_parse_object(struct mote_json *j, const char *text, size_t len, ch
                             " JSON values (MOTE_JSON_MAX_TOKENS)");
     if (rc <= 0 || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT)
         return mote_why(err, cap, MOTE_ERR_BADMSG, "not a JSON object", NULL, NULL);
+    if (mote_json_strict(j, 0, MOTE_JSON_NO_DUP_KEYS, err, cap) < 0)
+        return MOTE_ERR_BADMSG;
     return rc;
 }
 
@@ -475,6 +477,58 @@ static int hex4(const char *s, uint32_t *out)
     return 0;
 }
 
+/* The character at s[*i] of a JSON string body (len bytes), escapes
+ * decoded: a surrogate pair is one character, a lone surrogate or a
+ * byte that is not UTF-8 is U+FFFD. Advances *i past it. */
+static uint32_t next_char(const char *s, size_t len, size_t *i)
+{
+    const unsigned char *u = (const unsigned char *)s + *i;
+    uint32_t cp;
+    size_t v;
+
+    if (u[0] == '\\' && *i + 1 < len) {
+        char e = s[*i + 1];
+
+        *i += 2;
+        switch (e) {
+        case 'n': return '\n';
+        case 't': return '\t';
+        case 'r': return '\r';
+        case 'b': return '\b';
+        case 'f': return '\f';
+        case 'u':
+            if (*i + 4 > len || hex4(s + *i, &cp) < 0)
+                return 0xFFFD;
+            *i += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                uint32_t lo;
+
+                if (*i + 6 <= len && s[*i] == '\\' && s[*i + 1] == 'u' &&
+                    hex4(s + *i + 2, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF) {
+                    *i += 6;
+                    return 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                }
+                return 0xFFFD; /* lone high surrogate */
+            }
+            return cp >= 0xDC00 && cp <= 0xDFFF ? 0xFFFD : cp; /* lone low surrogate */
+        default: /* \" \\ \/ (strict jsmn takes no other escape) */
+            return (unsigned char)e;
+        }
+    }
+    v = utf8_valid(u, len - *i);
+    if (v == 0) {
+        (*i)++;
+        return 0xFFFD;
+    }
+    *i += v;
+    if (v == 1)
+        return u[0];
+    cp = u[0] & (v == 2 ? 0x1Fu : v == 3 ? 0x0Fu : 0x07u);
+    while (--v > 0)
+        cp = (cp << 6) | (*++u & 0x3Fu);
+    return cp;
+}
+
 int mote_json_unescape(const char *s, size_t len, char *out, size_t cap)
 {
     size_t i = 0, o = 0;
@@ -483,62 +537,8 @@ int mote_json_unescape(const char *s, size_t len, char *out, size_t cap)
         return MOTE_ERR_TOO_LARGE;
     while (i < len) {
         char tmp[4];
-        size_t tn;
-        unsigned char c = (unsigned char)s[i];
+        size_t tn = utf8_put(next_char(s, len, &i), tmp);
 
-        if (c == '\\' && i + 1 < len) {
-            char e = s[i + 1];
-            uint32_t cp;
-
-            i += 2;
-            switch (e) {
-            case 'n': tmp[0] = '\n'; tn = 1; break;
-            case 't': tmp[0] = '\t'; tn = 1; break;
-            case 'r': tmp[0] = '\r'; tn = 1; break;
-            case 'b': tmp[0] = '\b'; tn = 1; break;
-            case 'f': tmp[0] = '\f'; tn = 1; break;
-            case 'u':
-                if (i + 4 > len || hex4(s + i, &cp) < 0) {
-                    cp = 0xFFFD;
-                } else {
-                    i += 4;
-                    if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        uint32_t lo;
-
-                        if (i + 6 <= len && s[i] == '\\' && s[i + 1] == 'u' &&
-                            hex4(s + i + 2, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF) {
-                            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                            i += 6;
-                        } else {
-                            cp = 0xFFFD; /* lone high surrogate */
-                        }
-                    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                        cp = 0xFFFD; /* lone low surrogate */
-                    }
-                }
-                tn = utf8_put(cp, tmp);
-                break;
-            default: /* \" \\ \/ and anything else: the character itself */
-                tmp[0] = e;
-                tn = 1;
-                break;
-            }
-        } else {
-            tn = utf8_valid((const unsigned char *)s + i, len - i);
-            if (tn == 0) {
-                tn = utf8_put(0xFFFD, tmp);
-                i++;
-            } else {
-                if (o + tn >= cap) {
-                    out[o] = '\0'; /* the prefix that fits */
-                    return MOTE_ERR_TOO_LARGE;
-                }
-                memcpy(out + o, s + i, tn);
-                o += tn;
-                i += tn;
-                continue;
-            }
-        }
         if (o + tn >= cap) {
             out[o] = '\0'; /* the prefix that fits */
             return MOTE_ERR_TOO_LARGE;
@@ -548,6 +548,107 @@ int mote_json_unescape(const char *s, size_t len, char *out, size_t cap)
     }
     out[o] = '\0';
     return (int)o;
+}
+
+/* True if string tokens a and b are the same text once unescaped. */
+static bool same_text(const struct mote_json *j, int a, int b)
+{
+    size_t an, bn, i = 0, k = 0;
+    const char *as = mote_json_raw(j, a, &an), *bs = mote_json_raw(j, b, &bn);
+
+    if (memchr(as, '\\', an) == NULL && memchr(bs, '\\', bn) == NULL)
+        return an == bn && memcmp(as, bs, an) == 0;
+    while (i < an && k < bn) {
+        if (next_char(as, an, &i) != next_char(bs, bn, &k))
+            return false;
+    }
+    return i == an && k == bn;
+}
+
+/* True if string token t holds U+0000 once unescaped. */
+static bool holds_nul(const struct mote_json *j, int t)
+{
+    size_t n, i = 0;
+    const char *r = mote_json_raw(j, t, &n);
+
+    if (memchr(r, '\\', n) == NULL)
+        return false; /* raw control bytes are refused by the parser */
+    while (i < n) {
+        if (next_char(r, n, &i) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The reason `what` "NAME" into err, NAME being string token t's text
+ * (cut to a few words, control bytes and quotes as '?'). */
+static int strict_why(const struct mote_json *j, int t, const char *what, char *err, size_t cap)
+{
+    char name[48];
+    size_t n;
+    const char *r = mote_json_raw(j, t, &n);
+    struct mote_sb sb;
+
+    (void)mote_json_unescape(r, n, name, sizeof(name)); /* too long: the prefix that fits */
+    for (n = 0; name[n] != '\0'; n++) {
+        if ((unsigned char)name[n] < 0x20 || name[n] == '"')
+            name[n] = '?';
+    }
+    if (cap > 0) {
+        mote_sb_init(&sb, err, cap);
+        mote_sb_s(&sb, what);
+        mote_sb_s(&sb, " \"");
+        mote_sb_s(&sb, name);
+        mote_sb_s(&sb, "\"");
+    }
+    return MOTE_ERR_BADMSG;
+}
+
+int mote_json_strict(const struct mote_json *j, int t, unsigned flags, char *err, size_t cap)
+{
+    int end = mote_json_skip(j, t), k;
+
+    if (cap > 0)
+        err[0] = '\0';
+    if (t < 0 || t >= j->ntok)
+        return 0;
+    for (k = t; k < end; k++) {
+        const struct mote_json_tok *c = &j->tok[k];
+
+        if ((flags & MOTE_JSON_NO_NUL) && c->type == MOTE_JSON_STRING && holds_nul(j, k)) {
+            /* name the member whose key or value it is */
+            int key = c->size == 1 ? k : (c->parent >= 0 && j->tok[c->parent].type ==
+                                          MOTE_JSON_STRING ? c->parent : -1);
+
+            if (key >= 0)
+                return strict_why(j, key, "a NUL (\\u0000) in member", err, cap);
+            return mote_why(err, cap, MOTE_ERR_BADMSG, "a string holds a NUL (\\u0000)", NULL,
+                            NULL);
+        }
+        if ((flags & MOTE_JSON_NO_DUP_KEYS) && c->type == MOTE_JSON_OBJECT) {
+            int a = k + 1, i, b, m;
+
+            for (i = 0; i < c->size && a < end; i++) {
+                for (b = mote_json_skip(j, a + 1), m = i + 1; m < c->size && b < end; m++) {
+                    if (same_text(j, a, b))
+                        return strict_why(j, b, "duplicate key", err, cap);
+                    b = mote_json_skip(j, b + 1);
+                }
+                a = mote_json_skip(j, a + 1);
+            }
+        }
+    }
+    return 0;
+}
+
+int mote_json_cstr(const struct mote_json *j, int t, char *out, size_t cap)
+{
+    if (mote_json_type_of(j, t) == MOTE_JSON_STRING && holds_nul(j, t)) {
+        if (cap > 0)
+            out[0] = '\0';
+        return MOTE_ERR_BADMSG;
+    }
+    return mote_json_str(j, t, out, cap);
 }
 
 int mote_json_str(const struct mote_json *j, int t, char *out, size_t cap)

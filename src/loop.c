@@ -56,6 +56,8 @@ static mote_job_id job_id(const struct mote_loop *loop, const struct mote_job *j
     return make_id(j->gen, (unsigned)(j - loop->jobs));
 }
 
+static void host_changed(struct mote_loop *loop);
+
 /* ---- the loop ---------------------------------------------------------- */
 
 unsigned long mote_config_signature(void)
@@ -74,6 +76,7 @@ int mote_loop_init_checked(struct mote_loop *loop, const struct mote_port *port,
         return MOTE_ERR_NOSYS;
     memset(loop, 0, sizeof(*loop));
     loop->port = port;
+    loop->sig_fd = -2;
     mote_cancel_init(&loop->root, NULL);
     return 0;
 }
@@ -81,6 +84,19 @@ int mote_loop_init_checked(struct mote_loop *loop, const struct mote_port *port,
 uint32_t mote_loop_now(const struct mote_loop *loop)
 {
     return loop->port->now_ms(loop->port->ctx);
+}
+
+/* A watch on `fd` goes: the descriptor may be closed and its number
+ * taken by a new one before the host hears of it, so the host is told to
+ * stop and start again rather than to keep what it has. */
+static void host_drop_fd(struct mote_loop *loop, int fd)
+{
+    unsigned i;
+
+    for (i = 0; i < loop->host_nfd; i++) {
+        if (loop->host_fds[i].fd == fd)
+            loop->host_fds[i].dropped = true;
+    }
 }
 
 static void release_owned(struct mote_loop *loop, mote_job_id owner)
@@ -92,14 +108,19 @@ static void release_owned(struct mote_loop *loop, mote_job_id owner)
             loop->timers[i].armed = false;
     }
     for (i = 0; i < MOTE_MAX_WATCHES; i++) {
-        if (loop->watches[i].used && loop->watches[i].owner == owner)
+        if (loop->watches[i].used && loop->watches[i].owner == owner) {
             loop->watches[i].used = false;
+            host_drop_fd(loop, loop->watches[i].fd);
+        }
     }
 }
 
 void mote_loop_deinit(struct mote_loop *loop)
 {
     unsigned i;
+
+    if (loop->host.watch != NULL && !loop->polling)
+        (void)mote_loop_host(loop, NULL); /* the host drops its watchers */
 
     for (i = 0; i < MOTE_MAX_JOBS; i++) {
         struct mote_job *j = &loop->jobs[i];
@@ -151,6 +172,7 @@ int mote_loop_cancel_all(struct mote_loop *loop)
     mote_cancel_set(&loop->root);
     promote_cancelled(loop);
     mote_job_counts(loop, &active, NULL);
+    host_changed(loop);
     return (int)active;
 }
 
@@ -316,27 +338,16 @@ static int take_signals(struct mote_loop *loop)
     return did;
 }
 
-int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
+/* How long a wait may last: not at all if work is ready, else up to the
+ * next timer and `cap`. */
+static int32_t next_wait(const struct mote_loop *loop, int32_t cap)
 {
-    struct mote_pollfd fds[MOTE_MAX_WATCHES];
-    unsigned map[MOTE_MAX_WATCHES];
-    uint32_t map_gen[MOTE_MAX_WATCHES] = {0}; /* which watch of the slot was polled
-                                               * (zeroed: gcc cannot tell that only
-                                               * the first nfds are read) */
-    unsigned nfds = 0, i;
     uint32_t now = mote_loop_now(loop);
-    int32_t wait_ms;
-    int rc, did = 0;
+    int32_t wait_ms = cap;
+    unsigned i;
 
-    if (loop->polling)
-        return MOTE_ERR_BUSY; /* never the loop inside the loop */
-    loop->turn++;
-    /* How long to wait: not at all if work is ready, else up to the next
-     * timer, the caller's timeout and the safety cap. */
-    wait_ms = timeout_ms < 0 || timeout_ms > MOTE_LOOP_MAX_WAIT_MS ? MOTE_LOOP_MAX_WAIT_MS
-                                                                    : timeout_ms;
     if (anything_runnable(loop))
-        wait_ms = 0;
+        return 0;
     for (i = 0; i < MOTE_MAX_TIMERS; i++) {
         const struct mote_timer_slot *t = &loop->timers[i];
 
@@ -349,6 +360,36 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
                 wait_ms = left;
         }
     }
+    return wait_ms;
+}
+
+/* The rest of a turn after the fd events: signals (unless `sig` is
+ * false), due timers, woken jobs, due continuations. */
+static int turn_rest(struct mote_loop *loop, bool sig)
+{
+    int did = 0;
+
+    if (sig)
+        did += take_signals(loop);
+    did += fire_timers(loop, mote_loop_now(loop));
+    did += step_jobs(loop);
+    did += run_continuations(loop);
+    return did;
+}
+
+int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
+{
+    struct mote_pollfd fds[MOTE_MAX_WATCHES];
+    unsigned map[MOTE_MAX_WATCHES];
+    uint32_t map_gen[MOTE_MAX_WATCHES] = {0}; /* which watch of the slot was polled
+                                               * (zeroed: gcc cannot tell that only
+                                               * the first nfds are read) */
+    unsigned nfds = 0, i;
+    int rc, did = 0;
+
+    if (loop->polling)
+        return MOTE_ERR_BUSY; /* never the loop inside the loop */
+    loop->turn++;
     for (i = 0; i < MOTE_MAX_WATCHES; i++) {
         struct mote_watch_slot *w = &loop->watches[i];
 
@@ -362,7 +403,10 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
         map[nfds++] = i;
     }
 
-    rc = loop->port->wait(loop->port->ctx, fds, nfds, wait_ms);
+    rc = loop->port->wait(loop->port->ctx, fds, nfds,
+                          next_wait(loop, timeout_ms < 0 || timeout_ms > MOTE_LOOP_MAX_WAIT_MS
+                                              ? MOTE_LOOP_MAX_WAIT_MS
+                                              : timeout_ms));
     if (rc < 0 && rc != MOTE_ERR_INTR)
         return rc;
     loop->polling = true;
@@ -381,12 +425,205 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms)
         else
             (void)mote_job_wake(loop, w->owner);
     }
-    did += take_signals(loop);
-    did += fire_timers(loop, mote_loop_now(loop));
-    did += step_jobs(loop);
-    did += run_continuations(loop);
+    did += turn_rest(loop, true);
     loop->polling = false;
+    host_changed(loop);
     return did;
+}
+
+/* ---- inside another event loop ------------------------------------------ */
+
+/* The port's signal descriptor, asked for once (-1: none). */
+static int sig_fd(struct mote_loop *loop)
+{
+    const struct mote_port *p = loop->port;
+
+    if (loop->sig_fd == -2)
+        loop->sig_fd = MOTE_PORT_HAS(p, signals_fd) ? p->signals_fd(p->ctx) : -1;
+    if (loop->sig_fd < 0)
+        loop->sig_fd = -1;
+    return loop->sig_fd;
+}
+
+/* What the host is to watch: one entry per descriptor, the events of its
+ * watches together, and the port's signal descriptor. */
+static unsigned wanted_fds(struct mote_loop *loop, struct mote_host_fd *out)
+{
+    unsigned i, k, n = 0;
+    int sfd = sig_fd(loop);
+
+    if (sfd >= 0) {
+        out[n].fd = sfd;
+        out[n].dropped = false;
+        out[n++].events = MOTE_POLL_IN;
+    }
+    for (i = 0; i < MOTE_MAX_WATCHES; i++) {
+        const struct mote_watch_slot *w = &loop->watches[i];
+
+        if (!w->used || w->events == 0)
+            continue;
+        for (k = 0; k < n && out[k].fd != w->fd; k++) {
+        }
+        if (k == n) {
+            out[n].fd = w->fd;
+            out[n].dropped = false;
+            out[n++].events = 0;
+        }
+        out[k].events |= w->events;
+    }
+    return n;
+}
+
+/* Tells the host what changed since it was last told: descriptors to
+ * stop, start or change, and a deadline earlier than the one it has (a
+ * later one it keeps: its call then comes early, which is harmless). */
+static void host_sync(struct mote_loop *loop)
+{
+    struct mote_host_fd want[MOTE_MAX_WATCHES + 1];
+    const struct mote_loop_host *h = &loop->host;
+    unsigned n, i, k;
+    uint32_t due;
+
+    if (h->watch == NULL || loop->host_syncing)
+        return;
+    loop->host_syncing = true;
+    n = wanted_fds(loop, want);
+    for (i = 0; i < loop->host_nfd;) {
+        for (k = 0; k < n && want[k].fd != loop->host_fds[i].fd; k++) {
+        }
+        if (k < n && !loop->host_fds[i].dropped) {
+            i++;
+            continue;
+        }
+        h->watch(h->arg, loop->host_fds[i].fd, 0);
+        loop->host_fds[i] = loop->host_fds[--loop->host_nfd];
+    }
+    for (k = 0; k < n; k++) {
+        for (i = 0; i < loop->host_nfd && loop->host_fds[i].fd != want[k].fd; i++) {
+        }
+        if (i < loop->host_nfd && loop->host_fds[i].events == want[k].events)
+            continue;
+        if (i == loop->host_nfd)
+            loop->host_nfd++;
+        loop->host_fds[i] = want[k];
+        loop->host_fds[i].dropped = false;
+        h->watch(h->arg, want[k].fd, want[k].events);
+    }
+    due = mote_loop_now(loop) + (uint32_t)next_wait(loop, MOTE_LOOP_MAX_WAIT_MS);
+    if (!loop->host_timer_on || mote_before(due, loop->host_due)) {
+        loop->host_timer_on = true;
+        loop->host_due = due;
+        h->timer(h->arg, (int32_t)(due - mote_loop_now(loop)) > 0
+                             ? (int32_t)(due - mote_loop_now(loop))
+                             : 0);
+    }
+    loop->host_syncing = false;
+}
+
+/* Something the host may have to know changed (outside a turn: a turn
+ * tells it at its end). */
+static void host_changed(struct mote_loop *loop)
+{
+    if (loop->host.watch != NULL && !loop->polling)
+        host_sync(loop);
+}
+
+int mote_loop_host(struct mote_loop *loop, const struct mote_loop_host *host)
+{
+    unsigned i;
+
+    if (loop->polling)
+        return MOTE_ERR_BUSY;
+    if (host != NULL && (host->watch == NULL || host->timer == NULL))
+        return MOTE_ERR_INVAL;
+    if (loop->host.watch != NULL) {
+        /* the old host lets go of everything */
+        for (i = 0; i < loop->host_nfd; i++)
+            loop->host.watch(loop->host.arg, loop->host_fds[i].fd, 0);
+        if (loop->host_timer_on)
+            loop->host.timer(loop->host.arg, -1);
+    }
+    loop->host_nfd = 0;
+    loop->host_timer_on = false;
+    memset(&loop->host, 0, sizeof(loop->host));
+    if (host != NULL) {
+        loop->host = *host;
+        host_sync(loop);
+    }
+    return 0;
+}
+
+int mote_loop_ready(struct mote_loop *loop, int fd, unsigned revents)
+{
+    uint32_t gens[MOTE_MAX_WATCHES] = {0}; /* the watches on fd now (0: not) */
+    unsigned i;
+    int did = 0;
+
+    if (loop->polling)
+        return MOTE_ERR_BUSY;
+    loop->turn++;
+    loop->polling = true;
+    for (i = 0; i < MOTE_MAX_WATCHES; i++) {
+        struct mote_watch_slot *w = &loop->watches[i];
+
+        w->revents = 0;
+        if (w->used && w->fd == fd)
+            gens[i] = w->gen;
+    }
+    for (i = 0; i < MOTE_MAX_WATCHES; i++) {
+        struct mote_watch_slot *w = &loop->watches[i];
+        unsigned r = revents & ((unsigned)w->events | MOTE_POLL_ERR);
+
+        /* Only the watches that were on it when it was reported, each
+         * with the events it asked for (the host watched their union). */
+        if (gens[i] == 0 || !w->used || w->gen != gens[i] || r == 0)
+            continue;
+        w->revents = (uint16_t)r;
+        did++;
+        if (w->fn != NULL)
+            w->fn(loop, make_id(w->gen, i), w->fd, w->revents, w->arg);
+        else
+            (void)mote_job_wake(loop, w->owner);
+    }
+    /* Signals when their descriptor is ready; at every turn on a port
+     * without one. */
+    did += turn_rest(loop, sig_fd(loop) < 0 || fd == loop->sig_fd);
+    loop->polling = false;
+    host_sync(loop);
+    return did;
+}
+
+int mote_loop_timeout(struct mote_loop *loop)
+{
+    int did;
+
+    if (loop->polling)
+        return MOTE_ERR_BUSY;
+    loop->turn++;
+    loop->host_timer_on = false; /* the host's call came: it has none now */
+    loop->polling = true;
+    did = turn_rest(loop, sig_fd(loop) < 0);
+    loop->polling = false;
+    host_sync(loop);
+    return did;
+}
+
+int mote_loop_fds(struct mote_loop *loop, struct mote_pollfd *fds, unsigned cap,
+                  int32_t *timeout_ms)
+{
+    struct mote_host_fd want[MOTE_MAX_WATCHES + 1];
+    unsigned n = wanted_fds(loop, want), i;
+
+    if (timeout_ms != NULL)
+        *timeout_ms = next_wait(loop, MOTE_LOOP_MAX_WAIT_MS);
+    if (n > cap)
+        return MOTE_ERR_FULL;
+    for (i = 0; i < n; i++) {
+        fds[i].fd = want[i].fd;
+        fds[i].events = want[i].events;
+        fds[i].revents = 0;
+    }
+    return (int)n;
 }
 
 int mote_loop_wait_jobs(struct mote_loop *loop, uint32_t timeout_ms)
@@ -493,6 +730,7 @@ int mote_job_spawn(struct mote_loop *loop, const char *name, const struct mote_t
     mote_cancel_init(&j->cancel, parent != NULL ? parent : &loop->root);
     mote_str_copy(j->name, sizeof(j->name), name != NULL ? name : ops->kind);
     *out = job_id(loop, j);
+    host_changed(loop);
     return 0;
 }
 
@@ -507,6 +745,7 @@ int mote_job_cancel(struct mote_loop *loop, mote_job_id id)
     mote_cancel_set(&j->cancel);
     j->state = MOTE_JOB_CANCELLING;
     j->wake = true;
+    host_changed(loop);
     return 0;
 }
 
@@ -533,6 +772,7 @@ int mote_job_wake(struct mote_loop *loop, mote_job_id id)
     if (!job_active(j))
         return MOTE_ERR_ALREADY;
     j->wake = true;
+    host_changed(loop);
     return 0;
 }
 
@@ -563,6 +803,7 @@ int mote_job_then(struct mote_loop *loop, mote_job_id id, const char *key, mote_
     if (job_finished(j)) {
         j->pending |= 1u << i; /* add-or-run-now: runs on the next turn */
         j->ready &= ~(1u << i);
+        host_changed(loop);
     }
     return 0;
 }
@@ -636,6 +877,8 @@ int mote_job_wake_all(struct mote_loop *loop, const struct mote_task_ops *ops)
             n++;
         }
     }
+    if (n > 0)
+        host_changed(loop);
     return n;
 }
 
@@ -740,6 +983,7 @@ int mote_timer_start(struct mote_loop *loop, uint32_t delay_ms, mote_timer_fn fn
         t->owner = owner;
         if (out != NULL)
             *out = make_id(t->gen, i);
+        host_changed(loop);
         return 0;
     }
     return MOTE_ERR_FULL;
@@ -796,6 +1040,7 @@ int mote_watch_add(struct mote_loop *loop, int fd, unsigned events, mote_watch_f
         w->owner = owner;
         if (out != NULL)
             *out = make_id(w->gen, i);
+        host_changed(loop);
         return 0;
     }
     return MOTE_ERR_FULL;
@@ -808,6 +1053,7 @@ int mote_watch_set(struct mote_loop *loop, mote_watch_id id, unsigned events)
     if (w == NULL)
         return MOTE_ERR_STALE;
     w->events = (uint16_t)(events & (MOTE_POLL_IN | MOTE_POLL_OUT));
+    host_changed(loop);
     return 0;
 }
 
@@ -832,5 +1078,7 @@ int mote_watch_remove(struct mote_loop *loop, mote_watch_id id)
     if (w == NULL)
         return MOTE_ERR_STALE;
     w->used = false;
+    host_drop_fd(loop, w->fd);
+    host_changed(loop);
     return 0;
 }

@@ -14,7 +14,7 @@
 static const char *keep_str(struct mote_mcp_conf *cf, int t)
 {
     char *p = cf->arena + cf->used;
-    int n = mote_json_str(&cf->json, t, p, sizeof(cf->arena) - cf->used);
+    int n = mote_json_cstr(&cf->json, t, p, sizeof(cf->arena) - cf->used);
 
     if (n < 0)
         return NULL;
@@ -27,14 +27,14 @@ static const char *keep_pair(struct mote_mcp_conf *cf, int k)
 {
     size_t start = cf->used;
     char *p = cf->arena + cf->used;
-    int n = mote_json_str(&cf->json, k, p, sizeof(cf->arena) - cf->used);
+    int n = mote_json_cstr(&cf->json, k, p, sizeof(cf->arena) - cf->used);
     int v;
 
     if (n <= 0 || memchr(p, '=', (size_t)n) != NULL ||
         (size_t)n + 2 >= sizeof(cf->arena) - cf->used)
         return NULL;
     p[n] = '=';
-    v = mote_json_str(&cf->json, k + 1, p + n + 1, sizeof(cf->arena) - cf->used - (size_t)n - 1);
+    v = mote_json_cstr(&cf->json, k + 1, p + n + 1, sizeof(cf->arena) - cf->used - (size_t)n - 1);
     if (v < 0) {
         cf->used = start;
         return NULL;
@@ -51,7 +51,10 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
     char name[64];
 
     cf->used = 0;
-    if ((prc = mote_json_parse_object(js, text, len, err, cap)) < 0)
+    /* every string here becomes a C string (a command, an argument, a
+     * variable, a name): a NUL in one would cut it unseen */
+    if ((prc = mote_json_parse_object(js, text, len, err, cap)) < 0 ||
+        (prc = mote_json_strict(js, 0, MOTE_JSON_NO_NUL, err, cap)) < 0)
         return prc;
     servers = mote_json_member(js, 0, "mcpServers");
     if (mote_json_type_of(js, servers) != MOTE_JSON_OBJECT)
@@ -73,7 +76,7 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
         const char **av = cf->argv[m->n], **ev = cf->envp[m->n];
         int a = 0, e = 0, t, rc;
 
-        if (mote_json_str(js, k, name, sizeof(name)) <= 0 ||
+        if (mote_json_cstr(js, k, name, sizeof(name)) <= 0 ||
             mote_json_type_of(js, def) != MOTE_JSON_OBJECT ||
             mote_json_type_of(js, cmd) != MOTE_JSON_STRING) {
             return mote_why_num(err, cap, MOTE_ERR_BADMSG, "server ", (uint64_t)i + 1,

@@ -26,7 +26,7 @@ static int approval_of(const struct mote_json *js, int t, enum mote_approval *a)
 {
     char v[16];
 
-    if (mote_json_type_of(js, t) != MOTE_JSON_STRING || mote_json_str(js, t, v, sizeof(v)) < 0)
+    if (mote_json_type_of(js, t) != MOTE_JSON_STRING || mote_json_cstr(js, t, v, sizeof(v)) < 0)
         return MOTE_ERR_INVAL;
     return mote_approval_parse(v, a);
 }
@@ -63,9 +63,10 @@ int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, cha
             return mote_why_num(err, cap, MOTE_ERR_FULL, "more than ", MOTE_SERVE_RULES_MAX,
                                 " tool rules (MOTE_SERVE_RULES_MAX)");
         }
-        n = mote_json_str(js, k, pol->names[pol->nrules], sizeof(pol->names[0]));
-        if (n <= 0 || memchr(pol->names[pol->nrules], '\0', (size_t)n) != NULL)
-            return mote_why(err, cap, MOTE_ERR_BADMSG, "a tool name is 1 to 64 bytes", NULL, NULL);
+        n = mote_json_cstr(js, k, pol->names[pol->nrules], sizeof(pol->names[0]));
+        if (n <= 0)
+            return mote_why(err, cap, MOTE_ERR_BADMSG,
+                            "a tool name is 1 to 64 bytes, with no NUL (\\u0000)", NULL, NULL);
         if (approval_of(js, k + 1, &r->approval) < 0)
             return mote_why(err, cap, MOTE_ERR_BADMSG, "\"tools\": \"", pol->names[pol->nrules],
                        "\" must be ask, allow or deny");

@@ -28,7 +28,32 @@ static void on_closed(void *app)
 
     sv->pub->phase = MOTE_SERVE_DONE;
     sv->pub->lfd[0] = sv->pub->lfd[1] = -1;
-    mote_httpd_say(&sv->http, "stopped", NULL, NULL);
+    mote_httpd_say(&sv->http, "every connection closed", NULL, NULL);
+}
+
+/* A disk turn: a budget of the journal being read, then whatever waited
+ * for journals (lists, states, the walk) goes on; another turn while
+ * anything still waits. */
+static void disk_turn(struct serve *sv)
+{
+    bool more = mote_serve_disk_read(sv);
+    unsigned i;
+
+    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
+        struct serve_stream *st = &sv->streams[i];
+        struct mote_httpd_conn *c = &sv->http.conns[i];
+
+        if (c->state != MOTE_HTTPD_RESP)
+            continue;
+        if (st->kind == SERVE_STREAM_LIST || st->kind == SERVE_STREAM_WAIT)
+            more = mote_serve_http_disk_turn(sv, c) || more;
+        else if (st->kind == SERVE_STREAM_EVENTS && st->wants_sum)
+            more = mote_serve_stream_disk_turn(sv, c) || more;
+    }
+    if (sv->walk.active)
+        more = mote_serve_walk_turn(sv) || more;
+    if (more || sv->scanning)
+        mote_serve_disk_kick(sv);
 }
 
 static const struct mote_httpd_handler handler = {
@@ -62,6 +87,7 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
 
     if (conf == NULL || p == NULL || conf->session == NULL || conf->conv == NULL ||
         (conf->socket_path == NULL && conf->listen == NULL) ||
+        (conf->socket_group != NULL && conf->socket_path == NULL) ||
         (conf->listen != NULL &&
          (conf->token == NULL || strlen(conf->token) < MOTE_SERVE_TOKEN_MIN)))
         return MOTE_ERR_INVAL;
@@ -74,6 +100,7 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     sv->loop = loop;
     sv->port = p;
     sv->conf = *conf;
+    sv->disk_turn = disk_turn;
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++)
         sv->streams[i].sh = -1;
     memset(&hc, 0, sizeof(hc));
@@ -94,6 +121,8 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     if (conf->listen != NULL)
         groups |= MOTE_PORT_LISTEN_TCP;
     pub->missing = mote_port_missing(p, groups);
+    if (pub->missing == NULL && conf->socket_group != NULL && !MOTE_PORT_HAS(p, net_listen_group))
+        pub->missing = "net_listen_group";
     return pub->missing != NULL ? MOTE_ERR_NOSYS : 0;
 }
 
@@ -105,9 +134,14 @@ int mote_serve_listen(struct mote_serve *pub)
     pub->lfd[0] = sv->http.lfd[0];
     pub->lfd[1] = sv->http.lfd[1];
     pub->tcp_port = sv->http.tcp_port;
+    pub->group_failed = false;
+    if (rc == 0 && sv->conf.socket_group != NULL && sv->http.lfd[0] >= 0) {
+        rc = sv->port->net_listen_group(sv->port->ctx, sv->http.lfd[0], sv->conf.socket_group);
+        pub->group_failed = rc < 0;
+    }
     if (rc < 0)
         return rc;
-    mote_serve_prune(sv);
+    mote_serve_prune_now(sv);
     return 0;
 }
 
@@ -177,6 +211,7 @@ void mote_serve_deinit(struct mote_serve *pub)
     struct serve *sv = mote_serve_state(pub);
 
     mote_httpd_deinit(&sv->http);
+    mote_serve_disk_stop(sv);
     if (sv->recover_timer != 0)
         (void)mote_timer_stop(sv->loop, sv->recover_timer);
     sv->recover_timer = 0;

@@ -47,6 +47,8 @@ int mote_serve_send(struct serve *sv, const char *id, const char *text, size_t l
     if (mote_conv_busy(cv))
         return MOTE_ERR_BUSY;
     *offset = cv->jr.size;
+    if (retry && (rc = mote_journal_retryable(&cv->jr)) <= 0)
+        return rc < 0 ? rc : MOTE_ERR_ALREADY; /* finished, or nothing said */
     return retry ? mote_conv_retry(cv) : mote_conv_send(cv, text, len);
 }
 
@@ -86,13 +88,26 @@ int mote_serve_approve(struct serve *sv, const char *id, const char *call_id, ui
 int mote_serve_remove(struct serve *sv, const char *id)
 {
     struct mote_conv *cv = mote_serve_find(sv, id);
+    const struct serve_sum *e = NULL;
+    int64_t holder = 0;
     int rc;
 
     if (cv != NULL && mote_conv_close(cv) < 0)
         return MOTE_ERR_BUSY;
-    rc = mote_session_remove(sv->conf.session, id);
+    rc = mote_serve_sum(sv, id, &e, &holder);
+    if (rc < 0)
+        return rc; /* MOTE_ERR_AGAIN: read it first */
+    if (e->rc == MOTE_ERR_CORRUPT || e->rc == MOTE_ERR_NOTSUP || e->rc == MOTE_ERR_NOTREG)
+        return MOTE_ERR_INPROGRESS; /* damaged: kept for the user */
+    if (e->rc < 0)
+        return e->rc;
+    if (holder != 0)
+        return MOTE_ERR_LOCKED;
+    if (!mote_serve_sum_finished(e, holder))
+        return MOTE_ERR_INPROGRESS; /* needs recovery */
+    rc = mote_serve_disk_remove(sv, id, e);
     if (rc == MOTE_ERR_BUSY)
-        return MOTE_ERR_INPROGRESS; /* needs recovery, or damaged */
+        return MOTE_ERR_INPROGRESS;
     if (rc < 0)
         return rc;
     mote_httpd_say(&sv->http, "removed conversation ", id, NULL);
@@ -102,8 +117,9 @@ int mote_serve_remove(struct serve *sv, const char *id)
 
 int mote_serve_look(struct serve *sv, const char *id, struct serve_look *out, uint32_t *bad)
 {
-    const struct mote_recovery *r = &sv->recovery;
     struct mote_conv *cv = mote_serve_find(sv, id);
+    const struct serve_sum *e = NULL;
+    int64_t holder = 0;
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -116,94 +132,17 @@ int mote_serve_look(struct serve *sv, const char *id, struct serve_look *out, ui
         mote_str_copy(out->last_error, sizeof(out->last_error), cv->last_error);
         return 0;
     }
-    sv->peek.buf = &sv->conf.session->jbuf;
-    rc = mote_journal_peek(&sv->peek, sv->port, id);
-    if (rc < 0) {
-        *bad = sv->peek.bad_line;
-        return rc;
-    }
-    rc = mote_recover(&sv->peek, &sv->recovery);
-    out->end = sv->peek.size;
-    mote_journal_close(&sv->peek);
+    rc = mote_serve_sum(sv, id, &e, &holder);
     if (rc < 0)
-        return rc;
-    out->holder = sv->peek.holder;
-    if (out->holder != 0)
-        out->state = "locked";
-    else if (r->action != MOTE_RECOVER_IDLE)
-        out->state = "needs_recovery";
-    else if (r->last_error[0] != '\0' && !r->cancelled)
-        out->state = "error";
-    else
-        out->state = "idle";
-    if (r->action == MOTE_RECOVER_IDLE && !r->cancelled)
-        mote_str_copy(out->last_error, sizeof(out->last_error), r->last_error);
+        return rc; /* MOTE_ERR_AGAIN: read it first */
+    if (e->rc < 0) {
+        *bad = e->bad_line;
+        return e->rc;
+    }
+    out->end = e->bytes;
+    out->holder = holder;
+    out->state = mote_serve_sum_state(e, holder);
+    if (e->action == MOTE_RECOVER_IDLE && !e->cancelled)
+        mote_str_copy(out->last_error, sizeof(out->last_error), e->last_error);
     return 0;
-}
-
-/* ---- the list ---------------------------------------------------------------- */
-
-/* A page of the list: its ids are chosen from the names alone (cheap). */
-struct list_page {
-    const char *after;             /* ids after it ("" none) */
-    char (*ids)[MOTE_CONV_ID_MAX]; /* the page's ids, sorted */
-    unsigned n, cap;               /* ids kept, the page's size */
-    bool more;                     /* ids after the page */
-};
-
-#define JOURNAL_SUFFIX ".jsonl"
-
-/* st_list: keeps the `cap` smallest ids after the cursor. */
-static int list_name(void *arg, const char *name)
-{
-    struct list_page *x = arg;
-    size_t n = strlen(name), k = sizeof(JOURNAL_SUFFIX) - 1;
-    char id[MOTE_CONV_ID_MAX];
-    unsigned lo = 0, hi;
-
-    if (n <= k || n - k >= sizeof(id) || strcmp(name + n - k, JOURNAL_SUFFIX) != 0)
-        return 0; /* not a journal */
-    memcpy(id, name, n - k);
-    id[n - k] = '\0';
-    if (strcmp(id, x->after) <= 0)
-        return 0;
-    hi = x->n;
-    while (lo < hi) {
-        unsigned mid = (lo + hi) / 2;
-
-        if (strcmp(x->ids[mid], id) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo >= x->cap) {
-        x->more = true; /* after the page */
-        return 0;
-    }
-    if (x->n == x->cap) {
-        x->n--; /* the largest leaves the page */
-        x->more = true;
-    }
-    MOTE_ASSERT(x->n < x->cap && lo <= x->n);
-    memmove(x->ids[lo + 1], x->ids[lo], (x->n - lo) * sizeof(x->ids[0]));
-    memcpy(x->ids[lo], id, n - k + 1);
-    x->n++;
-    return 0;
-}
-
-int mote_serve_list_ids(struct serve *sv, const char *after, char (*ids)[MOTE_CONV_ID_MAX],
-                        unsigned cap, unsigned *n, bool *more)
-{
-    const struct mote_port *p = sv->port;
-    struct list_page x;
-    int rc;
-
-    memset(&x, 0, sizeof(x));
-    x.after = after;
-    x.ids = ids;
-    x.cap = cap;
-    rc = p->st_list(p->ctx, "conversations", list_name, &x);
-    *n = x.n;
-    *more = x.more;
-    return rc < 0 && rc != MOTE_ERR_NOENT ? rc : 0;
 }

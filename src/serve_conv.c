@@ -10,32 +10,6 @@
 #include "serve_int.h"
 #include "util.h"
 
-bool mote_serve_id_ok(const char *id, size_t n)
-{
-    size_t i;
-
-    if (n == 0 || n >= MOTE_CONV_ID_MAX)
-        return false;
-    for (i = 0; i < n; i++) {
-        char ch = id[i];
-
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-'))
-            return false;
-    }
-    return true;
-}
-
-void mote_serve_journal_name(char *out, const char *id)
-{
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, out, MOTE_STORAGE_NAME_MAX);
-    mote_sb_s(&sb, "conversations/");
-    mote_sb_s(&sb, id);
-    mote_sb_s(&sb, ".jsonl");
-}
-
 void mote_serve_touch(struct serve *sv, const struct mote_conv *cv)
 {
     size_t i = (size_t)(cv - sv->conf.session->conv);
@@ -101,57 +75,236 @@ int mote_serve_load(struct serve *sv, const char *id, struct mote_conv **out, ui
     return 0;
 }
 
+/* ---- the walk: retention and the recovery queue --------------------------------- */
+
+/* Journals a turn of the walk looks at when their summaries are known. */
+#define WALK_PER_TURN 32
+
+#define JOURNAL_SUFFIX ".jsonl"
+
+struct tally {
+    const struct mote_port *p;
+    unsigned long count;
+    uint64_t bytes;
+};
+
+/* st_list: how many journals there are and their size, from the storage
+ * alone (none is read). */
+static int tally_one(void *arg, const char *name)
+{
+    struct tally *t = arg;
+    size_t n = strlen(name), k = sizeof(JOURNAL_SUFFIX) - 1;
+    char path[MOTE_STORAGE_NAME_MAX];
+    struct mote_sb sb;
+    int64_t size;
+    int h;
+
+    if (n <= k || strcmp(name + n - k, JOURNAL_SUFFIX) != 0)
+        return 0;
+    mote_sb_init(&sb, path, sizeof(path));
+    mote_sb_s(&sb, "conversations/");
+    mote_sb_s(&sb, name);
+    if (sb.len >= sizeof(path) - 1 || (h = t->p->st_open(t->p->ctx, path, MOTE_ST_READ)) < 0)
+        return 0;
+    size = t->p->st_size(t->p->ctx, h);
+    t->p->st_close(t->p->ctx, h);
+    if (size > 0) {
+        t->count++;
+        t->bytes += (uint64_t)size;
+    }
+    return 0;
+}
+
+static bool over(const struct serve *sv, unsigned long count, uint64_t bytes)
+{
+    return (sv->conf.keep > 0 && count > sv->conf.keep) ||
+           (sv->conf.keep_bytes > 0 && bytes > sv->conf.keep_bytes);
+}
+
+void mote_serve_walk_start(struct serve *sv, bool prune, bool recover)
+{
+    struct serve_walk *w = &sv->walk;
+
+    if (w->active) {
+        w->again_prune = w->again_prune || prune;
+        w->again_recover = w->again_recover || recover;
+        return;
+    }
+    memset(w, 0, sizeof(*w));
+    w->active = true;
+    w->prune = prune;
+    w->recover = recover;
+    mote_serve_disk_kick(sv);
+}
+
 void mote_serve_prune(struct serve *sv)
 {
-    struct mote_prune_report r;
-    char line[120];
-    struct mote_sb sb;
+    struct tally t;
     int rc;
 
     if (sv->conf.keep == 0 && sv->conf.keep_bytes == 0)
         return;
-    rc = mote_session_prune(sv->conf.session, sv->conf.keep, sv->conf.keep_bytes, &r);
-    if (rc < 0) {
+    memset(&t, 0, sizeof(t));
+    t.p = sv->port;
+    rc = sv->port->st_list(sv->port->ctx, "conversations", tally_one, &t);
+    if (rc < 0 && rc != MOTE_ERR_NOENT)
         mote_httpd_say(&sv->http, "cannot remove old conversations: ", mote_strerror(rc), NULL);
-    } else if (r.count > 0) {
+    else if (rc == 0 && over(sv, t.count, t.bytes))
+        mote_serve_walk_start(sv, true, false); /* the journals must be read: in turns */
+}
+
+/* A journal the walk has a summary of. */
+static void visit(struct serve *sv, const char *id, const struct serve_sum *e, int64_t holder)
+{
+    struct serve_walk *w = &sv->walk;
+    unsigned at;
+
+    if (w->recover && e->rc == 0 && holder == 0 &&
+        (e->action != MOTE_RECOVER_IDLE || e->torn) && !mote_serve_queued(sv, id)) {
+        if (sv->nrec < MOTE_SERVE_RECOVER_MAX)
+            mote_str_copy(sv->rec[sv->nrec++], sizeof(sv->rec[0]), id);
+        else
+            sv->rec_more = true;
+    }
+    if (!w->prune || !mote_serve_sum_finished(e, holder))
+        return;
+    w->count++;
+    w->bytes += e->bytes;
+    /* the oldest by last change (then by id), oldest first */
+    at = w->n;
+    while (at > 0 && (e->mtime < w->old[at - 1].mtime ||
+                      (e->mtime == w->old[at - 1].mtime && strcmp(id, w->old[at - 1].id) < 0)))
+        at--;
+    if (at >= MOTE_PRUNE_BATCH)
+        return;
+    if (w->n < MOTE_PRUNE_BATCH)
+        w->n++;
+    memmove(&w->old[at + 1], &w->old[at], (w->n - 1 - at) * sizeof(w->old[0]));
+    mote_str_copy(w->old[at].id, sizeof(w->old[at].id), id);
+    w->old[at].mtime = e->mtime;
+    w->old[at].bytes = e->bytes;
+    w->old[at].file_size = e->file_size;
+}
+
+/* The walk saw every journal: the oldest finished ones go while the rest
+ * is over the limits. Returns true if another pass is needed. */
+static bool prune_end(struct serve *sv)
+{
+    struct serve_walk *w = &sv->walk;
+    bool removed = false;
+    unsigned i;
+
+    for (i = 0; i < w->n && over(sv, w->count, w->bytes); i++) {
+        struct serve_sum e;
+        int rc;
+
+        if (mote_conv_find(sv->conf.session, w->old[i].id) != NULL)
+            continue; /* loaded since: it stays */
+        memset(&e, 0, sizeof(e));
+        e.file_size = w->old[i].file_size;
+        e.mtime = w->old[i].mtime;
+        rc = mote_serve_disk_remove(sv, w->old[i].id, &e);
+        if (rc == MOTE_ERR_BUSY || rc == MOTE_ERR_LOCKED || rc == MOTE_ERR_NOENT ||
+            rc == MOTE_ERR_AGAIN)
+            continue; /* changed since it was read: it stays */
+        if (rc < 0) {
+            mote_httpd_say(&sv->http, "cannot remove old conversations: ", mote_strerror(rc),
+                           NULL);
+            return false;
+        }
+        w->count--;
+        w->bytes -= w->old[i].bytes;
+        w->removed++;
+        w->removed_bytes += w->old[i].bytes;
+        removed = true;
+    }
+    return removed && over(sv, w->count, w->bytes);
+}
+
+/* The end of a pass over the journals. */
+static void walk_end(struct serve *sv)
+{
+    struct serve_walk *w = &sv->walk;
+    bool prune = w->again_prune, recover = w->again_recover;
+    char line[120];
+    struct mote_sb sb;
+
+    if (w->prune && prune_end(sv)) {
+        /* more than a batch over: another pass (the count kept for the log) */
+        memset(w->cursor, 0, sizeof(w->cursor));
+        w->count = 0;
+        w->bytes = 0;
+        w->n = 0;
+        return;
+    }
+    if (w->prune && w->removed > 0) {
         mote_sb_init(&sb, line, sizeof(line));
         mote_sb_s(&sb, "removed ");
-        mote_sb_u(&sb, r.count);
-        mote_sb_s(&sb, r.count == 1 ? " old finished conversation (" : " old finished conversations (");
-        mote_sb_u(&sb, r.bytes);
+        mote_sb_u(&sb, w->removed);
+        mote_sb_s(&sb, w->removed == 1 ? " old finished conversation ("
+                                       : " old finished conversations (");
+        mote_sb_u(&sb, w->removed_bytes);
         mote_sb_s(&sb, " bytes)");
         mote_httpd_say(&sv->http, line, NULL, NULL);
     }
+    w->active = false;
+    if (w->recover && !w->sync)
+        mote_serve_recover_more(sv); /* may ask for another pass */
+    if (prune || recover)
+        mote_serve_walk_start(sv, prune, recover);
 }
 
-const char *mote_serve_disk_state(const struct mote_conv_info *i)
+bool mote_serve_walk_turn(struct serve *sv)
 {
-    if (i->damaged)
-        return "damaged";
-    if (i->newer)
-        return "newer";
-    if (i->holder != 0)
-        return "locked";
-    return i->state == MOTE_RECOVER_IDLE ? "idle" : "needs_recovery";
+    struct serve_walk *w = &sv->walk;
+    unsigned k;
+
+    for (k = 0; w->active && k < WALK_PER_TURN; k++) {
+        char id[MOTE_CONV_ID_MAX];
+        const struct serve_sum *e = NULL;
+        int64_t holder = 0;
+        int rc = mote_serve_next_id(sv, w->cursor, id);
+
+        if (rc < 0) {
+            mote_httpd_say(&sv->http, "cannot list the conversations: ", mote_strerror(rc), NULL);
+            w->active = false;
+            break;
+        }
+        if (rc == 0) {
+            walk_end(sv);
+            continue;
+        }
+        if (mote_conv_find(sv->conf.session, id) == NULL) {
+            rc = mote_serve_sum(sv, id, &e, &holder);
+            if (rc == MOTE_ERR_AGAIN)
+                return true; /* being read: on a later turn */
+            if (rc == 0)
+                visit(sv, id, e, holder);
+        }
+        mote_str_copy(w->cursor, sizeof(w->cursor), id); /* loaded ones: neither */
+    }
+    return w->active;
+}
+
+/* Drives the walk to its end at once: for the start, before the loop
+ * serves anyone. */
+static void walk_finish(struct serve *sv)
+{
+    sv->walk.sync = true;
+    while (sv->walk.active) {
+        while (mote_serve_disk_read(sv))
+            ;
+        (void)mote_serve_walk_turn(sv);
+    }
+}
+
+void mote_serve_prune_now(struct serve *sv)
+{
+    mote_serve_prune(sv);
+    walk_finish(sv);
 }
 
 /* ---- recovery on start ------------------------------------------------------- */
-
-/* mote_session_list: queues the conversations that need recovery. */
-static int queue_for_recovery(void *arg, const struct mote_conv_info *i)
-{
-    struct serve *sv = arg;
-
-    if (i->loaded || i->damaged || i->newer || i->holder != 0)
-        return 0;
-    if (i->state == MOTE_RECOVER_IDLE && !i->torn)
-        return 0;
-    if (sv->nrec < MOTE_SERVE_RECOVER_MAX)
-        mote_str_copy(sv->rec[sv->nrec++], sizeof(sv->rec[0]), i->id);
-    else
-        sv->rec_more = true;
-    return 0;
-}
 
 bool mote_serve_queued(const struct serve *sv, const char *id)
 {
@@ -176,13 +329,12 @@ void mote_serve_recover_more(struct serve *sv)
 
         MOTE_ASSERT(sv->nrec <= MOTE_SERVE_RECOVER_MAX);
         if (sv->nrec == 0) {
-            if (!sv->rec_more || !opened)
-                return;
-            sv->rec_more = false;
-            opened = false;
-            if (mote_session_list(sv->conf.session, queue_for_recovery, sv) < 0 || sv->nrec == 0)
-                return;
-            continue;
+            if (sv->rec_more && opened) {
+                /* more than the queue held: list again, in turns */
+                sv->rec_more = false;
+                mote_serve_walk_start(sv, false, true);
+            }
+            return;
         }
         if (mote_conv_find(sv->conf.session, sv->rec[0]) == NULL) {
             if (mote_serve_make_room(sv) < 0)
@@ -210,9 +362,8 @@ int mote_serve_recover(struct mote_serve *pub)
 
     sv->nrec = 0;
     sv->rec_more = false;
-    rc = mote_session_list(sv->conf.session, queue_for_recovery, sv);
-    if (rc < 0)
-        return rc;
+    mote_serve_walk_start(sv, false, true);
+    walk_finish(sv);
     rc = (int)sv->nrec; /* (more, if rec_more, are listed again as these finish) */
     mote_serve_recover_more(sv);
     return rc;

@@ -127,6 +127,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         mote_serve_touch(sv, ev->conv);
     switch (ev->type) {
     case MOTE_EV_RECORD:
+        mote_serve_sum_record(sv, id, ev->offset, ev->text, ev->len);
         on_record(sv, id, ev->offset, ev->text, ev->len);
         return;
     case MOTE_EV_TEXT:
@@ -146,7 +147,9 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         if (!mote_conv_busy(ev->conv))
             mote_serve_recover_soon(sv); /* a slot may be free for one waiting */
         break;
-    case MOTE_EV_APPROVAL:
+    case MOTE_EV_APPROVAL: {
+        const struct mote_conv_call *call;
+
         ev_open(sv, &k, &w, "approval");
         mote_jw_key(&w, "ask_id");
         mote_jw_int(&w, ev->ask_id);
@@ -161,8 +164,13 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
             mote_jw_null(&w);
         mote_jw_key(&w, "input_bytes");
         mote_jw_int(&w, (int64_t)ev->input_len);
+        if (ev->conv != NULL && mote_conv_pending(ev->conv, &call) == ev->ask_id) {
+            mote_jw_key(&w, "record"); /* where the whole input is, inline or not */
+            mote_jw_int(&w, (int64_t)call->rec_off);
+        }
         mote_httpd_say(&sv->http, "conversation ", id, " waits for an approval");
         break;
+    }
     case MOTE_EV_TOOL_CALL:
         ev_open(sv, &k, &w, "tool_call");
         mote_jw_key(&w, "call_id");
@@ -218,7 +226,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
     case MOTE_EV_ERROR:
         ev_open(sv, &k, &w, "error");
         mote_jw_key(&w, "code");
-        mote_jw_str(&w, mote_strerror(ev->code));
+        mote_jw_str(&w, mote_err_name(ev->code)); /* stable: "rate_limit", "storage", ... */
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
         mote_jw_key(&w, "fatal");

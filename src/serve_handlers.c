@@ -67,28 +67,37 @@ static void fail_err(struct serve *sv, struct mote_httpd_conn *c, int rc, uint32
 }
 
 /* The body as one JSON object in sv->json (an empty body is {} if
- * `empty_ok`). Refuses (and returns false) otherwise. */
+ * `empty_ok`), with no duplicate key: a client's JSON library keeps the
+ * last of two, mote would read the first. Refuses (and returns false)
+ * otherwise. */
 static bool body_json(struct serve *sv, struct mote_httpd_conn *c, const char *body, size_t len,
                       bool empty_ok)
 {
+    char why[96], m[140];
+    struct mote_sb sb;
     int rc;
 
     if (len == 0 && empty_ok)
         return mote_json_parse(&sv->json, "{}", 2) > 0;
-    rc = mote_json_parse(&sv->json, body, len);
+    rc = mote_json_parse_object(&sv->json, body, len, why, sizeof(why));
     if (rc == MOTE_ERR_TOO_LARGE) {
         mote_httpd_error(c, 413, "too_large", "the JSON body has too many values", NULL);
         return false;
     }
-    if (rc <= 0 || mote_json_type_of(&sv->json, 0) != MOTE_JSON_OBJECT) {
-        mote_httpd_error(c, 400, "bad_json", "the body must be one JSON object", NULL);
+    if (rc <= 0) {
+        mote_sb_init(&sb, m, sizeof(m));
+        mote_sb_s(&sb, "the body must be one JSON object");
+        if (mote_json_type_of(&sv->json, 0) == MOTE_JSON_OBJECT)
+            mote_sb_join(&sb, " (", why, ")"); /* a duplicate key */
+        mote_httpd_error(c, 400, "bad_json", m, NULL);
         return false;
     }
     return true;
 }
 
-/* String member `key` of the body into `out`; false (refused) if it is
- * there but not a string or too long. *present tells if it was there. */
+/* String member `key` of the body into `out` (a C string: an id, a
+ * name); false (refused) if it is there but not a string, too long, or
+ * holding a NUL that would cut it. *present tells if it was there. */
 static bool json_str_member(struct serve *sv, struct mote_httpd_conn *c, const char *key,
                             char *out, size_t cap, bool *present)
 {
@@ -101,12 +110,12 @@ static bool json_str_member(struct serve *sv, struct mote_httpd_conn *c, const c
     if (!*present)
         return true;
     if (mote_json_type_of(&sv->json, t) == MOTE_JSON_STRING &&
-        mote_json_str(&sv->json, t, out, cap) >= 0)
+        mote_json_cstr(&sv->json, t, out, cap) >= 0)
         return true;
     mote_sb_init(&sb, m, sizeof(m));
     mote_sb_s(&sb, "\"");
     mote_sb_s(&sb, key);
-    mote_sb_s(&sb, "\" must be a string (short enough)");
+    mote_sb_s(&sb, "\" must be a string (short enough, with no NUL)");
     mote_httpd_error(c, 400, "bad_field", m, NULL);
     return false;
 }
@@ -119,12 +128,18 @@ static void answer_open(struct serve *sv, struct mote_sb *k, struct mote_jw *w)
     mote_jw_obj(w);
 }
 
-static void answer_send(struct mote_httpd_conn *c, unsigned status, struct mote_sb *k,
-                        struct mote_jw *w)
+static void answer_send_with(struct mote_httpd_conn *c, unsigned status, struct mote_sb *k,
+                             struct mote_jw *w, const char *extra)
 {
     mote_jw_obj_end(w);
     (void)mote_sb_put(k, "\n", 1);
-    mote_httpd_reply(c, status, k->p, k->len, NULL);
+    mote_httpd_reply(c, status, k->p, k->len, extra);
+}
+
+static void answer_send(struct mote_httpd_conn *c, unsigned status, struct mote_sb *k,
+                        struct mote_jw *w)
+{
+    answer_send_with(c, status, k, w, NULL);
 }
 
 static bool number(const char *s, uint64_t *out)
@@ -175,71 +190,141 @@ void mote_serve_http_health(struct serve *sv, struct mote_httpd_conn *c)
 
 /* ---- GET /v1/conversations ----------------------------------------------------- */
 
-/* The list's body being written. */
-struct list_body {
-    struct serve *sv;
-    struct mote_sb out;
-    unsigned written; /* entries in the body */
-};
+/* Ids a list takes per disk turn when their summaries are known. */
+#define LIST_PER_TURN 32
 
-/* mote_session_info: one entry of the list (1: the body is full). */
-static int list_one(void *arg, const struct mote_conv_info *i)
+/* One entry of the list in sv->resp: its length, 0 if it does not fit. */
+static size_t list_entry(struct serve *sv, const char *id, const struct serve_sum *e,
+                         int64_t holder)
 {
-    struct list_body *x = arg;
-    struct serve *sv = x->sv;
-    struct mote_conv *cv = i->loaded ? mote_conv_find(sv->conf.session, i->id) : NULL;
-    struct mote_sb e;
+    struct mote_conv *cv = mote_conv_find(sv->conf.session, id);
+    struct mote_sb k;
     struct mote_jw w;
 
-    mote_sb_init(&e, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, mote_sb_put, &e);
+    mote_sb_init(&k, sv->resp, sizeof(sv->resp));
+    mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
     mote_jw_key(&w, "id");
-    mote_jw_str(&w, i->id);
+    mote_jw_str(&w, id);
     mote_jw_key(&w, "state");
-    mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv)) : mote_serve_disk_state(i));
+    mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv))
+                               : mote_serve_sum_state(e, holder));
     mote_jw_key(&w, "loaded");
     mote_jw_bool(&w, cv != NULL);
     mote_jw_key(&w, "busy");
     mote_jw_bool(&w, cv != NULL && mote_conv_busy(cv));
     mote_jw_key(&w, "bytes");
-    mote_jw_int(&w, (int64_t)i->bytes);
+    mote_jw_int(&w, (int64_t)e->bytes);
     mote_jw_key(&w, "user_messages");
-    mote_jw_int(&w, i->user_messages);
+    mote_jw_int(&w, e->user_messages);
     mote_jw_key(&w, "first");
-    mote_jw_str(&w, i->first);
-    if (i->damaged) {
+    mote_jw_str(&w, e->first);
+    if (cv == NULL && e->rc < 0 && e->rc != MOTE_ERR_NOTSUP) {
         mote_jw_key(&w, "bad_line");
-        mote_jw_int(&w, i->bad_line);
+        mote_jw_int(&w, e->bad_line);
     }
-    if (i->holder > 0) {
+    if (cv == NULL && holder > 0) {
         mote_jw_key(&w, "holder");
-        mote_jw_int(&w, i->holder);
+        mote_jw_int(&w, holder);
     }
     mote_jw_obj_end(&w);
-    if (w.err != 0)
-        return 0; /* cannot happen with these sizes; leave it out */
-    if (mote_sb_put(&x->out, x->written > 0 ? "," : "", x->written > 0 ? 1u : 0u) < 0 ||
-        mote_sb_put(&x->out, e.p, e.len) < 0)
-        return 1;
-    x->written++;
-    return 0;
+    return w.err == 0 ? k.len : 0;
+}
+
+/* The list's body is complete: its end (the cursor `next`, or null), then
+ * the head, and out it goes. */
+static void list_end(struct mote_httpd_conn *c, struct serve_stream *st, const char *next)
+{
+    char *buf = mote_httpd_pool_take(c); /* the one it holds */
+    char end[MOTE_CONV_ID_MAX + 48];
+    struct mote_sb out;
+
+    MOTE_ASSERT(buf != NULL);
+    mote_sb_init(&out, end, sizeof(end));
+    mote_sb_s(&out, next != NULL ? "],\"truncated\":true,\"next\":\""
+                                 : "],\"truncated\":false,\"next\":null}\n");
+    if (next != NULL) {
+        mote_sb_s(&out, next); /* an id: nothing to escape */
+        mote_sb_s(&out, "\"}\n");
+    }
+    MOTE_ASSERT(st->body_len + out.len <= MOTE_SERVE_BODY_MAX);
+    memcpy(buf + st->body_len, end, out.len);
+    st->body_len += (uint32_t)out.len;
+    st->kind = SERVE_STREAM_NONE;
+    (void)mote_httpd_head(c, 200, "application/json", NULL, true, st->body_len);
+    mote_httpd_pool_send(c, st->body_len);
+    mote_httpd_respond(c, false);
+}
+
+/* A list goes on: the next ids after its cursor, in order, each as soon
+ * as its journal's summary is known. Returns true while it waits. */
+static bool list_turn(struct serve *sv, struct mote_httpd_conn *c, struct serve_stream *st)
+{
+    /* the end (with a cursor) always fits: room is kept for it */
+    const size_t cap = MOTE_SERVE_BODY_MAX - MOTE_CONV_ID_MAX - 64;
+    unsigned k;
+
+    for (k = 0; k < LIST_PER_TURN; k++) {
+        char id[MOTE_CONV_ID_MAX];
+        const struct serve_sum *e = NULL;
+        int64_t holder = 0;
+        char *buf;
+        size_t n;
+        int rc = mote_serve_next_id(sv, st->conv_id, id);
+
+        if (rc == 0 || (rc > 0 && st->pos >= st->end)) {
+            list_end(c, st, rc > 0 ? st->conv_id : NULL); /* the page is full, or all is in */
+            return false;
+        }
+        if (rc > 0)
+            rc = mote_serve_sum(sv, id, &e, &holder);
+        if (rc == MOTE_ERR_AGAIN)
+            return true; /* being read */
+        if (rc == MOTE_ERR_NOENT) {
+            mote_str_copy(st->conv_id, sizeof(st->conv_id), id); /* gone since (or empty) */
+            continue;
+        }
+        if (rc < 0) {
+            st->kind = SERVE_STREAM_NONE;
+            mote_httpd_pool_put(c);
+            fail_err(sv, c, rc, 0);
+            return false;
+        }
+        n = list_entry(sv, id, e, holder);
+        buf = mote_httpd_pool_take(c);
+        if (n == 0 || st->body_len + (st->pos > 0) + n > cap) {
+            if (st->pos > 0) {
+                list_end(c, st, st->conv_id); /* the rest on the next page */
+                return false;
+            }
+            st->kind = SERVE_STREAM_NONE;
+            mote_httpd_pool_put(c);
+            mote_httpd_error(c, 500, "internal", "one conversation's entry does not fit the list",
+                             NULL);
+            return false;
+        }
+        if (st->pos > 0)
+            buf[st->body_len++] = ',';
+        memcpy(buf + st->body_len, sv->resp, n);
+        st->body_len += (uint32_t)n;
+        st->pos++;
+        mote_str_copy(st->conv_id, sizeof(st->conv_id), id);
+    }
+    return true;
 }
 
 /* GET /v1/conversations[?after=ID][&limit=N]: ids after the cursor, in
  * order, at most N (MOTE_SERVE_LIST_PAGE by default) and what fits the
- * body; "next" is the cursor for the rest (null: none). */
+ * body; "next" is the cursor for the rest (null: none). The body is built
+ * in a pool buffer over as many disk turns as its journals take to read,
+ * then sent whole. */
 void mote_serve_http_list(struct serve *sv, struct mote_httpd_conn *c)
 {
-    char (*ids)[MOTE_CONV_ID_MAX] = (char(*)[MOTE_CONV_ID_MAX])(void *)sv->scratch;
-    unsigned i, n = 0, last = 0, max = (unsigned)(sizeof(sv->scratch) / MOTE_CONV_ID_MAX);
+    struct serve_stream *st = mote_serve_stream_of(sv, c);
+    unsigned max = (unsigned)(MOTE_SERVE_BODY_MAX / MOTE_CONV_ID_MAX);
     char after[MOTE_CONV_ID_MAX], q[24];
     uint64_t limit = MOTE_SERVE_LIST_PAGE;
-    struct list_body x;
-    const char *next = NULL;
-    bool full = false, more = false;
     char *buf;
-    int rc;
 
     after[0] = '\0';
     if (mote_hreq_query(&c->io->req, "after", after, sizeof(after)) >= 0 &&
@@ -260,54 +345,56 @@ void mote_serve_http_list(struct serve *sv, struct mote_httpd_conn *c)
                          "Retry-After: 1\r\n");
         return;
     }
-    rc = mote_serve_list_ids(sv, after, ids, (unsigned)limit, &n, &more);
-    if (rc < 0) {
-        mote_httpd_pool_put(c);
-        fail_err(sv, c, rc, 0);
-        return;
-    }
-    memset(&x, 0, sizeof(x));
-    x.sv = sv;
-    /* the end (with a cursor) always fits: room is kept for it */
-    mote_sb_init(&x.out, buf, MOTE_SERVE_BODY_MAX - MOTE_CONV_ID_MAX - 64);
-    mote_sb_s(&x.out, "{\"conversations\":[");
-    for (i = 0; i < n; i++) {
-        unsigned before = x.written;
+    MOTE_ASSERT(st->kind == SERVE_STREAM_NONE);
+    memcpy(buf, "{\"conversations\":[", 18);
+    st->body_len = 18;
+    st->kind = SERVE_STREAM_LIST;
+    st->pos = 0;
+    st->end = limit;
+    mote_str_copy(st->conv_id, sizeof(st->conv_id), after);
+    mote_httpd_defer(c);
+    if (list_turn(sv, c, st))
+        mote_serve_disk_kick(sv);
+}
 
-        rc = mote_session_info(sv->conf.session, ids[i], list_one, &x);
-        if (rc == MOTE_ERR_NOENT)
-            continue; /* gone since (or empty) */
-        if (rc < 0) {
-            mote_httpd_pool_put(c);
-            fail_err(sv, c, rc, 0);
-            return;
-        }
-        if (x.written == before) {
-            full = true; /* the rest on the next page */
-            break;
-        }
-        last = i;
+/* A request that waits for its journal to be read: answered on a disk
+ * turn (mote_serve_http_disk_turn). */
+static void wait_disk(struct serve *sv, struct mote_httpd_conn *c, const char *id,
+                      enum serve_redo redo)
+{
+    struct serve_stream *st = mote_serve_stream_of(sv, c);
+
+    MOTE_ASSERT(st->kind == SERVE_STREAM_NONE);
+    st->kind = SERVE_STREAM_WAIT;
+    st->redo = (uint8_t)redo;
+    mote_str_copy(st->conv_id, sizeof(st->conv_id), id);
+    mote_httpd_defer(c);
+    mote_serve_disk_kick(sv);
+}
+
+bool mote_serve_http_disk_turn(struct serve *sv, struct mote_httpd_conn *c)
+{
+    struct serve_stream *st = mote_serve_stream_of(sv, c);
+    char id[MOTE_CONV_ID_MAX];
+    uint8_t redo = st->redo;
+
+    if (st->kind == SERVE_STREAM_LIST) {
+        if (list_turn(sv, c, st))
+            return true;
+        mote_httpd_poke(&sv->http, c);
+        return false;
     }
-    if (full && x.written == 0) {
-        mote_httpd_pool_put(c);
-        mote_httpd_error(c, 500, "internal", "one conversation's entry does not fit the list",
-                         NULL);
-        return;
-    }
-    if (full)
-        next = ids[last];
-    else if (more && n > 0)
-        next = ids[n - 1];
-    x.out.cap = MOTE_SERVE_BODY_MAX;
-    mote_sb_s(&x.out, next != NULL ? "],\"truncated\":true,\"next\":\""
-                                   : "],\"truncated\":false,\"next\":null}\n");
-    if (next != NULL) {
-        mote_sb_s(&x.out, next); /* an id: nothing to escape */
-        mote_sb_s(&x.out, "\"}\n");
-    }
-    (void)mote_httpd_head(c, 200, "application/json", NULL, true, x.out.len);
-    mote_httpd_pool_send(c, x.out.len);
-    mote_httpd_respond(c, false);
+    MOTE_ASSERT(st->kind == SERVE_STREAM_WAIT);
+    mote_str_copy(id, sizeof(id), st->conv_id);
+    st->kind = SERVE_STREAM_NONE;
+    if (redo == SERVE_REDO_DELETE)
+        mote_serve_http_delete(sv, c, id);
+    else
+        mote_serve_http_get(sv, c, id);
+    if (st->kind == SERVE_STREAM_WAIT)
+        return true; /* not read yet */
+    mote_httpd_poke(&sv->http, c);
+    return false;
 }
 
 /* ---- POST /v1/conversations ---------------------------------------------------- */
@@ -315,10 +402,10 @@ void mote_serve_http_list(struct serve *sv, struct mote_httpd_conn *c)
 void mote_serve_http_create(struct serve *sv, struct mote_httpd_conn *c, const char *body,
                             size_t len)
 {
-    char id[MOTE_CONV_ID_MAX];
+    char id[MOTE_CONV_ID_MAX], where[MOTE_CONV_ID_MAX + 48];
     struct mote_conv *cv;
     bool has_id;
-    struct mote_sb k;
+    struct mote_sb k, loc;
     struct mote_jw w;
     int rc;
 
@@ -347,7 +434,11 @@ void mote_serve_http_create(struct serve *sv, struct mote_httpd_conn *c, const c
     mote_jw_str(&w, mote_conv_id(cv));
     mote_jw_key(&w, "state");
     mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
-    answer_send(c, 201, &k, &w);
+    mote_sb_init(&loc, where, sizeof(where));
+    mote_sb_s(&loc, "Location: /v1/conversations/");
+    mote_sb_s(&loc, mote_conv_id(cv)); /* an id: nothing to escape */
+    mote_sb_s(&loc, "\r\n");
+    answer_send_with(c, 201, &k, &w, where);
 }
 
 /* ---- GET and DELETE /v1/conversations/ID ----------------------------------------- */
@@ -367,7 +458,12 @@ void mote_serve_http_get(struct serve *sv, struct mote_httpd_conn *c, const char
     uint32_t bad = 0;
     int rc;
 
-    if ((rc = mote_serve_look(sv, id, &look, &bad)) < 0) {
+    rc = mote_serve_look(sv, id, &look, &bad);
+    if (rc == MOTE_ERR_AGAIN) {
+        wait_disk(sv, c, id, SERVE_REDO_GET);
+        return;
+    }
+    if (rc < 0) {
         fail_err(sv, c, rc, bad);
         return;
     }
@@ -438,6 +534,10 @@ void mote_serve_http_delete(struct serve *sv, struct mote_httpd_conn *c, const c
     struct mote_jw w;
     int rc = mote_serve_remove(sv, id);
 
+    if (rc == MOTE_ERR_AGAIN) {
+        wait_disk(sv, c, id, SERVE_REDO_DELETE);
+        return;
+    }
     if (rc == MOTE_ERR_INPROGRESS) {
         mote_httpd_error(c, 409, "unfinished",
                          "the conversation needs recovery or is damaged: it stays", NULL);
@@ -455,9 +555,10 @@ void mote_serve_http_delete(struct serve *sv, struct mote_httpd_conn *c, const c
 
 /* ---- the turn: message, retry, cancel, approval ------------------------------------ */
 
-/* {"id": ..., "state": ..., "offset": N} with 202 (offset < 0: none). */
+/* {"id": ..., "state": ..., "offset": N} with 202 (offset < 0: none;
+ * state NULL: the conversation's now). */
 static void accepted(struct serve *sv, struct mote_httpd_conn *c, struct mote_conv *cv,
-                     int64_t offset)
+                     const char *state, int64_t offset)
 {
     struct mote_sb k;
     struct mote_jw w;
@@ -466,7 +567,7 @@ static void accepted(struct serve *sv, struct mote_httpd_conn *c, struct mote_co
     mote_jw_key(&w, "id");
     mote_jw_str(&w, mote_conv_id(cv));
     mote_jw_key(&w, "state");
-    mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
+    mote_jw_str(&w, state != NULL ? state : mote_conv_state_name(mote_conv_state(cv)));
     if (offset >= 0) {
         mote_jw_key(&w, "offset");
         mote_jw_int(&w, offset);
@@ -518,11 +619,16 @@ void mote_serve_http_message(struct serve *sv, struct mote_httpd_conn *c, const 
         mote_httpd_error(c, 400, "empty", "the message is empty", NULL);
         return;
     }
+    if (rc == MOTE_ERR_ALREADY && retry) {
+        mote_httpd_error(c, 409, "nothing_to_retry",
+                         "the last turn is finished (or nothing was said): send a message", NULL);
+        return;
+    }
     if (rc < 0) {
         fail_err(sv, c, rc, bad);
         return;
     }
-    accepted(sv, c, cv, retry ? -1 : (int64_t)off);
+    accepted(sv, c, cv, NULL, retry ? -1 : (int64_t)off);
 }
 
 void mote_serve_http_cancel(struct serve *sv, struct mote_httpd_conn *c, const char *id)
@@ -533,7 +639,10 @@ void mote_serve_http_cancel(struct serve *sv, struct mote_httpd_conn *c, const c
         mote_httpd_error(c, 409, "idle", "no turn is running in this conversation", NULL);
         return;
     }
-    accepted(sv, c, cv, -1);
+    /* The state the cancel leaves: the turn ends (a running request or
+     * tool stops on its next step; the cancelled event and the records
+     * follow), whatever it was doing. */
+    accepted(sv, c, cv, mote_conv_state_name(MOTE_CONV_IDLE), -1);
 }
 
 void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const char *id,
@@ -600,7 +709,7 @@ void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const
     mote_jw_str(&w, call_id);
     mote_jw_key(&w, "answer");
     mote_jw_str(&w, answer);
-    answer_send(c, 200, &k, &w);
+    answer_send(c, 202, &k, &w); /* taken: the call runs (or is refused) from here */
 }
 
 /* ---- GET /v1/conversations/ID/events ------------------------------------------------ */

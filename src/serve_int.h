@@ -12,6 +12,8 @@
  *   serve_stream.c   the journal streamed to clients (records, event streams)
  *   serve_events.c   the session's live events to the event streams
  *   serve_token.c    the TCP listener's token file
+ *   serve_disk.c     the journals on disk as the server knows them: each
+ *                    one's summary, read in bounded steps and kept
  *
  * The HTTP engine under them is httpd.h; it knows nothing of this file.
  */
@@ -28,10 +30,21 @@
 /* The largest tool input shown inline in a state (bigger: "record" says where). */
 #define SERVE_INPUT_INLINE_MAX 1024
 
+/* Bytes of a summary's last error (a recovery's last_error). */
+#define SERVE_SUM_ERROR_MAX sizeof(((struct mote_recovery *)0)->last_error)
+
 enum serve_stream_kind {
     SERVE_STREAM_NONE = 0,
     SERVE_STREAM_RECORDS, /* GET /v1/conversations/ID: the records of a snapshot */
     SERVE_STREAM_EVENTS,  /* GET /v1/conversations/ID/events: lasts */
+    SERVE_STREAM_LIST,    /* GET /v1/conversations: its body built as journals are read */
+    SERVE_STREAM_WAIT,    /* a request answered once a journal is read (`redo`) */
+};
+
+/* The request a SERVE_STREAM_WAIT answers when its journal is read. */
+enum serve_redo {
+    SERVE_REDO_GET = 1,   /* GET /v1/conversations/ID */
+    SERVE_REDO_DELETE,    /* DELETE /v1/conversations/ID */
 };
 
 /* What a connection's response follows in a conversation's journal (the
@@ -43,12 +56,61 @@ struct serve_stream {
     bool comma;           /* records: one was written (the next needs a comma) */
     bool told_state;      /* events: the state was told since it caught up */
     bool gone;            /* events: the conversation was removed: a last event, closed */
+    bool wants_sum;       /* events: the state waits for the journal's summary */
+    uint32_t body_len;    /* list: the body's bytes so far (in the pool buffer) */
+    uint8_t redo;         /* wait: enum serve_redo */
     int sh;               /* storage handle of the journal (-1: none) */
     uint64_t pos;         /* the next journal byte */
     uint64_t end;         /* records: where the snapshot ends */
     uint64_t disk_size;   /* events, a journal not loaded: its size when last seen */
     uint64_t disk_end;    /*   and where its complete records end (its last newline) */
-    char conv_id[MOTE_CONV_ID_MAX];
+    char conv_id[MOTE_CONV_ID_MAX]; /* list: the cursor, the last id written */
+};
+
+/* What the server knows of a journal it does not hold (serve_disk.c):
+ * what opening it would find, read once in bounded steps and kept while
+ * the file's size and change time stay the same. */
+struct serve_sum {
+    char id[MOTE_CONV_ID_MAX]; /* "": a free entry */
+    uint64_t file_size;        /* the file's size and change time when it was read: */
+    int64_t mtime;             /*   the summary holds while both are the same */
+    uint32_t used;             /* its last use (the least recently used is replaced) */
+    bool once;                 /* a read failure: told once, then read again */
+    bool live;                 /* kept current from a loaded conversation's records: its
+                                * count and size hold, not what opening it would do */
+    int rc;                    /* 0, or why it cannot be opened: MOTE_ERR_CORRUPT
+                                * (bad_line), MOTE_ERR_NOTSUP, MOTE_ERR_NOTREG, a read failure */
+    uint32_t bad_line;
+    uint64_t bytes;            /* of its complete records */
+    uint8_t action;            /* enum mote_recovery_action: what opening it would do */
+    bool torn;                 /* it ends in a torn record */
+    bool cancelled;            /* its last turn ended by a cancel */
+    unsigned user_messages;
+    char first[MOTE_JSCAN_FIRST];
+    char last_error[SERVE_SUM_ERROR_MAX];
+};
+
+/* A pass over every journal, in the order of their ids, a few per loop
+ * turn: retention (the oldest finished ones noted, then removed) and the
+ * conversations that need recovery queued. */
+struct serve_walk {
+    bool active;
+    bool prune;                /* retention */
+    bool recover;              /* queue what needs recovery */
+    bool again_prune;          /* asked for again while it ran */
+    bool again_recover;
+    bool sync;                 /* driven to its end at once (the start) */
+    char cursor[MOTE_CONV_ID_MAX]; /* the last id visited ("": none yet) */
+    unsigned long count;       /* finished ones seen, */
+    uint64_t bytes;            /*   and their bytes */
+    unsigned n;                /* the oldest finished ones, oldest first */
+    unsigned removed;          /* by this walk */
+    uint64_t removed_bytes;
+    struct {
+        char id[MOTE_CONV_ID_MAX];
+        int64_t mtime;
+        uint64_t bytes, file_size;
+    } old[MOTE_PRUNE_BATCH];
 };
 
 /* The server's state: struct mote_serve's `area`. */
@@ -72,10 +134,19 @@ struct serve {
     unsigned sd_marked;
     char sd_reason[24];
     struct serve_stream streams[MOTE_SERVE_MAX_CONNS];
+    /* the journals on disk (serve_disk.c) */
+    mote_timer_id disk_timer;          /* the disk work's next turn */
+    void (*disk_turn)(struct serve *sv); /* what a turn does (serve.c sets it) */
+    uint32_t sum_seq;
+    unsigned nsums;                    /* sums[] used so far (the rest untouched) */
+    bool scanning;                     /* `scan` reads scan_id */
+    char scan_id[MOTE_CONV_ID_MAX];
+    int64_t scan_mtime;
+    struct serve_walk walk;
     struct mote_httpd http;            /* the engine (its buffers last) */
+    struct serve_sum sums[MOTE_SERVE_SUMMARIES]; /* touched as they are used */
+    struct mote_jscan scan;
     /* working memory, used within one call */
-    struct mote_journal peek;
-    struct mote_recovery recovery;
     struct mote_json json;
     char small[1280];                  /* a pending call's input */
     char resp[MOTE_SERVE_OUT_BUF];     /* a response body being built */
@@ -103,10 +174,6 @@ void mote_serve_recover_soon(struct serve *sv);
 
 /* ---- serve_conv.c -------------------------------------------------------------- */
 
-/* True if id[0..n) is a conversation id: 1..MOTE_CONV_ID_MAX-1 of [A-Za-z0-9_-]. */
-bool mote_serve_id_ok(const char *id, size_t n);
-/* The journal's storage name of conversation `id` (MOTE_STORAGE_NAME_MAX bytes). */
-void mote_serve_journal_name(char *out, const char *id);
 /* Notes a use of loaded conversation `cv` (the slot kept longest). */
 void mote_serve_touch(struct serve *sv, const struct mote_conv *cv);
 /* The loaded conversation `id` (a use), or NULL. */
@@ -117,14 +184,69 @@ int mote_serve_make_room(struct serve *sv);
 /* The loaded conversation `id`, loading it (with its recovery) if it is
  * only on disk. Returns 0 or mote_conv_open's failure (*bad: its line). */
 int mote_serve_load(struct serve *sv, const char *id, struct mote_conv **out, uint32_t *bad);
-/* Retention (conf.keep, conf.keep_bytes); a failure is said. */
+/* Retention (conf.keep, conf.keep_bytes): when the journals' count or
+ * size is over, a walk removes the oldest finished ones over the next
+ * disk turns; a failure is said. */
 void mote_serve_prune(struct serve *sv);
-/* The state name of a conversation on disk, not loaded. */
-const char *mote_serve_disk_state(const struct mote_conv_info *i);
+/* The same, driven to its end at once (the start, before serving). */
+void mote_serve_prune_now(struct serve *sv);
 /* True if conversation `id` waits in the recovery queue. */
 bool mote_serve_queued(const struct serve *sv, const char *id);
 /* Opens queued conversations as slots allow (the server running). */
 void mote_serve_recover_more(struct serve *sv);
+
+/* Starts a walk over the journals (or asks for another once the one
+ * running ends): retention (`prune`) and the recovery queue (`recover`).
+ * The disk turns do it, a few journals a turn. */
+void mote_serve_walk_start(struct serve *sv, bool prune, bool recover);
+/* One turn of the walk. Returns true while it goes on. */
+bool mote_serve_walk_turn(struct serve *sv);
+
+/* ---- serve_disk.c: the journals on disk ---------------------------------------- */
+
+/* True if id[0..n) is a conversation id: 1..MOTE_CONV_ID_MAX-1 of [A-Za-z0-9_-]. */
+bool mote_serve_id_ok(const char *id, size_t n);
+/* The journal's storage name of conversation `id` (MOTE_STORAGE_NAME_MAX bytes). */
+void mote_serve_journal_name(char *out, const char *id);
+
+/* The summary of journal `id` when it is current: 0 (*out; *holder the
+ * process holding its lock, -1 one the port cannot name, 0 none);
+ * MOTE_ERR_AGAIN when the journal must be read first (its reading starts,
+ * or waits for the one under way: ask again on a later disk turn);
+ * MOTE_ERR_NOENT (none, or empty); or a storage failure. A file that is
+ * not a regular file has a summary with rc MOTE_ERR_NOTREG. *out stays
+ * valid until the next call of this file. */
+int mote_serve_sum(struct serve *sv, const char *id, const struct serve_sum **out,
+                   int64_t *holder);
+/* The state a conversation not loaded shows: newer, damaged, locked,
+ * needs_recovery, error (its last turn failed) or idle. */
+const char *mote_serve_sum_state(const struct serve_sum *e, int64_t holder);
+/* True if the journal is finished: whole, nothing for recovery to do, open
+ * nowhere (not loaded: the caller's to check). */
+bool mote_serve_sum_finished(const struct serve_sum *e, int64_t holder);
+/* Forgets the summary of `id` (its journal is written or removed here). */
+void mote_serve_sum_drop(struct serve *sv, const char *id);
+/* A record was appended to loaded conversation `id` at `off` (`len`
+ * bytes, without its newline): its summary, if it ends there, is kept
+ * current (size, user messages, first words) instead of read again. */
+void mote_serve_sum_record(struct serve *sv, const char *id, uint64_t off, const char *text,
+                           size_t len);
+/* A disk turn soon: something waits for a journal. */
+void mote_serve_disk_kick(struct serve *sv);
+/* The reading of one turn: a budget of the journal under way (its summary
+ * kept when it is done). Returns true while it reads. */
+bool mote_serve_disk_read(struct serve *sv);
+/* Stops the disk work (the server ends). */
+void mote_serve_disk_stop(struct serve *sv);
+/* The smallest journal id after `after` ("": the first) into out: 1, 0
+ * when there is none, or a storage failure. */
+int mote_serve_next_id(struct serve *sv, const char *after, char out[MOTE_CONV_ID_MAX]);
+/* Removes journal `id`, not loaded, as its current summary `e` knows it:
+ * it must be finished, and unchanged since it was read (its lock held
+ * meanwhile). Returns 0; MOTE_ERR_BUSY (not finished), MOTE_ERR_LOCKED
+ * (another process has it), MOTE_ERR_AGAIN (it changed: read it again),
+ * MOTE_ERR_NOENT, or a storage failure. */
+int mote_serve_disk_remove(struct serve *sv, const char *id, const struct serve_sum *e);
 
 /* ---- serve_api.c: the actions --------------------------------------------------
  * Each is what one API request does, whatever carried it; none writes a
@@ -140,8 +262,9 @@ int mote_serve_create(struct serve *sv, const char *id, struct mote_conv **out);
  * conversation sent again (`retry`). *offset: where its records start.
  * Returns 0; MOTE_ERR_SHUTDOWN; a failure to load it (*out NULL, *bad
  * the damaged line for MOTE_ERR_CORRUPT); MOTE_ERR_BUSY (a turn runs);
- * or mote_conv_send's or mote_conv_retry's failure (MOTE_ERR_INVAL: the
- * message is empty). */
+ * MOTE_ERR_ALREADY (a retry with nothing to retry: the last turn is
+ * finished, or nothing was said); or mote_conv_send's or
+ * mote_conv_retry's failure (MOTE_ERR_INVAL: the message is empty). */
 int mote_serve_send(struct serve *sv, const char *id, const char *text, size_t len, bool retry,
                     struct mote_conv **out, uint64_t *offset, uint32_t *bad);
 
@@ -159,7 +282,8 @@ int mote_serve_approve(struct serve *sv, const char *id, const char *call_id, ui
 /* Removes conversation `id` (its event streams get a last event).
  * Returns 0, MOTE_ERR_BUSY (a turn runs), MOTE_ERR_INPROGRESS (it is
  * unfinished: it needs recovery or is damaged, and stays),
- * MOTE_ERR_NOENT, or a storage failure. */
+ * MOTE_ERR_LOCKED, MOTE_ERR_AGAIN (its journal must be read first: ask
+ * again on a later disk turn), MOTE_ERR_NOENT, or a storage failure. */
 int mote_serve_remove(struct serve *sv, const char *id);
 
 /* What a conversation is now, loaded or only on disk. */
@@ -171,14 +295,10 @@ struct serve_look {
     uint64_t end;          /* the journal's size */
     char last_error[MOTE_JOB_ERRMSG_LEN];
 };
-/* Returns 0, or the failure of reading it from disk (*bad: a damaged line). */
+/* Returns 0; MOTE_ERR_AGAIN when its journal must be read first (ask
+ * again on a later disk turn); or the failure of reading it (*bad: a
+ * damaged line). */
 int mote_serve_look(struct serve *sv, const char *id, struct serve_look *out, uint32_t *bad);
-
-/* One page of the list: the `cap` smallest ids after `after` ("" from the
- * start), sorted, into ids[] (n of them); *more says there are ids after
- * the page. Returns 0 or a storage failure. */
-int mote_serve_list_ids(struct serve *sv, const char *after, char (*ids)[MOTE_CONV_ID_MAX],
-                        unsigned cap, unsigned *n, bool *more);
 
 /* ---- serve_http.c: the engine's head and request handlers ------------------------- */
 
@@ -199,6 +319,9 @@ void mote_serve_http_cancel(struct serve *sv, struct mote_httpd_conn *c, const c
 void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const char *id,
                            const char *body, size_t len);
 void mote_serve_http_events(struct serve *sv, struct mote_httpd_conn *c, const char *id);
+/* A disk turn for a request waiting for journals (a list being built, a
+ * GET or DELETE waiting for its journal): true while it still waits. */
+bool mote_serve_http_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
 
 /* ---- serve_stream.c --------------------------------------------------------------- */
 
@@ -219,6 +342,9 @@ bool mote_serve_record_start(struct serve *sv, struct serve_stream *st, uint64_t
 bool mote_serve_caught_up(struct serve *sv, struct serve_stream *st);
 /* Event streams of conversation `id`: a last event, then closed. */
 void mote_serve_streams_gone(struct serve *sv, const char *id);
+/* A disk turn for an event stream whose state waits for its journal:
+ * true while it still waits. */
+bool mote_serve_stream_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
 /* "approval": {...} or null, for loaded conversation `cv` (or NULL). */
 void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
                               size_t max);

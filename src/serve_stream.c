@@ -136,33 +136,32 @@ void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mot
     mote_jw_obj_end(w);
 }
 
-/* What the disk says of a conversation not loaded (mote_session_info). */
-struct disk_look {
-    const char *state;
-    int64_t holder;
-};
-
-static int disk_look(void *arg, const struct mote_conv_info *i)
-{
-    struct disk_look *d = arg;
-
-    d->state = mote_serve_disk_state(i);
-    d->holder = i->holder;
-    return 0;
-}
-
 /* event: state, for a client that just caught up (with the pending
  * approval, so that a client that was behind never misses the question). */
 static bool state_event(struct serve *sv, struct mote_httpd_conn *c, struct serve_stream *st)
 {
     struct mote_conv *cv = st->gone ? NULL : mote_conv_find(sv->conf.session, st->conv_id);
-    struct disk_look d = {"idle", 0};
     bool queued = cv == NULL && mote_serve_queued(sv, st->conv_id);
+    const char *state = "idle";
+    const struct serve_sum *e = NULL;
+    int64_t holder = 0;
     struct mote_sb k;
     struct mote_jw w;
 
-    if (cv == NULL && !queued)
-        (void)mote_session_info(sv->conf.session, st->conv_id, disk_look, &d); /* locked, ... */
+    if (cv == NULL && !queued) {
+        /* on disk: what its journal says (locked, ...), once it is read */
+        int rc = mote_serve_sum(sv, st->conv_id, &e, &holder);
+
+        if (rc == MOTE_ERR_AGAIN) {
+            st->wants_sum = true;
+            mote_serve_disk_kick(sv);
+            return false;
+        }
+        if (rc == 0)
+            state = mote_serve_sum_state(e, holder);
+        else
+            holder = 0;
+    }
     mote_sb_init(&k, sv->resp, sizeof(sv->resp));
     mote_jw_init(&w, mote_sb_put, &k);
     (void)mote_sb_put(&k, "event: state\ndata: ", 19);
@@ -170,14 +169,14 @@ static bool state_event(struct serve *sv, struct mote_httpd_conn *c, struct serv
     mote_jw_key(&w, "state");
     mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv))
                     : queued   ? "needs_recovery"
-                               : d.state);
+                               : state);
     mote_jw_key(&w, "loaded");
     mote_jw_bool(&w, cv != NULL);
     mote_jw_key(&w, "busy");
     mote_jw_bool(&w, cv != NULL && mote_conv_busy(cv));
-    if (d.holder > 0) {
+    if (holder > 0) {
         mote_jw_key(&w, "holder");
-        mote_jw_int(&w, d.holder);
+        mote_jw_int(&w, holder);
     }
     mote_serve_approval_json(sv, cv, &w, SERVE_INPUT_INLINE_MAX);
     mote_jw_obj_end(&w);
@@ -363,7 +362,22 @@ bool mote_serve_stream_fill(void *app, struct mote_httpd_conn *c)
     MOTE_ASSERT(st->kind != SERVE_STREAM_NONE); /* only streams are filled */
     if (st->kind == SERVE_STREAM_RECORDS)
         return pump_records(sv, c, st);
+    if (st->kind != SERVE_STREAM_EVENTS || st->wants_sum)
+        return false; /* waits for a journal: a disk turn answers */
     return pump_events(sv, c, st);
+}
+
+bool mote_serve_stream_disk_turn(struct serve *sv, struct mote_httpd_conn *c)
+{
+    struct serve_stream *st = mote_serve_stream_of(sv, c);
+    const struct serve_sum *e;
+    int64_t holder;
+
+    if (mote_serve_sum(sv, st->conv_id, &e, &holder) == MOTE_ERR_AGAIN)
+        return true;
+    st->wants_sum = false;
+    mote_httpd_poke(&sv->http, c); /* the state event now */
+    return false;
 }
 
 void mote_serve_stream_ping(void *app, struct mote_httpd_conn *c)

@@ -1,7 +1,8 @@
 /*
  * serve_token.c - the bearer token of the API server's TCP listener, kept
  * in a storage file (mote_serve_token): read, or made from the port's
- * random bytes when there is none.
+ * bytes for secrets (random_secret, never a weaker fallback) when there
+ * is none.
  */
 #include <string.h>
 
@@ -38,10 +39,14 @@ int mote_serve_token(const struct mote_port *port, const char *name, char out[65
     }
     if (h != MOTE_ERR_NOENT)
         return h;
-    if (!MOTE_PORT_HAS(port, random))
+    if (!MOTE_PORT_HAS(port, random_secret))
         return MOTE_ERR_NOSYS;
-    if ((rc = port->random(port->ctx, r, sizeof(r))) < 0)
+    /* A credential: from the seeded generator or not at all (early boot:
+     * MOTE_ERR_AGAIN, nothing written, the caller asks again later). */
+    if ((rc = port->random_secret(port->ctx, r, sizeof(r), &h)) < 0) {
+        memset(r, 0, sizeof(r));
         return rc;
+    }
     for (i = 0; i < 32; i++) {
         line[2 * i] = hex[r[i] >> 4];
         line[2 * i + 1] = hex[r[i] & 15u];

@@ -16,7 +16,8 @@ result), --linger S (after its stdin ends, S seconds more before exiting),
 tool, and notifications/tools/list_changed), --change-on-call (the same
 after answering a tools/call), --slow-list S (tools/list after the first
 answered S seconds late),
---log F (every message received).
+--setsid-child MARKER (a child in a session of its own, with MARKER in its
+command line, that ignores SIGTERM), --log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -48,6 +49,11 @@ TAG = opt("--tag", "none")
 if opt("--grandchild"):
     # A grandchild that ignores SIGTERM and never exits by itself.
     subprocess.Popen(["sh", "-c", "trap '' TERM; while :; do sleep 1; done; : %s" % TAG])
+if opt("--setsid-child"):
+    # A child in a session of its own (out of the server's process group),
+    # that ignores SIGTERM and never exits by itself.
+    subprocess.Popen(["setsid", "sh", "-c", "trap '' TERM; while :; do sleep 1; done; : %s"
+                      % opt("--setsid-child")])
 LOG = opt("--log")
 sys.stderr.write("fake_mcp: started\n")
 sys.stderr.flush()

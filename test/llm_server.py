@@ -33,6 +33,7 @@ Steps:
   {"error_event": ..., "error_code": "..."}      OpenAI: the error's code too
   {"flood_pings": SECONDS}                      SSE pings as fast as possible, then close
   {"ping_forever": SECONDS}                     one SSE ping a second, nothing else
+  {"tools": [{"tool": ..., "id": "..."}]}       a call with this id (default: unique)
   {"reset": "rst"}                              close with a reset (RST) instead of a FIN
   {"close_before_body": true}                   read the request's head, then reset the
                                                 connection without reading its body
@@ -838,7 +839,8 @@ def anthropic_events(step, body):
         if step.get("cut_input"):
             args = args[:len(args) // 2]  # the token limit struck inside it
         yield sse("content_block_start", {"type": "content_block_start", "index": idx, "content_block": {
-            "type": "tool_use", "id": "toolu_%d_%d" % (STATE["count"], n), "name": call["tool"], "input": {}}})
+            "type": "tool_use", "id": call.get("id", "toolu_%d_%d" % (STATE["count"], n)),
+            "name": call["tool"], "input": {}}})
         for i in range(0, len(args), 7):
             yield sse("content_block_delta", {"type": "content_block_delta", "index": idx,
                                               "delta": {"type": "input_json_delta", "partial_json": args[i:i + 7]}})
@@ -881,7 +883,8 @@ def openai_events(step, body):
     calls = tool_list(step)
     for n, call in enumerate(calls):
         args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
-        yield chunk({"tool_calls": [{"index": n, "id": "call_%d_%d" % (STATE["count"], n), "type": "function",
+        yield chunk({"tool_calls": [{"index": n, "id": call.get("id", "call_%d_%d" % (STATE["count"], n)),
+                                     "type": "function",
                                      "function": {"name": call["tool"], "arguments": ""}}]})
         for i in range(0, len(args), 5):
             yield chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i:i + 5]}}]})

@@ -24,6 +24,7 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
+#include "approval.h"
 #include "opts.h"
 #include "convs.h"
 #include "edit.h"
@@ -81,6 +82,7 @@ static struct {
     mote_watch_id watch;
     bool prompt_shown;
     uint32_t ask_id;     /* the approval question open (0: none) */
+    bool ask_cut;        /* the call shown for it has a part left out ("v" shows it) */
 } in;
 
 static bool failed;      /* the last turn ended in an error */
@@ -137,11 +139,13 @@ static void say(const char *color, const char *prefix, const char *text)
     fputs(ui.color ? "\033[0m\n" : "\n", stderr);
 }
 
-static void show_error(const char *msg)
+/* An error; in stream-json, an event whose "code" names its cause
+ * (mote_err_name: "connection_refused", "rate_limit", "storage", ...). */
+static void show_error(const char *msg, int code)
 {
     end_line();
     if (ui.json) {
-        printf("{\"type\":\"error\",\"message\":");
+        printf("{\"type\":\"error\",\"code\":\"%s\",\"message\":", mote_err_name(code));
         json_str(msg, strlen(msg));
         printf("}\n");
         fflush(stdout);
@@ -167,27 +171,6 @@ static void spin(struct mote_loop *l, mote_timer_id t, void *arg)
         spin_clear(); /* no timer free: no spinner, nothing else lost */
 }
 
-/* A short, one-line, safe form of a tool call's input. */
-static void short_input(const char *input, size_t len, char *out, size_t cap)
-{
-    static struct mote_json js;
-    static char val[1024];
-    const char *keys[] = {"command", "path"};
-    size_t i;
-    int n = -1;
-
-    if (mote_json_parse(&js, input, len) > 0) {
-        for (i = 0; i < 2 && n < 0; i++)
-            n = mote_json_str(&js, mote_json_member(&js, 0, keys[i]), val, sizeof(val));
-    }
-    if (n >= 0)
-        render_line(out, cap < 104 ? cap : 104, val, (size_t)n);
-    else
-        render_line(out, cap < 84 ? cap : 84, input, len < 80 ? len : 80);
-    if (strlen(out) > 100)
-        strcpy(out + 97, "...");
-}
-
 static void show_call(const struct mote_event *ev)
 {
     char s[128], name[80];
@@ -207,7 +190,7 @@ static void show_call(const struct mote_event *ev)
         fflush(stdout);
         return;
     }
-    short_input(ev->input, ev->input_len, s, sizeof(s));
+    approval_summary(ev->input, ev->input_len, s, sizeof(s));
     render_line(name, sizeof(name), ev->name, strlen(ev->name));
     if (ui.color)
         fprintf(stderr, "\033[36m* %s\033[0m %s\n", name, s);
@@ -319,6 +302,22 @@ static void show_usage(const struct mote_usage *u)
     fprintf(stderr, ui.color ? "]\033[0m\n" : "]\n");
 }
 
+/* The approval question (after the call was shown). */
+static void ask_again(void)
+{
+    static const char q[] = "  run it? [y/N] (a: always for this tool; other text: no, and why) ";
+    static const char qv[] =
+        "  run it? [y/N] (v: see all of it; a: always for this tool; other text: no, and why) ";
+
+    fflush(stderr);
+    if (editor_start(in.ask_cut ? qv : q, in.ask_cut ? sizeof(qv) - 1 : sizeof(q) - 1)) {
+        in.prompt_shown = true;
+    } else {
+        fputs(in.ask_cut ? "  run it? [y/N/v] " : "  run it? [y/N] ", stderr);
+        fflush(stderr);
+    }
+}
+
 static void on_event(void *arg, const struct mote_event *ev)
 {
     (void)arg;
@@ -351,7 +350,13 @@ static void on_event(void *arg, const struct mote_event *ev)
             spin_clear();
         break;
     case MOTE_EV_APPROVAL:
-        show_call(ev);
+        if (ui.json) {
+            show_call(ev);
+        } else {
+            end_line();
+            in.ask_cut = approval_show(stderr, ev->name, ev->input, ev->input_len, ui.color,
+                                       false);
+        }
         snprintf(ui.shown_id, sizeof(ui.shown_id), "%s", ev->id);
         /* Only an answer typed after the question answers it: what was
          * typed before (during the answer's stream) is dropped, here and
@@ -364,15 +369,7 @@ static void on_event(void *arg, const struct mote_event *ev)
         if (ui.tty_in)
             tcflush(0, TCIFLUSH);
         in.ask_id = ev->ask_id;
-        static const char q[] = "  run it? [y/N] (a: always for this tool; other text: no, and why) ";
-
-        fflush(stderr);
-        if (editor_start(q, sizeof(q) - 1)) {
-            in.prompt_shown = true;
-        } else {
-            fputs("  run it? [y/N] ", stderr);
-            fflush(stderr);
-        }
+        ask_again();
         break;
     case MOTE_EV_TOOL_CALL:
         if (strcmp(ui.shown_id, ev->id) != 0)
@@ -430,9 +427,9 @@ static void on_event(void *arg, const struct mote_event *ev)
 
             snprintf(m, sizeof(m), "stopped after %u model requests (--max-turns); /retry goes on",
                      ev->conv->turns);
-            show_error(m);
+            show_error(m, ev->code);
         } else {
-            show_error(ev->text);
+            show_error(ev->text, ev->code);
         }
         if (ev->fatal) {
             request_shutdown(MOTE_SD_CANCEL, 1, "storage", false);
@@ -482,8 +479,13 @@ static int new_conversation(void)
              (unsigned)tm.tm_sec % 100u, r[0], r[1], r[2]);
     rc = mote_conv_create(&ses, &cconf, id, &conv);
     if (rc < 0) {
-        fprintf(stderr, "mote: cannot create the conversation in %s: %s\n", state_dir,
-                mote_strerror(rc));
+        char m[MOTE_POSIX_PATH_MAX + 100];
+
+        snprintf(m, sizeof(m), "cannot create the conversation in %s: %s", state_dir,
+                 mote_strerror(rc));
+        fprintf(stderr, "mote: %s\n", m);
+        if (ui.json)
+            show_error(m, rc == MOTE_ERR_FULL || rc == MOTE_ERR_SHUTDOWN ? rc : MOTE_ERR_STORAGE);
         return 1;
     }
     return 0;
@@ -883,6 +885,18 @@ static enum mote_answer parse_answer(char *line, const char **reason)
     return MOTE_ANSWER_NO;
 }
 
+/* "v" or "view" (blanks around), the answer that shows a call whole. */
+static bool is_view(const char *line)
+{
+    size_t n;
+
+    line += strspn(line, " \t");
+    for (n = strlen(line); n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'); n--)
+        ;
+    return (n == 1 && (line[0] == 'v' || line[0] == 'V')) ||
+           (n == 4 && strncasecmp(line, "view", 4) == 0);
+}
+
 /* The end of the first line in the buffer ('\n', or '\r' from a terminal
  * in the editor's mode), or NULL. */
 static char *first_eol(void)
@@ -920,6 +934,12 @@ static void drain_input(void)
             if (n < 0)
                 n = 0; /* Ctrl+D answers no (the session goes on), as does a refused line */
             line[n] = '\0';
+            if (in.ask_cut && is_view(line)) {
+                approval_show_again(stderr, ui.color); /* then the same question */
+                in.prompt_shown = false;
+                ask_again();
+                continue;
+            }
             a = parse_answer(line, &why);
             (void)mote_conv_approve(conv, in.ask_id, a, why);
             in.ask_id = 0;
@@ -1107,6 +1127,13 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "serve") == 0)
         return serve_main(argc - 1, argv + 1); /* examples/serve: the agent as a service */
+    {
+        /* mote serve's token is no business of the chat's tools */
+        char token[256];
+
+        (void)fe_take_secret("MOTE_SERVE_TOKEN", token, sizeof(token));
+        memset(token, 0, sizeof(token));
+    }
     if ((rc = cli_parse(&o, argc, argv, stderr)) != 0)
         return rc;
     if (o.help) {

@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "mcpconf.h"
 
+#include "../common/readfile.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,17 +25,15 @@ int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
 {
     static const char *const names[] = {"PATH", "HOME", "LANG"};
     char why[240];
-    FILE *f = fopen(path, "rb");
     size_t n, i, e = 0;
+    int rc = fe_read_file(path, text, sizeof(text), &n);
 
-    if (f == NULL) {
-        snprintf(err, cap, "cannot read --mcp-config %s: %s", path, strerror(errno));
+    if (rc == FE_READ_TOO_LONG) {
+        snprintf(err, cap, "--mcp-config %s is larger than %d bytes", path, CONF_MAX - 1);
         return -1;
     }
-    n = fread(text, 1, sizeof(text), f);
-    fclose(f);
-    if (n == sizeof(text)) {
-        snprintf(err, cap, "--mcp-config %s is larger than %d bytes", path, CONF_MAX);
+    if (rc < 0) {
+        snprintf(err, cap, "cannot read --mcp-config %s: %s", path, fe_read_why(rc));
         return -1;
     }
     for (i = 0; i < 3; i++) {

@@ -18,4 +18,13 @@ int render_text(FILE *f, const char *s, size_t n);
  * summaries. Returns the length. */
 size_t render_line(char *out, size_t cap, const char *s, size_t n);
 
+/* Writes `n` bytes of `s` to `f` as render_text does, and exactly: for
+ * what a person approves, every byte is seen. A newline is "^J" and a CR
+ * always "^M" (the caller splits lines first); the characters that act on
+ * the text around them without showing themselves (bidirectional
+ * overrides and isolates, zero-width characters, line and paragraph
+ * separators, the BOM, soft hyphen, the invisible tag letters) are shown
+ * as "<U+202E>". */
+void render_exact(FILE *f, const char *s, size_t n);
+
 #endif

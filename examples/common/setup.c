@@ -19,6 +19,7 @@
 
 #include "../cli/mcpconf.h"
 #include "mote/mote_client.h"
+#include "readfile.h"
 
 #define SYSTEM_MAX (32 * 1024) /* bytes of --system-file or MOTE.md kept */
 
@@ -157,6 +158,7 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
     if (llm->ca_file == NULL && getenv("SSL_CERT_FILE") != NULL && getenv("SSL_CERT_FILE")[0] != '\0')
         llm->ca_file = getenv("SSL_CERT_FILE");
     /* Tuning knobs (milliseconds) for tests and slow links. */
+    llm->connect_timeout_ms = (uint32_t)fe_env_ms("MOTE_CONNECT_TIMEOUT_MS", llm->connect_timeout_ms);
     llm->idle_timeout_ms = (uint32_t)fe_env_ms("MOTE_IDLE_TIMEOUT_MS", llm->idle_timeout_ms);
     llm->first_byte_timeout_ms =
         (uint32_t)fe_env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", llm->first_byte_timeout_ms);
@@ -209,21 +211,28 @@ uint32_t fe_window(const char *model)
     return 0;
 }
 
-/* Reads at most SYSTEM_MAX bytes of `path` into system_buf at `at`.
- * Returns the length, -1 (cannot read) or -2 (too long). */
-static long read_into(const char *path, size_t at)
+/* Reads `path` (at most SYSTEM_MAX bytes, a regular file) into
+ * system_buf at `at`. Returns FE_READ_OK, another FE_READ_* code, or
+ * READ_NUL: a NUL byte in it (a system prompt is text; passed on as a C
+ * string it would end there, unseen). */
+#define READ_NUL (-100)
+static int read_into(const char *path, size_t at)
 {
-    FILE *f = fopen(path, "rb");
     size_t n;
+    int rc = fe_read_file(path, system_buf + at, SYSTEM_MAX + 1, &n);
 
-    if (f == NULL)
-        return -1;
-    n = fread(system_buf + at, 1, SYSTEM_MAX + 1, f);
-    fclose(f);
-    if (n > SYSTEM_MAX)
-        return -2;
-    system_buf[at + n] = '\0';
-    return (long)n;
+    if (rc == FE_READ_OK && memchr(system_buf + at, '\0', n) != NULL)
+        return READ_NUL;
+    return rc;
+}
+
+static const char *read_why(int rc)
+{
+    if (rc == READ_NUL)
+        return "holds a NUL byte (not text)";
+    if (rc == FE_READ_TOO_LONG)
+        return "longer than 32 KiB";
+    return fe_read_why(rc);
 }
 
 /* The system prompt: --system, --system-file, or mote's own with the
@@ -232,7 +241,7 @@ int fe_system(const struct cli_opts *op, const char **system)
 {
     static const char *const files[] = {"MOTE.md", "AGENTS.md"};
     size_t i, n;
-    long got;
+    int got;
 
     if (op->system != NULL) {
         *system = op->system;
@@ -242,7 +251,7 @@ int fe_system(const struct cli_opts *op, const char **system)
         got = read_into(op->system_file, 0);
         if (got < 0) {
             fprintf(stderr, "mote: cannot read --system-file %s: %s\n", op->system_file,
-                    got == -2 ? "longer than 32 KiB" : strerror(errno));
+                    read_why(got));
             return 2;
         }
         *system = system_buf;
@@ -258,7 +267,7 @@ int fe_system(const struct cli_opts *op, const char **system)
         got = read_into(files[i], n);
         if (got < 0) {
             fprintf(stderr, "mote: warning: %s is %s; it is not used\n", files[i],
-                    got == -2 ? "longer than 32 KiB" : "unreadable");
+                    got == FE_READ_ERRNO ? "unreadable" : read_why(got));
             break;
         }
         *system = system_buf;

@@ -10,12 +10,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../cli/opts.h"
+#include "../common/readfile.h"
 #include "../common/setup.h"
 #include "mote/mote.h"
 #include "mote/mote_agent.h"
@@ -35,6 +38,7 @@ enum {
     OPT_ASK,
     OPT_APPROVAL,
     OPT_POLICY,
+    OPT_SOCKET_GROUP,
 };
 
 static const struct option serve_opts[] = {
@@ -45,6 +49,7 @@ static const struct option serve_opts[] = {
     {"ask", required_argument, NULL, OPT_ASK},
     {"approval", required_argument, NULL, OPT_APPROVAL},
     {"policy", required_argument, NULL, OPT_POLICY},
+    {"socket-group", required_argument, NULL, OPT_SOCKET_GROUP},
     {NULL, 0, NULL, 0},
 };
 
@@ -56,7 +61,7 @@ static struct mote_llm_conf llm;
 static struct mote_conv_conf cconf;
 static struct mote_mcp mcp;
 static struct cli_opts o;
-static const char *socket_path, *listen_addr, *policy_file;
+static const char *socket_path, *listen_addr, *policy_file, *socket_group;
 static enum mote_approval approval = MOTE_APPROVE_ASK;
 static struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
 static unsigned nrules;
@@ -69,6 +74,8 @@ static void usage(FILE *out)
     fputs("usage: mote serve [options]    the agent as a service: an HTTP API on a Unix socket\n"
           "\n"
           "  --socket PATH                the socket (default STATE/mote.sock, mode 0600)\n"
+          "  --socket-group GROUP         the socket also for GROUP's members (mode 0660),\n"
+          "                               e.g. a local web UI running as another user\n"
           "  --listen 127.0.0.1:PORT      also loopback TCP (a bearer token: MOTE_SERVE_TOKEN,\n"
           "                               else the 0600 file STATE/serve.token)\n"
           "  --approval ask|allow|deny    tools without a rule (default ask: the call waits\n"
@@ -128,6 +135,13 @@ static int parse(int argc, char **argv)
         case OPT_SOCKET:
             socket_path = optarg;
             break;
+        case OPT_SOCKET_GROUP:
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "mote serve: --socket-group wants a group name or number\n");
+                return 2;
+            }
+            socket_group = optarg;
+            break;
         case OPT_LISTEN:
             listen_addr = optarg;
             break;
@@ -186,19 +200,19 @@ static int load_policy(void)
     char err[200];
     size_t n;
     unsigned i;
-    FILE *f;
+    int rc;
 
     if (policy_file == NULL)
         return 0;
-    if ((f = fopen(policy_file, "rb")) == NULL) {
-        fprintf(stderr, "mote serve: cannot read --policy %s: %s\n", policy_file, strerror(errno));
+    rc = fe_read_file(policy_file, text, sizeof(text), &n);
+    if (rc == FE_READ_TOO_LONG) {
+        fprintf(stderr, "mote serve: --policy %s is larger than %d bytes\n", policy_file,
+                POLICY_MAX - 1);
         return 2;
     }
-    n = fread(text, 1, sizeof(text), f);
-    fclose(f);
-    if (n == sizeof(text)) {
-        fprintf(stderr, "mote serve: --policy %s is larger than %d bytes\n", policy_file,
-                POLICY_MAX);
+    if (rc < 0) {
+        fprintf(stderr, "mote serve: cannot read --policy %s: %s\n", policy_file,
+                fe_read_why(rc));
         return 2;
     }
     if (mote_policy_parse(&pol, text, n, err, sizeof(err)) < 0) {
@@ -234,6 +248,50 @@ static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, voi
     if (srv.sig == 0)
         (void)mote_posix_notify(&notify, "STOPPING=1");
     (void)mote_serve_signal(&srv, sig, (uint32_t)o.shutdown_ms);
+}
+
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+/* The token file, made from the kernel's generator once it is seeded: at
+ * early boot that waits (the loop does not run yet; nothing else is
+ * served), at most MOTE_SERVE_SECRET_WAIT_MS, on the descriptor the port
+ * names, and in rests of 50 ms where it names none or it turns readable
+ * too soon. Returns mote_serve_token's result. */
+static int make_token(bool *created)
+{
+    long bound = fe_env_ms("MOTE_SERVE_SECRET_WAIT_MS", MOTE_SERVE_SECRET_WAIT_MS), left;
+    struct timespec t0;
+    bool said = false;
+    int rc;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while ((rc = mote_serve_token(&pp.port, "serve.token", token, created)) == MOTE_ERR_AGAIN &&
+           (left = bound - ms_since(&t0)) > 0) {
+        unsigned char probe;
+        int fd = -1;
+        struct pollfd pf;
+        struct timespec rest = {0, 50000000L};
+
+        if (!said) {
+            fprintf(stderr, "mote serve: waiting for the kernel's random generator to be seeded "
+                            "(early boot) to make the token\n");
+            said = true;
+        }
+        if (pp.port.random_secret(pp.port.ctx, &probe, 1, &fd) != MOTE_ERR_AGAIN)
+            continue;
+        pf.fd = fd;
+        pf.events = POLLIN;
+        if (fd >= 0)
+            (void)poll(&pf, 1, (int)(left < 1000 ? left : 1000));
+        nanosleep(&rest, NULL);
+    }
+    return rc;
 }
 
 /* The TCP listener's token: MOTE_SERVE_TOKEN (always taken out of the
@@ -274,7 +332,14 @@ static int token_setup(void)
                                              : mote_strerror(rc));
         return 1;
     }
-    rc = mote_serve_token(&pp.port, "serve.token", token, &created);
+    rc = make_token(&created);
+    if (rc == MOTE_ERR_AGAIN) {
+        fprintf(stderr, "mote serve: the kernel's random generator is not seeded after %ld ms: "
+                        "no token is made from anything weaker; start again later, or set "
+                        "MOTE_SERVE_TOKEN\n",
+                (long)fe_env_ms("MOTE_SERVE_SECRET_WAIT_MS", MOTE_SERVE_SECRET_WAIT_MS));
+        return 1;
+    }
     if (rc == MOTE_ERR_CORRUPT) {
         fprintf(stderr, "mote serve: %s is not a token (64 hex digits); remove it to have a "
                         "new one made\n",
@@ -322,6 +387,7 @@ static int start(void)
     vconf.session = &ses;
     vconf.conv = &cconf;
     vconf.socket_path = socket_path;
+    vconf.socket_group = socket_group;
     vconf.listen = listen_addr;
     vconf.keep = o.keep;
     vconf.keep_bytes = o.keep_bytes;
@@ -340,7 +406,14 @@ static int start(void)
         return 1;
     }
     if ((rc = mote_serve_listen(&srv)) < 0) {
-        if (rc == MOTE_ERR_INVAL)
+        if (srv.group_failed && rc == MOTE_ERR_NOENT)
+            fprintf(stderr, "mote serve: --socket-group: no group '%s'\n",
+                    cli_shown(socket_group));
+        else if (srv.group_failed)
+            fprintf(stderr, "mote serve: --socket-group: cannot give %s to group '%s': %s (mote "
+                            "must be a member of it)\n",
+                    socket_path, cli_shown(socket_group), mote_strerror(rc));
+        else if (rc == MOTE_ERR_INVAL)
             fprintf(stderr, "mote serve: --listen wants a loopback address: 127.0.0.1:PORT or "
                             "[::1]:PORT, not '%s'\n",
                     cli_shown(listen_addr));
@@ -354,12 +427,14 @@ static int start(void)
             fprintf(stderr, "mote serve: cannot listen on %s: %s\n",
                     srv.lfd[0] < 0 ? socket_path : listen_addr, mote_strerror(rc));
         mote_serve_deinit(&srv);
-        return rc == MOTE_ERR_INVAL ? 2 : 1;
+        return rc == MOTE_ERR_INVAL || (srv.group_failed && rc == MOTE_ERR_NOENT) ? 2 : 1;
     }
     if (have_mcp)
         fe_mcp_start(&ses, &mcp, &loop);
     fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), cconf.model,
             socket_path);
+    if (socket_group != NULL)
+        fprintf(stderr, " (group %s)", socket_group);
     if (listen_addr != NULL) {
         /* the address as given ([::1], localhost, 127.x.y.z), the port bound */
         const char *colon = strrchr(listen_addr, ':');

@@ -219,6 +219,11 @@ struct mote_session_conf {
     uint32_t tool_timeout_ms;     /* deadline of one tool call; 0: MOTE_TOOL_TIMEOUT_MS */
 };
 
+/* Fills `c` with the defaults: every member 0 or NULL (the tool deadline
+ * MOTE_TOOL_TIMEOUT_MS, the process's own environment for tools). Set
+ * on_event after it. */
+void mote_session_conf_defaults(struct mote_session_conf *c);
+
 /* Approval policy of a conversation (for calls of tools that need it). */
 enum mote_approval {
     MOTE_APPROVE_ASK = 0, /* ask the embedder: MOTE_EV_APPROVAL */
@@ -287,6 +292,11 @@ struct mote_conv_conf {
     unsigned compact_percent; /* compact when a request used this much of it; 0: 80 */
 };
 
+/* Fills `c` with the defaults: max_tokens 4096, max_turns 25, no tools,
+ * approval MOTE_APPROVE_ASK, no rules, no system prompt, never compacts
+ * by itself (every member 0 or NULL). Set llm and model after it. */
+void mote_conv_conf_defaults(struct mote_conv_conf *c);
+
 /* Pending calls of one conversation's answer (inputs stay in the journal). */
 struct mote_conv_call {
     char id[MOTE_LLM_ID_MAX];
@@ -346,6 +356,7 @@ struct mote_conv {
     /* recovery */
     struct mote_recovery rec;
     bool rec_pending;
+    enum mote_recovery_action recovered; /* what opening it decided (mote_conv_recovery) */
     /* the last failure */
     char last_error[MOTE_JOB_ERRMSG_LEN];
     bool storage_failed;
@@ -410,6 +421,7 @@ struct mote_session {
     bool history_used;           /* mote_history_add was called: saved at shutdown */
     int64_t lock_holder;         /* after MOTE_ERR_LOCKED from mote_conv_open: who has
                                   * it open (a process id; -1: unknown) */
+    char error[MOTE_JOB_ERRMSG_LEN]; /* mote_session_error */
     /* shutdown */
     uint8_t sd_phase;            /* the library's enum mote_sd_phase */
     struct mote_shutdown_req sd;
@@ -451,7 +463,9 @@ bool mote_session_busy(const struct mote_session *s);
 /* Starts a new conversation (a new journal; `id` NULL makes one from the
  * time and random bytes) and makes it the most recent (STATE/current).
  * Returns 0 and *out, MOTE_ERR_FULL (MOTE_MAX_CONVERSATIONS open),
- * MOTE_ERR_SHUTDOWN, or a storage failure. */
+ * MOTE_ERR_SHUTDOWN, MOTE_ERR_NOTSUP (an https:// URL, and the port has
+ * no TLS: a library built with TLS=none; mote_session_error says so), or
+ * a storage failure. */
 int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                      struct mote_conv **out) MOTE_MUST_CHECK;
 
@@ -528,11 +542,30 @@ int mote_session_prune(struct mote_session *s, unsigned long keep, uint64_t keep
  * line is in `bad_line` if not NULL), MOTE_ERR_NOTSUP (a newer journal
  * format: untouched), MOTE_ERR_BUSY (already open),
  * MOTE_ERR_LOCKED (another process has it open: nothing was touched, not
- * even its tools; s->lock_holder names the process), MOTE_ERR_FULL, or a
- * storage failure. `repaired`, if not NULL, tells
- * whether a torn last record was cut off (kept in ID.jsonl.torn). */
+ * even its tools; s->lock_holder names the process), MOTE_ERR_FULL,
+ * MOTE_ERR_NOTSUP (as mote_conv_create), or a storage failure.
+ * `repaired`, if not NULL, tells whether a torn last record was cut off
+ * (kept in ID.jsonl.torn); mote_conv_recovery(*out) tells what recovery
+ * it decided. */
 int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                    struct mote_conv **out, uint32_t *bad_line, bool *repaired) MOTE_MUST_CHECK;
+
+/* What mote_conv_open decided for conversation `c`: MOTE_RECOVER_IDLE
+ * (nothing was unfinished; also for a conversation made by
+ * mote_conv_create), MOTE_RECOVER_CONTINUE (the answer that was cut short
+ * is asked for again, by itself), MOTE_RECOVER_TOOL_INTERRUPTED (a tool
+ * was cut off: its call got an error result, the user retries),
+ * MOTE_RECOVER_RESUME_TOOLS (calls that never started go on, approval as
+ * usual) or MOTE_RECOVER_LIMIT (it would continue, but the automatic
+ * continues are used up: the user retries). Set when mote_conv_open
+ * returns; the work itself runs from the next loop turn and is told as
+ * MOTE_EV_RECOVERY events. */
+enum mote_recovery_action mote_conv_recovery(const struct mote_conv *c);
+
+/* Why the last mote_conv_create or mote_conv_open of session `s` failed,
+ * in a sentence, when its code alone does not say it ("" otherwise): an
+ * https:// URL on a library built without TLS names the build option. */
+const char *mote_session_error(const struct mote_session *s);
 
 /* Sends a user message: it is journaled (durable) before this returns,
  * and the turn starts. Returns 0, MOTE_ERR_BUSY (a turn runs),
@@ -614,9 +647,13 @@ int mote_session_recent(struct mote_session *s, char *id, size_t cap);
 int mote_shutdown_begin(struct mote_session *s, const struct mote_shutdown_req *req);
 
 /* mote_shutdown_begin, then drives the loop until the shutdown is done,
- * and copies the report. For the top level of a program only: inside a
- * loop callback it returns MOTE_ERR_BUSY (use mote_shutdown_begin there).
- * Returns 0 or the loop's failure. */
+ * and copies the report. A shutdown that already began (a signal's drain)
+ * is joined as it is: its mode and reason stay, and only req->force cuts
+ * its waits short; a drain is never turned into a cancel here. So a
+ * program's loop can be: poll while the turn runs and no shutdown began,
+ * then mote_shutdown (README, examples/embed). For the top level of a
+ * program only: inside a loop callback it returns MOTE_ERR_BUSY (use
+ * mote_shutdown_begin there). Returns 0 or the loop's failure. */
 int mote_shutdown(struct mote_session *s, const struct mote_shutdown_req *req,
                   struct mote_shutdown_report *out);
 

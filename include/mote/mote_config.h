@@ -6,6 +6,11 @@
  * included first:
  *
  *     cc -DMOTE_CONFIG_FILE='"my_mote_config.h"' ...
+ *     make CFLAGS='-Os -DMOTE_CONFIG_FILE="my_mote_config.h"'  (the Makefile quotes it)
+ *
+ * make install writes the build's values into mote/mote_build_config.h,
+ * included below when it is there: a program built against an installed
+ * library gets them with no flag.
  *
  * The same values must be used for every translation unit of a build (the
  * library and the program that includes its headers); the Makefile passes
@@ -16,6 +21,15 @@
  */
 #ifndef MOTE_CONFIG_H
 #define MOTE_CONFIG_H
+
+/* An installed library's configuration (make install writes it; the
+ * source tree has none): its -DMOTE_* values and MOTE_CONFIG_FILE, so a
+ * program built against it needs no -D flag. */
+#if defined(__has_include)
+#if __has_include("mote/mote_build_config.h")
+#include "mote/mote_build_config.h"
+#endif
+#endif
 
 #ifdef MOTE_CONFIG_FILE
 #include MOTE_CONFIG_FILE
@@ -72,8 +86,11 @@
  * (stdout, stderr, stdin while a write waits), 1 for the model request (or
  * its stream slot's idle kept connection), 1 for a tool and 1 for its
  * input; mote serve one per connection
- * (MOTE_SERVE_MAX_CONNS) and one per listener. A watch that does not fit
- * is refused with MOTE_ERR_FULL (the server answers 503). */
+ * (MOTE_SERVE_MAX_CONNS) and one per listener. The build refuses a
+ * MOTE_SERVE_MAX_CONNS that would leave fewer than MOTE_WATCH_RESERVE
+ * for the rest, so clients can never take the watches of the model, the
+ * tools and the MCP servers. A watch that does not fit is refused with
+ * MOTE_ERR_FULL (the server answers 503). */
 #ifndef MOTE_MAX_WATCHES
 #define MOTE_MAX_WATCHES 64
 #endif
@@ -134,8 +151,9 @@
 
 /* ---- model client ------------------------------------------------------- */
 
-/* Parallel tool calls one model answer may make. More fail the turn with
- * MOTE_ERR_FULL (never silently dropped). */
+/* Parallel tool calls of one model answer that mote runs. The calls past
+ * them are journaled but never run: each gets an error result asking the
+ * model to call it again (docs/LLM.md), so the conversation goes on. */
 #ifndef MOTE_LLM_MAX_TOOL_CALLS
 #define MOTE_LLM_MAX_TOOL_CALLS 8
 #endif
@@ -143,6 +161,17 @@
 /* Content blocks tracked in one Anthropic answer (text, tool use, ...). */
 #ifndef MOTE_LLM_MAX_BLOCKS
 #define MOTE_LLM_MAX_BLOCKS 32
+#endif
+
+/* Bytes of white space the request writer holds back at the end of a
+ * piece of an answer's text, until the next part shows whether the text
+ * goes on (then they are sent before it) or ends (then they are dropped:
+ * no answer is sent ending in white space). A longer run at a piece's end
+ * keeps only its last MOTE_LLM_WS_HOLD bytes. It sizes the writer's state
+ * (struct mote_llm_wstate, in every struct mote_llm_body), not a limit on
+ * any input. 1..255. */
+#ifndef MOTE_LLM_WS_HOLD
+#define MOTE_LLM_WS_HOLD 64
 #endif
 
 /* Bytes of one unescaped text delta or tool-input fragment (one SSE
@@ -546,6 +575,9 @@
 #if MOTE_LLM_MAX_TOOL_CALLS < 1 || MOTE_LLM_MAX_TOOL_CALLS > 255 || MOTE_LLM_MAX_BLOCKS < 2 || MOTE_LLM_MAX_BLOCKS > 255
 #error "MOTE_LLM_MAX_TOOL_CALLS must be 1..255 and MOTE_LLM_MAX_BLOCKS 2..255"
 #endif
+#if MOTE_LLM_WS_HOLD < 1 || MOTE_LLM_WS_HOLD > 255
+#error "MOTE_LLM_WS_HOLD must be 1..255 (its count is one byte of the writer's state)"
+#endif
 
 #if MOTE_MCP_RESULT_MAX < 1024 || MOTE_MCP_RESULT_MAX > MOTE_MCP_LINE_MAX
 #error "MOTE_MCP_RESULT_MAX must be 1024..MOTE_MCP_LINE_MAX"
@@ -718,6 +750,43 @@
 #define MOTE_SERVE_RULES_MAX 32
 #endif
 
+/* Bytes of journal the server reads per loop turn when it reads journals
+ * it does not hold (the list, the state of a conversation not loaded,
+ * retention): a longer journal is read over more turns, so that other
+ * clients are answered meanwhile. A line up to MOTE_JOURNAL_LINE_MAX is
+ * read whole and may pass it. 4096..16 MiB. */
+#ifndef MOTE_SERVE_SCAN_STEP
+#define MOTE_SERVE_SCAN_STEP 65536
+#endif
+
+/* Journals whose summary (state, size, user messages, first words) the
+ * server keeps, about 340 bytes each: a journal is read again only when
+ * it changed, or when its summary made room for another's. At least the
+ * list's page (MOTE_SERVE_LIST_PAGE) and the retention's --keep keep
+ * listings and retention from reading the same journals again.
+ * 1..65536. */
+#ifndef MOTE_SERVE_SUMMARIES
+#define MOTE_SERVE_SUMMARIES 128
+#endif
+
+/* How long `mote serve` waits at its start, at most, for the kernel's
+ * random generator to be seeded when it must make the token file (early
+ * boot), ms; then it exits 1 saying so (a service manager starts it
+ * again). 0: it does not wait. */
+#ifndef MOTE_SERVE_SECRET_WAIT_MS
+#define MOTE_SERVE_SECRET_WAIT_MS 30000
+#endif
+
+/* Loop watches kept for everything but the server's connections: 2 per
+ * model request (a name lookup, then its socket), 2 per tool run, 3 per
+ * MCP server, and the server's 2 listeners. MOTE_SERVE_MAX_CONNS plus
+ * this must fit MOTE_MAX_WATCHES (the build says so otherwise); raise it
+ * for descriptors of an embedder's own on the same loop. */
+#ifndef MOTE_WATCH_RESERVE
+#define MOTE_WATCH_RESERVE                                                                         \
+    (2 * MOTE_MAX_STREAMS + 2 * MOTE_MAX_TOOL_RUNS + 3 * MOTE_MAX_MCP_SERVERS + 2)
+#endif
+
 #if MOTE_SERVE_MAX_CONNS < 1 || MOTE_SERVE_MAX_CONNS > 1024
 #error "MOTE_SERVE_MAX_CONNS must be 1..1024"
 #endif
@@ -739,6 +808,15 @@
 #endif
 #if MOTE_SERVE_RECOVER_MAX < 1 || MOTE_SERVE_RULES_MAX < 1
 #error "MOTE_SERVE_RECOVER_MAX and MOTE_SERVE_RULES_MAX must be at least 1"
+#endif
+#if MOTE_SERVE_MAX_CONNS + MOTE_WATCH_RESERVE > MOTE_MAX_WATCHES
+#error "MOTE_SERVE_MAX_CONNS connections and MOTE_WATCH_RESERVE (the model requests', tools' and MCP servers' watches, and 2 listeners) must fit MOTE_MAX_WATCHES: raise MOTE_MAX_WATCHES or lower MOTE_SERVE_MAX_CONNS"
+#endif
+#if MOTE_SERVE_SCAN_STEP < 4096 || MOTE_SERVE_SCAN_STEP > 16777216
+#error "MOTE_SERVE_SCAN_STEP must be 4096..16777216 bytes"
+#endif
+#if MOTE_SERVE_SUMMARIES < 1 || MOTE_SERVE_SUMMARIES > 65536
+#error "MOTE_SERVE_SUMMARIES must be 1..65536"
 #endif
 #if MOTE_MCP_CONF_ARENA < 1024 || MOTE_MCP_CONF_ARGS < 1 || MOTE_MCP_CONF_ENV < 4
 #error "MOTE_MCP_CONF_ARENA must be at least 1024, MOTE_MCP_CONF_ARGS at least 1, MOTE_MCP_CONF_ENV at least 4"
@@ -911,14 +989,18 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TLS_SESSIONS), MOTE_TLS_READAHEAD), MOTE_TLS_READ_CHUNK), MOTE_TLS_CERT_MAX), MOTE_TLS_BUNDLE_MAX), MOTE_TLS_CHAIN_MAX), MOTE_TLS_ARENA)
 /* the rest, on the short chain */
 #define MOTE_SIG_MORE_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_SERVE_, MOTE_JSON_MAX_DEPTH), MOTE_PRUNE_BATCH), MOTE_POSIX_PATH_MAX), MOTE_LLM_WS_HOLD)
 /* the MQTT client's limits, a chain of their own */
 #define MOTE_SIG_MQTT_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MQTT_PAYLOAD_MAX), MOTE_MQTT_TOPIC_MAX), MOTE_MQTT_OUT_MAX), MOTE_MQTT_INFLIGHT), MOTE_MQTT_RX_INFLIGHT), MOTE_MQTT_SUBS_MAX), MOTE_MQTT_CTL_MAX), MOTE_MQTT_RECV_BUF), MOTE_MQTT_KEEPALIVE_S), MOTE_MQTT_PING_TIMEOUT_MS), MOTE_MQTT_CONNECT_TIMEOUT_MS), MOTE_MQTT_BACKOFF_MS), MOTE_MQTT_BACKOFF_MAX_MS)
 /* kept connections and TLS sessions: a chain of their own */
 #define MOTE_SIG_WIRE_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S), MOTE_LLM_REQUEST_TIMEOUT_MS)
+/* the service's limits (mote serve on a device), a chain of their own */
+#define MOTE_SIG_SVC_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
+                               (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

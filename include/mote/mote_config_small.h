@@ -3,7 +3,8 @@
  * with 64 MB of RAM and 8-16 MB of flash (OpenWrt class), where mote is one
  * service among many and should stay near 1 MiB.
  *
- *     make CFLAGS='-Os -DMOTE_CONFIG_FILE="mote/mote_config_small.h"'
+ *     make CFLAGS='-Os -DMOTE_CONFIG_FILE="mote/mote_config_small.h"'   (make install then
+ *         installs it with the library: programs need no -D flag)
  *     make tiny TINY_CFLAGS='-DMOTE_CONFIG_FILE="mote/mote_config_small.h"'
  *
  * One conversation at a time with one request and one tool call in
@@ -27,6 +28,8 @@
 #define MOTE_MAX_INACTIVE_JOBS 2
 #define MOTE_MAX_TIMERS 8
 #define MOTE_MAX_WATCHES 12
+/* (mote serve: 3 connections beside the watches its turns need) */
+#define MOTE_SERVE_MAX_CONNS 3
 
 /* parsing */
 #define MOTE_JSON_MAX_TOKENS 512

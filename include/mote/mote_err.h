@@ -68,10 +68,33 @@ enum mote_err {
     MOTE_ERR_LOCKED = -1007,  /* held by another process (a conversation it has open) */
     MOTE_ERR_NOTREG = -1008,  /* not a regular file (a symlink, a FIFO, a device): refused */
     MOTE_ERR_LINKED = -1009,  /* the file has other hard links: replacing it would split them */
+
+    /* Why a model request failed, one code per cause (MOTE_EV_ERROR's
+     * code; also MOTE_ERR_CONNREFUSED, MOTE_ERR_DNS for a failed name
+     * lookup, MOTE_ERR_TLS for a failed TLS handshake, MOTE_ERR_AUTH for
+     * HTTP 401 and 403, MOTE_ERR_HTTP for another HTTP status) */
+    MOTE_ERR_TLS_VERIFY = -1010,         /* the server's certificate was refused */
+    MOTE_ERR_CONNECT_TIMEOUT = -1011,    /* no connection (name, connect, TLS) within its deadline */
+    MOTE_ERR_FIRST_BYTE_TIMEOUT = -1012, /* no response within its deadline after the request */
+    MOTE_ERR_IDLE_TIMEOUT = -1013,       /* the connection was silent longer than its deadline */
+    MOTE_ERR_EVENT_TIMEOUT = -1014,      /* no complete stream event within its deadline */
+    MOTE_ERR_REQUEST_TIMEOUT = -1015,    /* the whole request took longer than its deadline */
+    MOTE_ERR_RATE_LIMIT = -1016,         /* HTTP 429: too many requests */
+    MOTE_ERR_OVERLOADED = -1017,         /* HTTP 529 or 503: the service is overloaded */
+    MOTE_ERR_BAD_REQUEST = -1018,        /* HTTP 400: the API refused the request */
+    MOTE_ERR_SERVER = -1019,             /* HTTP 5xx (other than 503): the server failed */
+    MOTE_ERR_CUT_OFF = -1020,            /* the stream ended before its end */
+    MOTE_ERR_STORAGE = -1021,            /* the state (journal) could not be written or read */
 };
 
 /* A short English description of code `err` (a static string, never
  * NULL). Unknown codes give "unknown error". Never blocks. */
 const char *mote_strerror(int err);
+
+/* The stable name of code `err` for programs ("connection_refused",
+ * "name_lookup", "tls_verify", ...: docs/AGENT.md lists them; never
+ * renamed), a static string, never NULL. 0 gives "ok", an unknown code
+ * "unknown". Never blocks. */
+const char *mote_err_name(int err);
 
 #endif /* MOTE_ERR_H */

@@ -79,7 +79,8 @@ int mote_hreq_feed(struct mote_hreq *r, const char *data, size_t len, size_t *us
 
 /* The value of query parameter `key` into `out` (cap bytes,
  * NUL-terminated, %XX and '+' decoded). Returns its length, or -1 if
- * absent, too long, or badly encoded. */
+ * absent, too long, or badly encoded (a %00 among them: the value is a
+ * C string). */
 int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_t cap);
 
 /* "GET", ..., for logs. */

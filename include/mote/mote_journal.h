@@ -256,6 +256,15 @@ int mote_journal_next(struct mote_journal *j);
 int mote_journal_call_input(struct mote_journal *j, uint64_t rec_off, int rec_idx, char *out,
                             size_t cap, size_t *full_len) MOTE_MUST_CHECK;
 
+/* Whether sending the conversation again (a retry) has something to
+ * send: 1 if the request would end with what the model answers (a user
+ * message, tool results, a summary: after an error, a cancel, an
+ * interrupted tool, the turn limit), 0 if it would end with the model's
+ * own complete answer (the turn is finished: a retry would make it
+ * continue that answer) or be empty, or a read failure. Reads the last
+ * records back from the end (at most a few), through j->buf. */
+int mote_journal_retryable(struct mote_journal *j) MOTE_MUST_CHECK;
+
 /* A mote_part_fn over the journal (arg = the journal): user messages,
  * assistant text and tool calls, tool results, in order, from the last
  * compact record (as a user message with its summary) if there is one.
@@ -275,9 +284,36 @@ enum mote_recovery_action {
                                     * user retries (a tool is never run again by itself) */
     MOTE_RECOVER_LIMIT,            /* would go on, but MOTE_MAX_AUTO_CONTINUES automatic
                                     * continues in a row were made */
-    MOTE_RECOVER_RESUME_TOOLS,     /* tool calls the model asked for never started: the
-                                    * round goes on with them (approval as usual) */
+    MOTE_RECOVER_RESUME_TOOLS,     /* tool calls the model asked for never started, or
+                                    * calls past the table have no result yet: the round
+                                    * goes on with them (approval as usual; those past
+                                    * the table are answered first, unrun) */
 };
+
+/* The calls of one answer past the first MOTE_LLM_MAX_TOOL_CALLS, which
+ * no table holds and no tool runs: each is answered with an error result
+ * (mote_recover_over_next) right after the answer's assistant record, so
+ * every call the next request carries has its result. Where they are is
+ * a place in the journal, walked one call at a time. */
+struct mote_over {
+    uint64_t off;  /* the record of the next call to look at */
+    int16_t idx;   /* its index in that record's "calls" (-1: a call record, or an
+                    * assistant record's first call) */
+    unsigned skip; /* calls answered already, passed over first */
+    unsigned left; /* calls to answer after them */
+};
+
+/* Answers the next call of `o`: passes over o->skip calls, then writes
+ * one tool_result record (is_error, synced) saying the call was not run
+ * because the answer had more than MOTE_LLM_MAX_TOOL_CALLS calls and
+ * asking the model to call it again; moves `o` past it. The calls are
+ * read from the answer's call records (text records between them are
+ * passed over), then from its assistant record's "calls". Returns 1 when
+ * a result was written, 0 when none is left (o->left was 0, or the
+ * answer has fewer calls than counted: then o->left becomes 0), or a
+ * reader's or writer's failure (o unchanged). Moves no reading or part
+ * cursor. */
+int mote_recover_over_next(struct mote_journal *j, struct mote_over *o) MOTE_MUST_CHECK;
 
 /* One tool call of the last answer, as the journal tells it. */
 struct mote_rec_call {
@@ -295,8 +331,12 @@ struct mote_rec_call {
 struct mote_recovery {
     enum mote_recovery_action action;
     unsigned autos;               /* automatic continues since the last user message */
-    unsigned ncalls;              /* calls of the last answer */
+    unsigned ncalls;              /* calls of the last answer (its first
+                                   * MOTE_LLM_MAX_TOOL_CALLS) */
     struct mote_rec_call calls[MOTE_LLM_MAX_TOOL_CALLS];
+    unsigned nover;               /* its calls past them (never run) */
+    struct mote_over over;        /* where they are: over.skip of them have their result
+                                   * (always the first ones), over.left have none */
     unsigned nmissing;            /* of them, without a result */
     unsigned nstarted;            /* of those, begun (tool_start) */
     unsigned nkill;               /* process groups recorded for begun ones */
@@ -312,14 +352,90 @@ struct mote_recovery {
     unsigned compactions;
 };
 
+/* mote_recover's running state between records (the call records seen
+ * before their answer, the last significant record). */
+struct mote_recover_walk {
+    struct mote_rec_call pend[MOTE_LLM_MAX_TOOL_CALLS]; /* call records before their answer */
+    unsigned npend;
+    unsigned nover_pend;          /* and how many more, past the table */
+    uint64_t over_pend;           /* the first of those */
+    int last;                     /* enum mote_rec */
+    bool compact_resume;
+    bool paused;
+};
+
+/* mote_recover in parts, for a reader that has the records one at a time
+ * (mote_jscan): begin, then take with each record as it is in j->buf
+ * (`t` its type, j->cur_off its offset), then end. The same decision as
+ * mote_recover over the same records. */
+void mote_recover_begin(struct mote_recover_walk *w, struct mote_recovery *r);
+void mote_recover_take(struct mote_journal *j, int t, struct mote_recover_walk *w,
+                       struct mote_recovery *r);
+void mote_recover_end(struct mote_recover_walk *w, struct mote_recovery *r);
+
 /* Decides what an interrupted conversation needs, from its records alone,
  * into *r. Writes nothing; moves the reading cursor (as
  * mote_journal_rewind). Returns 0, or what mote_journal_next returned
  * when it failed (*r is then incomplete). */
 int mote_recover(struct mote_journal *j, struct mote_recovery *r) MOTE_MUST_CHECK;
 
+/* ---- a journal read in steps ------------------------------------------
+ * What a listing needs of a journal (mote_journal_peek's checks,
+ * mote_recover's decision, the user messages' count and the first one's
+ * words) in one pass, a bounded number of bytes at a time, so that a
+ * caller on an event loop reads a long journal over many steps instead
+ * of in one (docs/JOURNAL.md "Opening"). */
+
+/* The line check's place in a file (mote_journal_peek's, in steps). */
+struct mote_jcheck {
+    uint64_t file_size;           /* the size when the check began */
+    uint64_t good;                /* where the complete records end so far */
+    uint64_t long_off;            /* in a line over the limit: the next byte to look at */
+    uint32_t line;                /* lines checked */
+    bool in_long;
+    bool done;
+};
+
+/* Bytes of a scan's `first` (the first user message's start). */
+#define MOTE_JSCAN_FIRST 64
+
+struct mote_jscan {
+    struct mote_journal j;        /* read only, as mote_journal_peek opens it */
+    struct mote_jcheck check;
+    struct mote_recover_walk walk;
+    struct mote_recovery r;       /* once done: what opening it would do */
+    unsigned user_messages;
+    char first[MOTE_JSCAN_FIRST]; /* the first user message's start, on one line */
+    bool done;
+};
+
+/* Starts reading conversation `id` read only (nothing is written, no lock
+ * kept; s->j.holder != 0: another process has it open). `buf` is scratch
+ * shared as for any journal: nothing of it is relied on between steps.
+ * Returns 0, or what mote_journal_peek returns on failure (MOTE_ERR_NOENT
+ * for a missing or empty file, MOTE_ERR_NOTREG, a storage failure); the
+ * scan is then closed. */
+int mote_jscan_begin(struct mote_jscan *s, struct mote_jbuf *buf, const struct mote_port *port,
+                     const char *id) MOTE_MUST_CHECK;
+
+/* Reads on: whole lines until `budget` bytes were read (a line up to
+ * MOTE_JOURNAL_LINE_MAX may pass it; a longer one is read a chunk of
+ * that size per call). Returns 1 while there is more, 0 once done (then
+ * s->j.size, s->j.repaired, s->r, s->user_messages and s->first hold the
+ * answer; the file stays open, and locked if mote_journal_lock(&s->j)
+ * took it, until mote_jscan_end), or a failure as mote_journal_peek's
+ * (MOTE_ERR_CORRUPT with s->j.bad_line, MOTE_ERR_NOTSUP, a read failure),
+ * the file then closed. Never blocks longer than its reads. */
+int mote_jscan_step(struct mote_jscan *s, size_t budget) MOTE_MUST_CHECK;
+
+/* Ends a scan, done or not: its file is closed (and a lock dropped); an
+ * ended scan may be ended again. */
+void mote_jscan_end(struct mote_jscan *s);
+
 /* Closes an unfinished tool round for good (TOOL_INTERRUPTED, or LIMIT
- * with calls left), from `r` as mote_recover left it: a call that had
+ * with calls left), from `r` as mote_recover left it: the calls past the
+ * table without a result get theirs (mote_recover_over_next: an agent
+ * that answered them already moved r->over on), then a call that had
  * begun gets MOTE_INTERRUPTED_TOOL, one that never started
  * MOTE_NOT_RUN_TOOL, then an error record ends the turn (a later restart
  * does not send by itself: the user can /retry). Synced. Does nothing for

@@ -55,11 +55,13 @@ struct mote_json {
  * or MOTE_ERR_BADMSG (not one complete JSON value). */
 int mote_json_parse(struct mote_json *j, const char *text, size_t len) MOTE_MUST_CHECK;
 
-/* mote_json_parse for a document whose top must be an object (a
- * configuration file), with the reason in `err` (`cap` bytes; nothing if
- * 0; "" on success): returns the token count, MOTE_ERR_TOO_LARGE ("more
- * than N JSON values (MOTE_JSON_MAX_TOKENS)") or MOTE_ERR_BADMSG ("not a
- * JSON object"). */
+/* mote_json_parse for an object from outside (a configuration file, a
+ * request body): the top must be an object and no object in it may hold
+ * two members of one name (mote_json_strict with MOTE_JSON_NO_DUP_KEYS).
+ * The reason goes into `err` (`cap` bytes; nothing if 0; "" on success).
+ * Returns the token count, MOTE_ERR_TOO_LARGE ("more than N JSON values
+ * (MOTE_JSON_MAX_TOKENS)") or MOTE_ERR_BADMSG ("not a JSON object",
+ * "duplicate key \"NAME\""). */
 int mote_json_parse_object(struct mote_json *j, const char *text, size_t len, char *err,
                            size_t cap) MOTE_MUST_CHECK;
 
@@ -87,6 +89,28 @@ bool mote_json_eq(const struct mote_json *j, int t, const char *s);
  * holds the longest prefix of whole characters that fits, NUL-terminated),
  * or MOTE_ERR_INVAL if `t` is not a string. */
 int mote_json_str(const struct mote_json *j, int t, char *out, size_t cap);
+
+/* mote_json_str for a string that becomes a C string (a path, a command,
+ * an id, a name): one holding a NUL (\u0000), which C would read as its
+ * end, is refused with MOTE_ERR_BADMSG (out then holds ""). Other returns
+ * as mote_json_str. */
+int mote_json_cstr(const struct mote_json *j, int t, char *out, size_t cap);
+
+/* What mote_json_strict refuses (bits of `flags`). */
+#define MOTE_JSON_NO_DUP_KEYS 1u /* an object with two members of one name */
+#define MOTE_JSON_NO_NUL 2u      /* a string or key holding \u0000 */
+
+/* Checks token `t`'s whole subtree for what makes a value from outside
+ * ambiguous. Two members of one name (compared unescaped: "a" and
+ * "\u0061" are one name): JSON parsers differ on which one counts (RFC
+ * 8259 4), so what one program shows is not what another runs. A NUL in
+ * a string: where the string becomes a C string, the part after it
+ * vanishes. Returns 0, or MOTE_ERR_BADMSG with the reason in `err` (`cap`
+ * bytes, nothing if 0): "duplicate key \"NAME\"", "a NUL (\u0000) in
+ * member \"NAME\"" or "a string holds a NUL (\u0000)". A missing `t`
+ * (-1) passes. Never blocks; O(members squared) per object, bounded by
+ * MOTE_JSON_MAX_TOKENS. */
+int mote_json_strict(const struct mote_json *j, int t, unsigned flags, char *err, size_t cap);
 
 /* Integer value of a number token (no fraction or exponent). Returns 0,
  * MOTE_ERR_INVAL or MOTE_ERR_RANGE. */

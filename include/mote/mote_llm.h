@@ -99,6 +99,10 @@ struct mote_llm_req {
                                     * endpoint; max_tokens is deprecated there and refused by
                                     * reasoning models) instead of max_tokens (compatible
                                     * servers) */
+    uint64_t id_seed;              /* the answer's decoder takes it as its id_seed: a value no
+                                    * other request of the conversation has (the agent gives
+                                    * the journal's size when the request starts), so calls
+                                    * that come without an id get ids unique in it */
 };
 
 /* True if `base_url`'s host is OpenAI's own API (api.openai.com), whose
@@ -110,15 +114,9 @@ bool mote_llm_openai_host(const char *base_url);
  * part source's, or MOTE_ERR_INVAL for a malformed part). */
 int mote_llm_write_body(const struct mote_llm_req *req, mote_sink_fn sink, void *arg);
 
-/* White space at the end of a piece of an answer's text is held back
- * until the next part shows whether the text goes on (then it is sent
- * before that text) or ends (then it is dropped: no answer is sent ending
- * in white space). A run longer than this at a piece's end keeps only its
- * last MOTE_LLM_WS_HOLD bytes (bytes; a fixed part of the writer's state,
- * not a limit on any input). */
-#define MOTE_LLM_WS_HOLD 64
-
-/* The writer's state between parts. */
+/* The writer's state between parts. White space at the end of a piece
+ * of an answer's text is held back (ws, MOTE_LLM_WS_HOLD bytes at most,
+ * mote_config.h) until the next part shows whether the text goes on. */
 struct mote_llm_wstate {
     int open_role;     /* Anthropic: the role of the open message (0: none) */
     bool in_assistant; /* OpenAI: an assistant message is open */

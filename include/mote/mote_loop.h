@@ -6,6 +6,8 @@
  * is single-threaded: every function here must be called from the thread
  * that calls mote_loop_poll(), and none of them blocks except
  * mote_loop_poll() and mote_loop_wait_jobs(), which wait through the port.
+ * A program with a main loop of its own runs mote inside it instead
+ * (mote_loop_host: mote says what to watch, the host calls back).
  *
  * Jobs. A job runs a task: a caller-owned state machine with a small
  * vtable (struct mote_task_ops). The loop steps a job when it has been
@@ -145,6 +147,30 @@ struct mote_watch_slot {
     mote_job_id owner;  /* 0 or the job whose end removes it */
 };
 
+/* The host's side of a loop run inside another event loop (libuv, libev,
+ * GLib, OpenWrt's uloop, an RTOS's poll): mote says what to watch and
+ * when to call it back; see mote_loop_host(). Both functions are called
+ * only on a change, from inside mote's calls; they must not call any
+ * mote_* function (only start, change or stop the host's own watchers). */
+struct mote_loop_host {
+    /* Watch descriptor `fd` for `events` (MOTE_POLL_IN | MOTE_POLL_OUT)
+     * from now on, in place of what was asked for it before; 0: stop
+     * watching it. Readiness goes to mote_loop_ready(). */
+    void (*watch)(void *arg, int fd, unsigned events);
+    /* Call mote_loop_timeout() once, `ms` milliseconds from now (0: as
+     * soon as the host loop can), in place of the call asked for before;
+     * < 0: cancel it. */
+    void (*timer)(void *arg, int32_t ms);
+    void *arg;
+};
+
+/* One descriptor the host was told to watch. */
+struct mote_host_fd {
+    int fd;
+    uint16_t events;
+    bool dropped; /* a watch on it was removed: told again (it may be a new descriptor) */
+};
+
 struct mote_loop {
     const struct mote_port *port;
     struct mote_cancel root;   /* parent of every job's flag by default */
@@ -159,6 +185,14 @@ struct mote_loop {
     struct mote_job jobs[MOTE_MAX_JOBS];
     struct mote_timer_slot timers[MOTE_MAX_TIMERS];
     struct mote_watch_slot watches[MOTE_MAX_WATCHES];
+    /* inside another loop (mote_loop_host) */
+    struct mote_loop_host host; /* host.watch NULL: not hosted */
+    bool host_syncing;          /* telling the host (never re-entered) */
+    bool host_timer_on;         /* the host's timer is set and has not fired */
+    uint32_t host_due;          /* ... for this loop clock */
+    int sig_fd;                 /* the port's signals_fd (-1: none; -2: not asked yet) */
+    unsigned host_nfd;
+    struct mote_host_fd host_fds[MOTE_MAX_WATCHES + 1]; /* what the host watches */
 };
 
 /* ---- the loop ---------------------------------------------------------- */
@@ -192,6 +226,53 @@ void mote_loop_deinit(struct mote_loop *loop);
  * mote_shutdown) it does nothing and returns MOTE_ERR_BUSY - a helper that
  * must wait is a job or state machine the caller's loop drives. */
 int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms);
+
+/* ---- inside another event loop ----------------------------------------
+ *
+ * The inverted form of mote_loop_poll, for a program whose main loop is
+ * another library's (as curl's multi-socket API and c-ares do it): mote
+ * tells the host which descriptors to watch for what, and when its next
+ * deadline is; the host calls mote_loop_ready() when one is ready and
+ * mote_loop_timeout() when the deadline comes. Each call does what one
+ * turn of mote_loop_poll does after its wait: signals (through the port's
+ * signals_fd, watched like the others), fd events, due timers, woken
+ * jobs, continuations, pruning. Nothing else changes: jobs, timers,
+ * watches, the agent and mote_shutdown_begin work as with
+ * mote_loop_poll. Functions that drive the loop themselves
+ * (mote_loop_wait_jobs, mote_shutdown) still work but wait through the
+ * port; a hosted program uses mote_shutdown_begin and leaves its loop on
+ * MOTE_EV_SHUTDOWN. */
+
+/* Hands the loop to `host`: its watch() is called at once for each
+ * descriptor to watch and its timer() for the first deadline, then on
+ * every change (a watch added or removed, a timer armed earlier, work
+ * made runnable from outside the loop, a deadline that passed). NULL
+ * takes it back: the host is told to stop watching everything. Returns
+ * 0, MOTE_ERR_INVAL (watch or timer NULL) or MOTE_ERR_BUSY (called from
+ * inside the loop). Never blocks. */
+int mote_loop_host(struct mote_loop *loop, const struct mote_loop_host *host);
+
+/* Descriptor `fd` is ready for `revents` (MOTE_POLL_IN, MOTE_POLL_OUT,
+ * MOTE_POLL_ERR): delivers it to the watches on it, then runs the rest of
+ * a turn. Returns how many things it did, or MOTE_ERR_BUSY (called from
+ * inside the loop). Never blocks. */
+int mote_loop_ready(struct mote_loop *loop, int fd, unsigned revents);
+
+/* The deadline the host was given came: runs a turn (due timers, woken
+ * jobs, continuations). Early or late calls are harmless. Returns how many
+ * things it did, or MOTE_ERR_BUSY. Never blocks. */
+int mote_loop_timeout(struct mote_loop *loop);
+
+/* The enumerating form, for a host that builds its poll set each time
+ * round (an RTOS's poll, select): fills `fds` (cap entries) with each
+ * descriptor to watch, one entry per descriptor, the port's signals_fd
+ * included, and sets *timeout_ms to the longest the host may wait before
+ * it calls mote_loop_timeout() (0: at once; at most
+ * MOTE_LOOP_MAX_WAIT_MS). Returns how many entries, or MOTE_ERR_FULL
+ * (more than cap; MOTE_MAX_WATCHES + 1 is always enough). Never
+ * blocks. */
+int mote_loop_fds(struct mote_loop *loop, struct mote_pollfd *fds, unsigned cap,
+                  int32_t *timeout_ms);
 
 /* The loop's clock (the port's monotonic milliseconds). */
 uint32_t mote_loop_now(const struct mote_loop *loop);

@@ -25,7 +25,8 @@
  *
  * Groups: clock, wait, signals, storage, random (version 1), then net,
  * TLS, process, file system, process identity, the storage lock and
- * serving, appended in that order; older ports stay valid through `size`.
+ * serving, appended in that order (and later members of the groups after
+ * them); older ports stay valid through `size`.
  */
 #ifndef MOTE_PORT_H
 #define MOTE_PORT_H
@@ -182,8 +183,10 @@ struct mote_port {
 
     /* ---- random ---- */
 
-    /* Fills `buf` with `len` unpredictable bytes (for jitter and ids).
-     * Blocks only while the OS gathers entropy at boot. */
+    /* Fills `buf` with `len` unpredictable bytes for what is not a secret
+     * (jitter, ids, temporary names, process tags). Never blocks; before
+     * the OS's generator is seeded (early boot) a port may fall back to a
+     * weaker source. Secrets come from random_secret (below). */
     int (*random)(void *ctx, void *buf, size_t len);
 
     /* ---- net ----
@@ -264,9 +267,11 @@ struct mote_port {
     /* Starts argv[0] (searched in PATH) with environment `envp` (NULL:
      * inherit) in a new process group, stdin/stdout/stderr on non-blocking
      * pipes returned in fds[0..2] (fds[2] is -1 with `merge_err`: stderr
-     * then goes to the stdout pipe). Returns 0 and a handle in *pid for
+     * then goes to the stdout pipe). Does not wait for the program to be
+     * loaded: returns 0 and a handle in *pid for
      * proc_signal/proc_reap/proc_group, or < 0 (MOTE_ERR_NOENT when the
-     * program cannot be run). */
+     * program is not there); a program that only its start finds
+     * unrunnable says why on its stderr and exits 127 (as a shell). */
     int (*proc_spawn)(void *ctx, const char *const *argv, const char *const *envp, bool merge_err,
                       int fds[3], int64_t *pid);
 
@@ -290,7 +295,10 @@ struct mote_port {
      * runs. */
     uint64_t (*proc_start_time)(void *ctx, int64_t pid);
 
-    /* The process group id of a child (for the journal), or < 0. */
+    /* The process group id of a child (for the journal), or < 0
+     * (MOTE_ERR_AGAIN: the port does not know it yet). The POSIX port
+     * learns it from the child's supervisor right after its fork and may
+     * wait that long (not for the exec). */
     int64_t (*proc_group)(void *ctx, int64_t pid);
 
     /* Non-blocking I/O on the pipes proc_spawn returned: the count (may be
@@ -305,7 +313,13 @@ struct mote_port {
      * directory), not below the storage root. Every call blocks until done
      * (local files); errors are enum mote_err (MOTE_ERR_NOENT,
      * MOTE_ERR_ACCES, MOTE_ERR_ISDIR, ...). A port without it offers no
-     * file tools. */
+     * file tools. Symlinks are followed as Linux's protected_symlinks rule
+     * allows, whatever the system's setting: a link in a sticky directory
+     * that others may write is followed only if its owner is the
+     * directory's owner or the caller (else MOTE_ERR_ACCES: anyone may
+     * plant a link there). What a call checks is what it reads or writes
+     * (the POSIX port works on the last entry through its directory's
+     * descriptor). */
 
     /* What `path` is (symlinks followed). */
     int (*fs_stat)(void *ctx, const char *path, struct mote_fs_stat *st);
@@ -441,6 +455,55 @@ struct mote_port {
     /* What the finished handshake of session `h` gave (struct
      * mote_tls_info). Returns 0, or MOTE_ERR_BADF. Never blocks. */
     int (*tls_info)(void *ctx, int h, struct mote_tls_info *info);
+
+    /* ---- random, appended: secrets ----
+     * Optional: a port without it cannot make secrets (mote_serve_token
+     * fails with MOTE_ERR_NOSYS; the operator gives the token instead). */
+
+    /* Fills `buf` with `len` bytes fit for a secret (a credential): from
+     * the platform's cryptographic generator once it is seeded, never
+     * from a fallback. Never blocks: MOTE_ERR_AGAIN while the generator
+     * is not seeded yet (early boot), nothing written to `buf` then, and
+     * *wait_fd a descriptor that becomes readable when it may be (-1:
+     * none; ask again a little later). Returns 0, MOTE_ERR_AGAIN, or < 0
+     * (MOTE_ERR_NOSYS: the platform has no such generator). `random`
+     * above is for what is not a secret (ids, names, jitter) and may
+     * fall back to something weaker; this never does. */
+    int (*random_secret)(void *ctx, void *buf, size_t len, int *wait_fd);
+
+    /* ---- net, appended: serving a group ----
+     * Optional: without it a server serves only its own user (a conf's
+     * socket_group gives MOTE_ERR_NOSYS). */
+
+    /* Opens Unix listener `lfd` (from net_listen_unix) to the members of
+     * group `group` (a name, or a number): the socket's mode becomes 0660
+     * with that group, and net_accept serves its members besides this
+     * user and root. Returns 0, MOTE_ERR_NOENT (no such group),
+     * MOTE_ERR_PERM (this user may not give the socket that group: it is
+     * not a member), or < 0; on failure the socket stays 0600. */
+    int (*net_listen_group)(void *ctx, int lfd, const char *group);
+
+    /* ---- net, appended: a peer that does not read ----
+     * Optional: NULL (or outside the port's size) where the platform
+     * cannot tell; a server then notices a peer that reads nothing only
+     * once the socket's buffer is full. */
+
+    /* Bytes sent on connected descriptor `fd` that the peer has not taken
+     * yet (not read, on a local socket; not acknowledged, on TCP). Never
+     * blocks. Returns the count (0: all taken), or < 0. */
+    int (*net_unread)(void *ctx, int fd);
+
+    /* ---- signals, appended: a loop run inside another ----
+     * Optional (NULL, or outside the port's size): a loop inside another
+     * one then takes signals at each of its dispatches only. */
+
+    /* The descriptor wait() watches for signals (a self-pipe's read end):
+     * readable while a signal waits to be taken, so that another event
+     * loop can watch it for MOTE_POLL_IN beside mote's own descriptors
+     * (mote_loop_host). Once it has been asked for, signals_take empties
+     * it whenever it has something. Returns the descriptor, or < 0 (none).
+     * Never blocks. */
+    int (*signals_fd)(void *ctx);
 };
 
 /* Resumption of TLS sessions (mote_tls_peer.resume). */

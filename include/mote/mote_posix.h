@@ -20,6 +20,7 @@ struct mote_posix {
     int sig_pipe[2];         /* self-pipe: read end watched by wait() */
     bool sig_installed;
     bool sig_ready;          /* the last wait() saw the pipe readable */
+    bool sig_fd_out;         /* signals_fd gave the pipe to another loop: drain it always */
     uint32_t clock_offset;   /* added to the clock (tests start near 2^32) */
     char root[MOTE_POSIX_PATH_MAX]; /* storage root, "" until set */
 };

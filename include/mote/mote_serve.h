@@ -74,6 +74,11 @@ struct mote_serve_conf {
      * recovery); may be NULL. `line` is valid during the call. */
     void (*log)(void *arg, const char *line);
     void *log_arg;
+    /* The Unix socket opened to this group too (a name or a number the
+     * port knows: mode 0660, and the group's members are served besides
+     * this user), e.g. for a local web UI running as another user; NULL:
+     * this user only (0600). Needs the port's net_listen_group. */
+    const char *socket_group;
 };
 
 enum mote_serve_phase {
@@ -89,18 +94,25 @@ enum mote_serve_phase {
  * connection (MOTE_SERVE_CONN_SIZE): its state, a request head, the
  * receive and send buffers. Besides: the body pool, the buffers one call
  * works in (a message, a response, a live event, a pending call's input,
- * a journal's recovery, a JSON document), the recovery queue and small
- * state. */
+ * a JSON document), the journal being read and the summaries of those
+ * read (MOTE_SERVE_SUMMARIES), the retention's and the recovery's queues,
+ * and small state. */
 #define MOTE_SERVE_CONN_SIZE                                                                       \
     (sizeof(struct mote_hreq) + MOTE_SERVE_IN_BUF + MOTE_SERVE_OUT_BUF + MOTE_CONV_ID_MAX +        \
      14 * sizeof(uint64_t) + 6 * sizeof(void *))
 #define MOTE_SERVE_AREA_SIZE                                                                       \
     (MOTE_SERVE_MAX_CONNS * MOTE_SERVE_CONN_SIZE +                                                 \
      MOTE_SERVE_BODY_BUFS * (MOTE_SERVE_BODY_MAX + 1) + MOTE_SERVE_BODY_MAX +                      \
-     2 * MOTE_SERVE_OUT_BUF + 1280 + sizeof(struct mote_journal) + sizeof(struct mote_recovery) +  \
-     sizeof(struct mote_json) + MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX +                        \
+     2 * MOTE_SERVE_OUT_BUF + 1280 + sizeof(struct mote_jscan) + sizeof(struct mote_json) +        \
+     MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX + MOTE_SERVE_SUMMARIES * MOTE_SERVE_SUM_SIZE +       \
+     (MOTE_PRUNE_BATCH + 2) * (MOTE_CONV_ID_MAX + 3 * sizeof(uint64_t)) +                          \
      MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
-     32 * sizeof(uint64_t) + 8 * sizeof(void *))
+     40 * sizeof(uint64_t) + 10 * sizeof(void *))
+
+/* What the server keeps of a journal it does not hold (its summary), bytes. */
+#define MOTE_SERVE_SUM_SIZE                                                                        \
+    (MOTE_CONV_ID_MAX + MOTE_JSCAN_FIRST + sizeof(((struct mote_recovery *)0)->last_error) +       \
+     8 * sizeof(uint64_t))
 
 /* The server: owned by the caller (a static: it is large, mostly
  * buffers, MOTE_SERVE_AREA_SIZE), used through the functions below. The
@@ -115,6 +127,7 @@ struct mote_serve {
                            * failure lfd[0] < 0 says the Unix socket failed); -1 once
                            * done */
     const char *missing;  /* after MOTE_ERR_NOSYS: the port member that lacks */
+    bool group_failed;    /* after mote_serve_listen failed: it was the socket's group */
     union {
         max_align_t align;
         unsigned char bytes[MOTE_SERVE_AREA_SIZE];
@@ -132,7 +145,9 @@ int mote_serve_init(struct mote_serve *sv, struct mote_loop *loop,
 /* Opens the listeners. Returns 0, or the failure of the one that failed
  * (sv->missing names a port member for MOTE_ERR_NOSYS; MOTE_ERR_INVAL: a
  * `listen` address that is not loopback; MOTE_ERR_ADDRINUSE: another
- * server has the socket; MOTE_ERR_EXIST: the socket path is not ours).
+ * server has the socket; MOTE_ERR_EXIST: the socket path is not ours;
+ * MOTE_ERR_NOENT or MOTE_ERR_PERM: the socket_group is unknown, or this
+ * user may not give it the socket - then sv->group_failed is true).
  * sv->tcp_port has the TCP port bound. */
 int mote_serve_listen(struct mote_serve *sv) MOTE_MUST_CHECK;
 
@@ -176,10 +191,15 @@ bool mote_serve_done(const struct mote_serve *sv);
 void mote_serve_deinit(struct mote_serve *sv);
 
 /* The bearer token kept in storage file `name` (one line of 64 hex
- * digits): read, or made from the port's random bytes and written
- * atomically (mode 0600 where it applies) when there is none. Returns 0
+ * digits): read, or made from the port's bytes for secrets
+ * (random_secret: never a weaker fallback) and written atomically (mode
+ * 0600 where it applies) when there is none. Never blocks. Returns 0
  * (*created tells which), or a storage failure; MOTE_ERR_CORRUPT if the
- * file holds something else. `out` needs 65 bytes. */
+ * file holds something else; MOTE_ERR_AGAIN when the port's generator is
+ * not seeded yet (early boot: nothing written; call again once
+ * random_secret's wait descriptor is readable, or a little later);
+ * MOTE_ERR_NOSYS when the port has no random_secret. `out` needs 65
+ * bytes. */
 int mote_serve_token(const struct mote_port *port, const char *name, char out[65], bool *created);
 
 #endif /* MOTE_SERVE_H */

@@ -119,6 +119,37 @@ void mote_posix_random_bytes(void *buf, size_t len)
     }
 }
 
+int mote_posix_random_secret(void *buf, size_t len, int *wait_fd)
+{
+    /* /dev/random turns readable once the kernel's pool is initialised:
+     * a descriptor to wait on (opened once, kept). */
+    static int pool_fd = -1;
+    unsigned char *p = buf;
+    size_t left = len;
+
+    *wait_fd = -1;
+    while (left > 0) {
+        ssize_t n = getrandom(p, left, GRND_NONBLOCK);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            memset(buf, 0, len); /* nothing of a half-made secret stays */
+            if (pool_fd < 0)
+                pool_fd = open("/dev/random", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+            *wait_fd = pool_fd;
+            return MOTE_ERR_AGAIN;
+        }
+        if (n <= 0) {
+            memset(buf, 0, len);
+            return n < 0 && errno == ENOSYS ? MOTE_ERR_NOSYS : mote_posix_err(n < 0 ? errno : EIO);
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    return 0;
+}
+
 void mote_posix_random_hex(char *out, size_t digits)
 {
     static const char hex[] = "0123456789abcdef";

@@ -12,7 +12,8 @@
  * without a signal) and then swaps the counters to zero: a signal
  * arriving in between is counted now, its byte waking the next wait, or
  * left for the next call; never lost. A full pipe drops only the wake-up
- * byte, never the count.
+ * byte, never the count. When another event loop watches the pipe
+ * (signals_fd), signals_take drains it on every call.
  */
 #define _GNU_SOURCE
 #include "mote/mote_posix.h"
@@ -104,7 +105,7 @@ static int px_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
     unsigned s;
     int total = 0;
 
-    if (pp->sig_pipe[0] >= 0 && pp->sig_ready) {
+    if (pp->sig_pipe[0] >= 0 && (pp->sig_ready || pp->sig_fd_out)) {
         pp->sig_ready = false;
         while (read(pp->sig_pipe[0], buf, sizeof(buf)) > 0) {
         }
@@ -118,11 +119,28 @@ static int px_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
     return total;
 }
 
+/* Another loop watches the pipe (mote_loop_host): it tells mote when the
+ * pipe is readable, never this port's wait(), so signals_take drains the
+ * pipe on each call from now on. */
+static int px_signals_fd(void *ctx)
+{
+    struct mote_posix *pp = ctx;
+
+    pp->sig_fd_out = true;
+    return pp->sig_pipe[0];
+}
+
 static int px_random(void *ctx, void *buf, size_t len)
 {
     (void)ctx;
     mote_posix_random_bytes(buf, len);
     return 0;
+}
+
+static int px_random_secret(void *ctx, void *buf, size_t len, int *wait_fd)
+{
+    (void)ctx;
+    return mote_posix_random_secret(buf, len, wait_fd);
 }
 
 static void on_signal(int sig)
@@ -169,7 +187,9 @@ int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signatur
     pp->port.now_ms = px_now_ms;
     pp->port.wait = px_wait;
     pp->port.signals_take = px_signals_take;
+    pp->port.signals_fd = px_signals_fd;
     pp->port.random = px_random;
+    pp->port.random_secret = px_random_secret;
     mote_posix_storage_fill(&pp->port);
     mote_posix_net_fill(&pp->port);
     mote_posix_proc_fill(&pp->port);

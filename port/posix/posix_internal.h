@@ -48,12 +48,23 @@ void mote_posix_listen_fill(struct mote_port *port);  /* listen.c */
 int mote_posix_replace(const char *target, unsigned mode, const void *owner,
                        mote_produce_fn produce, void *arg);
 
+/* The same for entry `name` of directory `dir` (a descriptor, O_PATH is
+ * enough): the temporary is made in `dir` and renamed onto `name` there,
+ * so a link at `name` is replaced, never followed. */
+int mote_posix_replace_at(int dir, const char *name, unsigned mode, const void *owner,
+                          mote_produce_fn produce, void *arg);
+
 /* ---- base.c ---- */
 
 /* Random bytes that never block: getrandom, else (early boot, no
  * getrandom) a clock-seeded stream. For names, ids, tags and jitter,
  * never keys. Never fails. */
 void mote_posix_random_bytes(void *buf, size_t len);
+
+/* Bytes for a secret: getrandom only, never a fallback. 0, or
+ * MOTE_ERR_AGAIN before the kernel's pool is initialised (nothing written;
+ * *wait_fd: /dev/random, readable once it is), or < 0. Never blocks. */
+int mote_posix_random_secret(void *buf, size_t len, int *wait_fd);
 
 /* `digits` random lower-case hex digits and a NUL into `out`. */
 void mote_posix_random_hex(char *out, size_t digits);

@@ -39,6 +39,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/resource.h>
@@ -60,10 +61,16 @@
 
 extern char **environ;
 
+/* How long proc_group waits, at most, for a supervisor to say the group
+ * it made (it says so right after its fork, before the child's exec), ms. */
+#define GROUP_WAIT_MS 2000
+
 static struct child {
     pid_t sup;   /* the supervisor: what mote reaps */
-    pid_t group; /* the child's process group */
+    pid_t group; /* the child's process group (0: not told yet) */
     int life;    /* write end of the life pipe */
+    int ready;   /* read end of the ready pipe, until its end (-1) */
+    int exec_err; /* the errno of a start that failed (the fork or the exec), else 0 */
     char tag[TAG_LEN + 1];
 } kids[CHILDREN];
 
@@ -258,6 +265,24 @@ static void close_others(const int *keep, int n)
     }
 }
 
+/* In the child, after its exec failed: why, on its stderr (what reads the
+ * child's output sees it), as a shell says it before its 127.
+ * Async-signal-safe: writes only. */
+static void say_exec_failed(const char *prog, int e)
+{
+    const char *why = e == ENOENT    ? "not found"
+                      : e == EACCES  ? "permission denied"
+                      : e == ENOEXEC ? "not an executable"
+                      : e == ENOMEM  ? "out of memory"
+                                     : "cannot be started";
+
+    (void)!write(2, "mote: cannot run ", 17);
+    (void)!write(2, prog, strlen(prog));
+    (void)!write(2, ": ", 2);
+    (void)!write(2, why, strlen(why));
+    (void)!write(2, "\n", 1);
+}
+
 /* The supervisor's life: never returns. */
 static void supervise(const char *const *argv, const char *const *envp, int in[2], int out[2],
                       int err[2], bool merge_err, int ready_w, int life_r)
@@ -333,6 +358,7 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
             int64_t m = -(int64_t)errno;
 
             (void)!write(ready_w, &m, sizeof(m));
+            say_exec_failed(argv[0], errno);
         }
         _exit(127);
     }
@@ -409,20 +435,105 @@ static void build_env(const char *const *envp, const char *tag)
     child_env[n] = NULL;
 }
 
+/* Whether `file` can be run, as execvp would look for it (in the PATH of
+ * the environment the child gets, if it has one): 0 or an errno. A quick
+ * look before the fork, so that a missing program is said at once; what
+ * only the exec can tell comes later (the child's stderr and its 127). */
+static int runnable(const char *file, const char *const *envp)
+{
+    const char *path = NULL, *p;
+    char buf[4096];
+    struct stat st;
+    size_t i, n = strlen(file);
+    int e = ENOENT;
+
+    if (n == 0)
+        return ENOENT;
+    if (strchr(file, '/') != NULL) {
+        if (stat(file, &st) < 0)
+            return errno;
+        return S_ISREG(st.st_mode) && access(file, X_OK) == 0 ? 0 : EACCES;
+    }
+    for (i = 0; envp != NULL && envp[i] != NULL; i++) {
+        if (strncmp(envp[i], "PATH=", 5) == 0)
+            path = envp[i] + 5;
+    }
+    if (envp == NULL)
+        path = getenv("PATH");
+    if (path == NULL)
+        path = "/bin:/usr/bin"; /* execvp's default */
+    for (p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+        if (len == 0) {
+            buf[0] = '.'; /* an empty entry: the working directory */
+            len = 1;
+        } else if (len < sizeof(buf) - n - 2) {
+            memcpy(buf, p, len);
+        } else {
+            len = 0;
+        }
+        if (len > 0 && len + n + 2 <= sizeof(buf)) {
+            buf[len] = '/';
+            memcpy(buf + len + 1, file, n + 1);
+            if (stat(buf, &st) == 0) {
+                if (S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+                    return 0;
+                e = EACCES; /* as execvp: found, not runnable, look on */
+            }
+        }
+        if (end == NULL)
+            return e;
+        p = end;
+    }
+}
+
+/* Takes what the supervisor said on the ready pipe: the group, a start
+ * that failed, the pipe's end (the exec). Waits for the group up to
+ * `wait_ms` when it has not come yet. */
+static void hear(struct child *c, int wait_ms)
+{
+    while (c->ready >= 0) {
+        int64_t m;
+        ssize_t n = read(c->ready, &m, sizeof(m));
+
+        if (n == (ssize_t)sizeof(m)) {
+            if (m > 0)
+                c->group = (pid_t)m;
+            else
+                c->exec_err = (int)-m;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            struct pollfd pf = {c->ready, POLLIN, 0};
+
+            if (c->group != 0 || wait_ms <= 0 || poll(&pf, 1, wait_ms) <= 0)
+                return; /* nothing more for now */
+            wait_ms = 0; /* one wait, then what came */
+            continue;
+        }
+        close(c->ready); /* the end: the exec happened, or failed and said so */
+        c->ready = -1;
+    }
+}
+
 static int px_spawn(void *ctx, const char *const *argv, const char *const *envp, bool merge_err,
                     int fds[3], int64_t *out_pid)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ready[2] = {-1, -1};
     int life[2] = {-1, -1};
     struct child *slot = free_slot();
-    int64_t group = 0;
     pid_t sup;
     int e = 0;
-    ssize_t n;
 
     (void)ctx;
     if (slot == NULL)
         return MOTE_ERR_FULL;
+    if ((e = runnable(argv[0], envp)) != 0)
+        return e == ENOENT ? MOTE_ERR_NOENT : mote_posix_err(e);
     mote_posix_random_hex(slot->tag, TAG_LEN);
     build_env(envp, slot->tag);
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
@@ -441,44 +552,16 @@ static int px_spawn(void *ctx, const char *const *argv, const char *const *envp,
         close(life[1]);
         supervise(argv, envp, in, out, err, merge_err, ready[1], life[0]);
     }
+    /* Nothing is waited for: the supervisor says the group on the ready
+     * pipe (proc_group hears it), and a child that cannot be run says why
+     * on its stderr and exits 127, which the reap reports. */
     close(ready[1]);
-    ready[1] = -1;
     close(life[0]);
-    life[0] = -1;
-    /* Records until EOF (the exec closed the last write end). */
-    for (;;) {
-        int64_t m;
-
-        n = read(ready[0], &m, sizeof(m));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n != (ssize_t)sizeof(m))
-            break;
-        if (m > 0)
-            group = m;
-        else
-            e = (int)-m;
-    }
-    if (group == 0 && e == 0)
-        e = ECHILD;
-    close(ready[0]);
-    ready[0] = -1;
     close(in[0]);
     close(out[1]);
-    in[0] = out[1] = -1;
-    if (!merge_err) {
+    if (!merge_err)
         close(err[1]);
-        err[1] = -1;
-    }
-    if (e != 0) {
-        close(life[1]);
-        waitpid(sup, NULL, 0);
-        close(in[1]);
-        close(out[0]);
-        if (!merge_err)
-            close(err[0]);
-        return e == ENOENT ? MOTE_ERR_NOENT : mote_posix_err(e);
-    }
+    fcntl(ready[0], F_SETFL, O_NONBLOCK);
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(life[1], F_SETFL, O_NONBLOCK); /* signal requests never block mote */
@@ -488,7 +571,9 @@ static int px_spawn(void *ctx, const char *const *argv, const char *const *envp,
     fds[1] = out[0];
     fds[2] = merge_err ? -1 : err[0];
     slot->sup = sup;
-    slot->group = (pid_t)group;
+    slot->group = 0;
+    slot->exec_err = 0;
+    slot->ready = ready[0];
     slot->life = life[1];
     *out_pid = sup;
     return 0;
@@ -514,8 +599,8 @@ static int px_signal(void *ctx, int64_t pid, int which)
      * group's leader is reaped (mote cannot): a request on the life pipe. */
     if (c == NULL)
         return MOTE_ERR_NOENT;
-    if (c->group <= 1)
-        return MOTE_ERR_INVAL; /* never the whole system */
+    /* (The supervisor signals its own child's group, never another: a
+     * request before it made the group waits in the pipe.) */
     do {
         n = write(c->life, &b, 1);
     } while (n < 0 && errno == EINTR);
@@ -540,6 +625,8 @@ static int px_reap(void *ctx, int64_t pid, int *status)
         return MOTE_ERR_AGAIN;
     if (c != NULL) {
         close(c->life);
+        if (c->ready >= 0)
+            close(c->ready);
         memset(c, 0, sizeof(*c));
     }
     if (r < 0)
@@ -553,7 +640,14 @@ static int64_t px_group(void *ctx, int64_t pid)
     struct child *c = find(pid);
 
     (void)ctx;
-    return c != NULL ? c->group : MOTE_ERR_NOENT;
+    if (c == NULL)
+        return MOTE_ERR_NOENT;
+    /* The supervisor says it right after its fork (the exec is not waited
+     * for); a caller that asks at once waits for that much. */
+    hear(c, GROUP_WAIT_MS);
+    if (c->group > 0)
+        return c->group;
+    return c->exec_err != 0 ? mote_posix_err(c->exec_err) : MOTE_ERR_AGAIN;
 }
 
 static uint64_t px_start_time(void *ctx, int64_t pid)

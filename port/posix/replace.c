@@ -2,8 +2,8 @@
  * replace.c - atomic replacement of a file for the POSIX port, shared by
  * the storage group (mote's own state) and the file-system group (the
  * user's files): the new content goes into an exclusively created,
- * unpredictably named temporary in the same directory, never opened
- * through a link; it gets its mode (and, where asked, the old file's owner
+ * unpredictably named temporary in the same directory (one descriptor
+ * for it all: no path is looked up twice), never opened through a link; it gets its mode (and, where asked, the old file's owner
  * and group), is synced, renamed over the file, and the directory is
  * synced after. A reader sees the old file or the new one, never a part,
  * and a power cut at any moment leaves one of them.
@@ -24,36 +24,30 @@
 #define TEMP_HEX 16   /* random hex digits in a temporary's name */
 #define TEMP_TRIES 16 /* names tried before giving up */
 
-static int sync_dir_of(const char *path)
+/* Syncs directory `dir` (what a rename changed). A descriptor opened
+ * with O_PATH (a directory this user may search but not read) cannot be
+ * synced: its own reopening is, if readable; else nothing is (the rename
+ * itself is atomic; only its durability waits for the file system). */
+static int sync_dir(int dir)
 {
-    char dir[MOTE_POSIX_REPLACE_PATH_MAX];
-    const char *slash = strrchr(path, '/');
     int fd, rc = 0;
 
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == path)
-        strcpy(dir, "/");
-    else if ((size_t)(slash - path) < sizeof(dir))
-        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-    else
-        return MOTE_ERR_NAMETOOLONG;
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    do {
+        fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return mote_posix_err(errno);
+        return errno == EACCES ? 0 : mote_posix_err(errno);
     if (fsync(fd) < 0 && errno != EINVAL)
         rc = mote_posix_err(errno);
     close(fd);
     return rc;
 }
 
-/* Creates the temporary beside `target` ("DIR/.mote-HEX.tmp"): exclusive,
- * never through a link, under a name nobody can guess, mode 0600. Returns
- * its descriptor with the name in `tmp`, or < 0. */
-static int make_temp(const char *target, char *tmp, size_t cap)
+/* Creates the temporary in `dir` (".mote-HEX.tmp"): exclusive, never
+ * through a link, under a name nobody can guess, mode 0600. Returns its
+ * descriptor with the name in `tmp`, or < 0. */
+static int make_temp(int dir, char *tmp, size_t cap)
 {
-    const char *slash = strrchr(target, '/');
-    size_t dir = slash != NULL ? (size_t)(slash - target) + 1 : 0;
     int tries;
 
     for (tries = 0; tries < TEMP_TRIES; tries++) {
@@ -61,11 +55,11 @@ static int make_temp(const char *target, char *tmp, size_t cap)
         int fd, n;
 
         mote_posix_random_hex(name, TEMP_HEX);
-        n = snprintf(tmp, cap, "%.*s.mote-%s.tmp", (int)dir, target, name);
+        n = snprintf(tmp, cap, ".mote-%s.tmp", name);
         if (n < 0 || (size_t)n >= cap)
             return MOTE_ERR_NAMETOOLONG;
         do {
-            fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         } while (fd < 0 && errno == EINTR);
         if (fd >= 0)
             return fd;
@@ -106,15 +100,15 @@ static int keep_owner(int fd, const struct stat *old, mode_t *mode)
     return lost;
 }
 
-int mote_posix_replace(const char *target, unsigned mode, const void *owner,
-                       mote_produce_fn produce, void *arg)
+int mote_posix_replace_at(int dir, const char *name, unsigned mode, const void *owner,
+                          mote_produce_fn produce, void *arg)
 {
-    char tmp[MOTE_POSIX_REPLACE_PATH_MAX + 32];
+    char tmp[TEMP_HEX + 16];
     char buf[COPY_BUF];
     mode_t m = (mode_t)mode;
     int fd, rc = 0, lost = 0;
 
-    fd = make_temp(target, tmp, sizeof(tmp));
+    fd = make_temp(dir, tmp, sizeof(tmp));
     if (fd < 0)
         return fd;
     if (owner != NULL && (lost = keep_owner(fd, owner, &m)) < 0)
@@ -136,12 +130,38 @@ int mote_posix_replace(const char *target, unsigned mode, const void *owner,
         rc = mote_posix_err(errno);
     if (close(fd) < 0 && rc == 0)
         rc = mote_posix_err(errno);
-    if (rc == 0 && rename(tmp, target) < 0)
+    /* the entry itself is replaced, never what a link there points at */
+    if (rc == 0 && renameat(dir, tmp, dir, name) < 0)
         rc = mote_posix_err(errno);
     if (rc < 0) {
-        unlink(tmp);
+        unlinkat(dir, tmp, 0);
         return rc;
     }
-    rc = sync_dir_of(target);
+    rc = sync_dir(dir);
     return rc < 0 ? rc : lost;
+}
+
+int mote_posix_replace(const char *target, unsigned mode, const void *owner,
+                       mote_produce_fn produce, void *arg)
+{
+    char dir[MOTE_POSIX_REPLACE_PATH_MAX];
+    const char *slash = strrchr(target, '/');
+    int fd, rc;
+
+    if (slash == NULL)
+        strcpy(dir, ".");
+    else if (slash == target)
+        strcpy(dir, "/");
+    else if ((size_t)(slash - target) < sizeof(dir))
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
+    else
+        return MOTE_ERR_NAMETOOLONG;
+    do {
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return mote_posix_err(errno);
+    rc = mote_posix_replace_at(fd, slash != NULL ? slash + 1 : target, mode, owner, produce, arg);
+    close(fd);
+    return rc;
 }

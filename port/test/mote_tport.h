@@ -70,6 +70,7 @@ struct mote_tport {
     struct mote_tport_serve *serve; /* served connections (mote_tport_serve_init) */
     uint32_t now;            /* simulated clock */
     uint32_t rng;            /* xorshift state, never 0 */
+    bool secret_not_seeded;  /* random_secret says MOTE_ERR_AGAIN (early boot) */
     uint16_t fd_ready[MOTE_TPORT_FDS];
     uint8_t sig[MOTE_SIG_COUNT];
     unsigned waits;          /* wait() calls so far */
@@ -81,6 +82,7 @@ struct mote_tport {
     struct mote_tport_file files[MOTE_TPORT_FILES];
     int handles[MOTE_TPORT_HANDLES]; /* file index + 1, 0 = closed */
     unsigned st_calls;       /* storage calls so far */
+    unsigned st_reads;       /* storage reads (st_read) so far */
     unsigned st_writes;      /* appends + atomic writes so far */
     unsigned fail_mask;      /* kinds the countdown applies to */
     unsigned fail_at;        /* 1-based call number among those kinds; 0 = off */

@@ -48,6 +48,7 @@ static int tp_wait(void *ctx, struct mote_pollfd *fds, unsigned nfds, int32_t ti
     return 0;
 }
 
+
 static int tp_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
 {
     struct mote_tport *tp = TP(ctx);
@@ -74,6 +75,20 @@ static int tp_random(void *ctx, void *buf, size_t len)
         *p++ = (unsigned char)tp->rng;
     }
     return 0;
+}
+
+/* Secrets: the same stream once "seeded"; before (secret_not_seeded, as
+ * at early boot) MOTE_ERR_AGAIN with nothing written. */
+static int tp_random_secret(void *ctx, void *buf, size_t len, int *wait_fd)
+{
+    struct mote_tport *tp = TP(ctx);
+
+    *wait_fd = -1;
+    if (tp->secret_not_seeded) {
+        memset(buf, 0, len);
+        return MOTE_ERR_AGAIN;
+    }
+    return tp_random(ctx, buf, len);
 }
 
 /* ---- storage ---- */
@@ -225,6 +240,7 @@ static int tp_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)
     struct mote_tport_file *f = handle_file(tp, h);
     int rc = fault(tp, MOTE_TP_READ);
 
+    tp->st_reads++;
     if (rc != 0)
         return rc < 0 ? rc : MOTE_ERR_IO;
     if (f == NULL)
@@ -464,6 +480,7 @@ void mote_tport_init(struct mote_tport *tp, uint32_t start_ms)
     tp->port.wait = tp_wait;
     tp->port.signals_take = tp_signals_take;
     tp->port.random = tp_random;
+    tp->port.random_secret = tp_random_secret;
     tp->port.st_open = tp_open;
     tp->port.st_read = tp_read;
     tp->port.st_append = tp_append;

@@ -4,7 +4,9 @@
  * JSON to the strict parser (a torn tail is cut away, nothing else is
  * touched), opens again without any repair, what recovery wrote reads
  * back, a call's input read back is one JSON object within the buffer
- * given, and recovery never names a group a tool cannot have. */
+ * given, recovery never names a group a tool cannot have, and the scan in
+ * steps (mote_jscan, whatever its budget) finds what peek and recover
+ * find. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +43,39 @@ static void check_calls(const struct mote_recovery *r)
     }
 }
 
+static struct mote_jscan sc;
+
+/* Peek, then recover; the scan with budget `budget`, a step at a time:
+ * the same outcome, size, decision and damaged line. */
+static void scan_matches_peek(size_t budget)
+{
+    struct mote_recovery r;
+    int peek = mote_journal_peek(&jr, &tp.port, "f"), rc, steps = 0;
+    uint64_t size = jr.size;
+    uint32_t bad = jr.bad_line;
+    bool torn = jr.repaired;
+
+    memset(&r, 0, sizeof(r));
+    if (peek == 0) {
+        peek = mote_recover(&jr, &r);
+        mote_journal_close(&jr);
+    }
+    rc = mote_jscan_begin(&sc, &jbuf, &tp.port, "f");
+    while (rc == 0 || rc == 1) {
+        rc = mote_jscan_step(&sc, budget);
+        if (rc == 0 || ++steps > 1000000)
+            break;
+    }
+    if (rc != peek)
+        __builtin_trap();
+    if (rc == MOTE_ERR_CORRUPT && sc.j.bad_line != bad)
+        __builtin_trap();
+    if (rc == 0 && (sc.j.size != size || sc.j.repaired != torn || sc.r.action != r.action ||
+                    sc.r.nmissing != r.nmissing || sc.r.cancelled != r.cancelled))
+        __builtin_trap();
+    mote_jscan_end(&sc);
+}
+
 static void every_line_parses(void)
 {
     const struct mote_tport_file *f = mote_tport_file(&tp, "conversations/f.jsonl");
@@ -69,6 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mote_tport_init(&tp, 0);
     (void)tp.port.st_mkdir(tp.port.ctx, "conversations");
     (void)mote_tport_put(&tp, "conversations/f.jsonl", data, size);
+    scan_matches_peek(1);
+    scan_matches_peek(4096);
     if (mote_journal_open(&jr, &tp.port, "f") == 0) {
         if (mote_recover(&jr, &r) == 0) {
             check_calls(&r);

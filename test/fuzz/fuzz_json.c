@@ -3,7 +3,8 @@
  * MOTE_JSON_MAX_TOKENS and MOTE_JSON_MAX_DEPTH), mote_jw_value re-emits as
  * JSON that the parser accepts again, with the same shape, in UTF-8 (raw
  * control characters the parser refuses), and a second round trip changes
- * nothing (canonical). */
+ * nothing (canonical) nor what mote_json_strict finds. mote_json_cstr
+ * refuses a string exactly when its text holds a NUL. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -55,7 +56,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int64_t v;
         bool b;
 
-        (void)mote_json_str(&js, t, out, sizeof(out));
+        int k = mote_json_str(&js, t, out, sizeof(out));
+
+        /* a C string is refused exactly when its text holds a NUL */
+        if (k >= 0 && (mote_json_cstr(&js, t, out, sizeof(out)) == MOTE_ERR_BADMSG) !=
+                          (memchr(out, '\0', (size_t)k) != NULL))
+            __builtin_trap();
         (void)mote_json_int(&js, t, &v);
         (void)mote_json_bool(&js, t, &b);
         (void)mote_json_skip(&js, t);
@@ -82,5 +88,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     l2 = reencode(&js2, enc2, sizeof(enc2));
     if (l2 != l1 || memcmp(enc1, enc2, (size_t)l1) != 0)
         __builtin_trap(); /* not canonical */
+    /* re-encoding changes no name and no NUL: the same strictness */
+    if ((mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS | MOTE_JSON_NO_NUL, out, sizeof(out)) <
+         0) != (mote_json_strict(&js2, 0, MOTE_JSON_NO_DUP_KEYS | MOTE_JSON_NO_NUL, out + 200,
+                                 sizeof(out) - 200) < 0))
+        __builtin_trap();
     return 0;
 }

@@ -400,12 +400,15 @@ def test_kill9_while_tool_runs_then_continue():
     wait_for(lambda: not group_left(pgid), "the tool's group to go", timeout=5)
     q = run(mote_args(port, state, "--continue"), stdin="")
     check(q.returncode == 0 and "interrupted while a tool ran" in q.stderr, (q.returncode, q.stderr))
+    check("interrupted: interrupted" not in q.stderr and "(interrupted:" not in q.stderr,
+          "the message says it once: " + q.stderr)
     check("leftover" not in q.stderr, "nothing was left to kill: " + q.stderr)
     check(len(requests_in(log)) == 1, "no request was sent by itself")
     recs = journal(state)
     res = [r for r in recs if r["t"] == "tool_result"]
     check(res and res[-1]["error"] and "may or may not have run" in res[-1]["text"], res)
     check(recs[-1]["t"] == "error", recs[-1])
+    check("interrupted: interrupted" not in json.dumps(recs[-1]), recs[-1])
     # The tool is never run again; /retry goes on, with no dangling call.
     r = run(mote_args(port, state, "--continue"), stdin="/retry\n/quit\n")
     check(r.returncode == 0 and "should not be asked for" in r.stdout, (r.stdout, r.stderr))

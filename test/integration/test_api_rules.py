@@ -28,24 +28,11 @@ FAKE = os.path.join(ROOT, "test", "fake_mcp.py")
 SDK = os.path.join(os.path.dirname(ROOT), "shared", "fixtures", "sdk")
 LIMIT = 8  # MOTE_LLM_MAX_TOOL_CALLS (read from mote_config.h in main)
 
-# Tests of defects whose fix lives in the agent's answer assembly or the
-# journal's replay (src/agent.c, src/journal.c), not in the request writer
-# or the stream decoders: they run, and while they fail they are reported
-# as skipped with this reason. Remove a name once its side has landed; a
-# listed test that passes fails, so the list cannot go stale.
-EXPECTED_FAIL = {
-    "openai_interleaved_argument_fragments_are_assembled_by_index":
-        "agent.c add_args appends a fragment only to the last call's input",
-    "more_calls_than_the_table_are_answered_and_the_turn_goes_on":
-        "agent.c: calls past MOTE_LLM_MAX_TOOL_CALLS (decoder slot MOTE_LLM_MAX_TOOL_CALLS) "
-        "need error results",
-    "openai_calls_without_id_in_two_answers_get_distinct_ids":
-        "agent.c must seed the decoder (mote_llm_dec.id_seed) per answer",
-    "anthropic_recovered_partial_answer_is_kept_apart_from_the_next":
-        "journal.c must mark an interrupted answer's text (mote_part.cut)",
-    "openai_recovered_partial_answer_is_kept_apart_from_the_next":
-        "journal.c must mark an interrupted answer's text (mote_part.cut)",
-}
+# Tests of defects not fixed yet: they run, and while they fail they are
+# reported as skipped with the reason given. Take a name out once its fix
+# has landed; a listed test that passes fails, so the list cannot go
+# stale.
+EXPECTED_FAIL = {}
 
 
 def env(openai=False):
@@ -541,11 +528,14 @@ def test_more_calls_than_the_table_are_answered_and_the_turn_goes_on():
     port, log = start_server([{"events": events}, {"text": "done all I could"}])
     r = run(port, new_state(), "-p", "x", "--yes")
     check(r.returncode == 0 and "done all I could" in r.stdout, (r.returncode, r.stderr[-400:]))
-    results = [b for b in accepted(log, 2)[1]["body"]["messages"][-1]["content"]
-               if b["type"] == "tool_result"]
+    results = {b["tool_use_id"]: b for b in accepted(log, 2)[1]["body"]["messages"][-1]["content"]
+               if b["type"] == "tool_result"}
     check(len(results) == n, "every call has its result: %d" % len(results))
-    check(all("marker-%d" % i in json.dumps(results[i]) for i in range(LIMIT)), "the first ran")
-    check(all(results[i].get("is_error") for i in range(LIMIT, n)), "the rest said not run")
+    ran = [results.get("toolu_many_%d" % i, {}) for i in range(LIMIT)]
+    check(all("marker-%d" % i in json.dumps(ran[i]) for i in range(LIMIT)), "the first ran")
+    rest = [results.get("toolu_many_%d" % i, {}) for i in range(LIMIT, n)]
+    check(all(b.get("is_error") and "call it again" in json.dumps(b) for b in rest),
+          "the rest said not run: %s" % rest)
 
 
 # ---- 7: a tool_use input given whole at its start -----------------------------------

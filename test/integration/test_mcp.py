@@ -216,7 +216,17 @@ def test_bad_configs_exit_2():
                         ('{"mcpServers": {"a": {"args": []}}}', "command"),
                         ('{"mcpServers": {"a b": {"command": "x"}}}', "bad server name"),
                         (json.dumps({"mcpServers": {"s%d" % i: {"command": "x"} for i in range(9)}}),
-                         "MOTE_MAX_MCP_SERVERS")):
+                         "MOTE_MAX_MCP_SERVERS"),
+                        # strict: one reading only (a duplicate key), no C string cut at a NUL
+                        ('{"mcpServers": {"a": {"command": "true", "command": "x"}}}',
+                         'duplicate key "command"'),
+                        ('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}',
+                         'duplicate key "a"'),
+                        ('{"mcpServers": {"a": {"command": "true\\u0000x"}}}', '"command"'),
+                        ('{"mcpServers": {"a": {"command": "x", "args": ["-v\\u0000"]}}}', "NUL"),
+                        ('{"mcpServers": {"a": {"command": "x", "env": {"K": "v\\u0000w"}}}}',
+                         '"K"'),
+                        ('{"mcpServers": {"a\\u0000b": {"command": "x"}}}', "NUL")):
         path = os.path.join(TMP, "bad-%s.json" % uuid.uuid4().hex[:6])
         open(path, "w").write(body)
         p = run(args(port, path, "-p", "x"))

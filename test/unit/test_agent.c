@@ -174,6 +174,10 @@ static unsigned usage_in = 10;          /* input tokens the next answers report 
 static const char *call_name = "read_sensor"; /* the tool the answers call */
 static const char *stop_reason = NULL;  /* overrides end_turn / tool_use */
 static bool cut_last_input = false;     /* the last call's input stops half way */
+static bool no_ids = false;             /* the calls come without an id */
+static bool interleave = false;         /* the calls' blocks all start, then their input
+                                         * fragments come interleaved: the first halves last
+                                         * call first, then the second halves in order */
 
 /* An answer: text (may be NULL) in pieces of `piece` bytes, then `ncalls`
  * tool calls with their inputs (each sent in two fragments). */
@@ -209,35 +213,53 @@ static size_t answer(char *out, size_t cap, const char *text, size_t piece, unsi
                  "\n\n");
         blk = 1;
     }
-    for (i = 0; i < ncalls; i++, blk++) {
-        size_t len = strlen(inputs[i]), half = len / 2;
-        char a[70000], b[70000];
+    for (unsigned pass = 0; pass < (interleave ? 4u : 1u); pass++) {
+        unsigned b0 = blk;
 
-        assert_true(len < sizeof(a));
-        memcpy(a, inputs[i], half);
-        a[half] = '\0';
-        memcpy(b, inputs[i] + half, len - half + 1);
-        at = put(out, cap, at,
-                 "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":%u,"
-                 "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_%u\",\"name\":"
-                 "\"%s\",\"input\":{}}}\n\n",
-                 blk, i, call_name);
-        if (cut_last_input && i + 1 == ncalls)
-            b[0] = '\0'; /* the token limit: the input ends half way */
-        if (len > 0) {
-            at = put(out, cap, at,
-                     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"
-                     "%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"%s\"}}\n\n",
-                     blk, esc(a, eb, sizeof(eb)));
-            at = put(out, cap, at,
-                     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"
-                     "%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"%s\"}}\n\n",
-                     blk, esc(b, eb, sizeof(eb)));
+        for (unsigned k = 0; k < ncalls; k++) {
+            size_t len, half;
+            char a[70000], b[70000];
+            unsigned bi;
+
+            i = interleave && pass == 1 ? ncalls - 1 - k : k;
+            bi = b0 + i;
+            len = strlen(inputs[i]);
+            half = len / 2;
+            assert_true(len < sizeof(a));
+            memcpy(a, inputs[i], half);
+            a[half] = '\0';
+            memcpy(b, inputs[i] + half, len - half + 1);
+            if (!interleave || pass == 0) {
+                char idf[32] = "";
+
+                if (!no_ids)
+                    snprintf(idf, sizeof(idf), "\"id\":\"toolu_%u\",", i);
+                at = put(out, cap, at,
+                         "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                         "\"index\":%u,\"content_block\":{\"type\":\"tool_use\",%s\"name\":"
+                         "\"%s\",\"input\":{}}}\n\n",
+                         bi, idf, call_name);
+            }
+            if (cut_last_input && i + 1 == ncalls)
+                b[0] = '\0'; /* the token limit: the input ends half way */
+            if (len > 0 && (!interleave || pass == 1))
+                at = put(out, cap, at,
+                         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+                         "\"index\":%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":"
+                         "\"%s\"}}\n\n",
+                         bi, esc(a, eb, sizeof(eb)));
+            if (len > 0 && (!interleave || pass == 2))
+                at = put(out, cap, at,
+                         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+                         "\"index\":%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":"
+                         "\"%s\"}}\n\n",
+                         bi, esc(b, eb, sizeof(eb)));
+            if (!interleave || pass == 3)
+                at = put(out, cap, at,
+                         "event: content_block_stop\ndata: {\"type\":\"content_block_stop\","
+                         "\"index\":%u}\n\n",
+                         bi);
         }
-        at = put(out, cap, at,
-                 "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":%u}"
-                 "\n\n",
-                 blk);
     }
     at = put(out, cap, at,
              "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
@@ -317,6 +339,7 @@ static int setup(void **state)
     usage_in = 10;
     stop_reason = NULL;
     cut_last_input = false;
+    no_ids = interleave = false;
     call_name = "read_sensor";
     session_port = NULL;
     mote_tport_init(&tp, 1000);
@@ -930,6 +953,87 @@ static void test_shutdown_forced(void **state)
     end_session();
 }
 
+/* mote_shutdown joins a shutdown a signal began as it is: a drain stays a
+ * drain (the running tool may finish until the timeout), whatever mode
+ * the program's own request names; only force would cut it. */
+static void test_shutdown_joins_a_drain(void **state)
+{
+    static const char *const in[] = {"{}"};
+    const struct mote_shutdown_req term = {.reason = "SIGTERM", .mode = MOTE_SD_DRAIN,
+                                           .timeout_ms = 3000};
+    const struct mote_shutdown_req done = {.reason = "done", .mode = MOTE_SD_CANCEL,
+                                           .timeout_ms = 5000};
+    struct mote_shutdown_report rep;
+    struct mote_conv *c;
+    uint32_t t0;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    tool_hangs = true; /* runs until cancelled */
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "join", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 30);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_TOOL_EXECUTING);
+    t0 = mote_loop_now(&loop);
+    assert_int_equal(mote_shutdown_begin(&ses, &term), 0); /* the signal's callback */
+    assert_int_equal(mote_shutdown(&ses, &done, &rep), 0); /* the program's top level */
+    assert_int_equal(rep.mode, MOTE_SD_DRAIN);
+    assert_string_equal(rep.reason, "SIGTERM");
+    assert_true(mote_loop_now(&loop) - t0 >= 3000); /* the drain's whole timeout */
+    assert_int_equal(ev.cancelled, 0);             /* never turned into a cancel */
+    assert_true(rep.timed_out);
+    assert_int_equal(rep.conversations_marked, 1);
+    end_session();
+    tool_hangs = false;
+}
+
+/* The configuration's defaults; an https:// URL on a port without TLS is
+ * refused when the conversation is configured, naming the build option;
+ * mote_conv_recovery says what opening decided. */
+static void test_conf_defaults_tls_refusal_and_recovery(void **state)
+{
+    struct mote_session_conf sc;
+    struct mote_conv_conf dc;
+    struct mote_llm_conf tls_llm;
+    struct mote_conv *c;
+
+    (void)state;
+    memset(&sc, 0x5A, sizeof(sc));
+    mote_session_conf_defaults(&sc);
+    assert_null(sc.on_event);
+    assert_int_equal(sc.tool_timeout_ms, 0);
+    memset(&dc, 0x5A, sizeof(dc));
+    mote_conv_conf_defaults(&dc);
+    assert_int_equal(dc.approval, MOTE_APPROVE_ASK);
+    assert_int_equal(dc.max_tokens, 0);
+    assert_false(dc.tools);
+    assert_null(dc.rules);
+    say_stall();
+    start_session();
+    tls_llm = llm;
+    tls_llm.base_url = "https://model.test";
+    dc.llm = &tls_llm;
+    dc.model = "m";
+    assert_int_equal(mote_conv_create(&ses, &dc, "tls", &c), MOTE_ERR_NOTSUP);
+    assert_null(c);
+    assert_non_null(strstr(mote_session_error(&ses), "TLS=none"));
+    assert_non_null(strstr(mote_session_error(&ses), "TLS=mbedtls"));
+    assert_int_equal(mote_conv_open(&ses, &dc, "tls", &c, NULL, NULL), MOTE_ERR_NOTSUP);
+    /* http:// is fine, and clears the message */
+    assert_int_equal(mote_conv_create(&ses, &cc, "rec", &c), 0);
+    assert_string_equal(mote_session_error(&ses), "");
+    assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_IDLE);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 5);
+    assert_true(mote_conv_busy(c)); /* the answer stalls: the process dies here */
+    end_session();
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "rec", &c, NULL, NULL), 0);
+    assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_CONTINUE);
+    end_session();
+}
+
 /* Answers longer than a journal record, and more tool input than the
  * arena holds at once: nothing is cut, everything reads back. */
 static void test_long_answers_are_journaled_whole(void **state)
@@ -1061,6 +1165,187 @@ static void test_power_cut_at_every_write(void **state)
            cuts, continued, resumed, interrupted);
     assert_true(cuts >= 4 * 6);
     assert_true(continued > 0 && interrupted > 0);
+}
+
+/* Input fragments of parallel calls that come interleaved (OpenAI keys
+ * them by index; blocks may too): each call gets its own input, whole,
+ * whichever call a fragment is for. */
+static void test_interleaved_inputs_go_to_their_call(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"alpha-first\"}", "{\"unit\":\"beta-second\"}",
+                                      "{\"unit\":\"gamma-third\"}"};
+    struct mote_conv *c;
+
+    (void)state;
+    interleave = true;
+    say_calls(NULL, 3, in);
+    say_text("all three", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "inter", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(ev.errors, 0);
+    assert_int_equal(tool_runs, 3);
+    assert_string_equal(tool_input, in[2]);
+    assert_non_null(strstr(net.requests[1], "\"input\":{\"unit\":\"alpha-first\"}"));
+    assert_non_null(strstr(net.requests[1], "\"input\":{\"unit\":\"beta-second\"}"));
+    assert_non_null(strstr(net.requests[1], "\"input\":{\"unit\":\"gamma-third\"}"));
+    assert_null(strstr(net.requests[1], "larger than"));
+    end_session();
+}
+
+/* Calls that came without an id, in two answers of one conversation: the
+ * ids made for them differ (a request holding an id twice is refused). */
+static void test_ids_made_per_answer(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    char first[64] = "", second[64] = "";
+    const char *p;
+    struct mote_conv *c;
+
+    (void)state;
+    no_ids = true;
+    say_calls(NULL, 1, in); /* the same answer twice, byte for byte */
+    say_calls(NULL, 1, in);
+    say_text("ok", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "ids", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(tool_runs, 2);
+    p = strstr(net.requests[2], "\"id\":\"call_mote_");
+    assert_non_null(p);
+    snprintf(first, sizeof(first), "%.26s", p + 6);
+    p = strstr(p + 1, "\"id\":\"call_mote_");
+    assert_non_null(p);
+    snprintf(second, sizeof(second), "%.26s", p + 6);
+    assert_string_not_equal(first, second);
+    end_session();
+}
+
+/* Every tool_use of request `k` has its tool_result (the body's blocks
+ * counted; the calls are read_sensor's). */
+static void request_answers_every_call(unsigned k, unsigned want)
+{
+    assert_true(k < net.nrequests);
+    assert_int_equal(count_in(net.requests[k], "\"type\":\"tool_use\""), want);
+    assert_int_equal(count_in(net.requests[k], "\"type\":\"tool_result\""), want);
+}
+
+/* More calls in one answer than the table holds: the first
+ * MOTE_LLM_MAX_TOOL_CALLS run, every other is answered unrun with a
+ * result asking for it again, and the turn goes on. */
+#define OVER 3
+static char over_inputs[MOTE_LLM_MAX_TOOL_CALLS + OVER][40];
+static const char *over_in[MOTE_LLM_MAX_TOOL_CALLS + OVER];
+
+static void say_many_calls(void)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS + OVER; i++) {
+        snprintf(over_inputs[i], sizeof(over_inputs[i]), "{\"unit\":\"u%u\"}", i);
+        over_in[i] = over_inputs[i];
+    }
+    say_calls("Twelve things at once.", MOTE_LLM_MAX_TOOL_CALLS + OVER, over_in);
+}
+
+static void test_calls_past_the_table_are_answered(void **state)
+{
+    struct mote_conv *c;
+    struct mote_recovery r;
+
+    (void)state;
+    say_many_calls();
+    say_text("done all I could", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "many", &c), 0);
+    assert_int_equal(mote_conv_send(c, "do twelve things", 16), 0);
+    drive(c, 1000);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(ev.errors, 0);
+    assert_int_equal(ev.turn_ends, 1);
+    assert_int_equal(tool_runs, MOTE_LLM_MAX_TOOL_CALLS);
+    assert_int_equal(count_kind("many", "tool_result"), MOTE_LLM_MAX_TOOL_CALLS + OVER);
+    assert_int_equal(count_kind("many", "call"), MOTE_LLM_MAX_TOOL_CALLS + OVER);
+    request_answers_every_call(1, MOTE_LLM_MAX_TOOL_CALLS + OVER);
+    assert_int_equal(count_in(net.requests[1], "call it again"), OVER);
+    /* the inputs of the calls not run are kept as the model sent them */
+    assert_non_null(strstr(net.requests[1], "\"input\":{\"unit\":\"u10\"}"));
+    assert_true(ev.warnings >= 1);
+    assert_non_null(strstr(ev.notes, "were not run"));
+    assert_int_equal(mote_recover(&c->jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    end_session();
+}
+
+/* A power cut at every write of such a round: each time it reopens and
+ * settles with every call answered, the tools run at most once, and no
+ * request sent carries a call without its result. */
+static void test_calls_past_the_table_power_cuts(void **state)
+{
+    enum mote_tport_cut mode;
+    unsigned cuts = 0, resumed = 0;
+
+    (void)state;
+    for (mode = MOTE_TP_CUT_DROP; mode <= MOTE_TP_CUT_ZERO; mode += 2) {
+        unsigned n;
+
+        for (n = 1; n < 80; n++) {
+            struct mote_conv *c;
+            struct mote_recovery r;
+            unsigned k;
+            int rc;
+
+            mote_tport_deinit(&tp);
+            mote_tport_init(&tp, 1000);
+            memset(&ev, 0, sizeof(ev));
+            tool_runs = 0;
+            nscript = 0;
+            say_many_calls();
+            say_text("done", 4);
+            start_session();
+            mote_tport_cut_at(&tp, n);
+            rc = mote_conv_create(&ses, &cc, "cutmany", &c);
+            if (rc == 0 && mote_conv_send(c, "go", 2) == 0)
+                drive(c, 1000);
+            if (!tp.power_off) {
+                end_session();
+                break;
+            }
+            cuts++;
+            end_session();
+            mote_tport_power_restore(&tp, mode);
+            memset(&ev, 0, sizeof(ev));
+            nscript = 0;
+            say_text("done", 4);
+            say_text("again", 4);
+            start_session();
+            rc = mote_conv_open(&ses, &cc, "cutmany", &c, NULL, NULL);
+            if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT) {
+                end_session();
+                continue;
+            }
+            assert_int_equal(rc, 0);
+            resumed += c->rec.over.left > 0;
+            drive(c, 1000);
+            assert_int_equal(ev.fatal, 0);
+            assert_true(tool_runs <= MOTE_LLM_MAX_TOOL_CALLS); /* in both lives: none twice */
+            assert_int_equal(mote_recover(&c->jr, &r), 0);
+            assert_int_equal(r.nmissing, 0);
+            assert_int_equal(r.over.left, 0);
+            for (k = 0; k < net.nrequests; k++)
+                assert_int_equal(count_in(net.requests[k], "\"type\":\"tool_use\""),
+                                 count_in(net.requests[k], "\"type\":\"tool_result\""));
+            end_session();
+        }
+    }
+    printf("  power cuts: %u; reopened with calls past the table unanswered: %u\n", cuts,
+           resumed);
+    assert_true(cuts >= 2 * (MOTE_LLM_MAX_TOOL_CALLS + OVER));
+    assert_true(resumed > 0);
 }
 
 /* Stop reasons: the token limit inside a tool call's input says so (not
@@ -1224,8 +1509,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_approval_never_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_with_a_deaf_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_forced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_joins_a_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conf_defaults_tls_refusal_and_recovery, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_long_answers_are_journaled_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_power_cut_at_every_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interleaved_inputs_go_to_their_call, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_ids_made_per_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_past_the_table_are_answered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_past_the_table_power_cuts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_reasons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_power_cuts, setup, teardown),

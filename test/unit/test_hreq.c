@@ -44,7 +44,7 @@ static void test_a_plain_get(void **state)
 
 static void test_body_and_pipelined_bytes_are_left(void **state)
 {
-    const char *s = "POST /v1/conversations/a/messages?x=1&y=a%20b+c HTTP/1.1\r\n"
+    const char *s = "POST /v1/conversations/a/messages?x=1&y=a%20b+c&n=ab%00c HTTP/1.1\r\n"
                     "host: h\r\ncontent-length: 5\r\nCONNECTION: close\r\n"
                     "Authorization: Bearer abc \r\n\r\nhelloGET / HTTP/1.1\r\n";
     char q[32];
@@ -64,6 +64,7 @@ static void test_body_and_pipelined_bytes_are_left(void **state)
     assert_int_equal(mote_hreq_query(&r, "x", q, sizeof(q)), 1);
     assert_int_equal(mote_hreq_query(&r, "z", q, sizeof(q)), -1);
     assert_int_equal(mote_hreq_query(&r, "y", q, 3), -1); /* too long for the buffer */
+    assert_int_equal(mote_hreq_query(&r, "n", q, sizeof(q)), -1); /* %00 would cut it */
 }
 
 static void test_http10_and_lf_only(void **state)

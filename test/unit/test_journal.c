@@ -468,6 +468,205 @@ static void test_records_are_utf8(void **state)
     assert_int_equal(n, 2); /* open, the good call */
 }
 
+/* An answer that was cut, followed by the user's message, gives its text
+ * as parts whose last is marked cut - even when nothing came before the
+ * cut - so the next answer's text never runs into it; one that nothing of
+ * the user's follows is not sent at all. */
+static void test_cut_answer_parts(void **state)
+{
+    struct mote_part p;
+    int i, rc, cut = 0, texts = 0;
+    char seen[4][64];
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "cut"), 0);
+    assert_int_equal(mote_journal_user(&jr, "x", 1), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_text(&jr, "a partial ", 10), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "answer that", 11, "", true, NULL, 0), 0);
+    assert_int_equal(mote_journal_mark(&jr, "needs_recovery"), 0);
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "recovered", 9, "end_turn", false, NULL, 0), 0);
+    /* nothing of the user's after it yet: the cut answer is not sent */
+    for (i = 0; (rc = mote_journal_parts(&jr, (unsigned)i, &p)) == 1; i++)
+        assert_false(p.cut);
+    assert_int_equal(rc, 0);
+    assert_int_equal(i, 2); /* x, recovered */
+    assert_int_equal(mote_journal_user(&jr, "and then?", 9), 0);
+    /* a cancel before anything came: an empty interrupted answer */
+    assert_int_equal(mote_journal_request(&jr, 1), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "", 0, "", true, NULL, 0), 0);
+    assert_int_equal(mote_journal_cancel(&jr), 0);
+    assert_int_equal(mote_journal_user(&jr, "hello?", 6), 0);
+    for (i = 0; (rc = mote_journal_parts(&jr, (unsigned)i, &p)) == 1; i++) {
+        if (p.role != MOTE_ROLE_ASSISTANT)
+            continue;
+        assert_int_equal(p.type, MOTE_PART_TEXT);
+        assert_true(texts < 4);
+        snprintf(seen[texts++], sizeof(seen[0]), "%s%.*s", p.cut ? "cut:" : "",
+                 (int)p.text_len, p.text);
+        cut += p.cut;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(texts, 4);
+    assert_string_equal(seen[0], "a partial ");
+    assert_string_equal(seen[1], "cut:answer that");
+    assert_string_equal(seen[2], "recovered");
+    assert_string_equal(seen[3], "cut:");
+    assert_int_equal(cut, 2);
+}
+
+/* Writes the answer of `n` calls (all call records, as the agent journals
+ * an answer with more calls than its table) and returns the offset of the
+ * first one past the table. */
+static uint64_t many_calls(unsigned n, bool in_record)
+{
+    static struct mote_call_rec recs[MOTE_LLM_MAX_TOOL_CALLS + 8];
+    static char ids[MOTE_LLM_MAX_TOOL_CALLS + 8][16];
+    uint64_t over = 0;
+    unsigned i;
+
+    assert_true(n <= MOTE_LLM_MAX_TOOL_CALLS + 8);
+    for (i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "call_%u", i);
+        recs[i].id = ids[i];
+        recs[i].name = "list_dir";
+        recs[i].input = "{}";
+        recs[i].input_len = 2;
+    }
+    if (in_record) /* an assistant record holding them all, as a foreign writer might */
+        assert_int_equal(mote_journal_assistant(&jr, "many", 4, "tool_use", false, recs, n), 0);
+    else {
+        for (i = 0; i < n; i++) {
+            if (i == MOTE_LLM_MAX_TOOL_CALLS)
+                over = jr.size;
+            assert_int_equal(mote_journal_call(&jr, &recs[i]), 0);
+            if (i == MOTE_LLM_MAX_TOOL_CALLS)
+                assert_int_equal(mote_journal_text(&jr, "between", 7), 0);
+        }
+        assert_int_equal(mote_journal_assistant(&jr, "many", 4, "tool_use", false, NULL, 0), 0);
+    }
+    return over;
+}
+
+/* Every tool_use of the request the journal gives has its tool_result. */
+static void every_call_answered(void)
+{
+    static char body[65536];
+    static struct mote_json js;
+    struct mote_llm_req req;
+    struct mote_llm_body b;
+    size_t n = 0;
+    int r, m, k, uses = 0, results = 0;
+
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    req.model = "m";
+    req.tools = shell_tool;
+    req.ntools = 1;
+    req.parts = mote_journal_parts;
+    req.parts_arg = &jr;
+    mote_llm_body_init(&b, &req);
+    while ((r = mote_llm_body_read(&b, body + n, sizeof(body) - n)) > 0)
+        n += (size_t)r;
+    assert_int_equal(r, 0);
+    assert_true(mote_json_parse(&js, body, n) > 0);
+    m = mote_json_member(&js, 0, "messages");
+    for (k = 0; mote_json_elem(&js, m, k) >= 0; k++) {
+        int c = mote_json_member(&js, mote_json_elem(&js, m, k), "content"), e;
+
+        for (e = 0; mote_json_elem(&js, c, e) >= 0; e++) {
+            int blk = mote_json_elem(&js, c, e);
+
+            uses += mote_json_eq(&js, mote_json_member(&js, blk, "type"), "tool_use");
+            results += mote_json_eq(&js, mote_json_member(&js, blk, "type"), "tool_result");
+        }
+    }
+    assert_true(uses > MOTE_LLM_MAX_TOOL_CALLS);
+    assert_int_equal(results, uses);
+}
+
+/* The calls of an answer past the table (which recovery's tables do not
+ * hold): counted, found where they are (call records with text between
+ * them, or an assistant record's calls), answered one at a time, each
+ * once; recovery goes on with the round until they are, and closing the
+ * round answers them too. */
+static void test_calls_past_the_table(void **state)
+{
+    struct mote_recovery r;
+    struct mote_over o;
+    unsigned k, rounds;
+    uint64_t over;
+    int rc;
+
+    (void)state;
+    for (rounds = 0; rounds < 2; rounds++) {
+        bool in_record = rounds == 1;
+
+        mote_journal_close(&jr);
+        assert_int_equal(mote_journal_create(&jr, &tp.port, in_record ? "over2" : "over1"), 0);
+        assert_int_equal(mote_journal_user(&jr, "twelve things", 13), 0);
+        assert_int_equal(mote_journal_request(&jr, 1), 0);
+        over = many_calls(MOTE_LLM_MAX_TOOL_CALLS + 3, in_record);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.ncalls, MOTE_LLM_MAX_TOOL_CALLS);
+        assert_int_equal(r.nover, 3);
+        assert_int_equal(r.over.left, 3);
+        assert_int_equal(r.over.skip, 0);
+        if (!in_record) {
+            assert_true(r.over.off == over);
+            assert_int_equal(r.over.idx, -1);
+        } else {
+            assert_int_equal(r.over.idx, MOTE_LLM_MAX_TOOL_CALLS);
+        }
+        assert_int_equal(r.action, MOTE_RECOVER_RESUME_TOOLS);
+        /* One answered (a crash after it): the next one is the second. */
+        o = r.over;
+        assert_int_equal(mote_recover_over_next(&jr, &o), 1);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.over.skip, 1);
+        assert_int_equal(r.over.left, 2);
+        o = r.over;
+        assert_int_equal(mote_recover_over_next(&jr, &o), 1);
+        assert_int_equal(mote_recover_over_next(&jr, &o), 1);
+        assert_int_equal(mote_recover_over_next(&jr, &o), 0);
+        assert_int_equal(o.left, 0);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.over.left, 0);
+        assert_int_equal(r.over.skip, 3);
+        assert_int_equal(r.nmissing, MOTE_LLM_MAX_TOOL_CALLS); /* the table's: resumed */
+        assert_int_equal(r.action, MOTE_RECOVER_RESUME_TOOLS);
+        for (k = 0; k < MOTE_LLM_MAX_TOOL_CALLS; k++)
+            assert_int_equal(mote_journal_tool_result(&jr, r.calls[k].id, "ok", 2, false), 0);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        assert_int_equal(r.action, MOTE_RECOVER_CONTINUE);
+        every_call_answered();
+    }
+    /* Closing an interrupted round answers them too, before the rest. */
+    mote_journal_close(&jr);
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "over3"), 0);
+    assert_int_equal(mote_journal_user(&jr, "go", 2), 0);
+    (void)many_calls(MOTE_LLM_MAX_TOOL_CALLS + 2, false);
+    assert_int_equal(mote_journal_tool_start(&jr, "call_0", 0, 0, NULL), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
+    assert_int_equal(r.over.left, 2);
+    assert_int_equal(mote_recover_apply(&jr, &r), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    assert_int_equal(r.over.left, 0);
+    assert_int_equal(r.nmissing, 0);
+    every_call_answered();
+    /* A walk that finds fewer calls than counted stops cleanly. */
+    o.off = jr.size;
+    o.idx = -1;
+    o.skip = 0;
+    o.left = 5;
+    rc = mote_recover_over_next(&jr, &o);
+    assert_int_equal(rc, 0);
+    assert_int_equal(o.left, 0);
+}
+
 /* A journal file as a damaged or hostile one would be (durable). */
 static void put_journal(const char *id, const char *text, size_t len)
 {
@@ -689,6 +888,131 @@ static void test_line_over_the_limit(void **state)
     assert_true(faults >= 2);
 }
 
+/* Scans `id` to its end with `budget` bytes a step; returns the last
+ * step's result and the steps taken. */
+static int scan_to_end(struct mote_jscan *sc, const char *id, size_t budget, unsigned *steps)
+{
+    int rc = mote_jscan_begin(sc, &jbuf, &tp.port, id);
+
+    *steps = 0;
+    while (rc == 0 || rc == 1) {
+        assert_true(++*steps < 100000);
+        rc = mote_jscan_step(sc, budget);
+        if (rc == 0)
+            break;
+    }
+    return rc;
+}
+
+/* The scan in steps decides what peek and recover decide, for every
+ * prefix of the script, whatever its budget; a long line is read a chunk
+ * a step; damage and a torn tail are told as peek tells them. */
+static void test_scan_in_steps(void **state)
+{
+    static const size_t budgets[] = {1, 100, 1u << 20};
+    static struct mote_jscan sc;
+    static char text[6 * MOTE_JOURNAL_LINE_MAX];
+    struct mote_recovery r;
+    unsigned steps, b;
+    int k, n;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "sc"), 0);
+    for (k = 0; k < NSTEPS; k++) {
+        assert_int_equal(write_step(&jr, k), 0);
+        assert_int_equal(mote_recover(&jr, &r), 0);
+        for (b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+            assert_int_equal(scan_to_end(&sc, "sc", budgets[b], &steps), 0);
+            assert_int_equal(sc.r.action, r.action);
+            assert_int_equal(sc.r.nmissing, r.nmissing);
+            assert_int_equal(sc.r.nkill, r.nkill);
+            assert_int_equal(sc.j.size, jr.size);
+            assert_int_equal(sc.user_messages, k >= S_USER2 ? 2 : 1);
+            assert_string_equal(sc.first, "list files \"here\" "); /* one line */
+            if (budgets[b] == 1)
+                assert_int_equal(steps, jr.records + 1); /* a line a step, then the end */
+            mote_jscan_end(&sc);
+        }
+    }
+    mote_journal_close(&jr);
+    /* a torn tail: said, not cut (a scan writes nothing) */
+    n = snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":2,\"id\":\"tt\"}\n"
+                                     "{\"t\":\"user\",\"text\":\"hi\"}\n{\"t\":\"requ");
+    put_journal("tt", text, (size_t)n);
+    assert_int_equal(scan_to_end(&sc, "tt", 1, &steps), 0);
+    assert_true(sc.j.repaired);
+    assert_int_equal(sc.r.action, MOTE_RECOVER_CONTINUE);
+    mote_jscan_end(&sc);
+    assert_int_equal(mote_tport_file(&tp, "conversations/tt.jsonl")->len, (size_t)n);
+    /* damage before the tail: its line */
+    n = snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":2,\"id\":\"dd\"}\nnot json\n"
+                                     "{\"t\":\"user\",\"text\":\"hi\"}\n");
+    put_journal("dd", text, (size_t)n);
+    assert_int_equal(scan_to_end(&sc, "dd", 1, &steps), MOTE_ERR_CORRUPT);
+    assert_int_equal(sc.j.bad_line, 2);
+    mote_jscan_end(&sc);
+    /* a line four buffers long, then more lines: a chunk a step, damage */
+    n = snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":2,\"id\":\"ll\"}\n");
+    memset(text + n, 'a', 4 * MOTE_JOURNAL_LINE_MAX);
+    n += 4 * MOTE_JOURNAL_LINE_MAX;
+    n += snprintf(text + n, sizeof(text) - (size_t)n, "\n{\"t\":\"user\",\"text\":\"x\"}\n");
+    put_journal("ll", text, (size_t)n);
+    assert_int_equal(scan_to_end(&sc, "ll", 1, &steps), MOTE_ERR_CORRUPT);
+    assert_int_equal(sc.j.bad_line, 2);
+    assert_true(steps >= 4);
+    mote_jscan_end(&sc);
+    /* the same line running to the end: a torn tail */
+    put_journal("ll", text, 4 * MOTE_JOURNAL_LINE_MAX);
+    assert_int_equal(scan_to_end(&sc, "ll", 1, &steps), 0);
+    assert_true(sc.j.repaired);
+    assert_int_equal(sc.j.size, sizeof("{\"t\":\"open\",\"v\":2,\"id\":\"ll\"}\n") - 1);
+    mote_jscan_end(&sc);
+    /* missing and empty files count as absent */
+    assert_int_equal(mote_jscan_begin(&sc, &jbuf, &tp.port, "none"), MOTE_ERR_NOENT);
+    put_journal("empty", "", 0);
+    assert_int_equal(mote_jscan_begin(&sc, &jbuf, &tp.port, "empty"), MOTE_ERR_NOENT);
+    mote_jscan_end(&sc);
+}
+
+/* Usage is written with the API's names (input_tokens, ...) and read
+ * with them or with the older ones (in, out, cache_read, cache_write). */
+static void test_usage_names(void **state)
+{
+    static const char old[] = "{\"t\":\"open\",\"v\":2,\"id\":\"uo\"}\n"
+                              "{\"t\":\"user\",\"text\":\"x\"}\n"
+                              "{\"t\":\"assistant\",\"text\":\"y\",\"stop\":\"end_turn\","
+                              "\"usage\":{\"in\":5,\"out\":6,\"cache_read\":7,\"cache_write\":8}}\n";
+    const struct mote_rec_usage u = {10, 20, 30, 40};
+    const struct mote_tport_file *f;
+    char text[1024];
+    struct mote_recovery r;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "un"), 0);
+    assert_int_equal(mote_journal_user(&jr, "x", 1), 0);
+    assert_int_equal(mote_journal_answer(&jr, "y", 1, "end_turn", false, NULL, 0, &u), 0);
+    f = mote_tport_file(&tp, "conversations/un.jsonl");
+    assert_non_null(f);
+    assert_true(f->len < sizeof(text));
+    memcpy(text, f->data, f->len);
+    text[f->len] = '\0';
+    assert_non_null(strstr(text, "\"usage\":{\"input_tokens\":10,"
+                                                  "\"output_tokens\":20,\"cache_read_tokens\":30,"
+                                                  "\"cache_write_tokens\":40}"));
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.total.input, 10);
+    assert_int_equal(r.total.cache_write, 40);
+    mote_journal_close(&jr);
+    put_journal("uo", old, sizeof(old) - 1);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "uo"), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.total.input, 5);
+    assert_int_equal(r.total.output, 6);
+    assert_int_equal(r.total.cache_read, 7);
+    assert_int_equal(r.total.cache_write, 8);
+    mote_journal_close(&jr);
+}
+
 static void test_state_machine(void **state)
 {
     struct mote_conv_step s;
@@ -743,9 +1067,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_ids_and_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_are_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cut_answer_parts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_past_the_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_versions_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recorded_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_over_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scan_in_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
     };
 

@@ -73,6 +73,65 @@ static void test_unicode(void **state)
     assert_int_equal(mote_json_unescape("\xed\xa0\x80", 3, buf, sizeof(buf)), 9);
 }
 
+/* Strict inputs: a duplicate key (compared unescaped, at any depth) and a
+ * NUL in a string that would become a C string are refused, each with a
+ * reason naming the member. */
+static void test_strict(void **state)
+{
+    static const char *const dup[] = {
+        "{\"command\":\"echo A\",\"command\":\"echo B\"}",
+        "{\"a\":1,\"b\":2,\"\\u0061\":3}",
+        "{\"x\":[{\"k\":1,\"j\":{},\"k\":2}]}",
+        "{\"\\ud83d\\ude00\":1,\"\xf0\x9f\x98\x80\":2}",
+    };
+    char err[80], buf[32];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(dup) / sizeof(dup[0]); i++) {
+        assert_true(parse(dup[i]) > 0);
+        assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS, err, sizeof(err)),
+                         MOTE_ERR_BADMSG);
+        assert_non_null(strstr(err, "duplicate key \""));
+        assert_int_equal(mote_json_parse_object(&js, dup[i], strlen(dup[i]), err, sizeof(err)),
+                         MOTE_ERR_BADMSG);
+    }
+    assert_string_equal(err, "duplicate key \"\xf0\x9f\x98\x80\"");
+    assert_true(parse(dup[0]) > 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS, err, sizeof(err)),
+                     MOTE_ERR_BADMSG);
+    assert_string_equal(err, "duplicate key \"command\"");
+    /* the same names in different objects, and near names, are fine */
+    assert_true(parse("{\"a\":{\"a\":1},\"b\":[{\"a\":1},{\"a\":2}],\"ab\":0,\"\\\\a\":1}") > 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS | MOTE_JSON_NO_NUL, err,
+                                      sizeof(err)), 0);
+    assert_string_equal(err, "");
+    /* a NUL: in a value, in a key, in an array; an escaped backslash
+     * before "u0000" is no NUL */
+    assert_true(parse("{\"command\":\"echo A\\u0000; echo B\"}") > 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS, err, sizeof(err)), 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_NUL, err, sizeof(err)), MOTE_ERR_BADMSG);
+    assert_string_equal(err, "a NUL (\\u0000) in member \"command\"");
+    assert_int_equal(mote_json_cstr(&js, 2, buf, sizeof(buf)), MOTE_ERR_BADMSG);
+    assert_string_equal(buf, "");
+    assert_int_equal(mote_json_str(&js, 2, buf, sizeof(buf)), 15); /* content, with its length */
+    assert_true(parse("{\"a\\u0000b\":1}") > 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_NUL, err, sizeof(err)), MOTE_ERR_BADMSG);
+    assert_string_equal(err, "a NUL (\\u0000) in member \"a\"");
+    assert_true(parse("[\"x\",\"\\u0000\"]") > 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_NUL, err, sizeof(err)), MOTE_ERR_BADMSG);
+    assert_string_equal(err, "a string holds a NUL (\\u0000)");
+    assert_true(parse("[\"\\\\u0000\"]") > 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_NUL, err, sizeof(err)), 0);
+    assert_int_equal(mote_json_cstr(&js, 1, buf, sizeof(buf)), 6);
+    assert_string_equal(buf, "\\u0000");
+    /* a reason never carries a control byte or a quote of the name */
+    assert_true(parse("{\"\\u001b[2J\\\"\":1,\"\\u001b[2J\\\"\":2}") > 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS, err, sizeof(err)),
+                     MOTE_ERR_BADMSG);
+    assert_string_equal(err, "duplicate key \"?[2J?\"");
+}
+
 static void test_bad_documents(void **state)
 {
     static const char *const bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "tru",
@@ -337,7 +396,7 @@ int main(void)
         cmocka_unit_test(test_bad_documents),   cmocka_unit_test(test_too_many_tokens),
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_int_range),       cmocka_unit_test(test_writer),
-        cmocka_unit_test(test_mcp_fixtures_parse),
+        cmocka_unit_test(test_mcp_fixtures_parse), cmocka_unit_test(test_strict),
     };
 
     return cmocka_run_group_tests_name("json", tests, NULL, NULL);

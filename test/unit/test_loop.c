@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -419,6 +420,304 @@ static void test_strerror(void **state)
     assert_int_equal(MOTE_ERR_TIMEDOUT, -110);
 }
 
+/* ---- inside another event loop (mote_loop_host) ------------------------ */
+
+/* A host loop's view: what it was told to watch, its one timer. */
+struct host_view {
+    int fds[8];
+    unsigned ev[8];
+    unsigned nfd;
+    int calls;          /* watch() calls */
+    int timer_calls;
+    int32_t timer_ms;   /* the last timer() (< 0: none) */
+    char log[256];      /* "w5:1 w5:0 t100 ..." */
+};
+
+static struct host_view hv;
+
+static void hv_log(const char *s)
+{
+    if (strlen(hv.log) + strlen(s) + 2 < sizeof(hv.log)) {
+        strcat(hv.log, s);
+        strcat(hv.log, " ");
+    }
+}
+
+static void host_watch(void *arg, int fd, unsigned events)
+{
+    char m[32];
+    unsigned i;
+
+    assert_ptr_equal(arg, &hv);
+    hv.calls++;
+    snprintf(m, sizeof(m), "w%d:%u", fd, events);
+    hv_log(m);
+    for (i = 0; i < hv.nfd && hv.fds[i] != fd; i++) {
+    }
+    if (events == 0) {
+        assert_true(i < hv.nfd); /* only what it watches is ever stopped */
+        hv.fds[i] = hv.fds[hv.nfd - 1];
+        hv.ev[i] = hv.ev[--hv.nfd];
+        return;
+    }
+    if (i == hv.nfd) {
+        assert_true(hv.nfd < 8);
+        hv.fds[hv.nfd++] = fd;
+    }
+    hv.ev[i] = events;
+}
+
+static void host_timer(void *arg, int32_t ms)
+{
+    char m[32];
+
+    (void)arg;
+    hv.timer_calls++;
+    hv.timer_ms = ms;
+    snprintf(m, sizeof(m), "t%d", (int)ms);
+    hv_log(m);
+}
+
+static unsigned hv_events(int fd)
+{
+    unsigned i;
+
+    for (i = 0; i < hv.nfd; i++) {
+        if (hv.fds[i] == fd)
+            return hv.ev[i];
+    }
+    return 0;
+}
+
+static const struct mote_loop_host test_host = {host_watch, host_timer, &hv};
+
+/* The test port with a signal descriptor (fd 99), as port/posix has. */
+static struct mote_port sig_port;
+
+static int tp_sigfd(void *ctx)
+{
+    (void)ctx;
+    return 99;
+}
+
+static int setup_hosted(void **state)
+{
+    (void)state;
+    memset(&hv, 0, sizeof(hv));
+    hv.timer_ms = -1;
+    mote_tport_init(&tp, 0xFFFFFFFFu - 1500u);
+    sig_port = tp.port;
+    sig_port.signals_fd = tp_sigfd;
+    return mote_loop_init(&loop, &sig_port);
+}
+
+static int watch_hits;
+
+static void count_watch(struct mote_loop *l, mote_watch_id id, int fd, unsigned revents, void *arg)
+{
+    (void)l, (void)id, (void)fd, (void)arg;
+    assert_true(revents != 0);
+    watch_hits++;
+}
+
+/* The host is told each descriptor once, with the events of every watch
+ * on it together, the signal descriptor among them; a change, and only a
+ * change, is told again; NULL takes everything back. */
+static void test_host_told_watches(void **state)
+{
+    mote_watch_id a, b;
+    int calls;
+
+    (void)state;
+    assert_int_equal(mote_loop_host(&loop, &test_host), 0);
+    assert_int_equal(hv_events(99), MOTE_POLL_IN); /* signals */
+    assert_int_equal(hv.nfd, 1);
+    assert_int_equal(hv.timer_calls, 1); /* the safety net's deadline */
+    assert_true(hv.timer_ms >= 0 && hv.timer_ms <= MOTE_LOOP_MAX_WAIT_MS);
+    assert_int_equal(mote_watch_add(&loop, 5, MOTE_POLL_IN, count_watch, NULL, 0, &a), 0);
+    assert_int_equal(hv_events(5), MOTE_POLL_IN);
+    assert_int_equal(mote_watch_add(&loop, 5, MOTE_POLL_OUT, count_watch, NULL, 0, &b), 0);
+    assert_int_equal(hv_events(5), MOTE_POLL_IN | MOTE_POLL_OUT);
+    assert_int_equal(hv.nfd, 2);
+    calls = hv.calls;
+    assert_int_equal(mote_watch_set(&loop, b, MOTE_POLL_OUT), 0); /* no change */
+    assert_int_equal(hv.calls, calls);
+    /* Readiness goes to the watches that asked for it. */
+    watch_hits = 0;
+    assert_true(mote_loop_ready(&loop, 5, MOTE_POLL_OUT) > 0);
+    assert_int_equal(watch_hits, 1);
+    assert_int_equal(mote_watch_revents(&loop, b), MOTE_POLL_OUT);
+    assert_int_equal(mote_watch_revents(&loop, a), 0);
+    /* A watch removed: the descriptor is told again (it may be closed and
+     * its number reused before the host hears of it). */
+    assert_int_equal(mote_watch_remove(&loop, a), 0);
+    assert_int_equal(hv_events(5), MOTE_POLL_OUT);
+    assert_non_null(strstr(hv.log, "w5:0 w5:2"));
+    assert_int_equal(mote_watch_remove(&loop, b), 0);
+    assert_int_equal(hv_events(5), 0);
+    assert_int_equal(hv.nfd, 1);
+    /* Taken back: the host watches nothing, has no timer. */
+    assert_int_equal(mote_loop_host(&loop, NULL), 0);
+    assert_int_equal(hv.nfd, 0);
+    assert_int_equal(hv.timer_ms, -1);
+    assert_int_equal(mote_loop_host(&loop, &(struct mote_loop_host){host_watch, NULL, &hv}),
+                     MOTE_ERR_INVAL);
+}
+
+/* Timers: the host's deadline is the next timer's; an earlier one is
+ * told at once (also from outside the loop), a call that comes early
+ * fires nothing and sets the deadline again. */
+static void test_host_timers(void **state)
+{
+    (void)state;
+    memset(&fired, 0, sizeof(fired));
+    assert_int_equal(mote_loop_host(&loop, &test_host), 0);
+    assert_int_equal(mote_timer_start(&loop, 300, on_timer, (void *)1, 0, NULL), 0);
+    assert_int_equal(hv.timer_ms, 300);
+    assert_int_equal(mote_timer_start(&loop, 100, on_timer, (void *)2, 0, NULL), 0);
+    assert_int_equal(hv.timer_ms, 100);
+    mote_tport_advance(&tp, 50);
+    assert_int_equal(mote_loop_timeout(&loop), 0); /* early: nothing due */
+    assert_int_equal(fired.n, 0);
+    assert_int_equal(hv.timer_ms, 50);
+    mote_tport_advance(&tp, 50); /* across the clock's wrap */
+    assert_true(mote_loop_timeout(&loop) > 0);
+    assert_int_equal(fired.n, 1);
+    assert_int_equal(fired.order[0], 2);
+    assert_int_equal(hv.timer_ms, 200);
+    mote_tport_advance(&tp, 200);
+    assert_true(mote_loop_timeout(&loop) > 0);
+    assert_int_equal(fired.n, 2);
+    assert_int_equal(hv.timer_ms, MOTE_LOOP_MAX_WAIT_MS); /* nothing left: the safety net */
+}
+
+/* A job on a watch and a timer, run by the host: spawned from outside
+ * the loop it is runnable at once (deadline 0); readiness steps it; when
+ * it ends its watch is dropped and its continuation runs in the same
+ * call. */
+struct hjob {
+    int steps;
+    mote_watch_id w;
+};
+
+static int hjob_step(struct mote_loop *l, mote_job_id self, void *p)
+{
+    struct hjob *h = p;
+
+    h->steps++;
+    if (h->w == 0)
+        return mote_watch_add(l, 7, MOTE_POLL_IN, NULL, NULL, self, &h->w) < 0 ? MOTE_ERR_FULL
+                                                                              : MOTE_STEP_PENDING;
+    return mote_watch_revents(l, h->w) & MOTE_POLL_IN ? MOTE_STEP_DONE : MOTE_STEP_PENDING;
+}
+
+static const struct mote_task_ops hjob_ops = {"hjob", hjob_step, NULL};
+static int conts_run;
+
+static void hjob_then(struct mote_loop *l, mote_job_id job, enum mote_job_state how,
+                      const char *errmsg, void *arg)
+{
+    (void)l, (void)job, (void)errmsg, (void)arg;
+    assert_int_equal(how, MOTE_JOB_DONE);
+    conts_run++;
+}
+
+static void test_host_runs_a_job(void **state)
+{
+    struct hjob h = {0, 0};
+    mote_job_id id;
+
+    (void)state;
+    conts_run = 0;
+    assert_int_equal(mote_loop_host(&loop, &test_host), 0);
+    assert_int_equal(mote_job_spawn(&loop, "h", &hjob_ops, &h, NULL, &id), 0);
+    assert_int_equal(hv.timer_ms, 0); /* runnable: call at once */
+    assert_int_equal(mote_job_then(&loop, id, "k", hjob_then, NULL), 0);
+    assert_true(mote_loop_timeout(&loop) > 0);
+    assert_int_equal(h.steps, 1);
+    assert_int_equal(hv_events(7), MOTE_POLL_IN);
+    assert_int_equal(hv.timer_ms, MOTE_LOOP_MAX_WAIT_MS); /* waits for fd 7 only */
+    assert_int_equal(mote_loop_ready(&loop, 7, MOTE_POLL_OUT), 0); /* not what it asked for */
+    assert_int_equal(h.steps, 1);
+    assert_true(mote_loop_ready(&loop, 7, MOTE_POLL_IN) > 0);
+    assert_int_equal(h.steps, 2);
+    assert_int_equal(mote_job_state(&loop, id), MOTE_JOB_DONE);
+    assert_int_equal(conts_run, 1);
+    assert_int_equal(hv_events(7), 0); /* the job's watch went with it */
+    /* Called from inside the loop, the hosted calls refuse like poll. */
+    assert_int_equal(mote_job_wake(&loop, id), MOTE_ERR_ALREADY);
+}
+
+/* Signals come through the port's descriptor, like the other fds. */
+static int sigs_seen;
+
+static void count_sig(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
+{
+    (void)arg;
+    assert_int_equal(sig, MOTE_SIG_TERM);
+    sigs_seen += (int)n;
+    /* Inside the loop, the hosted entry points refuse to nest. */
+    assert_int_equal(mote_loop_ready(l, 5, MOTE_POLL_IN), MOTE_ERR_BUSY);
+    assert_int_equal(mote_loop_timeout(l), MOTE_ERR_BUSY);
+    assert_int_equal(mote_loop_host(l, NULL), MOTE_ERR_BUSY);
+}
+
+static void test_host_signals(void **state)
+{
+    (void)state;
+    sigs_seen = 0;
+    mote_loop_on_signal(&loop, count_sig, NULL);
+    assert_int_equal(mote_loop_host(&loop, &test_host), 0);
+    mote_tport_raise(&tp, MOTE_SIG_TERM);
+    mote_tport_raise(&tp, MOTE_SIG_TERM);
+    assert_int_equal(mote_loop_timeout(&loop), 0); /* not the signal descriptor's turn */
+    assert_int_equal(sigs_seen, 0);
+    assert_true(mote_loop_ready(&loop, 99, MOTE_POLL_IN) > 0);
+    assert_int_equal(sigs_seen, 2);
+}
+
+/* A port without a signal descriptor: signals are taken at every turn. */
+static void test_host_no_sigfd(void **state)
+{
+    (void)state;
+    sigs_seen = 0;
+    mote_loop_on_signal(&loop, count_sig, NULL);
+    assert_int_equal(mote_loop_host(&loop, &test_host), 0);
+    assert_int_equal(hv.nfd, 0);
+    mote_tport_raise(&tp, MOTE_SIG_TERM);
+    assert_true(mote_loop_timeout(&loop) > 0);
+    assert_int_equal(sigs_seen, 1);
+}
+
+/* The enumerating form: one entry per descriptor, signals included, and
+ * the longest wait. */
+static void test_loop_fds(void **state)
+{
+    struct mote_pollfd fds[MOTE_MAX_WATCHES + 1];
+    int32_t ms = -7;
+    mote_job_id id;
+    int n, i;
+
+    (void)state;
+    assert_int_equal(mote_watch_add(&loop, 5, MOTE_POLL_IN, count_watch, NULL, 0, NULL), 0);
+    assert_int_equal(mote_watch_add(&loop, 5, MOTE_POLL_OUT, count_watch, NULL, 0, NULL), 0);
+    assert_int_equal(mote_watch_add(&loop, 6, MOTE_POLL_IN, count_watch, NULL, 0, NULL), 0);
+    assert_int_equal(mote_timer_start(&loop, 250, on_timer, NULL, 0, NULL), 0);
+    n = mote_loop_fds(&loop, fds, MOTE_MAX_WATCHES + 1, &ms);
+    assert_int_equal(n, 3);
+    assert_int_equal(ms, 250);
+    for (i = 0; i < n; i++) {
+        unsigned want = fds[i].fd == 5 ? MOTE_POLL_IN | MOTE_POLL_OUT : MOTE_POLL_IN;
+
+        assert_true(fds[i].fd == 5 || fds[i].fd == 6 || fds[i].fd == 99);
+        assert_int_equal(fds[i].events, want);
+    }
+    assert_int_equal(mote_loop_fds(&loop, fds, 2, &ms), MOTE_ERR_FULL);
+    assert_int_equal(mote_job_spawn(&loop, "s", &stubborn_ops, NULL, NULL, &id), 0);
+    assert_int_equal(mote_loop_fds(&loop, fds, MOTE_MAX_WATCHES + 1, &ms), 3);
+    assert_int_equal(ms, 0); /* a job to step: no waiting */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +734,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shutdown_refuses_spawn, setup_wrap, teardown),
         cmocka_unit_test_setup_teardown(test_bad_port, setup_wrap, teardown),
         cmocka_unit_test_setup_teardown(test_strerror, setup_wrap, teardown),
+        cmocka_unit_test_setup_teardown(test_host_told_watches, setup_hosted, teardown),
+        cmocka_unit_test_setup_teardown(test_host_timers, setup_hosted, teardown),
+        cmocka_unit_test_setup_teardown(test_host_runs_a_job, setup_hosted, teardown),
+        cmocka_unit_test_setup_teardown(test_host_signals, setup_hosted, teardown),
+        cmocka_unit_test_setup_teardown(test_host_no_sigfd, setup_wrap, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_fds, setup_hosted, teardown),
     };
 
     return cmocka_run_group_tests_name("loop", tests, NULL, NULL);

@@ -555,6 +555,100 @@ static void test_random_never_blocks(void **state)
     assert_true(zero < 8);
 }
 
+/* Reads the merged output of child `pid` to its end and reaps it. */
+static int output_and_status(int fd, int64_t pid, char *out, size_t cap, int *status)
+{
+    const struct mote_port *p = &pp.port;
+    size_t have = 0;
+    int i, n, rc = MOTE_ERR_AGAIN;
+
+    for (i = 0; i < 500; i++) {
+        n = p->pipe_read(p->ctx, fd, out + have, cap - 1 - have);
+        if (n > 0) {
+            have += (size_t)n;
+            continue;
+        }
+        if (n == 0 || n == MOTE_ERR_PIPE)
+            break;
+        usleep(10000);
+    }
+    out[have] = '\0';
+    for (i = 0; i < 500 && rc == MOTE_ERR_AGAIN; i++) {
+        rc = p->proc_reap(p->ctx, pid, status);
+        if (rc == MOTE_ERR_AGAIN)
+            usleep(10000);
+    }
+    return rc;
+}
+
+/* The spawn does not wait for the child's exec: a program that is not
+ * there is said at once (a look in PATH), one that only its exec finds
+ * unrunnable says why on its output and exits 127, its group known. */
+static void test_spawn_without_waiting_for_the_exec(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    const char *argv[2] = {NULL, NULL};
+    char path[320], out[512];
+    int64_t pid = 0;
+    int fds[3], status = 0, fd;
+
+    (void)state;
+    argv[0] = "/nonexistent/program";
+    assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), MOTE_ERR_NOENT);
+    argv[0] = "mote-no-such-program-in-path";
+    assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), MOTE_ERR_NOENT);
+    /* found, but its interpreter is not: only the exec can tell */
+    snprintf(path, sizeof(path), "%s/badinterp", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "#!/nonexistent/interp\n", 22), 22);
+    close(fd);
+    argv[0] = path;
+    assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), 0);
+    p->pipe_close(p->ctx, fds[0]);
+    assert_true(p->proc_group(p->ctx, pid) > 1);
+    assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+    p->pipe_close(p->ctx, fds[1]);
+    assert_int_equal(status, 127);
+    assert_non_null(strstr(out, "mote: cannot run "));
+    assert_non_null(strstr(out, "badinterp: not found"));
+    /* and one that runs: its output, its status */
+    {
+        const char *av[4] = {"sh", "-c", "echo ran; exit 3", NULL};
+
+        assert_int_equal(p->proc_spawn(p->ctx, av, NULL, true, fds, &pid), 0);
+    }
+    p->pipe_close(p->ctx, fds[0]);
+    assert_true(p->proc_group(p->ctx, pid) > 1);
+    assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+    p->pipe_close(p->ctx, fds[1]);
+    assert_int_equal(status, 3);
+    assert_string_equal(out, "ran\n");
+}
+
+/* Secrets never come from the fallback: before the pool is ready the
+ * port says so (a descriptor to wait on, nothing written), and never
+ * blocks; once it is, the bytes are getrandom's. */
+static void test_random_secret_waits_for_the_pool(void **state)
+{
+    unsigned char a[32], zero[32];
+    int fd = 7;
+
+    (void)state;
+    memset(zero, 0, sizeof(zero));
+    memset(a, 0xAA, sizeof(a));
+    blocking_calls = 0;
+    pool_not_ready = 1;
+    assert_int_equal(pp.port.random_secret(pp.port.ctx, a, sizeof(a), &fd), MOTE_ERR_AGAIN);
+    assert_memory_equal(a, zero, sizeof(a));
+    assert_true(fd >= 0); /* /dev/random, readable once the pool is */
+    pool_not_ready = 0;
+    assert_int_equal(blocking_calls, 0);
+    assert_int_equal(pp.port.random_secret(pp.port.ctx, a, sizeof(a), &fd), 0);
+    assert_int_equal(fd, -1);
+    assert_memory_not_equal(a, zero, sizeof(a));
+}
+
 /* Out of descriptors is said for what it is. */
 static void test_err_mfile(void **state)
 {
@@ -639,6 +733,121 @@ static void test_notify_taken(void **state)
     assert_null(getenv("NOTIFY_SOCKET"));
 }
 
+static int count_fs(void *arg, const char *name, unsigned type)
+{
+    (void)name, (void)type;
+    (*(int *)arg)++;
+    return 0;
+}
+
+/* The file tools' paths: links followed by the port itself, relative ones
+ * from their own directory, through directories, with a loop refused;
+ * "file/" is no directory. */
+static void test_fs_paths_follow_links(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    char real[700], sub[400], a[600], b[700], via[600], lp[600], path[800];
+    const char *text = "new\n";
+    struct mote_fs_stat st;
+    int n = 0, fd;
+
+    (void)state;
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    snprintf(real, sizeof(real), "%s/real.txt", sub);
+    put(real, "old\n", 0644);
+    snprintf(a, sizeof(a), "%s/a", dir);
+    assert_int_equal(symlink("sub/real.txt", a), 0);           /* relative to dir */
+    snprintf(b, sizeof(b), "%s/b", sub);
+    assert_int_equal(symlink("../a", b), 0);                   /* a link to a link */
+    snprintf(via, sizeof(via), "%s/via", dir);
+    assert_int_equal(symlink(sub, via), 0);                    /* a directory on the way */
+    snprintf(path, sizeof(path), "%s/b", via);
+    assert_int_equal(p->fs_replace(p->ctx, path, produce_once, (text = "new\n", &text)), 0);
+    assert_file(real, "new\n");
+    assert_true(lstat(b, &(struct stat){0}) == 0);
+    assert_int_equal(p->fs_stat(p->ctx, path, &st), 0);
+    assert_int_equal(st.type, MOTE_FS_FILE);
+    assert_int_equal(st.size, 4);
+    fd = p->fs_open(p->ctx, a);
+    assert_true(fd >= 0);
+    p->fs_close(p->ctx, fd);
+    assert_int_equal(p->fs_list(p->ctx, via, count_fs, &n), 0);
+    assert_int_equal(n, 2);
+    snprintf(path, sizeof(path), "%s/", real);
+    assert_int_equal(p->fs_replace(p->ctx, path, produce_once, (text = "new\n", &text)), MOTE_ERR_NOTDIR);
+    snprintf(path, sizeof(path), "%s/", sub);
+    assert_int_equal(p->fs_replace(p->ctx, path, produce_once, (text = "new\n", &text)), MOTE_ERR_ISDIR);
+    snprintf(lp, sizeof(lp), "%s/loop", dir);
+    assert_int_equal(symlink("loop", lp), 0);
+    assert_int_equal(p->fs_replace(p->ctx, lp, produce_once, &text), MOTE_ERR_INVAL);
+    assert_int_equal(p->fs_open(p->ctx, lp), MOTE_ERR_INVAL);
+    /* a new file through a dangling link of one's own: created at its target */
+    snprintf(path, sizeof(path), "%s/dangling", dir);
+    assert_int_equal(symlink("sub/made.txt", path), 0);
+    assert_int_equal(p->fs_replace(p->ctx, path, produce_once, (text = "new\n", &text)), 0);
+    snprintf(path, sizeof(path), "%s/made.txt", sub);
+    assert_file(path, "new\n");
+}
+
+/* The kernel's protected_symlinks rule, kept by the port whatever the
+ * system's setting: another user's link in a sticky directory anyone may
+ * write is not followed (not to read, write, list or look), a link of the
+ * directory's owner or of the caller is. */
+static void test_fs_sticky_links(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    char pub[600], victim[600], planted[700], mine[700], gone[600], path[700];
+    const char *text;
+    struct mote_fs_stat st;
+    int n = 0, fd;
+
+    (void)state;
+    if (geteuid() != 0) {
+        skip(); /* only root can plant a link of another user */
+        return;
+    }
+    snprintf(pub, sizeof(pub), "%s/pub", dir);
+    assert_int_equal(mkdir(pub, 0755), 0);
+    assert_int_equal(chmod(pub, 01777), 0);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    put(victim, "ORIGINAL\n", 0644);
+    snprintf(planted, sizeof(planted), "%s/planted", pub);
+    assert_int_equal(symlink(victim, planted), 0);
+    assert_int_equal(lchown(planted, 65534, 65534), 0);
+    assert_int_equal(p->fs_replace(p->ctx, planted, produce_once, (text = "PWNED\n", &text)), MOTE_ERR_ACCES);
+    assert_file(victim, "ORIGINAL\n");
+    assert_int_equal(p->fs_open(p->ctx, planted), MOTE_ERR_ACCES);
+    assert_int_equal(p->fs_stat(p->ctx, planted, &st), MOTE_ERR_ACCES);
+    /* ... nor as a directory on the way */
+    snprintf(path, sizeof(path), "%s/dirlink", pub);
+    assert_int_equal(symlink(dir, path), 0);
+    assert_int_equal(lchown(path, 65534, 65534), 0);
+    snprintf(path, sizeof(path), "%s/dirlink/victim", pub);
+    assert_int_equal(p->fs_replace(p->ctx, path, produce_once, (text = "new\n", &text)), MOTE_ERR_ACCES);
+    snprintf(path, sizeof(path), "%s/dirlink", pub);
+    assert_int_equal(p->fs_list(p->ctx, path, count_fs, &n), MOTE_ERR_ACCES);
+    assert_file(victim, "ORIGINAL\n");
+    /* dangling: nothing is created at its target */
+    snprintf(gone, sizeof(gone), "%s/gone", dir);
+    snprintf(path, sizeof(path), "%s/dangling", pub);
+    assert_int_equal(symlink(gone, path), 0);
+    assert_int_equal(lchown(path, 65534, 65534), 0);
+    assert_int_equal(p->fs_replace(p->ctx, path, produce_once, (text = "new\n", &text)), MOTE_ERR_ACCES);
+    assert_int_equal(access(gone, F_OK), -1);
+    /* the caller's own link is followed */
+    snprintf(mine, sizeof(mine), "%s/mine", pub);
+    assert_int_equal(symlink(victim, mine), 0);
+    fd = p->fs_open(p->ctx, mine);
+    assert_true(fd >= 0);
+    p->fs_close(p->ctx, fd);
+    /* outside a sticky directory, another user's link is followed */
+    assert_int_equal(chmod(pub, 0777), 0);
+    fd = p->fs_open(p->ctx, planted);
+    assert_true(fd >= 0);
+    p->fs_close(p->ctx, fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -648,6 +857,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clock_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_never_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_secret_waits_for_the_pool, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage_hardening, setup, teardown),
         cmocka_unit_test_setup_teardown(test_err_mfile, setup, teardown),
@@ -657,6 +867,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fs_replace_keeps_the_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_replace_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_read_huge_offset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spawn_without_waiting_for_the_exec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fs_paths_follow_links, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fs_sticky_links, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("posix", tests, NULL, NULL);

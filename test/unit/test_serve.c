@@ -704,7 +704,7 @@ static void test_approval_through_the_api(void **state)
     turns(3);
     assert_int_equal(tool_runs, 0);
     snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\"}", call);
-    assert_int_equal(http("POST", path, body, &b), 200);
+    assert_int_equal(http("POST", path, body, &b), 202);
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
     assert_int_equal(tool_runs, 1);
@@ -894,6 +894,21 @@ static void test_token_file(void **state)
     const struct mote_tport_file *f;
 
     (void)state;
+    /* early boot: the generator of secrets is not seeded - nothing is
+     * made from anything weaker, nothing is written */
+    tp.secret_not_seeded = true;
+    assert_int_equal(mote_serve_token(&tp.port, "serve.token", t1, &created), MOTE_ERR_AGAIN);
+    assert_false(created);
+    assert_null(mote_tport_file(&tp, "serve.token"));
+    tp.secret_not_seeded = false;
+    /* a port with no generator of secrets makes none (its `random` may be weak) */
+    {
+        struct mote_port p = tp.port;
+
+        p.random_secret = NULL;
+        assert_int_equal(mote_serve_token(&p, "serve.token", t1, &created), MOTE_ERR_NOSYS);
+        assert_null(mote_tport_file(&tp, "serve.token"));
+    }
     assert_int_equal(mote_serve_token(&tp.port, "serve.token", t1, &created), 0);
     assert_true(created);
     assert_int_equal(strlen(t1), 64);
@@ -1339,7 +1354,7 @@ static void test_ask_id_out_of_range(void **state)
     assert_int_equal(tool_runs, 0);
     answer("it said ok", NULL, NULL, false);
     snprintf(body, sizeof(body), "{\"call_id\":\"%s\",\"answer\":\"yes\",\"ask_id\":1}", call);
-    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 200);
+    assert_int_equal(http("POST", "/v1/conversations/ak/approval", body, &b), 202);
     wait_idle();
     assert_int_equal(tool_runs, 1);
     cc.rules = NULL;
@@ -1470,6 +1485,108 @@ static void test_list_pages(void **state)
     assert_int_equal(http("GET", "/v1/conversations?after=..%2Fx", NULL, &b), 400);
 }
 
+/* A finished journal `id` of about `size` bytes (turns of 4 KiB answers). */
+static void put_big_journal(const char *id, size_t size)
+{
+    static char buf[1 << 20];
+    char name[96];
+    size_t n = (size_t)snprintf(buf, sizeof(buf), "{\"t\":\"open\",\"v\":2,\"id\":\"%s\"}\n", id);
+
+    assert_true(size < sizeof(buf) - 8192);
+    while (n < size) {
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "{\"t\":\"user\",\"text\":\"q%zu\"}\n", n);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "{\"t\":\"assistant\",\"text\":\"");
+        memset(buf + n, 'a', 4096);
+        n += 4096;
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\",\"stop\":\"end_turn\"}\n");
+    }
+    snprintf(name, sizeof(name), "conversations/%s.jsonl", id);
+    assert_int_equal(mote_tport_put(&tp, name, buf, n), 0);
+}
+
+/* Journals longer than a step are read over several loop turns: a list
+ * and a GET of a conversation not loaded wait for them while health is
+ * answered at once; what was read is kept, so the same list again needs
+ * no reading. */
+static void test_long_journals_read_in_steps(void **state)
+{
+    const char *b;
+    unsigned i, list_turns;
+    int lp, hp;
+
+    (void)state;
+    assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
+    for (i = 0; i < 3; i++) {
+        char id[8];
+
+        snprintf(id, sizeof(id), "big%u", i);
+        put_big_journal(id, 4 * MOTE_SERVE_SCAN_STEP);
+    }
+    lp = client("GET /v1/conversations HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    turns(2);
+    assert_null(strstr(sent(lp), "HTTP/1.1")); /* still reading */
+    hp = client("GET /v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    for (i = 0; i < 10 && strstr(sent(hp), "\"status\":\"ok\"") == NULL; i++)
+        turns(1);
+    assert_non_null(strstr(sent(hp), "HTTP/1.1 200"));
+    assert_non_null(strstr(sent(hp), "\"status\":\"ok\""));
+    assert_null(strstr(sent(lp), "HTTP/1.1")); /* health first: the list still reads */
+    for (list_turns = 4; list_turns < 200 && strstr(sent(lp), "\"truncated\"") == NULL;
+         list_turns++)
+        turns(1);
+    assert_true(list_turns >= 12); /* 3 journals of 4 steps, at least */
+    b = strstr(sent(lp), "\r\n\r\n");
+    assert_non_null(strstr(sent(lp), "HTTP/1.1 200"));
+    assert_non_null(b);
+    assert_non_null(strstr(b, "{\"id\":\"big0\",\"state\":\"idle\""));
+    assert_non_null(strstr(b, "\"id\":\"big2\""));
+    assert_non_null(strstr(b, "\"truncated\":false"));
+    /* read once: the same list is answered from what was kept */
+    lp = client("GET /v1/conversations HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    for (i = 0; i < 10 && strstr(sent(lp), "\"truncated\"") == NULL; i++)
+        turns(1);
+    assert_true(i < 10);
+    assert_non_null(strstr(sent(lp), "\"id\":\"big1\""));
+    /* a changed journal is read again: a GET waits for it, then answers */
+    put_big_journal("big1", 5 * MOTE_SERVE_SCAN_STEP);
+    lp = client("GET /v1/conversations/big1?records=0 HTTP/1.1\r\nHost: t\r\n"
+                "Connection: close\r\n\r\n");
+    turns(2);
+    assert_null(strstr(sent(lp), "HTTP/1.1"));
+    for (i = 0; i < 200 && strstr(sent(lp), "\"approval\"") == NULL; i++)
+        turns(1);
+    assert_non_null(strstr(sent(lp), "\"id\":\"big1\",\"state\":\"idle\""));
+    /* and a DELETE too */
+    assert_int_equal(http("DELETE", "/v1/conversations/big2", NULL, &b), 200);
+    assert_null(mote_tport_file(&tp, "conversations/big2.jsonl"));
+}
+
+/* A loaded conversation's summary is kept current from its records: the
+ * list counts its messages and its size as they are written, without
+ * reading the journal again. */
+static void test_loaded_summary_kept_current(void **state)
+{
+    char path[96], want[96];
+    const char *b;
+    unsigned reads;
+
+    (void)state;
+    start_turn("kc", "one", false);
+    wait_idle();
+    assert_int_equal(http("GET", "/v1/conversations", NULL, &b), 200);
+    assert_non_null(strstr(b, "\"user_messages\":1,\"first\":\"hi\""));
+    answer("two", NULL, NULL, false);
+    snprintf(path, sizeof(path), "/v1/conversations/kc/messages");
+    assert_int_equal(http("POST", path, "{\"text\":\"second\"}", &b), 202);
+    wait_idle();
+    reads = tp.st_reads;
+    assert_int_equal(http("GET", "/v1/conversations", NULL, &b), 200);
+    assert_int_equal(tp.st_reads, reads); /* nothing read again */
+    snprintf(want, sizeof(want), "\"bytes\":%zu,\"user_messages\":2,\"first\":\"hi\"",
+             journal_len("kc"));
+    assert_non_null(strstr(b, want));
+}
+
 static int lock_held(void *ctx, int h, unsigned how, int64_t *holder)
 {
     struct mote_tport *t = ctx;
@@ -1539,6 +1656,17 @@ static void test_policy_parse(void **state)
     assert_int_equal(policy(&pol, "{\"default\": 1}", err), MOTE_ERR_BADMSG);
     assert_int_equal(policy(&pol, "{\"tools\": {\"\": \"ask\"}}", err), MOTE_ERR_BADMSG);
     assert_int_equal(policy(&pol, "{\"tools\": [\"shell\"]}", err), MOTE_ERR_BADMSG);
+    /* strict: one reading only, and no name or answer cut at a NUL */
+    assert_int_equal(policy(&pol, "{\"tools\": {\"shell\": \"deny\", \"shell\": \"allow\"}}", err),
+                     MOTE_ERR_BADMSG);
+    assert_string_equal(err, "duplicate key \"shell\"");
+    assert_int_equal(policy(&pol, "{\"default\": \"ask\", \"default\": \"allow\"}", err),
+                     MOTE_ERR_BADMSG);
+    assert_int_equal(policy(&pol, "{\"tools\": {\"shell\\u0000x\": \"allow\"}}", err),
+                     MOTE_ERR_BADMSG);
+    assert_non_null(strstr(err, "NUL"));
+    assert_int_equal(policy(&pol, "{\"tools\": {\"shell\": \"allow\\u0000no\"}}", err),
+                     MOTE_ERR_BADMSG);
     n = (size_t)snprintf(big, sizeof(big), "{\"tools\": {");
     for (i = 0; i <= MOTE_SERVE_RULES_MAX; i++)
         n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"t%u\": \"ask\"", i ? "," : "", i);
@@ -1629,6 +1757,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_code_after_a_clean_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_journals_read_in_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loaded_summary_kept_current, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locked_elsewhere_is_said, setup, teardown),
         cmocka_unit_test_setup_teardown(test_body_buffer_held_while_handled, setup, teardown),
         cmocka_unit_test(test_policy_parse),
