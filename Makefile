@@ -471,12 +471,15 @@ bench: $(B)/libmote.a $(B)/mote $(B)/rss_exec
 
 ## bench-wire: wall time against round trip (0/50/150/300 ms through a delay
 ## proxy): a turn of 6 requests on a kept connection or new ones, one-shots
-## with a full or a resumed TLS handshake, and their CPU
+## with a full or a resumed TLS handshake, and their CPU, through the
+## library and through mote; the chart in docs/wire.svg (MOTE_BEFORE=[LABEL=]PATH
+## adds a turn through an older mote)
 bench-wire: $(B)/libmote.a $(B)/mote
 	@mkdir -p $(BB)
 	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
 	  $(B)/libmote.a $(LIBS)
-	$(Q)python3 test/bench/wire_bench.py $(B) --out $(BB)/wire.dat
+	$(Q)python3 test/bench/wire_bench.py $(B) --out $(BB)/wire.dat --mote $(B)/mote \
+	  --chart docs/wire.svg $(if $(MOTE_BEFORE),--mote-before "$(MOTE_BEFORE)")
 
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding

@@ -25,7 +25,6 @@ int mote_session_init(struct mote_session *s, struct mote_loop *loop,
                       const struct mote_session_conf *conf)
 {
     const struct mote_port *p = loop != NULL ? loop->port : NULL;
-    unsigned i;
 
     if (conf == NULL || conf->on_event == NULL || p == NULL)
         return MOTE_ERR_INVAL;
@@ -37,10 +36,7 @@ int mote_session_init(struct mote_session *s, struct mote_loop *loop,
     memset(s, 0, offsetof(struct mote_session, jbuf));
     memset(&s->jbuf, 0, offsetof(struct mote_jbuf, line));
     memset(s->conv, 0, sizeof(s->conv));
-    for (i = 0; i < MOTE_MAX_STREAMS; i++)
-        mote_stream_slot(s, i)->used = false;
-    for (i = 0; i < MOTE_MAX_TOOL_RUNS; i++)
-        s->runs[i].used = false;
+    mote_pool_init(s);
     s->loop = loop;
     s->port = p;
     s->conf = *conf;
@@ -59,6 +55,7 @@ void mote_session_deinit(struct mote_session *s)
         if (s->conv[i].used)
             mote_journal_close(&s->conv[i].jr);
     }
+    mote_pool_close_conns(s);
     if (s->defer_timer != 0)
         (void)mote_timer_stop(s->loop, s->defer_timer);
     if (s->sd_timer != 0)

@@ -367,11 +367,12 @@ struct mote_conv {
 };
 
 /* The buffers of one model request, while it streams (the client, the
- * answer's text and tool inputs until they are journaled): the library's
+ * answer's text and tool inputs until they are journaled), and the
+ * connection kept from one request to the next: the library's
  * struct mote_stream, kept here as an area of its size so that a session
  * can be allocated statically. */
 #define MOTE_STREAM_SIZE                                                                          \
-    (sizeof(struct mote_llm_call) + sizeof(struct mote_llm_req) +                                 \
+    (sizeof(struct mote_llm_call) + sizeof(struct mote_llm_req) + sizeof(struct mote_conn) +      \
      (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS) * sizeof(struct mote_tool_def) + \
      MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u)
 

@@ -75,15 +75,17 @@
 
 /* ---- loop -------------------------------------------------------------- */
 
-/* Timers armed at once in one loop. */
+/* Timers armed at once in one loop (a kept connection holds one while it
+ * is idle, instead of its request's). */
 #ifndef MOTE_MAX_TIMERS
 #define MOTE_MAX_TIMERS 16
 #endif
 
 /* File descriptors watched at once in one loop (the port's own signal
  * wake-up descriptor is not counted). The CLI needs up to 3 per MCP server
- * (stdout, stderr, stdin while a write waits), 1 for the model request, 1
- * for a tool and 1 for its input; mote serve one per connection
+ * (stdout, stderr, stdin while a write waits), 1 for the model request (or
+ * its stream slot's idle kept connection), 1 for a tool and 1 for its
+ * input; mote serve one per connection
  * (MOTE_SERVE_MAX_CONNS) and one per listener. The build refuses a
  * MOTE_SERVE_MAX_CONNS that would leave fewer than MOTE_WATCH_RESERVE
  * for the rest, so clients can never take the watches of the model, the
@@ -256,6 +258,14 @@
 #endif
 #ifndef MOTE_LLM_IDLE_TIMEOUT_MS
 #define MOTE_LLM_IDLE_TIMEOUT_MS 90000
+#endif
+/* The whole of one model request, ms: every attempt, backoff and the
+ * stream to its end (a stream that stays alive with pings but never ends
+ * is cut here). 0: no overall deadline; at most 2^31 - 1. The default is
+ * Claude Code's API timeout; a slow local model writing a long answer
+ * may need more. */
+#ifndef MOTE_LLM_REQUEST_TIMEOUT_MS
+#define MOTE_LLM_REQUEST_TIMEOUT_MS 600000
 #endif
 
 /* Retry backoff, ms: first delay (doubled each attempt, plus up to 50%
@@ -1034,7 +1044,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MQTT_PAYLOAD_MAX), MOTE_MQTT_TOPIC_MAX), MOTE_MQTT_OUT_MAX), MOTE_MQTT_INFLIGHT), MOTE_MQTT_RX_INFLIGHT), MOTE_MQTT_SUBS_MAX), MOTE_MQTT_CTL_MAX), MOTE_MQTT_RECV_BUF), MOTE_MQTT_KEEPALIVE_S), MOTE_MQTT_PING_TIMEOUT_MS), MOTE_MQTT_CONNECT_TIMEOUT_MS), MOTE_MQTT_BACKOFF_MS), MOTE_MQTT_BACKOFF_MAX_MS)
 /* kept connections and TLS sessions: a chain of their own */
 #define MOTE_SIG_WIRE_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S), MOTE_LLM_REQUEST_TIMEOUT_MS)
 /* the service's limits (mote serve on a device), a chain of their own */
 #define MOTE_SIG_SVC_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE)
