@@ -276,6 +276,17 @@ test-mqtt: $(SB)/mqtt_probe
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
 # ---- end of the MQTT client's block ----
 
+# ---- mote serve --mqtt (the front door on a broker) ----
+# build/asan/mote against a private mosquitto and the test LLM server:
+# requests answered once (kill -9 mid-turn, sent while down, an id sent
+# twice, a broker's redelivery), broker restarts, errors, the will, the
+# HTTP API while the broker is gone, a flood, approvals, a garbage broker.
+.PHONY: test-mqtt-serve
+test-mqtt-serve: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt_serve.py $(SB)
+CHECK_GROUPS += test-mqtt-serve
+# ---- end of mote serve --mqtt's block ----
+
 
 # Regression tests of the agent's defects found in its first review
 # (real binary, test server).
