@@ -212,9 +212,9 @@ static int publish_record_stub(struct mq *q, const char *id, uint64_t off, uint6
 /* A record of `len` bytes (`line`, without its newline) at `off`. */
 static int publish_record(struct mq *q, const char *id, uint64_t off, const char *line, size_t len)
 {
-    size_t h = record_head(q, off);
+    size_t room = sizeof(q->pay) - 1, h = record_head(q, off);
 
-    if (h + len + 2 > sizeof(q->pay) - 1)
+    if (h >= room || len + 1 > room - h)
         return publish_record_stub(q, id, off, len);
     memcpy(q->pay + h, line, len);
     q->pay[h + len] = '}';
@@ -228,7 +228,8 @@ static int publish_next_record(struct mq *q, struct mq_out *o, uint64_t end)
 {
     const struct mote_port *p = q->sv->port;
     uint64_t off = o->st.pos, at;
-    size_t h = record_head(q, off), cap = sizeof(q->pay) - 1 - h - 1, want;
+    size_t room = sizeof(q->pay) - 1, h = record_head(q, off), want;
+    size_t cap = h + 2 <= room ? room - h - 1 : 0; /* the line's bytes, '}' after them */
     const char *nl;
     int n, rc;
 
@@ -236,8 +237,8 @@ static int publish_next_record(struct mq *q, struct mq_out *o, uint64_t end)
     n = want > 0 ? p->st_read(p->ctx, o->st.sh, off, q->pay + h, want) : 0;
     if (n < 0)
         return n;
-    nl = memchr(q->pay + h, '\n', (size_t)n);
-    if (nl != NULL) {
+    nl = n > 0 ? memchr(q->pay + h, '\n', (size_t)n) : NULL;
+    if (nl != NULL && h + (size_t)(nl - (q->pay + h)) < room) {
         size_t len = (size_t)(nl - (q->pay + h));
 
         q->pay[h + len] = '}';
@@ -246,7 +247,7 @@ static int publish_next_record(struct mq *q, struct mq_out *o, uint64_t end)
             o->st.pos = off + len + 1;
         return rc;
     }
-    if ((size_t)n < want || want == (size_t)(end - off))
+    if (want > 0 && ((size_t)n < want || want == (size_t)(end - off)))
         return MOTE_ERR_CORRUPT; /* the journal ends inside a record it counted */
     /* too large for one message: find its end, publish its size */
     at = off + (uint64_t)n;
