@@ -22,12 +22,18 @@ void mote_serve_mqtt_say(struct mq *q, const char *a, const char *b, const char 
 {
     char line[240];
     struct mote_sb sb;
+    size_t i;
 
     if (q->sv->conf.log == NULL)
         return;
     mote_sb_init(&sb, line, sizeof(line));
     mote_sb_s(&sb, "mqtt: ");
     mote_sb_join(&sb, a, b, c);
+    /* a request's id comes from outside: one line, no control bytes */
+    for (i = 0; i < sb.len; i++) {
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7F)
+            line[i] = '?';
+    }
     q->sv->conf.log(q->sv->conf.log_arg, line);
 }
 
