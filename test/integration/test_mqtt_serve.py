@@ -674,6 +674,46 @@ def test_a_broker_that_sends_garbage():
             c.close()
 
 
+def test_mqtts_beside_the_models_https():
+    """Two TLS sessions at once: the broker's (mqtts) and the model's
+    (https), both verified with --ca-file."""
+    from harness import ROOT
+    certs = os.path.join(TMP, "certs-serve")
+    r = subprocess.run(["sh", os.path.join(ROOT, "test", "make_certs.sh"), certs],
+                       capture_output=True)
+    check(r.returncode == 0, r.stderr)
+    ca = os.path.join(certs, "ca.crt")
+    b = Broker("ms-tls", tls=(os.path.join(certs, "server.crt"), os.path.join(certs, "server.key")))
+    tls = ["-h", "localhost", "-p", str(b.port), "--cafile", ca]
+    port, _ = start_server([{"text": "over TLS twice", "delay_ms": 20}], cert="server",
+                           certs_dir=certs)
+    s = Serve(port, args=["--mqtt", b.url("localhost"), "--mqtt-id", "dev-tls", "--ca-file", ca,
+                          "--base-url", "https://localhost:%d" % port], env_more=FAST)
+    sub = None
+    try:
+        connected(s, 1)
+        sub = subprocess.Popen([tool("mosquitto_sub")] + tls + ["-q", "1", "-t",
+                                                                "mote/dev-tls/out/k", "-C", "3"],
+                               stdout=subprocess.PIPE)
+        SERVERS.append(sub)
+        wait_for(lambda: b.log().count("Received SUBSCRIBE from") >= 2, "the subscriber")
+        r = subprocess.run([tool("mosquitto_pub")] + tls +
+                           ["-q", "1", "-t", "mote/dev-tls/in", "-m", req("t1", "k", "secure")],
+                           capture_output=True, timeout=20)
+        check(r.returncode == 0, r.stderr)
+        s.wait_state("k", "idle")
+        j = journal_of(s.state, "k")
+        check(j[-1]["t"] == "assistant" and j[-1]["text"] == "over TLS twice", j)
+        out, _ = sub.communicate(timeout=20)
+        got = [json.loads(x) for x in out.decode().splitlines()]
+        check([e["data"]["t"] for e in got if e["event"] == "record"][:2] == ["user", "request"],
+              got)
+    finally:
+        if sub is not None and sub.poll() is None:
+            sub.kill()
+        check(stop(s) == 0, s.log())
+
+
 def test_settings_refused_at_start():
     port, _ = start_server()
     for args, env, want in [
