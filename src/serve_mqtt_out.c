@@ -149,18 +149,31 @@ void mote_serve_mqtt_out_free(struct mq *q, struct mq_out *o)
     o->used = false;
 }
 
-/* A conversation's events from the record at `off` on (NULL: no slot
- * free, or its journal cannot be read: said once). */
+/* True if out stream `o` has published everything and its conversation
+ * is idle: its slot may go to another conversation. */
+static bool out_idle(struct mq *q, struct mq_out *o)
+{
+    struct mote_conv *cv = mote_conv_find(q->sv->conf.session, o->st.conv_id);
+
+    return o->live && o->st.pos == mote_serve_conv_end(q->sv, &o->st) &&
+           (cv == NULL || !mote_conv_busy(cv));
+}
+
+/* A conversation's events from the record at `off` on (NULL: every slot
+ * is behind, or its journal cannot be read: said). */
 static struct mq_out *out_new(struct mq *q, const char *id, uint64_t off)
 {
     unsigned i;
     int rc;
 
-    for (i = 0; i < MOTE_SERVE_MQTT_OUTS; i++) {
-        struct mq_out *o = &q->outs[i];
+    for (i = 0; i < MOTE_SERVE_MQTT_OUTS * 2; i++) {
+        struct mq_out *o = &q->outs[i % MOTE_SERVE_MQTT_OUTS];
 
-        if (o->used)
+        /* a free slot first, else one whose conversation is idle */
+        if (o->used && (i < MOTE_SERVE_MQTT_OUTS || !out_idle(q, o)))
             continue;
+        if (o->used)
+            mote_serve_mqtt_out_free(q, o);
         memset(&o->st, 0, sizeof(o->st));
         o->st.sh = -1;
         rc = mote_serve_stream_open(q->sv, &o->st, id);

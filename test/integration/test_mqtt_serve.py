@@ -580,7 +580,7 @@ def test_flood_of_requests_is_bounded_and_all_answered_once():
     port, log = start_server()
     s = mserve(port, b, "dev-f")
     sub = Sub(b, "mote/dev-f", "w-f")
-    n, convs = 120, ["f0", "f1", "f2", "f3", "f4", "f5"]
+    n, convs = 120, ["f%d" % i for i in range(12)]
     try:
         lines = "".join(req("f%d" % i, convs[i % len(convs)], "flood %d" % i) + "\n"
                         for i in range(n))
@@ -601,6 +601,27 @@ def test_flood_of_requests_is_bounded_and_all_answered_once():
         vm = open("/proc/%d/status" % s.p.pid).read()
         hwm = int([x for x in vm.splitlines() if x.startswith("VmHWM")][0].split()[1])
         check(hwm < 200000, "peak RSS %d kB" % hwm)  # ASan's shadow included
+    finally:
+        check(stop(s) == 0, s.log())
+        sub.stop()
+
+
+def test_more_conversations_than_out_slots_one_after_another():
+    """Each conversation holds an out slot while it publishes; an idle
+    one's slot goes to the next conversation, so any number of
+    conversations, one after another, all reach the broker."""
+    from harness import config_value
+    n = config_value("MOTE_SERVE_MQTT_OUTS") + 3
+    b = Broker("ms-o")
+    port, _ = start_server()
+    s = mserve(port, b, "dev-o")
+    sub = Sub(b, "mote/dev-o", "w-o")
+    try:
+        for i in range(n):
+            b.pub("mote/dev-o/in", req("o%d" % i, "c%d" % i, "number %d" % i))
+            sub.wait(lambda: sub.answers("c%d" % i) == ["You said: number %d" % i],
+                     "conversation %d's answer" % i)
+        check("left out" not in s.log(), s.log())
     finally:
         check(stop(s) == 0, s.log())
         sub.stop()
