@@ -234,6 +234,55 @@ def test_errors_on_the_error_topic():
         sub.stop()
 
 
+def test_puback_only_after_the_record_is_synced():
+    """The order of the system calls (strace): the user record with the
+    request's id is written to the journal, the journal is synced, and
+    only then does the PUBACK (0x40 0x02) go to the broker."""
+    from harness import strace_cmd
+    b = Broker("ms-o2")
+    port, _ = start_server()
+    trace = os.path.join(TMP, "puback.trace")
+    state = os.path.join(TMP, "puback-state")
+    os.makedirs(state)
+    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    e.update(FAST, ANTHROPIC_API_KEY="sk-test")
+    cmd = strace_cmd(trace, "write,send,sendto,fdatasync,fsync")  # (Skip where it cannot)
+    err = open(os.path.join(state, "err"), "w")
+    from test_serve import MOTE
+    p = subprocess.Popen(cmd + ["-x", "-s", "4096", MOTE, "serve", "--state-dir", state, "--base-url",
+                                "http://127.0.0.1:%d" % port, "--mqtt", b.url(), "--mqtt-id",
+                                "dev-o2"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=err, env=e)
+    SERVERS.append(p)
+    try:
+        wait_for(lambda: "mqtt: connected to" in open(os.path.join(state, "err")).read(),
+                 "connected", 60)
+        b.pub("mote/dev-o2/in", req("sync-me", "k", "durable first"))
+        wait_for(lambda: os.path.exists(os.path.join(state, "conversations", "k.jsonl")) and
+                 "assistant" in open(os.path.join(state, "conversations", "k.jsonl")).read(),
+                 "the answer", 60)
+    finally:
+        # mote is strace's child: the signal goes to it, strace ends with it
+        with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+            for child in f.read().split():
+                os.kill(int(child), signal.SIGTERM)
+        p.wait(timeout=60)
+        err.close()
+    lines = open(trace).read().splitlines()
+    def first(pred, what):
+        for i, line in enumerate(lines):
+            if pred(i, line):
+                return i
+        raise AssertionError("no %s in the trace: %s" % (what, "\n".join(lines)[-3000:]))
+    i_rec = first(lambda i, l: l.startswith("write(") and "k.jsonl" in l and
+                  '\\"rid\\":\\"sync-me\\"' in l, "user record")
+    i_sync = first(lambda i, l: i > i_rec and "k.jsonl" in l and
+                   ("fdatasync(" in l or "fsync(" in l), "sync")
+    i_ack = first(lambda i, l: l.startswith(("send", "write")) and "socket:" in l and
+                  "\\x40\\x02\\x00" in l, "PUBACK")
+    check(i_rec < i_sync < i_ack, "record %d, sync %d, PUBACK %d" % (i_rec, i_sync, i_ack))
+
+
 def test_same_request_id_twice_runs_once():
     b = Broker("ms-d")
     port, log = start_server([{"text": "answer %d" % i, "delay_ms": 30} for i in range(4)])
