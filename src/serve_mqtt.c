@@ -118,10 +118,10 @@ static void on_kick(struct mote_loop *loop, mote_timer_id t, void *arg)
     q->kick = 0;
     if (q->status_due && q->phase == MQ_RUN && mote_serve_mqtt_status(q, "online", NULL) == 0)
         q->status_due = false;
+    if (q->phase < MQ_STOP)
+        (void)mote_serve_mqtt_pump(q); /* (first: a slot it frees may start a waiting request) */
     if (q->phase == MQ_RUN)
         mote_serve_mqtt_wait_run(q);
-    if (q->phase < MQ_STOP)
-        (void)mote_serve_mqtt_pump(q);
     if (q->paused && q->phase == MQ_RUN) {
         q->paused = false;
         (void)mote_mqtt_resume(q->client);

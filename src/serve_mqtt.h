@@ -42,7 +42,7 @@ enum mq_kind { MQ_TEXT = 1, MQ_APPROVE, MQ_CANCEL };
 enum mq_res {
     MQ_DONE = 0, /* acknowledged (done, refused with an error, or a repeat) */
     MQ_WAIT,     /* its conversation is busy (or no slot is free): later */
-    MQ_LATER,    /* not now (shutting down, or no room for the error): the broker keeps it */
+    MQ_LATER,    /* not now (shutting down): the broker keeps it */
 };
 
 struct mq {

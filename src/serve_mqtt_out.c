@@ -164,7 +164,6 @@ static bool out_idle(struct mq *q, struct mq_out *o)
 static struct mq_out *out_new(struct mq *q, const char *id, uint64_t off)
 {
     unsigned i;
-    int rc;
 
     for (i = 0; i < MOTE_SERVE_MQTT_OUTS * 2; i++) {
         struct mq_out *o = &q->outs[i % MOTE_SERVE_MQTT_OUTS];
@@ -174,14 +173,11 @@ static struct mq_out *out_new(struct mq *q, const char *id, uint64_t off)
             continue;
         if (o->used)
             mote_serve_mqtt_out_free(q, o);
+        /* its journal is opened only while records are read from it */
         memset(&o->st, 0, sizeof(o->st));
         o->st.sh = -1;
-        rc = mote_serve_stream_open(q->sv, &o->st, id);
-        if (rc < 0) {
-            mote_serve_mqtt_say(q, "cannot read the journal of ", id,
-                                ": its events are not published");
-            return NULL;
-        }
+        o->st.disk_size = UINT64_MAX;
+        mote_str_copy(o->st.conv_id, sizeof(o->st.conv_id), id);
         o->used = true;
         o->live = true;
         o->st.pos = off;
@@ -335,6 +331,20 @@ bool mote_serve_mqtt_pump(struct mq *q)
         struct mq_out *o = &q->outs[(q->rr + i) % MOTE_SERVE_MQTT_OUTS];
         unsigned budget = 64; /* records at a time: the loop's other work goes on */
 
+        if (o->used && o->st.sh < 0) {
+            char name[MOTE_STORAGE_NAME_MAX];
+            int h;
+
+            mote_serve_journal_name(name, o->st.conv_id);
+            h = sv->port->st_open(sv->port->ctx, name, MOTE_ST_READ);
+            if (h < 0) {
+                mote_serve_mqtt_say(q, "cannot read the journal of ", o->st.conv_id,
+                                    ": its events are not published");
+                mote_serve_mqtt_out_free(q, o);
+                continue;
+            }
+            o->st.sh = h;
+        }
         while (o->used) {
             uint64_t end = mote_serve_conv_end(sv, &o->st);
             struct mote_conv *cv;
@@ -370,6 +380,10 @@ bool mote_serve_mqtt_pump(struct mq *q)
             if (cv == NULL || cv->jr.h < 0 || !mote_conv_busy(cv))
                 mote_serve_mqtt_out_free(q, o); /* the next record opens it again */
             break;
+        }
+        if (o->used && o->st.sh >= 0) {
+            sv->port->st_close(sv->port->ctx, o->st.sh); /* open only while read */
+            o->st.sh = -1;
         }
     }
     return true;

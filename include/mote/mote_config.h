@@ -901,13 +901,14 @@
 
 /* ---- mote serve's MQTT front door (mote_serve.h, docs/MQTT.md) --------------- */
 
-/* Conversations whose events are on their way to PREFIX/out/ID at once.
- * A conversation holds one while the broker's queue is behind its
- * journal (the rest is read from the journal as the queue makes room);
- * one more behind at once has its events left out, said in the log.
- * 1..256. */
+/* Conversations whose events are on their way to PREFIX/out/ID at once
+ * (about 100 bytes each: an id and a place in its journal). A
+ * conversation holds one while it runs a turn and while the client's
+ * queue is behind its journal (the records are read from there as the
+ * queue makes room); one more behind at once has its events left out,
+ * said in the log. 1..256. */
 #ifndef MOTE_SERVE_MQTT_OUTS
-#define MOTE_SERVE_MQTT_OUTS 8
+#define MOTE_SERVE_MQTT_OUTS 32
 #endif
 
 /* Messages on PREFIX/in kept waiting for their conversation (a turn runs

@@ -647,6 +647,7 @@ def test_flood_of_requests_is_bounded_and_all_answered_once():
             want = ["f%d" % i for i in range(n) if convs[i % len(convs)] == c]
             check([x["rid"] for x in u] == want, (c, [x["rid"] for x in u]))
         check(len(requests_in(log)) == n, "model requests: %d" % len(requests_in(log)))
+        check("left out" not in s.log(), s.log()[-2000:])
         vm = open("/proc/%d/status" % s.p.pid).read()
         hwm = int([x for x in vm.splitlines() if x.startswith("VmHWM")][0].split()[1])
         check(hwm < 200000, "peak RSS %d kB" % hwm)  # ASan's shadow included
