@@ -358,7 +358,7 @@ void mote_serve_mqtt_wait_run(struct mq *q)
         if (res == MQ_DONE)
             wait_remove(q, i);
         else if (res == MQ_LATER)
-            return; /* no room for an error, or the shutdown: later */
+            return; /* the shutdown: they stay with the broker */
         else
             i++;
     }
