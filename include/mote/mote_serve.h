@@ -106,7 +106,7 @@ struct mote_serve_conf {
      32 * sizeof(void *))
 
 /* The MQTT front door (conf.mqtt): owned by the caller, a static (about
- * 120 KB with the defaults, mostly the client's buffers; untouched
+ * 95 KB with the defaults, mostly the client's buffers; untouched
  * buffers cost no resident memory). `client` is the library's MQTT
  * client (mote_mqtt.h), to read only; `errmsg` says why mote_serve_init
  * refused the MQTT settings. */
