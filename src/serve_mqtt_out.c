@@ -81,7 +81,7 @@ int mote_serve_mqtt_status(struct mq *q, const char *state, const char *reason)
         mote_jw_str(&w, q->t_in);
         mote_jw_key(&w, "error");
         mote_jw_str(&w, q->t_error);
-        mote_jw_key(&w, "conversations");
+        mote_jw_key(&w, "max_conversations");
         mote_jw_int(&w, MOTE_MAX_CONVERSATIONS);
         mote_jw_key(&w, "payload_max");
         mote_jw_int(&w, MOTE_MQTT_PAYLOAD_MAX);
