@@ -14,6 +14,8 @@
  *   serve_token.c    the TCP listener's token file
  *   serve_disk.c     the journals on disk as the server knows them: each
  *                    one's summary, read in bounded steps and kept
+ *   serve_mqtt.c     the MQTT front door: requests from a broker, the
+ *                    conversations' events and the status to it
  *
  * The HTTP engine under them is httpd.h; it knows nothing of this file.
  */
@@ -348,5 +350,25 @@ bool mote_serve_stream_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
 /* "approval": {...} or null, for loaded conversation `cv` (or NULL). */
 void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
                               size_t max);
+
+/* ---- serve_mqtt.c: the MQTT front door (docs/MQTT.md) ---------------------------
+ * Each does nothing without conf.mqtt_url. */
+
+/* Checks the settings and prepares the client. Returns 0 or
+ * MOTE_ERR_CONFIG (conf.mqtt->errmsg says why). */
+int mote_serve_mqtt_init(struct serve *sv);
+/* Starts the client's job (the server listens). Returns 0 or the spawn's failure. */
+int mote_serve_mqtt_start(struct serve *sv);
+/* Every event of the session (records go out, waiting messages are tried). */
+void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev);
+/* A live event of conversation `id`, as the event streams get it:
+ * "event: NAME\ndata: JSON\n\n" (`len` bytes). */
+void mote_serve_mqtt_live(struct serve *sv, const char *id, const char *frame, size_t len);
+/* The shutdown began (or was forced). */
+void mote_serve_mqtt_shutdown(struct serve *sv, const struct mote_shutdown_req *req);
+/* True once the client's job ended (or never started). */
+bool mote_serve_mqtt_stopped(const struct serve *sv);
+/* Lets go of everything (the timer, the journals read). */
+void mote_serve_mqtt_deinit(struct serve *sv);
 
 #endif /* MOTE_SERVE_INT_H */

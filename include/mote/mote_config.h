@@ -309,6 +309,22 @@
 #define MOTE_CONV_ID_MAX 40
 #endif
 
+/* Request ids the journal remembers per conversation, for a front door
+ * that must never run a request twice (mote serve --mqtt: a broker sends
+ * a message again after a reconnect): the latest user records that carry
+ * an id (the "rid" field), rebuilt from the journal when it is opened.
+ * Each costs 16 bytes of struct mote_journal. At least
+ * MOTE_MQTT_RX_INFLIGHT: the messages a broker can send again are the
+ * ones not acknowledged yet. 1..4096. */
+#ifndef MOTE_JOURNAL_RIDS
+#define MOTE_JOURNAL_RIDS 32
+#endif
+
+/* The longest request id, bytes of UTF-8 (without a NUL). 1..1024. */
+#ifndef MOTE_JOURNAL_RID_MAX
+#define MOTE_JOURNAL_RID_MAX 64
+#endif
+
 /* Automatic continues in a row on recovery before mote waits for the user. */
 #ifndef MOTE_MAX_AUTO_CONTINUES
 #define MOTE_MAX_AUTO_CONTINUES 2
@@ -1005,6 +1021,51 @@
 #error "MOTE_MCP_CONF_HEADERS must be 1..64 and MOTE_MCP_RETRY_MS 1..60000"
 #endif
 
+/* ---- mote serve's MQTT front door (mote_serve.h, docs/MQTT.md) --------------- */
+
+/* Conversations whose events are on their way to PREFIX/out/ID at once
+ * (about 100 bytes each: an id and a place in its journal). A
+ * conversation holds one while it runs a turn and while the client's
+ * queue is behind its journal (the records are read from there as the
+ * queue makes room); one more behind at once has its events left out,
+ * said in the log. 1..256. */
+#ifndef MOTE_SERVE_MQTT_OUTS
+#define MOTE_SERVE_MQTT_OUTS 32
+#endif
+
+/* Messages on PREFIX/in kept waiting for their conversation (a turn runs
+ * in it, or every conversation slot is busy), unacknowledged, and the
+ * bytes of their texts. A message that does not fit waits in the broker
+ * (the client stops taking messages until one leaves). 1..1024; bytes at
+ * least 64. */
+#ifndef MOTE_SERVE_MQTT_WAIT
+#define MOTE_SERVE_MQTT_WAIT 8
+#endif
+#ifndef MOTE_SERVE_MQTT_WAIT_BYTES
+#define MOTE_SERVE_MQTT_WAIT_BYTES 16384
+#endif
+
+/* The clean end of the broker's connection at shutdown, ms: the last
+ * events and the "offline" status go out and are acknowledged, then
+ * DISCONNECT; past it the connection is closed and the broker publishes
+ * the will. At least 1. */
+#ifndef MOTE_SERVE_MQTT_STOP_MS
+#define MOTE_SERVE_MQTT_STOP_MS 2000
+#endif
+
+#if MOTE_JOURNAL_RIDS < 1 || MOTE_JOURNAL_RIDS > 4096 || MOTE_JOURNAL_RID_MAX < 1 || \
+    MOTE_JOURNAL_RID_MAX > 1024
+#error "MOTE_JOURNAL_RIDS must be 1..4096 and MOTE_JOURNAL_RID_MAX 1..1024"
+#endif
+#if MOTE_JOURNAL_RIDS < MOTE_MQTT_RX_INFLIGHT
+#error "MOTE_JOURNAL_RIDS must be at least MOTE_MQTT_RX_INFLIGHT: a broker may send that many messages again"
+#endif
+#if MOTE_SERVE_MQTT_OUTS < 1 || MOTE_SERVE_MQTT_OUTS > 256 || MOTE_SERVE_MQTT_WAIT < 1 || \
+    MOTE_SERVE_MQTT_WAIT > 1024 || MOTE_SERVE_MQTT_WAIT_BYTES < 64 || MOTE_SERVE_MQTT_STOP_MS < 1
+#error "MOTE_SERVE_MQTT_OUTS must be 1..256, MOTE_SERVE_MQTT_WAIT 1..1024, MOTE_SERVE_MQTT_WAIT_BYTES at least 64 and MOTE_SERVE_MQTT_STOP_MS at least 1"
+#endif
+/* ---- end of mote serve's MQTT block ---- */
+
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
  * the one it was built with; mote_loop_init() is a macro that passes the
@@ -1051,8 +1112,12 @@
 /* MCP servers over HTTP: a chain of their own */
 #define MOTE_SIG_MCPHTTP_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_PATH_MAX), MOTE_MCP_SESSION_MAX), MOTE_MCP_NOTE_MAX), MOTE_MCP_QUEUE_MAX), MOTE_MCP_CONF_HEADERS), MOTE_MCP_RETRY_MS)
+/* mote serve's MQTT front door and the journal's request ids: a chain of their own */
+#define MOTE_SIG_SMQTT_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_JOURNAL_RIDS), MOTE_JOURNAL_RID_MAX), MOTE_SERVE_MQTT_OUTS), MOTE_SERVE_MQTT_WAIT), MOTE_SERVE_MQTT_WAIT_BYTES), MOTE_SERVE_MQTT_STOP_MS)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \
+                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */
