@@ -225,6 +225,7 @@ enum mote_dispatch mote_dispatch_next(struct mote_conv *c)
                 return MOTE_DISPATCH_ASK;
         }
         if (say != NULL) {
+            mote_emit_state(c); /* (tool_executing: told before the result) */
             if (!mote_conv_give_result_s(c, say, true))
                 return MOTE_DISPATCH_WAIT;
             continue;
@@ -288,6 +289,7 @@ int mote_dispatch_start(struct mote_conv *c, mote_cont_fn done)
         return rc < 0 ? rc : MOTE_ERR_IO;
     }
     call->started = true;
+    mote_emit_state(c); /* tool_executing, before the call it runs */
     mote_emit_init(&ev, MOTE_EV_TOOL_CALL, c);
     ev.id = call->id;
     ev.name = call->name;

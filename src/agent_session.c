@@ -349,6 +349,12 @@ int mote_conv_retry(struct mote_conv *c)
         return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
     if (mote_conv_busy(c))
         return MOTE_ERR_BUSY;
+    /* Only what ends with something for the model to answer: a finished
+     * answer sent again would be a prefill it continues (and a second
+     * assistant record in a row). */
+    rc = mote_journal_retryable(&c->jr);
+    if (rc <= 0)
+        return rc < 0 ? rc : MOTE_ERR_ALREADY;
     begin_turn(c);
     c->s->in_api++;
     rc = mote_turn_apply(c, MOTE_CEV_RETRY, NULL);

@@ -572,8 +572,12 @@ const char *mote_session_error(const struct mote_session *s);
 int mote_conv_send(struct mote_conv *c, const char *text, size_t len) MOTE_MUST_CHECK;
 
 /* Sends the conversation again (after an error, a cancel or a turn
- * limit). Returns 0, MOTE_ERR_BUSY, MOTE_ERR_SHUTDOWN or a storage
- * failure. */
+ * limit). Only a conversation whose request would end with something for
+ * the model to answer (a user message, tool results, a summary:
+ * mote_journal_retryable) is sent again. Returns 0, MOTE_ERR_ALREADY
+ * (nothing to retry: the last answer is complete, or nothing was said;
+ * nothing is written or sent), MOTE_ERR_BUSY, MOTE_ERR_SHUTDOWN or a
+ * storage failure. */
 int mote_conv_retry(struct mote_conv *c) MOTE_MUST_CHECK;
 
 /* Cancels the running turn: the model request and any tool stop; what

@@ -38,6 +38,7 @@ static struct {
     char error_text[256];
     char notes[512];
     unsigned warnings;
+    char states_seq[64];   /* each state told, in order ('0' + enum mote_conv_state) */
     struct mote_shutdown_report report;
 } ev;
 
@@ -51,6 +52,8 @@ static void on_event(void *arg, const struct mote_event *e)
             ev.order[ev.norder++] = (char)('A' + (e->conv - ses.conv));
         break;
     case MOTE_EV_STATE:
+        if (ev.states + 1 < sizeof(ev.states_seq))
+            ev.states_seq[ev.states] = (char)('0' + e->state);
         ev.states++;
         break;
     case MOTE_EV_APPROVAL:
@@ -784,6 +787,63 @@ static void test_approval_yes_no_and_stale(void **state)
     end_session();
 }
 
+/* A call that needs the user's answer is told as awaiting_approval
+ * first: the conversation is never said to run a tool it only asks
+ * about; once answered, it runs (tool_executing), then the turn ends. */
+static void test_asked_call_is_never_told_executing_first(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_conv *c;
+    char *ask, *run;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    say_text("thanks", 8);
+    start_session();
+    cc.approval = MOTE_APPROVE_ASK;
+    assert_int_equal(mote_conv_create(&ses, &cc, "order", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_AWAITING_APPROVAL);
+    ask = strchr(ev.states_seq, '0' + MOTE_CONV_AWAITING_APPROVAL);
+    assert_non_null(ask);
+    run = strchr(ev.states_seq, '0' + MOTE_CONV_TOOL_EXECUTING);
+    assert_true(run == NULL || run > ask);
+    assert_int_equal(mote_conv_approve(c, ev.ask_id, MOTE_ANSWER_YES, NULL), 0);
+    drive(c, 500);
+    assert_int_equal(tool_runs, 1);
+    run = strchr(ev.states_seq, '0' + MOTE_CONV_TOOL_EXECUTING);
+    assert_true(run != NULL && run > ask);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    end_session();
+}
+
+/* A retry with nothing to retry (the last answer is complete) is refused
+ * and sends nothing: sending would end the request with the model's own
+ * finished answer (a prefill), and journal a second assistant record in
+ * a row. After a failed request it is accepted. */
+static void test_retry_needs_something_to_retry(void **state)
+{
+    struct mote_conv *c;
+
+    (void)state;
+    say_text("done", 8);
+    say_text("again", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "retry", &c), 0);
+    assert_int_equal(mote_conv_retry(c), MOTE_ERR_ALREADY); /* nothing said yet */
+    assert_int_equal(mote_conv_send(c, "hi", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(count_kind("retry", "request"), 1);
+    assert_int_equal(mote_conv_retry(c), MOTE_ERR_ALREADY);
+    drive(c, 500);
+    assert_int_equal(count_kind("retry", "request"), 1);
+    assert_int_equal(count_kind("retry", "assistant"), 1);
+    assert_int_equal(net.next, 1);
+    end_session();
+}
+
 static void test_approval_always_is_kept(void **state)
 {
     static const char *const in[] = {"{}"};
@@ -1506,6 +1566,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_approval_yes_no_and_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approval_always_is_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_asked_call_is_never_told_executing_first, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_retry_needs_something_to_retry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approval_never_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_with_a_deaf_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_forced, setup, teardown),
