@@ -68,10 +68,18 @@ struct mote_shell_state {
     int64_t pid;
     int out_fd;
     bool started, exited, killed, timed_out, eof;
+    bool held;     /* started with proc_spawn_held: it runs once recorded */
+    bool recorded; /* its tool_start is durable (and a held one let go) */
     int status;
     mote_watch_id watch;
     mote_timer_id timer;
 };
+
+/* Whether port `p` can hold a start until it is journaled. */
+static bool can_hold(const struct mote_port *p)
+{
+    return MOTE_PORT_HAS(p, proc_spawn_held) && MOTE_PORT_HAS(p, proc_go);
+}
 
 _Static_assert(sizeof(struct mote_shell_state) <= sizeof(((struct mote_tool_run *)0)->st.builtin),
                "the shell tool's state does not fit mote_tool_run's st.builtin");
@@ -96,7 +104,11 @@ static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_too
         run->is_error = true;
         return MOTE_STEP_DONE;
     }
-    rc = p->proc_spawn(p->ctx, argv, run->session->conf.tool_env, true, fds, &t->pid);
+    /* Held where the port can: nothing of the command runs before its
+     * group is journaled (shell_record). */
+    t->held = can_hold(p);
+    rc = t->held ? p->proc_spawn_held(p->ctx, argv, run->session->conf.tool_env, true, fds, &t->pid)
+                 : p->proc_spawn(p->ctx, argv, run->session->conf.tool_env, true, fds, &t->pid);
     if (rc < 0) {
         mote_tool_outs(run, "cannot run the command: ");
         mote_tool_outs(run, mote_strerror(rc));
@@ -105,14 +117,35 @@ static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_too
     }
     p->pipe_close(p->ctx, fds[0]); /* no input */
     t->out_fd = fds[1];
-    /* Its group, for the recovery of a crash while it runs. */
-    rc = mote_tool_started_process(run, t->pid);
+    (void)self;
+    return MOTE_STEP_PENDING;
+}
+
+/* The call's tool_start, with the process group for the recovery of a
+ * crash while it runs, then a held command is let go. The port learns
+ * the group from the supervisor a moment after the spawn: until then
+ * this asks again on each step. Returns true once done (or when it can
+ * no longer be: the command is killed). */
+static bool shell_record(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    struct mote_shell_state *t = shell_state(run);
+    int rc = mote_tool_started_process(run, t->pid);
+
+    if (rc == MOTE_ERR_AGAIN)
+        return false;
     if (rc < 0) {
-        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
+        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL); /* held: it never runs */
         t->killed = true;
         mote_tool_fail(loop, self, "cannot journal the tool's process group");
+        return true;
     }
-    return MOTE_STEP_PENDING;
+    t->recorded = true;
+    if (t->held && p->proc_go(p->ctx, t->pid) < 0) {
+        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
+        t->killed = true;
+    }
+    return true;
 }
 
 static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
@@ -128,6 +161,16 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
         rc = shell_start(loop, self, run);
         if (rc != MOTE_STEP_PENDING)
             return rc;
+    }
+    if (!t->recorded && !t->killed && !mote_job_cancelled(loop, self) &&
+        !mote_tool_timed_out(loop, run) && !shell_record(loop, self, run)) {
+        /* the group is not known yet: soon again (nothing runs meanwhile) */
+        if (t->timer != 0)
+            (void)mote_timer_stop(loop, t->timer);
+        t->timer = 0;
+        if (mote_timer_start(loop, 1, NULL, NULL, self, &t->timer) < 0)
+            return MOTE_ERR_FULL;
+        return MOTE_STEP_PENDING;
     }
     if (mote_job_cancelled(loop, self) && !t->killed) {
         p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL); /* the whole group */
@@ -762,13 +805,17 @@ static int list_dir_step(struct mote_loop *loop, mote_job_id self, struct mote_t
 
 /* ---- the registry entries -------------------------------------------------- */
 
+#define SHELL_DESCRIPTION                                                                      \
+    "Run a command with /bin/sh on the user's machine and get its output (stdout and stderr, "  \
+    "cut at 16 KiB) and exit status. Runs in its own process group with a timeout."
+#define SHELL_SCHEMA                                                                           \
+    "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":"      \
+    "\"the shell command\"}},\"required\":[\"command\"]}"
+
 static const struct mote_tool builtin[] = {
-    {"shell",
-     "Run a command with /bin/sh on the user's machine and get its output (stdout and stderr, "
-     "cut at 16 KiB) and exit status. Runs in its own process group with a timeout.",
-     "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":"
-     "\"the shell command\"}},\"required\":[\"command\"]}",
-     shell_step, shell_release, NULL, 0},
+    /* the call's one tool_start is the shell's, its command held until then */
+    {"shell", SHELL_DESCRIPTION, SHELL_SCHEMA, shell_step, shell_release, NULL,
+     MOTE_TOOL_OWN_START},
     {"read_file",
      "Read a text file: at most 16 KiB at a time, from byte `offset` (default 0) for `length` "
      "bytes (default: to the end or the cap). A result that is not the whole file ends with "
@@ -798,6 +845,11 @@ static const struct mote_tool builtin[] = {
      edit_file_step, NULL, NULL, 0},
 };
 
+/* The shell on a port that cannot hold a start: the agent's tool_start
+ * comes before the command runs, the group's after it started. */
+static const struct mote_tool shell_unheld = {"shell", SHELL_DESCRIPTION, SHELL_SCHEMA, shell_step,
+                                              shell_release, NULL, 0};
+
 int mote_session_add_builtin_tools(struct mote_session *s, unsigned which)
 {
     const struct mote_port *p = s->port;
@@ -811,7 +863,7 @@ int mote_session_add_builtin_tools(struct mote_session *s, unsigned which)
     for (i = 0; i < MOTE_ARRAY_LEN(builtin); i++) {
         if ((which & (1u << i)) == 0 || (i == 0 ? !procs : !files))
             continue; /* the port cannot run it: not offered */
-        rc = mote_session_add_tool(s, &builtin[i]);
+        rc = mote_session_add_tool(s, i == 0 && !can_hold(p) ? &shell_unheld : &builtin[i]);
         if (rc == MOTE_ERR_EXIST)
             continue;
         if (rc < 0)

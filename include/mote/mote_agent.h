@@ -123,6 +123,11 @@ struct mote_tool {
 };
 
 #define MOTE_TOOL_NO_APPROVAL 0x1u /* runs without asking (it changes nothing) */
+#define MOTE_TOOL_OWN_START 0x2u   /* journals its call's start itself: one tool_start, by
+                                    * mote_tool_started_process, before anything of the call
+                                    * runs (a process held until then: proc_spawn_held); the
+                                    * agent writes none for it. Without it the agent writes the
+                                    * call's tool_start before the tool's first step */
 
 /* One call being run (from the session's pool). */
 struct mote_tool_run {
@@ -172,9 +177,18 @@ bool mote_tool_timed_out(const struct mote_loop *loop, const struct mote_tool_ru
  * Returns the length, or < 0 (missing, not a string, too long). */
 int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, size_t cap);
 
-/* Records that the call started a process (its handle from proc_spawn):
- * the journal gets its group before the call goes on, so a crash now is
- * recovered by killing what is left of it. Returns 0 or a storage error. */
+/* Records that the call started a process (its handle from proc_spawn or
+ * proc_spawn_held): a tool_start record with its group, the group
+ * leader's start time and its tag, synced, so a crash from now on is
+ * recovered by killing what is left of it. Never waits: while the port
+ * does not know the group yet (proc_group says MOTE_ERR_AGAIN) nothing is
+ * written and MOTE_ERR_AGAIN is returned - call it again on a later step;
+ * a process started with proc_spawn_held waits meanwhile, and is let go
+ * (proc_go) once this returns 0. A port that cannot hold a start gives
+ * the record at once, with the tag and no group if it is not known yet.
+ * For a tool with MOTE_TOOL_OWN_START this is its call's one tool_start;
+ * for another, a second one after the agent's (recovery takes the last).
+ * Returns 0, MOTE_ERR_AGAIN, or a storage error. */
 int mote_tool_started_process(struct mote_tool_run *run, int64_t pid);
 
 /* The built-in tools, built on the port: "shell" (processes: a new

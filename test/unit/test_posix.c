@@ -581,6 +581,69 @@ static int output_and_status(int fd, int64_t pid, char *out, size_t cap, int *st
     return rc;
 }
 
+/* The group of child `pid`, asked until the port knows it (proc_group
+ * never waits: the supervisor says it a moment after the spawn). */
+static int64_t group_of(int64_t pid)
+{
+    const struct mote_port *p = &pp.port;
+    int64_t g = MOTE_ERR_AGAIN;
+    int i;
+
+    for (i = 0; i < 2000 && g == MOTE_ERR_AGAIN; i++) {
+        g = p->proc_group(p->ctx, pid);
+        if (g == MOTE_ERR_AGAIN)
+            usleep(1000);
+    }
+    return g;
+}
+
+/* A held start runs nothing of its program until proc_go: the child
+ * waits in its own group (still mote's image: no exec), so the group can
+ * be journaled first; a held child that is killed never runs it. */
+static void test_held_spawn_runs_only_after_go(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    const char *av[4] = {"sh", "-c", "echo ran", NULL};
+    char self[512], exe[512], path[64], out[256];
+    int64_t pid = 0, g;
+    int fds[3], status = -1;
+    ssize_t n;
+
+    (void)state;
+    assert_true(MOTE_PORT_HAS(p, proc_spawn_held) && MOTE_PORT_HAS(p, proc_go));
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    assert_int_equal(p->proc_spawn_held(p->ctx, av, NULL, true, fds, &pid), 0);
+    p->pipe_close(p->ctx, fds[0]);
+    g = group_of(pid);
+    assert_true(g > 1);
+    /* the group's leader is still this program, and has said nothing */
+    snprintf(path, sizeof(path), "/proc/%lld/exe", (long long)g);
+    n = readlink(path, exe, sizeof(exe) - 1);
+    assert_true(n > 0);
+    exe[n] = '\0';
+    assert_string_equal(exe, self);
+    assert_int_equal(p->pipe_read(p->ctx, fds[1], out, sizeof(out)), MOTE_ERR_AGAIN);
+    assert_int_equal(p->proc_reap(p->ctx, pid, &status), MOTE_ERR_AGAIN);
+    assert_int_equal(p->proc_go(p->ctx, pid), 0);
+    assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+    p->pipe_close(p->ctx, fds[1]);
+    assert_int_equal(status, 0);
+    assert_string_equal(out, "ran\n");
+    assert_int_equal(p->proc_go(p->ctx, pid), MOTE_ERR_NOENT); /* reaped */
+    /* killed while held: the program never ran */
+    av[2] = "echo ran";
+    assert_int_equal(p->proc_spawn_held(p->ctx, av, NULL, true, fds, &pid), 0);
+    p->pipe_close(p->ctx, fds[0]);
+    assert_true(group_of(pid) > 1);
+    assert_int_equal(p->proc_signal(p->ctx, pid, MOTE_PROC_KILL), 0);
+    assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+    p->pipe_close(p->ctx, fds[1]);
+    assert_string_equal(out, "");
+    assert_true(status != 0);
+}
+
 /* The spawn does not wait for the child's exec: a program that is not
  * there is said at once (a look in PATH), one that only its exec finds
  * unrunnable says why on its output and exits 127, its group known. */
@@ -606,7 +669,7 @@ static void test_spawn_without_waiting_for_the_exec(void **state)
     argv[0] = path;
     assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), 0);
     p->pipe_close(p->ctx, fds[0]);
-    assert_true(p->proc_group(p->ctx, pid) > 1);
+    assert_true(group_of(pid) > 1);
     assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
     p->pipe_close(p->ctx, fds[1]);
     assert_int_equal(status, 127);
@@ -619,7 +682,7 @@ static void test_spawn_without_waiting_for_the_exec(void **state)
         assert_int_equal(p->proc_spawn(p->ctx, av, NULL, true, fds, &pid), 0);
     }
     p->pipe_close(p->ctx, fds[0]);
-    assert_true(p->proc_group(p->ctx, pid) > 1);
+    assert_true(group_of(pid) > 1);
     assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
     p->pipe_close(p->ctx, fds[1]);
     assert_int_equal(status, 3);
@@ -868,6 +931,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fs_replace_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_read_huge_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spawn_without_waiting_for_the_exec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_held_spawn_runs_only_after_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_paths_follow_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_sticky_links, setup, teardown),
     };
