@@ -149,7 +149,7 @@ struct mote_tool_run {
     char out_buf[MOTE_TOOL_OUTPUT_MAX + 256]; /* room for the notes after the output */
     union {
         struct mote_mcp_call mcp;                /* an MCP server's tool */
-        uint64_t builtin[8];                     /* a built-in tool's (the library's) */
+        uint64_t builtin[16];                    /* a built-in tool's (the library's) */
         unsigned char user[MOTE_TOOL_STATE_MAX]; /* an embedder's tool */
     } st;
 };
