@@ -378,6 +378,7 @@ struct mote_conv {
     bool err_fatal;
     int err_code;
     bool current_failed;           /* STATE/current could not be written: a warning */
+    bool loading;                  /* the slot is a load's (mote_conv_load_*), not open yet */
 };
 
 /* The buffers of one model request, while it streams (the client, the
@@ -562,6 +563,42 @@ int mote_session_prune(struct mote_session *s, unsigned long keep, uint64_t keep
  * it decided. */
 int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                    struct mote_conv **out, uint32_t *bad_line, bool *repaired) MOTE_MUST_CHECK;
+
+/* mote_conv_open in steps, for a program that serves others from the same
+ * loop (mote serve): the journal is checked and recovery decided in one
+ * pass, `budget` bytes a call, so a long conversation never holds the
+ * loop. The load keeps a conversation slot (not open yet: mote_conv_find
+ * does not see it) and the journal's lock from its begin to its end.
+ * Caller-owned; one per conversation being opened. */
+struct mote_conv_load {
+    struct mote_session *s;
+    struct mote_conv *c;           /* the slot it fills */
+    struct mote_jcheck check;
+    struct mote_recover_walk walk;
+    bool active;                   /* begun, not ended */
+};
+
+/* Begins opening `id` (NULL: the most recent): the slot taken, the file
+ * opened and locked, nothing read. Returns 0, or what mote_conv_open
+ * returns before it reads (MOTE_ERR_SHUTDOWN, MOTE_ERR_NOTSUP,
+ * MOTE_ERR_BUSY - open, or being loaded -, MOTE_ERR_FULL, MOTE_ERR_NOENT,
+ * MOTE_ERR_LOCKED with s->lock_holder, a storage failure). */
+int mote_conv_load_begin(struct mote_session *s, const struct mote_conv_conf *conf,
+                         const char *id, struct mote_conv_load *ld) MOTE_MUST_CHECK;
+
+/* Reads on: whole lines until `budget` bytes were read (a line over
+ * MOTE_JOURNAL_LINE_MAX is read a chunk per call). Returns 1 while there
+ * is more; 0 once the conversation is open, as mote_conv_open leaves it
+ * (*out, `bad_line`, `repaired`; recovery runs from the next loop turn);
+ * or mote_conv_open's failure (the load then ended: file closed, slot
+ * free). Blocks no longer than its reads (and, at the end, the repair
+ * of a torn tail). */
+int mote_conv_load_step(struct mote_conv_load *ld, size_t budget, struct mote_conv **out,
+                        uint32_t *bad_line, bool *repaired) MOTE_MUST_CHECK;
+
+/* Ends a load that is not finished: its file closed, its lock dropped,
+ * the slot free. A finished, failed or ended load may be ended again. */
+void mote_conv_load_end(struct mote_conv_load *ld);
 
 /* What mote_conv_open decided for conversation `c`: MOTE_RECOVER_IDLE
  * (nothing was unfinished; also for a conversation made by

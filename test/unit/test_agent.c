@@ -1094,6 +1094,67 @@ static void test_conf_defaults_tls_refusal_and_recovery(void **state)
     end_session();
 }
 
+/* A conversation opened in steps (mote_conv_load_*): a budget of bytes
+ * per call, the slot and the lock kept from the begin (nobody else opens
+ * it meanwhile, it is not found until done), the same recovery as
+ * mote_conv_open; a load ended half way leaves nothing held. */
+static void test_open_in_steps(void **state)
+{
+    struct mote_conv_load ld;
+    struct mote_conv *c, *other;
+    uint32_t bad = 7;
+    bool repaired = true;
+    unsigned steps = 0;
+    int rc;
+
+    (void)state;
+    say_text("one, a longer answer to make the journal longer", 8);
+    say_text("two, another answer of some length", 8);
+    say_stall();
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "steps", &c), 0);
+    assert_int_equal(mote_conv_send(c, "first", 5), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_send(c, "second", 6), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_send(c, "third", 5), 0);
+    drive(c, 5);
+    assert_true(mote_conv_busy(c)); /* the answer stalls: the process dies here */
+    end_session();
+    start_session();
+    /* ended half way: the lock and the slot go with it */
+    assert_int_equal(mote_conv_load_begin(&ses, &cc, "steps", &ld), 0);
+    assert_int_equal(mote_conv_load_step(&ld, 64, &c, &bad, &repaired), 1);
+    assert_null(c);
+    mote_conv_load_end(&ld);
+    mote_conv_load_end(&ld); /* (again: nothing) */
+    /* to the end, a few records a call */
+    assert_int_equal(mote_conv_load_begin(&ses, &cc, "steps", &ld), 0);
+    assert_int_equal(mote_conv_load_begin(&ses, &cc, "steps", &(struct mote_conv_load){0}),
+                     MOTE_ERR_BUSY);
+    assert_int_equal(mote_conv_open(&ses, &cc, "steps", &other, NULL, NULL), MOTE_ERR_BUSY);
+    do {
+        assert_null(mote_conv_find(&ses, "steps"));
+        rc = mote_conv_load_step(&ld, 16, &c, &bad, &repaired); /* a record a call */
+        steps++;
+    } while (rc == 1 && steps < 1000);
+    assert_int_equal(rc, 0);
+    assert_true(steps >= 9); /* open, and 3 x (user, request), 2 answers */
+    assert_ptr_equal(mote_conv_find(&ses, "steps"), c);
+    assert_int_equal(bad, 0);
+    assert_false(repaired);
+    assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_CONTINUE);
+    assert_int_equal(mote_conv_load_step(&ld, 64, &c, NULL, NULL), MOTE_ERR_BADF);
+    mote_conv_load_end(&ld); /* (finished: nothing) */
+    assert_int_equal(count_kind("steps", "user"), 3);
+    end_session();
+    /* the same decision in one call */
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "steps", &c, &bad, &repaired), 0);
+    assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_CONTINUE);
+    end_session();
+}
+
 /* Answers longer than a journal record, and more tool input than the
  * arena holds at once: nothing is cut, everything reads back. */
 static void test_long_answers_are_journaled_whole(void **state)
@@ -1569,6 +1630,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_asked_call_is_never_told_executing_first, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_retry_needs_something_to_retry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approval_never_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_with_a_deaf_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_forced, setup, teardown),
