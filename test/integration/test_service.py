@@ -167,6 +167,55 @@ def test_health_answers_while_the_list_reads_big_journals_and_a_tool_edits():
         check(s.wait() == 0, s.log())
 
 
+def test_a_message_to_a_long_unloaded_conversation_never_stalls_the_others():
+    """A message to a conversation only on disk loads it (its journal
+    checked, its recovery decided) a budget per loop turn (a long one,
+    compacted near its end, as long conversations are): /v1/health on
+    another connection answers within 500 ms all along (a generous bound),
+    a GET of it meanwhile waits for the load and says it is loaded, and
+    the message is journaled after every old record."""
+    state = tempfile.mkdtemp(prefix="svc-", dir=TMP)
+    port, _ = start_server([{"text": "answered"}])
+    s = Serve(port, state, args=["--keep", "0", "--keep-bytes", "0"])
+    try:
+        s.create()  # the server is up
+        path = write_journal(state, "long-1", 64 << 20)
+        with open(path, "ab") as f:  # compacted: the next request starts here
+            f.write(b'{"t":"compact","summary":"a long talk about lorem ipsum","resume":false}\n')
+        old = os.path.getsize(path)
+        probe = Prober(s.sock)
+        got = {}
+
+        def get():
+            got["r"] = s.req("GET", "/v1/conversations/long-1?records=0")
+
+        try:
+            t0 = time.monotonic()
+            ack = s.say("long-1", "one more")
+            took = time.monotonic() - t0
+            g = threading.Thread(target=get)
+            g.start()
+            g.join(60)
+            s.wait_state("long-1", "idle", 60)
+        finally:
+            times = probe.finish()
+        check(ack["offset"] == old, (ack, old))
+        st, body = got["r"]
+        check(st == 200 and body["loaded"] is True, got["r"])
+        recs = journal_of(state, "long-1")
+        check(recs[-1]["t"] == "assistant" and recs[-1]["text"] == "answered" and
+              [r for r in recs if r["t"] == "user"][-1]["text"] == "one more", recs[-3:])
+        worst = max(times)
+        print("  health: %d probes, worst %.1f ms; the message's load took %.2f s" %
+              (len(times), worst * 1000, took))
+        check(len(times) >= 5, "health was asked %d times" % len(times))
+        check(worst < 0.5, "health waited %.0f ms while a 64 MB conversation loaded" %
+              (worst * 1000))
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
 def test_a_tool_start_does_not_wait_for_its_exec():
     """The POSIX port's spawn returns once the supervisor is forked: the
     child's exec (here made to take 1.5 s by strace) is not waited for, so
