@@ -578,25 +578,8 @@ def http_get_on(conn, path):
     return r.read()
 
 
-# ---- the agent's part: phase 2 (src/agent*.c, src/tools.c) ------------------------------
+# ---- the agent's part: states and records ------------------------------------------------
 
-def phase2(fn):
-    """A test of a defect whose fix lives in the agent or the tools, which
-    are being split: run, and reported as skipped while it still fails
-    (MOTE_TEST_PHASE2=1 makes it count as a failure)."""
-    def run():
-        try:
-            fn()
-        except AssertionError as e:
-            if os.environ.get("MOTE_TEST_PHASE2"):
-                raise
-            raise Skip("fails until the agent's fix (phase 2): %s" % e)
-    run.__name__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    return run
-
-
-@phase2
 def test_a_call_waiting_for_approval_is_never_told_as_executing_first():
     """The first state a client sees for a call that waits for approval is
     awaiting_approval, never tool_executing."""
@@ -619,7 +602,6 @@ def test_a_call_waiting_for_approval_is_never_told_as_executing_first():
         s.wait()
 
 
-@phase2
 def test_one_tool_start_record_per_call():
     """docs/JOURNAL.md: one tool_start per call, with the real process
     group."""
