@@ -251,6 +251,19 @@ def test_retry_after_error():
     check(len(bodies) == 2 and bodies[0] == bodies[1], "the same conversation sent again")
 
 
+def test_retry_after_a_complete_answer_sends_nothing():
+    """/retry after a complete answer has nothing to send again: sending
+    would end the request with the model's own finished answer (a
+    prefill) and journal a second assistant record in a row."""
+    port, log = start_server([{"text": "all done"}, {"text": "a prefill continued"}])
+    state = new_state()
+    p = run(mote_args(port, state), stdin="hi\n/retry\n/quit\n")
+    check(p.returncode == 0, p.stderr)
+    check("nothing to retry" in p.stderr and "a prefill continued" not in p.stdout,
+          (p.stdout, p.stderr))
+    check(len(requests_in(log)) == 1, "one request only")
+
+
 # ---- pty: Ctrl+C ----------------------------------------------------------------
 
 def test_pty_ctrl_c_cancels_turn_then_quit():
