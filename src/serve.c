@@ -41,6 +41,10 @@ static void disk_turn(struct serve *sv)
     unsigned i;
 
     more = mote_serve_load_turn(sv) || more;
+    if (sv->rec_next) {
+        sv->rec_next = false;
+        mote_serve_recover_soon(sv); /* the recovery queue goes on */
+    }
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
         struct serve_stream *st = &sv->streams[i];
         struct mote_httpd_conn *c = &sv->http.conns[i];

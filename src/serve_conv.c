@@ -52,11 +52,6 @@ int mote_serve_make_room(struct serve *sv)
     return mote_conv_close(best) == 0 ? 0 : MOTE_ERR_FULL;
 }
 
-bool mote_serve_loading(const struct serve *sv, const char *id)
-{
-    return sv->load.active && strcmp(sv->load_id, id) == 0;
-}
-
 /* The load ended: `rc` 0 (`cv` open) or its failure. One the recovery
  * queue asked for leaves the queue; a failure of another is kept for the
  * request that waited for it. */
@@ -85,7 +80,8 @@ static void load_done(struct serve *sv, int rc, struct mote_conv *cv, uint32_t b
         sv->rec_opened = sv->rec_opened || rc == 0;
         sv->nrec--;
         memmove(sv->rec[0], sv->rec[1], sv->nrec * sizeof(sv->rec[0]));
-        mote_serve_recover_soon(sv); /* the next one */
+        sv->rec_next = true; /* the next one, from a disk turn */
+        mote_serve_disk_kick(sv);
     }
 }
 

@@ -62,6 +62,11 @@ void mote_serve_disk_kick(struct serve *sv)
         sv->disk_timer = 0; /* no timer free: the next request asks again */
 }
 
+bool mote_serve_loading(const struct serve *sv, const char *id)
+{
+    return sv->load.active && strcmp(sv->load_id, id) == 0;
+}
+
 void mote_serve_disk_stop(struct serve *sv)
 {
     if (sv->disk_timer != 0)

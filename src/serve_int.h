@@ -154,6 +154,7 @@ struct serve {
     int load_rc;                       /* that failure, for the request that waited (0: none) */
     uint32_t load_bad;                 /*   and its damaged line */
     bool rec_opened;                   /* the recovery queue opened one since it was listed */
+    bool rec_next;                     /* a load took one off the queue: the next, soon */
     /* working memory, used within one call */
     struct mote_json json;
     char small[1280];                  /* a pending call's input */
@@ -195,8 +196,6 @@ int mote_serve_make_room(struct serve *sv);
  * waiting for the load under way: ask again on a later disk turn), or
  * mote_conv_open's failure (*bad: its line). */
 int mote_serve_load(struct serve *sv, const char *id, struct mote_conv **out, uint32_t *bad);
-/* True if conversation `id` is being loaded. */
-bool mote_serve_loading(const struct serve *sv, const char *id);
 /* One disk turn of the load under way. Returns true while it goes on. */
 bool mote_serve_load_turn(struct serve *sv);
 /* Retention (conf.keep, conf.keep_bytes): when the journals' count or
@@ -246,6 +245,8 @@ void mote_serve_sum_drop(struct serve *sv, const char *id);
  * current (size, user messages, first words) instead of read again. */
 void mote_serve_sum_record(struct serve *sv, const char *id, uint64_t off, const char *text,
                            size_t len);
+/* True if conversation `id` is being loaded (serve_conv.c's load). */
+bool mote_serve_loading(const struct serve *sv, const char *id);
 /* A disk turn soon: something waits for a journal. */
 void mote_serve_disk_kick(struct serve *sv);
 /* The reading of one turn: a budget of the journal under way (its summary
