@@ -36,10 +36,10 @@ int mote_serve_make_room(struct serve *sv)
     for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
         struct mote_conv *cv = &s->conv[i];
 
-        if (!cv->used)
+        if (!cv->used && !cv->loading)
             continue;
-        used++;
-        if (mote_conv_busy(cv) || cv->llm_job != 0 || cv->tool_job != 0)
+        used++; /* (a slot a load holds counts, and is never closed) */
+        if (cv->loading || mote_conv_busy(cv) || cv->llm_job != 0 || cv->tool_job != 0)
             continue;
         if (best == NULL || mote_before(sv->lru[i], sv->lru[best - s->conv]))
             best = cv;
