@@ -393,6 +393,13 @@ test-install: all
 test-mcp: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp.py $(SB)
 
+## test-mcp-http: MCP servers over HTTP (Streamable HTTP, HTTP+SSE): a hostile
+## server for the faults, the real server-everything in both modes
+.PHONY: test-mcp-http
+CHECK_GROUPS += test-mcp-http
+test-mcp-http: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_http.py $(SB)
+
 $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
 	$(Q)$(CC) $(SAN) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 

@@ -15,6 +15,12 @@ CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aa
 CROSS="$CROSS gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-system-arm picolibc-arm-none-eabi
        strace"
 CROSS_ARCH="libmbedtls-dev:arm64 musl-dev:arm64 musl-dev:armhf"
+# Node.js and npm run the real MCP servers of the tests: Debian's packages
+# where no npm is on the PATH (a Node.js from elsewhere that brings its own
+# npm, as NodeSource's does, is used as it is: Debian's npm would conflict
+# with it).
+NODE=
+command -v npm >/dev/null 2>&1 || NODE="nodejs npm"
 
 NPM_DIR=.deps/npm
 NPM_PKGS="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
@@ -36,7 +42,7 @@ npm_install() {
 }
 
 missing() {
-    for p in $HOST $CROSS $CROSS_ARCH; do
+    for p in $HOST $CROSS $CROSS_ARCH $NODE; do
         dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
             printf '%s ' "$p"
     done
@@ -49,44 +55,54 @@ check)
     ;;
 install)
     need=$(missing)
+    if [ -n "$need" ] || [ ! -f /etc/apt/sources.list.d/mote-src.sources ]; then
+        if [ "$(id -u)" != 0 ]; then
+            if npm_missing; then
+                npm_install
+            fi
+            echo "deps: run as root, or install these yourself:"
+            echo "  sudo dpkg --add-architecture arm64 && sudo dpkg --add-architecture armhf && sudo apt-get update"
+            echo "  sudo apt-get install --no-install-recommends $need"
+            exit 1
+        fi
+        export DEBIAN_FRONTEND=noninteractive
+        dpkg --add-architecture arm64
+        dpkg --add-architecture armhf
+        # Source packages (cmocka is built from Debian's source for the cross tests).
+        if [ ! -f /etc/apt/sources.list.d/mote-src.sources ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
+            sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+                > /etc/apt/sources.list.d/mote-src.sources
+        fi
+        # A mirror in the middle of a sync makes update exit 100 (seen with
+        # the armhf index): try again a few times, then go on with the indexes
+        # that loaded; the install says whether what we need is there, and is
+        # itself tried again after a fresh update.
+        for try in 1 2 3; do
+            apt-get update -qq && break
+            echo "deps: apt-get update failed (try $try of 3)"
+            sleep $((try * 5))
+        done
+        ok=
+        for try in 1 2 3; do
+            # shellcheck disable=SC2086
+            if apt-get install -y -qq --no-install-recommends $HOST $CROSS $CROSS_ARCH $NODE; then
+                ok=1
+                break
+            fi
+            echo "deps: apt-get install failed (try $try of 3)"
+            sleep $((try * 5))
+            apt-get update -qq || true
+        done
+        [ -n "$ok" ] || exit 1
+        [ -n "$NODE" ] && echo "deps: installed Debian's Node.js and npm (no npm was on the PATH)"
+    else
+        echo "deps: every package is installed"
+    fi
+    # after the packages: npm may have just come with them
     if npm_missing; then
         npm_install
     fi
-    if [ -z "$need" ] && [ -f /etc/apt/sources.list.d/mote-src.sources ]; then
-        echo "deps: everything is installed"
-        exit 0
-    fi
-    if [ "$(id -u)" != 0 ]; then
-        echo "deps: run as root, or install these yourself:"
-        echo "  sudo dpkg --add-architecture arm64 && sudo dpkg --add-architecture armhf && sudo apt-get update"
-        echo "  sudo apt-get install --no-install-recommends $need"
-        exit 1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    dpkg --add-architecture arm64
-    dpkg --add-architecture armhf
-    # Source packages (cmocka is built from Debian's source for the cross tests).
-    if [ ! -f /etc/apt/sources.list.d/mote-src.sources ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-            > /etc/apt/sources.list.d/mote-src.sources
-    fi
-    # A mirror in the middle of a sync makes update exit 100 (seen with
-    # the armhf index): try again a few times, then go on with the indexes
-    # that loaded; the install says whether what we need is there, and is
-    # itself tried again after a fresh update.
-    for try in 1 2 3; do
-        apt-get update -qq && break
-        echo "deps: apt-get update failed (try $try of 3)"
-        sleep $((try * 5))
-    done
-    for try in 1 2 3; do
-        # shellcheck disable=SC2086
-        apt-get install -y -qq --no-install-recommends $HOST $CROSS $CROSS_ARCH && exit 0
-        echo "deps: apt-get install failed (try $try of 3)"
-        sleep $((try * 5))
-        apt-get update -qq || true
-    done
-    exit 1
+    exit 0
     ;;
 *)
     echo "usage: deps.sh install|check" >&2

@@ -52,31 +52,13 @@ static void msg(struct mote_llm_call *c, const char *a, const char *b, const cha
         mote_sb_s(&sb, d);
 }
 
-/* FNV-1a, 64 bits, of a string and its terminating NUL onto h. */
-static uint64_t fnv(uint64_t h, const char *s)
-{
-    do {
-        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
-    } while (*s++ != '\0');
-    return h;
-}
-
 /* Which connections may carry this call's requests: the same scheme,
  * host and port, through the same proxy with the same credentials,
  * trusting the same CA file. */
 static uint64_t origin_of(const struct mote_llm_call *c)
 {
-    char num[24];
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-    num[mote_u64_dec((uint64_t)c->url.port * 4u + (c->url.tls ? 2u : 0u) + c->via_proxy, num)] =
-        '\0';
-    h = fnv(fnv(h, num), c->url.host);
-    if (c->via_proxy) {
-        num[mote_u64_dec(c->proxy.port, num)] = '\0';
-        h = fnv(fnv(fnv(h, num), c->proxy.host), c->proxy_auth);
-    }
-    return fnv(h, c->conf->ca_file != NULL ? c->conf->ca_file : "");
+    return mote_dial_origin(&c->url, c->via_proxy ? &c->proxy : NULL, c->proxy_auth,
+                            c->conf->ca_file);
 }
 
 int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *conf,
@@ -93,7 +75,6 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
     call->req = req;
     call->on_event = fn;
     call->on_event_arg = arg;
-    call->resolve_req = -1;
     rc = mote_url_parse(&call->url, conf->base_url != NULL ? conf->base_url : "");
     if (rc < 0) {
         msg(call, "bad base URL '", conf->base_url != NULL ? conf->base_url : "",
@@ -128,16 +109,12 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
 /* Drops the job's watch and timer and a pending name lookup. */
 static void stop_io(struct mote_loop *loop, struct mote_llm_call *c)
 {
-    const struct mote_port *p = loop->port;
-
     if (c->watch != 0)
         (void)mote_watch_remove(loop, c->watch);
     if (c->timer != 0)
         (void)mote_timer_stop(loop, c->timer);
     c->watch = c->timer = 0;
-    if (c->resolve_req >= 0)
-        p->net_resolve_end(p->ctx, c->resolve_req);
-    c->resolve_req = -1;
+    mote_dial_stop(&c->dial, loop->port);
 }
 
 /* The attempt is over: its connection is kept (the caller's, when the
@@ -403,196 +380,6 @@ static void conn_msg(struct mote_llm_call *c, const char *what, int rc)
     mote_sb_s(&sb, mote_strerror(rc));
 }
 
-/* Adds to a TLS failure's message that it happened through the proxy's
- * tunnel (a proxy that closes it at once, or that answers TLS itself,
- * looks like a server that does). */
-static void via_proxy_note(struct mote_llm_call *c)
-{
-    struct mote_sb sb;
-
-    sb.p = c->errmsg; /* appended to what is there */
-    sb.cap = sizeof(c->errmsg);
-    sb.len = strlen(c->errmsg);
-    mote_sb_s(&sb, "; through the proxy ");
-    mote_sb_s(&sb, c->proxy.host);
-    mote_sb_s(&sb, ":");
-    mote_sb_u(&sb, c->proxy.port);
-    mote_sb_s(&sb, " (its tunnel to ");
-    mote_sb_s(&sb, c->url.host);
-    mote_sb_s(&sb, ":");
-    mote_sb_u(&sb, c->url.port);
-    mote_sb_s(&sb, ")");
-}
-
-/* Opens the TLS session on the connection: for this server (its port
- * too, which binds a kept session to it), offering a kept session and
- * ALPN http/1.1 where the port can. */
-static int tls_start(const struct mote_port *p, struct mote_llm_call *c)
-{
-    if (MOTE_PORT_HAS(p, tls_connect)) {
-        struct mote_tls_peer peer;
-
-        memset(&peer, 0, sizeof(peer));
-        peer.host = c->url.host;
-        peer.port = c->url.port;
-        peer.ca_file = c->conf->ca_file;
-        peer.alpn = "http/1.1";
-        peer.resume = c->conf->tls_resume;
-        peer.session_max_s = c->conf->tls_session_max_s;
-        return p->tls_connect(p->ctx, c->k->fd, &peer, c->errmsg, sizeof(c->errmsg));
-    }
-    if (!MOTE_PORT_HAS(p, tls_open)) {
-        msg(c, "this port has no TLS: https:// cannot be used", NULL, NULL);
-        return MOTE_ERR_NOTSUP;
-    }
-    return p->tls_open(p->ctx, c->k->fd, c->url.host, c->conf->ca_file, c->errmsg,
-                       sizeof(c->errmsg));
-}
-
-/* Where the head in b[0..n) ends: just past the empty line that closes it,
- * or 0 if it is not complete yet. Lines end in CRLF or, as curl accepts
- * from proxies, a bare LF. */
-static size_t head_end(const char *b, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i + 1 < n; i++) {
-        if (b[i] != '\n')
-            continue;
-        if (b[i + 1] == '\n')
-            return i + 2;
-        if (b[i + 1] == '\r' && i + 2 < n && b[i + 2] == '\n')
-            return i + 3;
-    }
-    return 0;
-}
-
-/* CONNECT host:port through the proxy: the request, once, then its
- * answer's head (nothing may follow it: the server speaks only after our
- * TLS hello). Returns 0 when the tunnel is up. */
-static int tunnel(struct mote_loop *loop, mote_job_id self, struct mote_llm_call *c)
-{
-    const struct mote_port *p = loop->port;
-    size_t end;
-    int rc;
-
-    if (c->send_len == 0) {
-        struct mote_sb sb;
-
-        mote_sb_init(&sb, c->buf, sizeof(c->buf));
-        mote_sb_s(&sb, "CONNECT ");
-        for (rc = 0; rc < 2; rc++) { /* the target, in the request line and in Host */
-            put_authority(&sb, &c->url);
-            mote_sb_s(&sb, rc == 0 ? " HTTP/1.1\r\nHost: " : "\r\n");
-        }
-        if (c->proxy_auth[0] != '\0') {
-            mote_sb_s(&sb, c->proxy_auth);
-            mote_sb_s(&sb, "\r\n");
-        }
-        mote_sb_s(&sb, "User-Agent: mote/" MOTE_VERSION_STRING "\r\n\r\n");
-        c->send_len = sb.len;
-        c->send_off = 0;
-        c->tun_len = 0;
-    }
-    while (c->send_off < c->send_len) {
-        rc = p->net_send(p->ctx, c->k->fd, c->buf + c->send_off, c->send_len - c->send_off);
-        if (rc == MOTE_ERR_AGAIN)
-            return (rc = watch(loop, self, c, c->k->fd, MOTE_POLL_OUT)) < 0 ? rc : MOTE_ERR_AGAIN;
-        if (rc < 0) {
-            conn_msg(c, "the proxy connection broke while asking for", rc);
-            c->result = MOTE_ERR_AGAIN;
-            return rc;
-        }
-        c->send_off += (size_t)rc;
-        if (c->send_off == c->send_len) {
-            c->send_off = c->send_len = SIZE_MAX; /* sent: the buffer takes the answer */
-            break;
-        }
-    }
-    for (;;) {
-        if (c->tun_len + 1 >= sizeof(c->buf)) {
-            msg(c, "the proxy's answer to CONNECT is too long", NULL, NULL);
-            return MOTE_ERR_PROTO;
-        }
-        rc = p->net_recv(p->ctx, c->k->fd, c->buf + c->tun_len, sizeof(c->buf) - 1 - c->tun_len);
-        if (rc == MOTE_ERR_AGAIN)
-            return (rc = watch(loop, self, c, c->k->fd, MOTE_POLL_IN)) < 0 ? rc : MOTE_ERR_AGAIN;
-        if (rc <= 0) {
-            conn_msg(c, "the proxy closed the connection before a tunnel to",
-                     rc == 0 ? MOTE_ERR_CONNRESET : rc);
-            c->result = MOTE_ERR_AGAIN;
-            return MOTE_ERR_CONNRESET;
-        }
-        c->tun_len += (size_t)rc;
-        c->buf[c->tun_len] = '\0';
-        if ((end = head_end(c->buf, c->tun_len)) != 0)
-            break;
-    }
-    if (memchr(c->buf, '\0', end) != NULL) {
-        msg(c, "the proxy's answer to CONNECT has a NUL byte in its head", NULL, NULL);
-        return MOTE_ERR_PROTO;
-    }
-    {
-        /* "HTTP/1.1 200 Connection established" */
-        unsigned status = 0, i;
-        char line[96];
-        struct mote_sb sb;
-        size_t ln = strcspn(c->buf, "\r\n");
-
-        if (strncmp(c->buf, "HTTP/1.", 7) != 0 || c->buf[8] != ' ') {
-            msg(c, "the proxy did not answer CONNECT in HTTP", NULL, NULL);
-            return MOTE_ERR_PROTO;
-        }
-        for (i = 9; i < 12 && c->buf[i] >= '0' && c->buf[i] <= '9'; i++)
-            status = status * 10 + (unsigned)(c->buf[i] - '0');
-        if (i != 12) {
-            msg(c, "the proxy did not answer CONNECT in HTTP", NULL, NULL);
-            return MOTE_ERR_PROTO;
-        }
-        if (status / 100 == 2) {
-            if (end != c->tun_len) {
-                msg(c, "the proxy sent bytes before the tunnel was up", NULL, NULL);
-                return MOTE_ERR_PROTO;
-            }
-            c->send_off = c->send_len = 0;
-            return 0;
-        }
-        /* the refusal, its status line shown (control bytes removed) */
-        ln = ln > 9 ? ln - 9 : 0; /* "403 Forbidden" */
-        if (ln > sizeof(line) - 1)
-            ln = sizeof(line) - 1;
-        for (i = 0; i < ln; i++) {
-            unsigned char ch = (unsigned char)c->buf[9 + i];
-
-            line[i] = ch < 0x20 || ch >= 0x7f ? '?' : (char)ch;
-        }
-        line[ln] = '\0';
-        mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
-        mote_sb_s(&sb, "the proxy ");
-        mote_sb_s(&sb, c->proxy.host);
-        mote_sb_s(&sb, ":");
-        mote_sb_u(&sb, c->proxy.port);
-        if (status != 407)
-            mote_sb_s(&sb, " refused the tunnel to ");
-        else if (c->proxy_auth[0] != '\0')
-            mote_sb_s(&sb, " refused the credentials in the proxy URL (");
-        else
-            mote_sb_s(&sb, " wants credentials: put them in the proxy URL (");
-        if (status != 407) {
-            mote_sb_s(&sb, c->url.host);
-            mote_sb_s(&sb, ":");
-            mote_sb_u(&sb, c->url.port);
-            mote_sb_s(&sb, " (");
-        }
-        mote_sb_s(&sb, line);
-        mote_sb_s(&sb, ")");
-        c->http_status = (int)status;
-        if (status == 502 || status == 503 || status == 504)
-            c->result = MOTE_ERR_AGAIN; /* the proxy could not reach it: retried */
-        return status == 407 ? MOTE_ERR_AUTH : MOTE_ERR_HTTP;
-    }
-}
-
 /* A non-200 response is complete (or cut): say why, decide on a retry. */
 static int status_error(struct mote_llm_call *c)
 {
@@ -671,7 +458,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
     size_t moved = 0; /* bytes sent and received in this step */
     size_t got;       /* bytes of the last receive */
     unsigned want;
-    int rc, fd;
+    int rc;
 
     for (;;) {
         if (moved >= MOTE_STEP_IO_BYTES) {
@@ -682,89 +469,28 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
         }
         switch (c->phase) {
         case MOTE_PHASE_RESOLVE:
-            if (c->resolve_req < 0) {
-                const struct mote_url *to = c->via_proxy ? &c->proxy : &c->url;
-
-                rc = p->net_resolve(p->ctx, to->host, to->port, &fd);
-                if (rc < 0) {
-                    conn_msg(c, "cannot resolve", rc);
-                    return rc;
-                }
-                c->resolve_req = rc;
-                if ((rc = watch(loop, self, c, fd, MOTE_POLL_IN)) < 0)
-                    return rc;
-            }
-            rc = p->net_resolve_result(p->ctx, c->resolve_req, c->addrs, MOTE_MAX_ADDRS);
-            if (rc == MOTE_ERR_AGAIN)
-                return rc;
-            p->net_resolve_end(p->ctx, c->resolve_req);
-            c->resolve_req = -1;
-            if (rc <= 0) {
-                msg(c, c->via_proxy ? "cannot resolve the proxy's host name '"
-                                    : "cannot resolve the host name '",
-                    c->via_proxy ? c->proxy.host : c->url.host, "'");
-                return MOTE_ERR_DNS;
-            }
-            c->naddr = (unsigned)rc;
-            c->addr_i = 0;
-            c->phase = MOTE_PHASE_CONNECT;
-            break;
         case MOTE_PHASE_CONNECT:
-            if (c->k->fd < 0) {
-                rc = p->net_connect(p->ctx, &c->addrs[c->addr_i]);
-                if (rc < 0) {
-                    if (++c->addr_i < c->naddr)
-                        break;
-                    conn_msg(c, "cannot connect to", rc);
-                    return rc;
-                }
-                c->k->fd = rc;
-                c->k->opened++;
-                if ((rc = watch(loop, self, c, c->k->fd, MOTE_POLL_OUT)) < 0)
-                    return rc;
-            }
-            rc = p->net_connect_done(p->ctx, c->k->fd);
-            if (rc == MOTE_ERR_AGAIN)
-                return rc;
-            if (rc < 0) {
-                p->net_close(p->ctx, c->k->fd);
-                c->k->fd = -1;
-                if (++c->addr_i < c->naddr)
-                    break; /* the next address (IPv6, then IPv4, say) */
-                conn_msg(c, "cannot connect to", rc);
-                return rc;
-            }
-            c->phase = c->url.tls && c->via_proxy ? MOTE_PHASE_TUNNEL
-                       : c->url.tls               ? MOTE_PHASE_HANDSHAKE
-                                                  : MOTE_PHASE_SEND;
-            break;
         case MOTE_PHASE_TUNNEL:
-            if ((rc = tunnel(loop, self, c)) < 0)
-                return rc;
-            c->phase = MOTE_PHASE_HANDSHAKE;
-            break;
         case MOTE_PHASE_HANDSHAKE:
-            if (c->k->tls < 0) {
-                if ((rc = tls_start(p, c)) < 0)
-                    return rc;
-                c->k->tls = rc;
-            }
-            rc = p->tls_handshake(p->ctx, c->k->tls, &want, c->errmsg, sizeof(c->errmsg));
+            /* a new connection (dial.c): lookup, connect, tunnel, TLS */
+            rc = mote_dial_step(&c->dial, p, c->buf, sizeof(c->buf), c->errmsg,
+                                sizeof(c->errmsg));
+            if (c->dial.phase < MOTE_DIAL_DONE)
+                c->phase = (uint8_t)(MOTE_PHASE_RESOLVE + c->dial.phase);
             if (rc == MOTE_ERR_AGAIN) {
-                if ((rc = watch(loop, self, c, c->k->fd, want)) < 0)
+                if ((rc = watch(loop, self, c, c->dial.wait_fd, c->dial.wait_events)) < 0)
                     return rc;
                 return MOTE_ERR_AGAIN;
             }
             if (rc < 0) {
-                if (c->via_proxy)
-                    via_proxy_note(c);
-                return rc; /* verification failures are not retried */
+                if (c->dial.retry)
+                    c->result = MOTE_ERR_AGAIN; /* the proxy's tunnel broke, or it could not
+                                                 * reach the server: retried */
+                if (c->dial.status != 0)
+                    c->http_status = c->dial.status;
+                return rc;
             }
-            if (MOTE_PORT_HAS(p, tls_info)) {
-                struct mote_tls_info info;
-
-                c->k->resumed = p->tls_info(p->ctx, c->k->tls, &info) == 0 && info.resumed;
-            }
+            c->k->resumed = c->dial.resumed;
             c->tls_resumed = c->k->resumed;
             c->phase = MOTE_PHASE_SEND;
             set_deadline(loop, c, c->conf->idle_timeout_ms);
@@ -938,6 +664,17 @@ static void start_attempt(struct mote_loop *loop, struct mote_llm_call *c, bool 
     c->conn_kept = rc == 1;
     c->tls_resumed = c->conn_kept && c->k->resumed;
     c->phase = c->conn_kept ? MOTE_PHASE_SEND : MOTE_PHASE_RESOLVE;
+    if (!c->conn_kept) {
+        /* a new one: through the proxy when there is one, trusting the
+         * caller's CA file, offering a kept TLS session and ALPN */
+        mote_dial_init(&c->dial, c->url.host, c->url.port, c->url.tls,
+                       c->via_proxy ? &c->proxy : NULL, c->proxy_auth, &c->k->fd, &c->k->tls);
+        c->dial.peer.ca_file = c->conf->ca_file;
+        c->dial.peer.alpn = "http/1.1";
+        c->dial.peer.resume = c->conf->tls_resume;
+        c->dial.peer.session_max_s = c->conf->tls_session_max_s;
+        c->dial.opened = &c->k->opened;
+    }
     if (c->on_phase != NULL)
         c->on_phase(c->on_event_arg, MOTE_PHASE_RESOLVE); /* an attempt begins */
     c->got_byte = c->head_sent = c->not_sse = c->got_event = c->event_cut = false;

@@ -104,6 +104,12 @@ static int header_line(struct mote_http_resp *r)
     v = colon + 1;
     vlen = r->line_len - nlen - 1;
     trim(&v, &vlen);
+    if (r->on_header != NULL) {
+        int rc = r->on_header(r->arg, l, nlen, v, vlen);
+
+        if (rc < 0)
+            return rc;
+    }
     if (mote_ascii_is(l, nlen, "content-length")) {
         if (mote_dec_parse(v, vlen, &num) != 0 ||
             (r->content_length >= 0 && (uint64_t)r->content_length != num))

@@ -1,8 +1,16 @@
-/* mcp.c - MCP servers over stdio (see mote_mcp.h). */
+/*
+ * mcp.c - the MCP protocol over any transport (see mote_mcp.h): the
+ * servers' table, JSON-RPC messages written and read, initialize and
+ * tools/list, the tools offered, calls as jobs, holds, and the
+ * disconnect's schedule. The transports (mcp_stdio.c, mcp_http.c) carry
+ * the messages and report through the table `up` below.
+ */
 #include "mote/mote_mcp.h"
 
 #include <string.h>
 
+#include "mcp_int.h"
+#include "mcp_wire.h"
 #include "mote/mote.h"
 #include "util.h"
 
@@ -10,25 +18,20 @@
 
 enum { REQ_NONE, REQ_INIT, REQ_LIST, REQ_CALL };
 
-static void logm(struct mote_mcp_server *s, const char *a, const char *b, const char *c)
-{
-    char msg[320];
-    struct mote_sb sb;
-
-    if (s->m->log == NULL)
-        return;
-    mote_sb_init(&sb, msg, sizeof(msg));
-    mote_sb_join(&sb, a, b, c);
-    s->m->log(s->m->log_arg, s->name, msg);
-}
+static const struct mote_mcp_up up;
 
 void mote_mcp_init(struct mote_mcp *m, struct mote_loop *loop, mote_mcp_log_fn log, void *arg)
 {
     memset(m, 0, sizeof(*m));
     m->loop = loop;
+    m->up = &up;
     m->log = log;
     m->log_arg = arg;
     m->timeout_ms = MOTE_MCP_TIMEOUT_MS;
+    m->net.connect_timeout_ms = MOTE_LLM_CONNECT_TIMEOUT_MS;
+    m->net.keep_idle_ms = MOTE_LLM_KEEP_IDLE_MS;
+    m->net.tls_resume = MOTE_TLS_RESUME_MEMORY;
+    m->net.tls_session_max_s = MOTE_TLS_SESSION_MAX_S;
 }
 
 static bool name_char(char c)
@@ -37,15 +40,15 @@ static bool name_char(char c)
            c == '_';
 }
 
-int mote_mcp_add(struct mote_mcp *m, const char *name, const char *const *argv,
-                 const char *const *envp)
+/* A new server slot named `name`: its index, or < 0. */
+static int server_new(struct mote_mcp *m, const char *name)
 {
     struct mote_mcp_server *s;
     size_t i;
 
     if (m->n >= MOTE_MAX_MCP_SERVERS)
         return MOTE_ERR_FULL;
-    if (name[0] == '\0' || strlen(name) > 24 || argv == NULL || argv[0] == NULL)
+    if (name[0] == '\0' || strlen(name) > 24)
         return MOTE_ERR_INVAL;
     for (i = 0; name[i] != '\0'; i++) {
         if (!name_char(name[i]))
@@ -56,13 +59,69 @@ int mote_mcp_add(struct mote_mcp *m, const char *name, const char *const *argv,
             return MOTE_ERR_EXIST; /* two servers of one name: whose tool is a__x? */
     }
     s = &m->srv[m->n];
-    memset(s, 0, sizeof(*s));
+    /* (the buffers at the end are written before they are read) */
+    memset(s, 0, offsetof(struct mote_mcp_server, tools));
     s->m = m;
     mote_str_copy(s->name, sizeof(s->name), name);
-    s->argv = argv;
-    s->envp = envp;
-    s->in_fd = s->out_fd = s->err_fd = -1;
     s->next_id = 1;
+    return (int)m->n;
+}
+
+int mote_mcp_add(struct mote_mcp *m, const char *name, const char *const *argv,
+                 const char *const *envp)
+{
+    int i;
+
+    if (argv == NULL || argv[0] == NULL)
+        return MOTE_ERR_INVAL;
+    if ((i = server_new(m, name)) < 0)
+        return i;
+    m->srv[i].kind = MOTE_MCP_STDIO;
+    m->srv[i].argv = argv;
+    m->srv[i].envp = envp;
+    m->srv[i].in_fd = m->srv[i].out_fd = m->srv[i].err_fd = -1;
+    return (int)m->n++;
+}
+
+int mote_mcp_add_http(struct mote_mcp *m, const char *name, enum mote_mcp_kind kind,
+                      const char *url, const char *const *headers)
+{
+    struct mote_url u;
+    size_t i;
+    int k;
+
+    if (url == NULL || (kind != MOTE_MCP_HTTP && kind != MOTE_MCP_SSE))
+        return MOTE_ERR_INVAL;
+    {
+        /* the URL without its query, for the parser of base URLs */
+        char base[sizeof(u.host) + sizeof(u.path) + 16];
+        size_t n = strcspn(url, "?#");
+
+        if (n >= sizeof(base))
+            return MOTE_ERR_TOO_LARGE;
+        memcpy(base, url, n);
+        base[n] = '\0';
+        if ((k = mote_url_parse(&u, base)) < 0)
+            return k;
+        if (url[n] == '#')
+            return MOTE_ERR_INVAL;
+    }
+    for (i = 0; url[i] != '\0'; i++) {
+        if ((unsigned char)url[i] <= 0x20 || (unsigned char)url[i] >= 0x7f)
+            return MOTE_ERR_INVAL; /* it goes into a request line as it is: ASCII */
+    }
+    for (i = 0; headers != NULL && headers[i] != NULL; i++) {
+        const char *h = headers[i], *colon = strchr(h, ':');
+
+        if (colon == NULL || colon == h || strpbrk(h, "\r\n") != NULL)
+            return MOTE_ERR_INVAL;
+    }
+    if ((k = server_new(m, name)) < 0)
+        return k;
+    m->srv[k].kind = (uint8_t)kind;
+    m->srv[k].url = url;
+    m->srv[k].headers = headers;
+    m->srv[k].to = u;
     return (int)m->n++;
 }
 
@@ -79,62 +138,34 @@ static int out_sink(void *arg, const char *p, size_t n)
     return 0;
 }
 
-static void flush_out(struct mote_mcp_server *s);
-
-static void on_in_ready(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg)
-{
-    (void)loop, (void)w, (void)fd, (void)rev;
-    flush_out(arg);
-}
-
-static void flush_out(struct mote_mcp_server *s)
-{
-    const struct mote_port *p = s->m->loop->port;
-
-    while (s->in_fd >= 0 && s->outoff < s->outlen) {
-        int n = p->pipe_write(p->ctx, s->in_fd, s->outbuf + s->outoff, s->outlen - s->outoff);
-
-        if (n == MOTE_ERR_AGAIN) {
-            if (s->w_in == 0 && mote_watch_add(s->m->loop, s->in_fd, MOTE_POLL_OUT, on_in_ready,
-                                               s, 0, &s->w_in) < 0)
-                s->w_in = 0;
-            return;
-        }
-        if (n <= 0) {
-            s->outoff = s->outlen = 0; /* the server is gone; its exit is handled */
-            return;
-        }
-        s->outoff += (size_t)n;
-    }
-    if (s->outoff == s->outlen)
-        s->outoff = s->outlen = 0;
-    if (s->w_in != 0) {
-        (void)mote_watch_remove(s->m->loop, s->w_in);
-        s->w_in = 0;
-    }
-}
-
-/* Writes one message: a writer fills the object's members after
- * "jsonrpc". Returns 0 or MOTE_ERR_FULL (the queue is full). */
-static int send_msg(struct mote_mcp_server *s, void (*fill)(struct mote_jw *, void *), void *arg)
+/* Writes one message of kind `kind` (MCP_MSG_*): a writer fills the
+ * object's members after "jsonrpc"; the transport carries it. Returns 0
+ * or MOTE_ERR_FULL (the queue is full). */
+static int send_kind(struct mote_mcp_server *s, int kind, void (*fill)(struct mote_jw *, void *),
+                     void *arg)
 {
     size_t start = s->outlen;
     struct mote_jw w;
 
+    if (s->state == MOTE_MCP_CLOSED)
+        return MOTE_ERR_PIPE;
     mote_jw_init(&w, out_sink, s);
     mote_jw_obj(&w);
     mote_jw_key(&w, "jsonrpc");
     mote_jw_str(&w, "2.0");
     fill(&w, arg);
     mote_jw_obj_end(&w);
-    if (w.err == 0)
-        w.err = out_sink(s, "\n", 1);
     if (w.err != 0) {
         s->outlen = start; /* never half a message */
         return w.err;
     }
-    flush_out(s);
-    return 0;
+    return s->kind == MOTE_MCP_STDIO ? mote_mcp_stdio_queued(s, start)
+                                     : mote_mcp_http_queued(s, start, kind);
+}
+
+static int send_msg(struct mote_mcp_server *s, void (*fill)(struct mote_jw *, void *), void *arg)
+{
+    return send_kind(s, MCP_MSG_NOTE, fill, arg);
 }
 
 struct req_args {
@@ -192,7 +223,7 @@ static int request(struct mote_mcp_server *s, int kind, struct req_args *r)
     int rc;
 
     r->id = s->next_id++;
-    rc = send_msg(s, fill_request, r);
+    rc = send_kind(s, kind == REQ_INIT ? MCP_MSG_INIT : MCP_MSG_REQUEST, fill_request, r);
     if (rc < 0)
         return rc;
     s->req_id = r->id;
@@ -262,6 +293,7 @@ static void call_finish(struct mote_mcp_server *s, const char *text, size_t len,
         len = sizeof(c->result) - 1;
     memcpy(c->result, text, len);
     c->result[len] = '\0';
+    mote_mcp_redact(s, c->result, len);
     c->len = len;
     c->is_error = is_error;
     c->done = true;
@@ -269,6 +301,15 @@ static void call_finish(struct mote_mcp_server *s, const char *text, size_t len,
 }
 
 static void wake_waiting_calls(struct mote_loop *loop);
+
+/* The pending request is given up: its answer is not awaited (a
+ * transport over HTTP ends its exchange). */
+static void drop_request(struct mote_mcp_server *s)
+{
+    s->req_id = 0;
+    if (s->kind != MOTE_MCP_STDIO)
+        mote_mcp_http_drop_request(s);
+}
 
 static void fail_server(struct mote_mcp_server *s, const char *why)
 {
@@ -279,21 +320,24 @@ static void fail_server(struct mote_mcp_server *s, const char *why)
     if (s->state == MOTE_MCP_FAILED || s->state == MOTE_MCP_CLOSED)
         return;
     mote_str_copy(s->errmsg, sizeof(s->errmsg), why);
-    logm(s, why, s->loglen > 0 ? "; its stderr ends: " : NULL, s->loglen > 0 ? s->log : NULL);
+    mote_mcp_redact(s, s->errmsg, strlen(s->errmsg));
+    if (s->kind == MOTE_MCP_STDIO)
+        mcp_log(s, s->errmsg, s->loglen > 0 ? "; its stderr ends: " : NULL,
+                s->loglen > 0 ? s->log : NULL);
+    else
+        mcp_log(s, s->errmsg, NULL, NULL);
     s->state = MOTE_MCP_FAILED;
-    s->req_id = 0;
+    drop_request(s); /* (over HTTP: every exchange ends) */
     if (s->call != NULL) {
         mote_sb_init(&sb, m, sizeof(m));
         mote_sb_s(&sb, "the MCP server '");
         mote_sb_s(&sb, s->name);
         mote_sb_s(&sb, "' failed during the call: ");
-        mote_sb_s(&sb, why);
+        mote_sb_s(&sb, s->errmsg);
         call_finish(s, m, sb.len, true);
     }
     wake_waiting_calls(s->m->loop); /* queued calls learn it is gone */
 }
-
-static void server_gone(struct mote_mcp_server *s);
 
 static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
 {
@@ -301,16 +345,12 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
 
     (void)t;
     s->timer = 0;
-    if (s->gone) {
-        server_gone(s);
-        return;
-    }
     if (s->req_id == 0)
         return;
     if (s->paused) {
-        /* Its answer came and waits in the pipe mote does not read while
-         * a request's body is out (mote_mcp_hold): the server was on time.
-         * Looked at again later; unhold reads the answer. */
+        /* Its answer came and waits unread while a request's body is out
+         * (mote_mcp_hold): the server was on time. Looked at again later;
+         * unhold reads the answer. */
         if (mote_timer_start(loop, s->m->timeout_ms, on_timer, s, 0, &s->timer) < 0)
             s->timer = 0;
         return;
@@ -319,11 +359,11 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
         static const char msg[] = "the MCP server did not answer the call in time";
         struct mote_mcp_call *c = s->call;
 
+        drop_request(s);
         if (c != NULL)
             (void)send_msg(s, fill_cancelled, &c->id);
-        s->req_id = 0;
         call_finish(s, msg, sizeof(msg) - 1, true);
-        (void)loop;
+        wake_waiting_calls(loop);
         return;
     }
     fail_server(s, s->req_kind == REQ_INIT ? "no answer to initialize in time"
@@ -470,6 +510,7 @@ static void take_tools(struct mote_mcp_server *s, int result)
                           sizeof(s->m->text)) < 0)
             s->m->text[0] = '\0';
         mote_str_copy(tool->desc, sizeof(tool->desc), s->m->text);
+        mote_mcp_redact(s, tool->desc, strlen(tool->desc));
         tool->name[0] = '\0';
         s->ntools++; /* counted before naming: name_taken skips itself */
         tool_name(s, tool);
@@ -555,6 +596,7 @@ static void call_result(struct mote_mcp_server *s, int result)
     call_finish(s, out, len, is_error);
 }
 
+
 static void relist_if_free(struct mote_mcp_server *s);
 
 static void handle_response(struct mote_mcp_server *s, int64_t id)
@@ -583,6 +625,7 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
         mote_sb_i(&sb, code);
         mote_sb_s(&sb, ": ");
         mote_sb_s(&sb, text);
+        mote_mcp_redact(s, msg, sb.len);
         if (s->req_kind == REQ_CALL)
             call_finish(s, msg, sb.len, true);
         else
@@ -598,6 +641,16 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
     }
     switch (s->req_kind) {
     case REQ_INIT:
+        if (s->kind != MOTE_MCP_STDIO) {
+            /* the version the session speaks, sent with each request */
+            char v[sizeof(s->version)];
+            int n = mote_json_str(j, mote_json_member(j, result, "protocolVersion"), v, sizeof(v));
+            int i;
+
+            for (i = 0; i < n && ((v[i] >= '0' && v[i] <= '9') || v[i] == '-'); i++) {
+            }
+            mote_str_copy(s->version, sizeof(s->version), n > 0 && i == n ? v : PROTOCOL_VERSION);
+        }
         if (send_msg(s, fill_initialized, NULL) < 0) {
             fail_server(s, "cannot write to the server");
             return;
@@ -627,7 +680,7 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
             break;
         }
         if (s->state == MOTE_MCP_READY) {
-            logm(s, "tool list updated", NULL, NULL);
+            mcp_log(s, "tool list updated", NULL, NULL);
             break;
         }
         s->state = MOTE_MCP_READY;
@@ -642,7 +695,7 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
                 mote_sb_u(&sb, s->skipped_tools);
                 mote_sb_s(&sb, " skipped)");
             }
-            logm(s, n, NULL, NULL);
+            mcp_log(s, n, NULL, NULL);
         }
         break;
     }
@@ -661,8 +714,9 @@ static void relist_if_free(struct mote_mcp_server *s)
 {
     struct req_args r;
 
-    if (!s->relist || s->req_id != 0 || s->state != MOTE_MCP_READY || s->m->holds > 0)
-        return;
+    if (!s->relist || s->req_id != 0 || s->state != MOTE_MCP_READY || s->m->holds > 0 ||
+        s->calls_waiting > 0)
+        return; /* (calls go first: a list that keeps changing waits between them) */
     /* The old list stays offered until the new one is in. */
     s->relist = false;
     s->relisting = true;
@@ -672,6 +726,7 @@ static void relist_if_free(struct mote_mcp_server *s)
         fail_server(s, "cannot write to the server");
 }
 
+/* One message from the server (a line of stdio may end in CRLF). */
 static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
 {
     struct mote_json *j = &s->m->json;
@@ -684,7 +739,7 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
         return;
     rc = mote_json_parse(j, line, len);
     if (rc <= 0) {
-        logm(s, rc == MOTE_ERR_TOO_LARGE
+        mcp_log(s, rc == MOTE_ERR_TOO_LARGE
                     ? "ignored a message over MOTE_JSON_MAX_TOKENS JSON values or "
                       "MOTE_JSON_MAX_DEPTH levels"
                     : "ignored a line that is not valid JSON (RFC 8259; raw control characters "
@@ -693,7 +748,7 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
         return;
     }
     if (mote_json_type_of(j, 0) != MOTE_JSON_OBJECT) {
-        logm(s, "ignored a line that is not a JSON-RPC message", NULL, NULL);
+        mcp_log(s, "ignored a line that is not a JSON-RPC message", NULL, NULL);
         return;
     }
     method = mote_json_member(j, 0, "method");
@@ -734,191 +789,47 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
     }
 }
 
-/* Its stdout ended. The exit status follows within milliseconds: look for
- * it a few times (5 ms apart) so the message can say how it ended. */
-static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg);
+/* ---- the transports' side ---- */
 
-static void server_gone(struct mote_mcp_server *s)
+static void up_request_failed(struct mote_mcp_server *s, const char *why)
 {
-    const struct mote_port *p = s->m->loop->port;
-    char why[96];
-    struct mote_sb sb;
-
-    if (!s->exited && p->proc_reap(p->ctx, s->pid, &s->status) == 0)
-        s->exited = true;
-    if (!s->exited && s->gone_tries < 40 && s->state != MOTE_MCP_CLOSED) {
-        s->gone = true;
-        s->gone_tries++;
-        if (s->timer != 0)
-            (void)mote_timer_stop(s->m->loop, s->timer);
-        if (mote_timer_start(s->m->loop, 5, on_timer, s, 0, &s->timer) == 0)
-            return;
-    }
-    s->gone = false;
-    if (s->exited && s->err_fd >= 0 && s->w_err != 0)
-        on_err(s->m->loop, s->w_err, s->err_fd, 0, s); /* its last words, all in the pipe now */
-    mote_sb_init(&sb, why, sizeof(why));
-    mote_sb_s(&sb, "the server exited");
-    if (s->exited) {
-        mote_sb_s(&sb, " (status ");
-        mote_sb_i(&sb, s->status);
-        mote_sb_s(&sb, ")");
-    }
-    if (s->state != MOTE_MCP_CLOSED)
-        fail_server(s, why);
-}
-
-static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg)
-{
-    struct mote_mcp_server *s = arg;
-    const struct mote_port *p = loop->port;
-    size_t moved; /* a flood waits for the next turn: the watch fires again */
-
-    (void)rev;
-    if (s->relisting && s->m->holds > 0) {
-        /* A new tool list is on its way while a request's body is being
-         * sent with the old one: it waits in the pipe until the body is
-         * out (mote_mcp_unhold reads it). */
-        (void)mote_watch_remove(loop, w);
-        s->w_out = 0;
-        s->paused = true;
+    if (s->req_id == 0)
+        return;
+    if (s->req_kind == REQ_CALL) {
+        drop_request(s);
+        call_finish(s, why, strlen(why), true);
+        wake_waiting_calls(s->m->loop);
         return;
     }
-    for (moved = 0; moved < MOTE_STEP_IO_BYTES;) {
-        char *nl;
-        int n;
-
-        if (s->inlen == sizeof(s->inbuf)) {
-            /* A line over the limit: drop it up to its newline. */
-            s->inlen = 0;
-            s->dropped_line = true;
-            logm(s, "dropped a message over MOTE_MCP_LINE_MAX bytes", NULL, NULL);
-            if (s->req_kind == REQ_CALL && s->req_id != 0) {
-                static const char msg[] = "the MCP server's answer was over the size limit";
-
-                s->req_id = 0;
-                call_finish(s, msg, sizeof(msg) - 1, true);
-            } else if (s->req_id != 0) {
-                fail_server(s, "an answer over the size limit");
-            }
-        }
-        {
-            size_t room = sizeof(s->inbuf) - s->inlen, left = MOTE_STEP_IO_BYTES - moved;
-
-            n = p->pipe_read(p->ctx, fd, s->inbuf + s->inlen, room < left ? room : left);
-        }
-        if (n == MOTE_ERR_AGAIN)
-            return;
-        if (n > 0)
-            moved += (size_t)n;
-        if (n <= 0) {
-            (void)mote_watch_remove(loop, s->w_out);
-            s->w_out = 0;
-            p->pipe_close(p->ctx, s->out_fd);
-            s->out_fd = -1;
-            server_gone(s);
-            return;
-        }
-        if (s->dropped_line) {
-            nl = memchr(s->inbuf + s->inlen, '\n', (size_t)n);
-            if (nl == NULL)
-                continue; /* still inside the long line */
-            s->dropped_line = false;
-            memmove(s->inbuf, nl + 1, (size_t)(s->inbuf + s->inlen + n - (nl + 1)));
-            s->inlen = (size_t)(s->inbuf + s->inlen + n - (nl + 1));
-        } else {
-            s->inlen += (size_t)n;
-        }
-        while ((nl = memchr(s->inbuf, '\n', s->inlen)) != NULL) {
-            size_t len = (size_t)(nl - s->inbuf);
-
-            handle_line(s, s->inbuf, len);
-            s->inlen -= len + 1;
-            memmove(s->inbuf, nl + 1, s->inlen);
-        }
-    }
+    fail_server(s, why);
 }
 
-static void on_err(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg)
+static void up_renewed(struct mote_mcp_server *s)
 {
-    struct mote_mcp_server *s = arg;
-    const struct mote_port *p = loop->port;
-    char buf[512];
-    size_t moved = 0;
-    int n = MOTE_ERR_AGAIN;
-
-    (void)w, (void)rev;
-    while (moved < MOTE_STEP_IO_BYTES &&
-           (n = p->pipe_read(p->ctx, fd, buf,
-                             MOTE_STEP_IO_BYTES - moved < sizeof(buf) ? MOTE_STEP_IO_BYTES - moved
-                                                                      : sizeof(buf))) > 0) {
-        size_t i;
-
-        moved += (size_t)n;
-        /* Keep the tail, as one line of printable text. */
-        for (i = 0; i < (size_t)n; i++) {
-            char c = buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t' ? ' ' : buf[i];
-
-            if ((unsigned char)c < 0x20)
-                continue;
-            if (s->loglen + 1 >= sizeof(s->log)) {
-                memmove(s->log, s->log + sizeof(s->log) / 2, s->loglen - sizeof(s->log) / 2);
-                s->loglen -= sizeof(s->log) / 2;
-            }
-            s->log[s->loglen++] = c;
-        }
-        s->log[s->loglen] = '\0';
-    }
-    if (n == 0 || (n < 0 && n != MOTE_ERR_AGAIN)) {
-        (void)mote_watch_remove(loop, s->w_err);
-        s->w_err = 0;
-        p->pipe_close(p->ctx, s->err_fd);
-        s->err_fd = -1;
-    }
+    mcp_log(s, "a new session started: the tool list is fetched again", NULL, NULL);
+    s->relist = true;
+    relist_if_free(s);
 }
+
+static const struct mote_mcp_up up = {handle_line, fail_server, up_request_failed, up_renewed};
 
 void mote_mcp_start_all(struct mote_mcp *m)
 {
-    const struct mote_port *p = m->loop->port;
     unsigned i;
 
     for (i = 0; i < m->n; i++) {
         struct mote_mcp_server *s = &m->srv[i];
         struct req_args r;
-        int fds[3], rc;
+        bool ok;
 
         if (s->state != MOTE_MCP_OFF)
             continue;
-        s->started_ms = mote_loop_now(m->loop);
-        if (mote_port_missing(p, MOTE_PORT_PROC) != NULL) {
-            /* every member a server's life uses, checked once here */
-            char why[80];
-            struct mote_sb sb;
-
-            mote_sb_init(&sb, why, sizeof(why));
-            mote_sb_s(&sb, "this port cannot run processes (no ");
-            mote_sb_s(&sb, mote_port_missing(p, MOTE_PORT_PROC));
-            mote_sb_s(&sb, ")");
-            fail_server(s, why);
+        ok = s->kind == MOTE_MCP_STDIO ? mote_mcp_stdio_start(s) : mote_mcp_http_start(s);
+        if (!ok) {
+            s->state = MOTE_MCP_FAILED; /* (said by the transport) */
             continue;
         }
-        rc = p->proc_spawn(p->ctx, s->argv, s->envp, false, fds, &s->pid);
-        if (rc < 0) {
-            s->state = MOTE_MCP_STARTING;
-            fail_server(s, rc == MOTE_ERR_NOENT ? "cannot start: command not found"
-                                                : "cannot start the command");
-            s->state = MOTE_MCP_FAILED;
-            continue;
-        }
-        s->in_fd = fds[0];
-        s->out_fd = fds[1];
-        s->err_fd = fds[2];
         s->state = MOTE_MCP_STARTING;
-        if (mote_watch_add(m->loop, s->out_fd, MOTE_POLL_IN, on_out, s, 0, &s->w_out) < 0 ||
-            mote_watch_add(m->loop, s->err_fd, MOTE_POLL_IN, on_err, s, 0, &s->w_err) < 0) {
-            fail_server(s, "no free watch (MOTE_MAX_WATCHES)");
-            continue;
-        }
         memset(&r, 0, sizeof(r));
         r.method = "initialize";
         if (request(s, REQ_INIT, &r) < 0)
@@ -972,9 +883,8 @@ bool mote_mcp_find(const struct mote_mcp *m, const char *name, unsigned *srv, un
     return false;
 }
 
-/* ---- disconnect ---- */
 
-static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev, void *arg);
+/* ---- holds and disconnect ---- */
 
 void mote_mcp_hold(struct mote_mcp *m)
 {
@@ -989,9 +899,10 @@ void mote_mcp_unhold(struct mote_mcp *m)
         for (i = 0; i < m->n; i++) {
             struct mote_mcp_server *s = &m->srv[i];
 
-            if (s->paused && s->out_fd >= 0 &&
-                mote_watch_add(m->loop, s->out_fd, MOTE_POLL_IN, on_out, s, 0, &s->w_out) == 0)
-                s->paused = false; /* the new list is read now */
+            if (s->kind == MOTE_MCP_STDIO)
+                mote_mcp_stdio_resume(s);
+            else
+                mote_mcp_http_resume(s);
             relist_if_free(s);
         }
     }
@@ -999,7 +910,6 @@ void mote_mcp_unhold(struct mote_mcp *m)
 
 void mote_mcp_disconnect_begin(struct mote_mcp *m, uint32_t budget_ms)
 {
-    const struct mote_port *p = m->loop->port;
     unsigned i;
 
     if (m->dc)
@@ -1011,37 +921,24 @@ void mote_mcp_disconnect_begin(struct mote_mcp *m, uint32_t budget_ms)
     for (i = 0; i < m->n; i++) {
         struct mote_mcp_server *s = &m->srv[i];
 
-        if (s->pid == 0 || s->exited)
-            continue;
-        if (s->w_in != 0)
-            (void)mote_watch_remove(m->loop, s->w_in);
-        s->w_in = 0;
-        if (s->in_fd >= 0)
-            p->pipe_close(p->ctx, s->in_fd); /* 1: close its stdin */
-        s->in_fd = -1;
-        s->state = MOTE_MCP_CLOSED;
-        logm(s, "disconnecting: stdin closed", NULL, NULL);
+        if (s->kind == MOTE_MCP_STDIO)
+            mote_mcp_stdio_dc_begin(s);
+        else
+            mote_mcp_http_dc_begin(s);
     }
 }
 
 static void disconnect_end(struct mote_mcp *m)
 {
-    const struct mote_port *p = m->loop->port;
     unsigned i;
 
     for (i = 0; i < m->n; i++) {
         struct mote_mcp_server *s = &m->srv[i];
 
-        if (s->w_out != 0)
-            (void)mote_watch_remove(m->loop, s->w_out);
-        if (s->w_err != 0)
-            (void)mote_watch_remove(m->loop, s->w_err);
-        s->w_out = s->w_err = 0;
-        if (s->out_fd >= 0)
-            p->pipe_close(p->ctx, s->out_fd);
-        if (s->err_fd >= 0)
-            p->pipe_close(p->ctx, s->err_fd);
-        s->out_fd = s->err_fd = -1;
+        if (s->kind == MOTE_MCP_STDIO)
+            mote_mcp_stdio_dc_end(s);
+        else
+            mote_mcp_http_dc_end(s);
         if (s->timer != 0)
             (void)mote_timer_stop(m->loop, s->timer);
         s->timer = 0;
@@ -1050,7 +947,6 @@ static void disconnect_end(struct mote_mcp *m)
 
 int mote_mcp_disconnect_poll(struct mote_mcp *m, bool force)
 {
-    const struct mote_port *p = m->loop->port;
     uint32_t el = mote_loop_now(m->loop) - m->dc_t0;
     bool term = !m->dc_termed && (force || el >= m->dc_budget * 2u / 5u);
     bool kill = !m->dc_killed && (force || el >= m->dc_budget * 4u / 5u);
@@ -1060,32 +956,10 @@ int mote_mcp_disconnect_poll(struct mote_mcp *m, bool force)
         mote_mcp_disconnect_begin(m, 0);
     for (i = 0; i < m->n; i++) {
         struct mote_mcp_server *s = &m->srv[i];
+        bool done = s->kind == MOTE_MCP_STDIO ? mote_mcp_stdio_dc_poll(s, term, kill, el)
+                                              : mote_mcp_http_dc_poll(s, force || kill, el);
 
-        if (s->pid == 0 || s->exited)
-            continue;
-        if (p->proc_reap(p->ctx, s->pid, &s->status) == 0) {
-            char msg[80];
-            struct mote_sb sb;
-
-            s->exited = true;
-            mote_sb_init(&sb, msg, sizeof(msg));
-            mote_sb_s(&sb, "exited (status ");
-            mote_sb_i(&sb, s->status);
-            mote_sb_s(&sb, ") after ");
-            mote_sb_u(&sb, el);
-            mote_sb_s(&sb, " ms");
-            logm(s, msg, NULL, NULL);
-            continue;
-        }
-        left++;
-        if (term && !kill) {
-            p->proc_signal(p->ctx, s->pid, MOTE_PROC_TERM); /* 2: SIGTERM the group */
-            logm(s, "still running: SIGTERM sent to its process group", NULL, NULL);
-        }
-        if (kill) {
-            p->proc_signal(p->ctx, s->pid, MOTE_PROC_KILL); /* 3: SIGKILL the group */
-            logm(s, "still running: SIGKILL sent to its process group", NULL, NULL);
-        }
+        left += !done;
     }
     m->dc_termed = m->dc_termed || term;
     m->dc_killed = m->dc_killed || kill;
@@ -1108,6 +982,15 @@ void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned sr
     c->args_len = args_len;
 }
 
+/* The call no longer waits for its server to be free. */
+static void stop_waiting(struct mote_mcp_call *c)
+{
+    if (c->waiting) {
+        c->waiting = false;
+        c->m->srv[c->srv].calls_waiting--;
+    }
+}
+
 static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
 {
     struct mote_mcp_call *c = task;
@@ -1116,9 +999,10 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
     c->job = self;
     if (mote_job_cancelled(loop, self)) {
         if (c->sent && !c->done && s->call == c) {
-            (void)send_msg(s, fill_cancelled, &c->id);
             s->call = NULL;
-            s->req_id = 0;
+            drop_request(s);
+            (void)send_msg(s, fill_cancelled, &c->id);
+            wake_waiting_calls(loop);
         }
         return MOTE_STEP_CANCELLED;
     }
@@ -1136,8 +1020,14 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
             c->is_error = true;
             return MOTE_STEP_DONE;
         }
-        if (s->req_id != 0)
-            return MOTE_STEP_PENDING; /* another call: woken when it ends */
+        if (s->req_id != 0) {
+            if (!c->waiting) {
+                c->waiting = true;
+                s->calls_waiting++;
+            }
+            return MOTE_STEP_PENDING; /* another request: woken when it ends */
+        }
+        stop_waiting(c);
         memset(&r, 0, sizeof(r));
         r.method = "tools/call";
         r.tool = s->tools[c->tool].remote;
@@ -1173,6 +1063,8 @@ static void call_release(struct mote_loop *loop, void *task)
 
     if (s->call == c)
         s->call = NULL;
+    stop_waiting(c);
+    relist_if_free(s);
     wake_waiting_calls(loop);
 }
 

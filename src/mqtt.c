@@ -104,7 +104,7 @@ int mote_mqtt_init(struct mote_mqtt *c, const struct mote_mqtt_conf *conf, mote_
 
     memset(c, 0, offsetof(struct mote_mqtt, sess));
     c->conf = conf;
-    c->fd = c->tlsh = c->resolve_req = -1;
+    c->fd = c->tlsh = -1;
     if (conf->url == NULL || parse_url(c, conf->url) < 0) {
         /* (the URL is not repeated: a user may have put a password in it) */
         msg(c, "bad broker URL: use mqtt://HOST[:PORT] or mqtts://HOST[:PORT]", NULL, NULL);
@@ -136,9 +136,8 @@ static void close_conn(struct mote_mqtt *c)
         p->tls_close(p->ctx, c->tlsh);
     if (c->fd >= 0)
         p->net_close(p->ctx, c->fd);
-    if (c->resolve_req >= 0)
-        p->net_resolve_end(p->ctx, c->resolve_req);
-    c->tlsh = c->fd = c->resolve_req = -1;
+    mote_dial_stop(&c->dial, p);
+    c->tlsh = c->fd = -1;
     c->r_off = c->r_len = 0;
     c->want = 0;
 }
@@ -180,6 +179,9 @@ static void emit_offline(struct mote_mqtt *c, int err, uint32_t retry_ms)
 static void new_attempt(struct mote_mqtt *c, uint32_t now)
 {
     close_conn(c);
+    mote_dial_init(&c->dial, c->host, c->port, c->tls, NULL, NULL, &c->fd, &c->tlsh);
+    c->dial.who = "the broker";
+    c->dial.peer.ca_file = c->conf->ca_file; /* (no ALPN, no session kept) */
     c->phase = MOTE_MQTT_PH_RESOLVE;
     c->online_at = 0;
     c->was_online = false;
@@ -346,75 +348,22 @@ static int pump(struct mote_loop *loop, mote_job_id self, struct mote_mqtt *c)
 static int advance(struct mote_loop *loop, mote_job_id self, struct mote_mqtt *c)
 {
     const struct mote_port *p = loop->port;
-    unsigned want;
-    int rc, fd;
+    int rc;
 
     for (;;) {
         switch (c->phase) {
         case MOTE_MQTT_PH_RESOLVE:
-            if (c->resolve_req < 0) {
-                rc = p->net_resolve(p->ctx, c->host, c->port, &fd);
-                if (rc < 0) {
-                    conn_msg(c, "cannot resolve", ": ", mote_strerror(rc));
-                    return rc;
-                }
-                c->resolve_req = rc;
-                if ((rc = watch(c, fd, MOTE_POLL_IN)) < 0)
-                    return rc;
-            }
-            rc = p->net_resolve_result(p->ctx, c->resolve_req, c->addrs, MOTE_MAX_ADDRS);
-            if (rc == MOTE_ERR_AGAIN)
-                return rc;
-            p->net_resolve_end(p->ctx, c->resolve_req);
-            c->resolve_req = -1;
-            if (rc <= 0) {
-                msg(c, "cannot resolve the broker's host name '", c->host, "'");
-                return MOTE_ERR_DNS;
-            }
-            c->naddr = (unsigned)rc;
-            c->addr_i = 0;
-            c->phase = MOTE_MQTT_PH_CONNECT;
-            break;
         case MOTE_MQTT_PH_CONNECT:
-            if (c->fd < 0) {
-                rc = p->net_connect(p->ctx, &c->addrs[c->addr_i]);
-                if (rc < 0) {
-                    if (++c->addr_i < c->naddr)
-                        break;
-                    conn_msg(c, "cannot connect to the broker", ": ", mote_strerror(rc));
-                    return rc;
-                }
-                c->fd = rc;
-                if ((rc = watch(c, c->fd, MOTE_POLL_OUT)) < 0)
-                    return rc;
-            }
-            rc = p->net_connect_done(p->ctx, c->fd);
-            if (rc == MOTE_ERR_AGAIN)
-                return rc;
-            if (rc < 0) {
-                (void)watch(c, c->fd, 0);
-                p->net_close(p->ctx, c->fd);
-                c->fd = -1;
-                if (++c->addr_i < c->naddr)
-                    break; /* the next address */
-                conn_msg(c, "cannot connect to the broker", ": ", mote_strerror(rc));
-                return rc;
-            }
-            c->phase = c->tls ? MOTE_MQTT_PH_HANDSHAKE : MOTE_MQTT_PH_MQTT;
-            if (!c->tls)
-                mote_mqtt_sess_start(&c->sess, mote_loop_now(loop));
-            break;
         case MOTE_MQTT_PH_HANDSHAKE:
-            if (c->tlsh < 0) {
-                rc = p->tls_open(p->ctx, c->fd, c->host, c->conf->ca_file, c->errmsg,
-                                 sizeof(c->errmsg));
-                if (rc < 0)
-                    return rc;
-                c->tlsh = rc;
-            }
-            rc = p->tls_handshake(p->ctx, c->tlsh, &want, c->errmsg, sizeof(c->errmsg));
+            /* lookup, connect, TLS (dial.c) */
+            rc = mote_dial_step(&c->dial, p, (char *)c->rbuf, sizeof(c->rbuf), c->errmsg,
+                                sizeof(c->errmsg));
+            c->phase = c->dial.phase == MOTE_DIAL_RESOLVE   ? MOTE_MQTT_PH_RESOLVE
+                       : c->dial.phase == MOTE_DIAL_CONNECT ? MOTE_MQTT_PH_CONNECT
+                                                            : MOTE_MQTT_PH_HANDSHAKE;
             if (rc == MOTE_ERR_AGAIN)
-                return (rc = watch(c, c->fd, want)) < 0 ? rc : MOTE_ERR_AGAIN;
+                return (rc = watch(c, c->dial.wait_fd, c->dial.wait_events)) < 0 ? rc
+                                                                                  : MOTE_ERR_AGAIN;
             if (rc < 0)
                 return rc;
             c->phase = MOTE_MQTT_PH_MQTT;

@@ -15,7 +15,8 @@ result), --linger S (after its stdin ends, S seconds more before exiting),
 --change-fifo F (once a line is written to FIFO F: new descriptions for every
 tool, and notifications/tools/list_changed), --change-on-call (the same
 after answering a tools/call), --slow-list S (tools/list after the first
-answered S seconds late),
+answered S seconds late), --list-storm (notifications/tools/list_changed before
+every tools/list answer: a list that never stops changing),
 --setsid-child MARKER (a child in a session of its own, with MARKER in its
 command line, that ignores SIGTERM), --log F (every message received).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
@@ -164,6 +165,10 @@ for line in sys.stdin:
                                              "result": result}).replace("\\t", "\t") + "\n")
                 sys.stdout.flush()
             continue
+        if opt("--list-storm"):
+            # the next change comes before each answer: when the answer is
+            # in, the list is already out of date
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": result})
     elif method == "tools/call":
         p = msg["params"]

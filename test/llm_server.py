@@ -21,6 +21,7 @@ Steps:
   {"truncate": true, "text": "..."}             end the stream without its end event
   {"long_line": BYTES}                          one data line of BYTES bytes
   {"delay_ms": N, ...}                          wait N ms between events
+  {"wait_file": PATH, ...}                      answer only once PATH exists (at most 120 s)
   {"stop": "max_tokens", ...}                   this stop reason (OpenAI: finish_reason)
   {"input_tokens": N, ...}                      the usage reported for the request
   {"cache_read": N, "cache_write": M, ...}      cached input tokens in the usage
@@ -594,6 +595,12 @@ class Handler(BaseHTTPRequestHandler):
             self.refuse(refused, dialect)
             return
         step = next_step() or auto_step(body, dialect)
+        if step.get("wait_file"):
+            # held until the test creates the file (bounded): something
+            # happens meanwhile, at a known point of the turn
+            deadline = time.time() + 120
+            while not os.path.exists(step["wait_file"]) and time.time() < deadline:
+                time.sleep(0.02)
         self.serve(step, dialect, body)
         arm_idle_close(self)
 

@@ -2,7 +2,10 @@
  * mcpconf.c - reads --mcp-config FILE for the frontends (the CLI and mote
  * serve): the file's bytes go to the library's parser
  * (mote_mcp_conf_parse); what only a program can know - the minimal
- * environment of a server: PATH, HOME, LANG - comes from here.
+ * environment of a server (PATH, HOME, LANG), the variables ${VAR} names
+ * - comes from here. A variable a header takes is a secret: its value is
+ * copied here and taken out of the environment (its bytes too), so no
+ * tool and no server process sees it.
  */
 #define _GNU_SOURCE
 #include "mcpconf.h"
@@ -20,6 +23,50 @@ static char text[CONF_MAX];
 static struct mote_mcp_conf conf;
 static char env_buf[3][4096];
 static const char *base_env[4];
+
+/* Secrets taken out of the environment: "NAME\0VALUE\0" one after
+ * another, so a second header naming the same variable finds it. */
+static char secrets[8192];
+static size_t secrets_len;
+
+static const char *find_secret(const char *name)
+{
+    size_t at = 0;
+
+    while (at < secrets_len) {
+        const char *n = secrets + at, *v = n + strlen(n) + 1;
+
+        if (strcmp(n, name) == 0)
+            return v;
+        at = (size_t)(v + strlen(v) + 1 - secrets);
+    }
+    return NULL;
+}
+
+static const char *lookup(void *arg, const char *name, bool secret)
+{
+    const char *kept = find_secret(name);
+    char *v;
+    size_t nl, vl;
+
+    (void)arg;
+    if (kept != NULL)
+        return kept;
+    v = getenv(name);
+    if (v == NULL || !secret)
+        return v;
+    nl = strlen(name);
+    vl = strlen(v);
+    if (secrets_len + nl + vl + 2 > sizeof(secrets))
+        return NULL; /* (then refused as not set: never left where tools see it) */
+    memcpy(secrets + secrets_len, name, nl + 1);
+    memcpy(secrets + secrets_len + nl + 1, v, vl + 1);
+    kept = secrets + secrets_len + nl + 1;
+    secrets_len += nl + vl + 2;
+    memset(v, 0, vl); /* /proc/self/environ shows the original block */
+    unsetenv(name);
+    return kept;
+}
 
 int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
 {
@@ -47,6 +94,8 @@ int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
             base_env[e] = env_buf[e], e++;
     }
     base_env[e] = NULL;
+    conf.env = lookup;
+    conf.env_arg = NULL;
     if (mote_mcp_conf_parse(&conf, m, text, n, base_env, why, sizeof(why)) < 0) {
         snprintf(err, cap, "--mcp-config %s: %s", path, why);
         return -1;

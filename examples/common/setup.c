@@ -359,8 +359,26 @@ int fe_state_dir(const struct cli_opts *op, struct mote_posix *pp, char *state_d
     return 0;
 }
 
+/* The first of `names` set in the environment, or NULL. */
+static const char *env_first(const char *const *names)
+{
+    for (; *names != NULL; names++) {
+        const char *v = getenv(*names);
+
+        if (v != NULL && v[0] != '\0')
+            return v;
+    }
+    return NULL;
+}
+
 int fe_mcp(const struct cli_opts *op, struct mote_mcp *m, struct mote_loop *loop, bool *have)
 {
+    /* the proxies as curl takes them, and as the model's (fe_model) */
+    static const char *const https_vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+                                             NULL};
+    static const char *const http_vars[] = {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY",
+                                            NULL};
+    static const char *const no_vars[] = {"no_proxy", "NO_PROXY", NULL};
     char err[300];
 
     *have = false;
@@ -368,6 +386,17 @@ int fe_mcp(const struct cli_opts *op, struct mote_mcp *m, struct mote_loop *loop
         return 0;
     mote_mcp_init(m, loop, NULL, NULL);
     m->timeout_ms = (uint32_t)fe_env_ms("MOTE_MCP_TIMEOUT_MS", MOTE_MCP_TIMEOUT_MS);
+    /* servers over HTTP: the model's trust store (--ca-file, then
+     * $SSL_CERT_FILE), proxies and connect deadline */
+    m->net.ca_file = op->ca_file;
+    if (m->net.ca_file == NULL && getenv("SSL_CERT_FILE") != NULL &&
+        getenv("SSL_CERT_FILE")[0] != '\0')
+        m->net.ca_file = getenv("SSL_CERT_FILE");
+    m->net.https_proxy = env_first(https_vars);
+    m->net.http_proxy = env_first(http_vars);
+    m->net.no_proxy = env_first(no_vars);
+    m->net.connect_timeout_ms =
+        (uint32_t)fe_env_ms("MOTE_CONNECT_TIMEOUT_MS", m->net.connect_timeout_ms);
     if (mcpconf_load(op->mcp_config, m, err, sizeof(err)) < 0) {
         fprintf(stderr, "mote: %s\n", err);
         return 2;

@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "mote/mote_config.h"
+#include "mote/mote_dial.h"
 #include "mote/mote_http.h"
 #include "mote/mote_llm.h"
 #include "mote/mote_loop.h"
@@ -169,10 +170,9 @@ struct mote_llm_call {
     struct mote_url url;
     struct mote_url proxy;    /* used when via_proxy */
     bool via_proxy;
-    size_t tun_len;           /* the proxy's answer to CONNECT so far */
     char proxy_auth[MOTE_PROXY_AUTH_MAX];
     const struct mote_port *port;
-    int resolve_req;
+    struct mote_dial dial;    /* a new connection's: lookup, connect, tunnel, TLS */
     struct mote_conn own;     /* without a caller's connection */
     struct mote_conn *k;      /* the connection in use */
     uint64_t origin;
@@ -181,8 +181,6 @@ struct mote_llm_call {
     bool keep;                /* the response ended exactly: the connection may stay */
     bool draining;            /* the stream is complete; the response's end is awaited */
     uint32_t retry_after_s;   /* this attempt's response asked to wait so long */
-    unsigned naddr, addr_i;
-    struct mote_addr addrs[MOTE_MAX_ADDRS];
     mote_watch_id watch;
     mote_timer_id timer;
     uint32_t deadline;

@@ -459,6 +459,43 @@
 #define MOTE_MCP_TIMEOUT_MS 30000
 #endif
 
+/* MCP servers over HTTP (Streamable HTTP and HTTP+SSE; docs/MCP.md).
+ * Bytes of a server's URL path with its query (and of an HTTP+SSE
+ * endpoint's), including the NUL: a longer URL is refused in the
+ * configuration, a longer endpoint fails the server. Range 16..4096. */
+#ifndef MOTE_MCP_PATH_MAX
+#define MOTE_MCP_PATH_MAX 512
+#endif
+/* Bytes of a session id (Mcp-Session-Id) kept, including the NUL; a
+ * server that gives a longer one fails. Range 16..1024. */
+#ifndef MOTE_MCP_SESSION_MAX
+#define MOTE_MCP_SESSION_MAX 128
+#endif
+/* Bytes of one message on Streamable HTTP's GET stream (the server's
+ * notifications and pings; answers come on their POST, up to
+ * MOTE_MCP_LINE_MAX); a longer one is dropped with a log line. Range
+ * 256..MOTE_MCP_LINE_MAX. */
+#ifndef MOTE_MCP_NOTE_MAX
+#define MOTE_MCP_NOTE_MAX 4096
+#endif
+/* Messages waiting for their HTTP exchange per server (a request, the
+ * notifications and answers sent meanwhile); one more is refused as a
+ * full queue (MOTE_ERR_FULL, a log line). Range 2..64. */
+#ifndef MOTE_MCP_QUEUE_MAX
+#define MOTE_MCP_QUEUE_MAX 8
+#endif
+/* Headers per server in the configuration ("headers"); more are refused
+ * with a message. Range 1..64. */
+#ifndef MOTE_MCP_CONF_HEADERS
+#define MOTE_MCP_CONF_HEADERS 8
+#endif
+/* After a server's event stream ended or could not be opened, the wait
+ * before the next attempt, ms: doubled for each failure in a row, at most
+ * 64 times this. Range 1..60000. */
+#ifndef MOTE_MCP_RETRY_MS
+#define MOTE_MCP_RETRY_MS 500
+#endif
+
 /* ---- TLS (port/tls_mbedtls.c; mote_tls.h) ------------------------------------ */
 
 /* TLS sessions open at once in the process (one per model request that
@@ -958,6 +995,18 @@
 #error "MOTE_MQTT_BACKOFF_MS must be at least 1 and MOTE_MQTT_BACKOFF_MAX_MS at least MOTE_MQTT_BACKOFF_MS"
 #endif
 /* ---- end of the MQTT client's block ---- */
+#if MOTE_MCP_PATH_MAX < 16 || MOTE_MCP_PATH_MAX > 4096 || MOTE_MCP_SESSION_MAX < 16 || \
+    MOTE_MCP_SESSION_MAX > 1024
+#error "MOTE_MCP_PATH_MAX must be 16..4096 and MOTE_MCP_SESSION_MAX 16..1024"
+#endif
+#if MOTE_MCP_NOTE_MAX < 256 || MOTE_MCP_NOTE_MAX > MOTE_MCP_LINE_MAX || MOTE_MCP_QUEUE_MAX < 2 || \
+    MOTE_MCP_QUEUE_MAX > 64
+#error "MOTE_MCP_NOTE_MAX must be 256..MOTE_MCP_LINE_MAX and MOTE_MCP_QUEUE_MAX 2..64"
+#endif
+#if MOTE_MCP_CONF_HEADERS < 1 || MOTE_MCP_CONF_HEADERS > 64 || MOTE_MCP_RETRY_MS < 1 || \
+    MOTE_MCP_RETRY_MS > 60000
+#error "MOTE_MCP_CONF_HEADERS must be 1..64 and MOTE_MCP_RETRY_MS 1..60000"
+#endif
 
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
@@ -1002,8 +1051,11 @@
 /* the service's limits (mote serve on a device), a chain of their own */
 #define MOTE_SIG_SVC_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE), MOTE_STEP_FILE_BYTES)
+/* MCP servers over HTTP: a chain of their own */
+#define MOTE_SIG_MCPHTTP_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_PATH_MAX), MOTE_MCP_SESSION_MAX), MOTE_MCP_NOTE_MAX), MOTE_MCP_QUEUE_MAX), MOTE_MCP_CONF_HEADERS), MOTE_MCP_RETRY_MS)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

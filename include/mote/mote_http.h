@@ -29,6 +29,12 @@
 /* Body bytes (already de-chunked). Return 0 or < 0 to stop with it. */
 typedef int (*mote_http_body_fn)(void *arg, const char *p, size_t n);
 
+/* One response header: its name (n bytes, as sent) and its value (v,
+ * vn bytes, spaces around it removed); valid during the call. Return 0,
+ * or < 0 to stop the parser with it. */
+typedef int (*mote_http_header_fn)(void *arg, const char *name, size_t n, const char *v,
+                                   size_t vn);
+
 enum mote_http_state {
     MOTE_HTTP_STATUS = 0,
     MOTE_HTTP_HEADERS,
@@ -44,6 +50,9 @@ enum mote_http_state {
 struct mote_http_resp {
     mote_http_body_fn on_body;
     void *arg;
+    /* Optional, set after init: sees every header of the final response
+     * (those of a 1xx response too), with `arg`. */
+    mote_http_header_fn on_header;
     int err;                  /* first error, sticky */
     uint8_t state;            /* enum mote_http_state */
     bool chunked;

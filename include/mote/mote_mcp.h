@@ -1,10 +1,18 @@
 /*
- * mote_mcp.h - MCP servers over stdio (newline-delimited JSON-RPC 2.0).
+ * mote_mcp.h - MCP servers (JSON-RPC 2.0) over stdio, Streamable HTTP or
+ * HTTP+SSE.
  *
- * A server is a child process (through the port's process group, so it
- * runs under a supervisor and never outlives mote), driven by fd watches:
- * initialize -> notifications/initialized -> tools/list (following
- * nextCursor) -> ready. Server pings are answered, other server requests
+ * A stdio server is a child process (through the port's process group, so
+ * it runs under a supervisor and never outlives mote), driven by fd
+ * watches; an HTTP server is reached through the same connections as the
+ * model's (the port's net and TLS members, kept connections, proxies,
+ * deadlines): JSON-RPC requests are POSTs, answered with JSON or an event
+ * stream; the session's id (Mcp-Session-Id) is kept and sent, and a lost
+ * session is replaced by a new one without failing the request that met
+ * it; Streamable HTTP's GET stream brings the server's notifications;
+ * HTTP+SSE takes everything from its event stream and POSTs to the
+ * endpoint it names. Either way: initialize -> notifications/initialized
+ * -> tools/list (following nextCursor) -> ready. Server pings are answered, other server requests
  * refused with -32601, notifications (also before the initialize answer)
  * accepted. Each request has a deadline. Tool calls are jobs
  * (mote_mcp_call_ops); cancelling one sends notifications/cancelled.
@@ -21,7 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mote/mote_client.h"
 #include "mote/mote_config.h"
+#include "mote/mote_dial.h"
 #include "mote/mote_json.h"
 #include "mote/mote_llm.h"
 #include "mote/mote_loop.h"
@@ -35,6 +45,13 @@ enum mote_mcp_state {
     MOTE_MCP_CLOSED,   /* disconnected */
 };
 
+/* How mote reaches a server. */
+enum mote_mcp_kind {
+    MOTE_MCP_STDIO = 0, /* a child process: newline-delimited JSON on its stdin and stdout */
+    MOTE_MCP_HTTP,      /* Streamable HTTP (MCP 2025-03-26 and later): POSTs to one URL */
+    MOTE_MCP_SSE,       /* HTTP+SSE (MCP 2024-11-05): an event stream, POSTs to its endpoint */
+};
+
 struct mote_mcp_tool {
     char name[64];    /* SERVER__TOOL, offered to the model */
     char remote[MOTE_MCP_NAME_MAX]; /* the server's own name for it */
@@ -44,21 +61,62 @@ struct mote_mcp_tool {
 
 struct mote_mcp_call;
 
+struct mote_mcp_wire_ops;
+
+/* One HTTP exchange at a time over a connection kept between them
+ * (internal to the HTTP transport, src/mcp_http.c and src/mcp_wire.c). */
+struct mote_mcp_chan {
+    struct mote_mcp_server *srv;
+    const struct mote_mcp_wire_ops *ops;
+    struct mote_conn conn;
+    struct mote_dial dial;
+    uint8_t phase;            /* internal: dial, send, response, done */
+    uint8_t method;           /* GET, POST, DELETE */
+    uint8_t role;             /* what the exchange is for */
+    bool kept;                /* it went on a kept connection */
+    bool resent;              /* the one resend after a kept connection's close */
+    bool got_byte;            /* a byte of the response came */
+    bool busy;                /* an exchange is under way */
+    bool answered;            /* the request's answer came (the stream may end now) */
+    bool kick;                /* step it again at once (bytes wait in the TLS session) */
+    bool tail;                /* the answer came: the stream's end has a short deadline */
+    bool in_feed;             /* inside the response parser: nothing may close it */
+    bool abort;               /* close it when the parser returns */
+    uint8_t body;             /* what its body is: none, JSON, an event stream, other */
+    uint32_t seq;             /* the queued message it carries (0: none) */
+    uint32_t deadline;
+    size_t sent;              /* bytes of the head and body sent */
+    mote_watch_id watch;
+    mote_timer_id timer;
+    /* event-stream framing, straight into msg */
+    uint8_t sse_state;
+    bool sse_cr, sse_data, sse_skip;
+    uint8_t field_len;
+    char field[8];
+    char event[16];
+    char *msg;                /* where a message is gathered (NULL: bodies dropped) */
+    size_t msg_cap, msg_len;
+    bool msg_over;            /* the message was longer than msg_cap: dropped */
+    bool session_sent;        /* the request carried the session's id */
+    struct mote_http_resp resp;
+};
+
+/* A message waiting for its HTTP exchange (internal). */
+struct mote_mcp_queued {
+    uint32_t seq;
+    uint32_t off, len;        /* its bytes in outbuf */
+    uint8_t kind;             /* request, initialize, notification or answer */
+    bool sending;             /* on a channel */
+    bool renewed;             /* a new session was made for it once */
+    int64_t id;               /* a request's JSON-RPC id (0: a notification or answer) */
+};
+
 struct mote_mcp_server {
     struct mote_mcp *m;
     char name[32];
-    const char *const *argv;
-    const char *const *envp;
+    uint8_t kind;        /* enum mote_mcp_kind */
     uint8_t state;       /* enum mote_mcp_state */
-    int64_t pid;
-    int in_fd, out_fd, err_fd;
-    mote_watch_id w_in, w_out, w_err;
-    mote_timer_id timer;
-    bool exited;
-    bool gone;           /* its stdout ended: waiting briefly for the exit */
-    uint8_t gone_tries;
-    int status;
-    uint32_t started_ms;
+    mote_timer_id timer; /* the pending request's deadline */
     int64_t next_id;
     int64_t req_id;      /* 0: none pending */
     uint8_t req_kind;
@@ -67,25 +125,95 @@ struct mote_mcp_server {
     bool dropped_line;
     bool relist;         /* tools/list_changed came: list again when free */
     bool relisting;      /* the new list replaces the old one when it comes */
-    bool paused;         /* its output waits: a request's body is being sent */
-    size_t inlen, outlen, outoff, loglen;
+    bool paused;         /* its answer waits unread: a request's body is being sent */
+    unsigned calls_waiting; /* calls waiting for the server to be free (they go before a
+                             * new tool list) */
+    size_t inlen, outlen;
     unsigned ntools, skipped_tools;
     char cursor[256];
     char errmsg[200];
+    union {
+        struct { /* MOTE_MCP_STDIO */
+            const char *const *argv;
+            const char *const *envp;
+            int64_t pid;
+            int in_fd, out_fd, err_fd;
+            mote_watch_id w_in, w_out, w_err;
+            mote_timer_id exit_timer;
+            bool exited;
+            bool gone;           /* its stdout ended: waiting briefly for the exit */
+            uint8_t gone_tries;
+            int status;
+            size_t outoff, loglen;
+            char log[MOTE_MCP_LOG_MAX];          /* the tail of its stderr */
+        };
+        struct { /* MOTE_MCP_HTTP, MOTE_MCP_SSE */
+            const char *url;
+            const char *const *headers; /* "Name: value" lines (secrets: never shown) */
+            struct mote_url to;
+            struct mote_url proxy;
+            bool via_proxy;
+            bool have_endpoint;  /* HTTP+SSE: its endpoint event came */
+            bool get_up;         /* the event stream is open (its headers came) */
+            bool get_none;       /* Streamable HTTP: the server offers no GET stream */
+            bool lost;           /* the session is gone: a new one is needed */
+            uint8_t renew;       /* a new session being made (internal steps) */
+            uint8_t dc_state;    /* disconnecting (internal) */
+            uint8_t get_fails;   /* the event stream's failed attempts in a row */
+            bool gate;           /* the first messages wait for the event stream */
+            bool dc_delete;      /* the disconnect ends the session with DELETE */
+            bool kicked;         /* the queue is looked at on the next turn */
+            uint32_t seq;        /* the last message queued */
+            uint32_t get_retry;  /* when to open the event stream again */
+            uint32_t dc_t0;      /* when the disconnect began */
+            int64_t init_id;     /* the id of the initialize request */
+            mote_timer_id io_timer; /* the channels' deadlines, the stream's retry */
+            unsigned nq;
+            uint64_t origin;
+            char proxy_auth[MOTE_PROXY_AUTH_MAX];
+            char target[MOTE_MCP_PATH_MAX];  /* the URL's path and query; HTTP+SSE:
+                                              * the endpoint's */
+            char get_target[MOTE_MCP_PATH_MAX];
+            char session[MOTE_MCP_SESSION_MAX]; /* Mcp-Session-Id, "" before one */
+            char version[16];    /* the protocol version the server answered */
+            char init_msg[320];  /* the initialize request, for a new session */
+            size_t init_len;
+            struct mote_mcp_queued q[MOTE_MCP_QUEUE_MAX];
+            struct mote_mcp_chan ch[3]; /* requests; notifications meanwhile; the
+                                         * server's event stream (GET) */
+            char note[MOTE_MCP_NOTE_MAX]; /* a message on Streamable HTTP's GET stream */
+        };
+    };
     struct mote_mcp_tool tools[MOTE_MCP_MAX_TOOLS];
-    char log[MOTE_MCP_LOG_MAX];          /* the tail of its stderr */
     char outbuf[MOTE_MCP_OUT_MAX];
     char inbuf[MOTE_MCP_LINE_MAX];
+};
+
+/* The network settings of the servers over HTTP (the frontend sets them
+ * after mote_mcp_init, as it does the model's: mote_llm_conf). */
+struct mote_mcp_net {
+    const char *ca_file;        /* NULL: the port's default roots */
+    const char *https_proxy;    /* for https:// servers (mote_proxy_parse); NULL: none */
+    const char *http_proxy;     /* for http:// servers */
+    const char *no_proxy;       /* mote_proxy_bypass's list */
+    uint32_t connect_timeout_ms; /* resolve, connect, tunnel, handshake */
+    uint32_t keep_idle_ms;      /* a kept connection idle this long closes (0: none kept) */
+    uint8_t tls_resume;         /* MOTE_TLS_RESUME_* */
+    uint32_t tls_session_max_s;
 };
 
 /* Called for each thing worth telling the user (started, failed,
  * disconnect steps). */
 typedef void (*mote_mcp_log_fn)(void *arg, const char *server, const char *msg);
 
+struct mote_mcp_up;
+
 struct mote_mcp {
     struct mote_loop *loop;
+    const struct mote_mcp_up *up; /* internal: the protocol's side, for the transports */
     unsigned n;
     uint32_t timeout_ms;  /* per request */
+    struct mote_mcp_net net; /* servers over HTTP */
     unsigned holds;       /* requests whose tool list must not change */
     /* disconnecting */
     bool dc;
@@ -95,6 +223,7 @@ struct mote_mcp {
     void *log_arg;
     struct mote_json json;
     char text[MOTE_MCP_LINE_MAX]; /* unescape scratch */
+    char scratch[MOTE_NET_BUF];   /* HTTP: a request's head, received bytes */
     struct mote_mcp_server srv[MOTE_MAX_MCP_SERVERS];
 };
 
@@ -104,6 +233,19 @@ void mote_mcp_init(struct mote_mcp *m, struct mote_loop *loop, mote_mcp_log_fn l
  * Returns its index or MOTE_ERR_FULL / MOTE_ERR_INVAL (bad name). */
 int mote_mcp_add(struct mote_mcp *m, const char *name, const char *const *argv,
                  const char *const *envp);
+
+/* Adds a server over HTTP: `kind` MOTE_MCP_HTTP (Streamable HTTP) or
+ * MOTE_MCP_SSE (HTTP+SSE: `url` is its event stream's), `url`
+ * "http[s]://host[:port][/path][?query]", `headers` NULL or
+ * NULL-terminated "Name: value" lines sent with every request (secrets:
+ * never in a message, a log line or a result; a server's text that holds
+ * a value of 8 bytes or more, or its last word, has it blanked). All must
+ * outlive the server. The network settings are m->net's, read when the
+ * servers start. Returns its index or MOTE_ERR_FULL, MOTE_ERR_EXIST, or
+ * MOTE_ERR_INVAL / MOTE_ERR_TOO_LARGE (a bad name, URL or header). Never
+ * blocks. */
+int mote_mcp_add_http(struct mote_mcp *m, const char *name, enum mote_mcp_kind kind,
+                      const char *url, const char *const *headers);
 
 /* Starts every server at once; returns without waiting. A server that
  * cannot be spawned is FAILED (and logged); the others go on. */
@@ -145,6 +287,7 @@ struct mote_mcp_call {
     const char *args;    /* a JSON object */
     size_t args_len;
     bool sent, done, is_error;
+    bool waiting;        /* counted in its server's calls_waiting */
     int64_t id;
     mote_job_id job;
     size_t len;
@@ -161,28 +304,50 @@ void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned sr
 extern const struct mote_task_ops mote_mcp_call_ops;
 
 /* ---- configuration files ----
- * The usual {"mcpServers": {"NAME": {"command": "...", "args": [...],
- * "env": {...}}}} format, parsed from a buffer (the frontend reads the
- * file). A server's environment is `base_env` (the frontend's minimal
- * one: PATH, HOME, LANG) plus what its "env" names: never the API keys
- * unless it names them. */
+ * The format Claude Code's .mcp.json has: {"mcpServers": {"NAME":
+ * {"command": "...", "args": [...], "env": {...}}}} for a process;
+ * {"type": "http" (Streamable HTTP; "streamable-http" too) or "sse"
+ * (HTTP+SSE), "url": "...", "headers": {"Name": "value"}} for a server
+ * over HTTP (a "url" without a "type" is Streamable HTTP). Parsed from a
+ * buffer (the frontend reads the file). A process's environment is
+ * `base_env` (the frontend's minimal one: PATH, HOME, LANG) plus what its
+ * "env" names: never the API keys unless it names them.
+ *
+ * ${VAR} and ${VAR:-default} in "command", "args", "env" values, "url"
+ * and "headers" values are replaced by what cf->env returns for VAR (set
+ * it before parsing; NULL: nothing is expanded). A variable it does not
+ * know (NULL) without a default refuses the file, naming the variable. */
+
+/* Looks variable `name` up for the expansion: its value (kept by the
+ * caller until parsing returns), or NULL when it is not set. `secret`:
+ * the value goes into a header (the caller may take it out of the
+ * environment, as mote's frontends do, so no tool sees it). */
+typedef const char *(*mote_mcp_env_fn)(void *arg, const char *name, bool secret);
 
 struct mote_mcp_conf {
+    /* set by the caller before mote_mcp_conf_parse (zero: none) */
+    mote_mcp_env_fn env;
+    void *env_arg;
+    /* internal */
     size_t used;
-    char arena[MOTE_MCP_CONF_ARENA];  /* the strings argv and envp point to */
+    char arena[MOTE_MCP_CONF_ARENA];  /* the strings argv, envp, URLs and headers point to */
     const char *argv[MOTE_MAX_MCP_SERVERS][MOTE_MCP_CONF_ARGS + 2];
     const char *envp[MOTE_MAX_MCP_SERVERS][MOTE_MCP_CONF_ENV + MOTE_MCP_CONF_ENV + 1];
+    const char *headers[MOTE_MAX_MCP_SERVERS][MOTE_MCP_CONF_HEADERS + 1];
     struct mote_json json;
 };
 
 /* Adds the servers of configuration `text` (len bytes) to `m` (with
- * mote_mcp_add); `cf` must outlive `m`. `base_env` (NULL-terminated
- * "NAME=VALUE" strings, at most MOTE_MCP_CONF_ENV; may be NULL) starts
- * every server's environment. Returns 0, or < 0 with one line of
- * explanation in `err` (cap bytes): MOTE_ERR_BADMSG (not the format),
- * MOTE_ERR_TOO_LARGE (over MOTE_JSON_MAX_TOKENS values or the arena),
- * MOTE_ERR_FULL (more than MOTE_MAX_MCP_SERVERS), MOTE_ERR_EXIST (two
- * servers of one name), MOTE_ERR_INVAL (a bad server name). */
+ * mote_mcp_add and mote_mcp_add_http); `cf` must outlive `m`. `base_env`
+ * (NULL-terminated "NAME=VALUE" strings, at most MOTE_MCP_CONF_ENV; may be
+ * NULL) starts every process's environment. Returns 0, or < 0 with one
+ * line of explanation in `err` (cap bytes; never a header's value or a
+ * URL): MOTE_ERR_BADMSG (not the format, or a header's value with a
+ * control character), MOTE_ERR_TOO_LARGE (over MOTE_JSON_MAX_TOKENS values
+ * or the arena), MOTE_ERR_FULL (more than MOTE_MAX_MCP_SERVERS, or
+ * MOTE_MCP_CONF_HEADERS), MOTE_ERR_EXIST (two servers of one name),
+ * MOTE_ERR_INVAL (a bad server name or URL), MOTE_ERR_NOENT (a variable
+ * that is not set and has no default). Never blocks. */
 int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char *text,
                         size_t len, const char *const *base_env, char *err, size_t cap);
 

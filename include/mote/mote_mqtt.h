@@ -47,6 +47,7 @@
 
 #include "mote/mote_config.h"
 #include "mote/mote_err.h"
+#include "mote/mote_dial.h"
 #include "mote/mote_loop.h"
 #include "mote/mote_port.h"
 
@@ -467,9 +468,8 @@ struct mote_mqtt {
     uint32_t deadline;          /* of the connection attempt, or of the backoff */
     uint32_t connects;          /* connections that came online, in all */
     /* the connection */
-    int resolve_req, fd, tlsh;
-    unsigned naddr, addr_i;
-    struct mote_addr addrs[MOTE_MAX_ADDRS];
+    int fd, tlsh;
+    struct mote_dial dial;      /* lookup, connect, TLS (dial.c) */
     mote_watch_id watch;
     mote_timer_id timer;
     unsigned want;              /* MOTE_POLL_* a TLS call asked for */

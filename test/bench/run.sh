@@ -48,6 +48,8 @@ if [ -f "$(dirname "$b")/tiny/mote" ] && [ -x "$(dirname "$b")/rss_exec" ]; then
 fi
 echo "== a cancel under a flood (issue 11.4)"
 python3 test/bench/flood_bench.py "$(dirname "$b")" 20
+echo "== MCP: a tool call through each transport (issue 25)"
+python3 test/bench/mcp_bench.py "$(dirname "$b")" 60
 echo "== mote serve (issue 14)"
 python3 test/bench/serve_bench.py "$(dirname "$b")" 10
 echo "== the wire: round trips, kept connections, resumed TLS"

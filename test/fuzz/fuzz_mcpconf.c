@@ -1,7 +1,9 @@
-/* fuzz_mcpconf - the CLI's --mcp-config reader on arbitrary file content.
+/* fuzz_mcpconf - the CLI's --mcp-config reader on arbitrary file content
+ * (${VAR} expanded from the process's environment, as the CLI does).
  * Properties: it either refuses with a one-line message (printable, no
  * newline) or gives servers whose argv and environment are complete:
- * a command, NUL-terminated arguments, NAME=VALUE pairs. */
+ * a command, NUL-terminated arguments, NAME=VALUE pairs; or, over HTTP, a
+ * URL of printable ASCII and headers "Name: value" with no line break. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +49,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (i = 0; i < m.n; i++) {
         const char *const *a = m.srv[i].argv, *const *e = m.srv[i].envp;
         unsigned k;
+
+        if (m.srv[i].kind != MOTE_MCP_STDIO) {
+            const char *const *h = m.srv[i].headers;
+
+            if (m.srv[i].url == NULL || (strncmp(m.srv[i].url, "http://", 7) != 0 &&
+                                         strncmp(m.srv[i].url, "https://", 8) != 0))
+                __builtin_trap(); /* a server over HTTP without its URL */
+            for (k = 0; m.srv[i].url[k] != '\0'; k++) {
+                if ((unsigned char)m.srv[i].url[k] <= 0x20 || (unsigned char)m.srv[i].url[k] >= 0x7f)
+                    __builtin_trap(); /* it goes into a request line as it is */
+            }
+            for (k = 0; h != NULL && h[k] != NULL; k++) {
+                if (strpbrk(h[k], "\r\n") != NULL || strstr(h[k], ": ") == NULL)
+                    __builtin_trap(); /* a header that would start another */
+            }
+            continue;
+        }
 
         if (a == NULL || a[0] == NULL)
             __builtin_trap(); /* no command */

@@ -112,6 +112,17 @@ def test_tools_list_changed_refetched():
     check("late tool ran" in last, "the new tool ran: " + last)
 
 
+def test_calls_go_first_when_the_list_never_stops_changing():
+    # Each tools/list answer is followed by tools/list_changed: a list
+    # fetched again as soon as the server is free would take the server
+    # before the call, every time, and the turn would never end.
+    port, log = start_server([{"tool": "l__echo", "input": {"text": "got through"}},
+                              {"text": "finished"}])
+    p = run(args(port, config({"l": fake("--list-storm")}), "-p", "x", "--yes"), timeout=30)
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr[-300:]))
+    check("echo: got through" in json.dumps(requests_in(log)[1]["body"]), "the call ran")
+
+
 def test_four_servers_at_once():
     calls = [{"tool": "s%d__echo" % i, "input": {"text": "from %d" % i}} for i in range(4)]
     port, log = start_server([{"tools": calls}, {"text": "ok"}])

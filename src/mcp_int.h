@@ -1,0 +1,89 @@
+/*
+ * mcp_int.h - what the MCP protocol (mcp.c) and its transports share
+ * (internal): the transports' entry points, called by the protocol, and
+ * the protocol's, which the transports reach through the table in struct
+ * mote_mcp (so calls go one way between the files: protocol -> transport).
+ */
+#ifndef MOTE_MCP_INT_H
+#define MOTE_MCP_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mote/mote_mcp.h"
+#include "util.h"
+
+/* What a message queued to a server is. */
+enum {
+    MCP_MSG_REQUEST = 1, /* a request whose answer is awaited (tools/list, tools/call) */
+    MCP_MSG_INIT,        /* the initialize request */
+    MCP_MSG_NOTE,        /* a notification, or an answer to the server's request */
+};
+
+/* The protocol's side (set by mote_mcp_init; see mcp.c). */
+struct mote_mcp_up {
+    /* One whole JSON-RPC message came (a line, an event's data, a body). */
+    void (*message)(struct mote_mcp_server *s, const char *msg, size_t len);
+    /* The server cannot go on (an exit, a refusal at start): FAILED. */
+    void (*failed)(struct mote_mcp_server *s, const char *why);
+    /* The pending request is lost: a call ends with `why` as its error; an
+     * initialize or tools/list fails the server. */
+    void (*request_failed)(struct mote_mcp_server *s, const char *why);
+    /* A new session replaced a lost one: its tool list is fetched again. */
+    void (*renewed)(struct mote_mcp_server *s);
+};
+
+/* Tells the user something about server `s` (the session's log
+ * callback): a, then b and c where not NULL. */
+static inline void mcp_log(struct mote_mcp_server *s, const char *a, const char *b, const char *c)
+{
+    char msg[320];
+    struct mote_sb sb;
+
+    if (s->m->log == NULL)
+        return;
+    mote_sb_init(&sb, msg, sizeof(msg));
+    mote_sb_join(&sb, a, b, c);
+    s->m->log(s->m->log_arg, s->name, msg);
+}
+
+/* True while the server's answers must wait unread: a new tool list is
+ * on its way while a request's body is being sent with the old one
+ * (mote_mcp_hold). */
+static inline bool mcp_must_wait(const struct mote_mcp_server *s)
+{
+    return s->relisting && s->m->holds > 0;
+}
+
+/* ---- stdio (mcp_stdio.c) ---- */
+
+/* Spawns the server and watches its pipes; false (the server FAILED)
+ * when it cannot start. */
+bool mote_mcp_stdio_start(struct mote_mcp_server *s);
+/* The message at outbuf[start..outlen) is queued: framed and written as
+ * far as the pipe takes. 0, or MOTE_ERR_FULL (nothing queued). */
+int mote_mcp_stdio_queued(struct mote_mcp_server *s, size_t start);
+/* The hold ended: read what waited. */
+void mote_mcp_stdio_resume(struct mote_mcp_server *s);
+/* Disconnect: close stdin (begin); one pass (term, kill: send that
+ * signal; `el` ms since the begin): true once it exited; then the end. */
+void mote_mcp_stdio_dc_begin(struct mote_mcp_server *s);
+bool mote_mcp_stdio_dc_poll(struct mote_mcp_server *s, bool term, bool kill, uint32_t el);
+void mote_mcp_stdio_dc_end(struct mote_mcp_server *s);
+
+/* ---- HTTP: Streamable HTTP and HTTP+SSE (mcp_http.c) ---- */
+
+bool mote_mcp_http_start(struct mote_mcp_server *s);
+int mote_mcp_http_queued(struct mote_mcp_server *s, size_t start, int kind);
+/* The pending request is given up (its deadline, a cancel): its exchange
+ * ends now, its answer is not awaited. */
+void mote_mcp_http_drop_request(struct mote_mcp_server *s);
+void mote_mcp_http_resume(struct mote_mcp_server *s);
+/* Disconnect: the session ended with DELETE (Streamable HTTP), the
+ * streams closed; dc_poll is true once nothing is left (force: at once). */
+void mote_mcp_http_dc_begin(struct mote_mcp_server *s);
+bool mote_mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el);
+void mote_mcp_http_dc_end(struct mote_mcp_server *s);
+
+#endif /* MOTE_MCP_INT_H */

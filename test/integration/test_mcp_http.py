@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+"""Integration tests of MCP servers over HTTP (Streamable HTTP and
+HTTP+SSE): a small hostile server (test/mcp_http_server.py) for the faults,
+and the real @modelcontextprotocol/server-everything in its streamableHttp
+and sse modes (installed into .deps/npm by `make deps`).
+
+    test_mcp_http.py BUILDDIR
+"""
+import glob
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from harness import NOTES, ROOT, TMP, Skip, check, requests_in, run_all, start_server, wait_for
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+MOTE = os.path.join(BUILD, "mote")
+HOSTILE = os.path.join(ROOT, "test", "mcp_http_server.py")
+EVERYTHING = os.path.join(ROOT, ".deps", "npm", "node_modules", "@modelcontextprotocol",
+                          "server-everything", "dist", "index.js")
+PROCS = []
+SECRET = "s3cr3t-mcp-token-%s" % uuid.uuid4().hex[:12]
+
+
+def config(servers):
+    path = os.path.join(TMP, "mcp-%s.json" % uuid.uuid4().hex[:8])
+    with open(path, "w") as f:
+        json.dump({"mcpServers": servers}, f)
+    return path
+
+
+def env(**extra):
+    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and "proxy" not in k.lower()}
+    e.update(ANTHROPIC_API_KEY="sk-ant-mcp-http", NO_COLOR="1")
+    e.update(extra)
+    return e
+
+
+def args(port, cfg, *extra, state=None):
+    st = state or tempfile.mkdtemp(dir=TMP)
+    return [MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
+            "--mcp-config", cfg] + list(extra)
+
+
+def run(a, timeout=90, **extra):
+    return subprocess.run(a, capture_output=True, text=True, timeout=timeout, env=env(**extra))
+
+
+def hostile(*flags, mode="http"):
+    """Starts the hostile server; returns (base URL, request log path)."""
+    tag = uuid.uuid4().hex[:8]
+    pf = os.path.join(TMP, "hport-" + tag)
+    log = os.path.join(TMP, "hlog-" + tag)
+    PROCS.append(subprocess.Popen([sys.executable, HOSTILE, "--port-file", pf, "--mode", mode,
+                                   "--log", log] + list(flags)))
+    port = int(wait_for(lambda: os.path.exists(pf) and open(pf).read(), "the hostile server"))
+    path = "/mcp" if mode == "http" else "/sse"
+    return "http://127.0.0.1:%d%s" % (port, path), log
+
+
+def hlog(path):
+    if not os.path.exists(path):
+        return []
+    return [json.loads(l) for l in open(path) if l.strip()]
+
+
+def hdr(entry, name):
+    for k, v in entry["headers"].items():
+        if k.lower() == name:
+            return v
+    return None
+
+
+def tool_results(reqs):
+    out = []
+    for r in reqs:
+        for m in r["body"].get("messages", []):
+            if m["role"] == "user" and isinstance(m["content"], list):
+                out += [b for b in m["content"] if b.get("type") == "tool_result"]
+    return out
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def listening(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+def everything(mode, port=None):
+    """Starts server-everything in `mode` on `port`; returns (proc, port, log)."""
+    if not os.path.exists(EVERYTHING) or subprocess.run(["node", "--version"],
+                                                        capture_output=True).returncode != 0:
+        raise Skip("node or @modelcontextprotocol/server-everything is not installed (make deps)")
+    port = port or free_port()
+    log = os.path.join(TMP, "everything-%s-%d.log" % (mode, port))
+    p = subprocess.Popen(["node", EVERYTHING, mode], env=dict(os.environ, PORT=str(port)),
+                         stdout=open(log, "a"), stderr=subprocess.STDOUT)
+    PROCS.append(p)
+    wait_for(lambda: listening(port) or p.poll() is not None, "server-everything listening", 30)
+    check(p.poll() is None, "server-everything %s ended: %s" % (mode, open(log).read()[-400:]))
+    return p, port, log
+
+
+def ev_url(mode, port):
+    return "http://127.0.0.1:%d%s" % (port, "/mcp" if mode == "streamableHttp" else "/sse")
+
+
+def journal_text(state):
+    out = ""
+    for f in glob.glob(os.path.join(state, "conversations", "*")):
+        out += open(f, errors="replace").read()
+    return out
+
+
+# ---- the hostile server: the protocol as sent ----------------------------------
+
+def test_streamable_http_as_sent():
+    url, slog = hostile("--token", SECRET)
+    port, log = start_server([{"tools": [{"tool": "h__echo", "input": {"text": "hi"}},
+                                         {"tool": "h__add", "input": {"a": 2, "b": 3}}]},
+                              {"text": "done"}])
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"h": {"type": "http", "url": url,
+                        "headers": {"Authorization": "Bearer ${MT_TOKEN}"}}})
+    p = run(args(port, cfg, "-p", "x", "--yes", state=st), MT_TOKEN=SECRET)
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr))
+    texts = [r["content"] for r in tool_results(requests_in(log))]
+    check(texts == ["echo: hi", "5"], texts)
+    reqs = hlog(slog)
+    posts = [r for r in reqs if r["method"] == "POST"]
+    bodies = [json.loads(r["body"]) for r in posts]
+    check(bodies[0]["method"] == "initialize" and hdr(posts[0], "mcp-session-id") is None,
+          "initialize goes without a session")
+    check(hdr(posts[0], "mcp-protocol-version") is None, "no version header before initialize")
+    sid = {hdr(r, "mcp-session-id") for r in reqs[1:]}
+    check(len(sid) == 1 and None not in sid, "one session id on every later request: %s" % sid)
+    for r in posts:
+        check("application/json" in hdr(r, "accept") and "text/event-stream" in hdr(r, "accept"),
+              hdr(r, "accept"))
+        check(hdr(r, "authorization") == "Bearer " + SECRET, "the header went with each request")
+    check(all(hdr(r, "mcp-protocol-version") == "2025-06-18" for r in reqs[1:]), "version header")
+    methods = [r["method"] for r in reqs]
+    check("GET" in methods, "the GET stream was opened")
+    check(methods[-1] == "DELETE", "the session ended with DELETE: %s" % methods[-6:])
+    calls = [b for b in bodies if b.get("method") == "tools/call"]
+    check(len(calls) == 2, calls)
+    check("mcp h: the session ended" in p.stderr, p.stderr)
+    check(SECRET not in p.stderr and SECRET not in journal_text(st), "the secret stays unsaid")
+
+
+def test_http_sse_as_sent():
+    url, slog = hostile(mode="sse")
+    port, log = start_server([{"tools": [{"tool": "s__echo", "input": {"text": "over sse"}},
+                                         {"tool": "s__add", "input": {"a": 40, "b": 2}}]},
+                              {"text": "done"}])
+    p = run(args(port, config({"s": {"type": "sse", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr))
+    texts = [r["content"] for r in tool_results(requests_in(log))]
+    check(texts == ["echo: over sse", "42"], texts)
+    reqs = hlog(slog)
+    check(reqs[0]["method"] == "GET" and reqs[0]["path"] == "/sse", reqs[0])
+    check(all(r["path"].startswith("/messages?sessionId=") for r in reqs if r["method"] == "POST"),
+          "POSTs go to the endpoint the stream named")
+
+
+def test_json_answers():
+    url, _ = hostile("--json", "--no-get")
+    port, log = start_server([{"tool": "j__add", "input": {"a": 1, "b": 2}}, {"text": "done"}])
+    p = run(args(port, config({"j": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    check([r["content"] for r in tool_results(requests_in(log))] == ["3"], "answered as JSON")
+
+
+def test_cancel_sends_notifications_cancelled():
+    url, slog = hostile()
+    port, _ = start_server([{"tool": "c__sleep", "input": {"seconds": 30}}])
+    p = subprocess.Popen(args(port, config({"c": {"type": "http", "url": url}}), "-p", "x", "--yes"),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+    wait_for(lambda: any('"tools/call"' in r["body"] for r in hlog(slog)), "the call")
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=20)
+    took = time.monotonic() - t0
+    check(p.returncode == 130, p.returncode)
+    bodies = [json.loads(r["body"]) for r in hlog(slog) if r["method"] == "POST"]
+    call = [b for b in bodies if b.get("method") == "tools/call"][0]
+    canc = [b for b in bodies if b.get("method") == "notifications/cancelled"]
+    check(canc and canc[0]["params"]["requestId"] == call["id"], bodies[-2:])
+    NOTES.append("Ctrl+C during an HTTP tool call to exit: %.0f ms" % (took * 1000))
+
+
+# ---- the model's client: TLS with its trust store, proxies ------------------------
+
+PROXY = os.path.join(ROOT, "test", "proxy.py")
+
+
+def certs():
+    d = os.path.join(TMP, "certs")
+    subprocess.run(["sh", os.path.join(ROOT, "test", "make_certs.sh"), d], check=True)
+    return d
+
+
+def start_proxy(*extra):
+    d = tempfile.mkdtemp(dir=TMP)
+    pf, log = os.path.join(d, "port"), os.path.join(d, "log")
+    PROCS.append(subprocess.Popen([sys.executable, PROXY, "--port-file", pf, "--log", log,
+                                   "--lifetime", "300"] + list(extra)))
+    port = int(wait_for(lambda: os.path.exists(pf) and open(pf).read(), "the proxy"))
+    return port, log
+
+
+def test_https_through_a_proxy_with_the_ca_file():
+    """https://wrong.example (a name only the proxy resolves) through
+    HTTPS_PROXY's CONNECT tunnel, trusting the test CA by --ca-file."""
+    c = certs()
+    url, slog = hostile("--cert", os.path.join(c, "wronghost.crt"),
+                        "--key", os.path.join(c, "wronghost.key"))
+    url = url.replace("127.0.0.1", "wrong.example").replace("http:", "https:")
+    pport, plog = start_proxy()
+    port, log = start_server([{"tool": "t__echo", "input": {"text": "tunnelled"}},
+                              {"text": "finished"}])
+    cfg = config({"t": {"type": "http", "url": url}})
+    p = run(args(port, cfg, "-p", "x", "--yes", "--ca-file", os.path.join(c, "ca.crt")),
+            HTTPS_PROXY="http://127.0.0.1:%d" % pport)
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
+    check("echo: tunnelled" in json.dumps(requests_in(log)), "the call went through")
+    tunnels = [json.loads(l) for l in open(plog)]
+    check(tunnels and all(t["method"] == "CONNECT" for t in tunnels), tunnels)
+    check(len(tunnels) <= 3, "kept connections: %d tunnels for %d requests" %
+          (len(tunnels), len(hlog(slog))))
+    NOTES.append("https through a proxy: %d requests on %d tunnels" % (len(hlog(slog)), len(tunnels)))
+    q = run(args(port, cfg, "-p", "x", "--yes"), HTTPS_PROXY="http://127.0.0.1:%d" % pport,
+            SSL_CERT_FILE="/etc/ssl/certs/ca-certificates.crt")
+    check("mcp t:" in q.stderr and "certificate" in q.stderr and "finished" not in q.stderr,
+          "an untrusted server is refused, said per server: " + q.stderr)
+
+
+def test_http_through_a_proxy():
+    url, slog = hostile()
+    url = url.replace("127.0.0.1", "mcp.example")
+    pport, plog = start_proxy()
+    port, log = start_server([{"tool": "p__echo", "input": {"text": "proxied"}},
+                              {"text": "finished"}])
+    p = run(args(port, config({"p": {"type": "http", "url": url}}), "-p", "x", "--yes"),
+            HTTP_PROXY="http://127.0.0.1:%d" % pport, NO_PROXY="other.example")
+    check(p.returncode == 0 and "echo: proxied" in json.dumps(requests_in(log)), p.stderr)
+    seen = [json.loads(l) for l in open(plog)]
+    check(seen and all(e["target"].startswith("http://mcp.example:") for e in seen), seen)
+    p = run(args(port, config({"p": {"type": "http", "url": url}}), "-p", "x", "--yes"),
+            HTTP_PROXY="http://127.0.0.1:%d" % pport, NO_PROXY="mcp.example")
+    check("mcp p:" in p.stderr and "resolve" in p.stderr, "NO_PROXY: straight to the name: " + p.stderr)
+
+
+# ---- faults: a clear error per server, never a stuck turn -------------------------
+
+def fault_case(name, server, want, **extra):
+    """Server `server` beside a good one: its error is said, the other works."""
+    good, _ = hostile()
+    port, log = start_server([{"tool": "ok__echo", "input": {"text": "still here"}},
+                              {"text": "finished"}])
+    cfg = config({"bad": server, "ok": {"type": "http", "url": good}})
+    t0 = time.monotonic()
+    p = run(args(port, cfg, "-p", "x", "--yes"), **extra)
+    took = time.monotonic() - t0
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
+    check(want in p.stderr, "%s: %r not in %s" % (name, want, p.stderr))
+    check([r["content"] for r in tool_results(requests_in(log))] == ["echo: still here"],
+          "the good server worked")
+    NOTES.append("%s: %s (%.1f s)" % (name, [l for l in p.stderr.splitlines() if "mcp bad" in l][:1],
+                                      took))
+    return p, took
+
+
+def test_unreachable_url():
+    _, took = fault_case("unreachable URL",
+                         {"type": "http", "url": "http://127.0.0.1:%d/mcp" % free_port()},
+                         "mcp bad: cannot connect to 127.0.0.1:")
+    check(took < 20, took)
+
+
+def test_refused_credentials():
+    url, _ = hostile("--token", "the-right-one", "--echo-secret")
+    p, _ = fault_case("401", {"type": "http", "url": url,
+                              "headers": {"Authorization": "Bearer ${MT_TOKEN}"}},
+                      "the server refused the credentials", MT_TOKEN=SECRET)
+    check(SECRET not in p.stderr, "the credentials are never shown")
+
+
+def test_html_instead_of_json():
+    url, _ = hostile("--html")
+    fault_case("HTML", {"type": "http", "url": url}, "Content-Type text/html, not JSON")
+
+
+def test_sse_stream_that_never_ends():
+    url, _ = hostile("--never-end")
+    port, log = start_server([{"tool": "n__echo", "input": {"text": "x"}}, {"text": "finished"}])
+    t0 = time.monotonic()
+    p = run(args(port, config({"n": {"type": "http", "url": url}}), "-p", "x", "--yes"),
+            MOTE_MCP_TIMEOUT_MS="1500")
+    took = time.monotonic() - t0
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
+    res = tool_results(requests_in(log))
+    check(res and res[0].get("is_error") and "did not answer the call in time" in res[0]["content"],
+          res)
+    check(took < 20, "the deadline ended it (%.1f s)" % took)
+
+
+def session_expiry(*flags):
+    url, slog = hostile("--expire-every", "3", *flags)
+    calls = [{"tool": "e__add", "input": {"a": i, "b": 1}} for i in range(4)]
+    port, log = start_server([{"tool": c["tool"], "input": c["input"]} for c in calls] +
+                             [{"text": "finished"}])
+    p = run(args(port, config({"e": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
+    texts = [r["content"] for r in tool_results(requests_in(log))]
+    check(texts[-4:] == ["1", "2", "3", "4"], texts)
+    inits = [r for r in hlog(slog) if r["method"] == "POST" and '"initialize"' in r["body"]]
+    check(len(inits) >= 2, "a new session was made: %d initialize" % len(inits))
+    check("a new session started" in p.stderr, p.stderr)
+
+
+def test_session_expires_mid_conversation_404():
+    session_expiry()
+
+
+def test_session_expires_mid_conversation_400():
+    session_expiry("--forget-400")
+
+
+def test_tool_list_changes_while_bodies_are_sent():
+    # new lists all the time, each coming slowly: the model's requests go
+    # out while one is on its way (it waits unread until the body is out)
+    url, _ = hostile("--flip", "--slow-list", "20")
+    steps = [{"tool": "f__echo", "input": {"text": "round %d" % i}} for i in range(5)]
+    port, log = start_server(steps + [{"text": "finished"}])
+    p = run(args(port, config({"f": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
+    check("body changed" not in p.stderr, p.stderr)
+    reqs = requests_in(log)
+    check(all(r.get("refused") is None for r in reqs), "every body kept the API's rules")
+    names = [[t["name"] for t in r["body"]["tools"] if t["name"].startswith("f__v")] for r in reqs]
+    check(any(n != names[0] for n in names[1:]), "the new lists joined later requests: %s" % names)
+
+
+def test_secret_never_leaves():
+    url, slog = hostile("--token", SECRET, "--echo-secret")
+    port, log = start_server([{"tools": [{"tool": "w__whoami", "input": {}},
+                                         {"tool": "shell", "input": {"command": "env"}}]},
+                              {"text": "finished"}])
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"w": {"type": "http", "url": url,
+                        "headers": {"Authorization": "Bearer ${MT_TOKEN}"}}})
+    p = run(args(port, cfg, "-p", "x", "--yes", state=st), MT_TOKEN=SECRET)
+    check(p.returncode == 0, p.stderr)
+    check(any(SECRET in r["body"] or SECRET in json.dumps(r["headers"]) for r in hlog(slog)),
+          "the server got it")
+    res = tool_results(requests_in(log))
+    check(len(res) == 2 and "you sent ****" in res[0]["content"], res)
+    desc = [t["description"] for t in requests_in(log)[0]["body"]["tools"] if t["name"] == "w__echo"]
+    check(desc and "you sent ****" in desc[0], "a description that repeats it is blanked: %s" % desc)
+    for where, text in (("stderr", p.stderr), ("stdout", p.stdout), ("journal", journal_text(st)),
+                        ("model requests", json.dumps(requests_in(log)))):
+        check(SECRET not in text, "the secret is in the %s" % where)
+    check("MT_TOKEN" not in res[1]["content"] and "PATH=" in res[1]["content"],
+          "the tool's environment has no MT_TOKEN")
+
+
+def test_variables_and_defaults():
+    url, _ = hostile()
+    port, log = start_server([{"tool": "v__echo", "input": {"text": "via default"}},
+                              {"text": "finished"}])
+    hostport = url.split("//")[1].split("/")[0]
+    cfg = config({"v": {"type": "http", "url": "http://${MT_HOSTPORT:-%s}/mcp" % hostport}})
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    check(p.returncode == 0 and "echo: via default" in json.dumps(requests_in(log)), p.stderr)
+    cfg = config({"v": {"type": "http", "url": url, "headers": {"X-Key": "${MT_UNSET_VAR}"}}})
+    p = run(args(port, cfg, "-p", "x"))
+    check(p.returncode == 2 and "${MT_UNSET_VAR} is not set" in p.stderr, (p.returncode, p.stderr))
+    cfg = config({"v": {"type": "http", "url": url, "headers": {"X-Key": "${MT_NL}"}}})
+    p = run(args(port, cfg, "-p", "x"), MT_NL="a\r\nX-Injected: 1")
+    check(p.returncode == 2 and "control character" in p.stderr and "Injected" not in p.stderr,
+          (p.returncode, p.stderr))
+
+
+# ---- the real server-everything -------------------------------------------------
+
+def real_turn(mode):
+    proc, sport, slog = everything(mode)
+    port, log = start_server([{"tools": [{"tool": "ev__echo", "input": {"message": "round trip"}},
+                                         {"tool": "ev__get-sum", "input": {"a": 20, "b": 22}}]},
+                              {"text": "all done"}])
+    st = tempfile.mkdtemp(dir=TMP)
+    kind = "http" if mode == "streamableHttp" else "sse"
+    cfg = config({"ev": {"type": kind, "url": ev_url(mode, sport),
+                         "headers": {"X-Api-Key": "${MT_TOKEN}"}}})
+    t0 = time.monotonic()
+    p = run(args(port, cfg, "-p", "x", "--yes", state=st), MT_TOKEN=SECRET)
+    took = time.monotonic() - t0
+    check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr))
+    reqs = requests_in(log)
+    names = [t["name"] for t in reqs[0]["body"]["tools"]]
+    check("ev__echo" in names and "ev__get-sum" in names, names)
+    texts = [r["content"] for r in tool_results(reqs)]
+    check(texts == ["Echo: round trip", "The sum of 20 and 22 is 42."], texts)
+    check("mcp ev: tool list updated" in p.stderr, "the list_changed notification: " + p.stderr)
+    for where, text in (("stderr", p.stderr), ("journal", journal_text(st)),
+                        ("model requests", json.dumps(reqs))):
+        check(SECRET not in text, "the secret is in the %s" % where)
+    NOTES.append("server-everything %s, one-shot with two calls: %.0f ms" % (mode, took * 1000))
+
+
+def test_real_everything_streamable_http():
+    real_turn("streamableHttp")
+
+
+def test_real_everything_sse():
+    real_turn("sse")
+
+
+def real_restart(mode):
+    """The server restarts between two calls of one turn: a new session,
+    and the turn goes on."""
+    proc, sport, slog = everything(mode)
+    gate = os.path.join(TMP, "gate-" + uuid.uuid4().hex[:6])
+    port, log = start_server([{"tool": "ev__echo", "input": {"message": "before"}},
+                              {"tool": "ev__get-sum", "input": {"a": 1, "b": 2}, "wait_file": gate},
+                              {"text": "all done"}])
+    kind = "http" if mode == "streamableHttp" else "sse"
+    cfg = config({"ev": {"type": kind, "url": ev_url(mode, sport)}})
+    p = subprocess.Popen(args(port, cfg, "-p", "x", "--yes"), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env())
+    wait_for(lambda: len(requests_in(log)) >= 2, "the second model request")
+    proc.kill()
+    proc.wait()
+    everything(mode, sport)
+    open(gate, "w").close()
+    out, err = p.communicate(timeout=90)
+    check(p.returncode == 0 and "all done" in out, (p.returncode, err))
+    texts = [r["content"] for r in tool_results(requests_in(log))]
+    check(texts[-1] == "The sum of 1 and 2 is 3.", texts)
+    check("a new session started" in err, err)
+
+
+def test_real_restart_mid_turn_streamable_http():
+    real_restart("streamableHttp")
+
+
+def test_real_restart_mid_turn_sse():
+    real_restart("sse")
+
+
+def test_real_kill_9_then_a_new_session():
+    proc, sport, slog = everything("streamableHttp")
+    port, _ = start_server([{"stall": 60, "after_text": "working"}, {"text": "again"}])
+    cfg = config({"ev": {"type": "http", "url": ev_url("streamableHttp", sport)}})
+    st = tempfile.mkdtemp(dir=TMP)
+    errlog = os.path.join(TMP, "k9-" + uuid.uuid4().hex[:6])
+    p = subprocess.Popen(args(port, cfg, "-p", "x", state=st), stdout=subprocess.DEVNULL,
+                         stderr=open(errlog, "w"), env=env())
+    wait_for(lambda: "mcp ev: ready" in open(errlog).read(), "the server ready")
+    kids = subprocess.run(["ps", "-o", "pid=", "--ppid", str(p.pid)], capture_output=True,
+                          text=True).stdout.split()
+    p.kill()
+    p.wait()
+    left = [k for k in kids if os.path.exists("/proc/%s" % k)]
+    check(not left, "nothing of mote runs after kill -9: %s" % left)
+    inits = open(slog).read().count("Session initialized")
+    q = run(args(port, cfg, "-p", "again", state=st))
+    check(q.returncode == 0 and "mcp ev: ready" in q.stderr, (q.returncode, q.stderr))
+    check(open(slog).read().count("Session initialized") == inits + 1, "a new session")
+
+
+def main():
+    try:
+        return run_all("mcp-http", globals())
+    finally:
+        for p in PROCS:
+            p.kill()
+            p.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
