@@ -31,14 +31,20 @@ static void on_closed(void *app)
     mote_httpd_say(&sv->http, "every connection closed", NULL, NULL);
 }
 
-/* A disk turn: a budget of the journal being read, then whatever waited
- * for journals (lists, states, the walk) goes on; another turn while
- * anything still waits. */
+/* A disk turn: a budget of the journal being read and of the
+ * conversation being loaded, then whatever waited for journals (lists,
+ * states, messages, the walk) goes on; another turn while anything
+ * still waits. */
 static void disk_turn(struct serve *sv)
 {
     bool more = mote_serve_disk_read(sv);
     unsigned i;
 
+    more = mote_serve_load_turn(sv) || more;
+    if (sv->rec_next) {
+        sv->rec_next = false;
+        mote_serve_recover_soon(sv); /* the recovery queue goes on */
+    }
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
         struct serve_stream *st = &sv->streams[i];
         struct mote_httpd_conn *c = &sv->http.conns[i];
@@ -52,7 +58,7 @@ static void disk_turn(struct serve *sv)
     }
     if (sv->walk.active)
         more = mote_serve_walk_turn(sv) || more;
-    if (more || sv->scanning)
+    if (more || sv->scanning || sv->load.active)
         mote_serve_disk_kick(sv);
 }
 

@@ -47,6 +47,8 @@ enum serve_stream_kind {
 enum serve_redo {
     SERVE_REDO_GET = 1,   /* GET /v1/conversations/ID */
     SERVE_REDO_DELETE,    /* DELETE /v1/conversations/ID */
+    SERVE_REDO_MESSAGE,   /* POST .../messages (its body kept by the engine) */
+    SERVE_REDO_RETRY,     /* POST .../retry */
 };
 
 /* What a connection's response follows in a conversation's journal (the
@@ -148,6 +150,13 @@ struct serve {
     struct mote_httpd http;            /* the engine (its buffers last) */
     struct serve_sum sums[MOTE_SERVE_SUMMARIES]; /* touched as they are used */
     struct mote_jscan scan;
+    /* the conversation being loaded from disk, a budget a disk turn */
+    struct mote_conv_load load;        /* load.active: under way */
+    char load_id[MOTE_CONV_ID_MAX];    /* its id, or that of the last load that failed */
+    int load_rc;                       /* that failure, for the request that waited (0: none) */
+    uint32_t load_bad;                 /*   and its damaged line */
+    bool rec_opened;                   /* the recovery queue opened one since it was listed */
+    bool rec_next;                     /* a load took one off the queue: the next, soon */
     /* working memory, used within one call */
     struct mote_json json;
     char small[1280];                  /* a pending call's input */
@@ -184,8 +193,13 @@ struct mote_conv *mote_serve_find(struct serve *sv, const char *id);
  * closed if every slot is taken. Returns 0 or MOTE_ERR_FULL. */
 int mote_serve_make_room(struct serve *sv);
 /* The loaded conversation `id`, loading it (with its recovery) if it is
- * only on disk. Returns 0 or mote_conv_open's failure (*bad: its line). */
+ * only on disk: a short journal at once, a long one over the next disk
+ * turns (one load at a time). Returns 0, MOTE_ERR_AGAIN (being loaded, or
+ * waiting for the load under way: ask again on a later disk turn), or
+ * mote_conv_open's failure (*bad: its line). */
 int mote_serve_load(struct serve *sv, const char *id, struct mote_conv **out, uint32_t *bad);
+/* One disk turn of the load under way. Returns true while it goes on. */
+bool mote_serve_load_turn(struct serve *sv);
 /* Retention (conf.keep, conf.keep_bytes): when the journals' count or
  * size is over, a walk removes the oldest finished ones over the next
  * disk turns; a failure is said. */
@@ -233,6 +247,8 @@ void mote_serve_sum_drop(struct serve *sv, const char *id);
  * current (size, user messages, first words) instead of read again. */
 void mote_serve_sum_record(struct serve *sv, const char *id, uint64_t off, const char *text,
                            size_t len);
+/* True if conversation `id` is being loaded (serve_conv.c's load). */
+bool mote_serve_loading(const struct serve *sv, const char *id);
 /* A disk turn soon: something waits for a journal. */
 void mote_serve_disk_kick(struct serve *sv);
 /* The reading of one turn: a budget of the journal under way (its summary

@@ -209,6 +209,14 @@
 #define MOTE_STEP_IO_BYTES 16384
 #endif
 
+/* Bytes of a local file one step of a file tool reads or writes
+ * (edit_file's search and copy, write_file's content) before it hands the
+ * loop back: an edit of a large file never holds other jobs and clients
+ * for more than this much work. At least 1024. */
+#ifndef MOTE_STEP_FILE_BYTES
+#define MOTE_STEP_FILE_BYTES 262144
+#endif
+
 /* Longest API key, bytes. */
 #ifndef MOTE_LLM_KEY_MAX
 #define MOTE_LLM_KEY_MAX 512
@@ -363,8 +371,9 @@
 #define MOTE_TOOL_OUTPUT_MAX 16384
 #endif
 
-/* Largest file edit_file searches (it reads the file through once in one
- * loop turn; a larger one is refused with a message). */
+/* Largest file edit_file searches, bytes (it reads the file through
+ * twice, MOTE_STEP_FILE_BYTES a loop turn: to search, then to copy it
+ * with the change; a larger one is refused with a message). */
 #ifndef MOTE_EDIT_FILE_MAX
 #define MOTE_EDIT_FILE_MAX (8u * 1024u * 1024u)
 #endif
@@ -669,6 +678,10 @@
 
 #if MOTE_ANSWER_TEXT_MAX < 256 || MOTE_ANSWER_TEXT_MAX > (MOTE_JOURNAL_LINE_MAX - 256) / 6
 #error "MOTE_ANSWER_TEXT_MAX must be 256..(MOTE_JOURNAL_LINE_MAX-256)/6 (a piece, escaped, must fit one journal record)"
+#endif
+
+#if MOTE_STEP_FILE_BYTES < 1024
+#error "MOTE_STEP_FILE_BYTES must be at least 1024"
 #endif
 
 #if MOTE_TOOL_STATE_MAX < 16 || MOTE_HISTORY_MAX < 1 || MOTE_HISTORY_LINE_MAX < 64
@@ -1108,7 +1121,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S), MOTE_LLM_REQUEST_TIMEOUT_MS)
 /* the service's limits (mote serve on a device), a chain of their own */
 #define MOTE_SIG_SVC_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE), MOTE_STEP_FILE_BYTES)
 /* MCP servers over HTTP: a chain of their own */
 #define MOTE_SIG_MCPHTTP_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_PATH_MAX), MOTE_MCP_SESSION_MAX), MOTE_MCP_NOTE_MAX), MOTE_MCP_QUEUE_MAX), MOTE_MCP_CONF_HEADERS), MOTE_MCP_RETRY_MS)

@@ -137,7 +137,8 @@ enum mote_serve_phase {
  * connection (MOTE_SERVE_CONN_SIZE): its state, a request head, the
  * receive and send buffers. Besides: the body pool, the buffers one call
  * works in (a message, a response, a live event, a pending call's input,
- * a JSON document), the journal being read and the summaries of those
+ * a JSON document), the journal being read, the conversation being
+ * loaded, and the summaries of those
  * read (MOTE_SERVE_SUMMARIES), the retention's and the recovery's queues,
  * and small state. */
 #define MOTE_SERVE_CONN_SIZE                                                                       \
@@ -147,6 +148,7 @@ enum mote_serve_phase {
     (MOTE_SERVE_MAX_CONNS * MOTE_SERVE_CONN_SIZE +                                                 \
      MOTE_SERVE_BODY_BUFS * (MOTE_SERVE_BODY_MAX + 1) + MOTE_SERVE_BODY_MAX +                      \
      2 * MOTE_SERVE_OUT_BUF + 1280 + sizeof(struct mote_jscan) + sizeof(struct mote_json) +        \
+     sizeof(struct mote_conv_load) + MOTE_CONV_ID_MAX +                                            \
      MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX + MOTE_SERVE_SUMMARIES * MOTE_SERVE_SUM_SIZE +       \
      (MOTE_PRUNE_BATCH + 2) * (MOTE_CONV_ID_MAX + 3 * sizeof(uint64_t)) +                          \
      MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
