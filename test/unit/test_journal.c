@@ -1011,6 +1011,8 @@ static void test_usage_names(void **state)
     assert_int_equal(r.total.cache_read, 7);
     assert_int_equal(r.total.cache_write, 8);
     mote_journal_close(&jr);
+}
+
 /* Request ids: the user record carries the id set for it (and only that
  * record), the latest MOTE_JOURNAL_RIDS are known after a reopen too, a
  * record without one (an older mote's) reads as before, and an id is
