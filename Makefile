@@ -329,6 +329,25 @@ test-service: $(SB)/mote
 test-unit: $(B)/mote
 	$(Q)sh scripts/check_unit.sh examples/serve/mote.service $(abspath $(B)/mote) 3.0
 
+# ---- mote serve --mqtt (the front door on a broker) ----
+# build/asan/mote against a private mosquitto and the test LLM server:
+# requests answered once (kill -9 mid-turn, sent while down, an id sent
+# twice, a broker's redelivery), broker restarts, errors, the will, the
+# HTTP API while the broker is gone, a flood, approvals, a garbage broker.
+.PHONY: test-mqtt-serve
+test-mqtt-serve: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt_serve.py $(SB)
+CHECK_GROUPS += test-mqtt-serve
+
+## bench-fleet: 50 `mote serve --mqtt` (small configuration) on one mosquitto:
+## every prompt answered once, also across a broker restart; RSS, latency
+.PHONY: bench-fleet
+bench-fleet: deps-check
+	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/small CFLAGS='$(SMALL_CFLAGS)' $(B)/small/mote
+	$(Q)python3 test/bench/mqtt_fleet_bench.py $(B)/small/mote 50
+# ---- end of mote serve --mqtt's block ----
+
+
 # Regression tests of the agent's defects found in its first review
 # (real binary, test server).
 test-issue10: $(SB)/mote
@@ -469,15 +488,20 @@ bench: $(B)/libmote.a $(B)/mote $(B)/rss_exec
 	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
 	  $(B)/libmote.a $(LIBS)
 	$(Q)sh test/bench/run.sh $(BB)
+	@echo "== a fleet of mote serve --mqtt on one broker (issue 29)"
+	$(Q)$(MAKE) --no-print-directory bench-fleet
 
 ## bench-wire: wall time against round trip (0/50/150/300 ms through a delay
 ## proxy): a turn of 6 requests on a kept connection or new ones, one-shots
-## with a full or a resumed TLS handshake, and their CPU
+## with a full or a resumed TLS handshake, and their CPU, through the
+## library and through mote; the chart in docs/wire.svg (MOTE_BEFORE=[LABEL=]PATH
+## adds a turn through an older mote)
 bench-wire: $(B)/libmote.a $(B)/mote
 	@mkdir -p $(BB)
 	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
 	  $(B)/libmote.a $(LIBS)
-	$(Q)python3 test/bench/wire_bench.py $(B) --out $(BB)/wire.dat
+	$(Q)python3 test/bench/wire_bench.py $(B) --out $(BB)/wire.dat --mote $(B)/mote \
+	  --chart docs/wire.svg $(if $(MOTE_BEFORE),--mote-before "$(MOTE_BEFORE)")
 
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
 FB := $(B)/freestanding

@@ -6,7 +6,10 @@
  * from the caller (mote_tls.h). No OS header, no OS call.
  *
  * Verification is always required: the chain up to a trusted root, the
- * host name (SNI too), the validity dates. The handshake completes, or
+ * host name (SNI too), the validity dates. The host name is matched in
+ * the server certificate's subjectAltName only: a certificate without
+ * one, which names its host in the Common Name alone, is refused, as
+ * browsers refuse it (RFC 6125; mbedTLS alone would match the CN). The handshake completes, or
  * fails with the reason, before a byte of the request (and so the API key)
  * is written. mbedTLS 2.28 does not match IP-address SANs, so the host
  * must be a DNS name ("localhost", not 127.0.0.1, with a test
@@ -108,6 +111,12 @@ extern const unsigned char mote_tls_builtin_roots_end[];
 
 #define PORTS 4
 
+#if MBEDTLS_VERSION_MAJOR >= 3
+#define HAS_SAN(crt) mbedtls_x509_crt_has_ext_type((crt), MBEDTLS_X509_EXT_SUBJECT_ALT_NAME)
+#else
+#define HAS_SAN(crt) (((crt)->ext_types & MBEDTLS_X509_EXT_SUBJECT_ALT_NAME) != 0)
+#endif
+
 struct tls_session {
     bool used;
     bool drained;   /* the last receive emptied the socket */
@@ -125,6 +134,7 @@ struct tls_session {
     bool keyed;                /* sessions are kept under `key` */
     bool offered;              /* a kept session was offered */
     bool resumed;              /* and the handshake resumed it */
+    bool no_san;               /* the server's certificate has no subjectAltName */
     unsigned char resume;      /* MOTE_TLS_RESUME_* */
     struct mote_tls_key key;
     unsigned char master[48];  /* the offered session's master secret */
@@ -262,8 +272,13 @@ static void flags_msg(uint32_t flags, const struct tls_session *s, char *err, si
     info[0] = '\0';
     for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
         if ((flags & reasons[i].flag) && n < sizeof(info)) {
-            int k = snprintf(info + n, sizeof(info) - n, "%s%s", n > 0 ? "; " : "",
-                             reasons[i].text);
+            const char *text = reasons[i].text;
+            int k;
+
+            if (reasons[i].flag == MBEDTLS_X509_BADCERT_OTHER && s->no_san)
+                text = "the server's certificate has no subjectAltName (a host named only in "
+                       "its Common Name is refused, as browsers refuse it)";
+            k = snprintf(info + n, sizeof(info) - n, "%s%s", n > 0 ? "; " : "", text);
 
             n += k > 0 ? (size_t)k : 0;
         }
@@ -275,6 +290,20 @@ static void flags_msg(uint32_t flags, const struct tls_session *s, char *err, si
                  info, s->src.path != NULL ? s->src.path : "the roots in memory");
     else
         snprintf(err, cap, "certificate verification failed: %s", info);
+}
+
+/* Each certificate of the chain as it is verified (the handshake's, and
+ * verify_after's): the server's own (depth 0) must name its host in a
+ * subjectAltName; mbedTLS would fall back to the Common Name. */
+static int check_cert(void *arg, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+    struct tls_session *s = arg;
+
+    if (depth == 0 && !HAS_SAN(crt)) {
+        s->no_san = true;
+        *flags |= MBEDTLS_X509_BADCERT_OTHER;
+    }
+    return 0;
 }
 
 /* ---- roots ------------------------------------------------------------- */
@@ -399,7 +428,7 @@ static int verify_after(struct tls_session *s, uint32_t *flags)
         rc = mbedtls_x509_crt_verify_with_profile((mbedtls_x509_crt *)peer,
                                                   trust.version != 0 ? &trust : NULL, NULL,
                                                   &mbedtls_x509_crt_profile_default, s->host,
-                                                  flags, NULL, NULL);
+                                                  flags, check_cert, s);
         if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED)
             rc = 0;
         /* the handshake's own checks of the server's key and its usage */
@@ -558,6 +587,7 @@ static int open_session(void *ctx, int fd, const char *host, const char *ca_file
         (void)alpn;
 #endif
         mbedtls_ssl_conf_rng(&s->conf, mbedtls_ctr_drbg_random, &drbg);
+        mbedtls_ssl_conf_verify(&s->conf, check_cert, s);
         if (rc == 0)
             rc = mbedtls_ssl_setup(&s->ssl, &s->conf);
     }

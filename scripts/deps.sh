@@ -11,9 +11,10 @@ HOST="$HOST systemd"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
 # armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),
-# the Cortex-M run (make check-mcu), syscall counts (make bench).
+# the Cortex-M run (make check-mcu), syscall counts and the wire's chart
+# (make bench).
 CROSS="$CROSS gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-system-arm picolibc-arm-none-eabi
-       strace"
+       strace gnuplot-nox"
 CROSS_ARCH="libmbedtls-dev:arm64 musl-dev:arm64 musl-dev:armhf"
 # Node.js and npm run the real MCP servers of the tests: Debian's packages
 # where no npm is on the PATH (a Node.js from elsewhere that brings its own

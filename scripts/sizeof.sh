@@ -40,6 +40,7 @@ S(mcp_server, struct mote_mcp_server);
 S(edit, struct mote_edit);
 S(serve, struct mote_serve);
 S(mqtt, struct mote_mqtt);
+S(serve_mqtt, struct mote_serve_mqtt);
 char sizeof_serve_conn[MOTE_SERVE_CONN_SIZE];
 C
 # shellcheck disable=SC2086
@@ -67,6 +68,7 @@ $NM -S "$b/tmp/sizeof.o" | awk '
         printf "struct mote_edit             %9d  the line editor (a terminal front end)\n", v["edit"]
         printf "struct mote_serve            %9d  mote serve: per connection %d (MOTE_SERVE_CONN_SIZE)\n", v["serve"], v["serve_conn"]
         printf "struct mote_mqtt             %9d  the MQTT client (mote serve --mqtt)\n", v["mqtt"]
+        printf "struct mote_serve_mqtt       %9d  mote serve --mqtt: the client and the front door\n", v["serve_mqtt"]
     }'
 # Stack frames: every source compiled again with -fstack-usage.
 rm -f "$b/stack"/*.su

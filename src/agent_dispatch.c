@@ -261,6 +261,7 @@ enum mote_dispatch mote_dispatch_next(struct mote_conv *c)
             }
         }
         if (say != NULL) {
+            mote_emit_state(c); /* (tool_executing: told before the result) */
             if (!mote_conv_give_result_s(c, say, true))
                 return MOTE_DISPATCH_WAIT;
             continue;
@@ -316,14 +317,18 @@ int mote_dispatch_start(struct mote_conv *c, mote_cont_fn done)
     run->timeout_ms = s->conf.tool_timeout_ms;
     run->deadline = mote_loop_now(s->loop) + run->timeout_ms;
     /* Durable before it runs: a crash now leaves a call that recovery
-     * closes with an error, never runs again. */
-    before = c->jr.size;
-    rc = mote_journal_tool_start(&c->jr, call->id, 0, 0, NULL);
-    if (!mote_conv_journaled(c, rc, before)) {
-        mote_run_put(c);
-        return rc < 0 ? rc : MOTE_ERR_IO;
+     * closes with an error, never runs again. A tool that records its own
+     * start (its process, held until then) writes the call's one record. */
+    if (tool == NULL || (tool->flags & MOTE_TOOL_OWN_START) == 0) {
+        before = c->jr.size;
+        rc = mote_journal_tool_start(&c->jr, call->id, 0, 0, NULL);
+        if (!mote_conv_journaled(c, rc, before)) {
+            mote_run_put(c);
+            return rc < 0 ? rc : MOTE_ERR_IO;
+        }
+        call->started = true;
     }
-    call->started = true;
+    mote_emit_state(c); /* tool_executing, before the call it runs */
     mote_emit_init(&ev, MOTE_EV_TOOL_CALL, c);
     ev.id = call->id;
     ev.name = call->name;

@@ -40,6 +40,11 @@ void mote_emit_state(struct mote_conv *c)
 
     if (c->st == c->st_told || c->s->in_api > 0)
         return; /* inside an API call: the deferred work tells it */
+    /* A tool round not dispatched yet: whether its call runs or is asked
+     * about is not known; the dispatch tells the state it leads to (a
+     * call waiting for approval is never told as running first). */
+    if (c->st == MOTE_CONV_TOOL_EXECUTING && c->want_next)
+        return;
     c->st_told = c->st;
     mote_emit_init(&ev, MOTE_EV_STATE, c);
     mote_emit(c->s, &ev);

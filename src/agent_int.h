@@ -42,6 +42,10 @@
 /* ---- the model request's buffers (the session's stream pool) ---------- */
 
 struct mote_stream {
+    /* The slot's connection, kept from one request to the next (each
+     * request's call uses it: one per origin, closed when idle for
+     * keep_idle_ms and at shutdown). mote_stream_get leaves it as it is. */
+    struct mote_conn conn;
     bool used;
     struct mote_conv *conv;
     struct mote_llm_req req;
@@ -64,7 +68,8 @@ struct mote_stream {
     unsigned nover;           /* journaled so far */
     uint64_t over_off;        /* the call record of the first */
     /* From here on, written before read: mote_stream_get clears only what
-     * is above, so the pages of a slot never used stay untouched. */
+     * is above (from `used`), so the pages of a slot never used stay
+     * untouched. */
     struct mote_tool_def defs[MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS];
     char text[MOTE_ANSWER_TEXT_MAX];
     char arena[MOTE_JOURNAL_LINE_MAX];
@@ -137,6 +142,13 @@ static inline void mote_shutdown_poll(struct mote_session *s)
 }
 
 /* ---- agent_pool.c: the stream and run pools ------------------------------ */
+
+/* Both pools free, every slot's connection closed (at session init). */
+void mote_pool_init(struct mote_session *s);
+
+/* Closes the stream slots' kept connections: an idle one now, one in use
+ * when its request ends (mote_conn_close). Idempotent. */
+void mote_pool_close_conns(struct mote_session *s);
 
 /* A free stream slot for `c`, or NULL. */
 struct mote_stream *mote_stream_get(struct mote_session *s, struct mote_conv *c);

@@ -1,12 +1,35 @@
 /*
  * agent_pool.c - the session's two pools: stream slots (a model request's
- * buffers) and run slots (a tool call's). A conversation that finds its
- * pool empty waits, and freed slots go to the waiters in the order they
- * asked (the deferred work hands them out).
+ * buffers and the connection kept between its requests) and run slots (a
+ * tool call's). A conversation that finds its pool empty waits, and freed
+ * slots go to the waiters in the order they asked (the deferred work
+ * hands them out).
  */
 #include <string.h>
 
 #include "agent_int.h"
+
+void mote_pool_init(struct mote_session *s)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_STREAMS; i++) {
+        struct mote_stream *st = mote_stream_slot(s, i);
+
+        mote_conn_init(&st->conn);
+        st->used = false;
+    }
+    for (i = 0; i < MOTE_MAX_TOOL_RUNS; i++)
+        s->runs[i].used = false;
+}
+
+void mote_pool_close_conns(struct mote_session *s)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_STREAMS; i++)
+        mote_conn_close(&mote_stream_slot(s, i)->conn);
+}
 
 struct mote_stream *mote_stream_get(struct mote_session *s, struct mote_conv *c)
 {
@@ -18,8 +41,10 @@ struct mote_stream *mote_stream_get(struct mote_session *s, struct mote_conv *c)
 
         if (!st->used) {
             /* (the tool list, the text, the arena and the call are written
-             * before they are read: left alone, their pages stay unused) */
-            memset(st, 0, offsetof(struct mote_stream, defs));
+             * before they are read: left alone, their pages stay unused;
+             * the connection stays for this request) */
+            memset(&st->used, 0,
+                   offsetof(struct mote_stream, defs) - offsetof(struct mote_stream, used));
             st->used = true;
             st->conv = c;
             return st;

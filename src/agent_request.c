@@ -1,7 +1,7 @@
 /*
- * agent_request.c - starting a model request: a stream slot, the request
- * (the model, the system prompt, the conversation's parts from the
- * journal, the tools offered), and its job. A summarising request sends
+ * agent_request.c - starting a model request: a stream slot (and the
+ * connection it keeps), the request (the model, the system prompt, the
+ * conversation's parts from the journal, the tools offered), and its job. A summarising request sends
  * the conversation and then the instruction to summarise it.
  */
 #include <string.h>
@@ -128,6 +128,7 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
     c->jr.part_valid = false;
     rc = mote_llm_call_init(&st->call, c->conf.llm, &st->req, mote_answer_event, c);
     st->call.on_phase = on_llm_phase;
+    st->call.conn = &st->conn; /* the slot's: the turn's requests go on one connection */
     if (rc == 0)
         rc = mote_job_spawn(s->loop, c->compacting ? "summary" : "model request",
                             &mote_llm_call_ops, &st->call, &c->turn, &c->llm_job);

@@ -154,19 +154,27 @@ int mote_tool_started_process(struct mote_tool_run *run, int64_t pid)
     const struct mote_port *p = run->session->port;
     struct mote_conv *c = run->conv;
     int64_t g = MOTE_PORT_HAS(p, proc_group) ? p->proc_group(p->ctx, pid) : 0;
-    uint64_t start = g > 0 && MOTE_PORT_HAS(p, proc_start_time) ? p->proc_start_time(p->ctx, g)
-                                                                : 0;
-    uint64_t before = c->jr.size;
+    bool held = MOTE_PORT_HAS(p, proc_spawn_held) && MOTE_PORT_HAS(p, proc_go);
+    uint64_t start, before = c->jr.size;
     char tag[MOTE_PROC_TAG_MAX];
     int rc;
 
     MOTE_ASSERT(run->used && c != NULL && c->run == run);
+    /* Where the port can hold a start, its group is worth the wait (the
+     * program has not run); where it cannot, the program runs already:
+     * the record goes now, with what is known. */
+    if (g == MOTE_ERR_AGAIN && held)
+        return MOTE_ERR_AGAIN;
+    start = g > 0 && MOTE_PORT_HAS(p, proc_start_time) ? p->proc_start_time(p->ctx, g) : 0;
     tag[0] = '\0';
     if (MOTE_PORT_HAS(p, proc_tag) && p->proc_tag(p->ctx, pid, tag, sizeof(tag)) < 0)
         tag[0] = '\0';
     rc = mote_journal_tool_start(&c->jr, run->call_id, g > 0 ? g : 0, start, tag);
-
-    return mote_conv_journaled(c, rc, before) ? 0 : rc < 0 ? rc : MOTE_ERR_IO;
+    if (!mote_conv_journaled(c, rc, before))
+        return rc < 0 ? rc : MOTE_ERR_IO;
+    if (c->call_i < c->ncalls)
+        c->calls[c->call_i].started = true;
+    return 0;
 }
 
 static int run_step(struct mote_loop *loop, mote_job_id self, void *task)

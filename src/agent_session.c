@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "journal.h"          /* mote_jcheck_*: a conversation opened in steps */
 #include "mote/mote_http.h" /* mote_url_parse */
 
 void mote_session_conf_defaults(struct mote_session_conf *c)
@@ -42,7 +43,6 @@ int mote_session_init(struct mote_session *s, struct mote_loop *loop,
                       const struct mote_session_conf *conf)
 {
     const struct mote_port *p = loop != NULL ? loop->port : NULL;
-    unsigned i;
 
     if (conf == NULL || conf->on_event == NULL || p == NULL)
         return MOTE_ERR_INVAL;
@@ -54,10 +54,7 @@ int mote_session_init(struct mote_session *s, struct mote_loop *loop,
     memset(s, 0, offsetof(struct mote_session, jbuf));
     memset(&s->jbuf, 0, offsetof(struct mote_jbuf, line));
     memset(s->conv, 0, sizeof(s->conv));
-    for (i = 0; i < MOTE_MAX_STREAMS; i++)
-        mote_stream_slot(s, i)->used = false;
-    for (i = 0; i < MOTE_MAX_TOOL_RUNS; i++)
-        s->runs[i].used = false;
+    mote_pool_init(s);
     s->loop = loop;
     s->port = p;
     s->conf = *conf;
@@ -75,9 +72,11 @@ void mote_session_deinit(struct mote_session *s)
     unsigned i;
 
     for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
-        if (s->conv[i].used)
+        if (s->conv[i].used || s->conv[i].loading)
             mote_journal_close(&s->conv[i].jr);
+        s->conv[i].loading = false;
     }
+    mote_pool_close_conns(s);
     if (s->defer_timer != 0)
         (void)mote_timer_stop(s->loop, s->defer_timer);
     if (s->sd_timer != 0)
@@ -113,7 +112,7 @@ static struct mote_conv *conv_slot(struct mote_session *s, const struct mote_con
     for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
         struct mote_conv *c = &s->conv[i];
 
-        if (!c->used) {
+        if (!c->used && !c->loading) {
             memset(c, 0, sizeof(*c));
             c->s = s;
             c->conf = *conf;
@@ -259,18 +258,26 @@ int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, 
     return 0;
 }
 
-int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
-                   struct mote_conv **out, uint32_t *bad_line, bool *repaired)
+/* A load of conversation `id` under way, or NULL. */
+static struct mote_conv *loading(struct mote_session *s, const char *id)
+{
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        if (s->conv[i].loading && strcmp(s->conv[i].jr.id, id) == 0)
+            return &s->conv[i];
+    }
+    return NULL;
+}
+
+int mote_conv_load_begin(struct mote_session *s, const struct mote_conv_conf *conf,
+                         const char *id, struct mote_conv_load *ld)
 {
     char recent[MOTE_CONV_ID_MAX + 2];
     struct mote_conv *c;
     int rc;
 
-    *out = NULL;
-    if (bad_line != NULL)
-        *bad_line = 0;
-    if (repaired != NULL)
-        *repaired = false;
+    memset(ld, 0, sizeof(*ld));
     if (s->sd_phase != MOTE_SDP_NONE)
         return MOTE_ERR_SHUTDOWN;
     if ((rc = check_conf(s, conf)) < 0)
@@ -281,25 +288,39 @@ int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, co
             return rc;
         id = recent;
     }
-    if (mote_conv_find(s, id) != NULL)
+    if (mote_conv_find(s, id) != NULL || loading(s, id) != NULL)
         return MOTE_ERR_BUSY;
     c = conv_slot(s, conf);
     if (c == NULL)
         return MOTE_ERR_FULL;
-    rc = mote_journal_open(&c->jr, s->port, id);
+    /* Locked before anything is read or repaired: a conversation another
+     * process writes is never touched, not even its tools. */
+    rc = mote_jcheck_start(&c->jr, s->port, id, false, &ld->check);
     if (rc < 0) {
-        if (bad_line != NULL)
-            *bad_line = c->jr.bad_line;
         s->lock_holder = c->jr.holder; /* MOTE_ERR_LOCKED: recovery never ran */
         return rc;
     }
-    if (repaired != NULL)
-        *repaired = c->jr.repaired;
-    rc = mote_recover(&c->jr, &c->rec);
-    if (rc < 0) {
-        mote_journal_close(&c->jr);
-        return rc;
-    }
+    c->loading = true;
+    mote_recover_begin(&ld->walk, &c->rec);
+    ld->s = s;
+    ld->c = c;
+    ld->active = true;
+    return 0;
+}
+
+void mote_conv_load_end(struct mote_conv_load *ld)
+{
+    if (!ld->active)
+        return;
+    mote_journal_close(&ld->c->jr);
+    ld->c->loading = false;
+    ld->active = false;
+}
+
+/* The load read everything: the conversation is open, its recovery
+ * decided (applied and told from the loop). */
+static void load_settle(struct mote_session *s, struct mote_conv *c)
+{
     c->used = true;
     c->st = c->st_told = MOTE_CONV_NEEDS_RECOVERY;
     c->recovered = c->rec.action;
@@ -319,8 +340,76 @@ int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, co
         mote_session_defer(s);
     }
     set_current(c);
+}
+
+int mote_conv_load_step(struct mote_conv_load *ld, size_t budget, struct mote_conv **out,
+                        uint32_t *bad_line, bool *repaired)
+{
+    struct mote_conv *c = ld->c;
+    size_t spent = 0;
+    int t;
+
+    *out = NULL;
+    if (bad_line != NULL)
+        *bad_line = 0;
+    if (repaired != NULL)
+        *repaired = false;
+    if (!ld->active)
+        return MOTE_ERR_BADF;
+    if (ld->s->sd_phase != MOTE_SDP_NONE) {
+        mote_conv_load_end(ld);
+        return MOTE_ERR_SHUTDOWN;
+    }
+    /* Each record as the check passes it: the recovery's walk takes it
+     * (one pass over the file, what mote_recover would decide). */
+    do {
+        t = mote_jcheck_next(&c->jr, &ld->check, &spent);
+        if (t > 0)
+            mote_recover_take(&c->jr, t, &ld->walk, &c->rec);
+    } while (t != 0 && (t > 0 || t == MOTE_ERR_AGAIN) && spent < budget);
+    if (t < 0 && t != MOTE_ERR_AGAIN) {
+        if (bad_line != NULL)
+            *bad_line = c->jr.bad_line;
+        mote_conv_load_end(ld);
+        return t;
+    }
+    if (t != 0)
+        return 1; /* more on the next call */
+    t = mote_jcheck_finish(&c->jr, &ld->check, false); /* (it closes the file on failure) */
+    ld->active = false;
+    c->loading = false;
+    if (t < 0) {
+        if (bad_line != NULL)
+            *bad_line = c->jr.bad_line;
+        return t;
+    }
+    mote_recover_end(&ld->walk, &c->rec);
+    if (repaired != NULL)
+        *repaired = c->jr.repaired;
+    load_settle(ld->s, c);
     *out = c;
     return 0;
+}
+
+int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
+                   struct mote_conv **out, uint32_t *bad_line, bool *repaired)
+{
+    /* Big (the recovery's walk): on the stack for this call only. */
+    struct mote_conv_load ld;
+    int rc;
+
+    *out = NULL;
+    if (bad_line != NULL)
+        *bad_line = 0;
+    if (repaired != NULL)
+        *repaired = false;
+    rc = mote_conv_load_begin(s, conf, id, &ld);
+    if (rc < 0)
+        return rc;
+    do {
+        rc = mote_conv_load_step(&ld, SIZE_MAX, out, bad_line, repaired);
+    } while (rc > 0); /* (an unbounded budget reads to the end at once) */
+    return rc;
 }
 
 static void begin_turn(struct mote_conv *c)
@@ -368,6 +457,12 @@ int mote_conv_retry(struct mote_conv *c)
         return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
     if (mote_conv_busy(c))
         return MOTE_ERR_BUSY;
+    /* Only what ends with something for the model to answer: a finished
+     * answer sent again would be a prefill it continues (and a second
+     * assistant record in a row). */
+    rc = mote_journal_retryable(&c->jr);
+    if (rc <= 0)
+        return rc < 0 ? rc : MOTE_ERR_ALREADY;
     begin_turn(c);
     c->s->in_api++;
     rc = mote_turn_apply(c, MOTE_CEV_RETRY, NULL);

@@ -1,8 +1,9 @@
 /*
  * agent_shutdown.c - the one shutdown of a session (mote_shutdown_begin):
  * stop new work, cancel or drain the running turns within the timeout,
- * cut what is left (journaled, marked for recovery), save the input
- * history, disconnect the MCP servers, close the journals and report. A
+ * cut what is left (journaled, marked for recovery), close the kept
+ * connections, save the input history, disconnect the MCP servers, close
+ * the journals and report. A
  * state machine the caller's loop drives: its timer, and the hub calling
  * shutdown_step when work ends.
  */
@@ -101,6 +102,7 @@ static void finish(struct mote_session *s)
         if (s->conv[i].used)
             mote_journal_close(&s->conv[i].jr);
     }
+    mote_pool_close_conns(s); /* (one whose request outlived its cancel) */
     if (s->sd_timer != 0)
         (void)mote_timer_stop(s->loop, s->sd_timer);
     s->sd_timer = 0;
@@ -193,6 +195,9 @@ int mote_shutdown_begin(struct mote_session *s, const struct mote_shutdown_req *
     s->shutdown_step = shutdown_step; /* the hub calls it when work ends */
     s->sd_deadline = mote_loop_now(s->loop) + req->timeout_ms;
     mote_loop_stop_spawns(s->loop); /* the continuation chain ends here */
+    /* No request starts from now on: idle connections close now, those
+     * in use when their request ends (a drained answer's too). */
+    mote_pool_close_conns(s);
     for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
         struct mote_conv *c = &s->conv[i];
 

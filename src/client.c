@@ -21,6 +21,7 @@ void mote_llm_conf_defaults(struct mote_llm_conf *c)
     c->connect_timeout_ms = MOTE_LLM_CONNECT_TIMEOUT_MS;
     c->first_byte_timeout_ms = MOTE_LLM_FIRST_BYTE_TIMEOUT_MS;
     c->idle_timeout_ms = MOTE_LLM_IDLE_TIMEOUT_MS;
+    c->request_timeout_ms = MOTE_LLM_REQUEST_TIMEOUT_MS;
     c->event_timeout_ms = MOTE_LLM_EVENT_TIMEOUT_MS;
     c->max_attempts = MOTE_LLM_MAX_ATTEMPTS;
     c->backoff_ms = MOTE_LLM_BACKOFF_MS;
@@ -42,14 +43,7 @@ const char *mote_llm_phase_name(enum mote_llm_phase p)
 
 static void msg(struct mote_llm_call *c, const char *a, const char *b, const char *d)
 {
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
-    mote_sb_s(&sb, a);
-    if (b != NULL)
-        mote_sb_s(&sb, b);
-    if (d != NULL)
-        mote_sb_s(&sb, d);
+    (void)mote_str_join(c->errmsg, sizeof(c->errmsg), a, b, d);
 }
 
 /* Which connections may carry this call's requests: the same scheme,
@@ -744,6 +738,24 @@ static int timeout_msg(struct mote_llm_call *c)
                                                    : MOTE_ERR_IDLE_TIMEOUT;
 }
 
+/* The request's overall deadline (request_timeout_ms), if it has one. */
+static bool has_req_deadline(const struct mote_llm_call *c)
+{
+    return c->conf->request_timeout_ms > 0;
+}
+
+static void req_timeout_msg(struct mote_llm_call *c)
+{
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
+    mote_sb_s(&sb, "the model request did not complete within ");
+    mote_sb_u(&sb, c->conf->request_timeout_ms);
+    mote_sb_s(&sb, " ms (its overall deadline; the last phase: ");
+    mote_sb_s(&sb, mote_llm_phase_name((enum mote_llm_phase)c->phase));
+    mote_sb_s(&sb, ")");
+}
+
 static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
 {
     struct mote_llm_call *c = task;
@@ -765,9 +777,26 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
             (void)mote_job_set_error(loop, self, c->errmsg);
             return MOTE_ERR_NOSYS;
         }
+        c->req_deadline = mote_loop_now(loop) +
+                          (c->conf->request_timeout_ms < 0x7fffffffu ? c->conf->request_timeout_ms
+                                                                     : 0x7fffffffu);
         start_attempt(loop, c, true);
     }
     now = mote_loop_now(loop);
+    if (has_req_deadline(c) && !mote_before(now, c->req_deadline)) {
+        if (c->draining) {
+            /* the answer is whole; only its response's end was awaited */
+            end_conn(loop, c, false);
+            c->phase = MOTE_PHASE_DONE;
+            c->result = 0;
+            return MOTE_STEP_DONE;
+        }
+        /* Over: never sent again, the connection not kept. */
+        req_timeout_msg(c);
+        c->stale = c->keep = false;
+        c->result = rc = MOTE_ERR_TIMEDOUT;
+        goto failed;
+    }
     if (c->phase == MOTE_PHASE_BACKOFF) {
         if (mote_before(now, c->deadline))
             goto wait;
@@ -802,10 +831,13 @@ failed:
     if (c->result == MOTE_ERR_AGAIN && !c->content && c->attempt < c->conf->max_attempts) {
         uint32_t d = backoff_delay(loop, c);
 
-        end_conn(loop, c, c->keep);
-        c->phase = MOTE_PHASE_BACKOFF;
-        set_deadline(loop, c, d);
-        goto wait;
+        /* (no retry that would begin past the request's deadline) */
+        if (!has_req_deadline(c) || mote_before(mote_loop_now(loop) + d, c->req_deadline)) {
+            end_conn(loop, c, c->keep);
+            c->phase = MOTE_PHASE_BACKOFF;
+            set_deadline(loop, c, d);
+            goto wait;
+        }
     }
     if (c->result == MOTE_ERR_AGAIN && c->attempt > 1) {
         char first[MOTE_JOB_ERRMSG_LEN];
@@ -832,7 +864,10 @@ wait:
         (void)mote_timer_stop(loop, c->timer);
     c->timer = 0;
     {
-        int32_t left = (int32_t)(c->deadline - mote_loop_now(loop));
+        uint32_t at = has_req_deadline(c) && mote_before(c->req_deadline, c->deadline)
+                          ? c->req_deadline
+                          : c->deadline;
+        int32_t left = (int32_t)(at - mote_loop_now(loop));
 
         if (mote_timer_start(loop, left > 0 ? (uint32_t)left : 0u, NULL, NULL, self, &c->timer) <
             0) {

@@ -82,6 +82,12 @@ static void conn_kill(struct mote_httpd *h, struct mote_httpd_conn *c)
 static void next_request(struct mote_httpd *h, struct mote_httpd_conn *c)
 {
     h->conf.handler->done(h->conf.app, c);
+    if (c->kept_len > 0 && c->pool < 0) {
+        /* a deferred request's body, kept until it was answered */
+        memmove(c->io->in, c->io->in + c->kept_len, c->in_len - c->kept_len);
+        c->in_len -= c->kept_len;
+    }
+    c->kept_len = 0;
     mote_httpd_pool_put(c);
     mote_hreq_reset(&c->io->req);
     c->streaming = c->lasting = c->chunked = c->ended = c->deferred = false;
@@ -278,7 +284,8 @@ static bool body_complete(const struct mote_httpd_conn *c)
 }
 
 /* The whole request is in: the handler answers it. The body's buffer is
- * held until the handler returns (the body is valid during the call). */
+ * held until the handler returns (the body is valid during the call), or
+ * until a request it deferred is answered (mote_httpd_body). */
 static void request_in(struct mote_httpd *h, struct mote_httpd_conn *c)
 {
     bool pooled = c->pool >= 0;
@@ -286,6 +293,11 @@ static void request_in(struct mote_httpd *h, struct mote_httpd_conn *c)
 
     MOTE_ASSERT(pooled || c->body_len <= c->in_len);
     h->conf.handler->request(h->conf.app, c, pooled ? h->pool[c->pool] : c->io->in, len);
+    if (c->deferred && len > 0) {
+        c->kept_len = len; /* consumed once answered (next_request) */
+        c->body_len = 0;
+        return;
+    }
     if (pooled && c->pool_len == 0)
         mote_httpd_pool_put(c); /* not taken for the response */
     if (!pooled) {

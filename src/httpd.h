@@ -74,6 +74,8 @@ struct mote_httpd_conn {
                            * when the peer reads) */
     uint64_t body_len;    /* the request body's length */
     uint64_t body_got;    /*   and its bytes in the pool buffer */
+    size_t kept_len;      /* a deferred request's body, kept until it is answered: in the
+                           * pool buffer if it holds one, else at the start of `in` */
     size_t in_len;
     size_t out_len, out_off;
     size_t pool_len, pool_off; /* a response body in the pool buffer */
@@ -201,8 +203,13 @@ void mote_httpd_respond(struct mote_httpd_conn *c, bool streaming);
  * until the application answers it from outside the handler's calls (a
  * timer) with mote_httpd_reply, mote_httpd_error, or a head and
  * mote_httpd_respond, then mote_httpd_poke. Meanwhile fill() is asked
- * and must write nothing. A connection that closes first gets done(). */
+ * and must write nothing, and the request's body stays
+ * (mote_httpd_body). A connection that closes first gets done(). */
 void mote_httpd_defer(struct mote_httpd_conn *c);
+
+/* The body of a deferred request (NULL and 0 when it has none), valid
+ * until it is answered. */
+const char *mote_httpd_body(const struct mote_httpd_conn *c, size_t *len);
 
 /* A complete JSON response (no body for HEAD); a 500 if it does not fit. */
 void mote_httpd_reply(struct mote_httpd_conn *c, unsigned status, const char *body, size_t len,

@@ -137,6 +137,14 @@ void mote_httpd_defer(struct mote_httpd_conn *c)
     c->state = MOTE_HTTPD_RESP;
 }
 
+const char *mote_httpd_body(const struct mote_httpd_conn *c, size_t *len)
+{
+    *len = c->deferred ? c->kept_len : 0;
+    if (*len == 0)
+        return NULL;
+    return c->pool >= 0 ? c->h->pool[c->pool] : c->io->in;
+}
+
 void mote_httpd_reply(struct mote_httpd_conn *c, unsigned status, const char *body, size_t len,
                       const char *extra)
 {

@@ -128,6 +128,9 @@ static int start(struct mote_journal *j, const struct mote_port *port, const cha
     j->last_user_end = 0;
     j->compact_off = 0;
     j->has_compact = false;
+    j->next_rid = NULL;
+    j->next_rid_len = 0;
+    j->nrids = 0;
     if ((rc = make_name(id, ".jsonl", j->name, sizeof(j->name))) < 0)
         return rc;
     mote_str_copy(j->id, sizeof(j->id), id);
@@ -270,12 +273,111 @@ void mote_journal_close(struct mote_journal *j)
     j->h = -1;
 }
 
+/* ---- request ids ---------------------------------------------------------- */
+
+/* FNV-1a, 64 bits: the index keeps hashes, and a match is checked
+ * against the record, so a collision costs a read, never a wrong answer. */
+static uint64_t rid_hash(const char *rid, size_t len)
+{
+    uint64_t h = 14695981039346656037ULL;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        h ^= (unsigned char)rid[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void rid_note(struct mote_journal *j, const char *rid, size_t len, uint64_t off)
+{
+    unsigned k = j->nrids % MOTE_JOURNAL_RIDS;
+
+    j->rid_hash[k] = rid_hash(rid, len);
+    j->rid_off[k] = off;
+    j->nrids++;
+}
+
+/* The "rid" of the user record in the buffer, unescaped into out[0..cap)
+ * (cap > MOTE_JOURNAL_RID_MAX): its length, or -1 when it has none that a
+ * front door could have set. */
+static int rec_rid(const struct mote_journal *j, char *out, size_t cap)
+{
+    int t = mote_json_member(&j->buf->json, 0, "rid"), n;
+
+    if (mote_json_type_of(&j->buf->json, t) != MOTE_JSON_STRING)
+        return -1;
+    n = mote_json_str(&j->buf->json, t, out, cap);
+    return n >= 1 && n <= MOTE_JOURNAL_RID_MAX ? n : -1;
+}
+
+int mote_journal_next_rid(struct mote_journal *j, const char *rid, size_t len)
+{
+    j->next_rid = NULL;
+    j->next_rid_len = 0;
+    if (rid == NULL)
+        return 0;
+    if (len > MOTE_JOURNAL_RID_MAX)
+        return MOTE_ERR_TOO_LARGE;
+    if (len == 0 || memchr(rid, '\0', len) != NULL || !mote_utf8_valid(rid, len))
+        return MOTE_ERR_INVAL;
+    j->next_rid = rid;
+    j->next_rid_len = len;
+    return 0;
+}
+
+static int read_record(struct mote_journal *j, uint64_t off, size_t *len);
+
+int mote_journal_rid_seen(struct mote_journal *j, const char *rid, size_t len)
+{
+    uint64_t h = rid_hash(rid, len);
+    unsigned n = j->nrids < MOTE_JOURNAL_RIDS ? j->nrids : MOTE_JOURNAL_RIDS, i;
+    char got[MOTE_JOURNAL_RID_MAX + 1];
+
+    if (j->h < 0)
+        return MOTE_ERR_BADF;
+    if (len == 0 || len > MOTE_JOURNAL_RID_MAX)
+        return 0; /* never journaled */
+    for (i = 0; i < n; i++) {
+        size_t rl = 0;
+        int t, k;
+
+        if (j->rid_hash[i] != h)
+            continue;
+        t = read_record(j, j->rid_off[i], &rl);
+        if (t < 0)
+            return t;
+        k = t == MOTE_REC_USER ? rec_rid(j, got, sizeof(got)) : -1;
+        if (k == (int)len && memcmp(got, rid, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int mote_journal_user(struct mote_journal *j, const char *text, size_t len)
 {
-    int rc = str_record(j, MOTE_REC_USER, "text", text, len, true);
+    const char *rid = j->next_rid;
+    size_t rn = j->next_rid_len;
+    uint64_t off = j->size;
+    struct mote_jw w;
+    struct mote_sb b;
+    int rc;
 
-    if (rc == 0)
+    j->next_rid = NULL; /* taken, whatever happens */
+    j->next_rid_len = 0;
+    rec_begin(j, &w, &b, MOTE_REC_USER);
+    mote_jw_key(&w, "text");
+    mote_jw_strn(&w, text, len);
+    if (rid != NULL) {
+        mote_jw_key(&w, "rid");
+        mote_jw_strn(&w, rid, rn);
+    }
+    rc = rec_end(j, &w, &b, true);
+    if (rc == 0) {
         j->last_user_end = j->size;
+        if (rid != NULL)
+            rid_note(j, rid, rn, off);
+    }
     return rc;
 }
 
@@ -845,8 +947,14 @@ int mote_jcheck_next(struct mote_journal *j, struct mote_jcheck *c, size_t *spen
         j->rd_off += (uint64_t)n + 1u;
         c->good = j->rd_off;
         j->records++;
-        if (t == MOTE_REC_USER)
+        if (t == MOTE_REC_USER) {
+            char rid[MOTE_JOURNAL_RID_MAX + 1];
+            int rn = rec_rid(j, rid, sizeof(rid));
+
             j->last_user_end = c->good;
+            if (rn > 0)
+                rid_note(j, rid, (size_t)rn, j->cur_off);
+        }
         if (t == MOTE_REC_COMPACT) {
             j->compact_off = j->cur_off;
             j->has_compact = true;

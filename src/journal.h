@@ -1,8 +1,8 @@
 /* journal.h - what the journal's modules share inside the library
  * (internal): reading the fields of the record in the journal's buffer.
  * The record I/O (journal.c) defines them; the part source
- * (journal_parts.c) and the recovery decision (journal_recover.c) use
- * them. */
+ * (journal_parts.c), the recovery decision (journal_recover.c) and the
+ * agent's stepped opening (agent_session.c) use them. */
 #ifndef MOTE_JOURNAL_INTERNAL_H
 #define MOTE_JOURNAL_INTERNAL_H
 
@@ -23,7 +23,8 @@ const char *mote_jrec_str(struct mote_journal *j, int obj, const char *key, size
  * j->buf->json; false when it is missing or not a boolean. */
 bool mote_jrec_bool(const struct mote_journal *j, int obj, const char *key);
 
-/* The line check of opening, in steps (journal.c; mote_jscan uses it).
+/* The line check of opening, in steps (journal.c; mote_jscan and the
+ * agent's conversation load, mote_conv_load_*, use it).
  * Start opens `id` (read only and the lock tested if `peek`, else for
  * appending with the lock held) and begins at its first line; 0 or a
  * failure (the journal closed). Next checks one line, or one chunk of a

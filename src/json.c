@@ -550,7 +550,9 @@ int mote_json_unescape(const char *s, size_t len, char *out, size_t cap)
     return (int)o;
 }
 
-/* True if string tokens a and b are the same text once unescaped. */
+/* True if string tokens a and b are the same text once unescaped, as
+ * the writer re-emits them (a byte that is not UTF-8 is U+FFFD there:
+ * two keys that differ only in such bytes are the same key). */
 static bool same_text(const struct mote_json *j, int a, int b)
 {
     size_t an, bn, i = 0, k = 0;

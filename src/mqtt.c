@@ -19,14 +19,7 @@ const char *mote_mqtt_phase_name(enum mote_mqtt_phase p)
 
 static void msg(struct mote_mqtt *c, const char *a, const char *b, const char *d)
 {
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
-    mote_sb_s(&sb, a);
-    if (b != NULL)
-        mote_sb_s(&sb, b);
-    if (d != NULL)
-        mote_sb_s(&sb, d);
+    (void)mote_str_join(c->errmsg, sizeof(c->errmsg), a, b, d);
 }
 
 /* "WHAT HOST:PORT" then `sep` and `why` (a message naming the broker) */

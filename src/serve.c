@@ -31,14 +31,20 @@ static void on_closed(void *app)
     mote_httpd_say(&sv->http, "every connection closed", NULL, NULL);
 }
 
-/* A disk turn: a budget of the journal being read, then whatever waited
- * for journals (lists, states, the walk) goes on; another turn while
- * anything still waits. */
+/* A disk turn: a budget of the journal being read and of the
+ * conversation being loaded, then whatever waited for journals (lists,
+ * states, messages, the walk) goes on; another turn while anything
+ * still waits. */
 static void disk_turn(struct serve *sv)
 {
     bool more = mote_serve_disk_read(sv);
     unsigned i;
 
+    more = mote_serve_load_turn(sv) || more;
+    if (sv->rec_next) {
+        sv->rec_next = false;
+        mote_serve_recover_soon(sv); /* the recovery queue goes on */
+    }
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
         struct serve_stream *st = &sv->streams[i];
         struct mote_httpd_conn *c = &sv->http.conns[i];
@@ -52,7 +58,7 @@ static void disk_turn(struct serve *sv)
     }
     if (sv->walk.active)
         more = mote_serve_walk_turn(sv) || more;
-    if (more || sv->scanning)
+    if (more || sv->scanning || sv->load.active)
         mote_serve_disk_kick(sv);
 }
 
@@ -123,7 +129,9 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     pub->missing = mote_port_missing(p, groups);
     if (pub->missing == NULL && conf->socket_group != NULL && !MOTE_PORT_HAS(p, net_listen_group))
         pub->missing = "net_listen_group";
-    return pub->missing != NULL ? MOTE_ERR_NOSYS : 0;
+    if (pub->missing != NULL)
+        return MOTE_ERR_NOSYS;
+    return mote_serve_mqtt_init(sv);
 }
 
 int mote_serve_listen(struct mote_serve *pub)
@@ -142,7 +150,7 @@ int mote_serve_listen(struct mote_serve *pub)
     if (rc < 0)
         return rc;
     mote_serve_prune_now(sv);
-    return 0;
+    return mote_serve_mqtt_start(sv);
 }
 
 int mote_serve_shutdown(struct mote_serve *pub, const struct mote_shutdown_req *req)
@@ -160,6 +168,7 @@ int mote_serve_shutdown(struct mote_serve *pub, const struct mote_shutdown_req *
     }
     if (pub->phase == MOTE_SERVE_FINAL && req != NULL && req->force)
         mote_httpd_close(&sv->http, mote_loop_now(sv->loop)); /* stop waiting for slow clients */
+    mote_serve_mqtt_shutdown(sv, req);
     rc = mote_shutdown_begin(sv->conf.session, req);
     return rc == MOTE_ERR_ALREADY ? 0 : rc;
 }
@@ -203,7 +212,8 @@ int mote_serve_exit_code(struct mote_serve *pub, int loop_rc)
 
 bool mote_serve_done(const struct mote_serve *pub)
 {
-    return pub->phase == MOTE_SERVE_DONE;
+    return pub->phase == MOTE_SERVE_DONE &&
+           mote_serve_mqtt_stopped((const struct serve *)(const void *)pub->area.bytes);
 }
 
 void mote_serve_deinit(struct mote_serve *pub)
@@ -212,6 +222,7 @@ void mote_serve_deinit(struct mote_serve *pub)
 
     mote_httpd_deinit(&sv->http);
     mote_serve_disk_stop(sv);
+    mote_serve_mqtt_deinit(sv);
     if (sv->recover_timer != 0)
         (void)mote_timer_stop(sv->loop, sv->recover_timer);
     sv->recover_timer = 0;

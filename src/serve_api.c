@@ -47,8 +47,6 @@ int mote_serve_send(struct serve *sv, const char *id, const char *text, size_t l
     if (mote_conv_busy(cv))
         return MOTE_ERR_BUSY;
     *offset = cv->jr.size;
-    if (retry && (rc = mote_journal_retryable(&cv->jr)) <= 0)
-        return rc < 0 ? rc : MOTE_ERR_ALREADY; /* finished, or nothing said */
     return retry ? mote_conv_retry(cv) : mote_conv_send(cv, text, len);
 }
 

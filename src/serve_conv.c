@@ -36,10 +36,10 @@ int mote_serve_make_room(struct serve *sv)
     for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
         struct mote_conv *cv = &s->conv[i];
 
-        if (!cv->used)
+        if (!cv->used && !cv->loading)
             continue;
-        used++;
-        if (mote_conv_busy(cv) || cv->llm_job != 0 || cv->tool_job != 0)
+        used++; /* (a slot a load holds counts, and is never closed) */
+        if (cv->loading || mote_conv_busy(cv) || cv->llm_job != 0 || cv->tool_job != 0)
             continue;
         if (best == NULL || mote_before(sv->lru[i], sv->lru[best - s->conv]))
             best = cv;
@@ -52,27 +52,107 @@ int mote_serve_make_room(struct serve *sv)
     return mote_conv_close(best) == 0 ? 0 : MOTE_ERR_FULL;
 }
 
+/* The load ended: `rc` 0 (`cv` open) or its failure. One the recovery
+ * queue asked for leaves the queue; a failure of another is kept for the
+ * request that waited for it. */
+static void load_done(struct serve *sv, int rc, struct mote_conv *cv, uint32_t bad,
+                      bool repaired)
+{
+    const char *id = sv->load_id;
+    bool queued = sv->nrec > 0 && strcmp(sv->rec[0], id) == 0;
+
+    sv->load_rc = 0;
+    if (rc == 0) {
+        mote_serve_touch(sv, cv);
+        if (repaired)
+            mote_httpd_say(&sv->http, "conversation ", id,
+                           " ended in a torn record: cut off, kept in ID.jsonl.torn");
+        if (queued)
+            mote_httpd_say(&sv->http, "recovering conversation ", id, NULL);
+    } else if (queued) {
+        mote_httpd_say(&sv->http, "cannot open conversation ", id, NULL);
+        mote_httpd_say(&sv->http, "  ", mote_strerror(rc), NULL);
+    } else {
+        sv->load_rc = rc;
+        sv->load_bad = bad;
+    }
+    if (queued) {
+        sv->rec_opened = sv->rec_opened || rc == 0;
+        sv->nrec--;
+        memmove(sv->rec[0], sv->rec[1], sv->nrec * sizeof(sv->rec[0]));
+        sv->rec_next = true; /* the next one, from a disk turn */
+        mote_serve_disk_kick(sv);
+    }
+}
+
+/* A budget of the load under way. Returns 1 while it goes on, else what
+ * it ended with (load_done has taken it). */
+static int load_step(struct serve *sv)
+{
+    struct mote_conv *cv = NULL;
+    uint32_t bad = 0;
+    bool repaired = false;
+    int rc = mote_conv_load_step(&sv->load, MOTE_SERVE_SCAN_STEP, &cv, &bad, &repaired);
+
+    if (rc > 0)
+        return 1;
+    load_done(sv, rc, cv, bad, repaired);
+    return rc;
+}
+
+bool mote_serve_load_turn(struct serve *sv)
+{
+    return sv->load.active && load_step(sv) > 0;
+}
+
+/* Begins loading `id` and reads its first budget: 0 (loaded at once),
+ * MOTE_ERR_AGAIN (the disk turns go on with it), or its failure. */
+static int load_start(struct serve *sv, const char *id)
+{
+    int rc = mote_serve_make_room(sv);
+
+    if (rc == 0)
+        rc = mote_conv_load_begin(sv->conf.session, sv->conf.conv, id, &sv->load);
+    mote_str_copy(sv->load_id, sizeof(sv->load_id), id);
+    if (rc < 0) {
+        load_done(sv, rc, NULL, 0, false);
+        return rc;
+    }
+    rc = load_step(sv);
+    if (rc > 0) {
+        mote_serve_disk_kick(sv);
+        return MOTE_ERR_AGAIN;
+    }
+    return rc;
+}
+
 int mote_serve_load(struct serve *sv, const char *id, struct mote_conv **out, uint32_t *bad)
 {
-    bool repaired = false;
     int rc;
 
     *bad = 0;
     *out = mote_serve_find(sv, id);
     if (*out != NULL)
         return 0;
-    if ((rc = mote_serve_make_room(sv)) < 0)
-        return rc;
-    rc = mote_conv_open(sv->conf.session, sv->conf.conv, id, out, bad, &repaired);
-    if (rc < 0) {
-        *out = NULL;
+    if (sv->load.active)
+        return MOTE_ERR_AGAIN; /* this one, or another: one at a time */
+    if (sv->load_rc != 0 && strcmp(sv->load_id, id) == 0) {
+        /* its load, begun for another request, failed: told once */
+        rc = sv->load_rc;
+        *bad = sv->load_bad;
+        sv->load_rc = 0;
         return rc;
     }
-    mote_serve_touch(sv, *out);
-    if (repaired)
-        mote_httpd_say(&sv->http, "conversation ", id,
-                       " ended in a torn record: cut off, kept in ID.jsonl.torn");
-    return 0;
+    rc = load_start(sv, id);
+    if (rc < 0) {
+        if (rc != MOTE_ERR_AGAIN) {
+            *bad = sv->load_bad;
+            sv->load_rc = 0; /* told now */
+        }
+        return rc;
+    }
+    *out = mote_serve_find(sv, id);
+    return *out != NULL ? 0 : MOTE_ERR_AGAIN;
 }
 
 /* ---- the walk: retention and the recovery queue --------------------------------- */
@@ -319,39 +399,32 @@ bool mote_serve_queued(const struct serve *sv, const char *id)
 
 void mote_serve_recover_more(struct serve *sv)
 {
-    bool opened = false;
+    unsigned k;
 
-    while (sv->pub->phase == MOTE_SERVE_RUN) {
-        struct mote_conv *cv;
-        uint32_t bad = 0;
-        bool repaired = false;
-        int rc = 0;
-
+    /* (each pass loads one, or drops one already loaded: bounded) */
+    for (k = 0; k <= MOTE_SERVE_RECOVER_MAX && sv->pub->phase == MOTE_SERVE_RUN; k++) {
         MOTE_ASSERT(sv->nrec <= MOTE_SERVE_RECOVER_MAX);
         if (sv->nrec == 0) {
-            if (sv->rec_more && opened) {
+            if (sv->rec_more && sv->rec_opened) {
                 /* more than the queue held: list again, in turns */
                 sv->rec_more = false;
+                sv->rec_opened = false;
                 mote_serve_walk_start(sv, false, true);
             }
             return;
         }
-        if (mote_conv_find(sv->conf.session, sv->rec[0]) == NULL) {
-            if (mote_serve_make_room(sv) < 0)
-                return; /* every slot busy: again when one frees */
-            rc = mote_conv_open(sv->conf.session, sv->conf.conv, sv->rec[0], &cv, &bad,
-                                &repaired);
-            if (rc == 0) {
-                mote_serve_touch(sv, cv);
-                opened = true;
-                mote_httpd_say(&sv->http, "recovering conversation ", sv->rec[0], NULL);
-            } else {
-                mote_httpd_say(&sv->http, "cannot open conversation ", sv->rec[0], NULL);
-                mote_httpd_say(&sv->http, "  ", mote_strerror(rc), NULL);
-            }
+        if (mote_conv_find(sv->conf.session, sv->rec[0]) != NULL) {
+            sv->nrec--; /* loaded meanwhile: its recovery ran */
+            memmove(sv->rec[0], sv->rec[1], sv->nrec * sizeof(sv->rec[0]));
+            continue;
         }
-        sv->nrec--;
-        memmove(sv->rec[0], sv->rec[1], sv->nrec * sizeof(sv->rec[0]));
+        if (sv->load.active)
+            return; /* one load at a time: the queue goes on when it ends */
+        if (mote_serve_make_room(sv) < 0)
+            return; /* every slot busy: again when one frees */
+        if (load_start(sv, sv->rec[0]) == MOTE_ERR_AGAIN)
+            return; /* a long one: the disk turns load it, then the queue goes on */
+        /* (load_done took it off the queue) */
     }
 }
 
@@ -362,6 +435,7 @@ int mote_serve_recover(struct mote_serve *pub)
 
     sv->nrec = 0;
     sv->rec_more = false;
+    sv->rec_opened = false;
     mote_serve_walk_start(sv, false, true);
     walk_finish(sv);
     rc = (int)sv->nrec; /* (more, if rec_more, are listed again as these finish) */

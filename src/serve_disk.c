@@ -62,6 +62,11 @@ void mote_serve_disk_kick(struct serve *sv)
         sv->disk_timer = 0; /* no timer free: the next request asks again */
 }
 
+bool mote_serve_loading(const struct serve *sv, const char *id)
+{
+    return sv->load.active && strcmp(sv->load_id, id) == 0;
+}
+
 void mote_serve_disk_stop(struct serve *sv)
 {
     if (sv->disk_timer != 0)
@@ -70,6 +75,7 @@ void mote_serve_disk_stop(struct serve *sv)
     if (sv->scanning)
         mote_jscan_end(&sv->scan);
     sv->scanning = false;
+    mote_conv_load_end(&sv->load);
 }
 
 /* The entry of `id`, or NULL. */
@@ -216,9 +222,13 @@ int mote_serve_sum(struct serve *sv, const char *id, const struct serve_sum **ou
     struct serve_sum *e;
     uint64_t size = 0;
     int64_t mtime = 0;
-    int rc = file_key(sv, id, &size, &mtime, holder);
+    int rc;
 
     *out = NULL;
+    *holder = 0;
+    if (mote_serve_loading(sv, id))
+        return MOTE_ERR_AGAIN; /* loaded soon (its lock is the load's, not a stranger's) */
+    rc = file_key(sv, id, &size, &mtime, holder);
     if (rc == MOTE_ERR_NOTREG) {
         *out = &not_file;
         return 0;

@@ -44,6 +44,7 @@ static void ev_send(struct serve *sv, struct mote_sb *k, struct mote_jw *w, cons
         return; /* larger than a live event may be: the record has it */
     k->cap += 2;
     (void)mote_sb_put(k, "\n\n", 2);
+    mote_serve_mqtt_live(sv, id, k->p, k->len);
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
         struct serve_stream *st = follower(sv, i, id);
         struct mote_httpd_conn *c = &sv->http.conns[i];
@@ -125,6 +126,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
 
     if (ev->conv != NULL)
         mote_serve_touch(sv, ev->conv);
+    mote_serve_mqtt_event(sv, ev);
     switch (ev->type) {
     case MOTE_EV_RECORD:
         mote_serve_sum_record(sv, id, ev->offset, ev->text, ev->len);

@@ -387,10 +387,17 @@ bool mote_serve_http_disk_turn(struct serve *sv, struct mote_httpd_conn *c)
     MOTE_ASSERT(st->kind == SERVE_STREAM_WAIT);
     mote_str_copy(id, sizeof(id), st->conv_id);
     st->kind = SERVE_STREAM_NONE;
-    if (redo == SERVE_REDO_DELETE)
+    if (redo == SERVE_REDO_DELETE) {
         mote_serve_http_delete(sv, c, id);
-    else
+    } else if (redo == SERVE_REDO_MESSAGE || redo == SERVE_REDO_RETRY) {
+        size_t len;
+        const char *body = mote_httpd_body(c, &len);
+
+        mote_serve_http_message(sv, c, id, body != NULL ? body : "", len,
+                                redo == SERVE_REDO_RETRY);
+    } else {
         mote_serve_http_get(sv, c, id);
+    }
     if (st->kind == SERVE_STREAM_WAIT)
         return true; /* not read yet */
     mote_httpd_poke(&sv->http, c);
@@ -604,6 +611,12 @@ void mote_serve_http_message(struct serve *sv, struct mote_httpd_conn *c, const 
         }
     }
     rc = mote_serve_send(sv, id, sv->scratch, (size_t)n, retry, &cv, &off, &bad);
+    if (rc == MOTE_ERR_AGAIN) {
+        /* a long journal being loaded: answered once it is (the engine
+         * keeps the body meanwhile) */
+        wait_disk(sv, c, id, retry ? SERVE_REDO_RETRY : SERVE_REDO_MESSAGE);
+        return;
+    }
     if (rc == MOTE_ERR_BUSY && cv != NULL && mote_conv_busy(cv)) {
         char m[120];
         struct mote_sb sb;

@@ -14,6 +14,8 @@
  *   serve_token.c    the TCP listener's token file
  *   serve_disk.c     the journals on disk as the server knows them: each
  *                    one's summary, read in bounded steps and kept
+ *   serve_mqtt.c     the MQTT front door: requests from a broker, the
+ *                    conversations' events and the status to it
  *
  * The HTTP engine under them is httpd.h; it knows nothing of this file.
  */
@@ -45,6 +47,8 @@ enum serve_stream_kind {
 enum serve_redo {
     SERVE_REDO_GET = 1,   /* GET /v1/conversations/ID */
     SERVE_REDO_DELETE,    /* DELETE /v1/conversations/ID */
+    SERVE_REDO_MESSAGE,   /* POST .../messages (its body kept by the engine) */
+    SERVE_REDO_RETRY,     /* POST .../retry */
 };
 
 /* What a connection's response follows in a conversation's journal (the
@@ -146,6 +150,13 @@ struct serve {
     struct mote_httpd http;            /* the engine (its buffers last) */
     struct serve_sum sums[MOTE_SERVE_SUMMARIES]; /* touched as they are used */
     struct mote_jscan scan;
+    /* the conversation being loaded from disk, a budget a disk turn */
+    struct mote_conv_load load;        /* load.active: under way */
+    char load_id[MOTE_CONV_ID_MAX];    /* its id, or that of the last load that failed */
+    int load_rc;                       /* that failure, for the request that waited (0: none) */
+    uint32_t load_bad;                 /*   and its damaged line */
+    bool rec_opened;                   /* the recovery queue opened one since it was listed */
+    bool rec_next;                     /* a load took one off the queue: the next, soon */
     /* working memory, used within one call */
     struct mote_json json;
     char small[1280];                  /* a pending call's input */
@@ -182,8 +193,13 @@ struct mote_conv *mote_serve_find(struct serve *sv, const char *id);
  * closed if every slot is taken. Returns 0 or MOTE_ERR_FULL. */
 int mote_serve_make_room(struct serve *sv);
 /* The loaded conversation `id`, loading it (with its recovery) if it is
- * only on disk. Returns 0 or mote_conv_open's failure (*bad: its line). */
+ * only on disk: a short journal at once, a long one over the next disk
+ * turns (one load at a time). Returns 0, MOTE_ERR_AGAIN (being loaded, or
+ * waiting for the load under way: ask again on a later disk turn), or
+ * mote_conv_open's failure (*bad: its line). */
 int mote_serve_load(struct serve *sv, const char *id, struct mote_conv **out, uint32_t *bad);
+/* One disk turn of the load under way. Returns true while it goes on. */
+bool mote_serve_load_turn(struct serve *sv);
 /* Retention (conf.keep, conf.keep_bytes): when the journals' count or
  * size is over, a walk removes the oldest finished ones over the next
  * disk turns; a failure is said. */
@@ -231,6 +247,8 @@ void mote_serve_sum_drop(struct serve *sv, const char *id);
  * current (size, user messages, first words) instead of read again. */
 void mote_serve_sum_record(struct serve *sv, const char *id, uint64_t off, const char *text,
                            size_t len);
+/* True if conversation `id` is being loaded (serve_conv.c's load). */
+bool mote_serve_loading(const struct serve *sv, const char *id);
 /* A disk turn soon: something waits for a journal. */
 void mote_serve_disk_kick(struct serve *sv);
 /* The reading of one turn: a budget of the journal under way (its summary
@@ -348,5 +366,25 @@ bool mote_serve_stream_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
 /* "approval": {...} or null, for loaded conversation `cv` (or NULL). */
 void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
                               size_t max);
+
+/* ---- serve_mqtt.c: the MQTT front door (docs/MQTT.md) ---------------------------
+ * Each does nothing without conf.mqtt_url. */
+
+/* Checks the settings and prepares the client. Returns 0 or
+ * MOTE_ERR_CONFIG (conf.mqtt->errmsg says why). */
+int mote_serve_mqtt_init(struct serve *sv);
+/* Starts the client's job (the server listens). Returns 0 or the spawn's failure. */
+int mote_serve_mqtt_start(struct serve *sv);
+/* Every event of the session (records go out, waiting messages are tried). */
+void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev);
+/* A live event of conversation `id`, as the event streams get it:
+ * "event: NAME\ndata: JSON\n\n" (`len` bytes). */
+void mote_serve_mqtt_live(struct serve *sv, const char *id, const char *frame, size_t len);
+/* The shutdown began (or was forced). */
+void mote_serve_mqtt_shutdown(struct serve *sv, const struct mote_shutdown_req *req);
+/* True once the client's job ended (or never started). */
+bool mote_serve_mqtt_stopped(const struct serve *sv);
+/* Lets go of everything (the timer, the journals read). */
+void mote_serve_mqtt_deinit(struct serve *sv);
 
 #endif /* MOTE_SERVE_INT_H */

@@ -70,10 +70,18 @@ struct mote_shell_state {
     int64_t pid;
     int out_fd;
     bool started, exited, killed, timed_out, eof;
+    bool held;     /* started with proc_spawn_held: it runs once recorded */
+    bool recorded; /* its tool_start is durable (and a held one let go) */
     int status;
     mote_watch_id watch;
     mote_timer_id timer;
 };
+
+/* Whether port `p` can hold a start until it is journaled. */
+static bool can_hold(const struct mote_port *p)
+{
+    return MOTE_PORT_HAS(p, proc_spawn_held) && MOTE_PORT_HAS(p, proc_go);
+}
 
 _Static_assert(sizeof(struct mote_shell_state) <= sizeof(((struct mote_tool_run *)0)->st.builtin),
                "the shell tool's state does not fit mote_tool_run's st.builtin");
@@ -99,7 +107,11 @@ static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_too
         run->is_error = true;
         return MOTE_STEP_DONE;
     }
-    rc = p->proc_spawn(p->ctx, argv, run->session->conf.tool_env, true, fds, &t->pid);
+    /* Held where the port can: nothing of the command runs before its
+     * group is journaled (shell_record). */
+    t->held = can_hold(p);
+    rc = t->held ? p->proc_spawn_held(p->ctx, argv, run->session->conf.tool_env, true, fds, &t->pid)
+                 : p->proc_spawn(p->ctx, argv, run->session->conf.tool_env, true, fds, &t->pid);
     if (rc < 0) {
         mote_tool_outs(run, "cannot run the command: ");
         mote_tool_outs(run, mote_strerror(rc));
@@ -108,14 +120,35 @@ static int shell_start(struct mote_loop *loop, mote_job_id self, struct mote_too
     }
     p->pipe_close(p->ctx, fds[0]); /* no input */
     t->out_fd = fds[1];
-    /* Its group, for the recovery of a crash while it runs. */
-    rc = mote_tool_started_process(run, t->pid);
+    (void)self;
+    return MOTE_STEP_PENDING;
+}
+
+/* The call's tool_start, with the process group for the recovery of a
+ * crash while it runs, then a held command is let go. The port learns
+ * the group from the supervisor a moment after the spawn: until then
+ * this asks again on each step. Returns true once done (or when it can
+ * no longer be: the command is killed). */
+static bool shell_record(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    const struct mote_port *p = loop->port;
+    struct mote_shell_state *t = shell_state(run);
+    int rc = mote_tool_started_process(run, t->pid);
+
+    if (rc == MOTE_ERR_AGAIN)
+        return false;
     if (rc < 0) {
-        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
+        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL); /* held: it never runs */
         t->killed = true;
         mote_tool_fail(loop, self, "cannot journal the tool's process group");
+        return true;
     }
-    return MOTE_STEP_PENDING;
+    t->recorded = true;
+    if (t->held && p->proc_go(p->ctx, t->pid) < 0) {
+        p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL);
+        t->killed = true;
+    }
+    return true;
 }
 
 static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
@@ -131,6 +164,16 @@ static int shell_step(struct mote_loop *loop, mote_job_id self, struct mote_tool
         rc = shell_start(loop, self, run);
         if (rc != MOTE_STEP_PENDING)
             return rc;
+    }
+    if (!t->recorded && !t->killed && !mote_job_cancelled(loop, self) &&
+        !mote_tool_timed_out(loop, run) && !shell_record(loop, self, run)) {
+        /* the group is not known yet: soon again (nothing runs meanwhile) */
+        if (t->timer != 0)
+            (void)mote_timer_stop(loop, t->timer);
+        t->timer = 0;
+        if (mote_timer_start(loop, 1, NULL, NULL, self, &t->timer) < 0)
+            return MOTE_ERR_FULL;
+        return MOTE_STEP_PENDING;
     }
     if (mote_job_cancelled(loop, self) && !t->killed) {
         p->proc_signal(p->ctx, t->pid, MOTE_PROC_KILL); /* the whole group */
@@ -467,18 +510,310 @@ static void say_replaced(struct mote_tool_run *run, int rc)
                             "setuid/setgid bit, if any, was dropped");
 }
 
-static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+/* ---- write_file and edit_file: a replacement in steps -------------------- */
+
+/* Where a file tool's run is. */
+enum file_phase {
+    FILE_START = 0, /* the first step: the arguments, the checks */
+    FILE_SEARCH,    /* edit_file: the old file read through, old_string counted */
+    FILE_COPY,      /* the new content written into the replacement */
+    FILE_COMMIT,    /* the replacement's sync and rename, apart from the loop */
+};
+
+/* What write_file and edit_file keep between steps, in the run's
+ * st.builtin. Strings are offsets into run->in_buf (unescaped there by
+ * the first step); edit_file's search window is run->out_buf, whose
+ * carried bytes stay between steps (the result is written after). */
+struct mote_file_state {
+    bool live;            /* the first step ran: the handles below mean something */
+    uint8_t phase;        /* enum file_phase */
+    bool crlf;            /* a line of the old file ends in CR LF */
+    char last;            /* the byte before the window's new ones */
+    int h;                /* edit_file: the old file (-1: none) */
+    int rh;               /* the replacement (-1: none) */
+    int count;            /* edit_file: places old_string occurs */
+    uint32_t path, old, old_len, with, with_len; /* in run->in_buf */
+    uint32_t have;        /* search: bytes carried in the window */
+    mote_watch_id watch;  /* commit: its descriptor */
+    mote_timer_id timer;
+    uint64_t base;        /* search: the file offset of the window's first byte */
+    uint64_t lines;       /* search: newlines before `base` */
+    uint64_t at, line;    /* the match: its offset and line */
+    uint64_t pos;         /* copy: bytes of the new content written */
+};
+
+_Static_assert(sizeof(struct mote_file_state) <= sizeof(((struct mote_tool_run *)0)->st.builtin),
+               "the file tools' state does not fit mote_tool_run's st.builtin");
+
+static struct mote_file_state *file_state(struct mote_tool_run *run)
+{
+    return (struct mote_file_state *)(void *)run->st.builtin;
+}
+
+static const char *in_str(const struct mote_tool_run *run, uint32_t off)
+{
+    return run->in_buf + off;
+}
+
+/* Whether port `p` replaces a file in steps (else fs_replace, at once). */
+static bool steps_replace(const struct mote_port *p)
+{
+    return MOTE_PORT_HAS(p, fs_replace_begin) && MOTE_PORT_HAS(p, fs_replace_write) &&
+           MOTE_PORT_HAS(p, fs_replace_commit) && MOTE_PORT_HAS(p, fs_replace_end);
+}
+
+/* Lets go of what the run holds: the replacement (an uncommitted one is
+ * abandoned, the file unchanged; a commit under way ends on its own),
+ * the old file, the watch and the timer. */
+static void file_release(struct mote_loop *loop, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
-    int tp = mote_json_member(&run->json, 0, "path");
-    int tc = mote_json_member(&run->json, 0, "content");
-    struct mote_src_bytes c;
-    const char *path, *content;
-    char b[64];
+    struct mote_file_state *f = file_state(run);
+
+    if (!f->live)
+        return; /* (the job ended before its first step) */
+    if (f->watch != 0)
+        (void)mote_watch_remove(loop, f->watch);
+    if (f->timer != 0)
+        (void)mote_timer_stop(loop, f->timer);
+    f->watch = f->timer = 0;
+    if (f->rh >= 0)
+        p->fs_replace_end(p->ctx, f->rh);
+    if (f->h >= 0)
+        p->fs_close(p->ctx, f->h);
+    f->rh = f->h = -1;
+}
+
+/* The next piece of edit_file's new content into `buf` (cap bytes): the
+ * old file's bytes before the match, new_string, the old file's bytes
+ * after it, read through the handle that was searched (what is written
+ * is what was checked). Returns the count, 0 at the end, or < 0. */
+static int edit_chunk(const struct mote_port *p, struct mote_tool_run *run, char *buf, size_t cap)
+{
+    struct mote_file_state *f = file_state(run);
+    int n;
+
+    if (f->pos < f->at) {
+        size_t ask = f->at - f->pos < cap ? (size_t)(f->at - f->pos) : cap;
+
+        n = p->fs_read(p->ctx, f->h, f->pos, buf, ask);
+        if (n <= 0)
+            return n < 0 ? n : MOTE_ERR_IO; /* shorter than it was */
+    } else if (f->pos < f->at + f->with_len) {
+        size_t k = (size_t)(f->at + f->with_len - f->pos);
+
+        n = (int)(k < cap ? k : cap);
+        memcpy(buf, in_str(run, f->with) + (f->pos - f->at), (size_t)n);
+    } else {
+        n = p->fs_read(p->ctx, f->h, f->pos - f->with_len + f->old_len, buf, cap);
+        if (n <= 0)
+            return n;
+    }
+    f->pos += (uint64_t)n;
+    return n;
+}
+
+/* fs_replace's producer, for a port that replaces at once. */
+static int edit_produce(void *arg, char *buf, size_t cap)
+{
+    struct mote_tool_run *run = arg;
+
+    return edit_chunk(run->session->port, run, buf, cap);
+}
+
+/* The next piece of write_file's content (at f->pos). */
+static size_t write_chunk(struct mote_tool_run *run, const char **at)
+{
+    struct mote_file_state *f = file_state(run);
+    size_t left = f->with_len - (size_t)f->pos;
+
+    *at = in_str(run, f->with) + f->pos;
+    return left < MOTE_STEP_FILE_BYTES ? left : MOTE_STEP_FILE_BYTES;
+}
+
+/* What the tool says once the file is replaced (rc >= 0). */
+static void say_done(struct mote_tool_run *run, bool edit, int rc)
+{
+    struct mote_file_state *f = file_state(run);
+    const char *path = in_str(run, f->path);
+    char b[200];
     struct mote_sb sb;
+
+    mote_sb_init(&sb, b, sizeof(b));
+    if (!edit) {
+        mote_sb_s(&sb, "wrote ");
+        mote_sb_u(&sb, f->with_len);
+        mote_sb_s(&sb, " bytes to ");
+        mote_tool_out(run, b, sb.len);
+        mote_tool_outs(run, path);
+        say_replaced(run, rc);
+        return;
+    }
+    mote_sb_s(&sb, "edited ");
+    mote_tool_out(run, b, sb.len);
+    mote_tool_outs(run, path);
+    mote_sb_init(&sb, b, sizeof(b));
+    mote_sb_s(&sb, ": replaced ");
+    mote_sb_u(&sb, f->old_len);
+    mote_sb_s(&sb, " bytes at line ");
+    mote_sb_u(&sb, f->line);
+    mote_sb_s(&sb, " with ");
+    mote_sb_u(&sb, f->with_len);
+    mote_sb_s(&sb, " bytes");
+    mote_tool_out(run, b, sb.len);
+    say_replaced(run, rc);
+}
+
+/* Copies the new content into the replacement, MOTE_STEP_FILE_BYTES a
+ * step (edit_file through the window buffer), then commits it: its sync
+ * and rename run apart from the loop, which wakes on the port's
+ * descriptor. Returns a step result. */
+static int file_save(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run,
+                     bool edit)
+{
+    const struct mote_port *p = loop->port;
+    struct mote_file_state *f = file_state(run);
+    size_t spent = 0;
+    int rc, fd = -1;
+
+    while (f->phase == FILE_COPY) {
+        const char *data = run->out_buf;
+        size_t n;
+
+        if (spent >= MOTE_STEP_FILE_BYTES) {
+            (void)mote_job_wake(loop, self); /* more next turn */
+            return MOTE_STEP_PENDING;
+        }
+        if (edit) {
+            rc = edit_chunk(p, run, run->out_buf, MOTE_TOOL_OUTPUT_MAX);
+            n = rc > 0 ? (size_t)rc : 0;
+        } else {
+            n = write_chunk(run, &data);
+            f->pos += n;
+            rc = (int)n;
+        }
+        if (rc == 0) {
+            f->phase = FILE_COMMIT;
+            break;
+        }
+        if (rc > 0)
+            rc = p->fs_replace_write(p->ctx, f->rh, data, n);
+        if (rc < 0) {
+            file_release(loop, run);
+            say_err(run, "cannot write (the file is unchanged) ", in_str(run, f->path), rc);
+            return MOTE_STEP_DONE;
+        }
+        spent += n;
+    }
+    rc = p->fs_replace_commit(p->ctx, f->rh, &fd);
+    if (rc == MOTE_ERR_AGAIN) {
+        if (fd >= 0 && f->watch == 0 &&
+            mote_watch_add(loop, fd, MOTE_POLL_IN, NULL, NULL, self, &f->watch) < 0)
+            fd = -1;
+        if (fd < 0) {
+            /* nothing to wait on: ask again soon */
+            if (f->timer != 0)
+                (void)mote_timer_stop(loop, f->timer);
+            f->timer = 0;
+            if (mote_timer_start(loop, 2, NULL, NULL, self, &f->timer) < 0)
+                return MOTE_ERR_FULL;
+        }
+        return MOTE_STEP_PENDING;
+    }
+    file_release(loop, run);
+    if (rc < 0) {
+        say_not_replaced(run, p, in_str(run, f->path), rc);
+        return MOTE_STEP_DONE;
+    }
+    say_done(run, edit, rc);
+    return MOTE_STEP_DONE;
+}
+
+/* A cancel or the deadline before the commit: the replacement abandoned,
+ * the file unchanged; during the commit, the commit goes on (it cannot be
+ * taken back) and the result says so. Returns a step result, or 0 to go
+ * on. */
+static int file_stop(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    struct mote_file_state *f = file_state(run);
+    bool saving = f->phase == FILE_COMMIT;
+
+    if (mote_job_cancelled(loop, self)) {
+        file_release(loop, run);
+        mote_tool_outs(run, saving ? "cancelled by the user while the file was being saved: it "
+                                     "may or may not have been changed"
+                                   : "cancelled by the user: the file is unchanged");
+        run->is_error = true;
+        return MOTE_STEP_CANCELLED;
+    }
+    if (!saving && mote_tool_timed_out(loop, run)) {
+        file_release(loop, run);
+        mote_tool_note(run, "timed out after ", run->timeout_ms, " ms: the file is unchanged");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    return 0;
+}
+
+static void file_init(struct mote_tool_run *run)
+{
+    struct mote_file_state *f = file_state(run);
+
+    memset(f, 0, sizeof(*f));
+    f->live = true;
+    f->h = f->rh = -1;
+}
+
+/* Starts the replacement of f->path (after its checks), or replaces it at
+ * once on a port without steps. Returns a step result, or 0 when the
+ * copy begins. */
+static int file_begin(struct mote_loop *loop, struct mote_tool_run *run, bool edit)
+{
+    const struct mote_port *p = loop->port;
+    struct mote_file_state *f = file_state(run);
+    const char *path = in_str(run, f->path);
     int rc;
 
-    (void)self;
+    if (!steps_replace(p)) {
+        struct mote_src_bytes c;
+
+        c.p = in_str(run, f->with);
+        c.len = f->with_len;
+        c.off = 0;
+        rc = edit ? p->fs_replace(p->ctx, path, edit_produce, run)
+                  : p->fs_replace(p->ctx, path, mote_produce_bytes, &c);
+        file_release(loop, run);
+        if (rc < 0)
+            say_not_replaced(run, p, path, rc);
+        else
+            say_done(run, edit, rc);
+        return MOTE_STEP_DONE;
+    }
+    rc = p->fs_replace_begin(p->ctx, path);
+    if (rc < 0) {
+        file_release(loop, run);
+        say_not_replaced(run, p, path, rc);
+        return MOTE_STEP_DONE;
+    }
+    f->rh = rc;
+    f->pos = 0;
+    f->phase = FILE_COPY;
+    return 0;
+}
+
+static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
+{
+    struct mote_file_state *f = file_state(run);
+    int tp = mote_json_member(&run->json, 0, "path");
+    int tc = mote_json_member(&run->json, 0, "content");
+    const char *path, *content;
+    int rc;
+
+    if (f->phase != FILE_START) {
+        rc = file_stop(loop, self, run);
+        return rc != 0 ? rc : file_save(loop, self, run, false);
+    }
+    file_init(run);
     if (mote_json_type_of(&run->json, tp) != MOTE_JSON_STRING ||
         mote_json_type_of(&run->json, tc) != MOTE_JSON_STRING ||
         (content = arg_in_place(run, "content")) == NULL) {
@@ -486,142 +821,154 @@ static int write_file_step(struct mote_loop *loop, mote_job_id self, struct mote
         run->is_error = true;
         return MOTE_STEP_DONE;
     }
-    c.p = content;
-    c.len = strlen(content);
-    c.off = 0;
+    f->with = (uint32_t)(content - run->in_buf);
+    f->with_len = (uint32_t)strlen(content);
     path = arg_in_place(run, "path");
     if (path == NULL || path[0] == '\0') {
         mote_tool_outs(run, "write_file needs a path");
         run->is_error = true;
         return MOTE_STEP_DONE;
     }
-    rc = p->fs_replace(p->ctx, path, mote_produce_bytes, &c);
-    if (rc < 0) {
-        say_not_replaced(run, p, path, rc);
-        return MOTE_STEP_DONE;
+    f->path = (uint32_t)(path - run->in_buf);
+    rc = file_begin(loop, run, false);
+    return rc != 0 ? rc : file_save(loop, self, run, false);
+}
+
+/* One read of edit_file's search: the file's next bytes after the bytes
+ * the window carries, each place old_string occurs (overlapping ones
+ * too) counted, the first one's offset and line kept, CR LF endings
+ * noticed; the last len - 1 bytes stay (a match may start there).
+ * Returns the bytes read (0: the end of the file) or < 0. */
+static int search_chunk(const struct mote_port *p, struct mote_tool_run *run)
+{
+    struct mote_file_state *f = file_state(run);
+    char *w = run->out_buf;
+    const char *old = in_str(run, f->old);
+    size_t cap = MOTE_TOOL_OUTPUT_MAX, have = f->have, len = f->old_len, i;
+    int n = p->fs_read(p->ctx, f->h, f->base + have, w + have, cap - have);
+
+    if (n <= 0)
+        return n;
+    for (i = have; i < have + (size_t)n; i++) {
+        if (w[i] == '\n' && (i > have ? w[i - 1] : f->last) == '\r')
+            f->crlf = true;
     }
+    have += (size_t)n;
+    f->last = w[have - 1];
+    for (i = 0; i + len <= have; i++) {
+        if (w[i] == old[0] && memcmp(w + i, old, len) == 0 && f->count++ == 0) {
+            size_t k;
+
+            f->at = f->base + i;
+            f->line = f->lines + 1;
+            for (k = 0; k < i; k++)
+                f->line += w[k] == '\n';
+        }
+    }
+    if (have >= len) {
+        size_t drop = have - (len - 1);
+
+        for (i = 0; i < drop; i++)
+            f->lines += w[i] == '\n';
+        memmove(w, w + drop, have - drop);
+        have -= drop;
+        f->base += drop;
+    }
+    f->have = (uint32_t)have;
+    return n;
+}
+
+/* "refused: the file has N bytes, more than edit_file handles". */
+static int say_too_large(struct mote_tool_run *run, uint64_t size)
+{
+    char b[200];
+    struct mote_sb sb;
+
     mote_sb_init(&sb, b, sizeof(b));
-    mote_sb_s(&sb, "wrote ");
-    mote_sb_u(&sb, c.len);
-    mote_sb_s(&sb, " bytes to ");
-    mote_tool_outs(run, b);
-    mote_tool_outs(run, path);
-    say_replaced(run, rc);
+    mote_sb_s(&sb, "refused: the file has ");
+    mote_sb_u(&sb, size);
+    mote_sb_s(&sb, " bytes, more than edit_file handles (");
+    mote_sb_u(&sb, MOTE_EDIT_FILE_MAX);
+    mote_sb_s(&sb, "); use write_file or shell: ");
+    mote_tool_out(run, b, sb.len);
+    mote_tool_outs(run, in_str(run, file_state(run)->path));
+    run->is_error = true;
     return MOTE_STEP_DONE;
 }
 
-/* ---- edit_file ------------------------------------------------------------- */
-
-/* The edited file as a stream: the old file's bytes before the match, the
- * new string, the old file's bytes after it. The old file is read through
- * the handle that was searched, so what is written is what was checked. */
-struct splice {
-    const struct mote_port *p;
-    int h;
-    uint64_t at, cut, pos;
-    const char *with;
-    size_t with_len, with_off;
-    int phase;
-};
-
-static int splice_produce(void *arg, char *buf, size_t cap)
+/* edit_file's search, MOTE_STEP_FILE_BYTES a step; once through, the
+ * verdict: refused (missing or not unique), or the replacement begins. */
+static int edit_search(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
-    struct splice *s = arg;
-    int n;
+    const struct mote_port *p = loop->port;
+    struct mote_file_state *f = file_state(run);
+    const char *path = in_str(run, f->path);
+    size_t spent = 0;
+    char b[200];
+    struct mote_sb sb;
+    int n, rc;
 
-    for (;;) {
-        if (s->phase == 0) {
-            if (s->pos < s->at) {
-                size_t ask = s->at - s->pos < cap ? (size_t)(s->at - s->pos) : cap;
-
-                n = s->p->fs_read(s->p->ctx, s->h, s->pos, buf, ask);
-                if (n <= 0)
-                    return n < 0 ? n : MOTE_ERR_IO; /* shorter than it was */
-                s->pos += (uint64_t)n;
-                return n;
-            }
-            s->phase = 1;
-        } else if (s->phase == 1) {
-            if (s->with_off < s->with_len) {
-                size_t k = s->with_len - s->with_off < cap ? s->with_len - s->with_off : cap;
-
-                memcpy(buf, s->with + s->with_off, k);
-                s->with_off += k;
-                return (int)k;
-            }
-            s->phase = 2;
-            s->pos = s->at + s->cut;
-        } else {
-            n = s->p->fs_read(s->p->ctx, s->h, s->pos, buf, cap);
-            if (n > 0)
-                s->pos += (uint64_t)n;
-            return n;
-        }
-    }
-}
-
-/* Counts the places `old` (len bytes) occurs in the file, overlapping ones
- * too; the first one's offset and line; whether a line ends in CR LF. The
- * window is the run's output buffer (the result is written after). */
-static int find_all(const struct mote_port *p, int h, struct mote_tool_run *run,
-                    const char *old, size_t len, uint64_t *at, uint64_t *line, bool *crlf)
-{
-    char *w = run->out_buf;
-    size_t cap = MOTE_TOOL_OUTPUT_MAX, have = 0, i;
-    uint64_t base = 0, lines = 0;
-    char last = '\0'; /* the byte before the new ones */
-    int count = 0, n;
-
-    *crlf = false;
     do {
-        n = p->fs_read(p->ctx, h, base + have, w + have, cap - have);
-        if (n < 0)
-            return n;
-        for (i = have; i < have + (size_t)n; i++) {
-            if (w[i] == '\n' && (i > have ? w[i - 1] : last) == '\r')
-                *crlf = true;
+        if (spent >= MOTE_STEP_FILE_BYTES) {
+            (void)mote_job_wake(loop, self); /* more next turn */
+            return MOTE_STEP_PENDING;
         }
-        have += (size_t)n;
-        if (have > 0)
-            last = w[have - 1];
-        for (i = 0; i + len <= have; i++) {
-            if (w[i] == old[0] && memcmp(w + i, old, len) == 0 && count++ == 0) {
-                size_t k;
-
-                *at = base + i;
-                *line = lines + 1;
-                for (k = 0; k < i; k++)
-                    *line += w[k] == '\n';
-            }
+        n = search_chunk(p, run);
+        if (n > 0 && f->base + f->have > MOTE_EDIT_FILE_MAX) {
+            file_release(loop, run); /* it grew past the limit while read */
+            return say_too_large(run, f->base + f->have);
         }
-        if (have >= len) {
-            /* Keep the last len - 1 bytes: a match may start there. */
-            size_t drop = have - (len - 1);
-
-            for (i = 0; i < drop; i++)
-                lines += w[i] == '\n';
-            memmove(w, w + drop, have - drop);
-            have -= drop;
-            base += drop;
-        }
+        spent += n > 0 ? (size_t)n : 0;
     } while (n > 0);
-    return count;
+    if (n < 0 || f->count != 1) {
+        file_release(loop, run);
+        if (n < 0) {
+            say_err(run, "cannot read ", path, n);
+            return MOTE_STEP_DONE;
+        }
+        mote_sb_init(&sb, b, sizeof(b));
+        if (f->count == 0) {
+            mote_sb_s(&sb, "refused: old_string was not found in ");
+        } else {
+            mote_sb_s(&sb, "refused: old_string occurs ");
+            mote_sb_u(&sb, (uint64_t)f->count);
+            mote_sb_s(&sb, " times (it must be unique; give more of the text around it) in ");
+        }
+        mote_tool_out(run, b, sb.len);
+        mote_tool_outs(run, path);
+        if (f->count == 0 && f->crlf && memchr(in_str(run, f->old), '\n', f->old_len) != NULL)
+            mote_tool_outs(run, "; the file has CRLF (\\r\\n) line endings: write each line "
+                                "break in old_string and new_string as \\r\\n");
+        mote_tool_outs(run, "; the file is unchanged");
+        run->is_error = true;
+        return MOTE_STEP_DONE;
+    }
+    rc = file_begin(loop, run, true);
+    if (rc != 0)
+        return rc;
+    (void)mote_job_wake(loop, self); /* the copy, from the next turn */
+    return MOTE_STEP_PENDING;
 }
 
 static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_run *run)
 {
     const struct mote_port *p = loop->port;
+    struct mote_file_state *f = file_state(run);
     struct mote_fs_stat st;
-    struct splice sp;
     const char *path, *old, *with;
     size_t old_len = 0, with_len = 0;
-    uint64_t at = 0, line = 0;
-    bool crlf = false;
     char b[200];
     struct mote_sb sb;
-    int h, count, rc;
+    int h, rc;
 
-    (void)self;
+    if (f->phase != FILE_START) {
+        rc = file_stop(loop, self, run);
+        if (rc != 0)
+            return rc;
+        return f->phase == FILE_SEARCH ? edit_search(loop, self, run)
+                                       : file_save(loop, self, run, true);
+    }
+    file_init(run);
     if (mote_json_type_of(&run->json, mote_json_member(&run->json, 0, "new_string")) !=
             MOTE_JSON_STRING ||
         (old = arg_in_place_n(run, "old_string", &old_len)) == NULL ||
@@ -632,6 +979,11 @@ static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
         run->is_error = true;
         return MOTE_STEP_DONE;
     }
+    f->path = (uint32_t)(path - run->in_buf);
+    f->old = (uint32_t)(old - run->in_buf);
+    f->old_len = (uint32_t)old_len;
+    f->with = (uint32_t)(with - run->in_buf);
+    f->with_len = (uint32_t)with_len;
     mote_sb_init(&sb, b, sizeof(b));
     if (old_len == 0 || old_len > MOTE_TOOL_OUTPUT_MAX / 2) {
         mote_sb_s(&sb, "refused: old_string must be 1 to ");
@@ -652,76 +1004,26 @@ static int edit_file_step(struct mote_loop *loop, mote_job_id self, struct mote_
                 path, h);
         return MOTE_STEP_DONE;
     }
+    f->h = h;
     rc = p->fs_stat(p->ctx, path, &st);
     if (rc == 0 && (st.mode & 0222u) == 0) {
         /* As an editor: a read-only file is not written (fs_replace
          * refuses it too; said here before any search). */
-        p->fs_close(p->ctx, h);
+        file_release(loop, run);
         say_not_replaced(run, p, path, MOTE_ERR_ACCES);
         return MOTE_STEP_DONE;
     }
     if (rc == 0 && st.size > MOTE_EDIT_FILE_MAX) {
-        p->fs_close(p->ctx, h);
-        mote_sb_s(&sb, "refused: the file has ");
-        mote_sb_u(&sb, st.size);
-        mote_sb_s(&sb, " bytes, more than edit_file handles (");
-        mote_sb_u(&sb, MOTE_EDIT_FILE_MAX);
-        mote_sb_s(&sb, "); use write_file or shell: ");
-        mote_tool_out(run, b, sb.len);
-        mote_tool_outs(run, path);
-        run->is_error = true;
-        return MOTE_STEP_DONE;
+        file_release(loop, run);
+        return say_too_large(run, st.size);
     }
-    count = rc < 0 ? rc : find_all(p, h, run, old, old_len, &at, &line, &crlf);
-    if (count != 1) {
-        p->fs_close(p->ctx, h);
-        if (count < 0) {
-            say_err(run, "cannot read ", path, count);
-            return MOTE_STEP_DONE;
-        }
-        if (count == 0) {
-            mote_sb_s(&sb, "refused: old_string was not found in ");
-        } else {
-            mote_sb_s(&sb, "refused: old_string occurs ");
-            mote_sb_u(&sb, (uint64_t)count);
-            mote_sb_s(&sb, " times (it must be unique; give more of the text around it) in ");
-        }
-        mote_tool_out(run, b, sb.len);
-        mote_tool_outs(run, path);
-        if (count == 0 && crlf && memchr(old, '\n', old_len) != NULL)
-            mote_tool_outs(run, "; the file has CRLF (\\r\\n) line endings: write each line "
-                                "break in old_string and new_string as \\r\\n");
-        mote_tool_outs(run, "; the file is unchanged");
-        run->is_error = true;
-        return MOTE_STEP_DONE;
-    }
-    memset(&sp, 0, sizeof(sp));
-    sp.p = p;
-    sp.h = h;
-    sp.at = at;
-    sp.cut = old_len;
-    sp.with = with;
-    sp.with_len = with_len;
-    rc = p->fs_replace(p->ctx, path, splice_produce, &sp);
-    p->fs_close(p->ctx, h);
     if (rc < 0) {
-        say_not_replaced(run, p, path, rc);
+        file_release(loop, run);
+        say_err(run, "cannot read ", path, rc);
         return MOTE_STEP_DONE;
     }
-    mote_sb_s(&sb, "edited ");
-    mote_tool_out(run, b, sb.len);
-    mote_tool_outs(run, path);
-    mote_sb_init(&sb, b, sizeof(b));
-    mote_sb_s(&sb, ": replaced ");
-    mote_sb_u(&sb, old_len);
-    mote_sb_s(&sb, " bytes at line ");
-    mote_sb_u(&sb, line);
-    mote_sb_s(&sb, " with ");
-    mote_sb_u(&sb, with_len);
-    mote_sb_s(&sb, " bytes");
-    mote_tool_out(run, b, sb.len);
-    say_replaced(run, rc);
-    return MOTE_STEP_DONE;
+    f->phase = FILE_SEARCH;
+    return edit_search(loop, self, run);
 }
 
 /* ---- list_dir ------------------------------------------------------------- */
@@ -763,14 +1065,18 @@ static int list_dir_step(struct mote_loop *loop, mote_job_id self, struct mote_t
 
 /* ---- the registry entries -------------------------------------------------- */
 
+#define SHELL_DESCRIPTION                                                                      \
+    "Run a command with /bin/sh on the user's machine and get its output (stdout and stderr; "  \
+    "past 16 KiB its start and its end, with the bytes dropped between them counted) and exit "  \
+    "status. Runs in its own process group with a timeout."
+#define SHELL_SCHEMA                                                                           \
+    "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":"      \
+    "\"the shell command\"}},\"required\":[\"command\"]}"
+
 static const struct mote_tool builtin[] = {
-    {"shell",
-     "Run a command with /bin/sh on the user's machine and get its output (stdout and stderr; "
-     "past 16 KiB its start and its end, with the bytes dropped between them counted) and exit "
-     "status. Runs in its own process group with a timeout.",
-     "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":"
-     "\"the shell command\"}},\"required\":[\"command\"]}",
-     shell_step, shell_release, NULL, 0},
+    /* the call's one tool_start is the shell's, its command held until then */
+    {"shell", SHELL_DESCRIPTION, SHELL_SCHEMA, shell_step, shell_release, NULL,
+     MOTE_TOOL_OWN_START},
     {"read_file",
      "Read a text file: at most 16 KiB at a time, from byte `offset` (default 0) for `length` "
      "bytes (default: to the end or the cap). A result that is not the whole file ends with "
@@ -784,7 +1090,7 @@ static const struct mote_tool builtin[] = {
      "read-only file and for one with other hard links.",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":"
      "\"string\"}},\"required\":[\"path\",\"content\"]}",
-     write_file_step, NULL, NULL, 0},
+     write_file_step, file_release, NULL, 0},
     {"list_dir", "List a directory's entries (a trailing / marks directories).",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}",
      list_dir_step, NULL, NULL, 0},
@@ -797,8 +1103,13 @@ static const struct mote_tool builtin[] = {
      "\"type\":\"string\",\"description\":\"the exact text to replace\"},\"new_string\":{"
      "\"type\":\"string\",\"description\":\"the text to put in its place\"}},\"required\":["
      "\"path\",\"old_string\",\"new_string\"]}",
-     edit_file_step, NULL, NULL, 0},
+     edit_file_step, file_release, NULL, 0},
 };
+
+/* The shell on a port that cannot hold a start: the agent's tool_start
+ * comes before the command runs, the group's after it started. */
+static const struct mote_tool shell_unheld = {"shell", SHELL_DESCRIPTION, SHELL_SCHEMA, shell_step,
+                                              shell_release, NULL, 0};
 
 int mote_session_add_builtin_tools(struct mote_session *s, unsigned which)
 {
@@ -813,7 +1124,7 @@ int mote_session_add_builtin_tools(struct mote_session *s, unsigned which)
     for (i = 0; i < MOTE_ARRAY_LEN(builtin); i++) {
         if ((which & (1u << i)) == 0 || (i == 0 ? !procs : !files))
             continue; /* the port cannot run it: not offered */
-        rc = mote_session_add_tool(s, &builtin[i]);
+        rc = mote_session_add_tool(s, i == 0 && !can_hold(p) ? &shell_unheld : &builtin[i]);
         if (rc == MOTE_ERR_EXIST)
             continue;
         if (rc < 0)

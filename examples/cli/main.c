@@ -795,7 +795,10 @@ static void command(const char *line)
     } else if (strcmp(line, "/retry") == 0) {
         int rc = mote_conv_retry(conv);
 
-        if (rc < 0)
+        if (rc == MOTE_ERR_ALREADY)
+            fprintf(stderr, "mote: nothing to retry: the last answer is complete (send a "
+                            "message)\n");
+        else if (rc < 0)
             fprintf(stderr, "mote: cannot retry: %s\n", mote_strerror(rc));
         failed = false;
     } else if (strcmp(line, "/new") == 0) {

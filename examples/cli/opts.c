@@ -31,6 +31,8 @@ enum {
     OPT_LIST,
     OPT_KEEP,
     OPT_KEEP_BYTES,
+    OPT_TLS_SESSIONS,
+    OPT_KEEP_ALIVE,
 };
 
 /* The options every frontend takes (the chat and mote serve). */
@@ -53,6 +55,8 @@ const struct option cli_common_opts[] = {
     {"context-window", required_argument, NULL, OPT_CONTEXT_WINDOW},
     {"keep", required_argument, NULL, OPT_KEEP},
     {"keep-bytes", required_argument, NULL, OPT_KEEP_BYTES},
+    {"tls-sessions", required_argument, NULL, OPT_TLS_SESSIONS},
+    {"keep-alive", required_argument, NULL, OPT_KEEP_ALIVE},
     {NULL, 0, NULL, 0},
 };
 
@@ -125,6 +129,12 @@ void cli_usage(FILE *out)
           "  --max-tokens N               the answer's token limit (default 4096)\n"
           "  --context-window N           the model's context, tokens; near it the\n"
           "                               conversation is summarised (default: by model)\n"
+          "  --tls-sessions off|memory|disk  TLS sessions kept to resume the next handshake:\n"
+          "                               disk keeps them in STATE/tls for the next run\n"
+          "                               (default: disk with -p, else memory;\n"
+          "                               MOTE_TLS_SESSIONS)\n"
+          "  --keep-alive MS              an idle connection to the API is closed after\n"
+          "                               MS (default 50000; 0: one per request)\n"
           "  --version, --help\n"
           "\n"
           "API keys come from ANTHROPIC_API_KEY or OPENAI_API_KEY only.\n",
@@ -146,9 +156,37 @@ int cli_number(const char *s, unsigned long max, unsigned long *out)
     return 0;
 }
 
+int cli_tls_sessions_parse(const char *s, enum cli_tls_sessions *out)
+{
+    if (strcmp(s, "off") == 0)
+        *out = CLI_TLS_OFF;
+    else if (strcmp(s, "memory") == 0)
+        *out = CLI_TLS_MEMORY;
+    else if (strcmp(s, "disk") == 0)
+        *out = CLI_TLS_DISK;
+    else
+        return -1;
+    return 0;
+}
+
 int cli_common(struct cli_opts *o, int c, const char *arg, FILE *err)
 {
     switch (c) {
+    case OPT_TLS_SESSIONS:
+        if (cli_tls_sessions_parse(arg, &o->tls_sessions) < 0) {
+            fprintf(err, "mote: --tls-sessions is off, memory or disk, not '%s'\n",
+                    cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    case OPT_KEEP_ALIVE:
+        if (cli_number(arg, 3600000ul, &o->keep_alive_ms) < 0) {
+            fprintf(err, "mote: --keep-alive wants milliseconds 0..3600000, not '%s'\n",
+                    cli_shown(arg));
+            return 2;
+        }
+        o->keep_alive_set = true;
+        return 1;
     case OPT_KEEP:
         if (cli_number(arg, 1000000ul, &o->keep) < 0) {
             fprintf(err, "mote: --keep wants a number 0..1000000, not '%s'\n", cli_shown(arg));

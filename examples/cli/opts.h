@@ -9,6 +9,9 @@
 
 enum cli_provider { CLI_PROVIDER_NONE, CLI_PROVIDER_ANTHROPIC, CLI_PROVIDER_OPENAI };
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_STREAM_JSON };
+/* --tls-sessions: where TLS sessions are kept for resumption (UNSET:
+ * MOTE_TLS_SESSIONS, else disk for -p and memory otherwise). */
+enum cli_tls_sessions { CLI_TLS_UNSET, CLI_TLS_OFF, CLI_TLS_MEMORY, CLI_TLS_DISK };
 
 #define CLI_DEFAULT_SHUTDOWN_MS 5000
 #define CLI_DEFAULT_MAX_TURNS 25
@@ -41,7 +44,13 @@ struct cli_opts {
     bool resume_pick;              /* --resume without an id */
     unsigned long keep;            /* --keep: finished conversations kept (0: all) */
     unsigned long keep_bytes;      /* --keep-bytes (0: no limit) */
+    enum cli_tls_sessions tls_sessions; /* --tls-sessions */
+    bool keep_alive_set;           /* --keep-alive was given: */
+    unsigned long keep_alive_ms;   /* an idle connection to the API closes after this */
 };
+
+/* "off", "memory" or "disk": 0 and *out, or -1. */
+int cli_tls_sessions_parse(const char *s, enum cli_tls_sessions *out);
 
 /* Parses argv. Returns 0, or 2 after printing one line to `err` (usage
  * error: the exit code CONTRACT.md gives). */
@@ -55,7 +64,8 @@ void cli_usage(FILE *out);
 /* The options every frontend takes: --provider, --model, --base-url,
  * --ca-file, --state-dir, --mcp-config, --no-tools, --yes,
  * --shutdown-timeout, --max-turns, --system, --system-file, --max-tokens,
- * --context-window, --version, --help. Their codes are 256..511. */
+ * --context-window, --keep, --keep-bytes, --tls-sessions, --keep-alive,
+ * --version, --help. Their codes are 256..511. */
 extern const struct option cli_common_opts[];
 
 /* The common options then `more` into `out` (cap entries, terminated).

@@ -1,7 +1,8 @@
 /*
  * setup.c - what every mote frontend (the chat, mote serve) configures
  * the same way from its options and the environment: the model (provider,
- * key, base URL, proxy, timeouts), MCP servers, the state directory, the
+ * key, base URL, proxy, timeouts, kept connections and TLS sessions), MCP
+ * servers, the state directory, the
  * system prompt, the conversations' settings; and the start and the end
  * of the port, the loop and the session. Messages go to stderr; a usage
  * error returns 2.
@@ -163,6 +164,29 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
         (uint32_t)fe_env_ms("MOTE_FIRST_BYTE_TIMEOUT_MS", llm->first_byte_timeout_ms);
     llm->event_timeout_ms = (uint32_t)fe_env_ms("MOTE_EVENT_TIMEOUT_MS", llm->event_timeout_ms);
     llm->backoff_ms = (uint32_t)fe_env_ms("MOTE_BACKOFF_MS", llm->backoff_ms);
+    llm->request_timeout_ms =
+        (uint32_t)fe_env_ms("MOTE_REQUEST_TIMEOUT_MS", llm->request_timeout_ms);
+    /* The connection kept between requests, and the TLS sessions kept for
+     * the next handshake: in STATE/tls for a one-shot run by default (the
+     * next run from cron or a script resumes), in memory otherwise. */
+    llm->keep_idle_ms = (uint32_t)(op->keep_alive_set ? op->keep_alive_ms
+                                   : fe_env_ms("MOTE_KEEP_ALIVE_MS", llm->keep_idle_ms));
+    {
+        enum cli_tls_sessions ts = op->tls_sessions;
+        const char *v = getenv("MOTE_TLS_SESSIONS");
+
+        if (ts == CLI_TLS_UNSET && v != NULL && v[0] != '\0' &&
+            cli_tls_sessions_parse(v, &ts) < 0) {
+            fprintf(stderr, "mote: MOTE_TLS_SESSIONS is off, memory or disk, not '%s'\n",
+                    cli_shown(v));
+            return 2;
+        }
+        if (ts == CLI_TLS_UNSET)
+            ts = op->prompt != NULL ? CLI_TLS_DISK : CLI_TLS_MEMORY;
+        llm->tls_resume = ts == CLI_TLS_OFF      ? MOTE_TLS_RESUME_OFF
+                          : ts == CLI_TLS_MEMORY ? MOTE_TLS_RESUME_MEMORY
+                                                 : MOTE_TLS_RESUME_DISK;
+    }
     *model = op->model != NULL ? op->model
                  : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
                                                   : DEFAULT_OPENAI_MODEL;

@@ -21,7 +21,9 @@
 
 /* The model from the options and the environment (CONTRACT.md): provider,
  * key (taken out of the environment, both providers' keys), base URL,
- * CA file, proxy, the MOTE_*_TIMEOUT_MS knobs; `tls`: this build has TLS.
+ * CA file, proxy, the MOTE_*_TIMEOUT_MS knobs, --keep-alive
+ * (MOTE_KEEP_ALIVE_MS) and --tls-sessions (MOTE_TLS_SESSIONS; disk for -p,
+ * else memory); `tls`: this build has TLS.
  * Returns 0, or 2 after one line on stderr. */
 int fe_model(const struct cli_opts *o, bool tls, struct mote_llm_conf *llm, const char **model);
 

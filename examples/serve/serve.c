@@ -5,7 +5,7 @@
  * SIGINT: cancel; a second signal: force), tells systemd when it is ready
  * and when it stops, and logs to stderr. The server itself - the HTTP
  * API, event streams from the journals, loading conversations on demand,
- * recovery on start - is in the library.
+ * recovery on start, the MQTT front door (--mqtt) - is in the library.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../cli/opts.h"
 #include "../common/readfile.h"
@@ -39,6 +40,9 @@ enum {
     OPT_APPROVAL,
     OPT_POLICY,
     OPT_SOCKET_GROUP,
+    OPT_MQTT,
+    OPT_MQTT_ID,
+    OPT_MQTT_PREFIX,
 };
 
 static const struct option serve_opts[] = {
@@ -50,6 +54,9 @@ static const struct option serve_opts[] = {
     {"approval", required_argument, NULL, OPT_APPROVAL},
     {"policy", required_argument, NULL, OPT_POLICY},
     {"socket-group", required_argument, NULL, OPT_SOCKET_GROUP},
+    {"mqtt", required_argument, NULL, OPT_MQTT},
+    {"mqtt-id", required_argument, NULL, OPT_MQTT_ID},
+    {"mqtt-prefix", required_argument, NULL, OPT_MQTT_PREFIX},
     {NULL, 0, NULL, 0},
 };
 
@@ -62,6 +69,9 @@ static struct mote_conv_conf cconf;
 static struct mote_mcp mcp;
 static struct cli_opts o;
 static const char *socket_path, *listen_addr, *policy_file, *socket_group;
+static const char *mqtt_url, *mqtt_id, *mqtt_prefix;
+static struct mote_serve_mqtt smq; /* the MQTT front door's memory (with --mqtt) */
+static char mqtt_user[256], mqtt_pass[256], host_id[256];
 static enum mote_approval approval = MOTE_APPROVE_ASK;
 static struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
 static unsigned nrules;
@@ -87,9 +97,18 @@ static void usage(FILE *out)
           "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
           "                               8388608 bytes; 0: no limit): the oldest are removed\n"
           "                               at start and as conversations are created\n"
+          "  --mqtt mqtt://HOST[:PORT]    also on an MQTT broker (mqtts:// for TLS, with\n"
+          "                               --ca-file): requests on PREFIX/in, each\n"
+          "                               conversation's events on PREFIX/out/ID, errors on\n"
+          "                               PREFIX/error, the retained PREFIX/status; user name\n"
+          "                               and password from MOTE_MQTT_USERNAME and\n"
+          "                               MOTE_MQTT_PASSWORD (docs/MQTT.md)\n"
+          "  --mqtt-id ID                 the MQTT client id (default: the host name)\n"
+          "  --mqtt-prefix P              the topics' prefix (default mote/ID)\n"
           "  and the model options of mote --help (--provider, --model, --base-url,\n"
           "  --ca-file, --state-dir, --mcp-config, --no-tools, --yes, --max-turns,\n"
-          "  --system, --system-file, --max-tokens, --context-window).\n"
+          "  --system, --system-file, --max-tokens, --context-window, --keep-alive,\n"
+          "  --tls-sessions: default memory).\n"
           "\n"
           "Exit: 0 after a drain that finished, 143/129 when SIGTERM/SIGHUP's timeout (or a\n"
           "second signal) cut a turn, 130 after SIGINT, 1 on a failure (also during a\n"
@@ -163,6 +182,15 @@ static int parse(int argc, char **argv)
         case OPT_POLICY:
             policy_file = optarg;
             break;
+        case OPT_MQTT:
+            mqtt_url = optarg;
+            break;
+        case OPT_MQTT_ID:
+            mqtt_id = optarg;
+            break;
+        case OPT_MQTT_PREFIX:
+            mqtt_prefix = optarg;
+            break;
         case ':':
             fprintf(stderr, "mote serve: option '%s' needs a value (see mote serve --help)\n",
                     cli_shown(argv[optind - 1]));
@@ -185,6 +213,10 @@ static int parse(int argc, char **argv)
         approval = MOTE_APPROVE_ALLOW;
     if (o.system != NULL && o.system_file != NULL) {
         fprintf(stderr, "mote serve: --system and --system-file cannot be used together\n");
+        return 2;
+    }
+    if (mqtt_url == NULL && (mqtt_id != NULL || mqtt_prefix != NULL)) {
+        fprintf(stderr, "mote serve: --mqtt-id and --mqtt-prefix need --mqtt URL\n");
         return 2;
     }
     return 0;
@@ -355,6 +387,51 @@ static int token_setup(void)
     return 0;
 }
 
+/* --mqtt: the client id (default: the host name) and the credentials,
+ * taken out of the environment whether or not --mqtt is given (tools
+ * never see them). */
+static int mqtt_setup(struct mote_serve_conf *vc)
+{
+    const char *user = fe_take_secret("MOTE_MQTT_USERNAME", mqtt_user, sizeof(mqtt_user));
+    const char *pass = fe_take_secret("MOTE_MQTT_PASSWORD", mqtt_pass, sizeof(mqtt_pass));
+
+    if (mqtt_url == NULL) {
+        memset(mqtt_pass, 0, sizeof(mqtt_pass));
+        return 0;
+    }
+    if (mqtt_id == NULL) {
+        if (gethostname(host_id, sizeof(host_id) - 1) != 0 || host_id[0] == '\0') {
+            fprintf(stderr, "mote serve: no host name for the MQTT client id: give --mqtt-id\n");
+            return 2;
+        }
+        mqtt_id = host_id;
+    }
+    if (strncmp(mqtt_url, "mqtts://", 8) == 0 && pp.port.tls_handshake == NULL) {
+        fprintf(stderr, "mote serve: %s needs TLS, but this mote was built with TLS=none "
+                        "(rebuild with make TLS=mbedtls, or use an mqtt:// URL)\n",
+                mqtt_url);
+        return 2;
+    }
+    if (pass != NULL && pass[0] != '\0' && (user == NULL || user[0] == '\0')) {
+        fprintf(stderr, "mote serve: MOTE_MQTT_PASSWORD needs MOTE_MQTT_USERNAME too\n");
+        return 2;
+    }
+    vc->mqtt_url = mqtt_url;
+    vc->mqtt = &smq;
+    vc->mqtt_id = mqtt_id;
+    vc->mqtt_prefix = mqtt_prefix;
+    vc->mqtt_username = user != NULL && user[0] != '\0' ? user : NULL;
+    vc->mqtt_password = vc->mqtt_username != NULL && pass != NULL && pass[0] != '\0' ? pass : NULL;
+    vc->mqtt_ca_file = o.ca_file;
+    if (vc->mqtt_ca_file == NULL && getenv("SSL_CERT_FILE") != NULL &&
+        getenv("SSL_CERT_FILE")[0] != '\0')
+        vc->mqtt_ca_file = getenv("SSL_CERT_FILE");
+    /* tuning knobs for tests and slow links */
+    vc->mqtt_keep_alive_s = (uint16_t)fe_env_ms("MOTE_MQTT_KEEPALIVE_S", 0);
+    vc->mqtt_backoff_max_ms = (uint32_t)fe_env_ms("MOTE_MQTT_BACKOFF_MAX_MS", 0);
+    return 0;
+}
+
 static int start(void)
 {
     static struct mote_session_conf sconf;
@@ -381,7 +458,7 @@ static int start(void)
     if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote serve")) != 0)
         return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
-    if ((rc = token_setup()) != 0)
+    if ((rc = token_setup()) != 0 || (rc = mqtt_setup(&vconf)) != 0)
         return rc;
     vconf.session = &ses;
     vconf.conv = &cconf;
@@ -400,6 +477,10 @@ static int start(void)
     vconf.ping_ms = (uint32_t)fe_env_ms("MOTE_SERVE_PING_MS", 0);
     vconf.flush_ms = (uint32_t)fe_env_ms("MOTE_SERVE_FLUSH_MS", 0);
     if ((rc = mote_serve_init(&srv, &loop, &vconf)) < 0) {
+        if (rc == MOTE_ERR_CONFIG) {
+            fprintf(stderr, "mote serve: --mqtt: %s\n", smq.errmsg);
+            return 2;
+        }
         fprintf(stderr, "mote serve: cannot serve on this port: %s%s\n", mote_strerror(rc),
                 srv.missing != NULL ? srv.missing : "");
         return 1;

@@ -123,6 +123,11 @@ struct mote_tool {
 };
 
 #define MOTE_TOOL_NO_APPROVAL 0x1u /* runs without asking (it changes nothing) */
+#define MOTE_TOOL_OWN_START 0x2u   /* journals its call's start itself: one tool_start, by
+                                    * mote_tool_started_process, before anything of the call
+                                    * runs (a process held until then: proc_spawn_held); the
+                                    * agent writes none for it. Without it the agent writes the
+                                    * call's tool_start before the tool's first step */
 
 /* One call being run (from the session's pool). */
 struct mote_tool_run {
@@ -150,7 +155,7 @@ struct mote_tool_run {
     char out_buf[MOTE_TOOL_OUTPUT_MAX + 256]; /* room for the notes after the output */
     union {
         struct mote_mcp_call mcp;                /* an MCP server's tool */
-        uint64_t builtin[8];                     /* a built-in tool's (the library's) */
+        uint64_t builtin[16];                    /* a built-in tool's (the library's) */
         unsigned char user[MOTE_TOOL_STATE_MAX]; /* an embedder's tool */
     } st;
 };
@@ -183,9 +188,18 @@ bool mote_tool_timed_out(const struct mote_loop *loop, const struct mote_tool_ru
  * a NUL - \u0000 - where C would end it: MOTE_ERR_BADMSG). */
 int mote_tool_arg(const struct mote_tool_run *run, const char *key, char *out, size_t cap);
 
-/* Records that the call started a process (its handle from proc_spawn):
- * the journal gets its group before the call goes on, so a crash now is
- * recovered by killing what is left of it. Returns 0 or a storage error. */
+/* Records that the call started a process (its handle from proc_spawn or
+ * proc_spawn_held): a tool_start record with its group, the group
+ * leader's start time and its tag, synced, so a crash from now on is
+ * recovered by killing what is left of it. Never waits: while the port
+ * does not know the group yet (proc_group says MOTE_ERR_AGAIN) nothing is
+ * written and MOTE_ERR_AGAIN is returned - call it again on a later step;
+ * a process started with proc_spawn_held waits meanwhile, and is let go
+ * (proc_go) once this returns 0. A port that cannot hold a start gives
+ * the record at once, with the tag and no group if it is not known yet.
+ * For a tool with MOTE_TOOL_OWN_START this is its call's one tool_start;
+ * for another, a second one after the agent's (recovery takes the last).
+ * Returns 0, MOTE_ERR_AGAIN, or a storage error. */
 int mote_tool_started_process(struct mote_tool_run *run, int64_t pid);
 
 /* The built-in tools, built on the port: "shell" (processes: a new
@@ -378,14 +392,16 @@ struct mote_conv {
     bool err_fatal;
     int err_code;
     bool current_failed;           /* STATE/current could not be written: a warning */
+    bool loading;                  /* the slot is a load's (mote_conv_load_*), not open yet */
 };
 
 /* The buffers of one model request, while it streams (the client, the
- * answer's text and tool inputs until they are journaled): the library's
+ * answer's text and tool inputs until they are journaled), and the
+ * connection kept from one request to the next: the library's
  * struct mote_stream, kept here as an area of its size so that a session
  * can be allocated statically. */
 #define MOTE_STREAM_SIZE                                                                          \
-    (sizeof(struct mote_llm_call) + sizeof(struct mote_llm_req) +                                 \
+    (sizeof(struct mote_llm_call) + sizeof(struct mote_llm_req) + sizeof(struct mote_conn) +      \
      (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS) * sizeof(struct mote_tool_def) + \
      MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u)
 
@@ -563,6 +579,42 @@ int mote_session_prune(struct mote_session *s, unsigned long keep, uint64_t keep
 int mote_conv_open(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                    struct mote_conv **out, uint32_t *bad_line, bool *repaired) MOTE_MUST_CHECK;
 
+/* mote_conv_open in steps, for a program that serves others from the same
+ * loop (mote serve): the journal is checked and recovery decided in one
+ * pass, `budget` bytes a call, so a long conversation never holds the
+ * loop. The load keeps a conversation slot (not open yet: mote_conv_find
+ * does not see it) and the journal's lock from its begin to its end.
+ * Caller-owned; one per conversation being opened. */
+struct mote_conv_load {
+    struct mote_session *s;
+    struct mote_conv *c;           /* the slot it fills */
+    struct mote_jcheck check;
+    struct mote_recover_walk walk;
+    bool active;                   /* begun, not ended */
+};
+
+/* Begins opening `id` (NULL: the most recent): the slot taken, the file
+ * opened and locked, nothing read. Returns 0, or what mote_conv_open
+ * returns before it reads (MOTE_ERR_SHUTDOWN, MOTE_ERR_NOTSUP,
+ * MOTE_ERR_BUSY - open, or being loaded -, MOTE_ERR_FULL, MOTE_ERR_NOENT,
+ * MOTE_ERR_LOCKED with s->lock_holder, a storage failure). */
+int mote_conv_load_begin(struct mote_session *s, const struct mote_conv_conf *conf,
+                         const char *id, struct mote_conv_load *ld) MOTE_MUST_CHECK;
+
+/* Reads on: whole lines until `budget` bytes were read (a line over
+ * MOTE_JOURNAL_LINE_MAX is read a chunk per call). Returns 1 while there
+ * is more; 0 once the conversation is open, as mote_conv_open leaves it
+ * (*out, `bad_line`, `repaired`; recovery runs from the next loop turn);
+ * or mote_conv_open's failure (the load then ended: file closed, slot
+ * free). Blocks no longer than its reads (and, at the end, the repair
+ * of a torn tail). */
+int mote_conv_load_step(struct mote_conv_load *ld, size_t budget, struct mote_conv **out,
+                        uint32_t *bad_line, bool *repaired) MOTE_MUST_CHECK;
+
+/* Ends a load that is not finished: its file closed, its lock dropped,
+ * the slot free. A finished, failed or ended load may be ended again. */
+void mote_conv_load_end(struct mote_conv_load *ld);
+
 /* What mote_conv_open decided for conversation `c`: MOTE_RECOVER_IDLE
  * (nothing was unfinished; also for a conversation made by
  * mote_conv_create), MOTE_RECOVER_CONTINUE (the answer that was cut short
@@ -586,8 +638,12 @@ const char *mote_session_error(const struct mote_session *s);
 int mote_conv_send(struct mote_conv *c, const char *text, size_t len) MOTE_MUST_CHECK;
 
 /* Sends the conversation again (after an error, a cancel or a turn
- * limit). Returns 0, MOTE_ERR_BUSY, MOTE_ERR_SHUTDOWN or a storage
- * failure. */
+ * limit). Only a conversation whose request would end with something for
+ * the model to answer (a user message, tool results, a summary:
+ * mote_journal_retryable) is sent again. Returns 0, MOTE_ERR_ALREADY
+ * (nothing to retry: the last answer is complete, or nothing was said;
+ * nothing is written or sent), MOTE_ERR_BUSY, MOTE_ERR_SHUTDOWN or a
+ * storage failure. */
 int mote_conv_retry(struct mote_conv *c) MOTE_MUST_CHECK;
 
 /* Cancels the running turn: the model request and any tool stop; what

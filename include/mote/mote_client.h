@@ -15,7 +15,11 @@
  * 401 names the environment variable that holds the key.
  *
  * Timeouts: connect (resolve + connect + handshake), first byte (after
- * the request was sent), and idle (between bytes of the stream).
+ * the request was sent), idle (between bytes of the stream), the gap
+ * between complete events, and the whole request (conf.request_timeout_ms:
+ * every attempt and backoff and the stream to its end, so a server that
+ * keeps a stream alive with pings and never answers is cut off; never
+ * retried).
  *
  * Kept connections: a caller that sends requests one after another (an
  * agent's stream slot) keeps a struct mote_conn and hands it to each call
@@ -67,6 +71,8 @@ struct mote_llm_conf {
     uint32_t connect_timeout_ms;
     uint32_t first_byte_timeout_ms;
     uint32_t idle_timeout_ms;
+    uint32_t request_timeout_ms; /* the whole request, retries included (0: none;
+                                  * at most 2^31 - 1) */
     uint32_t event_timeout_ms; /* the longest gap between two complete events of the
                                 * stream (a byte now and then does not extend it) */
     uint32_t max_attempts;    /* 1 = no retry */
@@ -184,6 +190,7 @@ struct mote_llm_call {
     mote_watch_id watch;
     mote_timer_id timer;
     uint32_t deadline;
+    uint32_t req_deadline;    /* the whole request's (request_timeout_ms) */
     bool got_byte;            /* any response byte this attempt */
     bool not_sse;             /* a 200 whose Content-Type is not an event stream */
     bool got_event;           /* an SSE event completed since the last look */

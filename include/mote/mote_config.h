@@ -75,15 +75,17 @@
 
 /* ---- loop -------------------------------------------------------------- */
 
-/* Timers armed at once in one loop. */
+/* Timers armed at once in one loop (a kept connection holds one while it
+ * is idle, instead of its request's). */
 #ifndef MOTE_MAX_TIMERS
 #define MOTE_MAX_TIMERS 16
 #endif
 
 /* File descriptors watched at once in one loop (the port's own signal
  * wake-up descriptor is not counted). The CLI needs up to 3 per MCP server
- * (stdout, stderr, stdin while a write waits), 1 for the model request, 1
- * for a tool and 1 for its input; mote serve one per connection
+ * (stdout, stderr, stdin while a write waits), 1 for the model request (or
+ * its stream slot's idle kept connection), 1 for a tool and 1 for its
+ * input; mote serve one per connection
  * (MOTE_SERVE_MAX_CONNS) and one per listener. The build refuses a
  * MOTE_SERVE_MAX_CONNS that would leave fewer than MOTE_WATCH_RESERVE
  * for the rest, so clients can never take the watches of the model, the
@@ -207,6 +209,14 @@
 #define MOTE_STEP_IO_BYTES 16384
 #endif
 
+/* Bytes of a local file one step of a file tool reads or writes
+ * (edit_file's search and copy, write_file's content) before it hands the
+ * loop back: an edit of a large file never holds other jobs and clients
+ * for more than this much work. At least 1024. */
+#ifndef MOTE_STEP_FILE_BYTES
+#define MOTE_STEP_FILE_BYTES 262144
+#endif
+
 /* Longest API key, bytes. */
 #ifndef MOTE_LLM_KEY_MAX
 #define MOTE_LLM_KEY_MAX 512
@@ -257,6 +267,14 @@
 #ifndef MOTE_LLM_IDLE_TIMEOUT_MS
 #define MOTE_LLM_IDLE_TIMEOUT_MS 90000
 #endif
+/* The whole of one model request, ms: every attempt, backoff and the
+ * stream to its end (a stream that stays alive with pings but never ends
+ * is cut here). 0: no overall deadline; at most 2^31 - 1. The default is
+ * Claude Code's API timeout; a slow local model writing a long answer
+ * may need more. */
+#ifndef MOTE_LLM_REQUEST_TIMEOUT_MS
+#define MOTE_LLM_REQUEST_TIMEOUT_MS 600000
+#endif
 
 /* Retry backoff, ms: first delay (doubled each attempt, plus up to 50%
  * jitter) and the cap, which also bounds a server's Retry-After. */
@@ -299,6 +317,22 @@
 #define MOTE_CONV_ID_MAX 40
 #endif
 
+/* Request ids the journal remembers per conversation, for a front door
+ * that must never run a request twice (mote serve --mqtt: a broker sends
+ * a message again after a reconnect): the latest user records that carry
+ * an id (the "rid" field), rebuilt from the journal when it is opened.
+ * Each costs 16 bytes of struct mote_journal. At least
+ * MOTE_MQTT_RX_INFLIGHT: the messages a broker can send again are the
+ * ones not acknowledged yet. 1..4096. */
+#ifndef MOTE_JOURNAL_RIDS
+#define MOTE_JOURNAL_RIDS 32
+#endif
+
+/* The longest request id, bytes of UTF-8 (without a NUL). 1..1024. */
+#ifndef MOTE_JOURNAL_RID_MAX
+#define MOTE_JOURNAL_RID_MAX 64
+#endif
+
 /* Automatic continues in a row on recovery before mote waits for the user. */
 #ifndef MOTE_MAX_AUTO_CONTINUES
 #define MOTE_MAX_AUTO_CONTINUES 2
@@ -337,8 +371,9 @@
 #define MOTE_TOOL_OUTPUT_MAX 16384
 #endif
 
-/* Largest file edit_file searches (it reads the file through once in one
- * loop turn; a larger one is refused with a message). */
+/* Largest file edit_file searches, bytes (it reads the file through
+ * twice, MOTE_STEP_FILE_BYTES a loop turn: to search, then to copy it
+ * with the change; a larger one is refused with a message). */
 #ifndef MOTE_EDIT_FILE_MAX
 #define MOTE_EDIT_FILE_MAX (8u * 1024u * 1024u)
 #endif
@@ -643,6 +678,10 @@
 
 #if MOTE_ANSWER_TEXT_MAX < 256 || MOTE_ANSWER_TEXT_MAX > (MOTE_JOURNAL_LINE_MAX - 256) / 6
 #error "MOTE_ANSWER_TEXT_MAX must be 256..(MOTE_JOURNAL_LINE_MAX-256)/6 (a piece, escaped, must fit one journal record)"
+#endif
+
+#if MOTE_STEP_FILE_BYTES < 1024
+#error "MOTE_STEP_FILE_BYTES must be at least 1024"
 #endif
 
 #if MOTE_TOOL_STATE_MAX < 16 || MOTE_HISTORY_MAX < 1 || MOTE_HISTORY_LINE_MAX < 64
@@ -995,6 +1034,51 @@
 #error "MOTE_MCP_CONF_HEADERS must be 1..64 and MOTE_MCP_RETRY_MS 1..60000"
 #endif
 
+/* ---- mote serve's MQTT front door (mote_serve.h, docs/MQTT.md) --------------- */
+
+/* Conversations whose events are on their way to PREFIX/out/ID at once
+ * (about 100 bytes each: an id and a place in its journal). A
+ * conversation holds one while it runs a turn and while the client's
+ * queue is behind its journal (the records are read from there as the
+ * queue makes room); one more behind at once has its events left out,
+ * said in the log. 1..256. */
+#ifndef MOTE_SERVE_MQTT_OUTS
+#define MOTE_SERVE_MQTT_OUTS 32
+#endif
+
+/* Messages on PREFIX/in kept waiting for their conversation (a turn runs
+ * in it, or every conversation slot is busy), unacknowledged, and the
+ * bytes of their texts. A message that does not fit waits in the broker
+ * (the client stops taking messages until one leaves). 1..1024; bytes at
+ * least 64. */
+#ifndef MOTE_SERVE_MQTT_WAIT
+#define MOTE_SERVE_MQTT_WAIT 8
+#endif
+#ifndef MOTE_SERVE_MQTT_WAIT_BYTES
+#define MOTE_SERVE_MQTT_WAIT_BYTES 16384
+#endif
+
+/* The clean end of the broker's connection at shutdown, ms: the last
+ * events and the "offline" status go out and are acknowledged, then
+ * DISCONNECT; past it the connection is closed and the broker publishes
+ * the will. At least 1. */
+#ifndef MOTE_SERVE_MQTT_STOP_MS
+#define MOTE_SERVE_MQTT_STOP_MS 2000
+#endif
+
+#if MOTE_JOURNAL_RIDS < 1 || MOTE_JOURNAL_RIDS > 4096 || MOTE_JOURNAL_RID_MAX < 1 || \
+    MOTE_JOURNAL_RID_MAX > 1024
+#error "MOTE_JOURNAL_RIDS must be 1..4096 and MOTE_JOURNAL_RID_MAX 1..1024"
+#endif
+#if MOTE_JOURNAL_RIDS < MOTE_MQTT_RX_INFLIGHT
+#error "MOTE_JOURNAL_RIDS must be at least MOTE_MQTT_RX_INFLIGHT: a broker may send that many messages again"
+#endif
+#if MOTE_SERVE_MQTT_OUTS < 1 || MOTE_SERVE_MQTT_OUTS > 256 || MOTE_SERVE_MQTT_WAIT < 1 || \
+    MOTE_SERVE_MQTT_WAIT > 1024 || MOTE_SERVE_MQTT_WAIT_BYTES < 64 || MOTE_SERVE_MQTT_STOP_MS < 1
+#error "MOTE_SERVE_MQTT_OUTS must be 1..256, MOTE_SERVE_MQTT_WAIT 1..1024, MOTE_SERVE_MQTT_WAIT_BYTES at least 64 and MOTE_SERVE_MQTT_STOP_MS at least 1"
+#endif
+/* ---- end of mote serve's MQTT block ---- */
+
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
  * the one it was built with; mote_loop_init() is a macro that passes the
@@ -1034,15 +1118,19 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MQTT_PAYLOAD_MAX), MOTE_MQTT_TOPIC_MAX), MOTE_MQTT_OUT_MAX), MOTE_MQTT_INFLIGHT), MOTE_MQTT_RX_INFLIGHT), MOTE_MQTT_SUBS_MAX), MOTE_MQTT_CTL_MAX), MOTE_MQTT_RECV_BUF), MOTE_MQTT_KEEPALIVE_S), MOTE_MQTT_PING_TIMEOUT_MS), MOTE_MQTT_CONNECT_TIMEOUT_MS), MOTE_MQTT_BACKOFF_MS), MOTE_MQTT_BACKOFF_MAX_MS)
 /* kept connections and TLS sessions: a chain of their own */
 #define MOTE_SIG_WIRE_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S), MOTE_LLM_REQUEST_TIMEOUT_MS)
 /* the service's limits (mote serve on a device), a chain of their own */
 #define MOTE_SIG_SVC_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE), MOTE_STEP_FILE_BYTES)
 /* MCP servers over HTTP: a chain of their own */
 #define MOTE_SIG_MCPHTTP_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_PATH_MAX), MOTE_MCP_SESSION_MAX), MOTE_MCP_NOTE_MAX), MOTE_MCP_QUEUE_MAX), MOTE_MCP_CONF_HEADERS), MOTE_MCP_RETRY_MS)
+/* mote serve's MQTT front door and the journal's request ids: a chain of their own */
+#define MOTE_SIG_SMQTT_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_JOURNAL_RIDS), MOTE_JOURNAL_RID_MAX), MOTE_SERVE_MQTT_OUTS), MOTE_SERVE_MQTT_WAIT), MOTE_SERVE_MQTT_WAIT_BYTES), MOTE_SERVE_MQTT_STOP_MS)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \
+                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

@@ -9,16 +9,18 @@
  *
  * One conversation at a time with one request and one tool call in
  * flight; records, events and lines a quarter of the defaults; one MCP
- * server. `make check-small` builds the library and the CLI with it
- * (-Werror) and runs the agent's integration tests against it;
+ * server; MQTT messages of 8 KiB. `make check-small` builds the library
+ * and the CLI with it (-Werror) and runs the agent's integration tests
+ * against it;
  * `make size` with the same CFLAGS shows what the structs cost
  * (docs/BENCHMARKS.md has the figures).
  *
  * What it gives up: a model event over 16 KiB (Anthropic's web-search
  * results can be 34 KB) fails the turn with MOTE_ERR_TOO_LARGE; a tool's
  * output is cut at 4 KiB (the model is told); an MCP server's tool list
- * over 16 KiB a line is refused. Everything else works as with the
- * defaults.
+ * over 16 KiB a line is refused; a journal record over 8 KiB reaches an
+ * MQTT subscriber as its offset and size only. Everything else works as
+ * with the defaults.
  */
 #ifndef MOTE_CONFIG_SMALL_H
 #define MOTE_CONFIG_SMALL_H
@@ -64,9 +66,21 @@
 #define MOTE_MCP_RESULT_MAX 4096
 #define MOTE_MCP_LOG_MAX 512
 
-/* TLS: one session; the arena for the tiny build */
-#define MOTE_TLS_SESSIONS 1
+/* TLS: two sessions (the model's https and, for mote serve --mqtt
+ * mqtts://, the broker's); the arena for the tiny build */
+#define MOTE_TLS_SESSIONS 2
 #define MOTE_TLS_READ_CHUNK 4096
 #define MOTE_TLS_ARENA (96 * 1024)
+
+/* MQTT (mote serve --mqtt): messages up to 8 KiB (a larger journal
+ * record goes out as its offset and size), half the queues */
+#define MOTE_MQTT_PAYLOAD_MAX 8192
+#define MOTE_MQTT_OUT_MAX 16384
+#define MOTE_MQTT_INFLIGHT 8
+#define MOTE_MQTT_RX_INFLIGHT 8
+#define MOTE_JOURNAL_RIDS 16
+#define MOTE_SERVE_MQTT_OUTS 8
+#define MOTE_SERVE_MQTT_WAIT 4
+#define MOTE_SERVE_MQTT_WAIT_BYTES 4096
 
 #endif /* MOTE_CONFIG_SMALL_H */

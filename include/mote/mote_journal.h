@@ -122,6 +122,13 @@ struct mote_journal {
     bool part_valid;
     uint64_t ans_end;      /* end of the answer the cursor is in */
     uint8_t ans_mode;      /* how that answer is sent: all, text only, nothing */
+    /* request ids (mote_journal_next_rid, mote_journal_rid_seen) */
+    const char *next_rid;  /* the id the next user record carries (NULL: none) */
+    size_t next_rid_len;
+    uint32_t nrids;        /* user records with an id, in all (the ring's next slot is
+                            * nrids % MOTE_JOURNAL_RIDS) */
+    uint64_t rid_hash[MOTE_JOURNAL_RIDS]; /* the latest ids' hashes */
+    uint64_t rid_off[MOTE_JOURNAL_RIDS];  /* and their user records' offsets */
 };
 
 /* Creates conversation `id` (conversations/ID.jsonl, new; `id` is 1 to
@@ -177,7 +184,8 @@ void mote_journal_close(struct mote_journal *j);
  * storage failure, which is sticky: every later write returns it. The
  * records and their fields are those of docs/JOURNAL.md. */
 
-/* A user message: `len` bytes of `text`. */
+/* A user message: `len` bytes of `text` (with the request id set by
+ * mote_journal_next_rid, if any: the record's "rid"). */
 int mote_journal_user(struct mote_journal *j, const char *text, size_t len);
 /* A model request about to be sent; `attempt` counts from 1. */
 int mote_journal_request(struct mote_journal *j, uint32_t attempt);
@@ -218,6 +226,23 @@ int mote_journal_allow(struct mote_journal *j, const char *tool);
 /* A compaction: `summary` stands for everything before it in requests;
  * `resume`: it was made in the middle of a turn, which goes on after it. */
 int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len, bool resume);
+
+/* Request ids: a front door that must never run a request twice (a
+ * broker delivers a message again after a reconnect) names each user
+ * message by the sender's id. mote_journal_next_rid sets the id the next
+ * user record carries: `len` bytes of `rid` (1..MOTE_JOURNAL_RID_MAX of
+ * UTF-8 without NUL), which must stay valid until that record is written
+ * or the id is taken back (rid NULL); mote_journal_user takes it (written
+ * or not). Returns 0, or MOTE_ERR_INVAL (empty, a NUL, not UTF-8) or
+ * MOTE_ERR_TOO_LARGE, with no id set.
+ *
+ * mote_journal_rid_seen says whether one of the latest MOTE_JOURNAL_RIDS
+ * user records with an id carries `rid` (the index is rebuilt when the
+ * journal is opened; a match of its hash is checked against the record
+ * itself, so it is exact). Returns 1 (seen), 0, MOTE_ERR_BADF (closed) or
+ * a read failure. Uses j->buf like a record read. */
+int mote_journal_next_rid(struct mote_journal *j, const char *rid, size_t len);
+int mote_journal_rid_seen(struct mote_journal *j, const char *rid, size_t len);
 
 /* The longest text (unescaped bytes) one record can always hold, whatever
  * its characters: each may take 6 bytes escaped (\u00XX). */

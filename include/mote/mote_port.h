@@ -296,9 +296,9 @@ struct mote_port {
     uint64_t (*proc_start_time)(void *ctx, int64_t pid);
 
     /* The process group id of a child (for the journal), or < 0
-     * (MOTE_ERR_AGAIN: the port does not know it yet). The POSIX port
-     * learns it from the child's supervisor right after its fork and may
-     * wait that long (not for the exec). */
+     * (MOTE_ERR_AGAIN: the port does not know it yet: ask again on a
+     * later step). Never blocks. The POSIX port learns it from the
+     * child's supervisor right after its fork (before the exec). */
     int64_t (*proc_group)(void *ctx, int64_t pid);
 
     /* Non-blocking I/O on the pipes proc_spawn returned: the count (may be
@@ -504,6 +504,59 @@ struct mote_port {
      * it whenever it has something. Returns the descriptor, or < 0 (none).
      * Never blocks. */
     int (*signals_fd)(void *ctx);
+
+    /* ---- process, appended: a start held until it is journaled ----
+     * Optional (both or neither; NULL, or outside the port's size): a
+     * tool's program then starts at once, and its group is journaled
+     * while it runs. */
+
+    /* Like proc_spawn, but the program is held: the child waits in its
+     * new process group, before its exec, until proc_go. So its group
+     * (proc_group) and tag can be made durable before anything of the
+     * program runs. A held child that is signalled, or that mote leaves
+     * (any death of mote), ends without running the program. */
+    int (*proc_spawn_held)(void *ctx, const char *const *argv, const char *const *envp,
+                           bool merge_err, int fds[3], int64_t *pid);
+
+    /* Lets held child `pid` (a handle from proc_spawn_held, not reaped)
+     * run its program. Never blocks. Returns 0, or MOTE_ERR_NOENT (no such
+     * child, or nothing of it is left). */
+    int (*proc_go)(void *ctx, int64_t pid);
+
+    /* ---- file system, appended: a replacement in steps ----
+     * Optional (all four or none; NULL, or outside the port's size): the
+     * file tools then replace a file with fs_replace, in one step. The
+     * same replacement as fs_replace - the same checks, refusals, kept
+     * mode and owner, the same result - cut so that no call blocks long:
+     * begin, the new content written piece by piece, then the commit,
+     * whose sync and rename run apart from the caller. */
+
+    /* Starts replacing `path`: fs_replace's checks (a refusal writes
+     * nothing), then the temporary file. Returns a handle >= 0, or < 0
+     * (fs_replace's refusals, MOTE_ERR_FULL: too many at once). Blocks as
+     * a local file's creation does. */
+    int (*fs_replace_begin)(void *ctx, const char *path);
+
+    /* Appends `len` bytes of the new content to replacement `h`. Blocks
+     * as a local write does (no sync). Returns 0, or < 0 (the replacement
+     * cannot succeed: end it). */
+    int (*fs_replace_write)(void *ctx, int h, const void *buf, size_t len);
+
+    /* Commits replacement `h`: the new file gets its mode (and owner), is
+     * synced, renamed over the path, and the directory synced. Never
+     * blocks: MOTE_ERR_AGAIN while that runs, with *wait_fd a descriptor
+     * that becomes readable when it is done (-1: ask again a little
+     * later); called again, the same until it is done, then 0,
+     * MOTE_FS_OWNER_LOST or < 0 as fs_replace (the old file stays on a
+     * failure). */
+    int (*fs_replace_commit)(void *ctx, int h, int *wait_fd);
+
+    /* Ends replacement `h`, whatever its point: one not committed is
+     * abandoned (its temporary removed, the file unchanged); a commit
+     * under way goes on to its end apart from the caller (the file is
+     * then replaced or not, as the commit decides) and is not waited
+     * for. Always call it once. Never blocks for a sync. */
+    void (*fs_replace_end)(void *ctx, int h);
 };
 
 /* Resumption of TLS sessions (mote_tls_peer.resume). */

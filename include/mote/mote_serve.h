@@ -46,6 +46,9 @@
 #include "mote/mote_json.h"
 #include "mote/mote_journal.h"
 #include "mote/mote_loop.h"
+#include "mote/mote_mqtt.h"
+
+struct mote_serve_mqtt;
 
 struct mote_serve_conf {
     struct mote_session *session;      /* on the same loop; its events must reach
@@ -79,6 +82,46 @@ struct mote_serve_conf {
      * this user), e.g. for a local web UI running as another user; NULL:
      * this user only (0600). Needs the port's net_listen_group. */
     const char *socket_group;
+    /* The same session on an MQTT broker (docs/MQTT.md): with `mqtt_url`
+     * (mqtt://HOST[:PORT] or mqtts://HOST[:PORT]; NULL: none), `mqtt` is
+     * the front door's memory (caller-owned, a static: see below) and
+     * the topics are PREFIX/status, PREFIX/in, PREFIX/out/ID and
+     * PREFIX/error. Every string must outlive the server. */
+    const char *mqtt_url;
+    struct mote_serve_mqtt *mqtt;
+    const char *mqtt_id;               /* the client id (required with mqtt_url) */
+    const char *mqtt_prefix;           /* NULL: "mote/" and the client id */
+    const char *mqtt_username;         /* NULL: none */
+    const char *mqtt_password;         /* NULL: none (needs a user name) */
+    const char *mqtt_ca_file;          /* mqtts: NULL: the port's default roots */
+    uint16_t mqtt_keep_alive_s;        /* 0: MOTE_MQTT_KEEPALIVE_S */
+    uint32_t mqtt_backoff_max_ms;      /* 0: MOTE_MQTT_BACKOFF_MAX_MS */
+};
+
+/* The MQTT front door's memory, bytes: an upper bound from the
+ * configuration (the library's build checks that its state fits): the
+ * client's settings, MOTE_SERVE_MQTT_OUTS conversations on their way
+ * out, MOTE_SERVE_MQTT_WAIT messages waiting with their texts, one
+ * payload being built, the topics. */
+#define MOTE_SERVE_MQTT_AREA_SIZE                                                                  \
+    (sizeof(struct mote_mqtt_conf) +                                                               \
+     MOTE_SERVE_MQTT_OUTS * (MOTE_CONV_ID_MAX + 12 * sizeof(uint64_t)) +                           \
+     MOTE_SERVE_MQTT_WAIT * (MOTE_JOURNAL_RID_MAX + MOTE_CONV_ID_MAX + 5 * sizeof(uint64_t)) +     \
+     MOTE_SERVE_MQTT_WAIT_BYTES + MOTE_MQTT_PAYLOAD_MAX + 6 * (MOTE_MQTT_TOPIC_MAX + 1) + 512 +    \
+     32 * sizeof(void *))
+
+/* The MQTT front door (conf.mqtt): owned by the caller, a static (about
+ * 95 KB with the defaults, mostly the client's buffers; untouched
+ * buffers cost no resident memory). `client` is the library's MQTT
+ * client (mote_mqtt.h), to read only; `errmsg` says why mote_serve_init
+ * refused the MQTT settings. */
+struct mote_serve_mqtt {
+    struct mote_mqtt client;
+    char errmsg[MOTE_JOB_ERRMSG_LEN];
+    union {
+        max_align_t align;
+        unsigned char bytes[MOTE_SERVE_MQTT_AREA_SIZE];
+    } area;
 };
 
 enum mote_serve_phase {
@@ -94,7 +137,8 @@ enum mote_serve_phase {
  * connection (MOTE_SERVE_CONN_SIZE): its state, a request head, the
  * receive and send buffers. Besides: the body pool, the buffers one call
  * works in (a message, a response, a live event, a pending call's input,
- * a JSON document), the journal being read and the summaries of those
+ * a JSON document), the journal being read, the conversation being
+ * loaded, and the summaries of those
  * read (MOTE_SERVE_SUMMARIES), the retention's and the recovery's queues,
  * and small state. */
 #define MOTE_SERVE_CONN_SIZE                                                                       \
@@ -104,6 +148,7 @@ enum mote_serve_phase {
     (MOTE_SERVE_MAX_CONNS * MOTE_SERVE_CONN_SIZE +                                                 \
      MOTE_SERVE_BODY_BUFS * (MOTE_SERVE_BODY_MAX + 1) + MOTE_SERVE_BODY_MAX +                      \
      2 * MOTE_SERVE_OUT_BUF + 1280 + sizeof(struct mote_jscan) + sizeof(struct mote_json) +        \
+     sizeof(struct mote_conv_load) + MOTE_CONV_ID_MAX +                                            \
      MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX + MOTE_SERVE_SUMMARIES * MOTE_SERVE_SUM_SIZE +       \
      (MOTE_PRUNE_BATCH + 2) * (MOTE_CONV_ID_MAX + 3 * sizeof(uint64_t)) +                          \
      MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
@@ -137,12 +182,15 @@ struct mote_serve {
 /* Prepares `sv` on `loop` (the session's). Nothing listens yet. Returns
  * 0, MOTE_ERR_INVAL (no session or conv conf, `listen` without a token
  * or with one shorter than MOTE_SERVE_TOKEN_MIN, or neither a socket nor
- * a TCP address), or MOTE_ERR_NOSYS (the port
- * cannot serve: sv->missing names the member). */
+ * a TCP address), MOTE_ERR_CONFIG (the MQTT settings: a bad URL, client
+ * id or prefix, no conf.mqtt; conf.mqtt->errmsg says which), or
+ * MOTE_ERR_NOSYS (the port cannot serve: sv->missing names the member). */
 int mote_serve_init(struct mote_serve *sv, struct mote_loop *loop,
                     const struct mote_serve_conf *conf) MOTE_MUST_CHECK;
 
-/* Opens the listeners. Returns 0, or the failure of the one that failed
+/* Opens the listeners (and, with conf.mqtt_url, starts the MQTT client's
+ * job: it connects, and reconnects, by itself). Returns 0, or the
+ * failure of the one that failed
  * (sv->missing names a port member for MOTE_ERR_NOSYS; MOTE_ERR_INVAL: a
  * `listen` address that is not loopback; MOTE_ERR_ADDRINUSE: another
  * server has the socket; MOTE_ERR_EXIST: the socket path is not ours;
@@ -161,11 +209,14 @@ int mote_serve_recover(struct mote_serve *sv);
  * every event. */
 void mote_serve_event(struct mote_serve *sv, const struct mote_event *ev);
 
-/* Starts the shutdown: new turns are refused (503), the session shuts
- * down with `req` (a later call forwards a force or a cancel), then every
- * event stream gets a final event, the listeners close and the socket
- * file is removed. Drive the loop until mote_serve_done(). Returns what
- * mote_shutdown_begin returns. */
+/* Starts the shutdown: new turns are refused (503; MQTT messages are
+ * left with the broker), the session shuts down with `req` (a later call
+ * forwards a force or a cancel), then every event stream gets a final
+ * event, the listeners close and the socket file is removed; the broker
+ * gets the conversations' last events and the "offline" status, then
+ * DISCONNECT (within MOTE_SERVE_MQTT_STOP_MS; a force closes the
+ * connection at once: the broker publishes the will). Drive the loop
+ * until mote_serve_done(). Returns what mote_shutdown_begin returns. */
 int mote_serve_shutdown(struct mote_serve *sv, const struct mote_shutdown_req *req);
 
 /* Maps a signal to the shutdown (call it from the loop's signal
@@ -183,7 +234,8 @@ int mote_serve_signal(struct mote_serve *sv, enum mote_signal sig, uint32_t time
  * 0. Never blocks. */
 int mote_serve_exit_code(struct mote_serve *sv, int loop_rc);
 
-/* True once everything is closed after the shutdown. */
+/* True once everything is closed after the shutdown (the MQTT client's
+ * job included). */
 bool mote_serve_done(const struct mote_serve *sv);
 
 /* Closes every connection and listener at once (after mote_serve_done,

@@ -281,6 +281,47 @@ static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void
     return rc;
 }
 
+static int fs_replace_begin(void *ctx, const char *path)
+{
+    struct spot sp;
+    int rc;
+
+    (void)ctx;
+    if ((rc = locate(path, &sp)) < 0)
+        return rc;
+    if (sp.exists) {
+        rc = replaceable(&sp);
+        if (rc == 0)
+            rc = mote_posix_replace_open(sp.dir, sp.name, (unsigned)(sp.st.st_mode & 07777),
+                                         &sp.st);
+    } else {
+        mode_t um = umask(0);
+
+        umask(um);
+        rc = mote_posix_replace_open(sp.dir, sp.name, (unsigned)(0644 & ~um), NULL);
+    }
+    close(sp.dir);
+    return rc;
+}
+
+static int fs_replace_write(void *ctx, int h, const void *buf, size_t len)
+{
+    (void)ctx;
+    return mote_posix_replace_write(h, buf, len);
+}
+
+static int fs_replace_commit(void *ctx, int h, int *wait_fd)
+{
+    (void)ctx;
+    return mote_posix_replace_commit(h, wait_fd);
+}
+
+static void fs_replace_end(void *ctx, int h)
+{
+    (void)ctx;
+    mote_posix_replace_end(h);
+}
+
 static int fs_list(void *ctx, const char *path, mote_fs_list_fn fn, void *arg)
 {
     struct dirent *de;
@@ -336,4 +377,8 @@ void mote_posix_fs_fill(struct mote_port *port)
     port->fs_close = mote_posix_close;
     port->fs_replace = fs_replace;
     port->fs_list = fs_list;
+    port->fs_replace_begin = fs_replace_begin;
+    port->fs_replace_write = fs_replace_write;
+    port->fs_replace_commit = fs_replace_commit;
+    port->fs_replace_end = fs_replace_end;
 }

@@ -54,6 +54,22 @@ int mote_posix_replace(const char *target, unsigned mode, const void *owner,
 int mote_posix_replace_at(int dir, const char *name, unsigned mode, const void *owner,
                           mote_produce_fn produce, void *arg);
 
+/* A replacement in steps of entry `name` of directory `dir` (which the
+ * caller keeps: the replacement holds its own descriptor): the
+ * temporary, with the old owner kept as mote_posix_replace_at does.
+ * Returns a handle >= 0, or < 0 (MOTE_ERR_FULL: too many at once).
+ * Then mote_posix_replace_write (a blocking write of the content, 0 or
+ * < 0), mote_posix_replace_commit (mode, sync, rename and the directory's
+ * sync on a helper thread: MOTE_ERR_AGAIN with *wait_fd readable when it
+ * is done; then 0, MOTE_FS_OWNER_LOST or < 0), and always
+ * mote_posix_replace_end once (an uncommitted temporary is removed; a
+ * commit under way finishes on its thread, unwaited). The file group's
+ * fs_replace_* in mote_port.h. */
+int mote_posix_replace_open(int dir, const char *name, unsigned mode, const void *owner);
+int mote_posix_replace_write(int h, const void *buf, size_t len);
+int mote_posix_replace_commit(int h, int *wait_fd);
+void mote_posix_replace_end(int h);
+
 /* ---- base.c ---- */
 
 /* Random bytes that never block: getrandom, else (early boot, no

@@ -12,7 +12,10 @@
  *    EOF, S sends SIGTERM to G, waits up to 300 ms, sends SIGKILL to G and
  *    then to every process still below it, and exits.
  *  - mote asks for a signal (proc_signal): it writes 'T' or 'K' into the
- *    life pipe and S signals G. Only S signals G, and only while C, G's
+ *    life pipe and S signals G.
+ *  - a held child (proc_spawn_held) waits before its exec on a gate pipe
+ *    whose write end only S holds: mote's 'G' on the life pipe (proc_go)
+ *    makes S open it; any end of S, or a signal, ends C unrun. Only S signals G, and only while C, G's
  *    leader, is not reaped: S sees C's exit without reaping it (waitid
  *    WNOWAIT), so C's pid - the group's id - cannot be reused by a stranger
  *    while G is still signalled; C is reaped with the rest, after the last
@@ -60,10 +63,6 @@
 #define TAG_LEN 16 /* hex digits */
 
 extern char **environ;
-
-/* How long proc_group waits, at most, for a supervisor to say the group
- * it made (it says so right after its fork, before the child's exec), ms. */
-#define GROUP_WAIT_MS 2000
 
 static struct child {
     pid_t sup;   /* the supervisor: what mote reaps */
@@ -285,11 +284,11 @@ static void say_exec_failed(const char *prog, int e)
 
 /* The supervisor's life: never returns. */
 static void supervise(const char *const *argv, const char *const *envp, int in[2], int out[2],
-                      int err[2], bool merge_err, int ready_w, int life_r)
+                      int err[2], bool merge_err, int ready_w, int life_r, bool held)
 {
     pid_t c;
     int st = 0, i;
-    int chld[2];
+    int chld[2], gate[2] = {-1, -1};
 
     {
         int keep[] = {in[0], in[1], out[0], out[1], err[0], err[1], ready_w, life_r};
@@ -322,6 +321,12 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
     }
     /* Records on the ready pipe are int64: > 0 the group id, < 0 -errno
      * (each one write of 8 bytes, so they never interleave). */
+    if (held && pipe2(gate, O_CLOEXEC) < 0) {
+        int64_t m = -(int64_t)errno;
+
+        (void)!write(ready_w, &m, sizeof(m));
+        _exit(127);
+    }
     c = fork();
     if (c < 0) {
         int64_t m = -(int64_t)errno;
@@ -353,6 +358,20 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
             environ = child_env;
         else if (envp != NULL)
             environ = (char **)envp;
+        if (held) {
+            /* Held: the program runs only once S opens the gate (mote's
+             * proc_go); S's end (mote gone) closes it unopened. */
+            char go = 0;
+            ssize_t k;
+
+            close(gate[1]);
+            do {
+                k = read(gate[0], &go, 1);
+            } while (k < 0 && errno == EINTR);
+            if (k != 1 || go != 'G')
+                _exit(127);
+            close(gate[0]);
+        }
         execvp(argv[0], (char *const *)argv);
         {
             int64_t m = -(int64_t)errno;
@@ -363,6 +382,8 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
         _exit(127);
     }
     setpgid(c, c);
+    if (held)
+        close(gate[0]);
     /* Tell mote the group, then let the exec report (or close) the pipe. */
     {
         int64_t g = c;
@@ -401,6 +422,11 @@ static void supervise(const char *const *argv, const char *const *envp, int in[2
             for (i = 0; i < n; i++) {
                 if (drain[i] == 'T' || drain[i] == 'K')
                     kill(-c, drain[i] == 'K' ? SIGKILL : SIGTERM);
+                if (drain[i] == 'G' && gate[1] >= 0) {
+                    (void)!write(gate[1], "G", 1);
+                    close(gate[1]);
+                    gate[1] = -1;
+                }
             }
             continue;
         }
@@ -489,10 +515,9 @@ static int runnable(const char *file, const char *const *envp)
     }
 }
 
-/* Takes what the supervisor said on the ready pipe: the group, a start
- * that failed, the pipe's end (the exec). Waits for the group up to
- * `wait_ms` when it has not come yet. */
-static void hear(struct child *c, int wait_ms)
+/* Takes what the supervisor said on the ready pipe so far: the group, a
+ * start that failed, the pipe's end (the exec). Never waits. */
+static void hear(struct child *c)
 {
     while (c->ready >= 0) {
         int64_t m;
@@ -507,21 +532,15 @@ static void hear(struct child *c, int wait_ms)
         }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && errno == EAGAIN) {
-            struct pollfd pf = {c->ready, POLLIN, 0};
-
-            if (c->group != 0 || wait_ms <= 0 || poll(&pf, 1, wait_ms) <= 0)
-                return; /* nothing more for now */
-            wait_ms = 0; /* one wait, then what came */
-            continue;
-        }
+        if (n < 0 && errno == EAGAIN)
+            return; /* nothing more for now */
         close(c->ready); /* the end: the exec happened, or failed and said so */
         c->ready = -1;
     }
 }
 
-static int px_spawn(void *ctx, const char *const *argv, const char *const *envp, bool merge_err,
-                    int fds[3], int64_t *out_pid)
+static int spawn(const char *const *argv, const char *const *envp, bool merge_err, int fds[3],
+                 int64_t *out_pid, bool held)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ready[2] = {-1, -1};
     int life[2] = {-1, -1};
@@ -529,7 +548,6 @@ static int px_spawn(void *ctx, const char *const *argv, const char *const *envp,
     pid_t sup;
     int e = 0;
 
-    (void)ctx;
     if (slot == NULL)
         return MOTE_ERR_FULL;
     if ((e = runnable(argv[0], envp)) != 0)
@@ -550,7 +568,7 @@ static int px_spawn(void *ctx, const char *const *argv, const char *const *envp,
     if (sup == 0) {
         close(ready[0]);
         close(life[1]);
-        supervise(argv, envp, in, out, err, merge_err, ready[1], life[0]);
+        supervise(argv, envp, in, out, err, merge_err, ready[1], life[0], held);
     }
     /* Nothing is waited for: the supervisor says the group on the ready
      * pipe (proc_group hears it), and a child that cannot be run says why
@@ -586,11 +604,46 @@ fail:
     return mote_posix_err(e);
 }
 
+static int px_spawn(void *ctx, const char *const *argv, const char *const *envp, bool merge_err,
+                    int fds[3], int64_t *pid)
+{
+    (void)ctx;
+    return spawn(argv, envp, merge_err, fds, pid, false);
+}
+
+static int px_spawn_held(void *ctx, const char *const *argv, const char *const *envp,
+                         bool merge_err, int fds[3], int64_t *pid)
+{
+    (void)ctx;
+    return spawn(argv, envp, merge_err, fds, pid, true);
+}
+
+/* A request to the supervisor of `c`: one byte on the life pipe. */
+static int tell_sup(const struct child *c, char b)
+{
+    ssize_t n;
+
+    do {
+        n = write(c->life, &b, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EPIPE)
+        return MOTE_ERR_NOENT; /* the supervisor has ended: so has the group */
+    if (n < 0 && errno != EAGAIN) /* EAGAIN: it is ending the group already */
+        return mote_posix_err(errno);
+    return 0;
+}
+
+static int px_go(void *ctx, int64_t pid)
+{
+    struct child *c = find(pid);
+
+    (void)ctx;
+    return c != NULL ? tell_sup(c, 'G') : MOTE_ERR_NOENT;
+}
+
 static int px_signal(void *ctx, int64_t pid, int which)
 {
     struct child *c = find(pid);
-    char b = which == MOTE_PROC_KILL ? 'K' : 'T';
-    ssize_t n;
 
     (void)ctx;
     /* Only a child of this run that mote has not reaped: a handle already
@@ -601,14 +654,7 @@ static int px_signal(void *ctx, int64_t pid, int which)
         return MOTE_ERR_NOENT;
     /* (The supervisor signals its own child's group, never another: a
      * request before it made the group waits in the pipe.) */
-    do {
-        n = write(c->life, &b, 1);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0 && errno == EPIPE)
-        return MOTE_ERR_NOENT; /* the supervisor has ended: so has the group */
-    if (n < 0 && errno != EAGAIN) /* EAGAIN: it is ending the group already */
-        return mote_posix_err(errno);
-    return 0;
+    return tell_sup(c, which == MOTE_PROC_KILL ? 'K' : 'T');
 }
 
 static int px_reap(void *ctx, int64_t pid, int *status)
@@ -643,8 +689,8 @@ static int64_t px_group(void *ctx, int64_t pid)
     if (c == NULL)
         return MOTE_ERR_NOENT;
     /* The supervisor says it right after its fork (the exec is not waited
-     * for); a caller that asks at once waits for that much. */
-    hear(c, GROUP_WAIT_MS);
+     * for): until then, the caller asks again later. */
+    hear(c);
     if (c->group > 0)
         return c->group;
     return c->exec_err != 0 ? mote_posix_err(c->exec_err) : MOTE_ERR_AGAIN;
@@ -804,4 +850,6 @@ void mote_posix_proc_fill(struct mote_port *port)
     port->proc_group = px_group;
     port->proc_tag = px_tag;
     port->proc_kill_recorded = px_kill_recorded;
+    port->proc_spawn_held = px_spawn_held;
+    port->proc_go = px_go;
 }

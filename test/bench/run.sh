@@ -52,8 +52,9 @@ echo "== MCP: a tool call through each transport (issue 25)"
 python3 test/bench/mcp_bench.py "$(dirname "$b")" 60
 echo "== mote serve (issue 14)"
 python3 test/bench/serve_bench.py "$(dirname "$b")" 10
-echo "== the wire: round trips, kept connections, resumed TLS"
-python3 test/bench/wire_bench.py "$(dirname "$b")" --out "$b/wire.dat"
+echo "== the wire: round trips, kept connections, resumed TLS (issue 24)"
+python3 test/bench/wire_bench.py "$(dirname "$b")" --out "$b/wire.dat" --mote "$(dirname "$b")/mote" \
+    --chart docs/wire.svg ${MOTE_BEFORE:+--mote-before "$MOTE_BEFORE"}
 echo "== mote serve: health while slow work runs"
 python3 test/bench/health_bench.py "$(dirname "$b")" 5
 echo "== a long conversation, before and after compaction (issue 13)"

@@ -98,9 +98,10 @@ def tool_round(openai):
     check("made it" in body and "[exit status 0]" in body, "the result went back to the model")
     recs = journal(state)
     kinds = [r["t"] for r in recs]
-    check(kinds == ["open", "user", "request", "assistant", "tool_start", "tool_start",
-                    "tool_result", "request", "assistant"], kinds)
-    check(recs[5]["pgid"] > 0, "the tool's process group is recorded")
+    check(kinds == ["open", "user", "request", "assistant", "tool_start", "tool_result",
+                    "request", "assistant"], kinds)  # one tool_start per call (JOURNAL.md)
+    check(recs[4]["pgid"] > 0 and recs[4]["start"] > 0 and len(recs[4]["tag"]) == 16,
+          "the tool's process group, its start and its tag are recorded")
 
 
 def test_one_shot_tool_round_anthropic():
@@ -249,6 +250,19 @@ def test_retry_after_error():
     check("HTTP 400" in p.stderr and "second try worked" in p.stdout, (p.stdout, p.stderr))
     bodies = [r["body"]["messages"] for r in requests_in(log)]
     check(len(bodies) == 2 and bodies[0] == bodies[1], "the same conversation sent again")
+
+
+def test_retry_after_a_complete_answer_sends_nothing():
+    """/retry after a complete answer has nothing to send again: sending
+    would end the request with the model's own finished answer (a
+    prefill) and journal a second assistant record in a row."""
+    port, log = start_server([{"text": "all done"}, {"text": "a prefill continued"}])
+    state = new_state()
+    p = run(mote_args(port, state), stdin="hi\n/retry\n/quit\n")
+    check(p.returncode == 0, p.stderr)
+    check("nothing to retry" in p.stderr and "a prefill continued" not in p.stdout,
+          (p.stdout, p.stderr))
+    check(len(requests_in(log)) == 1, "one request only")
 
 
 # ---- pty: Ctrl+C ----------------------------------------------------------------

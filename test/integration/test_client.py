@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-from harness import NOTES, SERVERS, TMP, check, requests_in, run_all
+from harness import NOTES, SERVERS, TMP, check, requests_in, run_all, wait_for
 from harness import start_server as _start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -179,6 +179,26 @@ def test_no_first_byte_times_out():
     ev, end, elapsed = probe("anthropic", "http://127.0.0.1:%d" % port, "--first-byte-ms", "500")
     check(end["state"] == "failed" and "no response" in end["error"], end)
     check(elapsed < 10, "%.1f s" % elapsed)
+
+
+def test_a_stream_of_pings_ends_at_the_request_deadline():
+    # a server that pings every second and never answers keeps both the
+    # idle and the event deadline moving: the request's overall deadline
+    # ends it (MOTE_REQUEST_TIMEOUT_MS, the CLI's knob for
+    # mote_llm_conf.request_timeout_ms), said, and it is not sent again
+    port, log = start_server([{"ping_forever": 40}, {"text": "must not be seen"}])
+    env = dict(os.environ, ANTHROPIC_API_KEY="sk-x", MOTE_REQUEST_TIMEOUT_MS="2500",
+               MOTE_BACKOFF_MS="10")
+    t0 = time.monotonic()
+    p = subprocess.run([MOTE, "-p", "hello", "--no-tools", "--state-dir",
+                        tempfile.mkdtemp(dir=TMP), "--base-url", "http://127.0.0.1:%d" % port],
+                       capture_output=True, text=True, env=env, timeout=90)
+    elapsed = time.monotonic() - t0
+    check(p.returncode == 1, (p.returncode, p.stdout, p.stderr))
+    check(elapsed < 20, "the pings kept the request alive for %.1f s" % elapsed)
+    check("2500 ms" in p.stderr and "did not complete" in p.stderr, p.stderr)
+    check("must not be seen" not in p.stdout, p.stdout)
+    check(len(requests_in(log)) == 1, "sent again after its deadline: %d" % len(requests_in(log)))
 
 
 def test_reset_before_response_is_retried():
@@ -744,6 +764,223 @@ def test_kill_9_with_a_kept_connection():
     check('"done"' in line, line)
     _, end, _ = tls_probe(port, state)
     check(end["state"] == "done" and end["resumed"], end)
+
+
+# ---- the same through the real mote (the agent's stream slot keeps it) ----
+
+TOOL_ROUND = {"tool": "shell", "input": {"command": "true"}}
+
+
+def mote(port, state, *extra, tls=True, env=None, prompt="run true", timeout=90):
+    """One `mote -p` run against the test server; returns the finished
+    process (stdout, stderr as text)."""
+    e = dict(os.environ, ANTHROPIC_API_KEY="sk-wire", NO_COLOR="1")
+    e.pop("MOTE_TLS_SESSIONS", None)
+    if env:
+        e.update(env)
+    args = [MOTE, "-p", prompt, "--yes", "--state-dir", state]
+    if tls:
+        args += ["--base-url", "https://localhost:%d" % port, "--ca-file",
+                 os.path.join(CERTS, "ca.crt")]
+    else:
+        args += ["--base-url", "http://127.0.0.1:%d" % port]
+    return subprocess.run(args + list(extra), capture_output=True, text=True, env=e,
+                          timeout=timeout)
+
+
+def answered(log):
+    """The requests the server answered (not those it dropped or cut)."""
+    return [q for q in requests_in(log) if not q.get("dropped") and not q.get("closed_before_body")]
+
+
+def mote_journal(state):
+    d = os.path.join(state, "conversations")
+    files = [f for f in os.listdir(d) if f.endswith(".jsonl")]
+    check(len(files) == 1, files)
+    with open(os.path.join(d, files[0]), "rb") as f:
+        data = f.read()
+    check(data.endswith(b"\n"), "the journal ends with a complete line")
+    return [json.loads(line) for line in data.split(b"\n")[:-1]]
+
+
+def test_mote_turn_of_tool_rounds_on_one_connection():
+    # a turn of 5 tool rounds: its 6 requests on one connection, over TLS
+    # and plain; with --keep-alive 0 one connection each, told to close
+    for tls in (True, False):
+        port, log = start_server([TOOL_ROUND] * 5 + [{"text": "five rounds"}],
+                                 cert="server" if tls else None)
+        p = mote(port, tempfile.mkdtemp(dir=TMP), tls=tls)
+        check(p.returncode == 0 and p.stdout.endswith("five rounds\n"), (p.stdout, p.stderr))
+        check(conns(log) == [1] * 6, "tls %s: %s" % (tls, conns(log)))
+        check([q["conn_req"] for q in requests_in(log)] == [1, 2, 3, 4, 5, 6], "one after another")
+        check(all("connection" not in q["headers"] for q in requests_in(log)), "kept")
+    port, log = start_server([TOOL_ROUND] * 2 + [{"text": "two rounds"}], cert="server")
+    p = mote(port, tempfile.mkdtemp(dir=TMP), "--keep-alive", "0")
+    check(p.returncode == 0 and p.stdout.endswith("two rounds\n"), (p.stdout, p.stderr))
+    check(conns(log) == [1, 2, 3], conns(log))
+    check([q["headers"].get("connection") for q in requests_in(log)] == ["close"] * 3,
+          "each told to close")
+
+
+def test_mote_resumes_its_tls_session_from_the_state_directory():
+    # -p keeps the session in STATE/tls: the next run's handshake resumes
+    port, log = start_server(cert="server")
+    state = tempfile.mkdtemp(dir=TMP)
+    for _ in range(2):
+        p = mote(port, state)
+        check(p.returncode == 0, p.stderr)
+    check([q["tls_reused"] for q in requests_in(log)] == [False, True],
+          "the server's side: %s" % [q["tls_reused"] for q in requests_in(log)])
+    f = session_file(state)
+    check(f is not None and (os.stat(f).st_mode & 0o777) == 0o600, f)
+    # turned off: --tls-sessions off or memory, MOTE_TLS_SESSIONS=off: the
+    # file there is not offered (nor written where there was none)
+    for extra, env in ((["--tls-sessions", "off"], None), (["--tls-sessions", "memory"], None),
+                       ([], {"MOTE_TLS_SESSIONS": "off"})):
+        before = len(requests_in(log))
+        p = mote(port, state, *extra, env=env)
+        check(p.returncode == 0, p.stderr)
+        check(requests_in(log)[before]["tls_reused"] is False, "%s %s resumed" % (extra, env))
+        fresh = tempfile.mkdtemp(dir=TMP)
+        p = mote(port, fresh, *extra, env=env)
+        check(p.returncode == 0 and not os.path.exists(os.path.join(fresh, "tls")),
+              "%s %s: a session written" % (extra, env))
+    # the option wins over the variable; a bad value is a usage error
+    fresh = tempfile.mkdtemp(dir=TMP)
+    p = mote(port, fresh, "--tls-sessions", "disk", env={"MOTE_TLS_SESSIONS": "off"})
+    check(p.returncode == 0 and session_file(fresh) is not None, "the option first")
+    p = mote(port, fresh, env={"MOTE_TLS_SESSIONS": "sometimes"})
+    check(p.returncode == 2 and "MOTE_TLS_SESSIONS" in p.stderr, p.stderr)
+
+
+def test_mote_kill_9_while_a_connection_is_pooled():
+    # killed while its tool runs, the connection idle in its stream slot:
+    # the next run recovers the conversation (the tool gets an error
+    # result), on a new connection that resumes the killed run's session
+    port, log = start_server([{"tool": "shell", "input": {"command": "touch MARK; sleep 60"}},
+                              {"text": "recovered"}], cert="server")
+    state = tempfile.mkdtemp(dir=TMP)
+    work = tempfile.mkdtemp(dir=TMP)
+    e = dict(os.environ, ANTHROPIC_API_KEY="sk-wire", NO_COLOR="1")
+    p = subprocess.Popen([MOTE, "-p", "sleep", "--yes", "--state-dir", state, "--base-url",
+                          "https://localhost:%d" % port, "--ca-file", os.path.join(CERTS, "ca.crt")],
+                         cwd=work, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while not os.path.exists(os.path.join(work, "MARK")) and time.time() < deadline:
+        time.sleep(0.02)
+    check(os.path.exists(os.path.join(work, "MARK")), "the tool did not start")
+    os.kill(p.pid, 9)
+    p.wait()
+    q = mote(port, state, "--continue", prompt="go on")
+    check(q.returncode == 0 and "recovered" in q.stdout, (q.returncode, q.stdout, q.stderr))
+    reqs = requests_in(log)
+    check([r["conn"] for r in reqs] == [1, 2] and [r["tls_reused"] for r in reqs] == [False, True],
+          [(r["conn"], r["tls_reused"]) for r in reqs])
+    recs = mote_journal(state)
+    res = [r for r in recs if r["t"] == "tool_result"]
+    check(len(res) == 1 and res[0].get("error") and "interrupted" in res[0]["text"], res)
+
+
+def test_mote_kept_connection_closed_between_requests():
+    # the server closes the kept connection as the turn's next request
+    # comes (FIN, RST, or before its body): sent again at once on a new
+    # one, once, and the turn goes on
+    for tls in (True, False):
+        for how in ({"reset": True}, {"reset": "rst"}, {"close_before_body": True}):
+            port, log = start_server([TOOL_ROUND, how, {"text": "after the close"}],
+                                     cert="server" if tls else None)
+            t0 = time.monotonic()
+            p = mote(port, tempfile.mkdtemp(dir=TMP), tls=tls, env={"MOTE_BACKOFF_MS": "5000"})
+            check(p.returncode == 0 and p.stdout.endswith("after the close\n"),
+                  (tls, how, p.stdout, p.stderr))
+            check(conns(log) == [1, 1, 2], (tls, how, conns(log)))
+            check(time.monotonic() - t0 < 5, "sent again at once, not after a backoff")
+    # idle closes between the requests (the tool takes longer than the
+    # server waits): seen while idle, a new connection, nothing resent
+    port, log = start_server([{"tool": "shell", "input": {"command": "sleep 0.4"}}] * 2 +
+                             [{"text": "idle closes"}], cert="server", extra=["--idle-close", "100"])
+    p = mote(port, tempfile.mkdtemp(dir=TMP))
+    check(p.returncode == 0 and p.stdout.endswith("idle closes\n"), (p.stdout, p.stderr))
+    check(conns(log) == [1, 2, 3], conns(log))
+
+
+def test_mote_closed_in_the_middle_of_a_response_is_not_resent():
+    # the kept connection breaks after part of the second answer: an error
+    # (the partial text kept as an interrupted answer), never sent again
+    for tls in (True, False):
+        port, log = start_server([TOOL_ROUND, {"after_text": "Partial answer", "stall": 0.05},
+                                  {"text": "must not be asked for"}], cert="server" if tls else None)
+        state = tempfile.mkdtemp(dir=TMP)
+        p = mote(port, state, tls=tls)
+        check(p.returncode == 1 and "cut off" in p.stderr, (tls, p.returncode, p.stderr))
+        check(conns(log) == [1, 1], "sent again: %s" % conns(log))
+        check("must not be asked for" not in p.stdout, p.stdout)
+        recs = mote_journal(state)
+        check(any(r["t"] == "assistant" and r.get("interrupted") for r in recs),
+              [r["t"] for r in recs])
+
+
+def test_mote_turn_through_a_proxy_tunnel():
+    # HTTPS_PROXY: the turn's requests go through one CONNECT tunnel
+    pport, plog = start_proxy()
+    port, log = start_server([TOOL_ROUND] * 2 + [{"text": "tunnelled"}], cert="wronghost")
+    e = dict(os.environ, ANTHROPIC_API_KEY="sk-wire", NO_COLOR="1",
+             HTTPS_PROXY="http://127.0.0.1:%d" % pport)
+    p = subprocess.run([MOTE, "-p", "run true", "--yes", "--state-dir", tempfile.mkdtemp(dir=TMP),
+                        "--base-url", "https://wrong.example:%d" % port, "--ca-file",
+                        os.path.join(CERTS, "ca.crt")], capture_output=True, text=True, env=e,
+                       timeout=90)
+    check(p.returncode == 0 and p.stdout.endswith("tunnelled\n"), (p.stdout, p.stderr))
+    with open(plog) as f:
+        seen = [json.loads(line) for line in f if line.strip()]
+    check([x["method"] for x in seen] == ["CONNECT"], seen)
+    check(conns(log) == [1, 1, 1], conns(log))
+
+
+def test_mote_idle_connection_closed_after_keep_alive():
+    # interactive: the second prompt comes a second after the first turn;
+    # with --keep-alive 200 the idle connection was closed by then (a new
+    # one), with the default 50 s it carries the second turn too
+    for extra, want in ((["--keep-alive", "200"], [1, 2]), ([], [1, 1])):
+        port, log = start_server([{"text": "first"}, {"text": "second"}], cert="server")
+        e = dict(os.environ, ANTHROPIC_API_KEY="sk-wire", NO_COLOR="1")
+        p = subprocess.Popen([MOTE, "--state-dir", tempfile.mkdtemp(dir=TMP), "--base-url",
+                              "https://localhost:%d" % port, "--ca-file",
+                              os.path.join(CERTS, "ca.crt")] + extra, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+        try:
+            p.stdin.write(b"one\n")
+            p.stdin.flush()
+            wait_for(lambda: len(requests_in(log)) == 1, "the first request")
+            time.sleep(2.0)  # the idle time under test, well over 200 ms
+            out, err = p.communicate(b"two\n", timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        check(p.returncode == 0 and b"second" in out, (p.returncode, out, err))
+        check(conns(log) == want, (extra, conns(log)))
+
+
+def test_mote_serve_conversations_reuse_the_slots_connection():
+    # mote serve: the turns of two conversations, one after the other, go
+    # on the stream slot's one connection; --keep-alive 0: one per request
+    import signal
+    from test_serve import Serve
+    for extra, want in (([], [1, 1, 1, 1]), (["--keep-alive", "0"], [1, 2, 3, 4])):
+        port, log = start_server([TOOL_ROUND, {"text": "a"}, TOOL_ROUND, {"text": "b"}])
+        s = Serve(port, args=["--yes"] + extra)
+        try:
+            for n in range(2):
+                cid = s.create()
+                s.say(cid, "run true")
+                wait_for(lambda: len(requests_in(log)) == 2 * n + 2, "the turn's requests")
+                s.wait_state(cid, "idle")
+        finally:
+            s.kill(signal.SIGTERM)
+            rc = s.wait()
+        check(rc == 0, s.log())
+        check(conns(log) == want, (extra, conns(log)))
 
 
 def main():

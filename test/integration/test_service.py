@@ -167,6 +167,55 @@ def test_health_answers_while_the_list_reads_big_journals_and_a_tool_edits():
         check(s.wait() == 0, s.log())
 
 
+def test_a_message_to_a_long_unloaded_conversation_never_stalls_the_others():
+    """A message to a conversation only on disk loads it (its journal
+    checked, its recovery decided) a budget per loop turn (a long one,
+    compacted near its end, as long conversations are): /v1/health on
+    another connection answers within 500 ms all along (a generous bound),
+    a GET of it meanwhile waits for the load and says it is loaded, and
+    the message is journaled after every old record."""
+    state = tempfile.mkdtemp(prefix="svc-", dir=TMP)
+    port, _ = start_server([{"text": "answered"}])
+    s = Serve(port, state, args=["--keep", "0", "--keep-bytes", "0"])
+    try:
+        s.create()  # the server is up
+        path = write_journal(state, "long-1", 64 << 20)
+        with open(path, "ab") as f:  # compacted: the next request starts here
+            f.write(b'{"t":"compact","summary":"a long talk about lorem ipsum","resume":false}\n')
+        old = os.path.getsize(path)
+        probe = Prober(s.sock)
+        got = {}
+
+        def get():
+            got["r"] = s.req("GET", "/v1/conversations/long-1?records=0")
+
+        try:
+            t0 = time.monotonic()
+            ack = s.say("long-1", "one more")
+            took = time.monotonic() - t0
+            g = threading.Thread(target=get)
+            g.start()
+            g.join(60)
+            s.wait_state("long-1", "idle", 60)
+        finally:
+            times = probe.finish()
+        check(ack["offset"] == old, (ack, old))
+        st, body = got["r"]
+        check(st == 200 and body["loaded"] is True, got["r"])
+        recs = journal_of(state, "long-1")
+        check(recs[-1]["t"] == "assistant" and recs[-1]["text"] == "answered" and
+              [r for r in recs if r["t"] == "user"][-1]["text"] == "one more", recs[-3:])
+        worst = max(times)
+        print("  health: %d probes, worst %.1f ms; the message's load took %.2f s" %
+              (len(times), worst * 1000, took))
+        check(len(times) >= 5, "health was asked %d times" % len(times))
+        check(worst < 0.5, "health waited %.0f ms while a 64 MB conversation loaded" %
+              (worst * 1000))
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
 def test_a_tool_start_does_not_wait_for_its_exec():
     """The POSIX port's spawn returns once the supervisor is forked: the
     child's exec (here made to take 1.5 s by strace) is not waited for, so
@@ -529,25 +578,8 @@ def http_get_on(conn, path):
     return r.read()
 
 
-# ---- the agent's part: phase 2 (src/agent*.c, src/tools.c) ------------------------------
+# ---- the agent's part: states and records ------------------------------------------------
 
-def phase2(fn):
-    """A test of a defect whose fix lives in the agent or the tools, which
-    are being split: run, and reported as skipped while it still fails
-    (MOTE_TEST_PHASE2=1 makes it count as a failure)."""
-    def run():
-        try:
-            fn()
-        except AssertionError as e:
-            if os.environ.get("MOTE_TEST_PHASE2"):
-                raise
-            raise Skip("fails until the agent's fix (phase 2): %s" % e)
-    run.__name__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    return run
-
-
-@phase2
 def test_a_call_waiting_for_approval_is_never_told_as_executing_first():
     """The first state a client sees for a call that waits for approval is
     awaiting_approval, never tool_executing."""
@@ -570,7 +602,6 @@ def test_a_call_waiting_for_approval_is_never_told_as_executing_first():
         s.wait()
 
 
-@phase2
 def test_one_tool_start_record_per_call():
     """docs/JOURNAL.md: one tool_start per call, with the real process
     group."""

@@ -218,6 +218,42 @@ def test_a_root_signed_with_sha1():
     refused("sleaf", os.path.join(CERTS, "bundle.crt"), "not correctly signed")
 
 
+def test_a_certificate_without_subject_alt_name():
+    # A CA of its own and a leaf for CN=localhost with no subjectAltName:
+    # the name is only in the Common Name, which browsers (and RFC 6125's
+    # clients) no longer read. Refused, the reason said, nothing sent.
+    d = os.path.join(TMP, "nosan")
+    if not os.path.isdir(d):
+        os.makedirs(d)
+        p = lambda n: os.path.join(d, n)  # noqa: E731
+
+        def ossl(*a):
+            subprocess.run(["openssl"] + list(a), check=True, capture_output=True)
+        ossl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", p("ca.key"))
+        ossl("req", "-x509", "-new", "-key", p("ca.key"), "-days", "30", "-subj",
+             "/O=mote tests/CN=mote test CN-only CA", "-out", p("ca.crt"),
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        ossl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", p("nosan.key"))
+        ossl("req", "-new", "-key", p("nosan.key"), "-subj", "/CN=localhost", "-out",
+             p("nosan.csr"))
+        with open(p("nosan.ext"), "w") as f:  # a v3 leaf, every extension but the SAN
+            f.write("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+                    "extendedKeyUsage=serverAuth\n")
+        ossl("x509", "-req", "-in", p("nosan.csr"), "-CA", p("ca.crt"), "-CAkey", p("ca.key"),
+             "-CAcreateserial", "-days", "30", "-out", p("nosan.crt"), "-extfile",
+             p("nosan.ext"))
+        text = subprocess.run(["openssl", "x509", "-in", p("nosan.crt"), "-noout", "-text"],
+                              capture_output=True, text=True, check=True).stdout
+        check("Subject Alternative Name" not in text and "CN = localhost" in text, text)
+    port, log = _start_server([{"text": "must not be seen"}], "nosan", "127.0.0.1", d)
+    rc, out, err, _ = run(port, os.path.join(d, "ca.crt"))
+    check(rc == 1, "a certificate naming its host only in its CN was accepted: %s" % ((rc, out,
+                                                                                       err),))
+    check("subjectAltName" in err, err)
+    check("must not be seen" not in out and requests_in(log) == [], "a request was sent")
+
+
 def test_system_bundle_by_default():
     # No --ca-file, no SSL_CERT_FILE: the system bundle, which does not
     # hold the test CA.

@@ -39,6 +39,7 @@ static struct {
     char error_text[256];
     char notes[512];
     unsigned warnings;
+    char states_seq[64];   /* each state told, in order ('0' + enum mote_conv_state) */
     struct mote_shutdown_report report;
     char asked[128];       /* the input the last question showed */
 } ev;
@@ -53,6 +54,8 @@ static void on_event(void *arg, const struct mote_event *e)
             ev.order[ev.norder++] = (char)('A' + (e->conv - ses.conv));
         break;
     case MOTE_EV_STATE:
+        if (ev.states + 1 < sizeof(ev.states_seq))
+            ev.states_seq[ev.states] = (char)('0' + e->state);
         ev.states++;
         break;
     case MOTE_EV_APPROVAL:
@@ -824,6 +827,63 @@ static void test_question_never_shows_what_was_not_read(void **state)
     assert_true(failed > 0); /* a failed read back asked nothing */
 }
 
+/* A call that needs the user's answer is told as awaiting_approval
+ * first: the conversation is never said to run a tool it only asks
+ * about; once answered, it runs (tool_executing), then the turn ends. */
+static void test_asked_call_is_never_told_executing_first(void **state)
+{
+    static const char *const in[] = {"{}"};
+    struct mote_conv *c;
+    char *ask, *run;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    say_text("thanks", 8);
+    start_session();
+    cc.approval = MOTE_APPROVE_ASK;
+    assert_int_equal(mote_conv_create(&ses, &cc, "order", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_AWAITING_APPROVAL);
+    ask = strchr(ev.states_seq, '0' + MOTE_CONV_AWAITING_APPROVAL);
+    assert_non_null(ask);
+    run = strchr(ev.states_seq, '0' + MOTE_CONV_TOOL_EXECUTING);
+    assert_true(run == NULL || run > ask);
+    assert_int_equal(mote_conv_approve(c, ev.ask_id, MOTE_ANSWER_YES, NULL), 0);
+    drive(c, 500);
+    assert_int_equal(tool_runs, 1);
+    run = strchr(ev.states_seq, '0' + MOTE_CONV_TOOL_EXECUTING);
+    assert_true(run != NULL && run > ask);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    end_session();
+}
+
+/* A retry with nothing to retry (the last answer is complete) is refused
+ * and sends nothing: sending would end the request with the model's own
+ * finished answer (a prefill), and journal a second assistant record in
+ * a row. After a failed request it is accepted. */
+static void test_retry_needs_something_to_retry(void **state)
+{
+    struct mote_conv *c;
+
+    (void)state;
+    say_text("done", 8);
+    say_text("again", 8);
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "retry", &c), 0);
+    assert_int_equal(mote_conv_retry(c), MOTE_ERR_ALREADY); /* nothing said yet */
+    assert_int_equal(mote_conv_send(c, "hi", 2), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(count_kind("retry", "request"), 1);
+    assert_int_equal(mote_conv_retry(c), MOTE_ERR_ALREADY);
+    drive(c, 500);
+    assert_int_equal(count_kind("retry", "request"), 1);
+    assert_int_equal(count_kind("retry", "assistant"), 1);
+    assert_int_equal(net.next, 1);
+    end_session();
+}
+
 static void test_approval_always_is_kept(void **state)
 {
     static const char *const in[] = {"{}"};
@@ -1070,6 +1130,67 @@ static void test_conf_defaults_tls_refusal_and_recovery(void **state)
     end_session();
     start_session();
     assert_int_equal(mote_conv_open(&ses, &cc, "rec", &c, NULL, NULL), 0);
+    assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_CONTINUE);
+    end_session();
+}
+
+/* A conversation opened in steps (mote_conv_load_*): a budget of bytes
+ * per call, the slot and the lock kept from the begin (nobody else opens
+ * it meanwhile, it is not found until done), the same recovery as
+ * mote_conv_open; a load ended half way leaves nothing held. */
+static void test_open_in_steps(void **state)
+{
+    struct mote_conv_load ld;
+    struct mote_conv *c, *other;
+    uint32_t bad = 7;
+    bool repaired = true;
+    unsigned steps = 0;
+    int rc;
+
+    (void)state;
+    say_text("one, a longer answer to make the journal longer", 8);
+    say_text("two, another answer of some length", 8);
+    say_stall();
+    start_session();
+    assert_int_equal(mote_conv_create(&ses, &cc, "steps", &c), 0);
+    assert_int_equal(mote_conv_send(c, "first", 5), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_send(c, "second", 6), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_send(c, "third", 5), 0);
+    drive(c, 5);
+    assert_true(mote_conv_busy(c)); /* the answer stalls: the process dies here */
+    end_session();
+    start_session();
+    /* ended half way: the lock and the slot go with it */
+    assert_int_equal(mote_conv_load_begin(&ses, &cc, "steps", &ld), 0);
+    assert_int_equal(mote_conv_load_step(&ld, 64, &c, &bad, &repaired), 1);
+    assert_null(c);
+    mote_conv_load_end(&ld);
+    mote_conv_load_end(&ld); /* (again: nothing) */
+    /* to the end, a few records a call */
+    assert_int_equal(mote_conv_load_begin(&ses, &cc, "steps", &ld), 0);
+    assert_int_equal(mote_conv_load_begin(&ses, &cc, "steps", &(struct mote_conv_load){0}),
+                     MOTE_ERR_BUSY);
+    assert_int_equal(mote_conv_open(&ses, &cc, "steps", &other, NULL, NULL), MOTE_ERR_BUSY);
+    do {
+        assert_null(mote_conv_find(&ses, "steps"));
+        rc = mote_conv_load_step(&ld, 16, &c, &bad, &repaired); /* a record a call */
+        steps++;
+    } while (rc == 1 && steps < 1000);
+    assert_int_equal(rc, 0);
+    assert_true(steps >= 9); /* open, and 3 x (user, request), 2 answers */
+    assert_ptr_equal(mote_conv_find(&ses, "steps"), c);
+    assert_int_equal(bad, 0);
+    assert_false(repaired);
+    assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_CONTINUE);
+    assert_int_equal(mote_conv_load_step(&ld, 64, &c, NULL, NULL), MOTE_ERR_BADF);
+    mote_conv_load_end(&ld); /* (finished: nothing) */
+    assert_int_equal(count_kind("steps", "user"), 3);
+    end_session();
+    /* the same decision in one call */
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "steps", &c, &bad, &repaired), 0);
     assert_int_equal(mote_conv_recovery(c), MOTE_RECOVER_CONTINUE);
     end_session();
 }
@@ -1636,6 +1757,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_question_never_shows_what_was_not_read, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_approval_always_is_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_asked_call_is_never_told_executing_first, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_retry_needs_something_to_retry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approval_never_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_with_a_deaf_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_forced, setup, teardown),

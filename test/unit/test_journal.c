@@ -1062,6 +1062,71 @@ static void test_usage_names(void **state)
     mote_journal_close(&jr);
 }
 
+/* Request ids: the user record carries the id set for it (and only that
+ * record), the latest MOTE_JOURNAL_RIDS are known after a reopen too, a
+ * record without one (an older mote's) reads as before, and an id is
+ * checked against its record, not its hash alone. */
+static void test_request_ids(void **state)
+{
+    static char text[200];
+    const struct mote_tport_file *f;
+    char rid[32];
+    unsigned i;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "r"), 0);
+    assert_int_equal(mote_journal_next_rid(&jr, "", 0), MOTE_ERR_INVAL);
+    assert_int_equal(mote_journal_next_rid(&jr, "a\0b", 3), MOTE_ERR_INVAL);
+    assert_int_equal(mote_journal_next_rid(&jr, "\xff", 1), MOTE_ERR_INVAL);
+    assert_int_equal(mote_journal_next_rid(&jr, text, MOTE_JOURNAL_RID_MAX + 1),
+                     MOTE_ERR_TOO_LARGE);
+    assert_int_equal(mote_journal_next_rid(&jr, "req-\"1\"", 7), 0);
+    assert_int_equal(mote_journal_user(&jr, "hello", 5), 0);
+    assert_int_equal(mote_journal_user(&jr, "no id", 5), 0); /* the id was taken */
+    assert_int_equal(mote_journal_rid_seen(&jr, "req-\"1\"", 7), 1);
+    assert_int_equal(mote_journal_rid_seen(&jr, "req-\"1", 6), 0);
+    assert_int_equal(mote_journal_rid_seen(&jr, "req-2", 5), 0);
+    f = mote_tport_file(&tp, "conversations/r.jsonl");
+    assert_non_null(strstr((const char *)f->data,
+                           "{\"t\":\"user\",\"text\":\"hello\",\"rid\":\"req-\\\"1\\\"\"}\n"));
+    assert_non_null(strstr((const char *)f->data, "{\"t\":\"user\",\"text\":\"no id\"}\n"));
+    /* more than the index holds: the oldest ones leave it */
+    for (i = 0; i < MOTE_JOURNAL_RIDS + 2; i++) {
+        snprintf(rid, sizeof(rid), "id-%u", i);
+        assert_int_equal(mote_journal_next_rid(&jr, rid, strlen(rid)), 0);
+        assert_int_equal(mote_journal_user(&jr, "x", 1), 0);
+    }
+    mote_journal_close(&jr);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "r"), 0);
+    for (i = 0; i < MOTE_JOURNAL_RIDS + 2; i++) {
+        snprintf(rid, sizeof(rid), "id-%u", i);
+        assert_int_equal(mote_journal_rid_seen(&jr, rid, strlen(rid)), i >= 2 ? 1 : 0);
+    }
+    assert_int_equal(mote_journal_rid_seen(&jr, "req-\"1\"", 7), 0); /* left the index */
+    /* a hash that matches the record of another id: not seen. The last
+     * id's hash is moved onto the slot of an earlier one (note k of the
+     * ring is id-(k-1): note 0 was req-"1"). */
+    if (MOTE_JOURNAL_RIDS >= 16) {
+        unsigned a = (MOTE_JOURNAL_RIDS + 2) % MOTE_JOURNAL_RIDS, b = 11 % MOTE_JOURNAL_RIDS;
+
+        snprintf(rid, sizeof(rid), "id-%u", MOTE_JOURNAL_RIDS + 1);
+        jr.rid_hash[b] = jr.rid_hash[a];
+        jr.rid_hash[a] = 0;
+        assert_int_equal(mote_journal_rid_seen(&jr, rid, strlen(rid)), 0);
+        assert_int_equal(mote_journal_rid_seen(&jr, "id-10", 5), 0);
+        assert_int_equal(mote_journal_rid_seen(&jr, "id-9", 4), 1);
+    }
+    mote_journal_close(&jr);
+    /* an older mote's journal (no ids) and a rid that is no string */
+    snprintf(text, sizeof(text), "{\"t\":\"open\",\"v\":2,\"id\":\"o\"}\n"
+                                 "{\"t\":\"user\",\"text\":\"hi\"}\n"
+                                 "{\"t\":\"user\",\"text\":\"hi\",\"rid\":7}\n");
+    put_journal("o", text, strlen(text));
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "o"), 0);
+    assert_int_equal(jr.nrids, 0);
+    assert_int_equal(mote_journal_rid_seen(&jr, "7", 1), 0);
+}
+
 static void test_state_machine(void **state)
 {
     struct mote_conv_step s;
@@ -1107,6 +1172,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_roundtrip_and_parts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_request_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_limit_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auto_continue_limit, setup, teardown),

@@ -102,6 +102,11 @@ static void test_strict(void **state)
     assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS, err, sizeof(err)),
                      MOTE_ERR_BADMSG);
     assert_string_equal(err, "duplicate key \"command\"");
+    /* keys that differ only in bytes that are not UTF-8 are one key as the
+     * writer re-emits them (each such byte is U+FFFD) */
+    assert_true(parse("{\"a\xa0\":1,\"a\xa1\":2}") > 0);
+    assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS, err, sizeof(err)),
+                     MOTE_ERR_BADMSG);
     /* the same names in different objects, and near names, are fine */
     assert_true(parse("{\"a\":{\"a\":1},\"b\":[{\"a\":1},{\"a\":2}],\"ab\":0,\"\\\\a\":1}") > 0);
     assert_int_equal(mote_json_strict(&js, 0, MOTE_JSON_NO_DUP_KEYS | MOTE_JSON_NO_NUL, err,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mote/mote.h"
+#include "mote/mote_agent.h"
 #include "mote/mote_posix.h"
 
 #include <errno.h>
@@ -581,6 +582,255 @@ static int output_and_status(int fd, int64_t pid, char *out, size_t cap, int *st
     return rc;
 }
 
+/* ---- the file tools in steps ---- */
+
+static struct mote_session tses;
+static struct mote_tool_run trun;
+static const struct mote_tool *ttool;
+static struct mote_port wp;      /* the POSIX port, counting what a step moves */
+static size_t step_moved, step_max, steps_taken, one_shot_replaces, commits_again;
+
+static int w_fs_read(void *ctx, int h, uint64_t off, void *buf, size_t len)
+{
+    int n = pp.port.fs_read(ctx, h, off, buf, len);
+
+    step_moved += n > 0 ? (size_t)n : 0;
+    return n;
+}
+
+static int w_replace_write(void *ctx, int h, const void *buf, size_t len)
+{
+    step_moved += len;
+    return pp.port.fs_replace_write(ctx, h, buf, len);
+}
+
+static int w_replace_commit(void *ctx, int h, int *fd)
+{
+    int rc = pp.port.fs_replace_commit(ctx, h, fd);
+
+    commits_again += rc == MOTE_ERR_AGAIN;
+    return rc;
+}
+
+static int w_fs_replace(void *ctx, const char *path, mote_produce_fn produce, void *arg)
+{
+    one_shot_replaces++;
+    return pp.port.fs_replace(ctx, path, produce, arg);
+}
+
+static void ev_none(void *arg, const struct mote_event *e)
+{
+    (void)arg, (void)e;
+}
+
+static int tool_task_step(struct mote_loop *l, mote_job_id self, void *task)
+{
+    int rc;
+
+    step_moved = 0;
+    rc = ttool->step(l, self, task);
+    steps_taken++;
+    if (step_moved > step_max)
+        step_max = step_moved;
+    return rc;
+}
+
+static void tool_task_release(struct mote_loop *l, void *task)
+{
+    if (ttool->release != NULL)
+        ttool->release(l, task);
+}
+
+static const struct mote_task_ops tool_task = {"tool", tool_task_step, tool_task_release};
+
+/* Runs built-in tool `which` with `input` on the counting port, cancelled
+ * after `cancel_after` steps (0: never), to its end. Returns its job's
+ * end state; the result is in trun.out. */
+static int run_tool(struct mote_loop *l, unsigned which, const char *input, size_t cancel_after)
+{
+    struct mote_session_conf sc;
+    mote_job_id job;
+    int i, st;
+
+    memset(&sc, 0, sizeof(sc));
+    sc.on_event = ev_none;
+    assert_int_equal(mote_session_init(&tses, l, &sc), 0);
+    assert_int_equal(mote_session_add_builtin_tools(&tses, which), 1);
+    ttool = tses.tools[0];
+    memset(&trun, 0, offsetof(struct mote_tool_run, json));
+    trun.used = true;
+    trun.tool = ttool;
+    trun.session = &tses;
+    trun.out = trun.out_buf;
+    trun.out_cap = MOTE_TOOL_OUTPUT_MAX;
+    trun.timeout_ms = 60000;
+    trun.deadline = mote_loop_now(l) + trun.timeout_ms;
+    memset(&trun.st, 0, sizeof(trun.st));
+    strcpy(trun.in_buf, input);
+    trun.input = trun.in_buf;
+    trun.input_len = strlen(input);
+    assert_true(mote_json_parse(&trun.json, trun.in_buf, trun.input_len) > 0);
+    step_max = steps_taken = one_shot_replaces = commits_again = 0;
+    assert_int_equal(mote_job_spawn(l, "tool", &tool_task, &trun, NULL, &job), 0);
+    for (i = 0; i < 100000 && (mote_job_state(l, job) == MOTE_JOB_RUNNING ||
+                               mote_job_state(l, job) == MOTE_JOB_CANCELLING); i++) {
+        if (cancel_after > 0 && steps_taken >= cancel_after)
+            (void)mote_job_cancel(l, job);
+        assert_true(mote_loop_poll(l, 1000) >= 0);
+    }
+    st = mote_job_state(l, job);
+    trun.out[trun.out_len] = '\0';
+    mote_session_deinit(&tses);
+    return st;
+}
+
+/* How many entries of `d` start with `prefix`. */
+static int entries(const char *d, const char *prefix)
+{
+    char cmd[400], line[64];
+    FILE *f;
+    int n = -1;
+
+    snprintf(cmd, sizeof(cmd), "ls -A '%s' | grep -c '^%s'", d, prefix);
+    f = popen(cmd, "r");
+    if (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        n = atoi(line);
+    if (f != NULL)
+        pclose(f);
+    return n;
+}
+
+/* edit_file on an 8 MiB file works in steps: no step reads or writes
+ * more than about MOTE_STEP_FILE_BYTES (the search, then the copy), and
+ * the commit's sync and rename are not a step's (the port's helper thread:
+ * the first commit call says "not yet"). The result is the edit, the
+ * mode kept; a cancel during the search leaves the file unchanged and no
+ * temporary file behind. */
+static void test_file_tools_work_in_steps(void **state)
+{
+    struct mote_loop l;
+    char path[320], input[600];
+    struct stat sb;
+    FILE *f;
+    size_t i, bound = 2 * (MOTE_STEP_FILE_BYTES + MOTE_TOOL_OUTPUT_MAX);
+    char tail[80];
+
+    (void)state;
+    wp = pp.port;
+    wp.fs_read = w_fs_read;
+    wp.fs_replace_write = w_replace_write;
+    wp.fs_replace_commit = w_replace_commit;
+    wp.fs_replace = w_fs_replace;
+    assert_int_equal(mote_loop_init(&l, &wp), 0);
+    snprintf(path, sizeof(path), "%s/big.txt", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (i = 0; i < 8u * 1024u * 1024u / 64u - 1u; i++)
+        fputs("0123456789 0123456789 0123456789 0123456789 0123456789 01234567\n", f);
+    fputs("the last line, to change, with some more words to fill it out..\n", f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0640), 0);
+    snprintf(input, sizeof(input),
+             "{\"path\":\"%s\",\"old_string\":\"to change\",\"new_string\":\"EDITED\"}", path);
+    /* cancelled in its search: unchanged, nothing left */
+    assert_int_equal(run_tool(&l, MOTE_TOOL_EDIT_FILE, input, 3), MOTE_JOB_CANCELLED);
+    assert_non_null(strstr(trun.out, "the file is unchanged"));
+    assert_int_equal(entries(dir, ".mote-"), 0);
+    /* to the end */
+    assert_int_equal(run_tool(&l, MOTE_TOOL_EDIT_FILE, input, 0), MOTE_JOB_DONE);
+    assert_non_null(strstr(trun.out, "edited "));
+    assert_non_null(strstr(trun.out, "at line 131072"));
+    print_message("edit_file: %zu steps, at most %zu bytes in one\n", steps_taken, step_max);
+    assert_true(steps_taken >= 8u * 1024u * 1024u / MOTE_STEP_FILE_BYTES);
+    assert_true(step_max <= bound);
+    assert_int_equal(one_shot_replaces, 0);
+    assert_true(commits_again >= 1);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, -61, SEEK_END), 0);
+    assert_int_equal(fread(tail, 1, 61, f), 61);
+    fclose(f);
+    tail[61] = '\0';
+    assert_string_equal(tail, "the last line, EDITED, with some more words to fill it out..\n");
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0640);
+    assert_int_equal(sb.st_size, 8 * 1024 * 1024 - 3);
+    assert_int_equal(entries(dir, ".mote-"), 0);
+    /* write_file: the content, committed apart from the step */
+    snprintf(input, sizeof(input), "{\"path\":\"%s/new.txt\",\"content\":\"hello\\n\"}", dir);
+    assert_int_equal(run_tool(&l, MOTE_TOOL_WRITE_FILE, input, 0), MOTE_JOB_DONE);
+    assert_non_null(strstr(trun.out, "wrote 6 bytes to "));
+    assert_int_equal(one_shot_replaces, 0);
+    assert_true(commits_again >= 1);
+    snprintf(path, sizeof(path), "%s/new.txt", dir);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 6);
+    mote_loop_deinit(&l);
+}
+
+/* The group of child `pid`, asked until the port knows it (proc_group
+ * never waits: the supervisor says it a moment after the spawn). */
+static int64_t group_of(int64_t pid)
+{
+    const struct mote_port *p = &pp.port;
+    int64_t g = MOTE_ERR_AGAIN;
+    int i;
+
+    for (i = 0; i < 2000 && g == MOTE_ERR_AGAIN; i++) {
+        g = p->proc_group(p->ctx, pid);
+        if (g == MOTE_ERR_AGAIN)
+            usleep(1000);
+    }
+    return g;
+}
+
+/* A held start runs nothing of its program until proc_go: the child
+ * waits in its own group (still mote's image: no exec), so the group can
+ * be journaled first; a held child that is killed never runs it. */
+static void test_held_spawn_runs_only_after_go(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    const char *av[4] = {"sh", "-c", "echo ran", NULL};
+    char self[512], exe[512], path[64], out[256];
+    int64_t pid = 0, g;
+    int fds[3], status = -1;
+    ssize_t n;
+
+    (void)state;
+    assert_true(MOTE_PORT_HAS(p, proc_spawn_held) && MOTE_PORT_HAS(p, proc_go));
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    assert_int_equal(p->proc_spawn_held(p->ctx, av, NULL, true, fds, &pid), 0);
+    p->pipe_close(p->ctx, fds[0]);
+    g = group_of(pid);
+    assert_true(g > 1);
+    /* the group's leader is still this program, and has said nothing */
+    snprintf(path, sizeof(path), "/proc/%lld/exe", (long long)g);
+    n = readlink(path, exe, sizeof(exe) - 1);
+    assert_true(n > 0);
+    exe[n] = '\0';
+    assert_string_equal(exe, self);
+    assert_int_equal(p->pipe_read(p->ctx, fds[1], out, sizeof(out)), MOTE_ERR_AGAIN);
+    assert_int_equal(p->proc_reap(p->ctx, pid, &status), MOTE_ERR_AGAIN);
+    assert_int_equal(p->proc_go(p->ctx, pid), 0);
+    assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+    p->pipe_close(p->ctx, fds[1]);
+    assert_int_equal(status, 0);
+    assert_string_equal(out, "ran\n");
+    assert_int_equal(p->proc_go(p->ctx, pid), MOTE_ERR_NOENT); /* reaped */
+    /* killed while held: the program never ran */
+    av[2] = "echo ran";
+    assert_int_equal(p->proc_spawn_held(p->ctx, av, NULL, true, fds, &pid), 0);
+    p->pipe_close(p->ctx, fds[0]);
+    assert_true(group_of(pid) > 1);
+    assert_int_equal(p->proc_signal(p->ctx, pid, MOTE_PROC_KILL), 0);
+    assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+    p->pipe_close(p->ctx, fds[1]);
+    assert_string_equal(out, "");
+    assert_true(status != 0);
+}
+
 /* The spawn does not wait for the child's exec: a program that is not
  * there is said at once (a look in PATH), one that only its exec finds
  * unrunnable says why on its output and exits 127, its group known. */
@@ -606,7 +856,7 @@ static void test_spawn_without_waiting_for_the_exec(void **state)
     argv[0] = path;
     assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), 0);
     p->pipe_close(p->ctx, fds[0]);
-    assert_true(p->proc_group(p->ctx, pid) > 1);
+    assert_true(group_of(pid) > 1);
     assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
     p->pipe_close(p->ctx, fds[1]);
     assert_int_equal(status, 127);
@@ -619,7 +869,7 @@ static void test_spawn_without_waiting_for_the_exec(void **state)
         assert_int_equal(p->proc_spawn(p->ctx, av, NULL, true, fds, &pid), 0);
     }
     p->pipe_close(p->ctx, fds[0]);
-    assert_true(p->proc_group(p->ctx, pid) > 1);
+    assert_true(group_of(pid) > 1);
     assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
     p->pipe_close(p->ctx, fds[1]);
     assert_int_equal(status, 3);
@@ -868,6 +1118,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fs_replace_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_read_huge_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spawn_without_waiting_for_the_exec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_held_spawn_runs_only_after_go, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_tools_work_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_paths_follow_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_sticky_links, setup, teardown),
     };
