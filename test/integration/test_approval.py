@@ -784,33 +784,6 @@ def test_an_event_reader_that_never_reads_is_closed_in_seconds():
         s.wait()
 
 
-# Tests of work another branch does (the wire: port/tls_mbedtls.c and
-# src/client.c), failing until it lands: each runs, and its failure is
-# noted instead of counted; once it passes it fails, so that it is taken
-# off this list then.
-EXPECTED_FAILURES = {
-    "test_a_certificate_without_subject_alt_name_is_refused":
-        "the wire's work (a certificate naming its host only in the CN refused) has not landed",
-    "test_pings_forever_end_at_the_request_deadline":
-        "the wire's work (an overall deadline per request) has not landed",
-}
-
-
-def expected_failure(fn, why):
-    def wrapped():
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - any failure is the expected one
-            NOTES.append("expected failure %s (%s): %s" % (fn.__name__[5:], why, e))
-            return
-        raise AssertionError("passes now: take it off EXPECTED_FAILURES (%s)" % why)
-    wrapped.__name__ = fn.__name__
-    return wrapped
-
-
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    tests = dict(globals())
-    for name, why in EXPECTED_FAILURES.items():
-        tests[name] = expected_failure(tests[name], why)
-    sys.exit(run_all("approval", tests))
+    sys.exit(run_all("approval", globals()))
