@@ -27,20 +27,15 @@ static const struct mote_tool *find_tool(const struct mote_session *s, const cha
 
 int mote_session_add_tool(struct mote_session *s, const struct mote_tool *tool)
 {
-    size_t i, n;
+    size_t n;
 
     if (tool == NULL || tool->name == NULL || tool->step == NULL || tool->schema == NULL)
         return MOTE_ERR_INVAL;
     n = strlen(tool->name);
     if (n == 0 || n > 64 || strstr(tool->name, "__") != NULL)
         return MOTE_ERR_INVAL; /* "__" is the MCP tools' SERVER__TOOL */
-    for (i = 0; i < n; i++) {
-        char ch = tool->name[i];
-
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-'))
-            return MOTE_ERR_INVAL;
-    }
+    if (!mote_word_chars(tool->name, n))
+        return MOTE_ERR_INVAL;
     if (find_tool(s, tool->name) != NULL)
         return MOTE_ERR_EXIST;
     if (s->ntools >= MOTE_MAX_TOOLS)

@@ -217,17 +217,12 @@ static void id_keep(struct mote_llm_dec *d, const char *id)
  * the ids): such a call gets an id of mote's, which is as good. */
 static bool id_ok(const struct mote_llm_dec *d, const char *id)
 {
-    size_t i, n = strlen(id);
+    size_t n = strlen(id);
 
     if (n == 0 || n > 64)
         return false;
-    for (i = 0; i < n; i++) {
-        char ch = id[i];
-
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-'))
-            return false;
-    }
+    if (!mote_word_chars(id, n))
+        return false;
     return !id_seen(d, id);
 }
 

@@ -21,17 +21,10 @@ static const struct serve_sum not_file = {.rc = MOTE_ERR_NOTREG};
 
 bool mote_serve_id_ok(const char *id, size_t n)
 {
-    size_t i;
-
     if (n == 0 || n >= MOTE_CONV_ID_MAX)
         return false;
-    for (i = 0; i < n; i++) {
-        char ch = id[i];
-
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-'))
-            return false;
-    }
+    if (!mote_word_chars(id, n))
+        return false;
     return true;
 }
 

@@ -115,6 +115,22 @@ static inline int mote_hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+/* True when each of the n bytes of s is a letter, a digit, '_' or '-'
+ * (the characters of the APIs' tool names and ids, and of mote's ids). */
+static inline bool mote_word_chars(const char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        char ch = s[i];
+
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
 /* MOTE_ASSERT(cond): an invariant of the library's own code (never a check
  * of outside input: that gets an error code). A false one stops the
  * program (MOTE_ASSERT_FAIL, __builtin_trap() unless defined), so a broken

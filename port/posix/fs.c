@@ -258,25 +258,39 @@ static int replaceable(const struct spot *sp)
     return 0;
 }
 
-static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void *arg)
+/* The place a replacement goes: `sp` located (its directory open when
+ * this returns 0), the file there refused unless it may be replaced, and
+ * the mode the new file gets (the old one's, or 0644 under the umask). */
+static int replace_spot(const char *path, struct spot *sp, unsigned *mode)
 {
-    struct spot sp;
     int rc;
 
-    (void)ctx;
-    if ((rc = locate(path, &sp)) < 0)
+    if ((rc = locate(path, sp)) < 0)
         return rc;
-    if (sp.exists) {
-        rc = replaceable(&sp);
-        if (rc == 0)
-            rc = mote_posix_replace_at(sp.dir, sp.name, (unsigned)(sp.st.st_mode & 07777),
-                                       &sp.st, produce, arg);
+    rc = 0;
+    if (sp->exists) {
+        *mode = (unsigned)(sp->st.st_mode & 07777);
+        if ((rc = replaceable(sp)) != 0)
+            close(sp->dir);
     } else {
         mode_t um = umask(0);
 
         umask(um);
-        rc = mote_posix_replace_at(sp.dir, sp.name, (unsigned)(0644 & ~um), NULL, produce, arg);
+        *mode = (unsigned)(0644 & ~um);
     }
+    return rc;
+}
+
+static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void *arg)
+{
+    struct spot sp;
+    unsigned mode;
+    int rc;
+
+    (void)ctx;
+    if ((rc = replace_spot(path, &sp, &mode)) != 0)
+        return rc;
+    rc = mote_posix_replace_at(sp.dir, sp.name, mode, sp.exists ? &sp.st : NULL, produce, arg);
     close(sp.dir);
     return rc;
 }
@@ -284,22 +298,13 @@ static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void
 static int fs_replace_begin(void *ctx, const char *path)
 {
     struct spot sp;
+    unsigned mode;
     int rc;
 
     (void)ctx;
-    if ((rc = locate(path, &sp)) < 0)
+    if ((rc = replace_spot(path, &sp, &mode)) != 0)
         return rc;
-    if (sp.exists) {
-        rc = replaceable(&sp);
-        if (rc == 0)
-            rc = mote_posix_replace_open(sp.dir, sp.name, (unsigned)(sp.st.st_mode & 07777),
-                                         &sp.st);
-    } else {
-        mode_t um = umask(0);
-
-        umask(um);
-        rc = mote_posix_replace_open(sp.dir, sp.name, (unsigned)(0644 & ~um), NULL);
-    }
+    rc = mote_posix_replace_open(sp.dir, sp.name, mode, sp.exists ? &sp.st : NULL);
     close(sp.dir);
     return rc;
 }
