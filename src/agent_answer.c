@@ -44,9 +44,16 @@ static void call_rec(const struct mote_conv *c, unsigned i, struct mote_call_rec
     MOTE_ASSERT(i < c->ncalls);
     r->id = c->calls[i].id;
     r->name = c->calls[i].name;
+    r->refused = NULL;
     if (c->calls[i].bad_input || st->too_large[i]) {
-        r->input = "{}"; /* unusable input: the tool refuses it */
+        /* unusable input: the call is refused, and says so in its record,
+         * so that a restart refuses it too (never runs it with {}) */
+        r->input = "{}";
         r->input_len = 2;
+        r->refused = c->calls[i].why[0] != '\0' ? c->calls[i].why
+                     : c->calls[i].cut_off      ? MOTE_REFUSED_CUT_OFF
+                     : c->calls[i].too_big || st->too_large[i] ? MOTE_REFUSED_TOO_BIG
+                                                                : MOTE_REFUSED_INVALID;
     } else {
         r->input = st->arena + st->in_off[i];
         r->input_len = st->in_len[i];
@@ -289,6 +296,7 @@ static int over_end(struct mote_conv *c)
     r.id = st->arena;
     r.name = st->arena + strlen(st->arena) + 1;
     r.input = st->arena + st->over_in;
+    r.refused = NULL; /* past the table: answered unrun whatever its input */
     if (st->over_big || clean_input(c, st->arena + st->over_in, &n, NULL, 0) < 0) {
         r.input = "{}"; /* never run: what it asked matters less than that it is answered */
         n = 2;

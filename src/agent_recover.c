@@ -81,6 +81,13 @@ void mote_conv_recover_load(struct mote_conv *c)
         k->rec_idx = r->rec_idx;
         k->started = r->started;
         k->has_result = r->has_result;
+        if (r->refused[0] != '\0') {
+            k->bad_input = true;
+            k->cut_off = strcmp(r->refused, MOTE_REFUSED_CUT_OFF) == 0;
+            k->too_big = strcmp(r->refused, MOTE_REFUSED_TOO_BIG) == 0;
+            if (!k->cut_off && !k->too_big && strcmp(r->refused, MOTE_REFUSED_INVALID) != 0)
+                mote_str_copy(k->why, sizeof(k->why), r->refused);
+        }
     }
 }
 

@@ -400,6 +400,10 @@ static void write_call(struct mote_jw *w, const struct mote_call_rec *c)
     mote_jw_str(w, c->name);
     mote_jw_key(w, "input");
     mote_jw_raw(w, c->input_len > 0 ? c->input : "{}", c->input_len > 0 ? c->input_len : 2);
+    if (c->refused != NULL) {
+        mote_jw_key(w, "refused");
+        mote_jw_str(w, c->refused);
+    }
 }
 
 static void write_answer(struct mote_jw *w, const char *text, size_t len, const char *stop,

@@ -20,11 +20,16 @@ static void take_call(struct mote_journal *j, int call, int idx, struct mote_rec
     size_t used = 0;
     const char *id = mote_jrec_str(j, call, "id", &used, NULL);
     const char *name = mote_jrec_str(j, call, "name", &used, NULL);
+    const char *refused = mote_jrec_str(j, call, "refused", &used, NULL);
 
     MOTE_ASSERT(idx >= -1 && idx < MOTE_LLM_MAX_TOOL_CALLS);
     memset(c, 0, sizeof(*c));
     mote_str_copy(c->id, sizeof(c->id), id != NULL ? id : "");
     mote_str_copy(c->name, sizeof(c->name), name != NULL ? name : "");
+    /* a "refused" that is no string, or empty, still refuses */
+    if (refused != NULL || mote_json_member(&j->buf->json, call, "refused") >= 0)
+        mote_str_copy(c->refused, sizeof(c->refused),
+                      refused != NULL && refused[0] != '\0' ? refused : MOTE_REFUSED_INVALID);
     c->rec_off = j->cur_off;
     c->rec_idx = (int16_t)idx;
 }

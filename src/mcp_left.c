@@ -40,7 +40,7 @@ int mote_mcp_left_record(const struct mote_port *p, const char *server, int64_t 
     struct mote_jw w;
     int64_t g = 0, holder = 0;
     uint64_t start = 0;
-    int h, rc;
+    int h, rc, k;
 
     if (cap > 0)
         name[0] = '\0';
@@ -77,11 +77,21 @@ int mote_mcp_left_record(const struct mote_port *p, const char *server, int64_t 
     h = p->st_open(p->ctx, name, MOTE_ST_READ | MOTE_ST_APPEND | MOTE_ST_CREATE | MOTE_ST_PRIVATE);
     if (h < 0)
         return h;
-    /* Locked before it says anything: a sweep takes an unlocked record
-     * for one whose mote is gone. */
-    if (MOTE_PORT_HAS(p, st_lock) && (rc = p->st_lock(p->ctx, h, MOTE_LOCK_HOLD, &holder)) < 0) {
+    /* Locked before it says anything: a sweep takes a record with a line
+     * and no lock for one whose mote is gone. A sweep's lock test may
+     * hold the lock a moment: tried again, then the record is given up
+     * (removed, not left empty for ever). */
+    rc = 0;
+    for (k = 0; MOTE_PORT_HAS(p, st_lock) && k < 8; k++) {
+        rc = p->st_lock(p->ctx, h, MOTE_LOCK_HOLD, &holder);
+        if (rc != MOTE_ERR_LOCKED)
+            break;
+    }
+    if (rc < 0) {
         p->st_close(p->ctx, h);
-        return rc; /* (its name is a fresh tag: no other process holds it) */
+        (void)p->st_remove(p->ctx, name);
+        name[0] = '\0';
+        return rc;
     }
     rc = p->st_append(p->ctx, h, line, sb.len);
     if (rc >= 0 && (size_t)rc != sb.len)
@@ -135,15 +145,15 @@ static int sweep_one(void *arg, const char *entry)
             (void)p->st_remove(p->ctx, name); /* planted, never followed */
         return 0;
     }
-    if (MOTE_PORT_HAS(p, st_lock) &&
-        p->st_lock(p->ctx, h, MOTE_LOCK_TEST, &holder) == MOTE_ERR_LOCKED) {
-        p->st_close(p->ctx, h);
-        return 0; /* its mote runs: the server is that mote's */
-    }
+    /* Read first, then the lock: a record's line is written only under
+     * its lock, so a line and then no lock means its mote is gone; the
+     * other order could take a record created, not yet locked, and then
+     * written by a mote that runs. */
     got = p->st_read(p->ctx, h, 0, line, sizeof(line));
-    if (got == 0) {
+    if (got == 0 || (MOTE_PORT_HAS(p, st_lock) &&
+                     p->st_lock(p->ctx, h, MOTE_LOCK_TEST, &holder) == MOTE_ERR_LOCKED)) {
         p->st_close(p->ctx, h);
-        return 0;
+        return 0; /* being written, or its mote runs: the server is that mote's */
     }
     tag[0] = server[0] = '\0';
     if (got > 0 && mote_json_parse(sw->js, line, (size_t)got) > 0 &&

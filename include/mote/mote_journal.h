@@ -70,11 +70,19 @@ struct mote_rec_usage {
 };
 
 /* One tool call of an assistant record (pointers valid during a call). */
+/* A refused call's "refused" when no fault is named (else it is the
+ * fault, as mote_json_strict names it: "duplicate key \"NAME\"", ...). */
+#define MOTE_REFUSED_INVALID "invalid" /* not one valid JSON object */
+#define MOTE_REFUSED_CUT_OFF "cut_off" /* cut by the token limit */
+#define MOTE_REFUSED_TOO_BIG "too_big" /* over what one record holds */
+
 struct mote_call_rec {
     const char *id;
     const char *name;
     const char *input; /* a JSON object */
     size_t input_len;
+    const char *refused; /* NULL, or why the input was refused (it is then {}): the call is
+                          * never run, after a restart too */
 };
 
 /* The journal's working memory: one record's line, its unescaped strings
@@ -351,6 +359,7 @@ struct mote_rec_call {
     int64_t pgid;                  /* from the tool_start record (0: none) */
     uint64_t start;
     char tag[MOTE_PROC_TAG_MAX];   /* the processes' tag ("": none recorded) */
+    char refused[64];              /* the call record's "refused" ("": its input was good) */
 };
 
 struct mote_recovery {

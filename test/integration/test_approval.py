@@ -247,6 +247,39 @@ def test_duplicate_keys_in_a_tool_input_are_refused():
           "the model reads why: %r" % res)
 
 
+def test_a_refused_input_stays_refused_after_a_kill():
+    """A call refused for its input (a key twice) is journaled as {}: after
+    kill -9 while an earlier call of the same answer waits for its
+    question, the restart must still refuse it, not run it with {}."""
+    cwd = new_dir("cwd-")
+    open(os.path.join(cwd, "MARKER-IN-CWD"), "w").close()
+    port, log = start_server([{"tools": [
+        {"tool": "shell", "input": {"command": "echo one"}},
+        {"tool": "list_dir", "raw_input": '{"path":"/etc","path":"/usr"}'}]},
+        {"text": "after"}, {"text": "next"}])
+    state = new_dir("state-")
+    old = os.getcwd()
+    os.chdir(cwd)  # the pty's child starts in it
+    try:
+        t = Pty(mote(port, state), env())
+    finally:
+        os.chdir(old)
+    t.read_until("> ")
+    t.send("go\r")
+    t.read_until("[y/N]", timeout=30)
+    os.kill(t.pid, signal.SIGKILL)
+    os.waitpid(t.pid, 0)
+    os.close(t.fd)
+    r = run(mote(port, state, "--continue", "-p", "and?", "--yes"), cwd=cwd)
+    check(r.returncode in (0, 1), (r.returncode, r.stderr))
+    j = journal(state)
+    res = [x for x in j if x["t"] == "tool_result"]
+    check(len(res) == 2, "both calls answered: %r" % res)
+    text = json.dumps(res[1])
+    check("MARKER-IN-CWD" not in text, "the refused call ran with {} after the restart: %s" % text)
+    check("duplicate" in text.lower(), "its result still says why: %s" % text)
+
+
 def test_duplicate_keys_in_a_serve_body_are_refused():
     from test_serve import Serve  # noqa: E402 - the serve harness
     port, _ = start_server([])

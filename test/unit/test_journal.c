@@ -60,10 +60,10 @@ static const enum mote_recovery_action want[NSTEPS] = {
 static int write_step(struct mote_journal *j, int k)
 {
     static const struct mote_call_rec two[] = {
-        {"call_a", "shell", "{\"command\":\"ls\"}", 16},
-        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24},
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL},
+        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24, NULL},
     };
-    static const struct mote_call_rec one[] = {{"call_c", "list_dir", "{}", 2}};
+    static const struct mote_call_rec one[] = {{"call_c", "list_dir", "{}", 2, NULL}};
 
     switch (k) {
     case S_USER: return mote_journal_user(j, "list files \"here\"\n", 18);
@@ -383,7 +383,7 @@ static void test_hostile_ids_and_lines(void **state)
     assert_int_equal(mote_journal_user(&jr, huge, sizeof(huge)), MOTE_ERR_TOO_LARGE);
     assert_int_equal(mote_journal_user(&jr, "small", 5), 0);
     {
-        const struct mote_call_rec bad = {"c", "shell", "{\"command\":\"ls", 13};
+        const struct mote_call_rec bad = {"c", "shell", "{\"command\":\"ls", 13, NULL};
 
         assert_int_equal(mote_journal_assistant(&jr, "", 0, "max_tokens", false, &bad, 1),
                          MOTE_ERR_BADMSG);
@@ -403,7 +403,7 @@ static void test_hostile_ids_and_lines(void **state)
 static void test_token_limit_records(void **state)
 {
     static char in[16 * MOTE_JSON_MAX_TOKENS];
-    struct mote_call_rec rec = {"c1", "list_dir", in, 0};
+    struct mote_call_rec rec = {"c1", "list_dir", in, 0, NULL};
     uint64_t size;
     int k, t, n = 0;
 
@@ -448,7 +448,7 @@ static void test_records_are_utf8(void **state)
 {
     static const char bad[] = "{\"content\":\"caf\xe9 \xed\xa0\x80\"}";
     static const char good[] = "{\"content\":\"caf\xc3\xa9\"}";
-    struct mote_call_rec rec = {"c1", "write_file", bad, sizeof(bad) - 1};
+    struct mote_call_rec rec = {"c1", "write_file", bad, sizeof(bad) - 1, NULL};
     uint64_t size;
     int t, n = 0;
 
@@ -693,10 +693,10 @@ static void part_text(const struct mote_part *p, char *out, size_t cap)
 static void test_call_input(void **state)
 {
     static const struct mote_call_rec two[] = {
-        {"call_a", "shell", "{\"command\":\"ls\"}", 16},
-        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24},
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL},
+        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24, NULL},
     };
-    static const struct mote_call_rec piece = {"call_p", "list_dir", "{\"path\":\".\"}", 12};
+    static const struct mote_call_rec piece = {"call_p", "list_dir", "{\"path\":\".\"}", 12, NULL};
     static char seen[16][256];
     uint64_t user_off, call_off, ans_off;
     char out[64], now[256];
@@ -811,8 +811,8 @@ static void test_newer_versions_refused(void **state)
  * positive; the tag is kept. */
 static void test_recorded_groups(void **state)
 {
-    static const struct mote_call_rec two[] = {{"call_a", "shell", "{}", 2},
-                                               {"call_b", "shell", "{}", 2}};
+    static const struct mote_call_rec two[] = {{"call_a", "shell", "{}", 2, NULL},
+                                               {"call_b", "shell", "{}", 2, NULL}};
     struct mote_recovery r;
 
     (void)state;
@@ -847,8 +847,8 @@ static void test_recorded_groups(void **state)
  * end; closing the round answers it alone. */
 static void test_one_id_twice(void **state)
 {
-    static const struct mote_call_rec two[] = {{"toolu_dup", "shell", "{\"command\":\"a\"}", 15},
-                                               {"toolu_dup", "shell", "{\"command\":\"b\"}", 15}};
+    static const struct mote_call_rec two[] = {{"toolu_dup", "shell", "{\"command\":\"a\"}", 15, NULL},
+                                               {"toolu_dup", "shell", "{\"command\":\"b\"}", 15, NULL}};
     struct mote_recovery r;
     struct mote_part p;
     unsigned i, results = 0;
@@ -1062,6 +1062,44 @@ static void test_usage_names(void **state)
     mote_journal_close(&jr);
 }
 
+/* A refused call's record says so ("refused": the fault, or a word for
+ * it), in an answer and in a call record, and recovery reads it back, so
+ * a restart refuses the call again instead of running its {}; a
+ * "refused" that is no string still refuses. */
+static void test_refused_calls_recovered(void **state)
+{
+    static const struct mote_call_rec two[] = {
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL},
+        {"call_b", "list_dir", "{}", 2, "duplicate key \"path\""},
+    };
+    static const struct mote_call_rec piece = {"call_p", "list_dir", "{}", 2,
+                                               MOTE_REFUSED_TOO_BIG};
+    static const char odd[] = "{\"t\":\"open\",\"v\":2,\"id\":\"rq\"}\n"
+                              "{\"t\":\"user\",\"text\":\"x\"}\n"
+                              "{\"t\":\"assistant\",\"text\":\"\",\"stop\":\"tool_use\","
+                              "\"calls\":[{\"id\":\"c\",\"name\":\"shell\",\"input\":{},"
+                              "\"refused\":7}]}\n";
+    struct mote_recovery r;
+
+    (void)state;
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "rf"), 0);
+    assert_int_equal(mote_journal_user(&jr, "hi", 2), 0);
+    assert_int_equal(mote_journal_call(&jr, &piece), 0);
+    assert_int_equal(mote_journal_assistant(&jr, "", 0, "tool_use", false, two, 2), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.ncalls, 3); /* the call record's, then the answer's two */
+    assert_string_equal(r.calls[0].refused, MOTE_REFUSED_TOO_BIG);
+    assert_string_equal(r.calls[1].refused, "");
+    assert_string_equal(r.calls[2].refused, "duplicate key \"path\"");
+    mote_journal_close(&jr);
+    put_journal("rq", odd, sizeof(odd) - 1);
+    assert_int_equal(mote_journal_open(&jr, &tp.port, "rq"), 0);
+    assert_int_equal(mote_recover(&jr, &r), 0);
+    assert_int_equal(r.ncalls, 1);
+    assert_string_equal(r.calls[0].refused, MOTE_REFUSED_INVALID);
+    mote_journal_close(&jr);
+}
+
 /* Request ids: the user record carries the id set for it (and only that
  * record), the latest MOTE_JOURNAL_RIDS are known after a reopen too, a
  * record without one (an older mote's) reads as before, and an id is
@@ -1182,6 +1220,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_ids_and_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_are_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_calls_recovered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cut_answer_parts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_past_the_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_versions_refused, setup, teardown),
