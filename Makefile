@@ -659,3 +659,14 @@ help:
 .SECONDARY:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/mcu -name '*.d' -type f 2>/dev/null)
+
+# ---- providers (a device user's picks) ----
+# Each provider's behaviour through the real binary against the test
+# server's provider profiles (test/llm_profiles.py): errors that say why
+# in every frontend, streams without [DONE], ids kept, calls sharing an
+# index.
+.PHONY: test-providers
+test-providers: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_providers.py $(SB)
+CHECK_GROUPS += test-providers
+# ---- end of the providers' block ----
