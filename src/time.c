@@ -94,7 +94,7 @@ int mote_duration_parse(const char *s, uint64_t *ms)
         } else {
             return MOTE_ERR_INVAL;
         }
-        if (n > TEN_YEARS_MS / unit)
+        if (n > 4000000000u) /* (so that n * unit cannot overflow: no 64-bit division) */
             return MOTE_ERR_INVAL;
         total += n * unit;
         if (total > TEN_YEARS_MS)
