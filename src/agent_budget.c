@@ -10,11 +10,6 @@
 #include "agent_int.h"
 #include "mote/mote_budget.h"
 
-void mote_session_use_budget(struct mote_session *s, struct mote_budget *b)
-{
-    s->budget = b;
-}
-
 static void on_budget_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
 {
     struct mote_session *s = arg;
@@ -37,7 +32,7 @@ static void arm(struct mote_session *s)
         s->budget_timer = 0; /* no timer free: the next deferred work tries again */
 }
 
-int mote_budget_gate(struct mote_conv *c)
+static int gate(struct mote_conv *c)
 {
     struct mote_session *s = c->s;
     uint32_t max_out = c->conf.max_tokens > 0 ? c->conf.max_tokens : 4096u;
@@ -76,7 +71,7 @@ int mote_budget_gate(struct mote_conv *c)
     return 0;
 }
 
-void mote_budget_done(struct mote_conv *c, bool answered)
+static void done(struct mote_conv *c, bool answered)
 {
     struct mote_session *s = c->s;
     const struct mote_usage *u = &c->usage;
@@ -89,4 +84,11 @@ void mote_budget_done(struct mote_conv *c, bool answered)
     else
         mote_budget_settle(s->budget, c->budget_id, c->conf.model, 0, 0, 0);
     c->budget_id = 0;
+}
+
+void mote_session_use_budget(struct mote_session *s, struct mote_budget *b)
+{
+    s->budget = b;
+    s->budget_gate = b != NULL ? gate : NULL;
+    s->budget_done = b != NULL ? done : NULL;
 }

@@ -164,6 +164,13 @@ static void shutdown_step(struct mote_session *s)
     }
 }
 
+/* Settles c's reservation of the budget, if there is one (the hook). */
+static void budget_done(struct mote_conv *c, bool answered)
+{
+    if (c->s->budget_done != NULL)
+        c->s->budget_done(c, answered);
+}
+
 int mote_shutdown_begin(struct mote_session *s, const struct mote_shutdown_req *req)
 {
     unsigned i;
@@ -213,7 +220,7 @@ int mote_shutdown_begin(struct mote_session *s, const struct mote_shutdown_req *
                    c->want_budget) {
             /* waiting for someone (or the budget): it goes on after a restart */
             c->want_send = c->want_run = c->want_budget = false;
-            mote_budget_done(c, false); /* a reservation waiting for a slot: never sent */
+            budget_done(c, false); /* a reservation waiting for a slot: never sent */
             s->in_api++;
             (void)mote_turn_apply(c, MOTE_CEV_DRAIN_STOP, NULL);
             s->in_api--;

@@ -475,6 +475,10 @@ struct mote_session {
     mote_timer_id ask_timer;     /* the earliest approval deadline of the conversations */
     struct mote_budget *budget;  /* the spend budget (NULL: none) */
     mote_timer_id budget_timer;  /* a wait for it ends */
+    /* the library's budget hooks (mote_session_use_budget sets them: a
+     * program without a budget links none of it) */
+    int (*budget_gate)(struct mote_conv *c);
+    void (*budget_done)(struct mote_conv *c, bool answered);
     uint32_t queue_seq;
     unsigned ntools;
     const struct mote_tool *tools[MOTE_MAX_TOOLS];
