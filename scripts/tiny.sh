@@ -32,7 +32,7 @@ src="$b/tiny-src"
 mkdir -p "$src" "$t/jsmn"
 cp /usr/include/jsmn.h "$t/jsmn/"
 if ! ls "$src"/mbedtls_*.orig.tar.gz >/dev/null 2>&1; then
-    (cd "$src" && apt-get source --download-only mbedtls >/dev/null 2>&1) || {
+    (cd "$src" && apt-get source --download-only mbedtls/bookworm >/dev/null 2>&1) || {
         echo "tiny: cannot fetch Debian's mbedtls source (run make deps as root)" >&2
         exit 1
     }

@@ -592,6 +592,14 @@
 #define MOTE_TLS_SESSION_MAX_S 86400
 #endif
 
+/* Session files kept in storage (MOTE_TLS_RESUME_DISK: tls/HASH, one per
+ * server): at most this many, the most recently written; older ones, and
+ * any older than MOTE_TLS_SESSION_MAX_S, are removed when a session is
+ * written. At least 1, at most 256. */
+#ifndef MOTE_TLS_SESSION_FILES
+#define MOTE_TLS_SESSION_FILES 8
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -900,6 +908,9 @@
 #if MOTE_TLS_SESSION_CACHE < 0 || MOTE_TLS_SESSION_CACHE > 64 || MOTE_TLS_SESSION_BYTES < 512 || \
     MOTE_TLS_SESSION_MAX_S < 1
 #error "MOTE_TLS_SESSION_CACHE must be 0..64, MOTE_TLS_SESSION_BYTES at least 512 and MOTE_TLS_SESSION_MAX_S at least 1"
+#endif
+#if MOTE_TLS_SESSION_FILES < 1 || MOTE_TLS_SESSION_FILES > 256
+#error "MOTE_TLS_SESSION_FILES must be 1..256"
 #endif
 
 #if MOTE_TLS_READ_CHUNK < 512 || MOTE_TLS_CERT_MAX < 1024 || MOTE_TLS_BUNDLE_MAX < 65536 || \
