@@ -133,6 +133,8 @@ void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mot
         mote_jw_null(w);
     mote_jw_key(w, "input_bytes");
     mote_jw_int(w, (int64_t)len);
+    if (n >= 0)
+        (void)mote_serve_show_into(sv, w, 1024, call->name, sv->small, (size_t)n);
     mote_jw_obj_end(w);
 }
 
