@@ -701,3 +701,13 @@ help:
 .SECONDARY:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/mcu $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
+
+# ---- unattended devices (approvals' deadlines, schedules, the budget) ----
+# build/asan/mote against the test LLM server and a private mosquitto:
+# an approval denied by itself at its deadline (the turn goes on, the model
+# reads why), the approvals' retained summary on MQTT.
+.PHONY: test-unattended
+test-unattended: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
+CHECK_GROUPS += test-unattended
+# ---- end of the unattended devices' block ----
