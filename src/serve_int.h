@@ -92,6 +92,7 @@ struct serve_sum {
     unsigned user_messages;
     char first[MOTE_JSCAN_FIRST];
     char last_error[SERVE_SUM_ERROR_MAX];
+    struct mote_rec_usage usage; /* tokens of every request journaled */
 };
 
 /* A pass over every journal, in the order of their ids, a few per loop
@@ -240,6 +241,9 @@ const char *mote_serve_sum_state(const struct serve_sum *e, int64_t holder);
 /* True if the journal is finished: whole, nothing for recovery to do, open
  * nowhere (not loaded: the caller's to check). */
 bool mote_serve_sum_finished(const struct serve_sum *e, int64_t holder);
+/* Loaded conversation cv is about to close: its summary, if it was kept
+ * current from its records, takes its usage. */
+void mote_serve_sum_usage(struct serve *sv, const struct mote_conv *cv);
 /* Forgets the summary of `id` (its journal is written or removed here). */
 void mote_serve_sum_drop(struct serve *sv, const char *id);
 /* A record was appended to loaded conversation `id` at `off` (`len`
@@ -312,6 +316,7 @@ struct serve_look {
     int64_t holder;        /* another process holds it (its pid), else 0 */
     uint64_t end;          /* the journal's size */
     char last_error[MOTE_JOB_ERRMSG_LEN];
+    struct mote_rec_usage usage; /* tokens of every request journaled */
 };
 /* Returns 0; MOTE_ERR_AGAIN when its journal must be read first (ask
  * again on a later disk turn); or the failure of reading it (*bad: a
@@ -322,6 +327,14 @@ int mote_serve_look(struct serve *sv, const char *id, struct serve_look *out, ui
 
 void mote_serve_on_head(void *app, struct mote_httpd_conn *c);
 void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *body, size_t len);
+
+/* ---- serve_budget.c: the spend budget as the API shows it ----------------------------- */
+
+/* "budget": the session's budget (its limits, the hour's and the day's
+ * use, whether it waits and until when), or null. */
+void mote_serve_budget_json(struct serve *sv, struct mote_jw *w);
+/* "usage": tokens of a conversation's requests. */
+void mote_serve_usage_json(struct mote_jw *w, const struct mote_rec_usage *u);
 
 /* ---- serve_handlers.c ---------------------------------------------------------------- */
 
