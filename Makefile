@@ -473,11 +473,11 @@ FUZZ_SECONDS ?= 8
 fuzz: $(FUZZ_BIN)
 
 # Targets of the CLI's parsers take its source file too.
-$(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c examples/cli/render.c
+$(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
-$(FZ)/fuzz_opts: examples/cli/opts.c examples/cli/render.c
+$(FZ)/fuzz_opts: examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
 # The core and the test port are compiled once for every fuzz target
 # (instrumented for coverage, sanitizers on) into one archive; each target
