@@ -112,7 +112,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 .PHONY: fuzz-long bench-wire
 .PHONY: test-errors test-docs doc-sizes test-approval test-service test-unit test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
-        install uninstall freestanding check-cross demo clean
+        install install-lib uninstall freestanding check-cross demo clean
 
 # build/embed-loop (examples/embed/loop.c) runs the embed example inside
 # libev's loop: built when the compiler finds <ev.h> (make deps installs
@@ -671,16 +671,20 @@ size: $(B)/libmote_core.a $(B)/libmote.a
 demo: deps-check all
 	$(Q)sh scripts/demo.sh $(B)
 
-## install: install the library, headers, mote and mote.pc under DESTDIR/PREFIX
-install: all
+## install: install the library, headers, mote.pc and mote under DESTDIR/PREFIX
+## install-lib: the same without mote (what a library package needs: no libev)
+install: install-lib $(B)/mote
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin
+	$(Q)install -m 0755 $(B)/mote $(DESTDIR)$(PREFIX)/bin/
+
+install-lib: $(B)/libmote.a
 	$(Q)install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/mote \
-	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)install -m 0644 $(B)/libmote.a $(DESTDIR)$(PREFIX)/lib/
 	$(Q)install -m 0644 include/mote/*.h $(DESTDIR)$(PREFIX)/include/mote/
 	@# the configuration built with (-DMOTE_*, MOTE_CONFIG_FILE) as a header
 	@# mote_config.h includes: programs need no -D flag to match it
 	$(Q)sh scripts/build_config.sh $(DESTDIR)$(PREFIX)/include/mote $(filter -DMOTE_%,$(CFLAGS))
-	$(Q)install -m 0755 $(B)/mote $(DESTDIR)$(PREFIX)/bin/
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|' -e 's|@VERSION@|$(shell sed -n \
 	  's/^#define MOTE_VERSION_STRING "\(.*\)"/\1/p' include/mote/mote.h)|g' \
 	  mote.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mote.pc
@@ -711,3 +715,17 @@ test-unattended: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
 CHECK_GROUPS += test-unattended
 # ---- end of the unattended devices' block ----
+
+# ---- the embedding guide ----
+# docs/EMBEDDING.md's programs and the README's example, extracted from the
+# documents, built against a staged install-lib with the guide's commands
+# and run against the test LLM server: a tool round, SIGTERM's drain,
+# Ctrl+C's cancel.
+EMB := $(B)/embedding
+.PHONY: test-embedding
+test-embedding: $(B)/libmote.a
+	$(Q)rm -rf $(EMB) && $(MAKE) --no-print-directory install-lib PREFIX=/usr \
+	  DESTDIR=$(abspath $(EMB))/stage >/dev/null
+	$(Q)python3 test/integration/test_embedding.py $(EMB)
+CHECK_GROUPS += test-embedding
+# ---- end of the embedding guide's block ----
