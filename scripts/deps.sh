@@ -6,6 +6,8 @@ set -u
 HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmocka-dev
       openssl ca-certificates python3 time procps clang libclang-rt-14-dev strace mosquitto mosquitto-clients
       libev-dev"
+# The event loops of docs/EMBEDDING.md's programs (make test-embedding).
+HOST="$HOST libglib2.0-dev libuv1-dev"
 # systemd-analyze checks the example unit (make test-unit).
 HOST="$HOST systemd"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu

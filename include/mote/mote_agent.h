@@ -18,11 +18,15 @@
  * report. The library never prints, reads a terminal or the environment.
  *
  * Calling rules. Every function here is called from the loop's thread.
- * The event callback runs only from inside mote_loop_poll(), never from
- * inside a mote_* call; it may call any function of this header (sending,
+ * The event callback runs only from inside the calls that run a turn of
+ * the loop: mote_loop_poll(), mote_loop_ready() and mote_loop_timeout()
+ * (mote inside another event loop), and mote_shutdown() and
+ * mote_loop_wait_jobs(), which drive it; never from inside the other
+ * mote_* calls. It may call any function of this header (sending,
  * approving, cancelling): such calls record what was asked and do the
  * work later in the loop, so nothing runs re-entrantly. Pointers in an
- * event are valid during the callback only.
+ * event are valid during the callback only. docs/EMBEDDING.md is the
+ * guide (the loop, signals, another event loop, building).
  *
  * Every state change of a conversation goes through the pure transition
  * function mote_conv_next() (the library's src/conv.h); the journal is written

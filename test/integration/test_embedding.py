@@ -6,7 +6,9 @@ guide's own commands, and run against the local test LLM server: a tool
 round, SIGTERM while the answer streams (a drain: the answer finishes,
 exit 0, the journal ends with the whole answer), Ctrl+C (a cancel).
 
-    test_embedding.py DIR    (DIR/stage: make install-lib DESTDIR=DIR/stage PREFIX=/usr)
+    test_embedding.py DIR   (the Makefile's test-embedding ran the guide's make
+                            lines: install-lib DESTDIR=DIR/stage PREFIX=/usr and
+                            install-lib PREFIX=DIR/prefix)
 """
 import os
 import re
@@ -44,43 +46,75 @@ def code_blocks(path):
     return out
 
 
+GUIDE = os.path.join(ROOT, "docs", "EMBEDDING.md")
+SRC = os.path.join(WORK, "src")        # the guide's files, built with its commands
+PREFIX_SRC = os.path.join(WORK, "prefix-src")
+# What the guide's build commands make, and how each runs: the README's
+# program (its URL and key from ANTHROPIC_*), and the loops around
+# examples/embed/device.c (MOTE_EMBED_URL, the prompt as argument).
+AGENT = {"url": "ANTHROPIC_BASE_URL", "state": "agent-state", "args": [],
+         "tool_input": {}, "result": "21.5 C"}
+DEVICE = {"url": "MOTE_EMBED_URL", "state": "embed-state", "args": ["how warm is it?"],
+          "tool_input": {"unit": "F"}, "result": "sensor 1: 70.7 F"}
+PROGRAMS = {os.path.join(SRC, "agent"): AGENT,
+            os.path.join(SRC, "agent-glib"): DEVICE,
+            os.path.join(SRC, "agent-uv"): DEVICE,
+            os.path.join(SRC, "agent-poll"): DEVICE,
+            os.path.join(PREFIX_SRC, "agent-glib"): DEVICE}
+
+
+def guide_blocks(kind):
+    """The guide's blocks marked <!--KIND:NAME-->, by NAME."""
+    return {m.split(":", 1)[1]: text for m, _, text in code_blocks(GUIDE)
+            if m and m.startswith(kind + ":")}
+
+
 def readme_program():
     blocks = [b for b in code_blocks(README) if b[1] == "c"]
     check(len(blocks) == 1, "the README has one C program: %d blocks" % len(blocks))
     return blocks[0][2]
 
 
-def pkg_env():
-    """The staged install, as the guide sets pkg-config up for it."""
-    e = dict(os.environ)
-    e["PKG_CONFIG_SYSROOT_DIR"] = STAGE
-    e["PKG_CONFIG_LIBDIR"] = os.path.join(STAGE, "usr", "lib", "pkgconfig")
-    return e
+def run_guide_sh(name, cwd, sets):
+    """Runs the guide's shell block NAME in `cwd` as printed, but for the
+    variables in `sets` (the test's own stage and prefix) and the `make`
+    lines (the Makefile ran them with the same arguments); the C
+    compiler's warnings are errors."""
+    lines = []
+    for line in guide_blocks("sh")[name].split("\n"):
+        var = re.match(r"^(\w+)=", line)
+        if var and var.group(1) in sets:
+            line = "%s=%s" % (var.group(1), sets[var.group(1)])
+        elif line.startswith("make "):
+            check(all(("$" + v) in line for v in sets),
+                  "the guide's make line uses the variables: %r" % line)
+            continue
+        lines.append(line)
+    script = "cc() { command cc -Wextra -Werror \"$@\"; }\nset -e\n" + "\n".join(lines)
+    p = subprocess.run(["sh", "-c", script], cwd=cwd, capture_output=True, text=True,
+                       timeout=600)
+    check(p.returncode == 0, "the guide's %s commands fail:\n%s%s" % (name, p.stdout, p.stderr))
 
 
-def build(name, source):
-    """Builds `source` (the text of one C file) as WORK/NAME against the
-    staged library; warnings are errors."""
-    if name in BUILT:
-        return BUILT[name]
-    src = os.path.join(WORK, name + ".c")
-    with open(src, "w") as f:
-        f.write(source)
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "--static", "mote"],
-                           env=pkg_env(), capture_output=True, text=True)
-    check(flags.returncode == 0, flags.stderr)
-    exe = os.path.join(WORK, name)
-    cc = os.environ.get("CC", "cc")
-    p = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, src] +
-                       flags.stdout.split(), capture_output=True, text=True)
-    check(p.returncode == 0, "%s does not build as printed:\n%s" % (name, p.stderr))
-    BUILT[name] = exe
-    return exe
+def build_all():
+    if BUILT:
+        return
+    for d in (SRC, PREFIX_SRC):
+        os.makedirs(d, exist_ok=True)
+        for name, text in guide_blocks("program").items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        if not os.path.exists(os.path.join(d, "examples")):
+            os.symlink(os.path.join(ROOT, "examples"), os.path.join(d, "examples"))
+    run_guide_sh("stage", SRC, {"STAGE": STAGE})
+    run_guide_sh("loops", SRC, {"STAGE": STAGE})
+    run_guide_sh("prefix", PREFIX_SRC, {"PREFIX": os.path.join(WORK, "prefix")})
+    BUILT["done"] = True
 
 
-def env_for(port):
+def env_for(port, prog):
     e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:%d" % port
+    e[prog["url"]] = "http://127.0.0.1:%d" % port
     e["ANTHROPIC_API_KEY"] = "sk-embedding-test"
     return e
 
@@ -90,32 +124,35 @@ def new_dir(prefix):
     return tempfile.mkdtemp(prefix=prefix, dir=TMP)
 
 
-def tool_round(exe, state_name):
+def tool_round(exe):
     """One turn with a tool call: the tool's result reaches the model, the
     answer is printed, the program ends by itself with 0."""
-    port, log = start_server([{"text": "Let me check.", "tool": "read_sensor", "input": {}},
-                              {"text": "It is 21.5 C here."}])
+    prog = PROGRAMS[exe]
+    port, log = start_server([{"text": "Let me check.", "tool": "read_sensor",
+                               "input": prog["tool_input"]}, {"text": "It is warm here."}])
     cwd = new_dir("run-")
-    p = subprocess.run([exe], cwd=cwd, env=env_for(port), capture_output=True, text=True,
-                       timeout=60)
+    p = subprocess.run([exe] + prog["args"], cwd=cwd, env=env_for(port, prog),
+                       capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, (exe, p.returncode, p.stderr))
-    check("It is 21.5 C here." in p.stdout, p.stdout)
+    check("It is warm here." in p.stdout, (exe, p.stdout))
     reqs = requests_in(log)
     check(len(reqs) == 2, "two model requests: %d" % len(reqs))
     res = tool_results(reqs[1]["body"])
-    check(len(res) == 1 and "21.5 C" in result_text(res[0]), res)
-    recs = journal(os.path.join(cwd, state_name))
+    check(len(res) == 1 and prog["result"] in result_text(res[0]), res)
+    recs = journal(os.path.join(cwd, prog["state"]))
     check(recs and recs[-1]["t"] == "assistant" and recs[-1]["stop"] == "end_turn", recs[-1:])
 
 
-def signalled_mid_answer(exe, state_name, sig):
+def signalled_mid_answer(exe, sig):
     """Sends `sig` while the answer streams; returns (exit code, the whole
-    output, the journal, seconds from the signal to the end)."""
+    output, stderr, the journal, the answer, seconds from the signal to
+    the end)."""
+    prog = PROGRAMS[exe]
     words = " ".join("word%d" % i for i in range(40))
     port, _ = start_server([{"text": words, "delay_ms": 50}])
     cwd = new_dir("sig-")
-    p = subprocess.Popen([exe], cwd=cwd, env=env_for(port), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, bufsize=0)
+    p = subprocess.Popen([exe] + prog["args"], cwd=cwd, env=env_for(port, prog),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
     first = b""
     deadline = time.time() + 30
     while b"word1 " not in first and time.time() < deadline:
@@ -129,12 +166,12 @@ def signalled_mid_answer(exe, state_name, sig):
     out, err = p.communicate(timeout=30)
     took = time.time() - t0
     return p.returncode, (first + out).decode(), err.decode(), \
-        journal(os.path.join(cwd, state_name)), words, took
+        journal(os.path.join(cwd, prog["state"])), words, took
 
 
-def sigterm_drains(exe, state_name):
-    rc, out, err, recs, words, took = signalled_mid_answer(exe, state_name, signal.SIGTERM)
-    check(rc == 0, "SIGTERM: exit %d (143: it died instead of draining): %s" % (rc, err))
+def sigterm_drains(exe):
+    rc, out, err, recs, words, took = signalled_mid_answer(exe, signal.SIGTERM)
+    check(rc == 0, "%s: SIGTERM: exit %d (143: it died instead of draining): %s" % (exe, rc, err))
     check(words in out, ("the answer was cut", out))
     # It kept streaming after the signal (40 events 50 ms apart).
     check(took > 0.5, "it exited %.3f s after SIGTERM" % took)
@@ -145,33 +182,42 @@ def sigterm_drains(exe, state_name):
     check(not [r for r in recs if r["t"] == "mark"], "marked as needing recovery")
 
 
-def ctrl_c_cancels(exe, state_name):
-    rc, out, err, recs, words, took = signalled_mid_answer(exe, state_name, signal.SIGINT)
-    check(rc == 0, "SIGINT: exit %d: %s" % (rc, err))
+def ctrl_c_cancels(exe):
+    rc, out, err, recs, words, took = signalled_mid_answer(exe, signal.SIGINT)
+    check(rc == 0, "%s: SIGINT: exit %d: %s" % (exe, rc, err))
     check(words not in out, "the answer went on after Ctrl+C")
     ends = [r for r in recs if r["t"] == "assistant"]
     check(ends and ends[-1].get("interrupted") is True, ("no interrupted answer", recs[-3:]))
     check(not [r for r in recs if r["t"] == "mark"], "marked as needing recovery")
 
 
-def readme_exe():
-    return build("readme", readme_program())
+def test_the_readme_example_is_the_guides_first_program():
+    check(guide_blocks("program").get("agent.c") == readme_program(),
+          "README.md's example and docs/EMBEDDING.md's agent.c differ")
 
 
-def test_readme_example_builds_as_printed():
-    readme_exe()
+def test_the_guides_programs_build_as_printed():
+    build_all()
+    for exe in PROGRAMS:
+        check(os.access(exe, os.X_OK), "not built: " + exe)
 
 
-def test_readme_example_tool_round():
-    tool_round(readme_exe(), "agent-state")
+def each_program(fn):
+    build_all()
+    for exe in PROGRAMS:
+        fn(exe)
 
 
-def test_readme_example_sigterm_drains():
-    sigterm_drains(readme_exe(), "agent-state")
+def test_tool_round():
+    each_program(tool_round)
 
 
-def test_readme_example_ctrl_c_cancels():
-    ctrl_c_cancels(readme_exe(), "agent-state")
+def test_sigterm_drains():
+    each_program(sigterm_drains)
+
+
+def test_ctrl_c_cancels():
+    each_program(ctrl_c_cancels)
 
 
 def main():
