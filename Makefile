@@ -725,3 +725,18 @@ test-embedding: $(B)/libmote.a
 	$(Q)python3 test/integration/test_embedding.py $(EMB)
 CHECK_GROUPS += test-embedding
 # ---- end of the embedding guide's block ----
+
+# ---- C++ ----
+# Every public header compiles as C++ (g++ -fsyntax-only, warnings as
+# errors), and a C++ program links against libmote.a and runs a session.
+.PHONY: test-cxx
+test-cxx: $(B)/libmote.a
+	$(Q)for h in include/mote/*.h; do printf '#include "mote/%s"\n' $$(basename $$h) | \
+	  g++ -x c++ -std=c++11 -fsyntax-only -Wall -Wextra -Werror $(CONFIG_CFLAGS) -Iinclude - || \
+	  { echo "test-cxx: $$h does not compile as C++"; exit 1; }; done
+	$(Q)g++ -std=c++11 -Wall -Wextra -Werror $(CONFIG_CFLAGS) -Iinclude -o $(B)/cxx_probe \
+	  test/integration/cxx_probe.cc $(B)/libmote.a $(LIBS)
+	$(Q)$(B)/cxx_probe
+	@echo "test-cxx: $(words $(wildcard include/mote/*.h)) headers and a program: 2 passed, 0 failed"
+CHECK_GROUPS += test-cxx
+# ---- end of C++'s block ----

@@ -46,6 +46,10 @@
 #include "mote/mote_loop.h"
 #include "mote/mote_mcp.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct mote_session;
 struct mote_conv;
 struct mote_budget;
@@ -439,8 +443,13 @@ struct mote_conv {
      (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS) * sizeof(struct mote_tool_def) + \
      MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u)
 
+#ifdef __cplusplus
+#define MOTE_ALIGN_MAX alignas(max_align_t)
+#else
+#define MOTE_ALIGN_MAX _Alignas(max_align_t)
+#endif
 struct mote_stream_area {
-    _Alignas(max_align_t) unsigned char bytes[MOTE_STREAM_SIZE];
+    MOTE_ALIGN_MAX unsigned char bytes[MOTE_STREAM_SIZE];
 };
 
 enum mote_sd_mode {
@@ -797,5 +806,9 @@ int mote_history_read(struct mote_session *s, int (*fn)(void *arg, const char *l
 /* Rewrites STATE/history atomically with its last MOTE_HISTORY_MAX lines
  * (mote_shutdown does it). */
 int mote_history_save(struct mote_session *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_AGENT_H */

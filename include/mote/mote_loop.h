@@ -48,6 +48,10 @@
 #include "mote/mote_err.h"
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct mote_loop;
 
 typedef uint32_t mote_job_id;
@@ -421,5 +425,9 @@ int mote_watch_fd(const struct mote_loop *loop, mote_watch_id id);
 
 /* Removes a watch. Returns 0 or MOTE_ERR_STALE. */
 int mote_watch_remove(struct mote_loop *loop, mote_watch_id id);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_LOOP_H */
