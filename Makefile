@@ -771,6 +771,8 @@ test-cxx: $(B)/libmote.a
 	$(Q)for h in include/mote/*.h; do printf '#include "mote/%s"\n' $$(basename $$h) | \
 	  g++ -x c++ -std=c++11 -fsyntax-only -Wall -Wextra -Werror $(CONFIG_CFLAGS) -Iinclude - || \
 	  { echo "test-cxx: $$h does not compile as C++"; exit 1; }; done
+	$(Q)bare=$$(grep -L 'extern "C"' $(filter-out %/mote_config.h %/mote_config_small.h,$(wildcard include/mote/*.h))); \
+	  [ -z "$$bare" ] || { echo "test-cxx: no extern \"C\" block (C++ would not link): $$bare"; exit 1; }
 	$(Q)g++ -std=c++11 -Wall -Wextra -Werror $(CONFIG_CFLAGS) -Iinclude -o $(B)/cxx_probe \
 	  test/integration/cxx_probe.cc $(B)/libmote.a $(LIBS)
 	$(Q)$(B)/cxx_probe
