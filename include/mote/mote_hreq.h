@@ -34,6 +34,10 @@
 
 #include "mote/mote_config.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum mote_hreq_method {
     MOTE_HM_OTHER = 0, /* a well-formed method mote does not serve (405 or 501) */
     MOTE_HM_GET,
@@ -111,5 +115,9 @@ int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_
 
 /* "GET", ..., for logs. */
 const char *mote_hreq_method_name(enum mote_hreq_method m);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_HREQ_H */

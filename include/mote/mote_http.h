@@ -35,6 +35,10 @@
 #include "mote/mote_err.h"
 #include "mote/mote_json.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Body bytes (already de-chunked). Return 0 or < 0 to stop with it. */
 typedef int (*mote_http_body_fn)(void *arg, const char *p, size_t n);
 
@@ -169,5 +173,9 @@ void mote_proxy_error(int rc, char *buf, size_t cap);
  * ".example.com" the same), addresses, IPv4 CIDR blocks ("10.0.0.0/8"),
  * each optionally with ":PORT" ("[::1]:8080" for IPv6). Case-insensitive. */
 bool mote_proxy_bypass(const char *no_proxy, const char *host, uint16_t port);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_HTTP_H */
