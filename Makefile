@@ -659,3 +659,14 @@ help:
 .SECONDARY:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/mcu -name '*.d' -type f 2>/dev/null)
+
+# ---- mote serve's MCP server and OpenAI-compatible endpoint ----
+# The official MCP TypeScript SDK's client against /mcp (Streamable HTTP)
+# and `mote mcp` (stdio), the official openai client, mote as the MCP
+# client of mote, kill -9 while a call runs, hostile clients; the clients
+# come from .deps/npm (make deps).
+.PHONY: test-mcp-server
+CHECK_GROUPS += test-mcp-server
+test-mcp-server: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_server.py $(SB)
+# ---- end of the MCP server's block ----
