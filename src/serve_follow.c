@@ -398,8 +398,13 @@ static int start_turn(struct serve *sv, struct serve_follow *f, const char *text
         fail(sv, f, rc, "busy: every conversation slot holds a running turn; try again", NULL);
         break;
     case MOTE_ERR_NOTSUP:
-        fail(sv, f, rc, "conversation ", f->conv);
-        text_add(f, " holds an MCP client's calls, not a chat", 41);
+        if (cv != NULL) {
+            f->err_name = "calls_only";
+            fail(sv, f, rc, "this conversation holds an MCP client's tool calls, not a chat: ",
+                 f->conv);
+        } else {
+            fail(sv, f, rc, "the conversation was written by a newer mote: ", f->conv);
+        }
         break;
     case MOTE_ERR_INVAL:
         fail(sv, f, rc, "the message is empty", NULL);

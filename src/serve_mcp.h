@@ -94,6 +94,7 @@ struct serve_follow {
     uint64_t user_off;     /* OAI: the prompt's record (the completion's id) */
     int64_t created;       /* OAI: seconds of the real-time clock (0: unknown) */
     int err_code;          /* a turn's failure (enum mote_err) */
+    const char *err_name;  /* its code's name when it is not mote_err_name's (static) */
     struct mote_usage usage;
     char stop[24];         /* the turn's stop reason */
     char err[MOTE_JOB_ERRMSG_LEN]; /* a streamed completion's failure (its text stays) */

@@ -88,11 +88,12 @@ static unsigned status_of(int rc)
     }
 }
 
-static void fail(struct serve *sv, struct mote_httpd_conn *c, int rc, const char *msg)
+static void fail(struct serve *sv, struct mote_httpd_conn *c, int rc, const char *name,
+                 const char *msg)
 {
     unsigned st = status_of(rc);
 
-    mote_serve_oai_error(sv, c, st, mote_err_name(rc), msg,
+    mote_serve_oai_error(sv, c, st, name != NULL ? name : mote_err_name(rc), msg,
                          st == 503 || st == 429 ? "Retry-After: 1\r\n" : NULL);
 }
 
@@ -285,9 +286,11 @@ void mote_serve_oai_request(struct serve *sv, struct mote_httpd_conn *c, const c
             memcpy(m, f->text, k);
             m[k] = '\0';
         }
+        const char *name = f->err_name;
+
         n = f->err_code;
         mote_serve_follow_free(sv, f);
-        fail(sv, c, n, m);
+        fail(sv, c, n, name, m);
         return;
     }
     f->created = created_of(sv, f->conv);
@@ -402,11 +405,12 @@ static void oai_answer(struct serve *sv, struct serve_follow *f)
         char m[MOTE_JOB_ERRMSG_LEN + 120];
         size_t k = f->text_len < sizeof(m) - 1 ? f->text_len : sizeof(m) - 1;
         int rc = f->err_code;
+        const char *name = f->err_name;
 
         memcpy(m, f->text, k);
         m[k] = '\0';
         mote_serve_follow_free(sv, f);
-        fail(sv, c, rc, m);
+        fail(sv, c, rc, name, m);
         mote_httpd_poke(&sv->http, c);
         return;
     }
@@ -550,7 +554,7 @@ static size_t fill_stream(struct serve *sv, struct serve_follow *f, char *out, s
         mote_jw_key(&jw, "param");
         mote_jw_null(&jw);
         mote_jw_key(&jw, "code");
-        mote_jw_str(&jw, mote_err_name(f->err_code));
+        mote_jw_str(&jw, f->err_name != NULL ? f->err_name : mote_err_name(f->err_code));
         mote_jw_obj_end(&jw);
         mote_jw_obj_end(&jw);
         n = jw.err == 0 ? sb.len : 0;
