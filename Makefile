@@ -670,3 +670,13 @@ CHECK_GROUPS += test-mcp-server
 test-mcp-server: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_server.py $(SB)
 # ---- end of the MCP server's block ----
+
+# ---- unattended devices (approvals' deadlines, schedules, the budget) ----
+# build/asan/mote against the test LLM server and a private mosquitto:
+# an approval denied by itself at its deadline (the turn goes on, the model
+# reads why), the approvals' retained summary on MQTT.
+.PHONY: test-unattended
+test-unattended: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
+CHECK_GROUPS += test-unattended
+# ---- end of the unattended devices' block ----

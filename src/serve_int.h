@@ -376,6 +376,14 @@ bool mote_serve_stream_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
 /* "approval": {...} or null, for loaded conversation `cv` (or NULL). */
 void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
                               size_t max);
+/* The members of loaded conversation cv's pending question (nothing if
+ * none): ask_id, call_id, name, record, input (inline up to `max` bytes,
+ * else null), input_bytes and the deadline's. */
+void mote_serve_question_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
+                              size_t max);
+/* The pending question's deadline members: "timeout_ms" (0: none) and,
+ * with one, "expires_in_ms". */
+void mote_serve_deadline_json(struct serve *sv, const struct mote_conv *cv, struct mote_jw *w);
 
 /* ---- serve_mqtt.c: the MQTT front door (docs/MQTT.md) ---------------------------
  * Each does nothing without conf.mqtt_url. */

@@ -26,6 +26,7 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_posix.h"
 #include "mote/mote_serve.h"
+#include "mote/mote_time.h"
 #include "serve.h"
 
 #define SERVE_DEFAULT_SHUTDOWN_MS 30000
@@ -45,6 +46,7 @@ enum {
     OPT_MQTT_ID,
     OPT_MQTT_PREFIX,
     OPT_PASS_MCP,
+    OPT_APPROVAL_TIMEOUT,
 };
 
 static const struct option serve_opts[] = {
@@ -60,6 +62,7 @@ static const struct option serve_opts[] = {
     {"mqtt-id", required_argument, NULL, OPT_MQTT_ID},
     {"mqtt-prefix", required_argument, NULL, OPT_MQTT_PREFIX},
     {"pass-mcp-tools", no_argument, NULL, OPT_PASS_MCP},
+    {"approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT},
     {NULL, 0, NULL, 0},
 };
 
@@ -76,6 +79,8 @@ static const char *mqtt_url, *mqtt_id, *mqtt_prefix;
 static struct mote_serve_mqtt smq; /* the MQTT front door's memory (with --mqtt) */
 static char mqtt_user[256], mqtt_pass[256], host_id[256];
 static enum mote_approval approval = MOTE_APPROVE_ASK;
+static bool approval_timeout_set;      /* --approval-timeout, or the policy's "timeout" */
+static uint32_t approval_timeout_ms = MOTE_SERVE_APPROVAL_TIMEOUT_MS;
 static struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
 static unsigned nrules;
 static char state_dir[1024], sock_buf[1100], token[65];
@@ -99,6 +104,8 @@ static void usage(FILE *out)
           "  --allow TOOL, --deny TOOL, --ask TOOL   a rule for one tool (repeatable)\n"
           "  --policy FILE                rules from {\"default\": \"ask\", \"tools\": {\"shell\":\n"
           "                               \"allow\", ...}} (the command line's come first)\n"
+          "  --approval-timeout DURATION  a question nobody answers is answered no after\n"
+          "                               this (default 10m; 90s, 2h; 0: never)\n"
           "  --shutdown-timeout MS        SIGTERM waits this long for turns (default 30000)\n"
           "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
           "                               8388608 bytes; 0: no limit): the oldest are removed\n"
@@ -196,6 +203,19 @@ static int parse(int argc, char **argv)
         case OPT_POLICY:
             policy_file = optarg;
             break;
+        case OPT_APPROVAL_TIMEOUT: {
+            uint64_t ms;
+
+            if (mote_duration_parse(optarg, &ms) < 0 || ms > MOTE_APPROVAL_TIMEOUT_MAX_MS) {
+                fprintf(stderr, "mote serve: --approval-timeout wants a duration such as 10m, "
+                                "90s or 0 (none), at most 24 days, not '%s'\n",
+                        cli_shown(optarg));
+                return 2;
+            }
+            approval_timeout_ms = (uint32_t)ms;
+            approval_timeout_set = true;
+            break;
+        }
         case OPT_MQTT:
             mqtt_url = optarg;
             break;
@@ -269,6 +289,8 @@ static int load_policy(void)
     }
     if (pol.has_default)
         approval = pol.approval;
+    if (pol.has_timeout && !approval_timeout_set)
+        approval_timeout_ms = pol.timeout_ms; /* the command line's wins */
     for (i = 0; i < pol.nrules; i++) {
         if (add_rule(pol.rules[i].name, pol.rules[i].approval) != 0)
             return 2;
@@ -470,6 +492,7 @@ static int start(void)
     cconf.deny_reason = DENY_REASON;
     cconf.rules = rules;
     cconf.nrules = nrules;
+    cconf.approval_timeout_ms = approval_timeout_ms;
     sconf.on_event = on_event;
     sconf.tool_timeout_ms = (uint32_t)fe_env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
     if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote serve")) != 0)

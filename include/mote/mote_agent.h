@@ -68,6 +68,9 @@ enum mote_ev {
                            * at `offset` of the conversation's file, without "\n") */
     MOTE_EV_SHUTDOWN,     /* report: mote_shutdown finished */
     MOTE_EV_NOTE,         /* code, text: something the agent did by itself (a compaction) */
+    MOTE_EV_APPROVAL_EXPIRED, /* ask_id, id, name, text, timeout_ms: nobody answered the
+                           * question in time; the call is refused (the model reads
+                           * `text`) and the turn goes on */
 };
 
 struct mote_usage {
@@ -98,6 +101,8 @@ struct mote_event {
     struct mote_usage turn_usage; /* TURN_END: every request of the turn (tool rounds) */
     uint64_t offset;          /* RECORD */
     const struct mote_shutdown_report *report;
+    uint32_t timeout_ms;      /* APPROVAL, APPROVAL_EXPIRED: the question's deadline, ms
+                               * after it was asked (0: none) */
 };
 
 typedef void (*mote_event_fn)(void *arg, const struct mote_event *ev);
@@ -266,12 +271,16 @@ struct mote_tool_rule {
 };
 
 /* A per-tool policy from JSON (a service's --policy file): {"default":
- * "ask"|"allow"|"deny", "tools": {"NAME": "allow", ...}}, parsed from a
+ * "ask"|"allow"|"deny", "timeout": "10m", "tools": {"NAME": "allow", ...}}
+ * ("timeout": an approval's deadline, mote_duration_parse; "0" or
+ * "none": none), parsed from a
  * buffer (the frontend reads the file). Rules keep the order of the
  * file; names are 1 to 64 bytes. */
 struct mote_policy {
     bool has_default;                  /* "default" was given */
     enum mote_approval approval;       /* ... and says this */
+    bool has_timeout;                  /* "timeout" was given: */
+    uint32_t timeout_ms;               /* ... a question's deadline (0: none) */
     unsigned nrules;
     struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
     char names[MOTE_SERVE_RULES_MAX][65]; /* what rules[i].name points to */
@@ -286,6 +295,10 @@ struct mote_policy {
  * MOTE_SERVE_RULES_MAX rules). Never blocks, allocates nothing. */
 int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, char *err,
                       size_t cap) MOTE_MUST_CHECK;
+
+/* The longest approval deadline taken (24 days: the loop's timers count ms
+ * in 32 bits). */
+#define MOTE_APPROVAL_TIMEOUT_MAX_MS 2073600000u
 
 /* "ask", "allow" or "deny" into *a: 0, or MOTE_ERR_INVAL. */
 int mote_approval_parse(const char *s, enum mote_approval *a);
@@ -315,6 +328,10 @@ struct mote_conv_conf {
     uint32_t context_window;  /* the model's context, tokens (0: unknown, never compacts
                                * by itself) */
     unsigned compact_percent; /* compact when a request used this much of it; 0: 80 */
+    uint32_t approval_timeout_ms; /* a question nobody answers within this is answered no
+                               * by itself: the call is refused with "denied: nobody
+                               * approved within ..." (journaled like any answer) and
+                               * the turn goes on; 0: it waits for ever */
 };
 
 /* Fills `c` with the defaults: max_tokens 4096, max_turns 25, no tools,
@@ -370,6 +387,9 @@ struct mote_conv {
     enum mote_answer answer;       /* given for ask_id */
     bool answered;
     char refusal[200];             /* the reason given with a no */
+    bool expired;                  /* the no is the question's deadline (approval_timeout_ms) */
+    bool ask_timed;                /* the question has a deadline, at ask_deadline */
+    uint32_t ask_deadline;         /* loop clock */
     unsigned nallowed;             /* tools answered "always" */
     char allowed[MOTE_CONV_ALLOWED_MAX][MOTE_LLM_NAME_MAX];
     /* deferred work (done from the loop: mote_session_defer) */
@@ -442,6 +462,7 @@ struct mote_session {
     struct mote_session_conf conf;
     struct mote_cancel cancel;   /* parent of every turn's flag */
     mote_timer_id defer_timer;   /* 0-ms timer that runs deferred work */
+    mote_timer_id ask_timer;     /* the earliest approval deadline of the conversations */
     uint32_t queue_seq;
     unsigned ntools;
     const struct mote_tool *tools[MOTE_MAX_TOOLS];

@@ -144,7 +144,7 @@ struct mote_serve_mcp_stdio {
     (sizeof(struct mote_mqtt_conf) +                                                               \
      MOTE_SERVE_MQTT_OUTS * (MOTE_CONV_ID_MAX + 12 * sizeof(uint64_t)) +                           \
      MOTE_SERVE_MQTT_WAIT * (MOTE_JOURNAL_RID_MAX + MOTE_CONV_ID_MAX + 5 * sizeof(uint64_t)) +     \
-     MOTE_SERVE_MQTT_WAIT_BYTES + MOTE_MQTT_PAYLOAD_MAX + 6 * (MOTE_MQTT_TOPIC_MAX + 1) + 512 +    \
+     MOTE_SERVE_MQTT_WAIT_BYTES + MOTE_MQTT_PAYLOAD_MAX + 7 * (MOTE_MQTT_TOPIC_MAX + 1) + 512 +    \
      32 * sizeof(void *))
 
 /* The MQTT front door (conf.mqtt): owned by the caller, a static (about

@@ -42,6 +42,10 @@ static struct {
     char states_seq[64];   /* each state told, in order ('0' + enum mote_conv_state) */
     struct mote_shutdown_report report;
     char asked[128];       /* the input the last question showed */
+    unsigned expired;      /* MOTE_EV_APPROVAL_EXPIRED */
+    uint32_t asked_at, expired_at; /* the simulated clock at the last question, expiry */
+    uint32_t ask_timeout;  /* the last question's timeout_ms */
+    char expired_text[160];
 } ev;
 
 static void on_event(void *arg, const struct mote_event *e)
@@ -64,11 +68,19 @@ static void on_event(void *arg, const struct mote_event *e)
         ev.ask_conv = e->conv;
         assert_true(e->input_len >= 2 && e->input[0] == '{');
         snprintf(ev.asked, sizeof(ev.asked), "%.*s", (int)e->input_len, e->input);
+        ev.asked_at = tp.now;
+        ev.ask_timeout = e->timeout_ms;
         if (ev.answer_at_once)
             assert_int_equal(mote_conv_approve(e->conv, e->ask_id, ev.answer, "not now"), 0);
         break;
     case MOTE_EV_TOOL_CALL:
         ev.calls++;
+        break;
+    case MOTE_EV_APPROVAL_EXPIRED:
+        ev.expired++;
+        ev.expired_at = tp.now;
+        assert_int_equal(e->ask_id, ev.ask_id);
+        snprintf(ev.expired_text, sizeof(ev.expired_text), "%s", e->text);
         break;
     case MOTE_EV_TOOL_RESULT:
         ev.results++;
@@ -787,6 +799,79 @@ static void test_approval_yes_no_and_stale(void **state)
     assert_non_null(strstr(net.requests[3], "refused"));
     /* The old question's id answers nothing now. */
     assert_int_equal(mote_conv_approve(c, first, MOTE_ANSWER_YES, NULL), MOTE_ERR_STALE);
+    end_session();
+}
+
+/* A question with a deadline that nobody answers is answered no by
+ * itself at the deadline (never before it): the call does not run, its
+ * result says why (journaled like any answer: the model reads it) and
+ * the turn goes on. One answered in time is not touched by its deadline.
+ * After a restart the question is asked again, with its deadline. */
+static void test_approval_deadline(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    struct mote_conv *c;
+    unsigned i;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    say_text("noted", 8);
+    say_calls(NULL, 1, in);
+    say_text("thanks", 8);
+    say_calls(NULL, 1, in);
+    start_session();
+    cc.approval = MOTE_APPROVE_ASK;
+    cc.approval_timeout_ms = 2000;
+    assert_int_equal(mote_conv_create(&ses, &cc, "deadline", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    for (i = 0; i < 50 && ev.approvals == 0; i++)
+        assert_true(mote_loop_poll(&loop, 100) >= 0);
+    assert_int_equal(ev.approvals, 1);
+    assert_int_equal(ev.ask_timeout, 2000);
+    drive(c, 50);
+    assert_int_equal(ev.expired, 1);
+    assert_true(ev.expired_at - ev.asked_at >= 2000);
+    assert_true(ev.expired_at - ev.asked_at < 2100);
+    assert_int_equal(tool_runs, 0);
+    assert_string_equal(ev.expired_text, "denied: nobody approved within 2 seconds (the approval's "
+                                         "deadline passed; the call did not run)");
+    assert_non_null(strstr(ev.last_result, "denied: nobody approved within 2 seconds"));
+    /* the turn went on: the model was asked again, with the denial */
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(ev.turn_ends, 1);
+    assert_non_null(strstr(net.requests[1], "denied: nobody approved within 2 seconds"));
+    assert_int_equal(count_kind("deadline", "tool_result"), 1);
+
+    /* answered in time: runs, and the deadline does nothing later */
+    assert_int_equal(mote_conv_send(c, "again", 5), 0);
+    for (i = 0; i < 50 && ev.approvals < 2; i++)
+        assert_true(mote_loop_poll(&loop, 100) >= 0);
+    assert_int_equal(ev.approvals, 2);
+    mote_tport_advance(&tp, 1500);
+    assert_int_equal(mote_conv_approve(c, ev.ask_id, MOTE_ANSWER_YES, NULL), 0);
+    drive(c, 50);
+    for (i = 0; i < 5; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(tool_runs, 1);
+    assert_int_equal(ev.expired, 1);
+    assert_int_equal(count_kind("deadline", "tool_result"), 2);
+
+    /* a question pending at a crash is asked again after it, deadline and all */
+    assert_int_equal(mote_conv_send(c, "third", 5), 0);
+    for (i = 0; i < 50 && ev.approvals < 3; i++)
+        assert_true(mote_loop_poll(&loop, 100) >= 0);
+    assert_int_equal(ev.approvals, 3);
+    end_session();
+    nscript = 0;
+    say_text("fine", 8);
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "deadline", &c, NULL, NULL), 0);
+    drive(c, 50);
+    assert_int_equal(ev.approvals, 4);
+    assert_int_equal(ev.expired, 2);
+    assert_int_equal(tool_runs, 1);
+    assert_int_equal(count_kind("deadline", "tool_result"), 3);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
     end_session();
 }
 
@@ -1902,6 +1987,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calls_past_the_table_are_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_past_the_table_power_cuts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_reasons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approval_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_power_cuts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_conversation, setup, teardown),
