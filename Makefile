@@ -669,6 +669,12 @@ help:
 CHECK_GROUPS += test-mcp-server
 test-mcp-server: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_server.py $(SB)
+
+## bench-mcp-server: a tool call from the official MCP SDK's client through
+## mote serve's /mcp and through mote mcp (median of 20); RSS per MCP session
+.PHONY: bench-mcp-server
+bench-mcp-server: $(B)/mote
+	$(Q)python3 test/bench/mcpserver_bench.py $(B) 20 8
 # ---- end of the MCP server's block ----
 
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----

@@ -215,7 +215,10 @@ static void done(struct serve *sv, struct serve_follow *f)
     if (f->elicit == SE_DUE)
         f->elicit = SE_NONE;
     if (f->gone_done || f->chan == SERVE_CHAN_NONE) {
+        int chan = f->chan;
+
         mote_serve_follow_free(sv, f); /* nobody takes its answer */
+        mote_serve_chan_poke(sv, chan); /* (its stream may end now) */
         return;
     }
     if (f->kind == SF_OAI && sv->mcp.oai_answer != NULL)
@@ -688,10 +691,14 @@ void mote_serve_follow_cancel(struct serve *sv, struct serve_follow *f)
         (void)mote_serve_cancel(sv, f->conv, &cv);
         return;
     }
-    if (f->phase == SFP_WAIT || f->out_part == 0)
+    if (f->phase == SFP_WAIT || f->out_part == 0) {
+        int chan = f->chan;
+
         mote_serve_follow_free(sv, f);
-    else
+        mote_serve_chan_poke(sv, chan);
+    } else {
         f->gone_done = true; /* its answer is half out: it ends */
+    }
 }
 
 void mote_serve_follow_chan_gone(struct serve *sv, int chan)

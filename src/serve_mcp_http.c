@@ -355,12 +355,10 @@ static void post(struct serve *sv, struct mote_httpd_conn *c, const char *body, 
     }
     c->pings = true;
     if (!in.sse && in.batch) {
-        size_t mark;
-
-        if (mote_httpd_chunk_open(c, &mark)) {
-            (void)mote_httpd_out(c, "[", 1);
-            mote_httpd_chunk_close(c, mark);
-        }
+        /* the array opens before the answers given at once */
+        memmove(sv->scratch + 1, sv->scratch, n);
+        sv->scratch[0] = '[';
+        n++;
     }
     if (n > 0 && !put_body(c, sv->scratch, n))
         mote_httpd_say(&sv->http, "mcp: no buffer free for a batch's answers: left out", NULL,
