@@ -363,21 +363,18 @@ static int start_turn(struct serve *sv, struct serve_follow *f, const char *text
     uint32_t bad = 0;
     int rc;
 
-    if (!f->named) {
-        rc = mote_serve_create(sv, NULL, &cv);
-        if (rc == 0)
+    /* a named conversation goes on (made when it does not exist yet);
+     * else a new one */
+    rc = f->named ? mote_serve_send(sv, f->conv, text, len, false, &cv, &off, &bad)
+                  : MOTE_ERR_NOENT;
+    if (rc == MOTE_ERR_NOENT) {
+        rc = mote_serve_create(sv, f->named ? f->conv : NULL, &cv);
+        if (rc == 0) {
             mote_str_copy(f->conv, sizeof(f->conv), mote_conv_id(cv));
-    } else {
-        rc = mote_serve_send(sv, f->conv, text, len, false, &cv, &off, &bad);
-        if (rc == MOTE_ERR_NOENT)
-            rc = mote_serve_create(sv, f->conv, &cv);
-        else if (rc == 0)
-            goto sent;
+            rc = mote_serve_send(sv, f->conv, text, len, false, &cv, &off, &bad);
+        }
     }
-    if (rc == 0)
-        rc = mote_serve_send(sv, f->conv, text, len, false, &cv, &off, &bad);
     if (rc == 0) {
-    sent:
         f->user_off = off;
         running(sv, f);
         return 0;
