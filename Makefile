@@ -176,17 +176,39 @@ $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 # The project's own checks build with warnings as errors.
 check check-small check-mcu check-cross freestanding: WERROR = 1
 
-# The test groups of `make check`, in order; a group's block may add itself
-# with CHECK_GROUPS += (it runs after these).
-CHECK_GROUPS := unit test-symbols test-core-rules test-docs test-arch test-cli test-install test-client \
-  test-agent test-issue10 test-turns test-embed test-errors test-mcp test-fidelity test-api-rules test-core \
-  test-proc test-cli15 test-tools15 test-serve test-service test-approval test-unit test-tls \
-  test-mqtt test-fuzz
+# The test groups of `make check`; a group's block may add itself with
+# CHECK_GROUPS += . Groups are independent (each starts its own servers on
+# ports the kernel picks and works in its own temporary directories), so
+# they run CHECK_JOBS at a time, the longest first, and what they build is
+# built once; each group's output is printed whole when it ends.
+CHECK_GROUPS := test-client test-fuzz test-serve test-mqtt-serve test-api-rules test-approval \
+  test-cli15 test-core test-fidelity test-service test-agent test-mcp test-install test-issue10 \
+  test-tools15 test-proc test-errors test-mcp-http test-mqtt test-tls test-turns test-embed \
+  unit test-symbols test-core-rules test-docs test-arch test-cli test-unit
+CHECK_JOBS ?= 2
+# (a -j given to make itself is used as it is)
+CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 
-## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
+## check: build and run every test: unit (cmocka, ASan+UBSan), integration,
+## fuzz; CHECK_JOBS (2) groups at a time, then the repository's tree
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_GROUPS)
+	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_J) --output-sync=target $(CHECK_GROUPS)
+	$(Q)$(MAKE) --no-print-directory WERROR=1 test-tree
 	@echo "make check: all test groups passed"
+
+# The repository holds only the product: its top level's entries (what a
+# test left there fails), and each fuzz corpus its minimised set.
+.PHONY: test-tree fuzz-min
+test-tree: $(FUZZ_BIN)
+	$(Q)sh scripts/check_tree.sh $(FZ)
+
+## fuzz-min: rewrite each fuzz target's seeds (test/fuzz/seeds/) to the
+## smallest set that covers what they cover
+fuzz-min: $(FUZZ_BIN)
+	$(Q)for d in test/fuzz/seeds/*/; do t=$$(basename $$d); rm -rf $(FZ)/min-$$t; mkdir -p $(FZ)/min-$$t; \
+	  $(FZ)/$$t -set_cover_merge=1 -use_counters=0 $(FZ)/min-$$t $$d >$(FZ)/min-$$t.log 2>&1 || exit 1; \
+	  if [ $$(ls $$d | wc -l) -ne $$(ls $(FZ)/min-$$t | wc -l) ]; then rm -f $$d/* && cp $(FZ)/min-$$t/* $$d; \
+	    echo "$$t: $$(ls $$d | wc -l) inputs kept"; fi; done
 
 unit: $(UNIT_BIN)
 	$(Q)fail=0; for t in $(UNIT_BIN); do \
@@ -376,8 +398,8 @@ test-install: all
 	@# usage line writes it) installs a library and a mote.pc whose flags
 	@# build the embed example as they are: no -D flag, the values come
 	@# from the installed mote/mote_build_config.h.
-	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/cfg \
-	  CFLAGS='-Os -DMOTE_CONFIG_FILE="mote/mote_config_small.h"' install PREFIX=/usr DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
+	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/small \
+	  CFLAGS='$(SMALL_CFLAGS)' install PREFIX=/usr DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
 	$(Q)grep -q 'Cflags: -I$${includedir}$$' $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc || \
 	  { echo "test-install: the configuration build's mote.pc has more than -I:"; cat $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc; exit 1; }
 	$(Q)for p in embed embed-loop; do \
@@ -425,9 +447,16 @@ $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
 
 # The model client against the local test server (TCP and TLS on loopback),
 # with a TLS=none build beside it.
-test-client: $(SB)/llm_probe $(B)/mote
-	$(Q)$(MAKE) --no-print-directory TLS=none BUILDDIR=$(B)/none $(B)/none/mote
+test-client: $(SB)/llm_probe $(B)/mote $(B)/none/mote
 	$(Q)python3 test/integration/test_client.py $(B)
+
+# The TLS=none build of mote: the same objects (TLS=... changes no compile
+# flag), with the backend that refuses https:// in place of mbedTLS's.
+NONE_OBJ := $(CLI_OBJ) $(CORE_OBJ) $(filter-out $(B)/obj/port/tls_%,$(POSIX_OBJ)) $(B)/obj/port/tls_none.o
+$(B)/none/mote: $(NONE_OBJ)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(NONE_OBJ) -lpthread
 
 ## deps: install the Debian packages the build and the tests need
 deps:
@@ -444,17 +473,30 @@ FUZZ_SECONDS ?= 8
 fuzz: $(FUZZ_BIN)
 
 # Targets of the CLI's parsers take its source file too.
-$(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c examples/cli/render.c
+$(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
-$(FZ)/fuzz_opts: examples/cli/opts.c examples/cli/render.c
+$(FZ)/fuzz_opts: examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
-$(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRC) $(TPORT_SRC)
+# The core and the test port are compiled once for every fuzz target
+# (instrumented for coverage, sanitizers on) into one archive; each target
+# is its own source, the extras it names, and the archive.
+FUZZ_CFLAGS := -std=c11 -g -O1 -Iinclude $(JSMN_DEFS)
+FUZZ_LIB_OBJ := $(CORE_SRC:%.c=$(FZ)/obj/%.o) $(TPORT_SRC:%.c=$(FZ)/obj/%.o)
+$(FZ)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/FUZZ $<")
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+
+$(FZ)/libfuzzcore.a: $(FUZZ_LIB_OBJ)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(FZ)/libfuzzcore.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(JSMN_DEFS) \
-	  -o $@ $< $(FUZZ_EXTRA) $(CORE_SRC) $(TPORT_SRC)
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	  -o $@ $< $(FUZZ_EXTRA) $(FZ)/libfuzzcore.a
 
 # Each fuzzer runs for a short, bounded time (FUZZ_SECONDS) from an empty
 # corpus plus the shared fixtures when they are there.
@@ -658,7 +700,7 @@ help:
 
 .SECONDARY:
 
--include $(shell find $(B)/obj $(B)/asan $(B)/mcu -name '*.d' -type f 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/asan $(B)/mcu $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
 
 # ---- mote serve's MCP server and OpenAI-compatible endpoint ----
 # The official MCP TypeScript SDK's client against /mcp (Streamable HTTP)

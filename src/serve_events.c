@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mote/mote.h"
+#include "mote/mote_time.h"
 #include "serve_int.h"
 #include "util.h"
 
@@ -175,7 +176,22 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
             mote_jw_int(&w, (int64_t)call->rec_off);
             mote_serve_deadline_json(sv, ev->conv, &w);
         }
+        (void)mote_serve_show_into(sv, &w, 8, ev->name, ev->input, ev->input_len);
         mote_httpd_say(&sv->http, "conversation ", id, " waits for an approval");
+        break;
+    }
+    case MOTE_EV_BUDGET: {
+        char iso[MOTE_ISO_MAX];
+
+        ev_open(sv, &k, &w, "budget");
+        mote_jw_key(&w, "code");
+        mote_jw_str(&w, "budget");
+        mote_jw_key(&w, "text");
+        mote_jw_strn(&w, ev->text, ev->len);
+        mote_iso_write(iso, ev->until, 0, true);
+        mote_jw_key(&w, "until");
+        mote_jw_str(&w, iso);
+        mote_httpd_say(&sv->http, id, ": ", ev->text);
         break;
     }
     case MOTE_EV_APPROVAL_EXPIRED:

@@ -216,6 +216,11 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev)
         if (ev->conv != NULL && q->phase < MQ_STOP)
             mote_serve_mqtt_record(q, mote_conv_id(ev->conv), ev->offset, ev->text, ev->len);
         return;
+    case MOTE_EV_BUDGET:
+        if (ev->conv != NULL && q->phase == MQ_RUN)
+            (void)mote_serve_mqtt_error(q, NULL, mote_conv_id(ev->conv), "budget", ev->text, NULL,
+                                        NULL);
+        return;
     case MOTE_EV_APPROVAL:
     case MOTE_EV_APPROVAL_EXPIRED:
         q->appr_due = true;

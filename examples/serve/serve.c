@@ -28,6 +28,7 @@
 #include "mote/mote_serve.h"
 #include "mote/mote_time.h"
 #include "serve.h"
+#include "unatt.h"
 
 #define SERVE_DEFAULT_SHUTDOWN_MS 30000
 #define POLICY_MAX (16 * 1024) /* bytes of a --policy file */
@@ -106,6 +107,11 @@ static void usage(FILE *out)
           "                               \"allow\", ...}} (the command line's come first)\n"
           "  --approval-timeout DURATION  a question nobody answers is answered no after\n"
           "                               this (default 10m; 90s, 2h; 0: never)\n"
+          "  --budget-requests-hour N, --budget-requests-day N   model requests (UTC hours,\n"
+          "                               days); --budget-input-*, --budget-output-*,\n"
+          "                               --budget-cached-* tokens; --budget-cost-* money\n"
+          "                               with --budget-price MODEL=IN,OUT[,CACHED] per million\n"
+          "                               tokens: when one is reached turns wait (0: no limit)\n"
           "  --shutdown-timeout MS        SIGTERM waits this long for turns (default 30000)\n"
           "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
           "                               8388608 bytes; 0: no limit): the oldest are removed\n"
@@ -157,7 +163,8 @@ static int add_rule(const char *name, enum mote_approval a)
 
 static int parse(int argc, char **argv)
 {
-    static struct option all[48];
+    static struct option all[96];
+    size_t n;
     bool approval_set = false;
     int c, k;
 
@@ -166,7 +173,10 @@ static int parse(int argc, char **argv)
     o.max_turns = CLI_DEFAULT_MAX_TURNS;
     o.keep = CLI_DEFAULT_KEEP;
     o.keep_bytes = CLI_DEFAULT_KEEP_BYTES;
-    cli_opts_join(all, sizeof(all) / sizeof(all[0]), serve_opts);
+    n = cli_opts_join(all, sizeof(all) / sizeof(all[0]), serve_opts);
+    for (k = 0; unatt_opts[k].name != NULL && n + 1 < sizeof(all) / sizeof(all[0]); k++)
+        all[n++] = unatt_opts[k];
+    all[n] = (struct option){NULL, 0, NULL, 0};
     opterr = 0;
     optind = 0;
     while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
@@ -233,7 +243,8 @@ static int parse(int argc, char **argv)
                     cli_shown(argv[optind - 1]));
             return 2;
         default:
-            if ((k = cli_common(&o, c, optarg, stderr)) == 2)
+            if ((k = cli_common(&o, c, optarg, stderr)) == 2 ||
+                (k == 0 && (k = unatt_option(c, optarg)) == 2))
                 return 2;
             if (k == 1)
                 break;
@@ -495,7 +506,10 @@ static int start(void)
     cconf.approval_timeout_ms = approval_timeout_ms;
     sconf.on_event = on_event;
     sconf.tool_timeout_ms = (uint32_t)fe_env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
-    if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote serve")) != 0)
+    if ((rc = unatt_check(cconf.model)) != 0)
+        return rc;
+    if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote serve")) != 0 ||
+        (rc = unatt_start(&pp, &ses)) != 0)
         return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
     if ((rc = token_setup()) != 0 || (rc = mqtt_setup(&vconf)) != 0)
@@ -648,5 +662,6 @@ int serve_main(int argc, char **argv)
             r->reason != NULL ? r->reason : "?", r->conversations_marked, code);
     mote_serve_deinit(&srv);
     fe_end(&ses, &loop, &pp);
+    unatt_end();
     return code;
 }

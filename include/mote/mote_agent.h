@@ -44,6 +44,7 @@
 
 struct mote_session;
 struct mote_conv;
+struct mote_budget;
 struct mote_stream;
 struct mote_tool_run;
 
@@ -71,6 +72,10 @@ enum mote_ev {
     MOTE_EV_APPROVAL_EXPIRED, /* ask_id, id, name, text, timeout_ms: nobody answered the
                            * question in time; the call is refused (the model reads
                            * `text`) and the turn goes on */
+    MOTE_EV_BUDGET,       /* text, until, code (MOTE_ERR_BUDGET): the spend budget is
+                           * reached; the turn's next request waits (nothing is sent)
+                           * until `until` (UTC seconds) and then goes on by itself
+                           * (mote_session_use_budget). Once per wait */
 };
 
 struct mote_usage {
@@ -103,6 +108,7 @@ struct mote_event {
     const struct mote_shutdown_report *report;
     uint32_t timeout_ms;      /* APPROVAL, APPROVAL_EXPIRED: the question's deadline, ms
                                * after it was asked (0: none) */
+    int64_t until;            /* BUDGET: when the budget frees, UTC seconds */
 };
 
 typedef void (*mote_event_fn)(void *arg, const struct mote_event *ev);
@@ -388,6 +394,10 @@ struct mote_conv {
     bool answered;
     char refusal[200];             /* the reason given with a no */
     bool expired;                  /* the no is the question's deadline (approval_timeout_ms) */
+    /* the spend budget (mote_session_use_budget) */
+    uint64_t budget_id;            /* the request reserved and not settled (0: none) */
+    bool want_budget;              /* the next request waits for the budget */
+    bool budget_told;              /* MOTE_EV_BUDGET was told for this wait */
     bool ask_timed;                /* the question has a deadline, at ask_deadline */
     uint32_t ask_deadline;         /* loop clock */
     unsigned nallowed;             /* tools answered "always" */
@@ -463,6 +473,12 @@ struct mote_session {
     struct mote_cancel cancel;   /* parent of every turn's flag */
     mote_timer_id defer_timer;   /* 0-ms timer that runs deferred work */
     mote_timer_id ask_timer;     /* the earliest approval deadline of the conversations */
+    struct mote_budget *budget;  /* the spend budget (NULL: none) */
+    mote_timer_id budget_timer;  /* a wait for it ends */
+    /* the library's budget hooks (mote_session_use_budget sets them: a
+     * program without a budget links none of it) */
+    int (*budget_gate)(struct mote_conv *c);
+    void (*budget_done)(struct mote_conv *c, bool answered);
     uint32_t queue_seq;
     unsigned ntools;
     const struct mote_tool *tools[MOTE_MAX_TOOLS];
@@ -504,6 +520,15 @@ void mote_session_deinit(struct mote_session *s);
  * conf has `mcp`; mote_shutdown disconnects them. Their log lines become
  * MOTE_EV_MCP events. */
 void mote_session_use_mcp(struct mote_session *s, struct mote_mcp *m);
+
+/* Holds every conversation's model requests to budget `b` (mote_budget.h,
+ * opened by the caller; it must outlive the session; NULL: none): each
+ * request is reserved before it is sent and settled when it ends; when
+ * the budget is reached the turn waits (MOTE_EV_BUDGET; busy, nothing
+ * sent) and goes on by itself once it frees, or is cancelled (the
+ * shutdown marks it for recovery, as a turn waiting for a slot). A budget
+ * whose journal cannot be written sends nothing: the turn fails. */
+void mote_session_use_budget(struct mote_session *s, struct mote_budget *b);
 
 /* True while any conversation's turn runs or waits for an answer. */
 bool mote_session_busy(const struct mote_session *s);

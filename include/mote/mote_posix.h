@@ -23,6 +23,8 @@ struct mote_posix {
     bool sig_fd_out;         /* signals_fd gave the pipe to another loop: drain it always */
     uint32_t clock_offset;   /* added to the clock (tests start near 2^32) */
     char root[MOTE_POSIX_PATH_MAX]; /* storage root, "" until set */
+    const char *zoneinfo;    /* the time zones' directory (tz_open): NULL is
+                              * /usr/share/zoneinfo (a frontend may set $TZDIR's) */
 };
 
 /* Fills pp->port and creates the signal self-pipe. No handler is

@@ -194,7 +194,7 @@ enum mote_serve_phase {
 /* What the server keeps of a journal it does not hold (its summary), bytes. */
 #define MOTE_SERVE_SUM_SIZE                                                                        \
     (MOTE_CONV_ID_MAX + MOTE_JSCAN_FIRST + sizeof(((struct mote_recovery *)0)->last_error) +       \
-     8 * sizeof(uint64_t))
+     12 * sizeof(uint64_t))
 
 /* The server: owned by the caller (a static: it is large, mostly
  * buffers, MOTE_SERVE_AREA_SIZE), used through the functions below. The

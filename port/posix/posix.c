@@ -195,6 +195,7 @@ int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signatur
     mote_posix_proc_fill(&pp->port);
     mote_posix_fs_fill(&pp->port);
     mote_posix_listen_fill(&pp->port);
+    mote_posix_clock_fill(&pp->port);
     mote_tls_fill(&pp->port);
     return 0;
 }

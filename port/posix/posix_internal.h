@@ -2,7 +2,7 @@
  * posix_internal.h - what the files of port/posix share (internal).
  *
  * The layers: posix.c fills the port's table and calls each group's fill
- * function (storage.c, fs.c, net.c, listen.c, proc.c); the groups call
+ * function (storage.c, fs.c, net.c, listen.c, proc.c, clock.c); the groups call
  * replace.c and base.c; replace.c calls base.c; base.c calls no file of
  * the port. Nothing calls upwards.
  */
@@ -36,6 +36,7 @@ void mote_posix_net_fill(struct mote_port *port);     /* net.c */
 void mote_posix_proc_fill(struct mote_port *port);    /* proc.c */
 void mote_posix_fs_fill(struct mote_port *port);      /* fs.c */
 void mote_posix_listen_fill(struct mote_port *port);  /* listen.c */
+void mote_posix_clock_fill(struct mote_port *port);   /* clock.c */
 
 /* ---- replace.c ---- */
 

@@ -189,6 +189,110 @@ def test_approvals_reach_mqtt_and_expire():
     st = b.retained("mote/dev-a/approvals")
     check(st and json.loads(st)["count"] == 0, st)
 
+# ---- the spend budget ---------------------------------------------------------------------
+
+def health(s):
+    st, b = s.req("GET", "/v1/health")
+    check(st == 200, (st, b))
+    return b
+
+
+def test_budget_of_n_requests_never_sends_the_next_across_restarts():
+    """A budget of 2 requests a day: the third turn waits (the event and
+    the health say why and until when), nothing is sent - not after a
+    kill -9 and a restart either."""
+    port, log = start_server()
+    args = ["--budget-requests-day", "2"]
+    s = serve(port, args)
+    state = s.state
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        for text in ("one", "two"):
+            s.say(cid, text)
+            s.wait_state(cid, "idle")
+        check(len(requests_in(log)) == 2, requests_in(log))
+        b = health(s)["budget"]
+        check(b["limits"] == {"requests_day": 2} and b["day"]["requests"] == 2 and
+              b["spent"] and b["waiting"] == 0, b)
+        s.say(cid, "three")
+        got = ev.wait(lambda e: e["event"] == "budget", "the budget event")[0]["json"]
+        check(got["code"] == "budget" and "2 requests today" in got["text"] and
+              got["until"].endswith("T00:00:00Z"), got)
+        b = health(s)["budget"]
+        check(b["spent"] and b["waiting"] == 1 and b["until"] == got["until"] and
+              "2 requests today" in b["reason"], b)
+        st = s.conv(cid, records=False)
+        check(st["busy"] and st["state"] == "llm_requesting", st)
+        time.sleep(1.5)
+        check(len(requests_in(log)) == 2, "a request was sent: %d" % len(requests_in(log)))
+        # usage per conversation
+        check(s.conv(cid, records=False)["usage"]["input_tokens"] > 0, "usage")
+        ev.close()
+        s.kill(signal.SIGKILL)
+        s.wait()
+        s = serve(port, args, state=state)
+        # recovery continues the waiting turn: the budget holds it again
+        wait_for(lambda: health(s)["budget"]["waiting"] == 1, "the recovered turn waits")
+        b = health(s)["budget"]
+        check(b["spent"] and b["day"]["requests"] == 2, b)
+        # a new conversation waits too
+        c2 = s.create()
+        s.say(c2, "four")
+        wait_for(lambda: health(s)["budget"]["waiting"] == 2, "the second waits")
+        time.sleep(1)
+        check(len(requests_in(log)) == 2, "a request was sent after the restart: %d" %
+              len(requests_in(log)))
+        # a cancel ends a wait
+        st, _ = s.req("POST", "/v1/conversations/%s/cancel" % c2)
+        check(st == 202, st)
+        s.wait_state(c2, "idle")
+        check(health(s)["budget"]["waiting"] == 1, health(s))
+    finally:
+        s.kill(signal.SIGTERM)
+        rc = s.wait()
+    check(rc == 0, "exit %d: %s" % (rc, s.log()[-1500:]))
+    check(len(requests_in(log)) == 2, "requests: %d" % len(requests_in(log)))
+    recs = [json.loads(l) for l in open(os.path.join(state, "budget.jsonl"))]
+    check([r["t"] for r in recs].count("reserve") == 2, recs)
+
+
+def test_budget_settings_refused():
+    port, _ = start_server()
+    for args, what in ((["--budget-requests-hour", "many"], "budget-requests-hour"),
+                       (["--budget-cost-day", "5"], "budget-price"),
+                       (["--budget-price", "m=1"], "budget-price"),
+                       (["--budget-cost-day", "-1"], "budget-cost-day")):
+        st = os.path.join(TMP, "bad-%d" % time.time_ns())
+        os.makedirs(st)
+        b = Serve(port, st, args=args, wait=False)
+        rc = b.wait(20)
+        check(rc == 2 and what in b.log(), "%s: exit %s: %s" % (args, rc, b.log()))
+
+
+def test_budget_reaches_mqtt():
+    b = Broker("un-b")
+    port, log = start_server()
+    s = mserve(port, b, "dev-b", args=["--budget-requests-hour", "1", "--budget-price",
+                                       "*=3,15", "--budget-cost-day", "100"])
+    sub = Sub(b, "mote/dev-b", "w-b")
+    try:
+        b.pub("mote/dev-b/in", req("b1", "cellar", "first"))
+        sub.wait(lambda: sub.answers("cellar"), "the first answer")
+        b.pub("mote/dev-b/in", req("b2", "cellar", "second"))
+        err = sub.wait(lambda: [e for e in sub.errors() if e["error"] == "budget"],
+                       "the budget error")[0]
+        check(err["conversation"] == "cellar" and "1 requests this hour" in err["message"] and
+              "until" in err["message"], err)
+        sub.wait(lambda: [e for e in sub.events("cellar") if e["event"] == "budget"],
+                 "the budget event on out/ID")
+        check(len(requests_in(log)) == 1, requests_in(log))
+        h = health(s)["budget"]
+        check(h["day"]["cost_micro"] > 0 and h["limits"]["cost_micro_day"] == 100000000, h)
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+        sub.stop()
+
 
 if __name__ == "__main__":
     sys.exit(run_all("unattended", dict(globals())))

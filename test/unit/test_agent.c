@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mote/mote_agent.h"
+#include "mote/mote_budget.h"
 #include "mote_tport.h"
 
 static struct mote_tport tp;
@@ -46,6 +47,9 @@ static struct {
     uint32_t asked_at, expired_at; /* the simulated clock at the last question, expiry */
     uint32_t ask_timeout;  /* the last question's timeout_ms */
     char expired_text[160];
+    unsigned budget;       /* MOTE_EV_BUDGET */
+    int64_t budget_until;
+    char budget_text[200];
 } ev;
 
 static void on_event(void *arg, const struct mote_event *e)
@@ -75,6 +79,12 @@ static void on_event(void *arg, const struct mote_event *e)
         break;
     case MOTE_EV_TOOL_CALL:
         ev.calls++;
+        break;
+    case MOTE_EV_BUDGET:
+        ev.budget++;
+        ev.budget_until = e->until;
+        assert_int_equal(e->code, MOTE_ERR_BUDGET);
+        snprintf(ev.budget_text, sizeof(ev.budget_text), "%s", e->text);
         break;
     case MOTE_EV_APPROVAL_EXPIRED:
         ev.expired++;
@@ -872,6 +882,74 @@ static void test_approval_deadline(void **state)
     assert_int_equal(tool_runs, 1);
     assert_int_equal(count_kind("deadline", "tool_result"), 3);
     assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    end_session();
+}
+
+/* A budget of one request an hour: the second turn waits - told once,
+ * nothing sent - and goes on by itself when the hour ends; a wait is
+ * cancelled like any turn; the reservation of a request is settled with
+ * its usage. */
+static void test_budget_holds_the_turn(void **state)
+{
+    static struct mote_budget b;
+    struct mote_budget_conf bc;
+    struct mote_conv *c;
+    char err[160];
+    unsigned i;
+
+    (void)state;
+    say_text("one", 8);
+    say_text("two", 8);
+    memset(&bc, 0, sizeof(bc));
+    bc.requests_hour = 1;
+    start_session();
+    assert_int_equal(mote_budget_open(&b, &tp.port, &bc, err, sizeof(err)), 0);
+    mote_session_use_budget(&ses, &b);
+    assert_int_equal(mote_conv_create(&ses, &cc, "budget", &c), 0);
+    assert_int_equal(mote_conv_send(c, "a", 1), 0);
+    drive(c, 100);
+    assert_int_equal(ev.turn_ends, 1);
+    assert_int_equal(net.connects, 1);
+    assert_true(b.hour.requests == 1 && b.nholds == 0 && b.hour.input == 10);
+    assert_int_equal(mote_conv_send(c, "b", 1), 0);
+    for (i = 0; i < 30; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(ev.budget, 1);
+    assert_true(mote_conv_busy(c));
+    assert_int_equal(net.connects, 1); /* nothing was sent */
+    assert_non_null(strstr(ev.budget_text, "1 requests this hour"));
+    assert_true(ev.budget_until == INT64_C(1780275600)); /* 01:00Z */
+    assert_int_equal(count_kind("budget", "request"), 2); /* the turn's request, waiting */
+    drive(c, 5000); /* the simulated hour passes */
+    assert_false(mote_conv_busy(c));
+    assert_int_equal(ev.turn_ends, 2);
+    assert_int_equal(net.connects, 2);
+    assert_int_equal(ev.budget, 1);
+    /* a wait cancelled */
+    assert_int_equal(mote_conv_send(c, "c", 1), 0);
+    for (i = 0; i < 5; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(ev.budget, 2);
+    assert_int_equal(mote_conv_cancel(c), 0);
+    drive(c, 20);
+    assert_false(mote_conv_busy(c));
+    assert_int_equal(ev.cancelled, 1);
+    assert_int_equal(net.connects, 2);
+    /* a drain with a turn waiting marks it for recovery */
+    assert_int_equal(mote_conv_send(c, "d", 1), 0);
+    for (i = 0; i < 5; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(ev.budget, 3);
+    {
+        struct mote_shutdown_req req = {"SIGTERM", MOTE_SD_DRAIN, 1000, false};
+        struct mote_shutdown_report rep;
+
+        assert_int_equal(mote_shutdown(&ses, &req, &rep), 0);
+        assert_int_equal(rep.conversations_marked, 1);
+        assert_false(rep.timed_out);
+    }
+    assert_int_equal(net.connects, 2);
+    mote_budget_close(&b);
     end_session();
 }
 
@@ -1988,6 +2066,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calls_past_the_table_power_cuts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_reasons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approval_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_budget_holds_the_turn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_power_cuts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_conversation, setup, teardown),
