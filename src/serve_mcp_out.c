@@ -1,7 +1,7 @@
 /*
  * serve_mcp_out.c - what an MCP channel writes (serve_mcp.h), framed as
  * its transport frames messages: progress notifications, the elicited
- * approval of a call (its whole input shown, made visible), the
+ * approval of a call (its whole input, as the library shows a call), the
  * notification that withdraws it, a call's answer (written in parts as
  * the channel takes them, never interleaved with another message), and
  * the tool list's change.
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mote/mote.h"
+#include "mote/mote_show.h"
 #include "serve_int.h"
 #include "util.h"
 
@@ -47,59 +48,14 @@ static size_t put_small(struct serve *sv, enum serve_frame frame, bool *comma, s
     return k;
 }
 
-/* Code points that hide or reorder text: shown as \uXXXX escapes. */
-static bool hidden_cp(uint32_t c)
+/* The display's pieces into the elicitation's message string (whole
+ * characters, made safe by the display). */
+static int to_message(void *arg, const char *p, size_t n)
 {
-    return (c >= 0x80 && c <= 0x9f) || c == 0xad || c == 0x34f || c == 0x61c || c == 0x115f ||
-           c == 0x1160 || c == 0x17b4 || c == 0x17b5 || (c >= 0x180b && c <= 0x180f) ||
-           (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
-           (c >= 0x2060 && c <= 0x206f) || c == 0x3164 || (c >= 0xfe00 && c <= 0xfe0f) ||
-           c == 0xfeff || c == 0xffa0 || (c >= 0xe0000 && c <= 0xe007f);
-}
+    struct mote_jw *w = arg;
 
-/* The call's input (canonical JSON, as journaled) into the message
- * string: characters that hide or reorder text written as \uXXXX (the
- * same JSON value, made visible). */
-static void visible_input(struct mote_jw *w, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t i = 0, run = 0; /* s[run..i) goes as it is */
-
-    while (i < n) {
-        unsigned char c = (unsigned char)s[i];
-        size_t k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-        uint32_t cp, units[2];
-        unsigned u, nu = 1;
-        size_t q;
-
-        if (c < 0x80 || i + k > n || !mote_utf8_valid(s + i, k)) {
-            i++; /* (the writer makes a bad byte U+FFFD) */
-            continue;
-        }
-        cp = k == 2 ? (uint32_t)(c & 0x1f) : k == 3 ? (uint32_t)(c & 0x0f) : (uint32_t)(c & 7);
-        for (q = 1; q < k; q++)
-            cp = cp << 6 | ((unsigned char)s[i + q] & 0x3fu);
-        if (!hidden_cp(cp)) {
-            i += k;
-            continue;
-        }
-        mote_jw_str_more(w, s + run, i - run);
-        units[0] = cp;
-        if (cp > 0xffff) { /* a surrogate pair */
-            units[0] = 0xd800 + ((cp - 0x10000) >> 10);
-            units[1] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
-            nu = 2;
-        }
-        for (u = 0; u < nu; u++) {
-            char e[6] = {'\\', 'u', hex[units[u] >> 12], hex[(units[u] >> 8) & 15],
-                         hex[(units[u] >> 4) & 15], hex[units[u] & 15]};
-
-            mote_jw_str_more(w, e, sizeof(e));
-        }
-        i += k;
-        run = i;
-    }
-    mote_jw_str_more(w, s + run, n - run);
+    mote_jw_str_more(w, p, n);
+    return w->err;
 }
 
 static const char elicit_schema[] =
@@ -119,6 +75,8 @@ static size_t elicitation(struct serve *sv, struct serve_follow *f)
 {
     struct mote_conv *cv = mote_serve_find(sv, f->conv);
     const struct mote_conv_call *call;
+    struct mote_show_plain plain;
+    struct mote_show_sink sink;
     struct mote_sb sb;
     struct mote_jw w;
     int n;
@@ -130,33 +88,42 @@ static size_t elicitation(struct serve *sv, struct serve_follow *f)
                                 sizeof(sv->scratch), NULL);
     if (n < 0)
         return 0;
-    f->elicit_id = sv->mcp.next_elicit++;
     mote_sb_init(&sb, sv->resp, sizeof(sv->resp));
     mote_jw_init(&w, mote_sb_put, &sb);
     mote_jw_obj(&w);
     mote_jw_key(&w, "jsonrpc");
     mote_jw_str(&w, "2.0");
     mote_jw_key(&w, "id");
-    mote_jw_int(&w, f->elicit_id);
+    mote_jw_int(&w, sv->mcp.next_elicit);
     mote_jw_key(&w, "method");
     mote_jw_str(&w, "elicitation/create");
     mote_jw_key(&w, "params");
     mote_jw_obj(&w);
     mote_jw_key(&w, "message");
     mote_jw_str_begin(&w);
-    more(&w, "May this tool call run on the device?\ntool: ");
-    more(&w, call->name);
-    more(&w, "\nconversation: ");
+    more(&w, "May this tool call run on the device (conversation ");
     more(&w, f->conv);
-    more(&w, "\ninput (all of it, as JSON; characters that hide or reorder text are shown as "
-             "\\u escapes):\n");
-    visible_input(&w, sv->scratch, (size_t)n);
+    more(&w, ")? All of its input is shown; what would not show, or would act on "
+             "the text around it, is shown as a stand-in such as <U+202E>.\n\n");
+    /* the library's display of a call, as every front door shows it */
+    plain.out = to_message;
+    plain.arg = &w;
+    plain.color = false;
+    plain.hint = NULL;
+    sink = mote_show_plain_sink(&plain);
+    if (mote_show_call(&sv->json, sv->port, call->name, sv->scratch, (size_t)n, MOTE_SHOW_WHOLE,
+                       &sink) < 0 ||
+        w.err != 0)
+        return 0; /* larger than a message may be: the device's front doors ask */
     mote_jw_str_end(&w);
     mote_jw_key(&w, "requestedSchema");
     mote_jw_raw(&w, elicit_schema, sizeof(elicit_schema) - 1);
     mote_jw_obj_end(&w);
     mote_jw_obj_end(&w);
-    return w.err == 0 ? sb.len : 0;
+    if (w.err != 0)
+        return 0;
+    f->elicit_id = sv->mcp.next_elicit++;
+    return sb.len;
 }
 
 /* A progress notification for f into sv->resp: its length. */

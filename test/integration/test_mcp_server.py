@@ -327,7 +327,8 @@ def test_sdk_elicitation_and_the_front_doors():
         sdk.ok(op="connect", transport="http", url=s.url, token=TOKEN, elicit="yes")
         sdk.send(op="call", id="a", name="shell", args={"command": "echo yes\u202eran"})
         e = sdk.wait(lambda e: e.get("event") == "elicit", "the question")
-        check("tool: shell" in e["message"] and "\\u202e" in e["message"], e["message"])
+        # the library's display of the call, as every front door shows it
+        check("* shell" in e["message"] and "<U+202E>" in e["message"], e["message"])
         check("\u202e" not in e["message"], "a character that reorders text is made visible")
         check(e["schema"]["properties"]["answer"]["enum"] == ["yes", "no", "always"], e)
         r = sdk.outcome("a")
