@@ -245,20 +245,25 @@ static bool offers(struct serve *sv, const char *name, bool *ask)
     return false;
 }
 
-/* A hash of the names offered: a change is a new list. */
+/* A hash of the tools offered (names, descriptions, schemas): a change
+ * is a new list. */
 static uint32_t tools_sig(struct serve *sv)
 {
     uint32_t h = 2166136261u;
     struct offered o;
-    unsigned i;
+    unsigned i, k;
     const char *p;
 
     for (i = 0; offered(sv, i, &o); i++) {
-        for (p = o.name; *p != '\0'; p++)
-            h = (h ^ (unsigned char)*p) * 16777619u;
-        h = (h ^ 0xffu) * 16777619u;
+        const char *parts[3] = {o.name, o.desc, o.schema};
+
+        for (k = 0; k < 3; k++) {
+            for (p = parts[k]; *p != '\0'; p++)
+                h = (h ^ (unsigned char)*p) * 16777619u;
+            h = (h ^ 0xffu) * 16777619u;
+        }
     }
-    return h;
+    return h != 0 ? h : 1u; /* (0: not taken yet) */
 }
 
 void mote_serve_mcp_tools_changed(struct serve *sv)
@@ -284,13 +289,13 @@ void mote_serve_mcp_tools_changed(struct serve *sv)
 
 void mote_serve_mcp_check_tools(struct serve *sv)
 {
-    if (!pass_mcp(sv))
-        return;
+    uint32_t sig = tools_sig(sv);
+
     if (sv->mcp.list_sig == 0) {
-        sv->mcp.list_sig = tools_sig(sv); /* the list at the start */
+        sv->mcp.list_sig = sig; /* the list at the start (the server listens) */
         return;
     }
-    if (tools_sig(sv) != sv->mcp.list_sig) {
+    if (sig != sv->mcp.list_sig) {
         mote_httpd_say(&sv->http, "mcp: the tools offered changed: sessions are told", NULL, NULL);
         mote_serve_mcp_tools_changed(sv);
     }

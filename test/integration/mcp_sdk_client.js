@@ -23,7 +23,7 @@ const deps = createRequire(path.join(__dirname, '..', '..', '.deps', 'npm', 'pac
 const { Client } = deps('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = deps('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { StdioClientTransport } = deps('@modelcontextprotocol/sdk/client/stdio.js');
-const { ElicitRequestSchema } = deps('@modelcontextprotocol/sdk/types.js');
+const { ElicitRequestSchema, ToolListChangedNotificationSchema } = deps('@modelcontextprotocol/sdk/types.js');
 
 let client = null;
 let transport = null;
@@ -42,6 +42,7 @@ async function connect(c) {
   const caps = c.elicit ? { elicitation: {} } : {};
   client = new Client({ name: 'sdk-test', version: '1.0.0' }, { capabilities: caps });
   client.onerror = (e) => say({ event: 'client_error', ...errInfo(e) });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => say({ event: 'list_changed' }));
   if (c.elicit) {
     client.setRequestHandler(ElicitRequestSchema, async (req, extra) => {
       say({ event: 'elicit', message: req.params.message, schema: req.params.requestedSchema });

@@ -367,6 +367,66 @@ def test_sdk_elicitation_and_the_front_doors():
         s.kill()
 
 
+def test_sdk_pass_mcp_tools_and_list_changed():
+    """--pass-mcp-tools: mote's own MCP server's tools go to the client
+    too, called through mote; the client hears the list change when the
+    server becomes ready and when its list changes."""
+    port, _ = start_server()
+    state = tempfile.mkdtemp(prefix="mcpsp-", dir=TMP)
+    fifo = os.path.join(state, "change.fifo")
+    ready = os.path.join(state, "ready")
+    os.mkfifo(fifo)
+    cfg = os.path.join(state, "mcp.json")
+    with open(cfg, "w") as f:
+        json.dump({"mcpServers": {"fake": {"command": sys.executable, "args": [
+            os.path.join(ROOT, "test", "fake_mcp.py"), "--init-file", ready,
+            "--change-fifo", fifo]}}}, f)
+    sdk = Sdk()
+    s = Serve(port, state=state, args=["--pass-mcp-tools", "--mcp-config", cfg,
+                                       "--allow", "fake__echo"])
+    try:
+        sdk.ok(op="connect", transport="http", url=s.url, token=TOKEN)
+        names = [t["name"] for t in sdk.ok(op="list")["tools"]]
+        check("fake__echo" not in names and "ask" in names, names)
+        open(ready, "w").close()  # the MCP server answers its initialize now
+        sdk.wait(lambda e: e.get("event") == "list_changed", "list_changed when it is ready", 20)
+        tools = {t["name"]: t for t in sdk.ok(op="list")["tools"]}
+        check("fake__echo" in tools and "ask" in tools, sorted(tools))
+        sdk.send(op="call", id="a", name="fake__echo", args={"text": "through mote"})
+        r = sdk.outcome("a")
+        check(r["event"] == "result" and "through mote" in text_of(r["result"]), r)
+        seen = len([e for e in sdk.seen if e.get("event") == "list_changed"])
+        with open(fifo, "w") as f:
+            f.write("change\n")
+        sdk.wait(lambda e: e.get("event") == "list_changed" and
+                 len([x for x in sdk.seen if x.get("event") == "list_changed"]) > seen,
+                 "list_changed when its list changes", 20)
+    finally:
+        sdk.close()
+        s.kill()
+
+
+def test_sdk_call_nobody_approves_expires():
+    """The approval's deadline holds for an MCP client's call as for any
+    (--approval-timeout): nobody answers, the call is answered denied."""
+    port, _ = start_server()
+    s = Serve(port, args=["--approval-timeout", "2s"])
+    sdk = Sdk()
+    try:
+        sdk.ok(op="connect", transport="http", url=s.url, token=TOKEN)
+        t0 = time.time()
+        sdk.send(op="call", id="a", name="shell", args={"command": "echo never"}, progress=True)
+        r = sdk.outcome("a", 30)
+        check(r["event"] == "result" and r["result"]["isError"], r)
+        check("nobody approved" in text_of(r["result"]), r)
+        check(time.time() - t0 < 20, "at its deadline")
+        prog = [e for e in sdk.seen if e.get("event") == "progress" and e["id"] == "a"]
+        check(any("waiting for approval of shell" in (e["message"] or "") for e in prog), prog)
+    finally:
+        sdk.close()
+        s.kill()
+
+
 # ---- the SDK over stdio (`mote mcp`) -----------------------------------------------------
 
 def test_sdk_stdio_mote_mcp():
