@@ -511,9 +511,11 @@ def test_mote_is_the_client_of_mote():
 # ---- the OpenAI client ----------------------------------------------------------------------
 
 def test_openai_client_streamed_and_not():
-    port, _ = start_server([{"text": "The disk is 40% full."},
-                            {"text": "Streamed: it is 40% full."}])
-    s = Serve(port)
+    port, log = start_server([{"text": "The disk is 40% full."},
+                              {"text": "Streamed: it is 40% full."},
+                              {"tool": "list_dir", "input": {"path": "/"}, "text": "Let me look."},
+                              {"text": "I looked."}])
+    s = Serve(port, args=["--allow", "list_dir"])
     sdk = Sdk()
     base = "http://127.0.0.1:%d/v1" % s.tcp
     try:
@@ -531,8 +533,16 @@ def test_openai_client_streamed_and_not():
         check(r["text"] == "Streamed: it is 40% full.", r)
         check(r["finish"] == "stop" and r["usage"]["completion_tokens"] > 0 and r["chunks"] >= 3, r)
         recs = journal(s.state, "kitchen")
-        check([x["text"] for x in recs if x["t"] == "user"] == ["how full is the disk?",
-                                                               "and streamed?"], recs)
+        check([x["text"] for x in recs if x["t"] == "user"][:2] == ["how full is the disk?",
+                                                                   "and streamed?"], recs)
+        # the device's tool round happens inside the turn: the content is
+        # the text of each answer, the usage every request's
+        r = sdk.ok(op="openai", base=base, key=TOKEN, stream=True, user="kitchen",
+                   prompt="look at the root")
+        check(r["text"] == "Let me look.\n\nI looked.", r)
+        check(r["usage"]["prompt_tokens"] > 0 and len(requests_in(log)) == 4, r)
+        body = json.dumps(requests_in(log)[3]["body"])
+        check("tool_result" in body, "the tool's result went to the model")
         # a new conversation per request without a user or header
         r = sdk.ok(op="openai", base=base, key=TOKEN, stream=False, prompt="fresh")
         check(not r["completion"]["id"].startswith("chatcmpl-kitchen"), r)
