@@ -85,6 +85,7 @@ struct serve_follow {
     bool kept;             /* waiting: its input (a call's, a prompt) is kept in `text` */
     bool named;            /* ask, completion: `conv` was named by the client */
     bool role_sent;        /* a streamed completion's first chunk went */
+    bool lead_comma;       /* its answer opens with a comma (a JSON batch's later one) */
     bool include_usage;    /* a streamed completion ends with a usage chunk */
     uint64_t dropped;
     uint64_t progress;     /* the last progress value sent */

@@ -252,7 +252,7 @@ size_t mote_serve_mcp_fill(struct serve *sv, int chan, enum serve_frame frame, b
             continue;
         mote_sb_init(&h, hb, sizeof(hb));
         mote_sb_init(&t, tb, sizeof(tb));
-        answer_parts(sv, f, frame, f->out_part == 1 && f->out_off == 0 ? *comma : true, &h, &t);
+        answer_parts(sv, f, frame, f->lead_comma, &h, &t); /* the same head as it began */
         w += mote_serve_follow_write(f, hb, h.len, tb, t.len, out + w, room - w);
         if (f->out_part < 4)
             return w;
@@ -303,7 +303,8 @@ size_t mote_serve_mcp_fill(struct serve *sv, int chan, enum serve_frame frame, b
 
             mote_sb_init(&h, hb, sizeof(hb));
             mote_sb_init(&t, tb, sizeof(tb));
-            answer_parts(sv, f, frame, *comma, &h, &t);
+            f->lead_comma = *comma;
+            answer_parts(sv, f, frame, f->lead_comma, &h, &t);
             if (frame == SF_FRAME_JSON)
                 *comma = true;
             w += mote_serve_follow_write(f, hb, h.len, tb, t.len, out + w, room - w);

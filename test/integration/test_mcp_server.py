@@ -814,6 +814,24 @@ def test_stdio_hostile_lines():
         check(r["result"]["protocolVersion"] == "2025-06-18", r)
         r = ask(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')
         check(r == {"jsonrpc": "2.0", "id": 3, "result": {}}, r)
+        # a client that writes and does not read: mote stops reading it
+        # (memory bounded), and every answer comes once it reads again
+        rss0 = rss_kb(p.pid)
+        lines = b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % (100 + i)
+                         for i in range(400))
+        w = threading.Thread(target=lambda: (p.stdin.write(lines), p.stdin.flush()), daemon=True)
+        w.start()
+        time.sleep(0)  # (the pipes fill: nothing to wait for but the reads below)
+        got = 0
+        deadline = time.time() + 60
+        while got < 400 and time.time() < deadline:
+            if got == 5:
+                check(rss_kb(p.pid) - rss0 < 2048, "RSS bounded while the client does not read")
+            r = json.loads(p.stdout.readline())
+            check(r["id"] == 100 + got and "tools" in r["result"], r)
+            got += 1
+        check(got == 400, "every answer came: %d" % got)
+        w.join(10)
         p.stdin.close()
         check(p.wait(20) == 0, "mote mcp ends when its client closes the pipe")
     finally:
