@@ -6,6 +6,10 @@
 #   CC, AR                compiler and archiver (default $(CROSS_COMPILE)gcc/ar)
 #   CFLAGS, LDFLAGS       your flags; the required ones are kept apart
 #   TLS=mbedtls|none      TLS backend (none: only http:// URLs)
+#   MBEDTLS=system|3.6    mbedTLS: the system's (Debian 12: 2.28), or 3.6 LTS
+#                         (TLS 1.3) built from Debian 13's source package
+#                         with Debian's own configuration (BUILDDIR then
+#                         defaults to build/mb36)
 #   STATIC=1              link build/mote statically
 #   V=1                   show the commands
 #   PREFIX=/usr/local DESTDIR=  install location and staging root
@@ -18,6 +22,13 @@
 #                         check, check-small, check-mcu, check-cross,
 #                         freestanding) and for everything .ci/run builds
 
+MBEDTLS ?= system
+ifeq ($(filter $(MBEDTLS),system 3.6),)
+$(error MBEDTLS must be system or 3.6, not '$(MBEDTLS)')
+endif
+ifeq ($(MBEDTLS),3.6)
+BUILDDIR ?= build/mb36
+endif
 BUILDDIR ?= build
 B := $(BUILDDIR)
 CROSS_COMPILE ?=
@@ -66,8 +77,19 @@ WARN = -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-proto
        -Wmissing-prototypes -Wpointer-arith -Wcast-align -Wundef
 REQ_CFLAGS = -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) -ffunction-sections -fdata-sections -MMD -MP
 REQ_LDFLAGS := -Wl,--gc-sections
+# mbedTLS's libraries (and headers, for MBEDTLS=3.6: its tree, built by
+# scripts/mbedtls.sh before anything that includes them).
+ifeq ($(MBEDTLS),3.6)
+MBEDTLS_DIR := $(B)/mbedtls-3.6
+MBEDTLS_LIBS := -L$(MBEDTLS_DIR)/library -lmbedtls -lmbedx509 -lmbedcrypto
+REQ_CFLAGS += -I$(MBEDTLS_DIR)/include
+MBEDTLS_DEP := $(MBEDTLS_DIR)/library/libmbedtls.a
+else
+MBEDTLS_LIBS := -lmbedtls -lmbedx509 -lmbedcrypto
+MBEDTLS_DEP :=
+endif
 ifeq ($(TLS),mbedtls)
-LIBS := -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+LIBS := $(MBEDTLS_LIBS) -lpthread
 else
 LIBS := -lpthread
 endif
@@ -142,6 +164,14 @@ $(B)/obj/ca_roots.o: $(B)/ca_roots.der
 	  '.section .note.GNU-stack,"",%progbits' > $(B)/ca_roots.S
 	$(Q)$(CC) -c -o $@ $(B)/ca_roots.S
 
+# mbedTLS 3.6 (MBEDTLS=3.6) from Debian 13's source, before what includes it.
+ifeq ($(MBEDTLS),3.6)
+$(MBEDTLS_DEP): scripts/mbedtls.sh
+	$(Q)sh scripts/mbedtls.sh 3.6 $(MBEDTLS_DIR) debian "$(CC)" "$(AR)" "-Os -g -ffunction-sections -fdata-sections"
+$(B)/obj/port/tls_mbedtls.o $(B)/obj/port/tls_sessions.o $(SB)/port/tls_mbedtls.o \
+  $(SB)/port/tls_sessions.o $(SB)/test/unit/test_tls_roots.o: $(MBEDTLS_DEP)
+endif
+
 $(B)/libmote.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -171,7 +201,7 @@ $(SB)/%.o: %.c
 
 $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka $(MBEDTLS_LIBS) -lpthread
 
 # The project's own checks build with warnings as errors.
 check check-small check-mcu check-cross freestanding: WERROR = 1
@@ -252,7 +282,7 @@ SAN_CLI_OBJ := $(CLI_SRC:%.c=$(SB)/%.o)
 $(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(SAN_CLI_OBJ) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
-	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	  $(MBEDTLS_LIBS) -lpthread
 
 test-agent: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
@@ -262,12 +292,12 @@ test-agent: $(SB)/mote
 $(SB)/embed: $(SB)/examples/embed/main.o $(SB)/examples/embed/device.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(filter $(SB)/examples/%,$^) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
-	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	  $(MBEDTLS_LIBS) -lpthread
 
 $(SB)/embed-loop: $(SB)/examples/embed/loop.o $(SB)/examples/embed/device.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(filter $(SB)/examples/%,$^) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
-	  -lev -lm -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	  -lev -lm $(MBEDTLS_LIBS) -lpthread
 
 # How turns end, compaction, the system prompt.
 test-turns: $(SB)/mote
@@ -335,7 +365,7 @@ test-approval: $(SB)/mote
 $(SB)/mqtt_probe: $(SB)/test/integration/mqtt_probe.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
-	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	  $(MBEDTLS_LIBS) -lpthread
 
 test-mqtt: $(SB)/mqtt_probe
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
@@ -443,7 +473,7 @@ test-mcp-http: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_http.py $(SB)
 
 $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
-	$(Q)$(CC) $(SAN) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	$(Q)$(CC) $(SAN) -o $@ $^ $(MBEDTLS_LIBS) -lpthread
 
 # The model client against the local test server (TCP and TLS on loopback),
 # with a TLS=none build beside it.
@@ -613,6 +643,13 @@ $(MB)/test_%.elf: test/unit/test_%.c test/mcu/runner.c test/mcu/cmocka.h $(MCU_L
 
 check-mcu: deps-check $(MCU_ELF)
 	$(Q)sh scripts/mcu_run.sh $(MB) $(MCU_TESTS)
+
+## check-mbedtls3: the unit, TLS, model client and MQTT tests again against
+## mbedTLS 3.6 LTS (TLS 1.3), built from Debian 13's source (MBEDTLS=3.6)
+.PHONY: check-mbedtls3
+check-mbedtls3: deps-check
+	$(Q)$(MAKE) --no-print-directory MBEDTLS=3.6 BUILDDIR=$(B)/mb36 WERROR=$(WERROR) \
+	  unit test-tls test-client test-mqtt
 
 ## check-cross: the unit tests and the tiny build's TLS round under qemu,
 ## for aarch64 and armhf (static musl); and the static glibc aarch64 build
