@@ -100,7 +100,10 @@ def sweep(mote, port, state, runs, seed, env, log):
     AssertionError when an occurrence ran twice or vanished."""
     rng = random.Random(seed)
     sock = os.path.join(state, "mote.sock")
-    args = [mote, "serve", "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port]
+    # (no retention: the conversations of the first occurrences are the
+    # evidence that they ran)
+    args = [mote, "serve", "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
+            "--keep", "0", "--keep-bytes", "0"]
     restarts = []
     for i in range(runs + 1):
         err = open(os.path.join(state, "serve.err"), "a")
