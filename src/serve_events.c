@@ -173,6 +173,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
             mote_jw_int(&w, (int64_t)call->rec_off);
             mote_serve_deadline_json(sv, ev->conv, &w);
         }
+        (void)mote_serve_show_into(sv, &w, 8, ev->name, ev->input, ev->input_len);
         mote_httpd_say(&sv->http, "conversation ", id, " waits for an approval");
         break;
     }

@@ -92,6 +92,7 @@ static const char *allow_of(enum route r)
     case R_EVENTS: return "GET";
     case R_SCHEDULES: return "GET, HEAD";
     case R_SCHEDULE: return "GET, HEAD, PUT, DELETE";
+    case R_APPROVAL: return "GET, POST";
     default: return "POST";
     }
 }
@@ -106,6 +107,7 @@ static bool method_ok(enum route r, enum mote_hreq_method m)
     case R_SCHEDULES: return m == MOTE_HM_GET || m == MOTE_HM_HEAD;
     case R_SCHEDULE:
         return m == MOTE_HM_GET || m == MOTE_HM_HEAD || m == MOTE_HM_PUT || m == MOTE_HM_DELETE;
+    case R_APPROVAL: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     default: return m == MOTE_HM_POST;
     }
 }
@@ -196,7 +198,10 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
         mote_serve_http_cancel(sv, c, id);
         break;
     case R_APPROVAL:
-        mote_serve_http_approval(sv, c, id, body, len);
+        if (m == MOTE_HM_GET)
+            mote_serve_http_show(sv, c, id);
+        else
+            mote_serve_http_approval(sv, c, id, body, len);
         break;
     case R_EVENTS:
         mote_serve_http_events(sv, c, id);

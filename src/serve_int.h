@@ -159,7 +159,9 @@ struct serve {
     bool rec_opened;                   /* the recovery queue opened one since it was listed */
     bool rec_next;                     /* a load took one off the queue: the next, soon */
     /* working memory, used within one call */
-    struct mote_json json;
+    struct mote_json json;             /* a request's body; an approval's display (serve_show.c)
+                                        * reuses it in event callbacks: a handler reads the
+                                        * body before it calls an action */
     char small[1280];                  /* a pending call's input */
     char resp[MOTE_SERVE_OUT_BUF];     /* a response body being built */
     char ev[MOTE_SERVE_OUT_BUF];       /* one live event, formatted once for every client */
@@ -376,6 +378,16 @@ void mote_serve_streams_gone(struct serve *sv, const char *id);
 /* A disk turn for an event stream whose state waits for its journal:
  * true while it still waits. */
 bool mote_serve_stream_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
+/* ---- serve_show.c: the call waiting for approval as mote shows it ---------------- */
+
+/* Writes "display": the call's display (mote_show_call_json) to `w`, a
+ * writer onto a struct mote_sb, if it fits with `reserve` bytes left
+ * after it; else "display": null (and returns false). */
+bool mote_serve_show_into(struct serve *sv, struct mote_jw *w, size_t reserve, const char *name,
+                          const char *input, size_t len);
+/* GET /v1/conversations/ID/approval[?whole=1][&format=text]. */
+void mote_serve_http_show(struct serve *sv, struct mote_httpd_conn *c, const char *id);
+
 /* "approval": {...} or null, for loaded conversation `cv` (or NULL). */
 void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
                               size_t max);

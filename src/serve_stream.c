@@ -143,6 +143,8 @@ void mote_serve_question_json(struct serve *sv, struct mote_conv *cv, struct mot
     mote_jw_key(w, "input_bytes");
     mote_jw_int(w, (int64_t)len);
     mote_serve_deadline_json(sv, cv, w);
+    if (n >= 0)
+        (void)mote_serve_show_into(sv, w, 1024, call->name, sv->small, (size_t)n);
 }
 
 void mote_serve_deadline_json(struct serve *sv, const struct mote_conv *cv, struct mote_jw *w)
