@@ -121,7 +121,7 @@ struct mote_serve_conf {
      sizeof(struct mote_json) + 1024 + MOTE_TZ_FILE_MAX + MOTE_TZ_NAME_MAX + 40 * sizeof(uint64_t))
 
 /* The schedules' runner (conf.sched): owned by the caller, a static
- * (about 70 KB with the defaults, mostly prompts and a JSON document;
+ * (about 80 KB with the defaults, mostly prompts and a JSON document;
  * untouched pages cost no resident memory). */
 struct mote_serve_sched {
     union {
