@@ -27,6 +27,10 @@
 #include "mote/mote_json.h"
 #include "mote/mote_time.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum mote_sched_kind {
     MOTE_SCHED_CRON = 1, /* "cron": "0 6 * * *", in "tz" */
     MOTE_SCHED_EVERY,    /* "every": "10m": an interval, from when the schedule was made */
@@ -129,5 +133,9 @@ struct mote_sched_due {
  * MOTE_ERR_NOENT when nothing is due. */
 int mote_sched_due(const struct mote_sched *s, const struct mote_tz *tz, int64_t cursor,
                    int64_t now, struct mote_sched_due *d) MOTE_MUST_CHECK;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_SCHED_H */
