@@ -74,6 +74,11 @@ struct mote_hreq {
     const char *authorization;
     const char *last_event_id;
     const char *content_type;
+    const char *accept;
+    const char *origin;
+    const char *mcp_session_id;       /* Mcp-Session-Id (MCP's Streamable HTTP) */
+    const char *mcp_protocol_version; /* MCP-Protocol-Version */
+    const char *conversation;         /* X-Mote-Conversation */
     unsigned fields;        /* header fields in the head */
     /* the chunked body's decoder */
     uint8_t te;             /* MOTE_HTTP_TE_* of the head */
