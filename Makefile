@@ -711,3 +711,14 @@ test-unattended: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
 CHECK_GROUPS += test-unattended
 # ---- end of the unattended devices' block ----
+
+# ---- a fleet of devices (issue: configuration, metrics, the broker) ----
+# build/asan/mote as one device of a fleet against a private mosquitto and
+# the test LLM server: MQTT requests to long conversations on disk, strict
+# MQTT requests, creation that never replaces, one serve per state
+# directory, links in the state directory.
+.PHONY: test-fleet
+test-fleet: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fleet.py $(SB)
+CHECK_GROUPS += test-fleet
+# ---- end of the fleet's block ----

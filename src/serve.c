@@ -37,10 +37,12 @@ static void on_closed(void *app)
  * still waits. */
 static void disk_turn(struct serve *sv)
 {
-    bool more = mote_serve_disk_read(sv);
+    bool more = mote_serve_disk_read(sv), loading = sv->load.active;
     unsigned i;
 
     more = mote_serve_load_turn(sv) || more;
+    if (loading && !sv->load.active)
+        mote_serve_mqtt_loaded(sv); /* MQTT requests may wait for it */
     if (sv->rec_next) {
         sv->rec_next = false;
         mote_serve_recover_soon(sv); /* the recovery queue goes on */
@@ -132,6 +134,24 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     if (pub->missing != NULL)
         return MOTE_ERR_NOSYS;
     return mote_serve_mqtt_init(sv);
+}
+
+int mote_serve_claim(const struct mote_port *p, int64_t *holder)
+{
+    int h, rc;
+
+    *holder = 0;
+    if (mote_port_missing(p, MOTE_PORT_STORAGE) != NULL)
+        return MOTE_ERR_NOSYS;
+    h = p->st_open(p->ctx, "serve.lock", MOTE_ST_READ | MOTE_ST_APPEND | MOTE_ST_CREATE);
+    if (h < 0 || !MOTE_PORT_HAS(p, st_lock))
+        return h;
+    rc = p->st_lock(p->ctx, h, MOTE_LOCK_HOLD, holder);
+    if (rc < 0) {
+        p->st_close(p->ctx, h);
+        return rc;
+    }
+    return h;
 }
 
 int mote_serve_listen(struct mote_serve *pub)

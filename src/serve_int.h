@@ -413,6 +413,9 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev);
 /* A live event of conversation `id`, as the event streams get it:
  * "event: NAME\ndata: JSON\n\n" (`len` bytes). */
 void mote_serve_mqtt_live(struct serve *sv, const char *id, const char *frame, size_t len);
+/* A conversation's load from disk ended (loaded, or failed): requests
+ * waiting for it, or for the load to end, are tried again. */
+void mote_serve_mqtt_loaded(struct serve *sv);
 /* The shutdown began (or was forced). */
 void mote_serve_mqtt_shutdown(struct serve *sv, const struct mote_shutdown_req *req);
 /* True once the client's job ended (or never started). */

@@ -240,6 +240,14 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev)
     }
 }
 
+void mote_serve_mqtt_loaded(struct serve *sv)
+{
+    struct mq *q = mote_serve_mqtt_of(sv);
+
+    if (q != NULL && q->phase == MQ_RUN && q->nwait > 0)
+        mote_serve_mqtt_kick(q);
+}
+
 void mote_serve_mqtt_shutdown(struct serve *sv, const struct mote_shutdown_req *req)
 {
     struct mq *q = mote_serve_mqtt_of(sv);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../cli/mcpconf.h"
@@ -379,6 +380,25 @@ int fe_state_dir(const struct cli_opts *op, struct mote_posix *pp, char *state_d
         fprintf(stderr, "mote: cannot use the state directory %s: %s\n", state_dir,
                 mote_strerror(rc));
         return 2;
+    }
+    {
+        /* mote's own directories in it are real ones: a link would carry
+         * the journals (and their removal by retention) elsewhere */
+        static const char *const dirs[] = {"conversations", "tls"};
+        size_t i;
+
+        for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+            char path[1200];
+            struct stat sb;
+
+            snprintf(path, sizeof(path), "%s/%s", state_dir, dirs[i]);
+            if (lstat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+                fprintf(stderr, "mote: %s is %s: mote keeps its state in directories of its "
+                                "own (remove it, or give --state-dir where it points)\n",
+                        path, S_ISLNK(sb.st_mode) ? "a link" : "not a directory");
+                return 2;
+            }
+        }
     }
     return 0;
 }

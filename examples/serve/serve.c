@@ -465,6 +465,31 @@ static int mqtt_setup(struct mote_serve_conf *vc)
     return 0;
 }
 
+/* One mote serve per state directory: the second says who has it. */
+static int claim_state(void)
+{
+    int64_t holder = 0;
+    int rc = mote_serve_claim(&pp.port, &holder);
+
+    if (rc == MOTE_ERR_LOCKED) {
+        if (holder > 0)
+            fprintf(stderr, "mote serve: another mote serve (pid %lld) uses the state directory "
+                            "%s: one per state directory (give this one its own --state-dir)\n",
+                    (long long)holder, state_dir);
+        else
+            fprintf(stderr, "mote serve: another mote serve uses the state directory %s: one per "
+                            "state directory (give this one its own --state-dir)\n",
+                    state_dir);
+        return 2;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "mote serve: cannot lock the state directory %s: %s\n", state_dir,
+                mote_strerror(rc));
+        return 1;
+    }
+    return 0; /* (held until the process ends) */
+}
+
 static int start(void)
 {
     static struct mote_session_conf sconf;
@@ -475,7 +500,8 @@ static int start(void)
     if ((rc = fe_model(&o, pp.port.tls_handshake != NULL, &llm, &cconf.model)) != 0 ||
         (rc = fe_mcp(&o, &mcp, &loop, &have_mcp)) != 0 ||
         (rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0 ||
-        (rc = fe_system(&o, &cconf.system)) != 0 || (rc = load_policy()) != 0)
+        (rc = claim_state()) != 0 || (rc = fe_system(&o, &cconf.system)) != 0 ||
+        (rc = load_policy()) != 0)
         return rc;
     if (socket_path == NULL) {
         snprintf(sock_buf, sizeof(sock_buf), "%s/mote.sock", state_dir);

@@ -581,6 +581,19 @@ struct mote_port {
      * Returns a handle, MOTE_ERR_NOENT (no such zone here), or < 0.
      * Blocks as a local file's open does. */
     int (*tz_open)(void *ctx, const char *name);
+
+    /* ---- storage, appended: creation that never replaces ----
+     * Optional (NULL, or outside the port's size): the core then looks
+     * whether `name` exists and writes it with st_write_atomic, which is
+     * safe only where one process at a time creates files there. */
+
+    /* Creates `name` with what `produce` yields, whole or not at all (as
+     * st_write_atomic: written aside, synced, put in place, the directory
+     * synced), only where nothing is at `name`: an entry of any kind
+     * there (a file, even an empty one; a link; a FIFO), also one another
+     * process puts there at the same moment, gives MOTE_ERR_EXIST and is
+     * left as it is. Returns 0 or < 0 (nothing left behind). */
+    int (*st_create)(void *ctx, const char *name, mote_produce_fn produce, void *arg);
 };
 
 /* What clock_real says of the clock. */

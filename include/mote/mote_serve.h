@@ -242,6 +242,17 @@ bool mote_serve_done(const struct mote_serve *sv);
  * or to give up). */
 void mote_serve_deinit(struct mote_serve *sv);
 
+/* One server per storage (a state directory): takes the exclusive lock of
+ * storage file "serve.lock" (created if missing), held while the handle
+ * stays open; a process's end, kill -9 included, lets it go. Call it
+ * before anything of the session reads or writes the storage. Never
+ * blocks. Returns the handle (>= 0: close it with the port's st_close
+ * once the server is done, or leave that to the process's end),
+ * MOTE_ERR_LOCKED (another process serves there: *holder its process id
+ * where the port can tell, else 0), or a storage failure. A port without
+ * st_lock locks nothing (a handle all the same). */
+int mote_serve_claim(const struct mote_port *port, int64_t *holder) MOTE_MUST_CHECK;
+
 /* The bearer token kept in storage file `name` (one line of 64 hex
  * digits): read, or made from the port's bytes for secrets
  * (random_secret: never a weaker fallback) and written atomically (mode
