@@ -722,3 +722,17 @@ test-fleet: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fleet.py $(SB)
 CHECK_GROUPS += test-fleet
 # ---- end of the fleet's block ----
+
+# ---- mote serve's configuration file and its reload ----
+# build/asan/mote with --config files against the test LLM server and a
+# private mosquitto: strict `key = value` lines, a flag over the file,
+# SIGHUP under load (nothing dropped, the next turns on the new model), a
+# bad file refused, secrets from files and credentials, the client id.
+.PHONY: test-config
+test-config: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_config.py $(SB)
+CHECK_GROUPS += test-config
+# the file's reader, fuzzed (make test-fuzz runs every target)
+$(FZ)/fuzz_conf: FUZZ_EXTRA := examples/serve/conf.c examples/common/readfile.c
+$(FZ)/fuzz_conf: examples/serve/conf.c examples/serve/conf.h
+# ---- end of the configuration's block ----

@@ -173,6 +173,23 @@ int mote_serve_listen(struct mote_serve *pub)
     return mote_serve_mqtt_start(sv);
 }
 
+unsigned mote_serve_reconf(struct mote_serve *pub, const struct mote_conv_conf *conv)
+{
+    struct serve *sv = mote_serve_state(pub);
+    struct mote_session *s = sv->conf.session;
+    unsigned i, running = 0;
+
+    if (conv == NULL)
+        return 0;
+    sv->conf.conv = conv;
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        if (s->conv[i].used && mote_conv_set_conf(&s->conv[i], conv) == MOTE_ERR_BUSY)
+            running++;
+    }
+    mote_serve_mqtt_reconf(sv);
+    return running;
+}
+
 int mote_serve_shutdown(struct mote_serve *pub, const struct mote_shutdown_req *req)
 {
     struct serve *sv = mote_serve_state(pub);

@@ -416,6 +416,8 @@ void mote_serve_mqtt_live(struct serve *sv, const char *id, const char *frame, s
 /* A conversation's load from disk ended (loaded, or failed): requests
  * waiting for it, or for the load to end, are tried again. */
 void mote_serve_mqtt_loaded(struct serve *sv);
+/* The conversations' settings changed (a reload): the status again. */
+void mote_serve_mqtt_reconf(struct serve *sv);
 /* The shutdown began (or was forced). */
 void mote_serve_mqtt_shutdown(struct serve *sv, const struct mote_shutdown_req *req);
 /* True once the client's job ended (or never started). */

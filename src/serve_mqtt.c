@@ -240,6 +240,16 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev)
     }
 }
 
+void mote_serve_mqtt_reconf(struct serve *sv)
+{
+    struct mq *q = mote_serve_mqtt_of(sv);
+
+    if (q == NULL || q->phase != MQ_RUN || q->client->sess.state != MOTE_MQTT_S_ONLINE)
+        return;
+    q->status_due = true; /* (the kick publishes it, with room) */
+    mote_serve_mqtt_kick(q);
+}
+
 void mote_serve_mqtt_loaded(struct serve *sv)
 {
     struct mq *q = mote_serve_mqtt_of(sv);

@@ -205,6 +205,15 @@ int mote_serve_listen(struct mote_serve *sv) MOTE_MUST_CHECK;
  * clients. Returns how many were found, or a storage failure. */
 int mote_serve_recover(struct mote_serve *sv);
 
+/* New settings for the conversations (a reload): `conv` becomes conf.conv
+ * (it must outlive the server, or the next reload), for conversations
+ * created or loaded from now on and for each loaded one's next turn; a
+ * turn that runs keeps the settings it began with until it ends. The
+ * broker's status is published again (its model). Returns how many
+ * loaded conversations have a turn running on the old settings (they
+ * take the new ones with their next turn). Never blocks. */
+unsigned mote_serve_reconf(struct mote_serve *sv, const struct mote_conv_conf *conv);
+
 /* The session's events: call it from the session's event callback with
  * every event. */
 void mote_serve_event(struct mote_serve *sv, const struct mote_event *ev);
