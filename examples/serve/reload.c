@@ -206,6 +206,7 @@ static void mcp_swap(void)
             mote_timer_start(ctx.loop, MCP_POLL_MS, on_mcp_timer, NULL, 0, &mcp_timer) < 0)
             mcp_timer = 0;
     }
+    mote_serve_tools_changed(ctx.srv); /* (MCP clients of /mcp are told) */
     say("reload: the MCP servers are the new configuration's", NULL, NULL);
 }
 
@@ -282,6 +283,7 @@ int rl_reload(void)
     (void)set_start_only(&sets[cur], s);
     cur = k;
     running = mote_serve_reconf(ctx.srv, &s->cconf);
+    mote_serve_tools_changed(ctx.srv); /* (the policy may offer other tools) */
     say("reloaded ", s->config != NULL ? s->config : "the command line", NULL);
     say("  model ", s->cconf.model,
         running > 0 ? "; running turns keep the settings they began with" : NULL);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -42,6 +43,8 @@ static char state_dir[1024], sock_buf[1100], token[65];
 static const char *socket_path;
 
 static struct mote_posix_notify notify; /* systemd's socket, out of the environment */
+static bool as_mcp; /* `mote mcp`: MCP on stdin and stdout, for a client that spawned it */
+static struct mote_serve_mcp_stdio pipe_mem; /* `mote mcp`'s pipe (the library's memory) */
 
 static void log_line(void *arg, const char *line)
 {
@@ -385,10 +388,10 @@ static int start(void)
     s = rl_cur();
     if ((rc = rl_mcp_load(&loop)) != 0 ||
         (rc = fe_state_dir(&s->o, &pp, state_dir, sizeof(state_dir))) != 0 ||
-        (rc = claim_state()) != 0)
+        (!as_mcp && (rc = claim_state()) != 0))
         return rc;
     socket_path = s->socket_path;
-    if (socket_path == NULL) {
+    if (socket_path == NULL && !as_mcp) {
         snprintf(sock_buf, sizeof(sock_buf), "%s/mote.sock", state_dir);
         socket_path = sock_buf;
     }
@@ -409,6 +412,21 @@ static int start(void)
     vconf.keep_bytes = s->o.keep_bytes;
     vconf.token = token;
     vconf.log = log_line;
+    vconf.mcp_pass_tools = s->pass_mcp;
+    if (as_mcp) {
+        /* the client talks on stdin and stdout: nothing else may write
+         * there (the log goes to stderr) */
+        if (fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK) < 0 ||
+            fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK) < 0) {
+            fprintf(stderr, "mote mcp: cannot make stdin and stdout non-blocking: %s\n",
+                    strerror(errno));
+            return 1;
+        }
+        pipe_mem.in_fd = 0;
+        pipe_mem.out_fd = 1;
+        pipe_mem.shutdown_ms = (uint32_t)s->o.shutdown_ms;
+        vconf.mcp_stdio = &pipe_mem;
+    }
     /* tuning knobs (ms) for tests and slow links */
     vconf.header_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_HEADER_TIMEOUT_MS", 0);
     vconf.body_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_BODY_TIMEOUT_MS", 0);
@@ -416,6 +434,7 @@ static int start(void)
     vconf.send_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_SEND_TIMEOUT_MS", 0);
     vconf.ping_ms = (uint32_t)fe_env_ms("MOTE_SERVE_PING_MS", 0);
     vconf.flush_ms = (uint32_t)fe_env_ms("MOTE_SERVE_FLUSH_MS", 0);
+    vconf.mcp_page_bytes = (uint32_t)fe_env_ms("MOTE_SERVE_MCP_PAGE", 0);
     if ((rc = mote_serve_init(&srv, &loop, &vconf)) < 0) {
         if (rc == MOTE_ERR_CONFIG) {
             fprintf(stderr, "mote serve: --mqtt: %s\n", smq.errmsg);
@@ -456,8 +475,13 @@ static int start(void)
     rc_ctx.srv = &srv;
     rc_ctx.say = say;
     rl_mcp_start(&rc_ctx);
-    fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), s->cconf.model,
-            socket_path);
+    if (as_mcp)
+        fprintf(stderr, "mote mcp: %s, model %s; MCP on stdin and stdout%s%s", mote_version(),
+                s->cconf.model, socket_path != NULL ? ", also listening on " : "",
+                socket_path != NULL ? socket_path : "");
+    else
+        fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(),
+                s->cconf.model, socket_path);
     if (s->socket_group != NULL)
         fprintf(stderr, " (group %s)", s->socket_group);
     if (s->listen_addr != NULL) {
@@ -482,7 +506,10 @@ int serve_main(int argc, char **argv)
 {
     const struct mote_shutdown_report *r = &ses.report;
     bool help, version;
-    int rc = set_args(argc, argv, &help, &version), code, loop_rc = 0;
+    int rc, code, loop_rc = 0;
+
+    as_mcp = strcmp(argv[0], "mcp") == 0;
+    rc = set_args(argc, argv, &help, &version);
 
     if (rc != 0)
         return rc;
@@ -502,7 +529,8 @@ int serve_main(int argc, char **argv)
     {
         char status[1300];
 
-        snprintf(status, sizeof(status), "READY=1\nSTATUS=serving on %s", socket_path);
+        snprintf(status, sizeof(status), "READY=1\nSTATUS=serving on %s",
+                 socket_path != NULL ? socket_path : "stdin and stdout (MCP)");
         (void)mote_posix_notify(&notify, status);
     }
     while (!mote_serve_done(&srv)) {

@@ -46,6 +46,7 @@ enum {
     OPT_MQTT_DISCOVERY,
     OPT_MQTT_APPROVE,
     OPT_STATS_INTERVAL,
+    OPT_PASS_MCP,
 };
 
 static const struct option serve_opts[] = {
@@ -64,6 +65,7 @@ static const struct option serve_opts[] = {
     {"mqtt-prefix", required_argument, NULL, OPT_MQTT_PREFIX},
     {"mqtt-username", required_argument, NULL, OPT_MQTT_USERNAME},
     {"mqtt-password-file", required_argument, NULL, OPT_MQTT_PASSWORD_FILE},
+    {"pass-mcp-tools", no_argument, NULL, OPT_PASS_MCP},
     {"approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT},
     {NULL, 0, NULL, 0},
 };
@@ -135,10 +137,18 @@ void set_usage(FILE *out)
           "  --mqtt-username NAME, --mqtt-password-file FILE   the broker's credentials\n"
           "                               (default MOTE_MQTT_USERNAME, MOTE_MQTT_PASSWORD,\n"
           "                               $CREDENTIALS_DIRECTORY/mqtt-password)\n"
+          "  --pass-mcp-tools             MCP clients of /mcp see the tools of --mcp-config's\n"
+          "                               servers too (besides the device's own and `ask`)\n"
           "  and the model options of mote --help (--provider, --model, --base-url,\n"
           "  --ca-file, --state-dir, --mcp-config, --no-tools, --yes, --max-turns,\n"
           "  --system, --system-file, --max-tokens, --context-window, --keep-alive,\n"
           "  --tls-sessions: default memory).\n"
+          "\n"
+          "MCP at /mcp and the OpenAI-compatible /v1/chat/completions are served on the\n"
+          "same listeners.\n"
+          "\n"
+          "usage: mote mcp [options]      MCP over stdin and stdout, for a client that spawns\n"
+          "                               mote (the same options; no socket unless --socket)\n"
           "\n"
           "Exit: 0 after a drain that finished, 143 when SIGTERM's timeout (or a second\n"
           "signal) cut a turn, 130 after SIGINT, 1 on a failure (also during a shutdown: it\n"
@@ -318,6 +328,7 @@ static int apply(struct serve_set *s, int c, const char *arg)
         s->stats_ms = (uint32_t)ms;
         return 0;
     case OPT_API_KEY_FILE: s->api_key_file = arg; return 0;
+    case OPT_PASS_MCP: s->pass_mcp = true; return 0;
     case OPT_MQTT: s->mqtt_url = arg; return 0;
     case OPT_MQTT_ID: s->mqtt_id = arg; return 0;
     case OPT_MQTT_PREFIX: s->mqtt_prefix = arg; return 0;

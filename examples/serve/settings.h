@@ -29,6 +29,7 @@ struct serve_set {
     const char *mqtt_url, *mqtt_id, *mqtt_prefix, *mqtt_user, *mqtt_pass_file;
     const char *mqtt_cert, *mqtt_key, *mqtt_discovery;
     bool mqtt_approve;         /* approvals over MQTT (default on) */
+    bool pass_mcp;             /* --pass-mcp-tools */
     uint32_t stats_ms;         /* PREFIX/stats every this (0: never) */
     const char *api_key_file;
     enum mote_approval approval;

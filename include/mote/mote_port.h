@@ -38,6 +38,10 @@
 
 #include "mote/mote_config.h" /* MOTE_STORAGE_NAME_MAX, named below */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MOTE_PORT_VERSION 1
 
 /* Events for struct mote_pollfd. */
@@ -582,6 +586,20 @@ struct mote_port {
      * Blocks as a local file's open does. */
     int (*tz_open)(void *ctx, const char *name);
 
+    /* ---- storage, appended: a file written behind ----
+     * Optional (NULL, or outside the port's size): st_write_atomic is used
+     * instead, which waits for the disk. */
+
+    /* Replaces `name` atomically with `len` bytes of `buf`, as
+     * st_write_atomic does, its sync and rename apart from the caller:
+     * returns once the bytes are handed over (a temporary file written,
+     * not synced), never waiting for the disk. `name` then holds the new
+     * content or the old one as that commit goes, and a crash before its
+     * end leaves the old one. What is under way is finished when the port
+     * is deinitialised (a bounded wait). Returns 0, or < 0 and nothing is
+     * written (MOTE_ERR_FULL: too many under way). */
+    int (*st_write_behind)(void *ctx, const char *name, const void *buf, size_t len);
+
     /* ---- storage, appended: creation that never replaces ----
      * Optional (NULL, or outside the port's size): the core then looks
      * whether `name` exists and writes it with st_write_atomic, which is
@@ -659,5 +677,9 @@ const char *mote_port_missing(const struct mote_port *p, unsigned groups);
 /* True if port `p` has member `m` (inside its declared size and set). */
 #define MOTE_PORT_HAS(p, m)                                                        \
     ((p)->size >= offsetof(struct mote_port, m) + sizeof((p)->m) && (p)->m != NULL)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_PORT_H */
