@@ -190,6 +190,7 @@ int mote_serve_listen(struct mote_serve *pub)
     if (rc < 0)
         return rc;
     mote_serve_prune_now(sv);
+    mote_serve_metrics_start(sv);
     if ((rc = mote_serve_mcp_stdio_start(sv)) < 0)
         return rc;
     mote_serve_mcp_check_tools(sv); /* the tool list at the start: told when it changes */
@@ -288,6 +289,7 @@ void mote_serve_deinit(struct mote_serve *pub)
     struct serve *sv = mote_serve_state(pub);
 
     mote_httpd_deinit(&sv->http);
+    mote_serve_metrics_stop(sv);
     mote_serve_mcp_stdio_stop(sv);
     if (sv->mcp.timer != 0)
         (void)mote_timer_stop(sv->loop, sv->mcp.timer);

@@ -23,6 +23,7 @@ enum route {
     R_MCP,        /* /mcp: MCP's Streamable HTTP */
     R_OAI_CHAT,   /* /v1/chat/completions */
     R_OAI_MODELS, /* /v1/models */
+    R_METRICS,    /* /v1/metrics */
 };
 
 /* The endpoint of `path`; the conversation's id into `id`. */
@@ -45,6 +46,8 @@ static enum route route_of(const char *path, char *id)
         return R_OAI_CHAT;
     if (strcmp(path, "/v1/models") == 0)
         return R_OAI_MODELS;
+    if (strcmp(path, "/v1/metrics") == 0)
+        return R_METRICS;
     if (strncmp(path, base, sizeof(base) - 1) != 0)
         return R_NONE;
     rest = path + sizeof(base) - 1;
@@ -76,6 +79,7 @@ static const char *allow_of(enum route r)
     case R_CONV: return "GET, DELETE";
     case R_EVENTS: return "GET";
     case R_OAI_MODELS: return "GET";
+    case R_METRICS: return "GET";
     case R_APPROVAL: return "GET, POST";
     default: return "POST";
     }
@@ -89,6 +93,7 @@ static bool method_ok(enum route r, enum mote_hreq_method m)
     case R_CONV: return m == MOTE_HM_GET || m == MOTE_HM_DELETE;
     case R_EVENTS: return m == MOTE_HM_GET;
     case R_OAI_MODELS: return m == MOTE_HM_GET;
+    case R_METRICS: return m == MOTE_HM_GET;
     case R_APPROVAL: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     default: return m == MOTE_HM_POST;
     }
@@ -167,7 +172,11 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
     char id[MOTE_CONV_ID_MAX];
     enum mote_hreq_method m = c->io->req.method;
 
+    sv->met.http_requests++;
     switch (route_of(c->io->req.path, id)) {
+    case R_METRICS:
+        mote_serve_http_metrics(sv, c);
+        break;
     case R_HEALTH:
         mote_serve_http_health(sv, c);
         break;

@@ -240,6 +240,19 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev)
     }
 }
 
+bool mote_serve_mqtt_info(const struct serve *sv, bool *online, uint32_t *connects)
+{
+    const struct mq *q = mote_serve_mqtt_of(sv);
+
+    *online = false;
+    *connects = 0;
+    if (q == NULL || q->phase == MQ_OFF)
+        return false;
+    *online = q->client->sess.state == MOTE_MQTT_S_ONLINE;
+    *connects = q->connects;
+    return true;
+}
+
 void mote_serve_mqtt_reconf(struct serve *sv)
 {
     struct mq *q = mote_serve_mqtt_of(sv);

@@ -461,8 +461,10 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
     if (res == MQ_WAIT && !wait_add(q, &r))
         goto later; /* the table is full: the broker keeps it */
 out:
-    if (res != MQ_LATER)
+    if (res != MQ_LATER) {
+        sv->met.mqtt_requests++;
         return 0;
+    }
 later:
     q->paused = true;
     return MOTE_ERR_AGAIN;

@@ -44,6 +44,8 @@ static const char *socket_path;
 
 static struct mote_posix_notify notify; /* systemd's socket, out of the environment */
 static bool as_mcp; /* `mote mcp`: MCP on stdin and stdout, for a client that spawned it */
+static uint32_t watchdog_ms;    /* systemd's WatchdogSec= (0: none) */
+static mote_timer_id watchdog;
 static struct mote_serve_mcp_stdio pipe_mem; /* `mote mcp`'s pipe (the library's memory) */
 
 static void log_line(void *arg, const char *line)
@@ -85,6 +87,33 @@ static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, voi
     if (srv.sig == 0)
         (void)mote_posix_notify(&notify, "STOPPING=1");
     (void)mote_serve_signal(&srv, sig, (uint32_t)rl_cur()->o.shutdown_ms);
+}
+
+/* WATCHDOG=1 to systemd from a timer of the loop, at half the watchdog's
+ * interval: only a loop that turns sends it, so systemd restarts a
+ * wedged one. */
+static void on_watchdog(struct mote_loop *l, mote_timer_id t, void *arg)
+{
+    (void)t, (void)arg;
+    watchdog = 0;
+    (void)mote_posix_notify(&notify, "WATCHDOG=1");
+    if (mote_timer_start(l, watchdog_ms / 2, on_watchdog, NULL, 0, &watchdog) < 0)
+        watchdog = 0;
+}
+
+/* $WATCHDOG_USEC (and $WATCHDOG_PID, if it names this process), taken
+ * out of the environment like $NOTIFY_SOCKET: tools never see them. */
+static void watchdog_take(void)
+{
+    const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+    unsigned long long us = usec != NULL ? strtoull(usec, NULL, 10) : 0;
+
+    if (pid != NULL && strtol(pid, NULL, 10) != (long)getpid())
+        us = 0; /* meant for another process */
+    if (us >= 2000 && us / 1000 < UINT32_MAX)
+        watchdog_ms = (uint32_t)(us / 1000);
+    unsetenv("WATCHDOG_USEC");
+    unsetenv("WATCHDOG_PID");
 }
 
 static long ms_since(const struct timespec *t0)
@@ -413,6 +442,7 @@ static int start(void)
     vconf.token = token;
     vconf.log = log_line;
     vconf.mcp_pass_tools = s->pass_mcp;
+    vconf.stats_ms = s->stats_ms;
     if (as_mcp) {
         /* the client talks on stdin and stdout: nothing else may write
          * there (the log goes to stderr) */
@@ -524,8 +554,14 @@ int serve_main(int argc, char **argv)
     if ((rc = fe_port_start(&pp, "mote serve")) != 0)
         return rc;
     (void)mote_posix_notify_take(&notify);
+    watchdog_take();
     if ((rc = start()) != 0)
         return rc;
+    if (watchdog_ms > 0 &&
+        mote_timer_start(&loop, watchdog_ms / 2, on_watchdog, NULL, 0, &watchdog) < 0) {
+        fprintf(stderr, "mote serve: no timer for systemd's watchdog\n");
+        return 1;
+    }
     {
         char status[1300];
 

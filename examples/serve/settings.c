@@ -65,6 +65,7 @@ static const struct option serve_opts[] = {
     {"mqtt-prefix", required_argument, NULL, OPT_MQTT_PREFIX},
     {"mqtt-username", required_argument, NULL, OPT_MQTT_USERNAME},
     {"mqtt-password-file", required_argument, NULL, OPT_MQTT_PASSWORD_FILE},
+    {"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
     {"pass-mcp-tools", no_argument, NULL, OPT_PASS_MCP},
     {"approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT},
     {NULL, 0, NULL, 0},
@@ -126,6 +127,9 @@ void set_usage(FILE *out)
           "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
           "                               8388608 bytes; 0: no limit): the oldest are removed\n"
           "                               at start and as conversations are created\n"
+          "  --stats-interval DURATION    GET /v1/metrics's numbers also as the retained\n"
+          "                               PREFIX/stats (JSON) every DURATION (default 60s;\n"
+          "                               0: never)\n"
           "  --mqtt mqtt://HOST[:PORT]    also on an MQTT broker (mqtts:// for TLS, with\n"
           "                               --ca-file): requests on PREFIX/in, each\n"
           "                               conversation's events on PREFIX/out/ID, errors on\n"

@@ -612,6 +612,15 @@ struct mote_port {
      * process puts there at the same moment, gives MOTE_ERR_EXIST and is
      * left as it is. Returns 0 or < 0 (nothing left behind). */
     int (*st_create)(void *ctx, const char *name, mote_produce_fn produce, void *arg);
+
+    /* ---- process, appended: the memory it holds ----
+     * Optional (NULL, or outside the port's size): the metrics then leave
+     * it out. */
+
+    /* Sets *bytes to the memory this process holds resident (its RSS).
+     * Never blocks long (a read of the kernel's counters). Returns 0 or
+     * < 0. */
+    int (*mem_resident)(void *ctx, uint64_t *bytes);
 };
 
 /* What clock_real says of the clock. */

@@ -114,6 +114,9 @@ struct mote_serve_conf {
     struct mote_serve_mcp_stdio *mcp_stdio;
     /* Bytes of a tools/list page (0: MOTE_SERVE_MCP_PAGE; at most that). */
     uint32_t mcp_page_bytes;
+    /* The metrics (GET /v1/metrics) also as the retained PREFIX/stats on
+     * the broker every this many ms (0: never). */
+    uint32_t stats_ms;
 };
 
 /* MCP over a pipe pair (conf.mcp_stdio): newline-delimited JSON-RPC on
@@ -193,7 +196,12 @@ enum mote_serve_phase {
      MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX + MOTE_SERVE_SUMMARIES * MOTE_SERVE_SUM_SIZE +       \
      (MOTE_PRUNE_BATCH + 2) * (MOTE_CONV_ID_MAX + 3 * sizeof(uint64_t)) +                          \
      MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
-     MOTE_SERVE_MCP_SIZE + 40 * sizeof(uint64_t) + 10 * sizeof(void *))
+     MOTE_SERVE_MCP_SIZE + MOTE_SERVE_METRICS_SIZE + 40 * sizeof(uint64_t) + 10 * sizeof(void *))
+
+/* What the server counts (its metrics), bytes: counters, the errors by
+ * code, and each loaded conversation's tokens seen. */
+#define MOTE_SERVE_METRICS_SIZE                                                                    \
+    (80 * sizeof(uint64_t) + MOTE_MAX_CONVERSATIONS * (MOTE_CONV_ID_MAX + 4 * sizeof(uint64_t)))
 
 /* What the server keeps of a journal it does not hold (its summary), bytes. */
 #define MOTE_SERVE_SUM_SIZE                                                                        \

@@ -176,5 +176,142 @@ def test_directory_links_in_the_state_directory_are_refused():
         check(rc == 2 and ("%s/%s is a link" % (state, sub)) in s.log(), (sub, rc, s.log()))
 
 
+# ---- metrics, stats, the watchdog -----------------------------------------------------------
+
+def promtool(text):
+    """`promtool check metrics` (Debian's prometheus): the text format
+    parsed and linted; returns its output (empty: nothing to say)."""
+    import shutil
+    if shutil.which("promtool") is None:
+        raise AssertionError("promtool is missing: make deps installs prometheus")
+    r = subprocess.run(["promtool", "check", "metrics"], input=text.encode(),
+                       capture_output=True, timeout=60)
+    check(r.returncode == 0, "promtool: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+    return (r.stdout + r.stderr).decode()
+
+
+def samples(text):
+    """{'name{labels}': value} of a text exposition."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            k, _, v = line.rpartition(" ")
+            out[k] = float(v)
+    return out
+
+
+def test_metrics_in_the_prometheus_text_format():
+    target = os.path.join(TMP, "metrics-%d.txt" % os.getpid())
+    port, _ = start_server([
+        {"tool": "list_dir", "input": {"path": "/"}, "input_tokens": 100}, {"text": "listed"},
+        {"status": 400, "body": {"type": "error", "error": {"type": "invalid_request_error",
+                                                            "message": "bad"}}},
+        {"tool": "write_file", "input": {"path": target, "content": "x"}},
+    ])
+    s = Serve(port, args=["--allow", "list_dir", "--ask", "write_file",
+                          "--budget-requests-day", "100"])
+    try:
+        a = s.create()
+        s.say(a, "list")
+        s.wait_state(a, "idle")
+        s.say(a, "fail")
+        s.wait_state(a, ("idle", "error"))
+        b = s.create()
+        s.say(b, "write")
+        s.wait_state(b, "awaiting_approval")
+        st, r, body = s.req("GET", "/v1/metrics", raw=True)
+        check(st == 200 and r.getheader("Content-Type").startswith("text/plain; version=0.0.4"),
+              (st, r.getheaders()))
+        text = body.decode()
+        check(promtool(text) == "", promtool(text))
+        m = samples(text)
+        check(m['mote_turns_total{end="answered"}'] == 1 and
+              m['mote_turns_total{end="failed"}'] == 1, text)
+        check(m["mote_model_requests_total"] == 4, m["mote_model_requests_total"])
+        check(m['mote_tokens_total{kind="input"}'] >= 100 and
+              m['mote_tokens_total{kind="output"}'] > 0, text)
+        check(m['mote_errors_total{code="bad_request"}'] == 1, text)
+        check(m['mote_tool_calls_total{result="ok"}'] == 1, text)
+        check(m["mote_approvals_pending"] == 1 and m["mote_approvals_asked_total"] == 1, text)
+        check(m['mote_budget_limit{limit="requests_day"}'] == 100 and
+              m['mote_budget_remaining{limit="requests_day"}'] == 96, text)
+        check(m["mote_conversations_loaded"] == 2 and m["mote_conversations_busy"] == 1, text)
+        convs = os.path.join(s.state, "conversations")
+        check(m["mote_conversations_stored"] == 2 and
+              m["mote_journal_bytes"] == sum(os.path.getsize(os.path.join(convs, f))
+                                             for f in os.listdir(convs)
+                                             if f.endswith(".jsonl")), text)
+        check(m["process_resident_memory_bytes"] > 100000, text)
+        check(0 <= m["mote_loop_lag_seconds"] < 5, text)
+        check('mote_info{version="' in text, text)
+        st, _ = s.req("POST", "/v1/metrics", {})
+        check(st == 405, st)
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+
+
+def test_stats_retained_on_the_broker():
+    b = Broker("fl-stats")
+    port, _ = start_server([{"text": "counted", "input_tokens": 42}])
+    s = mserve(port, b, "dev-stats", args=["--stats-interval", "1s"])
+    sub = Sub(b, "mote/dev-stats", "w-stats")
+    try:
+        b.pub("mote/dev-stats/in", req("s1", "k", "count me"))
+        sub.wait(lambda: sub.answers("k"), "the answer")
+
+        def stats():
+            raw = b.retained("mote/dev-stats/stats")
+            st = json.loads(raw) if raw else None
+            return st if st and st["turns"]["answered"] == 1 else None
+        st = wait_for(stats, "the stats with the turn", 30)
+        check(st["tokens"]["input"] == 42 and st["tokens_today"]["input"] == 42 and
+              st["model_requests"] == 1 and st["mqtt_requests"] == 1 and
+              st["conversations"]["stored"] == 1 and st["rss_bytes"] > 0 and
+              st["budget"] is None, st)
+    finally:
+        check(stop(s) == 0, s.log())
+        sub.stop()
+
+
+def test_the_watchdog_is_fed_only_by_a_turning_loop():
+    import socket as so
+    port, _ = start_server([{"tool": "shell", "input": {"command": "env"}}, {"text": "ok"}])
+    path = os.path.join(TMP, "notify-wd.sock")
+    ns = so.socket(so.AF_UNIX, so.SOCK_DGRAM)
+    ns.bind(path)
+    ns.settimeout(5)
+    s = Serve(port, args=["--allow", "shell"],
+              env_more={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"})
+
+    def pings(seconds):
+        n, end = 0, time.time() + seconds
+        ns.settimeout(0.1)
+        while time.time() < end:
+            try:
+                n += ns.recv(4096) == b"WATCHDOG=1"
+            except OSError:
+                pass
+        return n
+    try:
+        check(pings(2.0) >= 4, "WATCHDOG=1 every 200 ms")
+        s.kill(signal.SIGSTOP)  # a loop that does not turn feeds nothing
+        time.sleep(0.3)
+        pings(0.2)  # (what was sent before the stop)
+        check(pings(1.5) == 0, "fed while stopped")
+        s.kill(signal.SIGCONT)
+        check(pings(1.5) >= 2, "fed again")
+        cid = s.create()
+        s.say(cid, "env")
+        s.wait_state(cid, "idle")
+        out = [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"][0]["text"]
+        check("WATCHDOG_USEC" not in out and "NOTIFY_SOCKET" not in out, out)
+    finally:
+        s.kill(signal.SIGCONT)
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log())
+        ns.close()
+
+
 if __name__ == "__main__":
     sys.exit(run_all("test-fleet", dict(globals())))
