@@ -432,6 +432,8 @@ static int start(void)
     mote_loop_on_signal(&loop, on_signal, NULL);
     if ((rc = token_setup()) != 0 || (rc = mqtt_setup(&vconf)) != 0)
         return rc;
+    if ((rc = unatt_serve_conf(&vconf)) != 0)
+        return rc;
     vconf.session = &ses;
     vconf.conv = &s->cconf;
     vconf.socket_path = socket_path;

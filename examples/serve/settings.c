@@ -123,6 +123,10 @@ void set_usage(FILE *out)
           "                               --budget-cached-* tokens; --budget-cost-* money\n"
           "                               with --budget-price MODEL=IN,OUT[,CACHED] per million\n"
           "                               tokens: when one is reached turns wait (0: no limit)\n"
+          "  --schedules FILE             fixed schedules ({\"schedules\": [...]}) besides\n"
+          "                               STATE/schedules.json (the API's, MQTT's, the agent's)\n"
+          "  --timezone ZONE              the zone of schedules that name none (default UTC)\n"
+          "  --no-schedules, --no-schedule-tool   no schedules; none made by the agent\n"
           "  --shutdown-timeout MS        SIGTERM waits this long for turns (default 30000)\n"
           "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
           "                               8388608 bytes; 0: no limit): the oldest are removed\n"
@@ -668,6 +672,8 @@ int set_start_only(const struct serve_set *a, const struct serve_set *b)
         {"mqtt-cert", a->mqtt_cert, b->mqtt_cert},
         {"mqtt-key", a->mqtt_key, b->mqtt_key},
         {"mqtt-discovery", a->mqtt_discovery, b->mqtt_discovery},
+        {"schedules", a->unatt.schedules_file, b->unatt.schedules_file},
+        {"timezone", a->unatt.timezone, b->unatt.timezone},
     };
     size_t i;
     int n = 0;
@@ -681,9 +687,11 @@ int set_start_only(const struct serve_set *a, const struct serve_set *b)
     }
     if (a->o.keep != b->o.keep || a->o.keep_bytes != b->o.keep_bytes ||
         a->o.tls_sessions != b->o.tls_sessions || a->mqtt_approve != b->mqtt_approve ||
-        a->stats_ms != b->stats_ms) {
-        fprintf(stderr, "mote serve: reload: keep, keep-bytes, tls-sessions, mqtt-approve or "
-                        "stats-interval changed: it takes effect at the next start\n");
+        a->stats_ms != b->stats_ms || a->unatt.no_schedules != b->unatt.no_schedules ||
+        a->unatt.no_schedule_tool != b->unatt.no_schedule_tool) {
+        fprintf(stderr, "mote serve: reload: keep, keep-bytes, tls-sessions, mqtt-approve, "
+                        "stats-interval, no-schedules or no-schedule-tool changed: it takes "
+                        "effect at the next start\n");
         n++;
     }
     return n;
