@@ -64,7 +64,8 @@ def test_the_file_sets_everything_and_a_flag_wins():
     ]) + "\n")
     s = Serve(port, args=["--config", c])
     try:
-        check("configuration " + c in s.log(), s.log())
+        # (the start's line may still be on its way when the socket is there)
+        wait_for(lambda: "configuration " + c in s.log(), "the start's line naming " + c)
         cid = s.create()
         s.say(cid, "hello")
         s.wait_state(cid, "idle")
