@@ -500,8 +500,10 @@ void mote_serve_mqtt_live(struct serve *sv, const char *id, const char *frame, s
 void mote_serve_mqtt_loaded(struct serve *sv);
 /* True with --mqtt: *online while connected, *connects so far. */
 bool mote_serve_mqtt_info(const struct serve *sv, bool *online, uint32_t *connects);
-/* The stats are due (the metrics' tick): the retained PREFIX/stats. */
-void mote_serve_mqtt_stats(struct serve *sv);
+/* The stats are due (the metrics' tick): the retained PREFIX/stats, its
+ * JSON written by `json` (the metrics' own, passed in: the MQTT door does
+ * not call the metrics, which call it). */
+void mote_serve_mqtt_stats(struct serve *sv, void (*json)(struct serve *, struct mote_jw *));
 /* The conversations' settings changed (a reload): the status again. */
 void mote_serve_mqtt_reconf(struct serve *sv);
 /* The shutdown began (or was forced). */

@@ -140,7 +140,7 @@ static void on_tick(struct mote_loop *loop, mote_timer_id t, void *arg)
             m->stats_left_ms -= TICK_MS;
         } else {
             m->stats_left_ms = sv->conf.stats_ms;
-            mote_serve_mqtt_stats(sv);
+            mote_serve_mqtt_stats(sv, mote_serve_metrics_json);
             m->lag_max_ms = m->lag_ms; /* the most since the last stats */
         }
     }

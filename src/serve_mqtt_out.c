@@ -94,7 +94,7 @@ int mote_serve_mqtt_status(struct mq *q, const char *state, const char *reason)
     return publish(q, q->t_status, k.p, k.len, true);
 }
 
-void mote_serve_mqtt_stats(struct serve *sv)
+void mote_serve_mqtt_stats(struct serve *sv, void (*json)(struct serve *, struct mote_jw *))
 {
     struct mq *q = mote_serve_mqtt_of(sv);
     struct mote_sb k;
@@ -104,7 +104,7 @@ void mote_serve_mqtt_stats(struct serve *sv)
         return;
     mote_sb_init(&k, q->pay, sizeof(q->pay));
     mote_jw_init(&w, mote_sb_put, &k);
-    mote_serve_metrics_json(sv, &w);
+    json(sv, &w);
     if (w.err != 0 || !mote_str_join(q->topic, sizeof(q->topic), q->prefix, "/stats", NULL))
         return;
     /* (no room now: the next interval's) */
