@@ -15,6 +15,7 @@
 
 #include "mote/mote.h"
 #include "mote/mote_budget.h"
+#include "mote/mote_time.h"
 #include "serve_int.h"
 #include "util.h"
 
@@ -32,7 +33,7 @@ static int64_t day_now(struct serve *sv)
     if (!MOTE_PORT_HAS(sv->port, clock_real) ||
         sv->port->clock_real(sv->port->ctx, &ms) < 0 || ms < DAY_MS)
         return -1;
-    return ms / DAY_MS;
+    return mote_time_div(ms, DAY_MS, NULL); /* (no 64-bit division in the core) */
 }
 
 /* A conversation's tokens: the growth of its total since last seen, once
@@ -253,8 +254,10 @@ static unsigned limits_of(struct serve *sv, struct limit *out)
     LIM("output_tokens_day", c->output_day, b->day.output, false);
     LIM("cached_tokens_hour", c->cached_hour, b->hour.cached, false);
     LIM("cached_tokens_day", c->cached_day, b->day.cached, false);
-    LIM("cost_hour", c->cost_hour, b->hour.cost_pico / 1000000u, true);
-    LIM("cost_day", c->cost_day, b->day.cost_pico / 1000000u, true);
+    LIM("cost_hour", c->cost_hour,
+        (uint64_t)mote_time_div((int64_t)b->hour.cost_pico, 1000000u, NULL), true);
+    LIM("cost_day", c->cost_day,
+        (uint64_t)mote_time_div((int64_t)b->day.cost_pico, 1000000u, NULL), true);
 #undef LIM
     return n;
 }
@@ -264,9 +267,9 @@ static void sb_micro(struct mote_sb *b, uint64_t v)
 {
     char frac[8];
     unsigned k;
-    uint64_t f = v % 1000000u;
+    uint32_t f;
 
-    mote_sb_u(b, v / 1000000u);
+    mote_sb_u(b, (uint64_t)mote_time_div((int64_t)v, 1000000u, &f));
     for (k = 0; k < 6; k++) {
         frac[5 - k] = (char)('0' + f % 10u);
         f /= 10u;
