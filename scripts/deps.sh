@@ -10,6 +10,9 @@ HOST="gcc g++ make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libc
 HOST="$HOST libglib2.0-dev libuv1-dev"
 # systemd-analyze checks the example unit (make test-unit).
 HOST="$HOST systemd"
+# promtool (Debian's prometheus) checks GET /v1/metrics' text format;
+# shellcheck the OpenWrt package's scripts (make test-config, test-openwrt).
+HOST="$HOST prometheus shellcheck"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
 # armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),

@@ -196,6 +196,19 @@ static int tally_one(void *arg, const char *name)
     return 0;
 }
 
+int mote_serve_tally(struct serve *sv, unsigned long *count, uint64_t *bytes)
+{
+    struct tally t;
+    int rc;
+
+    memset(&t, 0, sizeof(t));
+    t.p = sv->port;
+    rc = sv->port->st_list(sv->port->ctx, "conversations", tally_one, &t);
+    *count = t.count;
+    *bytes = t.bytes;
+    return rc == MOTE_ERR_NOENT ? 0 : rc;
+}
+
 static bool over(const struct serve *sv, unsigned long count, uint64_t bytes)
 {
     return (sv->conf.keep > 0 && count > sv->conf.keep) ||
