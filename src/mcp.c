@@ -222,6 +222,8 @@ static int request(struct mote_mcp_server *s, int kind, struct req_args *r)
     int rc;
 
     r->id = s->next_id++;
+    if (kind == MCP_REQ_LIST && r->cursor == NULL)
+        s->pages = 0; /* a new list's first page */
     rc = send_kind(s,
                    kind == MCP_REQ_INIT   ? MCP_MSG_INIT
                    : kind == MCP_REQ_CALL ? MCP_MSG_CALL
@@ -732,7 +734,11 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
         s->relisting = false;
         s->in_flags &= (uint8_t)~MCP_IN_BEGAN;
         if (mote_json_type_of(j, next) == MOTE_JSON_STRING &&
-            mote_json_str(j, next, s->cursor, sizeof(s->cursor)) > 0) {
+            ++s->pages >= MOTE_MCP_PAGES_MAX) {
+            mcp_log(s, "the tool list goes on past MOTE_MCP_PAGES_MAX pages: the rest is not "
+                       "fetched", NULL, NULL);
+        } else if (mote_json_type_of(j, next) == MOTE_JSON_STRING &&
+                   mote_json_str(j, next, s->cursor, sizeof(s->cursor)) > 0) {
             memset(&r, 0, sizeof(r));
             r.method = "tools/list";
             r.cursor = s->cursor;

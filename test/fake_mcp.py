@@ -19,7 +19,8 @@ answered S seconds late), --list-storm (notifications/tools/list_changed before
 every tools/list answer: a list that never stops changing),
 --setsid-child MARKER (a child in a session of its own, with MARKER in its
 command line, that ignores SIGTERM), --log F (every message received),
---init-file F (initialize answered once file F exists).
+--init-file F (initialize answered once file F exists), --endless-list (every
+tools/list page names a next one: a cursor that never ends).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -156,7 +157,7 @@ for line in sys.stdin:
         start = int((msg.get("params") or {}).get("cursor") or 0)
         page = TOOLS[start:start + size]
         result = {"tools": page}
-        if start + size < len(TOOLS):
+        if start + size < len(TOOLS) or opt("--endless-list"):
             result["nextCursor"] = str(start + size)
         lists += 1
         if opt("--slow-list") and lists > 1:

@@ -510,6 +510,12 @@
 #ifndef MOTE_MCP_QUEUE_MAX
 #define MOTE_MCP_QUEUE_MAX 8
 #endif
+/* tools/list pages fetched for one list (a server's nextCursor that never
+ * ends): the list stops there, with a log line, and the server is ready
+ * with what came. Range 1..255. */
+#ifndef MOTE_MCP_PAGES_MAX
+#define MOTE_MCP_PAGES_MAX 32
+#endif
 /* Headers per server in the configuration ("headers"); more are refused
  * with a message. Range 1..64. */
 #ifndef MOTE_MCP_CONF_HEADERS
@@ -1039,6 +1045,9 @@
 #if MOTE_MCP_NOTE_MAX < 256 || MOTE_MCP_NOTE_MAX > MOTE_MCP_LINE_MAX || MOTE_MCP_QUEUE_MAX < 2 || \
     MOTE_MCP_QUEUE_MAX > 64
 #error "MOTE_MCP_NOTE_MAX must be 256..MOTE_MCP_LINE_MAX and MOTE_MCP_QUEUE_MAX 2..64"
+#endif
+#if MOTE_MCP_PAGES_MAX < 1 || MOTE_MCP_PAGES_MAX > 255
+#error "MOTE_MCP_PAGES_MAX must be 1..255 (its count is one byte)"
 #endif
 #if MOTE_MCP_CONF_HEADERS < 1 || MOTE_MCP_CONF_HEADERS > 64 || MOTE_MCP_RETRY_MS < 1 || \
     MOTE_MCP_RETRY_MS > 60000

@@ -135,6 +135,7 @@ struct mote_mcp_server {
     uint8_t req_kind;
     uint8_t in_flags;    /* internal: the answer being read (mcp_in.c) */
     uint8_t in_rel;      /* internal: ... the levels left to skip */
+    uint8_t pages;       /* tools/list pages fetched for the list being read */
     uint32_t req_deadline;
     struct mote_mcp_call *call; /* the call waiting for req_id */
     bool dropped_line;

@@ -248,6 +248,22 @@ def test_structured_result_of_1_mb_is_cut():
     check("ssssssss" in text, text[:100])
 
 
+def test_endless_tool_list_is_bounded():
+    port, log = start_server([{"tool": "e__echo", "input": {"text": "still here"}},
+                              {"text": "done"}])
+    slog = os.path.join(TMP, "endless-%s.log" % uuid.uuid4().hex[:6])
+    p = run(args(port, config({"e": fake("--endless-list", "--page-size", "2", "--log", slog)}),
+                 "-p", "x", "--yes"), timeout=60)
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr))
+    lists = [l for l in open(slog) if '"tools/list"' in l]
+    pages = config_value("MOTE_MCP_PAGES_MAX")
+    check(len(lists) == pages, "%d tools/list requests (MOTE_MCP_PAGES_MAX %d)" % (len(lists), pages))
+    check("goes on past MOTE_MCP_PAGES_MAX pages" in p.stderr, p.stderr)
+    names = [t["name"] for t in requests_in(log)[0]["body"]["tools"] if t["name"].startswith("e__")]
+    check(names == ["e__echo", "e__add", "e__image", "e__fail", "e__sleep"], names)
+    check("echo: still here" in json.dumps(requests_in(log)[1]["body"]), "the call worked")
+
+
 def test_crash_mid_call_is_a_tool_error():
     port, log = start_server([{"tool": "c__echo", "input": {"text": "boom"}}, {"text": "noted"}])
     p = run(args(port, config({"c": fake("--crash-on-call")}), "-p", "x", "--yes"))
