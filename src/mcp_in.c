@@ -28,7 +28,8 @@
 #define LEVELS 64u
 /* The values of a call's answer kept (the protocol parses it whole, in
  * MOTE_JSON_MAX_TOKENS: what follows a cut member needs a few). */
-#define VALUES_KEPT (MOTE_JSON_MAX_TOKENS - 32)
+#define VALUES_KEPT \
+    ((size_t)(MOTE_JSON_MAX_TOKENS > 64 ? MOTE_JSON_MAX_TOKENS - 32 : MOTE_JSON_MAX_TOKENS / 2))
 
 static bool ws(char c)
 {
