@@ -105,7 +105,9 @@ void mote_serve_mqtt_stats(struct serve *sv, void (*json)(struct serve *, struct
     mote_sb_init(&k, q->pay, sizeof(q->pay));
     mote_jw_init(&w, mote_sb_put, &k);
     json(sv, &w);
-    if (w.err != 0 || !mote_str_join(q->topic, sizeof(q->topic), q->prefix, "/stats", NULL))
+    if (w.err != 0 ||
+        mote_str_join(q->topic, sizeof(q->topic), q->prefix, "/stats", NULL) !=
+            strlen(q->prefix) + 6)
         return;
     /* (no room now: the next interval's) */
     (void)publish(q, q->topic, k.p, k.len, true);
