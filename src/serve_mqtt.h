@@ -135,6 +135,10 @@ int mote_serve_mqtt_status(struct mq *q, const char *state, const char *reason);
  * Returns 0 or the client's refusal. */
 int mote_serve_mqtt_error(struct mq *q, const char *rid, const char *conv, const char *code,
                           const char *a, const char *b, const char *c);
+/* A request refused: the error on PREFIX/error and in the log, then the
+ * request acknowledged. Returns MQ_DONE. */
+enum mq_res mote_serve_mqtt_fail(struct mq *q, const struct mq_req *r, const char *code,
+                                 const char *a, const char *b, const char *c);
 /* The retained summary of the questions waiting (PREFIX/approvals), if it
  * changed since it was last published (or `force`, or `closing`: no
  * question can be answered while mote is away). Returns 0 or the
@@ -150,10 +154,6 @@ bool mote_serve_mqtt_pump(struct mq *q);
 void mote_serve_mqtt_out_free(struct mq *q, struct mq_out *o);
 
 /* ---- serve_mqtt_in.c ------------------------------------------------------------ */
-
-/* Refused: the error on PREFIX/error and in the log, then acknowledged. */
-enum mq_res mote_serve_mqtt_fail(struct mq *q, const struct mq_req *r, const char *code,
-                                 const char *a, const char *b, const char *c);
 
 /* ---- serve_mqtt_ha.c ---------------------------------------------------------------- */
 

@@ -27,22 +27,6 @@ static enum mq_res done(struct mq *q, uint32_t ack)
     return MQ_DONE;
 }
 
-/* Refused: the error on PREFIX/error and in the log, then acknowledged.
- * A request never waits for room to publish (the broker's PUBACKs that
- * make room may be behind the next message in the connection): when the
- * client's queue is full, the error is in the log only. */
-enum mq_res mote_serve_mqtt_fail(struct mq *q, const struct mq_req *r, const char *code,
-                                 const char *a, const char *b, const char *c)
-{
-    int rc = mote_serve_mqtt_error(q, r->rid, r->conv, code, a, b, c);
-    char what[MOTE_JOURNAL_RID_MAX + 48];
-
-    mote_str_join(what, sizeof(what), r->rid[0] != '\0' ? r->rid : "(no id)", " refused: ", code);
-    mote_serve_mqtt_say(q, "request ", what,
-                        rc < 0 ? " (the queue to the broker is full: said here only)" : NULL);
-    return done(q, r->ack);
-}
-
 static enum mq_res fail(struct mq *q, const struct mq_req *r, const char *code, const char *a,
                         const char *b, const char *c)
 {
