@@ -205,7 +205,7 @@ struct mote_serve_mcp_stdio {
      24 * sizeof(uint64_t) + 2 * (MOTE_MQTT_TOPIC_MAX + 1))
 
 /* The MQTT front door (conf.mqtt): owned by the caller, a static (about
- * 95 KB with the defaults, mostly the client's buffers; untouched
+ * 113 KB with the defaults, mostly the client's buffers; untouched
  * buffers cost no resident memory). `client` is the library's MQTT
  * client (mote_mqtt.h), to read only; `errmsg` says why mote_serve_init
  * refused the MQTT settings. */
