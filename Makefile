@@ -755,6 +755,17 @@ bench-mcp-server: $(B)/mote
 	$(Q)python3 test/bench/mcpserver_bench.py $(B) 20 8
 # ---- end of the MCP server's block ----
 
+# ---- providers (a device user's picks) ----
+# Each provider's behaviour through the real binary against the test
+# server's provider profiles (test/llm_profiles.py): errors that say why
+# in every frontend, streams without [DONE], ids kept, calls sharing an
+# index.
+.PHONY: test-providers
+test-providers: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_providers.py $(SB)
+CHECK_GROUPS += test-providers
+# ---- end of the providers' block ----
+
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----
 # build/asan/mote against the test LLM server and a private mosquitto:
 # an approval denied by itself at its deadline (the turn goes on, the model

@@ -70,7 +70,7 @@
 /* Bytes kept for a failed job's error message, including the NUL; longer
  * messages are cut at a UTF-8 character boundary. */
 #ifndef MOTE_JOB_ERRMSG_LEN
-#define MOTE_JOB_ERRMSG_LEN 160
+#define MOTE_JOB_ERRMSG_LEN 256
 #endif
 
 /* ---- loop -------------------------------------------------------------- */
