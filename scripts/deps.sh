@@ -8,6 +8,9 @@ HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmock
       libev-dev"
 # systemd-analyze checks the example unit (make test-unit).
 HOST="$HOST systemd"
+# mote serve's page in a real browser (make test-page): headless Chromium
+# driven through WebDriver.
+HOST="$HOST chromium chromium-driver python3-selenium"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
 # armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),

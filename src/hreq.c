@@ -128,6 +128,57 @@ static void connection(const char *v, bool *close, bool *keep)
     }
 }
 
+/* True if the parameters p..end of an Accept-Encoding element give it
+ * the weight 0 (";q=0", ";q=0.000"): the coding is refused. */
+static bool q_zero(const char *p, const char *end)
+{
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ';'))
+            p++;
+        if (end - p >= 2 && mote_lower(p[0]) == 'q' && p[1] == '=') {
+            p += 2;
+            if (p == end || *p != '0')
+                return false;
+            p++;
+            if (p < end && *p == '.') {
+                p++;
+                while (p < end && *p == '0')
+                    p++;
+            }
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+            return p == end || *p == ';';
+        }
+        while (p < end && *p != ';')
+            p++;
+    }
+    return false;
+}
+
+/* Whether an Accept-Encoding value takes gzip (the field may come more
+ * than once: each adds its codings; a coding named beats "*"). */
+static void accept_encoding(struct mote_hreq *r, const char *v)
+{
+    while (*v != '\0') {
+        const char *e, *c;
+        size_t n = 0;
+        bool zero;
+
+        while (*v == ' ' || *v == '\t' || *v == ',')
+            v++;
+        for (e = v; *e != '\0' && *e != ','; e++)
+            ;
+        for (c = v; c + n < e && c[n] != ';' && c[n] != ' ' && c[n] != '\t'; n++)
+            ;
+        zero = q_zero(c + n, e);
+        if ((n == 4 && mote_ascii_ieq(c, "gzip", 4)) || (n == 6 && mote_ascii_ieq(c, "x-gzip", 6)))
+            r->accept_gzip = zero ? 2 : 1;
+        else if (n == 1 && c[0] == '*' && (r->accept_gzip == 0 || r->accept_gzip == 3))
+            r->accept_gzip = zero ? 0 : 3;
+        v = e;
+    }
+}
+
 static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool *te)
 {
     char *colon = line, *v, *end;
@@ -181,6 +232,10 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool 
         return single(r, &r->last_event_id, v, "more than one Last-Event-ID field");
     } else if (ieq(line, "content-type")) {
         return single(r, &r->content_type, v, "more than one Content-Type field");
+    } else if (ieq(line, "origin")) {
+        return single(r, &r->origin, v, "more than one Origin field");
+    } else if (ieq(line, "accept-encoding")) {
+        accept_encoding(r, v);
     }
     return MOTE_HREQ_READING;
 }

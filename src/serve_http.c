@@ -2,7 +2,9 @@
  * serve_http.c - the API server's HTTP front door: which endpoint a
  * request's path and method name, the bearer token of TCP clients, and
  * the engine's head and request handlers that send each request to its
- * handler (serve_handlers.c).
+ * handler (serve_handlers.c). A browser's request from another site is
+ * refused first; the page (GET /) is the one thing served without the
+ * token.
  */
 #include <string.h>
 
@@ -11,6 +13,7 @@
 
 enum route {
     R_NONE = 0,
+    R_PAGE,     /* / (the page: no token) */
     R_HEALTH,   /* /v1/health */
     R_LIST,     /* /v1/conversations */
     R_CONV,     /* /v1/conversations/ID */
@@ -35,6 +38,8 @@ static enum route route_of(const char *path, char *id)
 
     if (strcmp(path, "/v1/health") == 0)
         return R_HEALTH;
+    if (strcmp(path, "/") == 0)
+        return R_PAGE;
     if (strncmp(path, base, sizeof(base) - 1) != 0)
         return R_NONE;
     rest = path + sizeof(base) - 1;
@@ -61,7 +66,8 @@ static enum route route_of(const char *path, char *id)
 static const char *allow_of(enum route r)
 {
     switch (r) {
-    case R_HEALTH: return "GET, HEAD";
+    case R_HEALTH:
+    case R_PAGE: return "GET, HEAD";
     case R_LIST: return "GET, POST";
     case R_CONV: return "GET, DELETE";
     case R_EVENTS: return "GET";
@@ -73,7 +79,8 @@ static const char *allow_of(enum route r)
 static bool method_ok(enum route r, enum mote_hreq_method m)
 {
     switch (r) {
-    case R_HEALTH: return m == MOTE_HM_GET || m == MOTE_HM_HEAD;
+    case R_HEALTH:
+    case R_PAGE: return m == MOTE_HM_GET || m == MOTE_HM_HEAD;
     case R_LIST: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     case R_CONV: return m == MOTE_HM_GET || m == MOTE_HM_DELETE;
     case R_EVENTS: return m == MOTE_HM_GET;
@@ -111,14 +118,22 @@ void mote_serve_on_head(void *app, struct mote_httpd_conn *c)
     char id[MOTE_CONV_ID_MAX];
     enum route r;
 
-    if (!authorized(sv, c)) {
+    if (!mote_serve_origin_ok(&c->io->req)) {
+        /* a page of another site: never reaches an endpoint, whatever
+         * token it holds (a defence beside the token) */
+        mote_httpd_error(c, 403, "cross_origin",
+                         "a page of another site may not use this API (Origin is not this host)",
+                         NULL);
+        return;
+    }
+    r = route_of(c->io->req.path, id);
+    if (r != R_PAGE && !authorized(sv, c)) {
         /* closed after the answer: one guess per connection */
         mote_httpd_error(c, 401, "unauthorized",
                          "send Authorization: Bearer TOKEN (the token file or MOTE_SERVE_TOKEN)",
                          "WWW-Authenticate: Bearer\r\n");
         return;
     }
-    r = route_of(c->io->req.path, id);
     if (r == R_NONE) {
         mote_httpd_error(c, 404, "not_found", "no such endpoint (see docs/SERVE.md)", NULL);
         return;
@@ -143,6 +158,9 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
     enum mote_hreq_method m = c->io->req.method;
 
     switch (route_of(c->io->req.path, id)) {
+    case R_PAGE:
+        mote_serve_http_page(sv, c);
+        break;
     case R_HEALTH:
         mote_serve_http_health(sv, c);
         break;

@@ -505,6 +505,7 @@ static int start(void)
     vconf.keep = o.keep;
     vconf.keep_bytes = o.keep_bytes;
     vconf.token = token;
+    vconf.page = mote_cli_page;
     vconf.log = log_line;
     /* tuning knobs (ms) for tests and slow links */
     vconf.header_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_HEADER_TIMEOUT_MS", 0);

@@ -62,6 +62,9 @@ struct mote_hreq {
     const char *authorization;
     const char *last_event_id;
     const char *content_type;
+    const char *origin;     /* a browser's Origin (NULL if absent) */
+    uint8_t accept_gzip;    /* Accept-Encoding: 1 gzip named, 3 taken through "*", 2 gzip
+                             * refused ("gzip;q=0"), 0 not said: bit 0 set, gzip is taken */
     unsigned fields;        /* header fields in the head */
     /* input */
     size_t len;             /* bytes of `head` in use */

@@ -96,6 +96,21 @@ struct mote_serve_conf {
     const char *mqtt_ca_file;          /* mqtts: NULL: the port's default roots */
     uint16_t mqtt_keep_alive_s;        /* 0: MOTE_MQTT_KEEPALIVE_S */
     uint32_t mqtt_backoff_max_ms;      /* 0: MOTE_MQTT_BACKOFF_MAX_MS */
+    /* The page served at GET / (and HEAD /) on every listener, without
+     * the token (every API call it makes needs the token on TCP like any
+     * other), with strict headers; NULL: none (404). Must outlive the
+     * server. */
+    const struct mote_serve_page *page;
+};
+
+/* A page for browsers (conf.page): its bytes as sent, never copied. */
+struct mote_serve_page {
+    const unsigned char *body;
+    size_t len;
+    bool gzip;       /* `body` is gzip-compressed: sent with Content-Encoding: gzip to
+                      * clients that take it, 406 to others */
+    const char *csp; /* its Content-Security-Policy (the page's script and style by
+                      * hash); NULL: "default-src 'none'" */
 };
 
 /* The MQTT front door's memory, bytes: an upper bound from the

@@ -24,13 +24,14 @@ static size_t outcome(int rc, size_t used, char *out, size_t cap)
     int n;
 
     if (rc == MOTE_HREQ_DONE)
-        n = snprintf(out, cap, "D|%zu|%d|%s|%s|%s?%s|%u|%d|%llu|%d|%d|%s|%s|%s|%s|%u", used,
+        n = snprintf(out, cap, "D|%zu|%d|%s|%s|%s?%s|%u|%d|%llu|%d|%d|%s|%s|%s|%s|%s|%u|%u", used,
                      r.method, r.method_name, mote_hreq_method_name(r.method), r.path, r.query,
                      r.minor, r.has_length, (unsigned long long)r.content_length, r.keep_alive,
                      r.expect_continue, r.host ? r.host : "(none)",
                      r.authorization ? r.authorization : "(none)",
                      r.last_event_id ? r.last_event_id : "(none)",
-                     r.content_type ? r.content_type : "(none)", r.fields);
+                     r.content_type ? r.content_type : "(none)", r.origin ? r.origin : "(none)",
+                     r.accept_gzip, r.fields);
     else
         n = snprintf(out, cap, "%d|%u|%s|%zu", rc, r.status, r.why ? r.why : "", used);
     return n < 0 ? 0 : (size_t)n;
@@ -108,6 +109,10 @@ static size_t canonical(char *out, size_t cap)
         ADD("Last-Event-ID: %s\r\n", r.last_event_id);
     if (r.content_type != NULL)
         ADD("Content-Type: %s\r\n", r.content_type);
+    if (r.origin != NULL)
+        ADD("Origin: %s\r\n", r.origin);
+    if (r.accept_gzip != 0)
+        ADD("Accept-Encoding: %s\r\n", r.accept_gzip == 1 ? "gzip" : r.accept_gzip == 2 ? "gzip;q=0" : "*");
     ADD("\r\n");
 #undef ADD
     return len;
@@ -150,21 +155,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     {
         char m1[sizeof(a)];
         size_t n1;
-        n1 = snprintf(m1, sizeof(m1), "%d|%s|%s|%u|%d|%llu|%d|%d|%s|%s|%s|%s", r.method,
+        n1 = snprintf(m1, sizeof(m1), "%d|%s|%s|%u|%d|%llu|%d|%d|%s|%s|%s|%s|%s|%u", r.method,
                       r.path, r.query, r.minor, r.has_length,
                       (unsigned long long)r.content_length, r.keep_alive, r.expect_continue,
                       r.host ? r.host : "(none)", r.authorization ? r.authorization : "(none)",
                       r.last_event_id ? r.last_event_id : "(none)",
-                      r.content_type ? r.content_type : "(none)");
+                      r.content_type ? r.content_type : "(none)", r.origin ? r.origin : "(none)",
+                      r.accept_gzip);
         rc2 = run((const uint8_t *)canon, len, 0, &used2);
         if (rc2 != MOTE_HREQ_DONE || used2 != len)
             __builtin_trap(); /* what was accepted, written canonically, is accepted */
-        nb = snprintf(b, sizeof(b), "%d|%s|%s|%u|%d|%llu|%d|%d|%s|%s|%s|%s", r.method, r.path,
+        nb = snprintf(b, sizeof(b), "%d|%s|%s|%u|%d|%llu|%d|%d|%s|%s|%s|%s|%s|%u", r.method, r.path,
                       r.query, r.minor, r.has_length, (unsigned long long)r.content_length,
                       r.keep_alive, r.expect_continue, r.host ? r.host : "(none)",
                       r.authorization ? r.authorization : "(none)",
                       r.last_event_id ? r.last_event_id : "(none)",
-                      r.content_type ? r.content_type : "(none)");
+                      r.content_type ? r.content_type : "(none)", r.origin ? r.origin : "(none)",
+                      r.accept_gzip);
         if (n1 != nb || memcmp(m1, b, n1) != 0)
             __builtin_trap();
     }

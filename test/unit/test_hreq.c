@@ -237,6 +237,49 @@ static void test_reset_between_requests(void **state)
     assert_string_equal(mote_hreq_method_name(MOTE_HM_DELETE), "DELETE");
 }
 
+/* A browser's Origin (once) and whether gzip is taken (Accept-Encoding,
+ * a coding named beats "*", q=0 refuses). */
+static void test_origin_and_accept_encoding(void **state)
+{
+    static const struct {
+        const char *fields;
+        unsigned gzip;
+    } ae[] = {
+        {"", 0},
+        {"Accept-Encoding: gzip, deflate, br\r\n", 1},
+        {"Accept-Encoding: br;q=1.0, GZIP;q=0.5\r\n", 1},
+        {"Accept-Encoding: identity\r\n", 0},
+        {"Accept-Encoding: *\r\n", 3},
+        {"Accept-Encoding: gzip;q=0\r\n", 2},
+        {"Accept-Encoding: gzip; q=0.000, *\r\n", 2},
+        {"Accept-Encoding: *;q=0\r\n", 0},
+        {"Accept-Encoding: gzip ; q=0.001\r\n", 1},
+        {"Accept-Encoding: x-gzip\r\n", 1},
+        {"Accept-Encoding: gzipper, gzi\r\n", 0},
+        {"Accept-Encoding: deflate\r\nAccept-Encoding: gzip\r\n", 1},
+    };
+    char head[256];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(ae) / sizeof(ae[0]); i++) {
+        snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: h\r\n%s\r\n", ae[i].fields);
+        assert_int_equal(feed(head, NULL), MOTE_HREQ_DONE);
+        if (r.accept_gzip != ae[i].gzip)
+            fail_msg("%s: %u, not %u", ae[i].fields, r.accept_gzip, ae[i].gzip);
+    }
+    assert_int_equal(feed("GET / HTTP/1.1\r\nHost: h:1\r\nOrigin: http://h:1\r\n\r\n", NULL),
+                     MOTE_HREQ_DONE);
+    assert_string_equal(r.origin, "http://h:1");
+    assert_int_equal(feed("GET / HTTP/1.1\r\nHost: h\r\n\r\n", NULL), MOTE_HREQ_DONE);
+    assert_null(r.origin);
+    /* two Origins: which one would a check read? refused */
+    assert_int_equal(feed("GET / HTTP/1.1\r\nHost: h\r\nOrigin: http://h\r\n"
+                          "Origin: http://evil\r\n\r\n", NULL),
+                     MOTE_HREQ_BAD);
+    assert_int_equal(r.status, 400);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_split_anywhere),
         cmocka_unit_test(test_reset_between_requests),
+        cmocka_unit_test(test_origin_and_accept_encoding),
     };
 
     return cmocka_run_group_tests_name("hreq", tests, NULL, NULL);
