@@ -136,11 +136,31 @@
     if (h.budget) p.push(budget(h.budget));
     $('status').textContent = safe(p.join(' · '), true);
     $('status').className = h.budget && h.budget.spent ? 'warn' : 'dim';
-    const s = Array.isArray(h.schedules) ? h.schedules : null;
-    show('sched', !!(s && s.length));
-    if (s) {
-      $('sched-list').replaceChildren(...s.map((x) => el('li', '', safe(plain(x), true))));
-    }
+    // schedules (when the server has them): what runs while nobody watches
+    if (h.schedules && h.schedules.count) api('GET', '/v1/schedules').then(schedules, fail);
+    else show('sched', false);
+  }
+
+  function when(x) {
+    return x && x.at ? String(x.at).replace('T', ' ').replace(/:\d\dZ$/, 'Z') : '';
+  }
+
+  function schedules(j) {
+    const all = j && Array.isArray(j.schedules) ? j.schedules : [];
+    show('sched', all.length > 0);
+    $('sched-list').replaceChildren(...all.map((x) => {
+      const li = el('li', '', safe(x.id, true));
+      const p = [];
+      if (x.running) p.push('running');
+      else if (x.next) p.push('next ' + when(x.next));
+      if (x.last) p.push('last ' + when(x.last) + ' ' + x.last.outcome);
+      li.append(el('small', '', safe(p.join(' · '), true)));
+      if (x.error) li.append(el('small', 'err', safe(x.error, true)));
+      if (typeof x.prompt === 'string') li.title = safe(x.prompt, true);
+      const cid = x.running && x.running.conversation;
+      if (typeof cid === 'string' && /^[A-Za-z0-9_-]{1,39}$/.test(cid)) li.addEventListener('click', () => open(cid));
+      return li;
+    }));
   }
 
   // ---- the conversations -------------------------------------------------
