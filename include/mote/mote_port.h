@@ -581,6 +581,20 @@ struct mote_port {
      * Returns a handle, MOTE_ERR_NOENT (no such zone here), or < 0.
      * Blocks as a local file's open does. */
     int (*tz_open)(void *ctx, const char *name);
+
+    /* ---- storage, appended: a file written behind ----
+     * Optional (NULL, or outside the port's size): st_write_atomic is used
+     * instead, which waits for the disk. */
+
+    /* Replaces `name` atomically with `len` bytes of `buf`, as
+     * st_write_atomic does, its sync and rename apart from the caller:
+     * returns once the bytes are handed over (a temporary file written,
+     * not synced), never waiting for the disk. `name` then holds the new
+     * content or the old one as that commit goes, and a crash before its
+     * end leaves the old one. What is under way is finished when the port
+     * is deinitialised (a bounded wait). Returns 0, or < 0 and nothing is
+     * written (MOTE_ERR_FULL: too many under way). */
+    int (*st_write_behind)(void *ctx, const char *name, const void *buf, size_t len);
 };
 
 /* What clock_real says of the clock. */

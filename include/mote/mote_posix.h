@@ -52,7 +52,8 @@ void mote_posix_signals_restore(struct mote_posix *pp);
  * replaced through unpredictable, exclusively created temporary names. */
 int mote_posix_storage_root(struct mote_posix *pp, const char *dir);
 
-/* Restores signals and closes the self-pipe. */
+/* Restores signals and closes the self-pipe, after waiting (up to 2 s)
+ * for the files being written behind (st_write_behind) to be committed. */
 void mote_posix_deinit(struct mote_posix *pp);
 
 /* errno value -> enum mote_err (-EIO class codes map to themselves). */

@@ -242,6 +242,8 @@ void mote_posix_signals_restore(struct mote_posix *pp)
 
 void mote_posix_deinit(struct mote_posix *pp)
 {
+    /* files written behind (TLS sessions) or left by a tool: their end */
+    mote_posix_replace_drain(2000);
     mote_posix_signals_restore(pp);
     if (pp->sig_pipe[0] >= 0)
         close(pp->sig_pipe[0]);

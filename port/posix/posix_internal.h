@@ -71,6 +71,10 @@ int mote_posix_replace_write(int h, const void *buf, size_t len);
 int mote_posix_replace_commit(int h, int *wait_fd);
 void mote_posix_replace_end(int h);
 
+/* Waits up to `ms` for the commits under way (those left by their
+ * callers too) to end: at the port's deinitialisation. */
+void mote_posix_replace_drain(uint32_t ms);
+
 /* ---- base.c ---- */
 
 /* Random bytes that never block: getrandom, else (early boot, no
