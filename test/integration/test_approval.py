@@ -763,8 +763,8 @@ def test_a_drain_that_times_out_is_not_called_a_cancel_by_the_user():
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=env())
     wait_for(lambda: os.path.isdir(os.path.join(state, "conversations")) and
-             os.listdir(os.path.join(state, "conversations")) and
-             any(r["t"] == "tool_start" for r in journal(state)), "the tool to start")
+             any(n.endswith(".jsonl") for n in os.listdir(os.path.join(state, "conversations")))
+             and any(r["t"] == "tool_start" for r in journal(state)), "the tool to start")
     p.send_signal(signal.SIGTERM)
     p.communicate(timeout=30)
     texts = [r.get("text", "") for r in journal(state) if r["t"] == "tool_result"]
