@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -267,6 +268,13 @@ static int px_accept(void *ctx, int lfd)
              * root, or the group it is opened to is served. */
             close(fd);
             continue;
+        }
+        if (k >= 0 && !lst[k].unix_sock) {
+            int one = 1;
+
+            /* an answer sent in parts (a page, an event after another)
+             * goes out at once, not held for the peer's delayed ACK */
+            (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         }
         return fd;
     }

@@ -103,6 +103,12 @@
     if (!timer) timer = setInterval(refresh, 15000);
   }
 
+  // a link or the history to another conversation (#c=ID)
+  window.addEventListener('hashchange', () => {
+    const m = /^#c=([A-Za-z0-9_-]{1,39})$/.exec(location.hash);
+    if (m && !$('app').hidden && (!conv || conv.id !== m[1])) open(m[1]);
+  });
+
   function refresh() {
     if (document.hidden || $('app').hidden) return;
     api('GET', '/v1/health').then(health, fail);
