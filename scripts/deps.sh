@@ -3,9 +3,11 @@
 #   install: as root, installs them (apt-get); as another user, prints the line.
 #   check:   exits 0 if everything is installed, 1 otherwise (quietly).
 set -u
-HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmocka-dev
+HOST="gcc g++ make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmocka-dev
       openssl ca-certificates python3 time procps clang libclang-rt-14-dev strace mosquitto mosquitto-clients
       libev-dev bzip2"
+# The event loops of docs/EMBEDDING.md's programs (make test-embedding).
+HOST="$HOST libglib2.0-dev libuv1-dev"
 # systemd-analyze checks the example unit (make test-unit).
 HOST="$HOST systemd"
 # mote serve's page in a real browser (make test-page): headless Chromium

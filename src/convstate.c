@@ -168,3 +168,11 @@ const char *mote_conv_state_name(enum mote_conv_state s)
 
     return (unsigned)s < MOTE_ARRAY_LEN(names) ? names[s] : "?";
 }
+
+const char *mote_recovery_name(enum mote_recovery_action a)
+{
+    static const char *const names[] = {"idle", "continue", "tool_interrupted", "limit",
+                                        "resume_tools"};
+
+    return (unsigned)a < MOTE_ARRAY_LEN(names) ? names[a] : "?";
+}

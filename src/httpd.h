@@ -61,6 +61,8 @@ struct mote_httpd_conn {
     bool ended;           /* streaming: the handler wrote the body's end */
     bool again;           /* more to do than one turn's share: writability is asked */
     bool deferred;        /* answered later (mote_httpd_defer): nothing written yet */
+    bool body_chunked;    /* the request's body is chunked: read into `in`, decoded
+                           * into the pool buffer (mote_hreq_body) */
     bool probing;         /* a lasting stream has bytes its peer has not read (the
                            * port's net_unread): it must read some by read_at +
                            * the send timeout */

@@ -18,11 +18,15 @@
  * report. The library never prints, reads a terminal or the environment.
  *
  * Calling rules. Every function here is called from the loop's thread.
- * The event callback runs only from inside mote_loop_poll(), never from
- * inside a mote_* call; it may call any function of this header (sending,
+ * The event callback runs only from inside the calls that run a turn of
+ * the loop: mote_loop_poll(), mote_loop_ready() and mote_loop_timeout()
+ * (mote inside another event loop), and mote_shutdown() and
+ * mote_loop_wait_jobs(), which drive it; never from inside the other
+ * mote_* calls. It may call any function of this header (sending,
  * approving, cancelling): such calls record what was asked and do the
  * work later in the loop, so nothing runs re-entrantly. Pointers in an
- * event are valid during the callback only.
+ * event are valid during the callback only. docs/EMBEDDING.md is the
+ * guide (the loop, signals, another event loop, building).
  *
  * Every state change of a conversation goes through the pure transition
  * function mote_conv_next() (the library's src/conv.h); the journal is written
@@ -41,6 +45,10 @@
 #include "mote/mote_json.h"
 #include "mote/mote_loop.h"
 #include "mote/mote_mcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct mote_session;
 struct mote_conv;
@@ -435,8 +443,13 @@ struct mote_conv {
      (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS) * sizeof(struct mote_tool_def) + \
      MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u)
 
+#ifdef __cplusplus
+#define MOTE_ALIGN_MAX alignas(max_align_t)
+#else
+#define MOTE_ALIGN_MAX _Alignas(max_align_t)
+#endif
 struct mote_stream_area {
-    _Alignas(max_align_t) unsigned char bytes[MOTE_STREAM_SIZE];
+    MOTE_ALIGN_MAX unsigned char bytes[MOTE_STREAM_SIZE];
 };
 
 enum mote_sd_mode {
@@ -793,5 +806,9 @@ int mote_history_read(struct mote_session *s, int (*fn)(void *arg, const char *l
 /* Rewrites STATE/history atomically with its last MOTE_HISTORY_MAX lines
  * (mote_shutdown does it). */
 int mote_history_save(struct mote_session *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_AGENT_H */

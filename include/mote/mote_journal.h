@@ -35,6 +35,10 @@
 #include "mote/mote_llm.h"
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The format written (docs/JOURNAL.md); version 1 journals are read and
  * continued too. */
 #define MOTE_JOURNAL_VERSION 2
@@ -497,5 +501,14 @@ enum mote_conv_state {
  * "llm_requesting", ...): a static string; "?" for a value outside the
  * enum. */
 const char *mote_conv_state_name(enum mote_conv_state s);
+
+/* The recovery action's name as the API and the event streams spell it
+ * ("idle", "continue", "tool_interrupted", "limit", "resume_tools"): a
+ * static string; "?" for a value outside the enum. */
+const char *mote_recovery_name(enum mote_recovery_action a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_JOURNAL_H */

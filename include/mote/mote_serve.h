@@ -48,6 +48,10 @@
 #include "mote/mote_loop.h"
 #include "mote/mote_mqtt.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct mote_serve_mqtt;
 
 struct mote_serve_conf {
@@ -268,5 +272,9 @@ void mote_serve_deinit(struct mote_serve *sv);
  * MOTE_ERR_NOSYS when the port has no random_secret. `out` needs 65
  * bytes. */
 int mote_serve_token(const struct mote_port *port, const char *name, char out[65], bool *created);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_SERVE_H */
