@@ -767,7 +767,8 @@ PAGE_OBJ := $(B)/obj/examples/tiny/page_none.o
 endif
 CLI_OBJ += $(PAGE_OBJ)
 SAN_CLI_OBJ += $(PAGE_OBJ)
-$(B)/mote $(SB)/mote: $(PAGE_OBJ)
+NONE_OBJ += $(PAGE_OBJ)
+$(B)/mote $(SB)/mote $(B)/none/mote: $(PAGE_OBJ)
 
 $(B)/page/page.c: $(PAGE_SRC) scripts/page.sh
 	$(Q)sh scripts/page.sh examples/serve/page $(B)/page >/dev/null
