@@ -740,15 +740,52 @@ help:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/mcu $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
 
+# ---- mote serve's MCP server and OpenAI-compatible endpoint ----
+# The official MCP TypeScript SDK's client against /mcp (Streamable HTTP)
+# and `mote mcp` (stdio), the official openai client, mote as the MCP
+# client of mote, kill -9 while a call runs, hostile clients; the clients
+# come from .deps/npm (make deps).
+.PHONY: test-mcp-server
+CHECK_GROUPS += test-mcp-server
+test-mcp-server: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_server.py $(SB)
+
+## bench-mcp-server: a tool call from the official MCP SDK's client through
+## mote serve's /mcp and through mote mcp (median of 20); RSS per MCP session
+.PHONY: bench-mcp-server
+bench-mcp-server: $(B)/mote
+	$(Q)python3 test/bench/mcpserver_bench.py $(B) 20 8
+# ---- end of the MCP server's block ----
+
+# ---- providers (a device user's picks) ----
+# Each provider's behaviour through the real binary against the test
+# server's provider profiles (test/llm_profiles.py): errors that say why
+# in every frontend, streams without [DONE], ids kept, calls sharing an
+# index.
+.PHONY: test-providers
+test-providers: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_providers.py $(SB)
+CHECK_GROUPS += test-providers
+# ---- end of the providers' block ----
+
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----
 # build/asan/mote against the test LLM server and a private mosquitto:
 # an approval denied by itself at its deadline (the turn goes on, the model
-# reads why), the approvals' retained summary on MQTT.
+# reads why), the approvals' retained summary on MQTT; a budget of N
+# requests never sends the N+1th, across a kill -9; schedules: a kill
+# sweep (every occurrence once or skipped with its reason), 12 missed
+# occurrences caught up once, the API, MQTT, the agent's schedule tool.
 .PHONY: test-unattended
 test-unattended: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
 CHECK_GROUPS += test-unattended
 # ---- end of the unattended devices' block ----
+
+## bench-sched: the schedules' kill sweep at length (SIGKILL 100 times at
+## random moments, a schedule every 2 s): every occurrence once or skipped
+.PHONY: bench-sched
+bench-sched: $(B)/mote
+	$(Q)python3 test/bench/sched_bench.py $(B) 100
 
 # ---- mote serve's page (GET /) ----
 # The page (examples/serve/page/: HTML, CSS, JavaScript; no build step but
@@ -796,6 +833,7 @@ CHECK_GROUPS += test-page
 page-shot: $(SB)/mote
 	$(Q)MOTE_PAGE_SHOT=$(abspath docs/page.png) MOTE_TEST_ONLY=screenshot \
 	  python3 test/integration/test_page.py $(SB)
+
 ## bench-page: the page's bytes, its time to first paint in headless Chromium
 ## and the RSS of mote serve with 5 pages open, from a tiny SERVE=1 build
 .PHONY: bench-page

@@ -406,13 +406,14 @@ static int status_error(struct mote_llm_call *c)
     c->result = retry ? MOTE_ERR_AGAIN : MOTE_ERR_HTTP;
     return st == 429               ? MOTE_ERR_RATE_LIMIT
            : st == 529 || st == 503 ? MOTE_ERR_OVERLOADED
-           : st == 400              ? MOTE_ERR_BAD_REQUEST
+           : st == 400 || st == 422 ? MOTE_ERR_BAD_REQUEST
            : st >= 500 && st <= 599 ? MOTE_ERR_SERVER
                                     : MOTE_ERR_HTTP;
 }
 
 /* The response ended without the stream's proper end: an error, never a
- * success. */
+ * success - but for a stream whose answer is complete without it
+ * (mote_llm_dec_finish): 0. */
 static int stream_cut(struct mote_llm_call *c)
 {
     if (c->not_sse) {
@@ -437,6 +438,10 @@ static int stream_cut(struct mote_llm_call *c)
         }
         return MOTE_ERR_PROTO;
     }
+    if (mote_llm_dec_finish(&c->dec))
+        return 0; /* a finish_reason and no [DONE]: complete */
+    if (c->dec.err != 0 && c->errmsg[0] != '\0')
+        return c->dec.err;
     msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
                           : "the stream ended before the answer",
         c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)" : " (no [DONE])", NULL);

@@ -238,8 +238,16 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep)
         return single(r, &r->last_event_id, v, "more than one Last-Event-ID field");
     } else if (ieq(line, "content-type")) {
         return single(r, &r->content_type, v, "more than one Content-Type field");
+    } else if (ieq(line, "accept")) {
+        return single(r, &r->accept, v, "more than one Accept field");
     } else if (ieq(line, "origin")) {
         return single(r, &r->origin, v, "more than one Origin field");
+    } else if (ieq(line, "mcp-session-id")) {
+        return single(r, &r->mcp_session_id, v, "more than one Mcp-Session-Id field");
+    } else if (ieq(line, "mcp-protocol-version")) {
+        return single(r, &r->mcp_protocol_version, v, "more than one MCP-Protocol-Version field");
+    } else if (ieq(line, "x-mote-conversation")) {
+        return single(r, &r->conversation, v, "more than one X-Mote-Conversation field");
     } else if (ieq(line, "accept-encoding")) {
         accept_encoding(r, v);
     }

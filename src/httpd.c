@@ -90,7 +90,8 @@ static void next_request(struct mote_httpd *h, struct mote_httpd_conn *c)
     c->kept_len = 0;
     mote_httpd_pool_put(c);
     mote_hreq_reset(&c->io->req);
-    c->streaming = c->lasting = c->chunked = c->ended = c->deferred = c->body_chunked = false;
+    c->streaming = c->lasting = c->chunked = c->ended = c->deferred = c->pings =
+        c->body_chunked = false;
     c->out_len = c->out_off = 0;
     c->head_started = false;
     c->state = MOTE_HTTPD_HEAD;
@@ -691,7 +692,7 @@ static bool conn_due(const struct mote_httpd *h, const struct mote_httpd_conn *c
             *due = c->last_io + h->conf.send_timeout_ms;
             return true;
         }
-        if (c->streaming && c->lasting) {
+        if (c->streaming && (c->lasting || (c->pings && !c->deferred && !c->ended))) {
             *due = c->last_io + h->conf.ping_ms;
             if (c->probing && mote_before(c->read_at + h->conf.send_timeout_ms, *due))
                 *due = c->read_at + h->conf.send_timeout_ms;

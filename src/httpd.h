@@ -58,6 +58,8 @@ struct mote_httpd_conn {
     bool lasting;         /* streaming: an event stream, the connection's last response
                            * (what the peer sends is read and dropped; quiet: ping()) */
     bool chunked;         /* streaming: in chunks (else the body ends at the close) */
+    bool pings;           /* streaming, not lasting: ping() too when it is quiet (an answer
+                           * that waits long keeps its client and the proxies between) */
     bool ended;           /* streaming: the handler wrote the body's end */
     bool again;           /* more to do than one turn's share: writability is asked */
     bool deferred;        /* answered later (mote_httpd_defer): nothing written yet */

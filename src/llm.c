@@ -42,8 +42,12 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     memset(d->id_seen, 0, sizeof(d->id_seen));
     memset(d->block_kind, 0, sizeof(d->block_kind));
     memset(d->block_slot, 0, sizeof(d->block_slot));
-    for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++)
+    for (i = 0; i < MOTE_LLM_MAX_TOOL_CALLS; i++) {
         d->oa_index[i] = -1;
+        d->oa_wire[i] = d->oa_name[i] = 0;
+        d->oa_json[i] = 0;
+    }
+    d->oa_over_idx = -1;
     d->in_tokens = d->out_tokens = d->cache_read = d->cache_write = 0;
     d->stop_reason[0] = '\0';
 }
@@ -81,6 +85,40 @@ static size_t escape_len(const char *s, size_t n)
         s[7] == 'u')
         return 12; /* a surrogate pair stays together */
     return 6;
+}
+
+/* Follows the JSON of call `slot`'s input as its fragments come
+ * (OpenAI-compatible calls): oa_json[slot] keeps the depth of nesting
+ * (bits 0-13), inside a string (bit 14) and after its backslash (bit
+ * 15); OA_CLOSED once a whole value ended. Another fragment for a call
+ * whose input is complete is another call (openai_slot). */
+#define OA_DEPTH 0x3FFFu
+#define OA_IN_STR 0x4000u
+#define OA_ESC 0x8000u
+#define OA_CLOSED 0x10000u
+static void args_scan(struct mote_llm_dec *d, unsigned slot, const char *p, size_t n)
+{
+    uint32_t st;
+    size_t i;
+
+    if (slot >= MOTE_LLM_MAX_TOOL_CALLS || d->provider == MOTE_PROVIDER_ANTHROPIC)
+        return;
+    st = d->oa_json[slot];
+    for (i = 0; i < n && (st & OA_CLOSED) == 0; i++) {
+        char ch = p[i];
+
+        if (st & OA_ESC)
+            st &= ~OA_ESC;
+        else if (st & OA_IN_STR)
+            st = ch == '\\' ? st | OA_ESC : ch == '"' ? st & ~OA_IN_STR : st;
+        else if (ch == '"')
+            st |= OA_IN_STR;
+        else if ((ch == '{' || ch == '[') && (st & OA_DEPTH) < OA_DEPTH)
+            st++;
+        else if ((ch == '}' || ch == ']') && (st & OA_DEPTH) > 0 && (--st & OA_DEPTH) == 0)
+            st |= OA_CLOSED;
+    }
+    d->oa_json[slot] = st;
 }
 
 /* Unescapes string token t and emits it as `type`, in pieces that fit
@@ -126,6 +164,8 @@ static int emit_str(struct mote_llm_dec *d, int t, enum mote_llm_ev type, unsign
             continue;
         if (type == MOTE_LLM_TEXT || type == MOTE_LLM_TOOL_ARGS)
             d->content = true;
+        if (type == MOTE_LLM_TOOL_ARGS)
+            args_scan(d, slot, d->buf, (size_t)got);
         if ((rc = emit_simple(d, type, slot, d->buf, (size_t)got)) < 0)
             return rc;
     }
@@ -210,19 +250,28 @@ static void id_keep(struct mote_llm_dec *d, const char *id)
 }
 
 /* True if a call of the answer may keep `id` as it came: 1 to 64 bytes
- * of [A-Za-z0-9_-] (what both APIs take back; Anthropic refuses others),
- * none of the answer's calls with it so far (a request holding an id
- * twice is refused, and each call's result must name its own call). The
- * set of ids seen may say "seen" of one never seen (it keeps bits, not
- * the ids): such a call gets an id of mote's, which is as good. */
+ * its dialect takes back - Anthropic [A-Za-z0-9_-] (it refuses others),
+ * OpenAI-compatible any printable ASCII but the space (Kimi K2's
+ * "functions.shell:0" must come back as it was given) - and none of the
+ * answer's calls with it so far (a request holding an id twice is
+ * refused, and each call's result must name its own call). The set of
+ * ids seen may say "seen" of one never seen (it keeps bits, not the
+ * ids): such a call gets an id of mote's, which is as good. */
 static bool id_ok(const struct mote_llm_dec *d, const char *id)
 {
-    size_t n = strlen(id);
+    size_t n = strlen(id), i;
 
     if (n == 0 || n > 64)
         return false;
-    if (!mote_word_chars(id, n))
-        return false;
+    if (d->provider == MOTE_PROVIDER_ANTHROPIC) {
+        if (!mote_word_chars(id, n))
+            return false;
+    } else {
+        for (i = 0; i < n; i++) {
+            if (id[i] < 0x21 || id[i] > 0x7E)
+                return false;
+        }
+    }
     return !id_seen(d, id);
 }
 
@@ -456,16 +505,39 @@ static int anthropic_event(struct mote_llm_dec *d)
 }
 
 /* The slot of tool_calls element `call`. Parallel calls are keyed by
- * index. Without one (Ollama before late 2024 sent several whole calls in
- * one chunk so; others leave it out for a single call) an element with an
- * id or a name starts a call - unless it repeats the id of the call
+ * index - but an element with the index of a call and an id or a name
+ * other than the ones that call came with is a call of its own (gateways
+ * such as litellm and one-api send every call with index 0 and a new id;
+ * Ollama every call with index 0 and no id): the call before it ends,
+ * and the index is the new call's from here on.
+ * Without an index (Ollama before late 2024 sent several whole calls in
+ * one chunk so; others leave it out for a single call) an element with
+ * an id or a name starts a call - unless it repeats the id of the call
  * started last - and one without goes on with the call started last.
  * Calls past the table share MOTE_LLM_SLOT_OVER, one after another. */
+/* True if tool_calls element `call`'s arguments begin a JSON object. */
+static bool opens(const struct mote_json *j, int call)
+{
+    size_t n = 0, i = 0;
+    const char *raw = mote_json_raw(j, mote_json_path(j, call, "function.arguments"), &n);
+
+    while (raw != NULL && i < n) {
+        if (raw[i] == ' ')
+            i++;
+        else if (raw[i] == '\\' && i + 1 < n &&
+                 (raw[i + 1] == 'n' || raw[i + 1] == 'r' || raw[i + 1] == 't'))
+            i += 2; /* escaped white space */
+        else
+            break;
+    }
+    return raw != NULL && i < n && raw[i] == '{';
+}
+
 static int openai_slot(struct mote_llm_dec *d, int call, unsigned *slot)
 {
     const struct mote_json *j = &d->json;
-    int id = mote_json_member(j, call, "id");
-    bool starts = nonempty_str(j, id) || nonempty_str(j, mote_json_path(j, call, "function.name"));
+    int id = mote_json_member(j, call, "id"), name = mote_json_path(j, call, "function.name");
+    bool starts = nonempty_str(j, id) || nonempty_str(j, name);
     bool some = d->oa_last <= MOTE_LLM_SLOT_OVER;
     int64_t idx = 0;
     unsigned i;
@@ -476,7 +548,34 @@ static int openai_slot(struct mote_llm_dec *d, int call, unsigned *slot)
             return MOTE_ERR_BADMSG;
         for (i = 0; i < d->ncalls; i++) {
             if (d->oa_index[i] == (int32_t)idx) {
-                *slot = i;
+                size_t n = 0, nn = 0;
+                const char *raw = nonempty_str(j, id) ? mote_json_raw(j, id, &n) : NULL;
+                const char *nm = nonempty_str(j, name) ? mote_json_raw(j, name, &nn) : NULL;
+                bool other_id = raw != NULL && d->oa_wire[i] != 0 && d->oa_wire[i] != fnv(raw, n);
+                bool other_name = nm != NULL && d->oa_name[i] != fnv(nm, nn);
+                /* a call whose input is whole, and more input beginning
+                 * (Ollama's calls of one name, each with index 0) */
+                bool whole = (d->oa_json[i] & OA_CLOSED) != 0 && raw == NULL &&
+                             (nm != NULL || opens(j, call));
+
+                if (!other_id && !other_name && !whole) {
+                    *slot = i;
+                    return 0;
+                }
+                /* Another call with this index: the one before ends. */
+                d->oa_index[i] = -2;
+                if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, i, NULL, 0)) < 0)
+                    return rc;
+                break;
+            }
+        }
+        if (d->oa_last == MOTE_LLM_SLOT_OVER && d->oa_over_idx == (int32_t)idx && starts &&
+            nonempty_str(j, id)) {
+            size_t n = 0;
+            const char *raw = mote_json_raw(j, id, &n);
+
+            if (d->wire_id == fnv(raw, n)) {
+                *slot = MOTE_LLM_SLOT_OVER; /* its id again: the same call past the table */
                 return 0;
             }
         }
@@ -500,13 +599,21 @@ static int openai_slot(struct mote_llm_dec *d, int call, unsigned *slot)
         if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, MOTE_LLM_SLOT_OVER, NULL, 0)) < 0)
             return rc;
     }
-    rc = tool_start(d, id, mote_json_path(j, call, "function.name"), slot);
+    rc = tool_start(d, id, name, slot);
     if (rc < 0)
         return rc;
-    if (*slot == MOTE_LLM_SLOT_OVER)
+    if (*slot == MOTE_LLM_SLOT_OVER) {
         d->oa_over_open = true;
-    else
+        d->oa_over_idx = (int32_t)idx;
+    } else {
+        size_t nn = 0;
+        const char *nm = mote_json_raw(j, name, &nn);
+
         d->oa_index[*slot] = (int32_t)idx;
+        d->oa_json[*slot] = 0;
+        d->oa_wire[*slot] = d->wire_id;
+        d->oa_name[*slot] = fnv(nm != NULL ? nm : "", nm != NULL ? nn : 0);
+    }
     d->oa_last = *slot;
     return 0;
 }
@@ -621,6 +728,19 @@ static int openai_event(struct mote_llm_dec *d)
     return 0;
 }
 
+bool mote_llm_dec_finish(struct mote_llm_dec *d)
+{
+    if (d->done)
+        return true;
+    if (d->err != 0 || d->provider == MOTE_PROVIDER_ANTHROPIC || !d->stopped)
+        return false;
+    d->err = openai_end_calls(d);
+    if (d->err == 0)
+        d->err = emit_simple(d, MOTE_LLM_DONE, 0, NULL, 0);
+    d->done = d->err == 0;
+    return d->done;
+}
+
 int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *data, size_t len)
 {
     size_t i;
@@ -643,6 +763,10 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
     for (i = 0; i < len; i++) /* what ids made for calls are made of */
         d->id_hash = (d->id_hash ^ (unsigned char)data[i]) * 1099511628211u;
     rc = mote_json_parse(&d->json, data, len);
+    if (rc > 0 && d->provider != MOTE_PROVIDER_ANTHROPIC &&
+        mote_json_type_of(&d->json, 0) == MOTE_JSON_ARRAY &&
+        mote_json_member(&d->json, mote_json_elem(&d->json, 0, 0), "error") >= 0)
+        return d->err = error_event(d, 0, 200); /* Gemini's errors come as an array */
     if (rc < 0 || mote_json_type_of(&d->json, 0) != MOTE_JSON_OBJECT) {
         /* An event too big to tokenize whose kind is ignored anyway (a
          * web search result block) is skipped; anything else fails. */
@@ -657,7 +781,7 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
     return rc;
 }
 
-/* ---- errors ------------------------------------------------------------ */
+/* ---- hosts ------------------------------------------------------------- */
 
 bool mote_llm_openai_host(const char *base_url)
 {
@@ -680,55 +804,3 @@ bool mote_llm_openai_host(const char *base_url)
                                                                           p[i + 1] == '/'));
 }
 
-static bool retryable_kind(const char *k)
-{
-    return strcmp(k, "overloaded_error") == 0 || strcmp(k, "rate_limit_error") == 0 ||
-           strcmp(k, "api_error") == 0 || strcmp(k, "rate_limit_exceeded") == 0 ||
-           strcmp(k, "server_error") == 0 || strcmp(k, "tokens") == 0 ||
-           strcmp(k, "requests") == 0;
-}
-
-static bool final_kind(const char *k)
-{
-    return strcmp(k, "authentication_error") == 0 || strcmp(k, "invalid_request_error") == 0 ||
-           strcmp(k, "permission_error") == 0 || strcmp(k, "invalid_api_key") == 0 ||
-           strcmp(k, "insufficient_quota") == 0;
-}
-
-bool mote_llm_classify_error(const char *body, size_t len, int http_status, char *type,
-                             size_t type_cap, char *msg, size_t msg_cap, struct mote_json *scratch)
-{
-    struct mote_json *jp = scratch;
-    bool retry;
-    int e, t;
-    char code[64];
-
-    mote_str_copy(type, type_cap, "");
-    mote_str_copy(msg, msg_cap, "");
-    code[0] = '\0';
-    retry = http_status == 429 || http_status == 500 || http_status == 502 ||
-            http_status == 503 || http_status == 504 || http_status == 529;
-    if (mote_json_parse(jp, body, len) > 0) {
-        e = mote_json_member(jp, 0, "error");
-        if (mote_json_type_of(jp, e) == MOTE_JSON_STRING) {
-            (void)mote_json_str(jp, e, msg, msg_cap);
-        } else if (e >= 0) {
-            /* Anthropic names the kind in `type`; OpenAI in `code` (its
-             * `type` may be a coarse "requests" or "tokens"): both count. */
-            t = mote_json_member(jp, e, "type");
-            if (t >= 0 && !mote_json_is_null(jp, t))
-                (void)mote_json_str(jp, t, type, type_cap);
-            if (mote_json_str(jp, mote_json_member(jp, e, "code"), code, sizeof(code)) < 0)
-                code[0] = '\0';
-            if (type[0] == '\0')
-                mote_str_copy(type, type_cap, code);
-            (void)mote_json_str(jp, mote_json_member(jp, e, "message"), msg, msg_cap);
-        }
-    }
-    if (retryable_kind(type) || retryable_kind(code))
-        retry = true;
-    if (final_kind(type) || final_kind(code) || http_status == 400 || http_status == 401 ||
-        http_status == 403)
-        retry = false;
-    return retry;
-}

@@ -251,6 +251,30 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
 }
 
 /* ---- Anthropic: messages of content blocks -------------------------------------- */
+
+/* A call's id as Anthropic takes it (^[a-zA-Z0-9_-]+$): as it is, or -
+ * an id an OpenAI-compatible server gave ("functions.shell:0"), in a
+ * conversation that moved to Anthropic - one made of its hash, the same
+ * for the call and its result. */
+static void a_id(struct mote_jw *w, const char *id)
+{
+    static const char hexd[] = "0123456789abcdef";
+    size_t n = strlen(id), i;
+    uint64_t h = 14695981039346656037u;
+    char out[28];
+
+    if (n > 0 && mote_word_chars(id, n)) {
+        mote_jw_str(w, id);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)id[i]) * 1099511628211u;
+    memcpy(out, "toolu_mote_", 11);
+    for (i = 0; i < 16; i++)
+        out[11 + i] = hexd[(h >> (60 - 4 * i)) & 15u];
+    out[27] = '\0';
+    mote_jw_str(w, out);
+}
 /*
  * Consecutive parts of one role form one message. A message is opened by
  * its first block, so one whose parts all came to nothing is never sent
@@ -421,7 +445,7 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         }
         a_block(w, ws, MOTE_ROLE_ASSISTANT, "tool_use");
         mote_jw_key(w, "id");
-        mote_jw_str(w, p->id);
+        a_id(w, p->id);
         mote_jw_key(w, "name");
         mote_jw_str(w, p->name);
         mote_jw_key(w, "input");
@@ -437,7 +461,7 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         }
         a_block(w, ws, MOTE_ROLE_USER, "tool_result");
         mote_jw_key(w, "tool_use_id");
-        mote_jw_str(w, p->id);
+        a_id(w, p->id);
         mote_jw_key(w, "content");
         /* "content cannot be empty if `is_error` is true"; an empty or
          * white-space content would be a text block the API refuses. */

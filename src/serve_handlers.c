@@ -188,6 +188,7 @@ void mote_serve_http_health(struct serve *sv, struct mote_httpd_conn *c)
     mote_jw_int(&w, sv->http.refused);
     mote_jw_obj_end(&w);
     mote_serve_budget_json(sv, &w);
+    mote_serve_sched_health(sv, &w);
     answer_send(c, 200, &k, &w);
 }
 
@@ -635,6 +636,12 @@ void mote_serve_http_message(struct serve *sv, struct mote_httpd_conn *c, const 
     }
     if (rc == MOTE_ERR_INVAL && cv != NULL) {
         mote_httpd_error(c, 400, "empty", "the message is empty", NULL);
+        return;
+    }
+    if (rc == MOTE_ERR_NOTSUP && cv != NULL) {
+        mote_httpd_error(c, 409, "calls_only",
+                         "this conversation holds an MCP client's tool calls: it takes no message",
+                         NULL);
         return;
     }
     if (rc == MOTE_ERR_ALREADY && retry) {

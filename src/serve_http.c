@@ -2,12 +2,14 @@
  * serve_http.c - the API server's HTTP front door: which endpoint a
  * request's path and method name, the bearer token of TCP clients, and
  * the engine's head and request handlers that send each request to its
- * handler (serve_handlers.c). A browser's request from another site is
- * refused first; the page (GET /) is the one thing served without the
- * token.
+ * handler (serve_handlers.c; /mcp to serve_mcp_http.c, the OpenAI
+ * endpoints to serve_oai.c). A browser's request from another site is
+ * refused first (/mcp has its own, loopback Origin rule); the page
+ * (GET /) is the one thing served without the token.
  */
 #include <string.h>
 
+#include "mote/mote_sched.h"
 #include "serve_int.h"
 #include "util.h"
 
@@ -22,7 +24,32 @@ enum route {
     R_CANCEL,
     R_APPROVAL,
     R_EVENTS,
+    R_SCHEDULES, /* /v1/schedules */
+    R_SCHEDULE,  /* /v1/schedules/ID */
+    R_MCP,        /* /mcp: MCP's Streamable HTTP */
+    R_OAI_CHAT,   /* /v1/chat/completions */
+    R_OAI_MODELS, /* /v1/models */
 };
+
+/* /v1/schedules[/ID]: the route, the id into `id`. */
+static enum route schedule_route(const char *path, char *id)
+{
+    static const char base[] = "/v1/schedules";
+    const char *rest = path + sizeof(base) - 1;
+    size_t n;
+
+    if (strncmp(path, base, sizeof(base) - 1) != 0)
+        return R_NONE;
+    if (rest[0] == '\0' || strcmp(rest, "/") == 0)
+        return R_SCHEDULES;
+    if (rest[0] != '/')
+        return R_NONE;
+    n = strlen(++rest);
+    if (!mote_sched_id_ok(rest, n))
+        return R_NONE;
+    memcpy(id, rest, n + 1);
+    return R_SCHEDULE;
+}
 
 /* The endpoint of `path`; the conversation's id into `id`. */
 static enum route route_of(const char *path, char *id)
@@ -40,6 +67,14 @@ static enum route route_of(const char *path, char *id)
         return R_HEALTH;
     if (strcmp(path, "/") == 0)
         return R_PAGE;
+    if (schedule_route(path, id) != R_NONE)
+        return schedule_route(path, id);
+    if (strcmp(path, "/mcp") == 0)
+        return R_MCP;
+    if (strcmp(path, "/v1/chat/completions") == 0)
+        return R_OAI_CHAT;
+    if (strcmp(path, "/v1/models") == 0)
+        return R_OAI_MODELS;
     if (strncmp(path, base, sizeof(base) - 1) != 0)
         return R_NONE;
     rest = path + sizeof(base) - 1;
@@ -71,6 +106,9 @@ static const char *allow_of(enum route r)
     case R_LIST: return "GET, POST";
     case R_CONV: return "GET, DELETE";
     case R_EVENTS: return "GET";
+    case R_SCHEDULES: return "GET, HEAD";
+    case R_SCHEDULE: return "GET, HEAD, PUT, DELETE";
+    case R_OAI_MODELS: return "GET";
     case R_APPROVAL: return "GET, POST";
     default: return "POST";
     }
@@ -84,6 +122,10 @@ static bool method_ok(enum route r, enum mote_hreq_method m)
     case R_LIST: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     case R_CONV: return m == MOTE_HM_GET || m == MOTE_HM_DELETE;
     case R_EVENTS: return m == MOTE_HM_GET;
+    case R_SCHEDULES: return m == MOTE_HM_GET || m == MOTE_HM_HEAD;
+    case R_SCHEDULE:
+        return m == MOTE_HM_GET || m == MOTE_HM_HEAD || m == MOTE_HM_PUT || m == MOTE_HM_DELETE;
+    case R_OAI_MODELS: return m == MOTE_HM_GET;
     case R_APPROVAL: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     default: return m == MOTE_HM_POST;
     }
@@ -118,20 +160,33 @@ void mote_serve_on_head(void *app, struct mote_httpd_conn *c)
     char id[MOTE_CONV_ID_MAX];
     enum route r;
 
-    if (!mote_serve_origin_ok(&c->io->req)) {
+    r = route_of(c->io->req.path, id);
+    if (r != R_MCP && !mote_serve_origin_ok(&c->io->req)) {
         /* a page of another site: never reaches an endpoint, whatever
          * token it holds (a defence beside the token) */
-        mote_httpd_error(c, 403, "cross_origin",
-                         "a page of another site may not use this API (Origin is not this host)",
-                         NULL);
+        static const char why[] =
+            "a page of another site may not use this API (Origin is not this host)";
+
+        if (r == R_OAI_CHAT || r == R_OAI_MODELS)
+            mote_serve_oai_error(sv, c, 403, "cross_origin", why, NULL);
+        else
+            mote_httpd_error(c, 403, "cross_origin", why, NULL);
         return;
     }
-    r = route_of(c->io->req.path, id);
     if (r != R_PAGE && !authorized(sv, c)) {
-        /* closed after the answer: one guess per connection */
-        mote_httpd_error(c, 401, "unauthorized",
-                         "send Authorization: Bearer TOKEN (the token file or MOTE_SERVE_TOKEN)",
-                         "WWW-Authenticate: Bearer\r\n");
+        static const char why[] =
+            "send Authorization: Bearer TOKEN (the token file or MOTE_SERVE_TOKEN)";
+
+        /* closed after the answer: one guess per connection; each door in
+         * its own format */
+        if (r == R_OAI_CHAT || r == R_OAI_MODELS)
+            mote_serve_oai_error(sv, c, 401, "unauthorized", why, "WWW-Authenticate: Bearer\r\n");
+        else
+            mote_httpd_error(c, 401, "unauthorized", why, "WWW-Authenticate: Bearer\r\n");
+        return;
+    }
+    if (r == R_MCP) {
+        mote_serve_mcp_http_head(sv, c);
         return;
     }
     if (r == R_NONE) {
@@ -146,8 +201,12 @@ void mote_serve_on_head(void *app, struct mote_httpd_conn *c)
         mote_sb_s(&sb, "Allow: ");
         mote_sb_s(&sb, allow_of(r));
         mote_sb_s(&sb, "\r\n");
-        mote_httpd_error(c, c->io->req.method == MOTE_HM_OTHER ? 501 : 405, "method",
-                         "this method is not served here", allow);
+        if (r == R_OAI_CHAT || r == R_OAI_MODELS)
+            mote_serve_oai_error(sv, c, c->io->req.method == MOTE_HM_OTHER ? 501 : 405, "method",
+                                 "this method is not served here", allow);
+        else
+            mote_httpd_error(c, c->io->req.method == MOTE_HM_OTHER ? 501 : 405, "method",
+                             "this method is not served here", allow);
     }
 }
 
@@ -193,6 +252,21 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
         break;
     case R_EVENTS:
         mote_serve_http_events(sv, c, id);
+        break;
+    case R_SCHEDULES:
+        mote_serve_http_schedules(sv, c, NULL, body, len);
+        break;
+    case R_SCHEDULE:
+        mote_serve_http_schedules(sv, c, id, body, len);
+        break;
+    case R_MCP:
+        mote_serve_mcp_http_request(sv, c, body, len);
+        break;
+    case R_OAI_CHAT:
+        mote_serve_oai_request(sv, c, body, len);
+        break;
+    case R_OAI_MODELS:
+        mote_serve_oai_models(sv, c);
         break;
     default:
         MOTE_ASSERT(0); /* on_head took only requests with a route */

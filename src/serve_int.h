@@ -28,6 +28,7 @@
 
 #include "httpd.h"
 #include "mote/mote_serve.h"
+#include "serve_mcp.h"
 
 /* The largest tool input shown inline in a state (bigger: "record" says where). */
 #define SERVE_INPUT_INLINE_MAX 1024
@@ -167,12 +168,21 @@ struct serve {
     char resp[MOTE_SERVE_OUT_BUF];     /* a response body being built */
     char ev[MOTE_SERVE_OUT_BUF];       /* one live event, formatted once for every client */
     char scratch[MOTE_SERVE_BODY_MAX]; /* a message's text; a record read back; list ids */
+    struct serve_mcp mcp;              /* the MCP server and the OpenAI door (serve_mcp.h) */
 };
 
 /* The state in the caller's struct. */
 static inline struct serve *mote_serve_state(struct mote_serve *sv)
 {
     return (struct serve *)(void *)sv->area.bytes;
+}
+
+/* The MCP session of slot `i` (-1: the pipe's), or NULL. */
+static inline struct serve_mcp_sess *mote_serve_mcp_sess(struct serve *sv, int i)
+{
+    if (i == -1)
+        return &sv->mcp.pipe;
+    return i >= 0 && i < MOTE_SERVE_MCP_SESSIONS ? &sv->mcp.sess[i] : NULL;
 }
 
 /* The engine's connection `c` and its stream. */
@@ -411,6 +421,31 @@ void mote_serve_question_json(struct serve *sv, struct mote_conv *cv, struct mot
 /* The pending question's deadline members: "timeout_ms" (0: none) and,
  * with one, "expires_in_ms". */
 void mote_serve_deadline_json(struct serve *sv, const struct mote_conv *cv, struct mote_jw *w);
+
+/* ---- serve_sched.c: the schedules (conf.sched; each does nothing without) ---------- */
+
+/* Starts the runner (the server listens): the definitions read, the
+ * journal replayed, what a crash left open picked up, the first look.
+ * Returns 0 or a failure (said in the log: the server serves without). */
+int mote_serve_sched_start(struct serve *sv);
+/* Every event of the session (a turn's end finishes an occurrence). */
+void mote_serve_sched_event(struct serve *sv, const struct mote_event *ev);
+/* Stops it (shutdown, deinit): no occurrence starts any more. */
+void mote_serve_sched_stop(struct serve *sv);
+/* "schedules": how many, running, the clock, for the health. */
+void mote_serve_sched_health(struct serve *sv, struct mote_jw *w);
+/* The HTTP handlers of /v1/schedules (`id` NULL) and /v1/schedules/ID. */
+void mote_serve_http_schedules(struct serve *sv, struct mote_httpd_conn *c, const char *id,
+                               const char *body, size_t len);
+/* An MQTT request's "schedule" (put) or "schedule_delete" member:
+ * 0 (done), or < 0 with the error's code and message. */
+int mote_serve_sched_request(struct serve *sv, const struct mote_json *j, int obj,
+                             const char **code, char *msg, size_t cap);
+/* The schedules as one JSON document into buf (cap bytes): its length,
+ * or < 0 (does not fit). */
+int mote_serve_sched_list(struct serve *sv, char *buf, size_t cap);
+/* Registers the agent's "schedule" tool (conf.sched_tool). */
+int mote_serve_sched_tool(struct serve *sv);
 
 /* ---- serve_mqtt.c: the MQTT front door (docs/MQTT.md) ---------------------------
  * Each does nothing without conf.mqtt_url. */

@@ -46,6 +46,12 @@ Steps:
   {"replay": PATH, "names": {"old": "new"}}     serve a recorded SSE stream as it is (tool
                                                 names in it mapped, a missing final blank
                                                 line added)
+  {"status": N, "message": "..."}               an error as the --profile's provider writes it
+  {"status": N, "body_text": "...", "content_type": "text/html"}  an error body as it is
+  {"no_done": true, ...}                        OpenAI: no [DONE] after the finish_reason
+
+--profile NAME makes the server behave as one provider does (test/llm_profiles.py:
+the shape of its errors, what it refuses, how it streams).
 
 Every request body is first checked against the rules the real APIs
 enforce (check_body below; --no-rules or MOTE_LLM_RULES=off turns this
@@ -82,10 +88,13 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from llm_profiles import PROFILES, Rejection  # noqa: E402
+
 LOCK = threading.RLock()  # (re-entered: conn_fields inside a logging block)
 STATE = {"script": [], "next": 0, "log": None, "count": 0, "rules": True, "checks": None,
          "conns": 0, "keep_alive": True, "idle_close": None, "tls": None, "race": 0.0,
-         "rng": random.Random(1)}
+         "rng": random.Random(1), "profile": PROFILES["reference"]}
 
 
 # ---- the APIs' own rules ------------------------------------------------------
@@ -581,6 +590,12 @@ class Handler(BaseHTTPRequestHandler):
             body = {"_invalid": raw.decode(errors="replace")}
         dialect = "anthropic" if self.path.endswith("/messages") else "openai"
         refused = check_body(raw, dialect) if STATE["rules"] else None
+        rej = None
+        if STATE["rules"] and refused is None:
+            # what this provider refuses besides (--profile)
+            rej = STATE["profile"].check(body, dialect)
+            if rej is not None:
+                refused = Refused(rej.payload.decode(errors="replace"))
         if STATE["rules"]:
             note_check(dialect, refused)
         if STATE["log"]:
@@ -591,6 +606,9 @@ class Handler(BaseHTTPRequestHandler):
                                     "refused": refused.message if refused else None,
                                     **conn_fields(self)})
                         + "\n")
+        if rej is not None:
+            self.reject(rej)
+            return
         if refused is not None:
             self.refuse(refused, dialect)
             return
@@ -605,19 +623,24 @@ class Handler(BaseHTTPRequestHandler):
         arm_idle_close(self)
 
     def refuse(self, r, dialect):
-        """HTTP 400 with the API's own error body."""
+        """HTTP 400 with the API's own error body (the profile's shape)."""
         if dialect == "anthropic":
             err = {"type": "error", "error": {"type": "invalid_request_error", "message": r.message},
                    "request_id": "req_test_refused"}
-        else:
-            err = {"error": {"message": r.message, "type": "invalid_request_error",
-                             "param": r.param, "code": r.code}}
-        payload = json.dumps(err).encode()
-        self.send_response(400)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
+            self.reject(Rejection(400, "application/json", json.dumps(err).encode()))
+            return
+        self.reject(Rejection(*STATE["profile"].error(400, r.message, "invalid_request_error",
+                                                      r.param, r.code)))
+
+    def reject(self, rej, retry_after=None):
+        """An error response: status, content type and body as given."""
+        self.send_response(rej.status)
+        if retry_after is not None:
+            self.send_header("retry-after", str(retry_after))
+        self.send_header("content-type", rej.content_type)
+        self.send_header("content-length", str(len(rej.payload)))
         self.end_headers()
-        self.send_raw(payload)
+        self.send_raw(rej.payload)
 
     def serve(self, step, dialect, body):
         if step.get("reset") == "rst":
@@ -669,6 +692,18 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.send_raw(payload)
+            self.close_connection = self.close_connection or not keeps(step)
+            return
+        if "status" in step and ("message" in step or "body_text" in step):
+            # an error as the profile writes it, or a body of plain text
+            if "body_text" in step:
+                rej = Rejection(step["status"], step.get("content_type", "text/plain"),
+                                step["body_text"].encode())
+            else:
+                rej = Rejection(*STATE["profile"].error(step["status"], step["message"],
+                                                        step.get("kind", "invalid_request_error"),
+                                                        None, step.get("code")))
+            self.reject(rej, step.get("retry_after"))
             self.close_connection = self.close_connection or not keeps(step)
             return
         if "status" in step:
@@ -888,13 +923,21 @@ def openai_events(step, body):
         yield "data: %s\n\n" % json.dumps({"error": err})
         yield ("END",)
     calls = tool_list(step)
+    prof = STATE["profile"]
     for n, call in enumerate(calls):
         args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
-        yield chunk({"tool_calls": [{"index": n, "id": call.get("id", "call_%d_%d" % (STATE["count"], n)),
-                                     "type": "function",
-                                     "function": {"name": call["tool"], "arguments": ""}}]})
+        cid = call.get("id") or prof.call_id(call["tool"], n, body) or \
+            "call_%d_%d" % (STATE["count"], n)
+        at = prof.call_index(n)
+        first = {"index": at, "id": cid, "type": "function",
+                 "function": {"name": call["tool"], "arguments": ""}}
+        if prof.NO_ID:
+            del first["id"]
+        yield chunk({"tool_calls": [first]})
         for i in range(0, len(args), 5):
-            yield chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i:i + 5]}}]})
+            yield chunk({"tool_calls": [{"index": at, "function": {"arguments": args[i:i + 5]}}]})
+    if step.get("truncate"):
+        yield ("END",)  # cut before the finish_reason: the stream is incomplete
     yield chunk({}, step.get("stop") or ("tool_calls" if calls else "stop"))
     u = dict(base)
     u["choices"] = []
@@ -903,8 +946,8 @@ def openai_events(step, body):
     if "cache_read" in step:
         u["usage"]["prompt_tokens_details"] = {"cached_tokens": step["cache_read"]}
     yield "data: %s\n\n" % json.dumps(u)
-    if step.get("truncate"):
-        yield ("END",)
+    if step.get("no_done") or not prof.done:
+        yield ("END",)  # the stream ends after the finish_reason, without [DONE]
     yield "data: [DONE]\n\n"
 
 
@@ -970,7 +1013,10 @@ def main():
                     help="the chance that a request on a kept connection finds it closing: "
                          "dropped unread, the connection closed (FIN or RST)")
     ap.add_argument("--seed", type=int, default=1, help="for --idle-close and --race")
+    ap.add_argument("--profile", default="reference", choices=sorted(PROFILES),
+                    help="behave as this provider does (test/llm_profiles.py)")
     a = ap.parse_args()
+    STATE["profile"] = PROFILES[a.profile]
     STATE["rules"] = not a.no_rules and os.environ.get("MOTE_LLM_RULES", "on") != "off"
     STATE["checks"] = a.checks_file
     STATE["race"] = a.race

@@ -85,7 +85,7 @@ enum mote_err {
     MOTE_ERR_REQUEST_TIMEOUT = -1015,    /* the whole request took longer than its deadline */
     MOTE_ERR_RATE_LIMIT = -1016,         /* HTTP 429: too many requests */
     MOTE_ERR_OVERLOADED = -1017,         /* HTTP 529 or 503: the service is overloaded */
-    MOTE_ERR_BAD_REQUEST = -1018,        /* HTTP 400: the API refused the request */
+    MOTE_ERR_BAD_REQUEST = -1018,        /* HTTP 400, 422: the API refused the request */
     MOTE_ERR_SERVER = -1019,             /* HTTP 5xx (other than 503): the server failed */
     MOTE_ERR_CUT_OFF = -1020,            /* the stream ended before its end */
     MOTE_ERR_STORAGE = -1021,            /* the state (journal) could not be written or read */

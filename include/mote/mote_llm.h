@@ -214,8 +214,13 @@ struct mote_llm_dec {
      * thinking, 4 tool whose input came whole in its start). */
     uint8_t block_kind[MOTE_LLM_MAX_BLOCKS];
     uint8_t block_slot[MOTE_LLM_MAX_BLOCKS];
-    /* OpenAI: tool call index of each slot (-1 free, -2 ended). */
+    /* OpenAI: tool call index of each slot (-1 free, -2 ended), and the
+     * hashes of the id (0: none) and the name it came with. */
     int32_t oa_index[MOTE_LLM_MAX_TOOL_CALLS];
+    uint64_t oa_wire[MOTE_LLM_MAX_TOOL_CALLS];
+    uint64_t oa_name[MOTE_LLM_MAX_TOOL_CALLS];
+    uint32_t oa_json[MOTE_LLM_MAX_TOOL_CALLS]; /* OpenAI: where each input's JSON is (llm.c) */
+    int32_t oa_over_idx;     /* OpenAI: the index of the open call past the table */
     unsigned oa_last;        /* OpenAI: the slot of the call started last (past the table:
                               * MOTE_LLM_SLOT_OVER; none yet: above it) */
     bool oa_over_open;       /* OpenAI: a call past the table has not ended */
@@ -253,9 +258,19 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
  * arguments (input_json_delta events for that block are then dropped). */
 int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *data, size_t len);
 
+/* The response's body ended: true if the stream is complete - it ended
+ * properly, or (OpenAI-compatible) a finish_reason came and the server
+ * closed the stream without "[DONE]", as TGI, ik_llama.cpp and older
+ * llama.cpp servers do: the calls are ended and MOTE_LLM_DONE reported
+ * (the answer stands, its calls run). False: the stream was cut. */
+bool mote_llm_dec_finish(struct mote_llm_dec *d);
+
 /* Classifies an error body (non-200 response or error event data):
  * fills `type` (e.g. "rate_limit_error", "overloaded_error") and `msg`
- * (the message), and returns true if a retry may help. `scratch` holds
+ * (the provider's reason on one line, whatever the body's shape: an
+ * error object, Gemini's array of them, a message that is an object of
+ * validation details as Mistral's, plain text, an HTML page's title, a
+ * JSON body cut short), and returns true if a retry may help. `scratch` holds
  * the tokens while it reads (its previous content is lost). */
 bool mote_llm_classify_error(const char *body, size_t len, int http_status, char *type,
                              size_t type_cap, char *msg, size_t msg_cap, struct mote_json *scratch);

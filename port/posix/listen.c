@@ -270,10 +270,12 @@ static int px_accept(void *ctx, int lfd)
             continue;
         }
         if (k >= 0 && !lst[k].unix_sock) {
+            /* A response streams in parts (an event, a call's answer, the
+             * body's end): each goes at once, never held back for the
+             * ACK of the one before (Nagle against the peer's delayed
+             * ACK costs 40 ms a part). */
             int one = 1;
 
-            /* an answer sent in parts (a page, an event after another)
-             * goes out at once, not held for the peer's delayed ACK */
             (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         }
         return fd;

@@ -23,21 +23,34 @@
 static struct mote_hreq r;
 static char a[MOTE_SERVE_HEAD_MAX + 2048], b[MOTE_SERVE_HEAD_MAX + 2048];
 
+#define OR_NONE(s) ((s) != NULL ? (s) : "(none)")
+
+/* The fields of the MCP and OpenAI doors and the page's, one string
+ * (cap bytes). */
+static const char *more_fields(char *out, size_t cap)
+{
+    snprintf(out, cap, "%s|%s|%s|%s|%s|%u", OR_NONE(r.accept), OR_NONE(r.origin),
+             OR_NONE(r.mcp_session_id), OR_NONE(r.mcp_protocol_version), OR_NONE(r.conversation),
+             r.accept_gzip);
+    return out;
+}
+
 /* A summary of the outcome, comparable between runs. */
 static size_t outcome(int rc, size_t used, char *out, size_t cap)
 {
+    static char more[MOTE_SERVE_HEAD_MAX + 64];
     int n;
 
     if (rc == MOTE_HREQ_DONE)
-        n = snprintf(out, cap, "D|%zu|%d|%s|%s|%s?%s|%u|%d|%d|%llu|%d|%d|%s|%s|%s|%s|%s|%u|%u", used,
+        n = snprintf(out, cap, "D|%zu|%d|%s|%s|%s?%s|%u|%d|%d|%llu|%d|%d|%s|%s|%s|%s|%s|%u", used,
                      r.method, r.method_name, mote_hreq_method_name(r.method), r.path, r.query,
                      r.minor, r.chunked, r.has_length, (unsigned long long)r.content_length,
                      r.keep_alive,
                      r.expect_continue, r.host ? r.host : "(none)",
                      r.authorization ? r.authorization : "(none)",
                      r.last_event_id ? r.last_event_id : "(none)",
-                     r.content_type ? r.content_type : "(none)", r.origin ? r.origin : "(none)",
-                     r.accept_gzip, r.fields);
+                     r.content_type ? r.content_type : "(none)", more_fields(more, sizeof(more)),
+                     r.fields);
     else
         n = snprintf(out, cap, "%d|%u|%s|%zu", rc, r.status, r.why ? r.why : "", used);
     return n < 0 ? 0 : (size_t)n;
@@ -119,10 +132,19 @@ static size_t canonical(char *out, size_t cap)
         ADD("Last-Event-ID: %s\r\n", r.last_event_id);
     if (r.content_type != NULL)
         ADD("Content-Type: %s\r\n", r.content_type);
+    if (r.accept != NULL)
+        ADD("Accept: %s\r\n", r.accept);
     if (r.origin != NULL)
         ADD("Origin: %s\r\n", r.origin);
     if (r.accept_gzip != 0)
-        ADD("Accept-Encoding: %s\r\n", r.accept_gzip == 1 ? "gzip" : r.accept_gzip == 2 ? "gzip;q=0" : "*");
+        ADD("Accept-Encoding: %s\r\n",
+            r.accept_gzip == 1 ? "gzip" : r.accept_gzip == 2 ? "gzip;q=0" : "*");
+    if (r.mcp_session_id != NULL)
+        ADD("Mcp-Session-Id: %s\r\n", r.mcp_session_id);
+    if (r.mcp_protocol_version != NULL)
+        ADD("MCP-Protocol-Version: %s\r\n", r.mcp_protocol_version);
+    if (r.conversation != NULL)
+        ADD("X-Mote-Conversation: %s\r\n", r.conversation);
     ADD("\r\n");
 #undef ADD
     return len;
@@ -210,25 +232,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (len >= sizeof(canon) || len > MOTE_SERVE_HEAD_MAX)
         return 0;
     {
-        char m1[sizeof(a)];
+        static char m1[sizeof(a)], more[MOTE_SERVE_HEAD_MAX + 64];
         size_t n1;
-        n1 = snprintf(m1, sizeof(m1), "%d|%s|%s|%u|%d|%d|%llu|%d|%d|%s|%s|%s|%s|%s|%u", r.method,
+        n1 = snprintf(m1, sizeof(m1), "%d|%s|%s|%u|%d|%d|%llu|%d|%d|%s|%s|%s|%s|%s", r.method,
                       r.path, r.query, r.minor, r.chunked, r.has_length,
                       (unsigned long long)r.content_length, r.keep_alive, r.expect_continue,
                       r.host ? r.host : "(none)", r.authorization ? r.authorization : "(none)",
                       r.last_event_id ? r.last_event_id : "(none)",
-                      r.content_type ? r.content_type : "(none)", r.origin ? r.origin : "(none)",
-                      r.accept_gzip);
+                      r.content_type ? r.content_type : "(none)", more_fields(more, sizeof(more)));
         rc2 = run((const uint8_t *)canon, len, 0, &used2);
         if (rc2 != MOTE_HREQ_DONE || used2 != len)
             __builtin_trap(); /* what was accepted, written canonically, is accepted */
-        nb = snprintf(b, sizeof(b), "%d|%s|%s|%u|%d|%d|%llu|%d|%d|%s|%s|%s|%s|%s|%u", r.method, r.path,
+        nb = snprintf(b, sizeof(b), "%d|%s|%s|%u|%d|%d|%llu|%d|%d|%s|%s|%s|%s|%s", r.method, r.path,
                       r.query, r.minor, r.chunked, r.has_length, (unsigned long long)r.content_length,
                       r.keep_alive, r.expect_continue, r.host ? r.host : "(none)",
                       r.authorization ? r.authorization : "(none)",
                       r.last_event_id ? r.last_event_id : "(none)",
-                      r.content_type ? r.content_type : "(none)", r.origin ? r.origin : "(none)",
-                      r.accept_gzip);
+                      r.content_type ? r.content_type : "(none)", more_fields(more, sizeof(more)));
         if (n1 != nb || memcmp(m1, b, n1) != 0)
             __builtin_trap();
     }

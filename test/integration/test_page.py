@@ -534,6 +534,43 @@ def test_the_status_shows_the_model_and_the_budget():
         end(s, b)
 
 
+def test_the_schedules_and_what_they_did_are_shown():
+    # what ran while nobody watched: a single time a few seconds ahead, its
+    # conversation in the list with its answer; a daily one with its next run
+    import datetime
+    s, b, _ = session([{"text": "the disk is fine"}])
+    try:
+        at = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=4))
+        st, j = s.api("PUT", "/v1/schedules/check", {
+            "prompt": "check the disk", "at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "conversation": "ops"})
+        check(st == 201, (st, j))
+        st, j = s.api("PUT", "/v1/schedules/morning", {"prompt": "good morning",
+                                                        "cron": "0 6 * * *"})
+        check(st == 201, (st, j))
+        b.login(s.url)
+        b.wait("return [...document.querySelectorAll('#sched-list li')]"
+               ".some(l => l.textContent.startsWith('morning') && l.textContent.includes('next'))",
+               "the daily schedule with its next run")
+        # the single time runs by itself; the page's refresh shows it
+        wait_for(lambda: (s.api("GET", "/v1/schedules/check")[1] or {}).get("last"),
+                 "the schedule to run", 60)
+        b.d.refresh()
+        b.wait("return [...document.querySelectorAll('#sched-list li')]"
+               ".some(l => l.textContent.startsWith('check') && l.textContent.includes('last'))",
+               "the run in the list")
+        b.wait("return [...document.querySelectorAll('#convs li')]"
+               ".some(l => l.dataset.id === 'ops')", "its conversation")
+        b.d.find_element("css selector", "#convs li[data-id='ops']").click()
+        b.wait("return [...document.querySelectorAll('#log .b.user')]"
+               ".some(e => e.textContent === 'check the disk') && "
+               "[...document.querySelectorAll('#log .b.mote')]"
+               ".some(e => e.textContent === 'the disk is fine')", "what it said and answered")
+        check(severe(b) == [], severe(b))
+    finally:
+        end(s, b)
+
+
 def test_screenshot_of_a_pending_approval():
     # make page-shot writes docs/page.png (MOTE_PAGE_SHOT); make check writes
     # it where the test's files go

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Every provider a device user picks, through the real binary against the
+test server's provider profiles (test/llm_profiles.py): each provider's
+error bodies say why in every frontend (CLI, stream-json with the code
+names, mote serve, MQTT), streams that end without [DONE], the ids a
+server gives, calls that share an index.
+
+    test_providers.py BUILDDIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import TMP, Skip, check, requests_in, run_all, start_server, wait_for
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+MOTE = os.path.join(BUILD, "mote")
+
+
+def env(provider="openai", **extra):
+    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    e["OPENAI_API_KEY" if provider != "anthropic" else "ANTHROPIC_API_KEY"] = "sk-providers"
+    e["NO_COLOR"] = "1"
+    e["MOTE_BACKOFF_MS"] = "20"
+    e.update(extra)
+    return e
+
+
+def server(profile, script=None, extra=()):
+    return start_server(script, extra=["--profile", profile] + list(extra))
+
+
+def mote(port, *args, state=None, provider="openai", prompt="hi", stdin=None, timeout=90,
+         envs=None):
+    """Runs `mote -p PROMPT` (stream-json unless args say otherwise);
+    returns (process, events, state)."""
+    state = state or tempfile.mkdtemp(dir=TMP)
+    cmd = [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port]
+    if provider is not None:
+        cmd += ["--provider", provider]
+    if prompt is not None:
+        cmd += ["-p", prompt]
+    cmd += list(args)
+    if "--output-format" not in args:
+        cmd += ["--output-format", "stream-json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=stdin,
+                       env=env(provider or "openai", **(envs or {})))
+    events = []
+    for line in p.stdout.splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            pass
+    return p, events, state
+
+
+def journal(state):
+    d = os.path.join(state, "conversations")
+    recs = []
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".jsonl"):
+            with open(os.path.join(d, f)) as fh:
+                recs += [json.loads(line) for line in fh]
+    return recs
+
+
+def errors(events):
+    return [e for e in events if e.get("type") == "error"]
+
+
+# ---- errors say why, whatever the body's shape --------------------------------
+
+# (profile, step, code, words the message must hold)
+SHAPES = [
+    ("reference", {"status": 400, "message": "max_tokens is too large: 99999999"},
+     "bad_request", "max_tokens is too large"),
+    ("gemini", {"status": 400, "message": "Function call is missing a thought_signature in "
+                "functionCall parts."}, "bad_request", "missing a thought_signature"),
+    ("gemini", {"status": 429, "message": "Resource has been exhausted (e.g. check quota)."},
+     "rate_limit", "Resource has been exhausted"),
+    ("mistral", {"status": 422, "message": {"detail": [{
+        "type": "extra_forbidden", "loc": ["body", "stream_options", "include_usage"],
+        "msg": "Extra inputs are not permitted", "input": True}]}},
+     "bad_request", "body.stream_options.include_usage: Extra inputs are not permitted"),
+    ("reference", {"status": 502, "body_text": "upstream connect error or disconnect/reset "
+                   "before headers. reset reason: connection termination"},
+     "server_error", "upstream connect error"),
+    ("reference", {"status": 503, "content_type": "text/html", "body_text":
+                   "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>"
+                   "\r\n<body><center><h1>503</h1></center></body></html>"},
+     "overloaded", "503 Service Temporarily Unavailable"),
+]
+
+
+def test_error_reason_every_shape_stream_json():
+    for profile, step, code, words in SHAPES:
+        port, log = server(profile, [step] * 8)
+        p, ev, _ = mote(port)
+        errs = errors(ev)
+        check(p.returncode == 1 and errs, (profile, step, p.returncode, p.stderr))
+        check(errs[-1].get("code") == code, (profile, code, errs[-1]))
+        check(words in errs[-1].get("message", ""), (profile, words, errs[-1]))
+
+
+def test_error_reason_cli_text():
+    port, _ = server("mistral", [SHAPES[3][1]])
+    p, _, _ = mote(port, "--output-format", "text")
+    check(p.returncode == 1, (p.returncode, p.stderr))
+    check("HTTP 422" in p.stderr and SHAPES[3][3] in p.stderr, p.stderr)
+
+
+def test_error_reason_in_serve_events():
+    from test_serve import Events, Serve
+    port, _ = server("gemini", [SHAPES[1][1]])
+    s = Serve(port, args=["--provider", "openai"], env_more=env())
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        s.say(cid, "hi")
+        wait_for(lambda: any(e.get("event") == "error" for e in ev.events), "the error event")
+        e = [x for x in ev.events if x.get("event") == "error"][-1]["json"]
+        check(e.get("code") == "bad_request", e)
+        check(SHAPES[1][3] in e.get("text", ""), e)
+    finally:
+        s.p.terminate()
+        s.p.wait(timeout=30)
+
+
+def test_error_reason_over_mqtt():
+    from test_mqtt import Broker
+    from test_mqtt_serve import Sub, mserve, req, stop
+    try:
+        b = Broker("prov-e")
+    except Exception as e:  # noqa: BLE001 - no mosquitto here
+        raise Skip("no broker: %s" % e)
+    port, _ = server("mistral", [SHAPES[3][1]])
+    s = mserve(port, b, "dev-p", args=["--provider", "openai"], env=env())
+    sub = Sub(b, "mote/dev-p", "w-p")
+    try:
+        b.pub("mote/dev-p/in", req("r1", "c1", "hi"))
+        sub.wait(lambda: any(e.get("event") == "error" for e in sub.events("c1")),
+                 "the error event on out/c1")
+        e = [x for x in sub.events("c1") if x.get("event") == "error"][-1]
+        text = json.dumps(e)
+        check("bad_request" in text and SHAPES[3][3] in text, e)
+    finally:
+        sub.stop()
+        stop(s)
+
+
+# ---- streams that end after finish_reason without [DONE] -----------------------
+
+def test_no_done_after_finish_reason_is_complete():
+    port, log = server("ik_llama", [{"text": "The whole answer."}])
+    p, ev, state = mote(port)
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    check("The whole answer." in "".join(e.get("text", "") for e in ev if e["type"] == "text"),
+          ev)
+    ans = [r for r in journal(state) if r["t"] == "assistant"]
+    check(ans and not ans[-1].get("interrupted") and ans[-1]["stop"] == "end_turn", ans)
+
+
+def test_no_done_after_tool_calls_runs_them():
+    port, log = server("ik_llama", [{"tool": "list_dir", "input": {"path": "."}}])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    recs = journal(state)
+    res = [r for r in recs if r["t"] == "tool_result"]
+    check(len(res) == 1 and not res[0]["error"], recs)
+    check(len(requests_in(log)) == 2, "the calls ran and the model was asked again")
+
+
+# ---- ids a server gives -----------------------------------------------------------
+
+def test_kimi_ids_kept():
+    port, log = server("kimi", [{"tool": "list_dir", "input": {"path": "."}},
+                                {"tools": [{"tool": "list_dir", "input": {"path": "."}},
+                                           {"tool": "list_dir", "input": {"path": ".."}}]}])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = requests_in(log)
+    check(len(reqs) == 3 and not any(r.get("refused") for r in reqs),
+          [r.get("refused") for r in reqs])
+    calls = [c["id"] for r in journal(state) if r["t"] == "assistant" for c in r.get("calls", [])]
+    check(calls == ["functions.list_dir:0", "functions.list_dir:1", "functions.list_dir:2"], calls)
+    last = reqs[-1]["body"]["messages"]
+    sent = [c["id"] for m in last if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+    answered = [m["tool_call_id"] for m in last if m["role"] == "tool"]
+    check(sent == calls and answered == calls, (sent, answered))
+
+
+def test_foreign_ids_fit_anthropic():
+    # A conversation begun on a Kimi server goes on with Anthropic: its
+    # ids are made to fit Anthropic's pattern, call and result alike.
+    port, _ = server("kimi", [{"tool": "list_dir", "input": {"path": "."}}, {"text": "done"}])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, p.stderr)
+    port2, log2 = start_server([{"text": "on anthropic"}])
+    p, ev, _ = mote(port2, "--continue", provider="anthropic", state=state, prompt="more")
+    check(p.returncode == 0, p.stderr)
+    body = requests_in(log2)[-1]
+    check(not body.get("refused"), body.get("refused"))
+
+
+# ---- calls that share an index ------------------------------------------------------
+
+def test_gateway_calls_sharing_index_are_separate():
+    d = tempfile.mkdtemp(dir=TMP)
+    x = os.path.join(d, "x")
+    with open(x, "w") as f:
+        f.write("content of x\n")
+    port, log = server("gateway", [{"tools": [{"tool": "list_dir", "input": {"path": d}},
+                                              {"tool": "read_file", "input": {"path": x}}]}])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    recs = journal(state)
+    calls = [c for r in recs if r["t"] == "assistant" for c in r.get("calls", [])]
+    check([c["name"] for c in calls] == ["list_dir", "read_file"], calls)
+    check(calls[0]["input"] == {"path": d} and calls[1]["input"] == {"path": x}, calls)
+    res = [r for r in recs if r["t"] == "tool_result"]
+    check(len(res) == 2 and "content of x" in res[1]["text"], res)
+    check(not any(c.get("refused") for c in calls), calls)
+    check(calls[0]["id"] != calls[1]["id"], calls)
+
+
+def test_index0_without_ids_are_separate():
+    port, log = server("gateway_noid", [{"tools": [{"tool": "list_dir", "input": {"path": "."}},
+                                                   {"tool": "list_dir", "input": {"path": ".."}}]}])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    calls = [c for r in journal(state) if r["t"] == "assistant" for c in r.get("calls", [])]
+    check([c["input"] for c in calls] == [{"path": "."}, {"path": ".."}], calls)
+    check(not any(c.get("refused") for c in calls), calls)
+    res = [r for r in journal(state) if r["t"] == "tool_result"]
+    check(len(res) == 2 and not any(r["error"] for r in res), res)
+
+
+def main():
+    if not os.path.exists(MOTE):
+        print("missing " + MOTE)
+        return 1
+    return run_all("providers", globals())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
