@@ -16,6 +16,7 @@
 #   CA_BUNDLE=file.pem    build these trusted roots into the binary (devices
 #                         without a trust store; mote_tls.h)
 #   SERVE=0               the CLI without mote serve (make tiny's default)
+#   PAGE=0                mote serve without its page (GET /); PAGE follows SERVE
 #   WERROR=1              warnings are errors. Off by default, so a newer
 #                         compiler's new warning never stops someone building
 #                         the library; on for the project's own checks (make
@@ -663,7 +664,8 @@ check-cross: deps-check
 ## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source);
 ## CROSS_COMPILE=aarch64-linux-gnu- or arm-linux-gnueabihf- for those, SERVE=1 with mote serve
 tiny: deps-check
-	$(Q)SERVE=$(if $(filter command line,$(origin SERVE)),$(SERVE),0) sh scripts/tiny.sh $(B) $(CROSS_COMPILE)
+	$(Q)SERVE=$(if $(filter command line,$(origin SERVE)),$(SERVE),0) \
+	  PAGE=$(if $(filter command line,$(origin PAGE)),$(PAGE)) sh scripts/tiny.sh $(B) $(CROSS_COMPILE)
 
 # The tiny build runs a tool round over TLS against the local test server,
 # and verifies against the system bundle within 1 MiB of RSS.
@@ -784,6 +786,61 @@ CHECK_GROUPS += test-unattended
 .PHONY: bench-sched
 bench-sched: $(B)/mote
 	$(Q)python3 test/bench/sched_bench.py $(B) 100
+
+# ---- mote serve's page (GET /) ----
+# The page (examples/serve/page/: HTML, CSS, JavaScript; no build step but
+# scripts/page.sh) gzip-compressed into the binary with its CSP. PAGE=0
+# leaves it out (GET / answers 404); it follows SERVE. The browser tests
+# drive Debian's headless Chromium against a real mote serve.
+PAGE ?= $(SERVE)
+ifeq ($(SERVE),0)
+override PAGE := 0
+endif
+PAGE_SRC := $(sort $(wildcard examples/serve/page/*))
+ifeq ($(PAGE),1)
+PAGE_OBJ := $(B)/page/page.o $(B)/page/page_gz.o
+else ifneq ($(SERVE),0)
+PAGE_OBJ := $(B)/obj/examples/tiny/page_none.o
+endif
+CLI_OBJ += $(PAGE_OBJ)
+SAN_CLI_OBJ += $(PAGE_OBJ)
+NONE_OBJ += $(PAGE_OBJ)
+$(B)/mote $(SB)/mote $(B)/none/mote: $(PAGE_OBJ)
+
+$(B)/page/page.c: $(PAGE_SRC) scripts/page.sh
+	$(Q)sh scripts/page.sh examples/serve/page $(B)/page >/dev/null
+
+$(B)/page/page.o: $(B)/page/page.c
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/page/page_gz.o: $(B)/page/page.c
+	$(Q)$(CC) -c -o $@ $(B)/page/page.S
+
+# the page's sizes are among the figures the docs quote (doc_sizes.py)
+test-docs doc-sizes: $(B)/page/page.c
+
+## test-page: the page in headless Chromium against mote serve and the test
+## LLM server (log in, stream, approve, deny, cancel, reload, escaping)
+.PHONY: test-page page-shot
+test-page: $(SB)/mote $(B)/page/page.c $(B)/libmote.a
+	$(Q)sh scripts/budget.sh page $$(( $$(wc -c < $(B)/page/page.html.gz) + \
+	  $$($(SIZE) $(B)/obj/src/serve_page.o | awk 'NR == 2 {print $$1 + $$2}') ))
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_page.py $(SB)
+CHECK_GROUPS += test-page
+
+## page-shot: docs/page.png, the page with a pending approval (made by the
+## browser test)
+page-shot: $(SB)/mote
+	$(Q)MOTE_PAGE_SHOT=$(abspath docs/page.png) MOTE_TEST_ONLY=screenshot \
+	  python3 test/integration/test_page.py $(SB)
+
+## bench-page: the page's bytes, its time to first paint in headless Chromium
+## and the RSS of mote serve with 5 pages open, from a tiny SERVE=1 build
+.PHONY: bench-page
+bench-page: deps-check
+	$(Q)$(MAKE) --no-print-directory tiny SERVE=1
+	$(Q)python3 test/bench/page_bench.py $(B)/tiny/mote $(B)/tiny/build/page
+# ---- end of mote serve's page block ----
 
 # ---- the embedding guide ----
 # docs/EMBEDDING.md's programs and the README's example, extracted from the

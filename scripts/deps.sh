@@ -10,6 +10,9 @@ HOST="gcc g++ make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libc
 HOST="$HOST libglib2.0-dev libuv1-dev"
 # systemd-analyze checks the example unit (make test-unit).
 HOST="$HOST systemd"
+# mote serve's page in a real browser (make test-page): headless Chromium
+# driven through WebDriver.
+HOST="$HOST chromium chromium-driver python3-selenium"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
 # armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),

@@ -4,7 +4,9 @@ equal to what `make size` measures.
 
 A figure in docs/*.md or README.md is marked with the struct it is the
 size of: `<!--size:session-->808,800` (the names scripts/sizeof.sh knows:
-session, conv, stream, tool_run, jbuf, mcp, serve, serve_conn, loop, ...).
+session, conv, stream, tool_run, jbuf, mcp, serve, serve_conn, loop, ...),
+or of mote serve's page (page: its HTML, page_gz: compressed, as in the
+binary; BUILDDIR/page/ from scripts/page.sh).
 Without --write it fails, naming each figure that differs from
 scripts/sizeof.sh's for the default configuration and this compiler (make
 test-docs, part of make check); with --write it rewrites them (make
@@ -25,7 +27,13 @@ def measured(build):
                FLAGS="-std=c11 -Iinclude -DJSMN_STATIC -DJSMN_STRICT -DJSMN_PARENT_LINKS -Os")
     out = subprocess.run(["sh", "scripts/sizeof.sh", build], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True).stdout
-    return {n: int(v) for n, v in (line.split() for line in out.splitlines() if line.strip())}
+    sizes = {n: int(v) for n, v in (line.split() for line in out.splitlines() if line.strip())}
+    # mote serve's page as scripts/page.sh made it (make builds it first)
+    for name, f in (("page", "page.html"), ("page_gz", "page.html.gz")):
+        path = os.path.join(ROOT, build, "page", f)
+        if os.path.exists(path):
+            sizes[name] = os.path.getsize(path)
+    return sizes
 
 
 def main():

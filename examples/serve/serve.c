@@ -99,7 +99,8 @@ static void usage(FILE *out)
           "  --socket-group GROUP         the socket also for GROUP's members (mode 0660),\n"
           "                               e.g. a local web UI running as another user\n"
           "  --listen 127.0.0.1:PORT      also loopback TCP (a bearer token: MOTE_SERVE_TOKEN,\n"
-          "                               else the 0600 file STATE/serve.token)\n"
+          "                               else the 0600 file STATE/serve.token); a browser's\n"
+          "                               page at http://127.0.0.1:PORT/\n"
           "  --approval ask|allow|deny    tools without a rule (default ask: the call waits\n"
           "                               for POST .../approval)\n"
           "  --allow TOOL, --deny TOOL, --ask TOOL   a rule for one tool (repeatable)\n"
@@ -528,6 +529,7 @@ static int start(void)
     vconf.keep = o.keep;
     vconf.keep_bytes = o.keep_bytes;
     vconf.token = token;
+    vconf.page = mote_cli_page;
     vconf.log = log_line;
     vconf.mcp_pass_tools = pass_mcp;
     if (as_mcp) {

@@ -126,6 +126,21 @@ struct mote_serve_conf {
     struct mote_serve_mcp_stdio *mcp_stdio;
     /* Bytes of a tools/list page (0: MOTE_SERVE_MCP_PAGE; at most that). */
     uint32_t mcp_page_bytes;
+    /* The page served at GET / (and HEAD /) on every listener, without
+     * the token (every API call it makes needs the token on TCP like any
+     * other), with strict headers; NULL: none (404). Must outlive the
+     * server. */
+    const struct mote_serve_page *page;
+};
+
+/* A page for browsers (conf.page): its bytes as sent, never copied. */
+struct mote_serve_page {
+    const unsigned char *body;
+    size_t len;
+    bool gzip;       /* `body` is gzip-compressed: sent with Content-Encoding: gzip to
+                      * clients that take it, 406 to others */
+    const char *csp; /* its Content-Security-Policy (the page's script and style by
+                      * hash); NULL: "default-src 'none'" */
 };
 
 /* The schedules' runner's memory, bytes: an upper bound from the

@@ -368,6 +368,20 @@ def test_pty_approval_yes_and_no():
 
 # ---- crash recovery (kill -9) ---------------------------------------------------
 
+def user_journaled(state):
+    """Waits until the message typed is in the journal (mote took it: its
+    signal handlers are in place and a turn runs)."""
+    def seen():
+        d = os.path.join(state, "conversations")
+        if not os.path.isdir(d) or not any(f.endswith(".jsonl") for f in os.listdir(d)):
+            return False
+        try:
+            return any(r["t"] == "user" for r in journal(state))
+        except (AssertionError, ValueError):  # a line still being written
+            return False
+    wait_for(seen, "the message to be journaled")
+
+
 def spawn(args, e=None, stdin=None):
     return subprocess.Popen(args, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -547,7 +561,7 @@ def test_sighup_drains_and_exits_129():
     p = spawn(mote_args(port, state, "--shutdown-timeout", "300"), stdin=True)
     p.stdin.write("hello\n")
     p.stdin.flush()
-    time.sleep(0.5)
+    user_journaled(state)
     p.send_signal(signal.SIGHUP)
     out, err = p.communicate(timeout=20)
     check(p.returncode == 129, (p.returncode, err))
@@ -591,7 +605,7 @@ def test_quit_racing_a_signal_runs_once():
     p = spawn(mote_args(port, state, "--output-format", "stream-json"), stdin=True)
     p.stdin.write("hi\n")
     p.stdin.flush()
-    time.sleep(0.4)
+    user_journaled(state)
     p.stdin.write("/quit\n")
     p.stdin.flush()
     p.send_signal(signal.SIGTERM)
@@ -612,7 +626,7 @@ def test_all_three_signals_together():
               stdin=True)
     p.stdin.write("go\n")
     p.stdin.flush()
-    time.sleep(0.5)
+    user_journaled(state)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         p.send_signal(s)
     out, err = p.communicate(timeout=20)
