@@ -266,7 +266,19 @@ test-arch: $(B)/libmote.a
 test-docs:
 	$(Q)python3 scripts/doc_sizes.py $(B)
 
+## doc-sizes: rewrite every size and memory figure of README.md and docs/:
+## the structs, and the builds' figures (the tiny and cross builds, the
+## Cortex-M4 core, a TLS turn's RSS: made here first; FIGURES=0 skips them)
+FIGURES ?= 1
 doc-sizes:
+	$(Q)if [ "$(FIGURES)" = 1 ]; then export DOC_FIGURES=record; \
+	  $(MAKE) --no-print-directory freestanding >/dev/null && \
+	  $(MAKE) --no-print-directory test-tiny >/dev/null && \
+	  for x in aarch64-linux-gnu- arm-linux-gnueabihf-; do \
+	    $(MAKE) --no-print-directory tiny CROSS_COMPILE=$$x >/dev/null || exit 1; \
+	    case $$x in arm*) n=armhf ;; *) n=aarch64 ;; esac; \
+	    python3 scripts/doc_sizes.py $(B) --figure tiny-$$n $$(wc -c < $(B)/tiny-$$n/mote); \
+	  done; fi
 	$(Q)python3 scripts/doc_sizes.py $(B) --write
 
 # The core allocates nothing and includes no OS header.
@@ -588,6 +600,8 @@ freestanding: deps-check
 	  echo "$$undef"; exit 1; fi
 	$(Q)arm-none-eabi-size $(FB)/core.o
 	$(Q)sh scripts/budget.sh mcu-core $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure mcu-core \
+	  $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
 	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
 
 ## check-small: the small configuration (include/mote/mote_config_small.h,
@@ -669,13 +683,21 @@ tiny: deps-check
 # and verifies against the system bundle within 1 MiB of RSS.
 test-tiny: tiny $(B)/rss_exec
 	$(Q)sh scripts/budget.sh tiny-$$($(CC) -dumpmachine | cut -d- -f1) $$(wc -c < $(B)/tiny/mote)
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure tiny-$$($(CC) -dumpmachine | cut -d- -f1) \
+	  $$(wc -c < $(B)/tiny/mote)
 	$(Q)sh test/integration/smoke.sh $(B)/tiny/mote
-	$(Q)python3 test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec
+	$(Q)python3 test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec \
+	  --rss-figure=$(B)/rss-tls.kb
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure rss-tls $$(cat $(B)/rss-tls.kb)
 	@# roots built in (CA_BUNDLE): a throw-away CA as the only trust
 	$(Q)rm -rf $(B)/builtin/certs && sh test/make_certs.sh $(B)/builtin/certs
 	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/builtin CA_BUNDLE=$(abspath $(B))/builtin/certs/ca.crt \
 	  $(B)/builtin/mote >/dev/null
 	$(Q)python3 test/integration/test_tls.py $(B)/builtin/mote --certs=$(B)/builtin/certs --builtin
+	@# what mote serve adds to the tiny build (the docs' figure; SERVE=1
+	@# links the serve objects in, the next make tiny links them out)
+	$(Q)base=$$(wc -c < $(B)/tiny/mote) && $(MAKE) --no-print-directory tiny SERVE=1 >/dev/null && \
+	  python3 scripts/doc_sizes.py $(B) --figure serve-adds $$(( $$(wc -c < $(B)/tiny/mote) - base ))
 
 # Runs a command and reports its own peak RSS (static musl: its fork
 # costs next to nothing, so small figures are not hidden).
