@@ -516,6 +516,9 @@ $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
 $(FZ)/fuzz_opts: examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
+# The MCP targets (stdio, HTTP) share their checks and outcome hash.
+$(FZ)/fuzz_mcp $(FZ)/fuzz_mcphttp: FUZZ_EXTRA := test/fuzz/mcp_kit.c
+$(FZ)/fuzz_mcp $(FZ)/fuzz_mcphttp: test/fuzz/mcp_kit.c test/fuzz/mcp_kit.h
 # The core and the test port are compiled once for every fuzz target
 # (instrumented for coverage, sanitizers on) into one archive; each target
 # is its own source, the extras it names, and the archive.
