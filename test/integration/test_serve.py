@@ -21,7 +21,8 @@ import tempfile
 import threading
 import time
 
-from harness import NOTES, ROOT, TMP, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import (NOTES, ROOT, Skip, TMP, check, journal_of, requests_in, run_all, start_server,
+                     wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -182,13 +183,6 @@ class Events:
         except OSError:
             pass
         self.s.close()
-
-
-def journal_of(state, cid):
-    with open(os.path.join(state, "conversations", cid + ".jsonl"), "rb") as f:
-        data = f.read()
-    check(data.endswith(b"\n"), "the journal ends with a complete line")
-    return [json.loads(line) for line in data.split(b"\n")[:-1]]
 
 
 def rtypes(state, cid):
