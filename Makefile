@@ -271,14 +271,13 @@ test-docs:
 ## Cortex-M4 core, a TLS turn's RSS: made here first; FIGURES=0 skips them)
 FIGURES ?= 1
 doc-sizes:
-	$(Q)if [ "$(FIGURES)" = 1 ]; then export DOC_FIGURES=record; \
-	  $(MAKE) --no-print-directory freestanding >/dev/null && \
-	  $(MAKE) --no-print-directory test-tiny >/dev/null && \
-	  for x in aarch64-linux-gnu- arm-linux-gnueabihf-; do \
-	    $(MAKE) --no-print-directory tiny CROSS_COMPILE=$$x >/dev/null || exit 1; \
-	    case $$x in arm*) n=armhf ;; *) n=aarch64 ;; esac; \
-	    python3 scripts/doc_sizes.py $(B) --figure tiny-$$n $$(wc -c < $(B)/tiny-$$n/mote); \
-	  done; fi
+	$(Q)if [ "$(FIGURES)" = 1 ]; then export DOC_FIGURES=record; mkdir -p $(B); \
+	  { $(MAKE) --no-print-directory freestanding && $(MAKE) --no-print-directory test-tiny && \
+	    for x in aarch64-linux-gnu- arm-linux-gnueabihf-; do \
+	      $(MAKE) --no-print-directory tiny CROSS_COMPILE=$$x || exit 1; \
+	      case $$x in arm*) n=armhf ;; *) n=aarch64 ;; esac; \
+	      python3 scripts/doc_sizes.py $(B) --figure tiny-$$n $$(wc -c < $(B)/tiny-$$n/mote); \
+	    done; } >$(B)/doc-sizes.log 2>&1 || { tail -n 30 $(B)/doc-sizes.log; exit 1; }; fi
 	$(Q)python3 scripts/doc_sizes.py $(B) --write
 
 # The core allocates nothing and includes no OS header.
