@@ -675,6 +675,11 @@ check-cross: deps-check
 	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) CROSS_COMPILE=$(X) STATIC=1 BUILDDIR=$(XB)/build \
 	  $(XB)/build/mote 2>&1 | grep -v "getaddrinfo' in statically linked" || true
 	$(Q)sh test/integration/smoke.sh $(XB)/build/mote qemu-aarch64-static
+	@# docs/EMBEDDING.md's cross-compiling commands: its first program built
+	@# for aarch64 against a staged install-lib, run under qemu-user
+	$(Q)rm -rf $(XB)/embedding && $(MAKE) --no-print-directory WERROR=$(WERROR) CROSS_COMPILE=$(X) \
+	  STATIC=1 BUILDDIR=$(XB)/build install-lib PREFIX=/usr DESTDIR=$(abspath $(XB))/embedding/stage >/dev/null
+	$(Q)python3 test/integration/test_embedding.py $(XB)/embedding --cross=qemu-aarch64-static
 
 ## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source);
 ## CROSS_COMPILE=aarch64-linux-gnu- or arm-linux-gnueabihf- for those, SERVE=1 with mote serve
