@@ -28,8 +28,9 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARK = re.compile(r"<!--size:([a-z_]+)-->([0-9][0-9,]*)")
-FIG = re.compile(r"<!--fig:([a-z0-9_-]+)-->([0-9][0-9,]*)")
+NUM = r"([0-9]{1,3}(?:,[0-9]{3})*)"  # 1,234,567 (a comma after it is the text's)
+MARK = re.compile(r"<!--size:([a-z_]+)-->" + NUM)
+FIG = re.compile(r"<!--fig:([a-z0-9_-]+)-->" + NUM)
 # Each figure: what it is, the step that measures it, and how far a doc's
 # figure may be from the measured one (a fraction of it).
 FIGURES = {
