@@ -767,6 +767,23 @@ help:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/mcu $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
 
+# ---- mote serve's MCP server and OpenAI-compatible endpoint ----
+# The official MCP TypeScript SDK's client against /mcp (Streamable HTTP)
+# and `mote mcp` (stdio), the official openai client, mote as the MCP
+# client of mote, kill -9 while a call runs, hostile clients; the clients
+# come from .deps/npm (make deps).
+.PHONY: test-mcp-server
+CHECK_GROUPS += test-mcp-server
+test-mcp-server: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_server.py $(SB)
+
+## bench-mcp-server: a tool call from the official MCP SDK's client through
+## mote serve's /mcp and through mote mcp (median of 20); RSS per MCP session
+.PHONY: bench-mcp-server
+bench-mcp-server: $(B)/mote
+	$(Q)python3 test/bench/mcpserver_bench.py $(B) 20 8
+# ---- end of the MCP server's block ----
+
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----
 # build/asan/mote against the test LLM server and a private mosquitto:
 # an approval denied by itself at its deadline (the turn goes on, the model

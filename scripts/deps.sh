@@ -27,11 +27,15 @@ command -v npm >/dev/null 2>&1 || NODE="nodejs npm"
 
 NPM_DIR=.deps/npm
 NPM_PKGS="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
+# The official clients of mote serve's MCP server and OpenAI-compatible endpoint.
+NPM_PKGS="$NPM_PKGS @modelcontextprotocol/sdk@1.32.2 openai@6.30.1"
 
 npm_missing() {
     command -v npm >/dev/null 2>&1 || return 1
     [ -x "$NPM_DIR/node_modules/.bin/mcp-server-everything" ] &&
-        [ -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem" ] && return 1
+        [ -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem" ] &&
+        [ -f "$NPM_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
+        [ -f "$NPM_DIR/node_modules/openai/package.json" ] && return 1
     return 0
 }
 

@@ -117,7 +117,11 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
     if (ev->conv != NULL)
         mote_serve_touch(sv, ev->conv);
     mote_serve_mqtt_event(sv, ev);
+    mote_serve_follow_event(sv, ev);
     switch (ev->type) {
+    case MOTE_EV_MCP:
+        mote_serve_mcp_check_tools(sv); /* an MCP server's list may have changed */
+        return;
     case MOTE_EV_RECORD:
         mote_serve_sum_record(sv, id, ev->offset, ev->text, ev->len);
         on_record(sv, id, ev->offset, ev->text, ev->len);

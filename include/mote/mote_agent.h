@@ -557,6 +557,40 @@ bool mote_session_busy(const struct mote_session *s);
 int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                      struct mote_conv **out) MOTE_MUST_CHECK;
 
+/* A conversation of calls from outside the model (mote serve's MCP
+ * server): its journal is a calls journal (docs/JOURNAL.md, version 3);
+ * each turn is one call, mote_conv_call, under the conversation's policy
+ * and approval like a model's; it never sends anything to a model
+ * (mote_conv_send, mote_conv_retry and mote_conv_compact answer
+ * MOTE_ERR_NOTSUP), it is never the most recent conversation
+ * (STATE/current), and recovery never runs a call again nor goes on by
+ * itself: a call cut by a crash gets an error result. Returns as
+ * mote_conv_create. */
+int mote_conv_create_calls(struct mote_session *s, const struct mote_conv_conf *conf,
+                           const char *id, struct mote_conv **out) MOTE_MUST_CHECK;
+
+/* True if `c` is a calls conversation (mote_conv_create_calls; a journal
+ * opened says so in its open record). */
+bool mote_conv_calls(const struct mote_conv *c);
+
+/* Runs tool `name` with `input` (len bytes: a JSON object; NULL or 0:
+ * {}) in calls conversation `c`: the input is checked (no member twice,
+ * no NUL in a string: MOTE_ERR_BADMSG, with c->last_error saying why)
+ * and journaled canonically in an assistant record with this one call,
+ * synced, before this returns; then the call goes through the
+ * conversation's policy (MOTE_EV_APPROVAL when it asks), runs
+ * (MOTE_EV_TOOL_CALL, MOTE_EV_TOOL_RESULT with the whole result) and the
+ * turn ends (MOTE_EV_TURN_END, stop_reason "call"), all from the loop.
+ * The call's id (mote's own, "call_mote_" and 16 hex digits) goes into
+ * `call_id` (cap at least 27 bytes): the events' id. mote_conv_cancel
+ * stops it. Returns 0, MOTE_ERR_NOTSUP (not a calls conversation),
+ * MOTE_ERR_BUSY (a call runs), MOTE_ERR_SHUTDOWN, MOTE_ERR_INVAL (a name
+ * that is empty, too long or not of [A-Za-z0-9_-]), MOTE_ERR_BADMSG,
+ * MOTE_ERR_TOO_LARGE (over what one journal record or
+ * MOTE_JSON_MAX_TOKENS holds), or a storage failure. */
+int mote_conv_call(struct mote_conv *c, const char *name, const char *input, size_t len,
+                   char *call_id, size_t cap) MOTE_MUST_CHECK;
+
 /* What mote_session_list tells of one conversation on disk. */
 struct mote_conv_info {
     const char *id;
