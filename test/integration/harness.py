@@ -63,6 +63,19 @@ def requests_in(log):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def mote_env(key, openai=False, **more):
+    """The environment mote runs in under test: the caller's, without any
+    API key or proxy of the machine's, with `key` as the provider's key
+    (OPENAI_API_KEY with `openai`), no colours, and `more`."""
+    e = {k: v for k, v in os.environ.items()
+         if not k.endswith("_API_KEY") and k.lower() not in ("https_proxy", "http_proxy",
+                                                              "no_proxy", "all_proxy")}
+    e["OPENAI_API_KEY" if openai else "ANTHROPIC_API_KEY"] = key
+    e["NO_COLOR"] = "1"
+    e.update(more)
+    return e
+
+
 def journal_files(state):
     """The conversations' journals in STATE/conversations, by name ([]
     while the directory does not exist yet)."""

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from harness import (NOTES, Pty, TMP, check, journal, read_until, requests_in, run_all,
+from harness import (NOTES, Pty, TMP, check, journal, mote_env, read_until, requests_in, run_all,
                      start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -37,11 +37,7 @@ def mote_args(port, state, *extra, openai=False):
 
 
 def env(openai=False, **more):
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["OPENAI_API_KEY" if openai else "ANTHROPIC_API_KEY"] = KEY
-    e["NO_COLOR"] = "1"
-    e.update(more)
-    return e
+    return mote_env(KEY, openai, **more)
 
 
 def run(args, stdin="", timeout=60, e=None):

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import ROOT, Skip, TMP, check, journal, requests_in, run_all, start_server
+from harness import ROOT, Skip, TMP, check, journal, mote_env, requests_in, run_all, start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -36,10 +36,7 @@ EXPECTED_FAIL = {}
 
 
 def env(openai=False):
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["OPENAI_API_KEY" if openai else "ANTHROPIC_API_KEY"] = "sk-rules-test"
-    e["NO_COLOR"] = "1"
-    return e
+    return mote_env("sk-rules-test", openai)
 
 
 def new_state():

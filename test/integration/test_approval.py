@@ -21,8 +21,8 @@ import sys
 import tempfile
 import time
 
-from harness import (NOTES, Pty, ROOT, Skip, TMP, check, journal, request_results, requests_in,
-                     result_text, run_all, start_server, wait_for)
+from harness import (NOTES, Pty, ROOT, Skip, TMP, check, journal, mote_env, request_results,
+                     requests_in, result_text, run_all, start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -35,12 +35,7 @@ def new_dir(prefix="d-"):
 
 
 def env(**more):
-    e = {k: v for k, v in os.environ.items()
-         if not k.endswith("_API_KEY") and k.lower() not in ("https_proxy", "http_proxy",
-                                                              "no_proxy", "all_proxy")}
-    e["ANTHROPIC_API_KEY"] = KEY
-    e["NO_COLOR"] = "1"
-    e["MOTE_BACKOFF_MS"] = "50"
+    e = mote_env(KEY, MOTE_BACKOFF_MS="50")
     e.pop("MOTE_SERVE_TOKEN", None)
     e.update(more)
     return e

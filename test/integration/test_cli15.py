@@ -15,8 +15,8 @@ import sys
 import tempfile
 import time
 
-from harness import (Pty, SERVERS, TMP, check, request_results, requests_in, result_text, run_all,
-                     start_server, wait_for)
+from harness import (Pty, SERVERS, TMP, check, mote_env, request_results, requests_in, result_text,
+                     run_all, start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -28,13 +28,7 @@ def new_state():
 
 
 def env(**more):
-    e = {k: v for k, v in os.environ.items()
-         if not k.endswith("_API_KEY") and k.lower() not in ("https_proxy", "http_proxy",
-                                                              "no_proxy", "all_proxy")}
-    e["ANTHROPIC_API_KEY"] = KEY
-    e["NO_COLOR"] = "1"
-    e.update(more)
-    return e
+    return mote_env(KEY, **more)
 
 
 def run(args, stdin="", timeout=60, e=None):

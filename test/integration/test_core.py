@@ -10,18 +10,15 @@ import subprocess
 import sys
 import tempfile
 
-from harness import (ROOT, TMP, check, config_value, journal, requests_in, run_all, start_server,
-                     strace_cmd)
+from harness import (ROOT, TMP, check, config_value, journal, mote_env, requests_in, run_all,
+                     start_server, strace_cmd)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
 
 
 def env():
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["ANTHROPIC_API_KEY"] = "sk-core-test"
-    e["NO_COLOR"] = "1"
-    return e
+    return mote_env("sk-core-test")
 
 
 def run(port, state, *extra, stdin=""):

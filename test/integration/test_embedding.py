@@ -17,8 +17,8 @@ import subprocess
 import sys
 import time
 
-from harness import (ROOT, TMP, check, journal, requests_in, result_text, run_all,
-                     start_server, tool_results)
+from harness import (ROOT, TMP, check, journal, read_until, requests_in, result_text,
+                     run_all, start_server, tool_results)
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 WORK = os.path.abspath(ARGS[0] if ARGS else "build/embedding")
@@ -169,19 +169,12 @@ def signalled_mid_answer(exe, sig):
     cwd = new_dir("sig-")
     p = subprocess.Popen(RUNNER + [exe] + prog["args"], cwd=cwd, env=env_for(port, prog),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
-    first = b""
-    deadline = time.time() + 30
-    while b"word1 " not in first and time.time() < deadline:
-        ch = p.stdout.read(1)  # unbuffered: what communicate() reads follows on
-        if ch == b"":
-            break
-        first += ch
-    check(b"word1 " in first, ("no answer began", first, p.poll()))
+    first = read_until(p, "word1 ")  # the answer streams
     t0 = time.time()
     p.send_signal(sig)
     out, err = p.communicate(timeout=30)
     took = time.time() - t0
-    return p.returncode, (first + out).decode(), err.decode(), \
+    return p.returncode, first + out.decode(), err.decode(), \
         journal(os.path.join(cwd, prog["state"])), words, took
 
 
