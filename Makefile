@@ -544,7 +544,7 @@ test-fuzz: $(FUZZ_BIN)
 	  mkdir -p $(FZ)/corpus-$$(basename $$f); \
 	  seeds=""; [ -d ../shared/fixtures ] && seeds=../shared/fixtures; \
 	  [ -d test/fuzz/seeds/$$(basename $$f) ] && seeds="$$seeds test/fuzz/seeds/$$(basename $$f)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 -artifact_prefix=$(FZ)/ \
 	    $(FZ)/corpus-$$(basename $$f) $$seeds >$(FZ)/$$(basename $$f).log 2>&1 || \
 	    { tail -n 40 $(FZ)/$$(basename $$f).log; exit 1; }; \
 	  echo "$$(basename $$f): $$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' $(FZ)/$$(basename $$f).log)s," \
