@@ -267,7 +267,18 @@ test-arch: $(B)/libmote.a
 test-docs:
 	$(Q)python3 scripts/doc_sizes.py $(B)
 
+## doc-sizes: rewrite every size and memory figure of README.md and docs/:
+## the structs, and the builds' figures (the tiny and cross builds, the
+## Cortex-M4 core, a TLS turn's RSS: made here first; FIGURES=0 skips them)
+FIGURES ?= 1
 doc-sizes:
+	$(Q)if [ "$(FIGURES)" = 1 ]; then export DOC_FIGURES=record; mkdir -p $(B); \
+	  { $(MAKE) --no-print-directory freestanding && $(MAKE) --no-print-directory test-tiny && \
+	    for x in aarch64-linux-gnu- arm-linux-gnueabihf-; do \
+	      $(MAKE) --no-print-directory tiny CROSS_COMPILE=$$x || exit 1; \
+	      case $$x in arm*) n=armhf ;; *) n=aarch64 ;; esac; \
+	      python3 scripts/doc_sizes.py $(B) --figure tiny-$$n $$(wc -c < $(B)/tiny-$$n/mote); \
+	    done; } >$(B)/doc-sizes.log 2>&1 || { tail -n 30 $(B)/doc-sizes.log; exit 1; }; fi
 	$(Q)python3 scripts/doc_sizes.py $(B) --write
 
 # The core allocates nothing and includes no OS header.
@@ -505,6 +516,9 @@ $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
 $(FZ)/fuzz_opts: examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
+# The MCP targets (stdio, HTTP) share their checks and outcome hash.
+$(FZ)/fuzz_mcp $(FZ)/fuzz_mcphttp: FUZZ_EXTRA := test/fuzz/mcp_kit.c
+$(FZ)/fuzz_mcp $(FZ)/fuzz_mcphttp: test/fuzz/mcp_kit.c test/fuzz/mcp_kit.h
 # The core and the test port are compiled once for every fuzz target
 # (instrumented for coverage, sanitizers on) into one archive; each target
 # is its own source, the extras it names, and the archive.
@@ -531,7 +545,7 @@ test-fuzz: $(FUZZ_BIN)
 	  mkdir -p $(FZ)/corpus-$$(basename $$f); \
 	  seeds=""; [ -d ../shared/fixtures ] && seeds=../shared/fixtures; \
 	  [ -d test/fuzz/seeds/$$(basename $$f) ] && seeds="$$seeds test/fuzz/seeds/$$(basename $$f)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 -artifact_prefix=$(FZ)/ \
 	    $(FZ)/corpus-$$(basename $$f) $$seeds >$(FZ)/$$(basename $$f).log 2>&1 || \
 	    { tail -n 40 $(FZ)/$$(basename $$f).log; exit 1; }; \
 	  echo "$$(basename $$f): $$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' $(FZ)/$$(basename $$f).log)s," \
@@ -589,6 +603,8 @@ freestanding: deps-check
 	  echo "$$undef"; exit 1; fi
 	$(Q)arm-none-eabi-size $(FB)/core.o
 	$(Q)sh scripts/budget.sh mcu-core $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure mcu-core \
+	  $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
 	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
 
 ## check-small: the small configuration (include/mote/mote_config_small.h,
@@ -660,6 +676,11 @@ check-cross: deps-check
 	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) CROSS_COMPILE=$(X) STATIC=1 BUILDDIR=$(XB)/build \
 	  $(XB)/build/mote 2>&1 | grep -v "getaddrinfo' in statically linked" || true
 	$(Q)sh test/integration/smoke.sh $(XB)/build/mote qemu-aarch64-static
+	@# docs/EMBEDDING.md's cross-compiling commands: its first program built
+	@# for aarch64 against a staged install-lib, run under qemu-user
+	$(Q)rm -rf $(XB)/embedding && $(MAKE) --no-print-directory WERROR=$(WERROR) CROSS_COMPILE=$(X) \
+	  STATIC=1 BUILDDIR=$(XB)/build install-lib PREFIX=/usr DESTDIR=$(abspath $(XB))/embedding/stage >/dev/null
+	$(Q)python3 test/integration/test_embedding.py $(XB)/embedding --cross=qemu-aarch64-static
 
 ## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source);
 ## CROSS_COMPILE=aarch64-linux-gnu- or arm-linux-gnueabihf- for those, SERVE=1 with mote serve
@@ -671,13 +692,21 @@ tiny: deps-check
 # and verifies against the system bundle within 1 MiB of RSS.
 test-tiny: tiny $(B)/rss_exec
 	$(Q)sh scripts/budget.sh tiny-$$($(CC) -dumpmachine | cut -d- -f1) $$(wc -c < $(B)/tiny/mote)
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure tiny-$$($(CC) -dumpmachine | cut -d- -f1) \
+	  $$(wc -c < $(B)/tiny/mote)
 	$(Q)sh test/integration/smoke.sh $(B)/tiny/mote
-	$(Q)python3 test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec
+	$(Q)python3 test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec \
+	  --rss-figure=$(B)/rss-tls.kb
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure rss-tls $$(cat $(B)/rss-tls.kb)
 	@# roots built in (CA_BUNDLE): a throw-away CA as the only trust
 	$(Q)rm -rf $(B)/builtin/certs && sh test/make_certs.sh $(B)/builtin/certs
 	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/builtin CA_BUNDLE=$(abspath $(B))/builtin/certs/ca.crt \
 	  $(B)/builtin/mote >/dev/null
 	$(Q)python3 test/integration/test_tls.py $(B)/builtin/mote --certs=$(B)/builtin/certs --builtin
+	@# what mote serve adds to the tiny build (the docs' figure; SERVE=1
+	@# links the serve objects in, the next make tiny links them out)
+	$(Q)base=$$(wc -c < $(B)/tiny/mote) && $(MAKE) --no-print-directory tiny SERVE=1 >/dev/null && \
+	  python3 scripts/doc_sizes.py $(B) --figure serve-adds $$(( $$(wc -c < $(B)/tiny/mote) - base ))
 
 # Runs a command and reports its own peak RSS (static musl: its fork
 # costs next to nothing, so small figures are not hidden).

@@ -62,9 +62,15 @@ fi
 # flags than last time: built from scratch.
 cflags="-Os -flto -fno-asynchronous-unwind-tables -fno-unwind-tables -I$t/mbedtls/include -Iport/tiny -DMBEDTLS_CONFIG_FILE='\"mbedtls_config.h\"' -I$t/jsmn ${TINY_CFLAGS:-}"
 page=${PAGE:-${SERVE:-0}}
-if [ "$(cat "$t/flags" 2>/dev/null)" != "$cc $cflags ${CA_BUNDLE:-} ${SERVE:-0} $page" ]; then
+if [ "$(cat "$t/flags" 2>/dev/null)" != "$cc $cflags ${CA_BUNDLE:-} $page" ]; then
     rm -rf "$t/build"
-    echo "$cc $cflags ${CA_BUNDLE:-} ${SERVE:-0} $page" > "$t/flags"
+    echo "$cc $cflags ${CA_BUNDLE:-} $page" > "$t/flags"
+fi
+# SERVE changes only which objects are linked (both sets are kept): the
+# other one than last time is linked again.
+if [ "$(cat "$t/serve" 2>/dev/null)" != "${SERVE:-0}" ]; then
+    rm -f "$t/build/mote"
+    echo "${SERVE:-0}" > "$t/serve"
 fi
 # (-Wno-stringop-overflow: at link time gcc repeats a false alarm about
 # mbedTLS 2.28's ssl_calc_finished_tls_sha384, which the mbedTLS build

@@ -636,6 +636,12 @@ int mote_session_info(struct mote_session *s, const char *id,
  * MOTE_ERR_NOENT if there is none. */
 int mote_session_remove(struct mote_session *s, const char *id);
 
+/* How many journals STATE/conversations holds and their bytes, from the
+ * storage alone (none is read; an empty file does not count): the cheap
+ * first look of retention. Returns 0, or the listing's failure
+ * (MOTE_ERR_NOENT: no conversation was ever made). */
+int mote_session_tally(const struct mote_session *s, unsigned long *count, uint64_t *bytes);
+
 /* What mote_session_prune removed. */
 struct mote_prune_report {
     unsigned long count;
