@@ -107,9 +107,8 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
     st->req.model = c->conf.model;
     st->req.system = c->conf.system;
     st->req.max_tokens = c->conf.max_tokens;
-    st->req.cache = c->conf.llm->provider == MOTE_PROVIDER_ANTHROPIC;
-    st->req.max_completion_tokens = c->conf.llm->provider == MOTE_PROVIDER_OPENAI &&
-                                    mote_llm_openai_host(c->conf.llm->base_url);
+    /* What the provider takes beyond its dialect (its profile). */
+    mote_llm_profile_req(mote_llm_conf_profile(c->conf.llm), &st->req);
     st->req.tools = st->defs;
     st->req.parts = mote_journal_parts;
     st->req.parts_arg = &c->jr;
@@ -129,6 +128,7 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
     rc = mote_llm_call_init(&st->call, c->conf.llm, &st->req, mote_answer_event, c);
     st->call.on_phase = on_llm_phase;
     st->call.conn = &st->conn; /* the slot's: the turn's requests go on one connection */
+    st->call.memo = &s->llm_memo; /* what the process's servers refused or needed */
     if (rc == 0)
         rc = mote_job_spawn(s->loop, c->compacting ? "summary" : "model request",
                             &mote_llm_call_ops, &st->call, &c->turn, &c->llm_job);

@@ -8,10 +8,28 @@
 
 #include "util.h"
 
+/* True if the base URL's path ends in a version of the API ("/v1",
+ * "/v4", "/v1beta") or in "/openai" (Gemini's OpenAI-compatible root,
+ * ".../v1beta/openai"): the request path goes on from there. */
+static bool versioned(const char *path)
+{
+    const char *last = strrchr(path, '/');
+    size_t i = 2;
+
+    if (last == NULL)
+        return false;
+    if (strcmp(last, "/openai") == 0)
+        return true;
+    if (last[1] != 'v' || last[2] < '0' || last[2] > '9')
+        return false;
+    while (last[i] >= '0' && last[i] <= '9')
+        i++;
+    return last[i] == '\0' || strcmp(last + i, "beta") == 0 || strcmp(last + i, "alpha") == 0;
+}
+
 const char *mote_llm_path(enum mote_provider provider, const char *base_path)
 {
-    size_t n = strlen(base_path);
-    bool has_v1 = n >= 3 && strcmp(base_path + n - 3, "/v1") == 0;
+    bool has_v1 = versioned(base_path);
 
     if (provider == MOTE_PROVIDER_ANTHROPIC)
         return has_v1 ? "/messages" : "/v1/messages";
@@ -29,6 +47,7 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     unsigned i;
 
     d->provider = provider;
+    d->ids = provider == MOTE_PROVIDER_ANTHROPIC ? MOTE_LLM_IDS_WORD : MOTE_LLM_IDS_PRINTABLE;
     d->fn = fn;
     d->arg = arg;
     d->err = 0;
@@ -263,7 +282,7 @@ static bool id_ok(const struct mote_llm_dec *d, const char *id)
 
     if (n == 0 || n > 64)
         return false;
-    if (d->provider == MOTE_PROVIDER_ANTHROPIC) {
+    if (d->ids != MOTE_LLM_IDS_PRINTABLE) {
         if (!mote_word_chars(id, n))
             return false;
     } else {
@@ -675,6 +694,10 @@ static int openai_event(struct mote_llm_dec *d)
             if ((rc = emit_str(d, refusal, MOTE_LLM_TEXT, 0)) < 0)
                 return rc;
         }
+        /* reasoning_content (DeepSeek, llama.cpp, Kimi) or reasoning (vLLM,
+         * Groq, Ollama, OpenRouter) */
+        if (mote_json_type_of(j, reasoning) != MOTE_JSON_STRING)
+            reasoning = mote_json_member(j, delta, "reasoning");
         if (mote_json_type_of(j, reasoning) == MOTE_JSON_STRING &&
             (rc = emit_str(d, reasoning, MOTE_LLM_THINKING, 0)) < 0)
             return rc;

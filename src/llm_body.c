@@ -135,13 +135,19 @@ static const char cut_note[] = " [interrupted: the answer was cut off here]";
 
 static void cache_mark(struct mote_jw *w);
 
+/* Anthropic's prompt-cache breakpoints are written (not refused). */
+static bool cache_on(const struct mote_llm_req *req)
+{
+    return req->cache && (req->omit & MOTE_LLM_KEY_CACHE_CONTROL) == 0;
+}
+
 static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
 {
     unsigned i;
 
     if (req->ntools == 0)
         return;
-    if (req->no_tool_calls) {
+    if (req->no_tool_calls && (req->omit & MOTE_LLM_KEY_TOOL_CHOICE) == 0) {
         mote_jw_key(w, "tool_choice");
         if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
             mote_jw_obj(w);
@@ -165,7 +171,7 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
             mote_jw_str(w, t->description);
             mote_jw_key(w, "input_schema");
             json_fixed(w, t->schema, strlen(t->schema), false);
-            if (req->cache && i + 1 == req->ntools)
+            if (cache_on(req) && i + 1 == req->ntools)
                 cache_mark(w); /* the tools are a prefix of every request */
         } else {
             mote_jw_key(w, "type");
@@ -209,7 +215,7 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
         mote_jw_int(w, req->max_tokens > 0 ? req->max_tokens : 4096);
         if (req->system != NULL && req->system[0] != '\0') {
             mote_jw_key(w, "system");
-            if (req->cache) {
+            if (cache_on(req)) {
                 mote_jw_arr(w);
                 mote_jw_obj(w);
                 mote_jw_key(w, "type");
@@ -228,13 +234,18 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
         mote_jw_arr(w);
         return;
     }
-    mote_jw_key(w, "stream_options");
-    mote_jw_obj(w);
-    mote_jw_key(w, "include_usage");
-    mote_jw_bool(w, true);
-    mote_jw_obj_end(w);
+    if ((req->omit & MOTE_LLM_KEY_STREAM_OPTIONS) == 0) {
+        mote_jw_key(w, "stream_options");
+        mote_jw_obj(w);
+        mote_jw_key(w, "include_usage");
+        mote_jw_bool(w, true);
+        mote_jw_obj_end(w);
+    }
     if (req->max_tokens > 0) {
-        mote_jw_key(w, req->max_completion_tokens ? "max_completion_tokens" : "max_tokens");
+        bool mc = (req->max_completion_tokens || (req->add & MOTE_LLM_KEY_MAX_COMPLETION) != 0) &&
+                  (req->omit & MOTE_LLM_KEY_MAX_COMPLETION) == 0;
+
+        mote_jw_key(w, mc ? "max_completion_tokens" : "max_tokens");
         mote_jw_int(w, req->max_tokens);
     }
     write_tools(w, req);
@@ -607,7 +618,7 @@ static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
         if (ws->block_open) {
             /* The conversation so far is cached up to its last block: the
              * next request of a tool loop reads it instead of paying again. */
-            if (req->cache)
+            if (cache_on(req))
                 cache_mark(w);
             mote_jw_obj_end(w);
             ws->block_open = false;

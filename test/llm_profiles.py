@@ -85,10 +85,29 @@ class Mistral(Reference):
             {"object": "error", "message": message, "type": kind, "param": param,
              "code": code}).encode())
 
+    # The body keys its chat completions take (Mistral's API reference).
+    KEYS = {"model", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed",
+            "messages", "response_format", "tools", "tool_choice", "presence_penalty",
+            "frequency_penalty", "n", "prediction", "parallel_tool_calls", "safe_prompt",
+            "prompt_mode"}
+    MESSAGE_KEYS = {"role", "content", "tool_calls", "prefix", "tool_call_id", "name"}
+
     def extra(self, loc, value):
         detail = {"type": "extra_forbidden", "loc": loc, "msg": "Extra inputs are not permitted",
-                  "input": value}
+                  "input": value, "url": "https://errors.pydantic.dev/2.10/v/extra_forbidden"}
         return Rejection(*self.error(422, {"detail": [detail]}))
+
+    def check(self, body, dialect):
+        for k, v in body.items():
+            if k == "stream_options" and isinstance(v, dict) and "include_usage" in v:
+                return self.extra(["body", "stream_options", "include_usage"], v["include_usage"])
+            if k not in self.KEYS:
+                return self.extra(["body", k], v)
+        for i, m in enumerate(body.get("messages") or []):
+            for k, v in m.items():
+                if k not in self.MESSAGE_KEYS:
+                    return self.extra(["body", "messages", i, m.get("role"), k], v)
+        return None
 
 
 class Kimi(Reference):

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mote/mote_llm.h"
+
 enum {
     OPT_PROVIDER = 256,
     OPT_MODEL,
@@ -102,7 +104,10 @@ void cli_usage(FILE *out)
           "       mote serve [options]        the agent as a service (mote serve --help)\n"
           "\n"
           "options:\n"
-          "  --provider anthropic|openai  API dialect (default: from the API key set)\n"
+          "  --provider NAME              API dialect (anthropic, openai) or a provider:\n"
+          "                               gemini, deepseek, mistral, groq, openrouter,\n"
+          "                               kimi, ollama, llamacpp, vllm (default: from the\n"
+          "                               API key set; MOTE_PROVIDER)\n"
           "  --model NAME                 model name sent to the API\n"
           "  --base-url URL               API root, http:// or https://\n"
           "  --ca-file FILE               CA bundle to verify the server\n"
@@ -156,6 +161,37 @@ int cli_number(const char *s, unsigned long max, unsigned long *out)
     return 0;
 }
 
+int cli_provider_parse(const char *name, enum cli_provider *prov, const char **profile)
+{
+    const struct mote_llm_profile *p = mote_llm_profile_find(name);
+
+    if (p == NULL)
+        return -1;
+    *prov = p->dialect == MOTE_PROVIDER_ANTHROPIC ? CLI_PROVIDER_ANTHROPIC : CLI_PROVIDER_OPENAI;
+    /* a dialect's name: the profile is the host's */
+    *profile = strcmp(name, "anthropic") == 0 || strcmp(name, "openai") == 0 ? NULL : p->name;
+    return 0;
+}
+
+const char *cli_provider_names(void)
+{
+    static char names[400];
+    const struct mote_llm_profile *p;
+    size_t n = 0;
+    unsigned i;
+
+    if (names[0] != '\0')
+        return names;
+    for (i = 0; (p = mote_llm_profile_at(i)) != NULL; i++) {
+        int k = snprintf(names + n, sizeof(names) - n, "%s%s", i > 0 ? ", " : "", p->name);
+
+        if (k < 0 || (size_t)k >= sizeof(names) - n)
+            break;
+        n += (size_t)k;
+    }
+    return names;
+}
+
 int cli_tls_sessions_parse(const char *s, enum cli_tls_sessions *out)
 {
     if (strcmp(s, "off") == 0)
@@ -200,12 +236,9 @@ int cli_common(struct cli_opts *o, int c, const char *arg, FILE *err)
         }
         return 1;
     case OPT_PROVIDER:
-        if (strcmp(arg, "anthropic") == 0)
-            o->provider = CLI_PROVIDER_ANTHROPIC;
-        else if (strcmp(arg, "openai") == 0)
-            o->provider = CLI_PROVIDER_OPENAI;
-        else {
-            fprintf(err, "mote: unknown provider '%s' (use anthropic or openai)\n", cli_shown(arg));
+        if (cli_provider_parse(arg, &o->provider, &o->profile) < 0) {
+            fprintf(err, "mote: unknown provider '%s' (use %s)\n", cli_shown(arg),
+                    cli_provider_names());
             return 2;
         }
         return 1;

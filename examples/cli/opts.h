@@ -21,6 +21,8 @@ enum cli_tls_sessions { CLI_TLS_UNSET, CLI_TLS_OFF, CLI_TLS_MEMORY, CLI_TLS_DISK
 struct cli_opts {
     const char *prompt;      /* -p; "-" reads stdin; NULL: interactive */
     enum cli_provider provider;
+    const char *profile;     /* --provider NAME of a provider's profile (deepseek, ...):
+                              * NULL: picked from the base URL's host */
     const char *model;
     const char *base_url;
     const char *ca_file;
@@ -48,6 +50,15 @@ struct cli_opts {
     bool keep_alive_set;           /* --keep-alive was given: */
     unsigned long keep_alive_ms;   /* an idle connection to the API closes after this */
 };
+
+/* --provider NAME (or MOTE_PROVIDER): a dialect (anthropic, openai) or a
+ * provider's profile (mote_llm_profile_find). 0 and *prov, *profile
+ * (NULL for a dialect: picked by host), or -1. */
+int cli_provider_parse(const char *name, enum cli_provider *prov, const char **profile);
+
+/* The names --provider takes, for messages ("anthropic, openai, gemini,
+ * ..."). */
+const char *cli_provider_names(void);
 
 /* "off", "memory" or "disk": 0 and *out, or -1. */
 int cli_tls_sessions_parse(const char *s, enum cli_tls_sessions *out);

@@ -61,11 +61,21 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
     static char other[MOTE_LLM_KEY_MAX + 1];
     const char *a = getenv("ANTHROPIC_API_KEY"), *k = getenv("OPENAI_API_KEY");
     enum cli_provider prov = op->provider;
+    const char *profile = op->profile, *penv = getenv("MOTE_PROVIDER");
+    const struct mote_llm_profile *pf;
     const char *key, *url;
     struct mote_url u;
     bool too_long = false;
     int rc;
 
+    /* MOTE_PROVIDER is --provider's configuration (the option first). */
+    if (prov == CLI_PROVIDER_NONE && penv != NULL && penv[0] != '\0' &&
+        cli_provider_parse(penv, &prov, &profile) < 0) {
+        fprintf(stderr, "mote: MOTE_PROVIDER names no provider: '%s' (use %s)\n",
+                cli_shown(penv), cli_provider_names());
+        return 2;
+    }
+    pf = profile != NULL ? mote_llm_profile_find(profile) : NULL;
     if (prov == CLI_PROVIDER_NONE)
         prov = a != NULL && a[0] != '\0'   ? CLI_PROVIDER_ANTHROPIC
                : k != NULL && k[0] != '\0' ? CLI_PROVIDER_OPENAI
@@ -85,15 +95,35 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
                  {MOTE_PROVIDER_OPENAI, "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
                   "https://api.openai.com/v1"}};
         unsigned i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
-        const char *raw = getenv(d[i].key_env);
+        /* A provider's own variable (DEEPSEEK_API_KEY) when it is set, else
+         * the dialect's. */
+        const char *key_env = pf != NULL && pf->key_env != NULL && getenv(pf->key_env) != NULL &&
+                                      getenv(pf->key_env)[0] != '\0'
+                                  ? pf->key_env
+                                  : d[i].key_env;
+        const char *raw = getenv(key_env);
 
         mote_llm_conf_defaults(llm);
         llm->provider = d[i].p;
-        llm->key_env = d[i].key_env;
+        llm->profile = pf;
+        llm->key_env = key_env;
         too_long = raw != NULL && strlen(raw) > MOTE_LLM_KEY_MAX;
-        key = fe_take_secret(d[i].key_env, key_buf, sizeof(key_buf));
-        (void)fe_take_secret(d[i].other_env, other, sizeof(other)); /* the tools see neither */
-        url = op->base_url != NULL ? op->base_url : getenv(d[i].url_env);
+        key = fe_take_secret(key_env, key_buf, sizeof(key_buf));
+        /* the tools see none of the keys */
+        (void)fe_take_secret(d[i].key_env, other, sizeof(other));
+        (void)fe_take_secret(d[i].other_env, other, sizeof(other));
+        for (i = 0; mote_llm_profile_at(i) != NULL; i++) {
+            if (mote_llm_profile_at(i)->key_env != NULL)
+                (void)fe_take_secret(mote_llm_profile_at(i)->key_env, other, sizeof(other));
+        }
+        i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
+        /* The base URL: the option; a named provider's own; the dialect's
+         * variable; its public API. */
+        url = op->base_url;
+        if (url == NULL && pf != NULL && pf->url[0] != '\0')
+            url = pf->url;
+        if (url == NULL)
+            url = getenv(d[i].url_env);
         if (url == NULL || url[0] == '\0')
             url = d[i].url;
     }
@@ -103,7 +133,8 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
     }
     if (key == NULL || key[0] == '\0') {
         /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
-        if (!(prov == CLI_PROVIDER_OPENAI && op->base_url != NULL)) {
+        if (!(prov == CLI_PROVIDER_OPENAI &&
+              (op->base_url != NULL || (pf != NULL && pf->key_env == NULL)))) {
             fprintf(stderr, "mote: no API key: set %s\n", llm->key_env);
             return 2;
         }
@@ -187,9 +218,10 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
                           : ts == CLI_TLS_MEMORY ? MOTE_TLS_RESUME_MEMORY
                                                  : MOTE_TLS_RESUME_DISK;
     }
-    *model = op->model != NULL ? op->model
-                 : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
-                                                  : DEFAULT_OPENAI_MODEL;
+    *model = op->model != NULL                            ? op->model
+             : pf != NULL && pf->model[0] != '\0'          ? pf->model
+             : prov == CLI_PROVIDER_ANTHROPIC               ? DEFAULT_ANTHROPIC_MODEL
+                                                            : DEFAULT_OPENAI_MODEL;
     return 0;
 }
 

@@ -451,6 +451,7 @@ struct mote_session {
     int64_t lock_holder;         /* after MOTE_ERR_LOCKED from mote_conv_open: who has
                                   * it open (a process id; -1: unknown) */
     char error[MOTE_JOB_ERRMSG_LEN]; /* mote_session_error */
+    struct mote_llm_memo llm_memo; /* keys the model servers refused or needed, per origin */
     /* shutdown */
     uint8_t sd_phase;            /* the library's enum mote_sd_phase */
     struct mote_shutdown_req sd;

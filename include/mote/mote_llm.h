@@ -40,6 +40,121 @@ enum mote_provider {
     MOTE_PROVIDER_OPENAI = 2,
 };
 
+/* ---- providers: what each takes beyond its dialect ----------------------- */
+
+struct mote_llm_req;
+
+/* Keys of a request body that mote adds on its own and a provider may
+ * take, refuse or need (bits of mote_llm_profile.keys, mote_llm_req.omit
+ * and .add, mote_llm_memo). */
+#define MOTE_LLM_KEY_STREAM_OPTIONS 0x01u /* OpenAI: stream_options.include_usage */
+#define MOTE_LLM_KEY_MAX_COMPLETION 0x02u /* OpenAI: the limit as max_completion_tokens (else
+                                           * max_tokens) */
+#define MOTE_LLM_KEY_TOOL_CHOICE 0x04u    /* tool_choice "none" (a summarising request) */
+#define MOTE_LLM_KEY_CACHE_CONTROL 0x08u  /* Anthropic: prompt-cache breakpoints */
+#define MOTE_LLM_KEY_REASONING_CONTENT 0x10u /* OpenAI: an assistant message's reasoning_content
+                                              * (DeepSeek, Kimi: needed back in a tool turn) */
+#define MOTE_LLM_KEY_EXTRA_CONTENT 0x20u  /* OpenAI: a tool call's extra_content (Gemini's
+                                           * thought_signature: needed back) */
+#define MOTE_LLM_KEYS_OPTIONAL 0x0Du      /* those sent unless the provider refuses them */
+#define MOTE_LLM_KEYS_EXTRA 0x30u         /* those sent back only where the provider needs them */
+
+/* How a provider reports a request's token usage (mote_llm_profile.usage). */
+#define MOTE_LLM_USAGE_ASKED 1   /* when asked: stream_options.include_usage */
+#define MOTE_LLM_USAGE_ALWAYS 2  /* in every stream (Anthropic's message_start/_delta;
+                                  * Mistral's last chunk) */
+
+/* The tool call ids it gives and needs back (mote_llm_profile.ids). */
+#define MOTE_LLM_IDS_WORD 1      /* [A-Za-z0-9_-] (Anthropic refuses others) */
+#define MOTE_LLM_IDS_PRINTABLE 2 /* any printable ASCII but the space (Kimi K2's
+                                  * "functions.shell:0") */
+
+/* The shape of its error bodies (mote_llm_profile.errors; every shape is
+ * read whatever the profile says: docs/LLM.md). */
+#define MOTE_LLM_ERRORS_OBJECT 1 /* {"error": {"type", "code", "message"}} */
+#define MOTE_LLM_ERRORS_ARRAY 2  /* [{"error": {"code", "message", "status"}}] (Google) */
+#define MOTE_LLM_ERRORS_NESTED 3 /* {"message": {"detail": [{"loc", "msg"}]}} (Mistral) */
+
+/* Where its reasoning comes (mote_llm_profile.reasoning). */
+#define MOTE_LLM_RS_NONE 0
+#define MOTE_LLM_RS_THINKING 1    /* Anthropic thinking / redacted_thinking blocks, signed */
+#define MOTE_LLM_RS_CONTENT 2     /* delta.reasoning_content (DeepSeek, Kimi, llama.cpp) */
+#define MOTE_LLM_RS_REASONING 3   /* delta.reasoning (vLLM, Groq, Ollama, OpenRouter) */
+#define MOTE_LLM_RS_SIGNATURE 4   /* a signature on each tool call (Gemini's extra_content) */
+#define MOTE_LLM_RS_ITEMS 5       /* the Responses API's reasoning items */
+
+/* One provider: a row of the table in llm_profile.c (docs/LLM.md shows
+ * it). Data, not branches: the body writer, the decoder and the client
+ * read these fields; no code asks which provider it talks to. */
+struct mote_llm_profile {
+    const char *name;      /* as --provider names it */
+    uint8_t dialect;       /* enum mote_provider */
+    const char *hosts;     /* the hosts that pick it: space-separated names, ".name" for
+                            * its subdomains too, ":PORT" for any host on that port */
+    const char *url;       /* its public API root ("" : none, a local server's) */
+    const char *key_env;   /* the variable its key is read from (NULL: none needed, a local
+                            * server's) */
+    const char *model;     /* a model it serves, the frontends' default ("": none) */
+    uint8_t keys;          /* MOTE_LLM_KEY_*: the optional keys it takes, the extras it
+                            * needs back */
+    uint8_t usage;         /* MOTE_LLM_USAGE_* */
+    uint8_t ids;           /* MOTE_LLM_IDS_* */
+    uint8_t errors;        /* MOTE_LLM_ERRORS_* */
+    uint8_t reasoning;     /* MOTE_LLM_RS_* */
+};
+
+/* The profile named `name` (a profile's or a dialect's: "anthropic",
+ * "openai", "deepseek", ...), or NULL. */
+const struct mote_llm_profile *mote_llm_profile_find(const char *name);
+
+/* The profile for a request of `dialect` to `base_url`: the one whose
+ * hosts name the URL's host (or port), else the dialect's conservative
+ * default (an OpenAI-compatible server mote does not know: only what
+ * every one takes, what it refuses dropped as it says so). Never NULL. */
+const struct mote_llm_profile *mote_llm_profile_pick(int dialect, const char *base_url);
+
+/* The profile at `i` of the table (for listings), or NULL past the end. */
+const struct mote_llm_profile *mote_llm_profile_at(unsigned i);
+
+/* Sets what a request to a provider of profile `p` sends: req->omit (the
+ * optional keys it does not take), req->add (the extras it needs back,
+ * the limit's name), req->max_completion_tokens and req->cache. The
+ * reference APIs' bodies are those their dialect always wrote. */
+void mote_llm_profile_req(const struct mote_llm_profile *p, struct mote_llm_req *req);
+
+/* A 400 or 422 whose `body` (len bytes) refused a request made of `req`
+ * (its omit and add as sent): the keys the body names that mote added on
+ * its own and the server says it does not take (*drop: "Extra inputs are
+ * not permitted", "Unrecognized request argument", "Unsupported
+ * parameter", ...) or that it could add and the server says are needed
+ * (*need: "Missing `reasoning_content`", "missing a thought_signature",
+ * "Use 'max_completion_tokens' instead"). Keys in `tried` are passed
+ * over. Returns *drop | *need (0: nothing mote can change). */
+uint8_t mote_llm_refusal_keys(const struct mote_llm_req *req, const char *body, size_t len,
+                              uint8_t tried, uint8_t *drop, uint8_t *need);
+
+/* What the servers of a process refused or needed, per origin: a key
+ * named by a 400 or 422 is taken out (or put in) and the request asked
+ * once again; the origin is remembered for the process's later requests
+ * (caller-owned, all zero to start; a few origins, the least recently
+ * used goes). */
+#define MOTE_LLM_MEMO_ORIGINS 4
+struct mote_llm_memo {
+    uint64_t origin[MOTE_LLM_MEMO_ORIGINS];
+    uint8_t drop[MOTE_LLM_MEMO_ORIGINS]; /* keys refused there */
+    uint8_t need[MOTE_LLM_MEMO_ORIGINS]; /* keys needed there */
+    uint32_t used[MOTE_LLM_MEMO_ORIGINS];
+    uint32_t clock;
+};
+
+/* Applies what `m` (may be NULL) knows of `origin` to req->omit and
+ * req->add. */
+void mote_llm_memo_apply(struct mote_llm_memo *m, uint64_t origin, struct mote_llm_req *req);
+
+/* Remembers that `origin` refused `drop` and needs `need` (m may be
+ * NULL: nothing kept). */
+void mote_llm_memo_keep(struct mote_llm_memo *m, uint64_t origin, uint8_t drop, uint8_t need);
+
 /* ---- request ----------------------------------------------------------- */
 
 enum mote_role { MOTE_ROLE_USER = 1, MOTE_ROLE_ASSISTANT = 2 };
@@ -103,6 +218,10 @@ struct mote_llm_req {
                                     * other request of the conversation has (the agent gives
                                     * the journal's size when the request starts), so calls
                                     * that come without an id get ids unique in it */
+    uint8_t omit;                  /* MOTE_LLM_KEY_*: optional keys not to send (the
+                                    * provider's profile refuses them) */
+    uint8_t add;                   /* MOTE_LLM_KEY_*: keys to send besides (the extras the
+                                    * profile needs back; MAX_COMPLETION as the bool above) */
 };
 
 /* True if `base_url`'s host is OpenAI's own API (api.openai.com), whose
@@ -152,8 +271,9 @@ int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap);
 int64_t mote_llm_body_length(const struct mote_llm_req *req);
 
 /* The request path below the base URL ("/v1/messages" or
- * "/v1/chat/completions"; with a base URL path ending in /v1, without the
- * /v1 part). */
+ * "/v1/chat/completions"; with a base URL path that names a version
+ * already - ending in /v1, /v4, /v1beta, or in /openai as Gemini's
+ * OpenAI-compatible root - without the /v1 part). */
 const char *mote_llm_path(enum mote_provider provider, const char *base_path);
 
 /* ---- stream decoding --------------------------------------------------- */
@@ -197,6 +317,8 @@ typedef int (*mote_llm_fn)(void *arg, const struct mote_llm_event *ev);
 
 struct mote_llm_dec {
     enum mote_provider provider;
+    uint8_t ids;             /* MOTE_LLM_IDS_*: the ids kept as they came (dec_init: the
+                              * dialect's; the client sets its profile's) */
     mote_llm_fn fn;
     void *arg;
     int err;                 /* first error, sticky */

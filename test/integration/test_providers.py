@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from harness import TMP, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import SERVERS, TMP, Skip, check, requests_in, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -114,7 +114,7 @@ def test_error_reason_cli_text():
 
 def test_error_reason_in_serve_events():
     from test_serve import Events, Serve
-    port, _ = server("gemini", [SHAPES[1][1]])
+    port, _ = server("gemini", [SHAPES[1][1]] * 3)
     s = Serve(port, args=["--provider", "openai"], env_more=env())
     try:
         cid = s.create()
@@ -236,6 +236,124 @@ def test_index0_without_ids_are_separate():
     check(not any(c.get("refused") for c in calls), calls)
     res = [r for r in journal(state) if r["t"] == "tool_result"]
     check(len(res) == 2 and not any(r["error"] for r in res), res)
+
+
+# ---- provider quirks as data ------------------------------------------------------
+
+PROXY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "proxy.py")
+
+
+def start_proxy():
+    """test/proxy.py (every host it is asked for is 127.0.0.1): a test can
+    name a provider's real host, and mote picks that host's profile."""
+    d = tempfile.mkdtemp(dir=TMP)
+    port_file, log = os.path.join(d, "port"), os.path.join(d, "log")
+    proc = subprocess.Popen([sys.executable, PROXY, "--port-file", port_file, "--log", log,
+                             "--lifetime", "300"])
+    SERVERS.append(proc)
+    wait_for(lambda: os.path.exists(port_file) or proc.poll() is not None, "the proxy")
+    with open(port_file) as f:
+        return int(f.read())
+
+
+def via_host(host, port, *args, **kw):
+    """mote with --base-url http://HOST:PORT/v1 through the proxy."""
+    pport = start_proxy()
+    envs = dict(kw.pop("envs", {}), HTTP_PROXY="http://127.0.0.1:%d" % pport)
+    state = kw.pop("state", None) or tempfile.mkdtemp(dir=TMP)
+    cmd = [MOTE, "--state-dir", state, "--base-url", "http://%s:%d/v1" % (host, port),
+           "--output-format", "stream-json"] + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=90,
+                          env=env(kw.pop("provider", "openai"), **envs))
+
+
+def bodies(log):
+    return [r for r in requests_in(log) if "body" in r]
+
+
+def test_refused_key_dropped_and_remembered():
+    # A server mote does not know refuses stream_options as Mistral does
+    # (422): asked once again without it, and that origin remembered for
+    # the process (the second prompt sends none).
+    port, log = server("mistral")
+    state = tempfile.mkdtemp(dir=TMP)
+    p = subprocess.run([MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
+                        "--provider", "openai"], input="first\nsecond\n", capture_output=True,
+                       text=True, timeout=90, env=env())
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    check("You said: first" in p.stdout and "You said: second" in p.stdout, p.stdout)
+    reqs = bodies(log)
+    check(len(reqs) == 3, [r.get("refused") for r in reqs])
+    check(reqs[0].get("refused") and "stream_options" in reqs[0]["body"], reqs[0].get("refused"))
+    check(not reqs[1].get("refused") and "stream_options" not in reqs[1]["body"], reqs[1])
+    check(not reqs[2].get("refused") and "stream_options" not in reqs[2]["body"], reqs[2])
+    # /new and a new process learn it again, once
+    p, ev, _ = mote(port)
+    check(p.returncode == 0, p.stderr)
+    check(len(bodies(log)) == 5, len(bodies(log)))
+
+
+def test_refusal_not_about_the_key_is_not_looped():
+    # Every request refused whatever it holds: one more try, then the reason.
+    port, log = server("reference", [{"status": 400, "message": "stream_options: "
+                                      "unsupported here, and everything else too"}] * 5)
+    p, ev, _ = mote(port)
+    check(p.returncode == 1, p.stderr)
+    check(len(bodies(log)) == 2, len(bodies(log)))
+    check("everything else too" in errors(ev)[-1]["message"], errors(ev))
+
+
+def test_named_profile_sends_what_it_takes():
+    port, log = server("mistral")
+    p, ev, _ = mote(port, provider="mistral")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    check(len(reqs) == 1 and not reqs[0].get("refused"), [r.get("refused") for r in reqs])
+    check("stream_options" not in reqs[0]["body"], reqs[0]["body"])
+
+
+def test_provider_from_the_environment():
+    port, log = server("mistral")
+    p, ev, _ = mote(port, provider=None, envs={"MOTE_PROVIDER": "mistral"})
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    check(len(bodies(log)) == 1, [r.get("refused") for r in bodies(log)])
+    p, ev, _ = mote(port, provider=None, envs={"MOTE_PROVIDER": "nonesuch"})
+    check(p.returncode == 2 and "MOTE_PROVIDER" in p.stderr and "mistral" in p.stderr, p.stderr)
+
+
+def test_known_host_picks_its_profile():
+    port, log = server("mistral")
+    p = via_host("api.mistral.ai", port, "-p", "hi")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    check(len(reqs) == 1 and "stream_options" not in reqs[0]["body"],
+          [r.get("refused") for r in reqs])
+    check(reqs[0]["path"] == "/v1/chat/completions", reqs[0]["path"])
+
+
+def test_token_limit_name_swapped_when_refused():
+    # OpenAI's reasoning models refuse max_tokens and name the other.
+    port, log = server("reference", [
+        {"status": 400, "message": "Unsupported parameter: 'max_tokens' is not supported with "
+         "this model. Use 'max_completion_tokens' instead.", "code": "unsupported_parameter"},
+        {"text": "ok"}])
+    p, ev, _ = mote(port, "--max-tokens", "300")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    check(len(reqs) == 2, len(reqs))
+    check(reqs[0]["body"].get("max_tokens") == 300 and
+          reqs[1]["body"].get("max_completion_tokens") == 300 and
+          "max_tokens" not in reqs[1]["body"], [r["body"] for r in reqs])
+    # and the other way: a server behind api.openai.com's name that does
+    # not know max_completion_tokens
+    port, log = server("reference", [
+        {"status": 400, "message": "Unrecognized request argument supplied: "
+         "max_completion_tokens"}, {"text": "ok"}])
+    p = via_host("api.openai.com", port, "-p", "hi", "--max-tokens", "300")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    check(len(reqs) == 2 and reqs[0]["body"].get("max_completion_tokens") == 300 and
+          reqs[1]["body"].get("max_tokens") == 300, [r["body"] for r in reqs])
 
 
 def main():

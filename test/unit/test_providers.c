@@ -191,6 +191,19 @@ static void test_finish_without_done(void **state)
     assert_false(mote_llm_dec_finish(&dec));
 }
 
+static void test_reasoning_field_is_thinking(void **state)
+{
+    (void)state;
+    /* vLLM, Groq, Ollama, OpenRouter: delta.reasoning */
+    assert_int_equal(decode(MOTE_PROVIDER_OPENAI, CHUNK("{\"reasoning\":\"hmm, \"}")
+                                                      CHUNK("{\"reasoning\":\"four\"}")
+                                                          CHUNK("{\"content\":\"4\"}")
+                                                              FINISH("stop") "data: [DONE]\n\n"),
+                     0);
+    assert_string_equal(sn.thinking, "hmm, four");
+    assert_string_equal(sn.text, "4");
+}
+
 /* ---- ids and indexes ------------------------------------------------------------- */
 
 static void test_ids_kept_for_the_dialect(void **state)
@@ -330,15 +343,207 @@ static void test_foreign_ids_fit_anthropic(void **state)
     assert_non_null(strstr(b.p, "\"tool_call_id\":\"functions.shell:0\""));
 }
 
+/* ---- profiles ------------------------------------------------------------------ */
+
+static void test_profile_pick(void **state)
+{
+    static const struct {
+        int dialect;
+        const char *url, *name;
+    } cases[] = {
+        {MOTE_PROVIDER_OPENAI, "https://api.openai.com/v1", "openai"},
+        {MOTE_PROVIDER_OPENAI, "https://API.OpenAI.com:443/v1", "openai"},
+        {MOTE_PROVIDER_OPENAI, "https://api.openai.com.evil.example/v1", "openai-compatible"},
+        {MOTE_PROVIDER_OPENAI, "https://xapi.openai.com/v1", "openai-compatible"},
+        {MOTE_PROVIDER_OPENAI, "https://generativelanguage.googleapis.com/v1beta/openai",
+         "gemini"},
+        {MOTE_PROVIDER_OPENAI, "https://api.deepseek.com", "deepseek"},
+        {MOTE_PROVIDER_OPENAI, "https://api.mistral.ai/v1", "mistral"},
+        {MOTE_PROVIDER_OPENAI, "https://api.groq.com/openai/v1", "groq"},
+        {MOTE_PROVIDER_OPENAI, "https://openrouter.ai/api/v1", "openrouter"},
+        {MOTE_PROVIDER_OPENAI, "https://api.moonshot.cn/v1", "kimi"},
+        {MOTE_PROVIDER_OPENAI, "http://raspberrypi.local:11434/v1", "ollama"},
+        {MOTE_PROVIDER_OPENAI, "http://192.168.1.9:8080/v1", "openai-compatible"},
+        {MOTE_PROVIDER_OPENAI, "not a url", "openai-compatible"},
+        {MOTE_PROVIDER_ANTHROPIC, "https://api.anthropic.com", "anthropic"},
+        {MOTE_PROVIDER_ANTHROPIC, "https://api.deepseek.com/anthropic", "anthropic-compatible"},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct mote_llm_profile *p = mote_llm_profile_pick(cases[i].dialect, cases[i].url);
+
+        assert_non_null(p);
+        if (strcmp(p->name, cases[i].name) != 0)
+            fail_msg("%s picked %s, not %s", cases[i].url, p->name, cases[i].name);
+        assert_ptr_equal(mote_llm_profile_find(cases[i].name), p);
+    }
+    assert_null(mote_llm_profile_find("nonesuch"));
+    assert_null(mote_llm_profile_find(NULL));
+    /* every row has what the frontends and the writer read */
+    for (i = 0; mote_llm_profile_at((unsigned)i) != NULL; i++) {
+        const struct mote_llm_profile *p = mote_llm_profile_at((unsigned)i);
+
+        assert_true(p->name[0] != '\0' && p->hosts != NULL && p->url != NULL &&
+                    p->model != NULL);
+        assert_true(p->ids == MOTE_LLM_IDS_WORD || p->ids == MOTE_LLM_IDS_PRINTABLE);
+        assert_true(p->usage == MOTE_LLM_USAGE_ASKED || p->usage == MOTE_LLM_USAGE_ALWAYS);
+        /* a provider that reports usage only when asked takes the asking */
+        assert_true(p->usage != MOTE_LLM_USAGE_ASKED || p->dialect != MOTE_PROVIDER_OPENAI ||
+                    (p->keys & MOTE_LLM_KEY_STREAM_OPTIONS) != 0);
+    }
+    /* the request path after a base URL that names a version */
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/v1beta/openai"),
+                        "/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/api/paas/v4"), "/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, ""), "/v1/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/vx"), "/v1/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_ANTHROPIC, "/anthropic"), "/v1/messages");
+}
+
+static void test_profile_bodies(void **state)
+{
+    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
+    struct mote_llm_req req;
+    static struct buf b;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.model = "m";
+    req.max_tokens = 100;
+    req.tools = &tool;
+    req.ntools = 1;
+    req.no_tool_calls = true;
+    req.parts = parts_fn;
+    /* OpenAI's own: as ever */
+    mote_llm_profile_req(mote_llm_profile_find("openai"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_non_null(strstr(b.p, "\"stream_options\":{\"include_usage\":true}"));
+    assert_non_null(strstr(b.p, "\"max_completion_tokens\":100"));
+    assert_non_null(strstr(b.p, "\"tool_choice\":\"none\""));
+    /* Mistral's: no stream_options, max_tokens */
+    mote_llm_profile_req(mote_llm_profile_find("mistral"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "stream_options"));
+    assert_non_null(strstr(b.p, "\"max_tokens\":100"));
+    /* a refused tool_choice */
+    req.omit |= MOTE_LLM_KEY_TOOL_CHOICE;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "tool_choice"));
+    /* Anthropic: the cache breakpoints, unless refused */
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    req.system = "sys";
+    mote_llm_profile_req(mote_llm_profile_find("anthropic"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_non_null(strstr(b.p, "cache_control"));
+    req.omit |= MOTE_LLM_KEY_CACHE_CONTROL;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "cache_control"));
+}
+
+static void test_refusals_teach(void **state)
+{
+    struct mote_llm_req req;
+    struct mote_llm_memo memo;
+    uint8_t drop, need;
+    static const char mistral[] =
+        "{\"object\":\"error\",\"message\":{\"detail\":[{\"type\":\"extra_forbidden\","
+        "\"loc\":[\"body\",\"stream_options\",\"include_usage\"],\"msg\":\"Extra inputs are "
+        "not permitted\",\"input\":true}]},\"type\":\"invalid_request_error\"}";
+    static const char openai_mt[] =
+        "{\"error\":{\"message\":\"Unsupported parameter: 'max_tokens' is not supported with "
+        "this model. Use 'max_completion_tokens' instead.\",\"type\":\"invalid_request_error\","
+        "\"param\":\"max_tokens\",\"code\":\"unsupported_parameter\"}}";
+    static const char deepseek[] =
+        "{\"error\":{\"message\":\"Missing `reasoning_content` field in the assistant message "
+        "at message index 2.\",\"type\":\"invalid_request_error\"}}";
+    static const char gemini[] =
+        "[{\"error\":{\"code\":400,\"message\":\"Function call is missing a thought_signature "
+        "in functionCall parts.\",\"status\":\"INVALID_ARGUMENT\"}}]";
+    static const char other[] =
+        "{\"error\":{\"message\":\"max_tokens_limit is unknown\",\"type\":\"x\"}}";
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.max_tokens = 100;
+    mote_llm_profile_req(mote_llm_profile_find("openai-compatible"), &req);
+    assert_int_equal(mote_llm_refusal_keys(&req, mistral, strlen(mistral), 0, &drop, &need),
+                     MOTE_LLM_KEY_STREAM_OPTIONS);
+    assert_int_equal(drop, MOTE_LLM_KEY_STREAM_OPTIONS);
+    /* tried already: nothing more */
+    assert_int_equal(mote_llm_refusal_keys(&req, mistral, strlen(mistral),
+                                           MOTE_LLM_KEY_STREAM_OPTIONS, &drop, &need),
+                     0);
+    /* not sent: nothing to drop */
+    req.omit |= MOTE_LLM_KEY_STREAM_OPTIONS;
+    assert_int_equal(mote_llm_refusal_keys(&req, mistral, strlen(mistral), 0, &drop, &need), 0);
+    /* max_tokens refused, max_completion_tokens named */
+    assert_int_equal(mote_llm_refusal_keys(&req, openai_mt, strlen(openai_mt), 0, &drop, &need),
+                     MOTE_LLM_KEY_MAX_COMPLETION);
+    assert_int_equal(need, MOTE_LLM_KEY_MAX_COMPLETION);
+    /* extras a server needs */
+    assert_int_equal(mote_llm_refusal_keys(&req, deepseek, strlen(deepseek), 0, &drop, &need),
+                     MOTE_LLM_KEY_REASONING_CONTENT);
+    assert_int_equal(mote_llm_refusal_keys(&req, gemini, strlen(gemini), 0, &drop, &need),
+                     MOTE_LLM_KEY_EXTRA_CONTENT);
+    /* a name that only contains a key's name */
+    assert_int_equal(mote_llm_refusal_keys(&req, other, strlen(other), 0, &drop, &need), 0);
+    /* Anthropic's cache_control refused by a compatible server */
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    mote_llm_profile_req(mote_llm_profile_find("anthropic-compatible"), &req);
+    {
+        static const char cc[] = "{\"error\":{\"message\":\"system.0.cache_control: Extra "
+                                 "inputs are not permitted\"}}";
+
+        assert_int_equal(mote_llm_refusal_keys(&req, cc, strlen(cc), 0, &drop, &need),
+                         MOTE_LLM_KEY_CACHE_CONTROL);
+    }
+
+    /* the memo: per origin, the least recently used goes */
+    memset(&memo, 0, sizeof(memo));
+    mote_llm_memo_keep(&memo, 1, MOTE_LLM_KEY_STREAM_OPTIONS, 0);
+    mote_llm_memo_keep(&memo, 2, 0, MOTE_LLM_KEY_REASONING_CONTENT);
+    memset(&req, 0, sizeof(req));
+    mote_llm_memo_apply(&memo, 1, &req);
+    assert_int_equal(req.omit, MOTE_LLM_KEY_STREAM_OPTIONS);
+    memset(&req, 0, sizeof(req));
+    mote_llm_memo_apply(&memo, 2, &req);
+    assert_int_equal(req.add, MOTE_LLM_KEY_REASONING_CONTENT);
+    mote_llm_memo_keep(&memo, 3, 1, 0);
+    mote_llm_memo_keep(&memo, 4, 1, 0);
+    mote_llm_memo_apply(&memo, 1, &req); /* 1 used last: 2 goes next */
+    mote_llm_memo_keep(&memo, 5, 4, 0);
+    memset(&req, 0, sizeof(req));
+    mote_llm_memo_apply(&memo, 2, &req);
+    assert_int_equal(req.add, 0);
+    memset(&req, 0, sizeof(req));
+    mote_llm_memo_apply(&memo, 1, &req);
+    assert_int_equal(req.omit, MOTE_LLM_KEY_STREAM_OPTIONS);
+    mote_llm_memo_apply(NULL, 1, &req);
+    mote_llm_memo_keep(NULL, 1, 1, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_shapes),
         cmocka_unit_test(test_error_array_event),
         cmocka_unit_test(test_finish_without_done),
+        cmocka_unit_test(test_reasoning_field_is_thinking),
         cmocka_unit_test(test_ids_kept_for_the_dialect),
         cmocka_unit_test(test_calls_sharing_an_index),
         cmocka_unit_test(test_foreign_ids_fit_anthropic),
+        cmocka_unit_test(test_profile_pick),
+        cmocka_unit_test(test_profile_bodies),
+        cmocka_unit_test(test_refusals_teach),
     };
 
     return cmocka_run_group_tests_name("providers", tests, NULL, NULL);
