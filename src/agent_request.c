@@ -109,6 +109,8 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
     st->req.max_tokens = c->conf.max_tokens;
     /* What the provider takes beyond its dialect (its profile). */
     mote_llm_profile_req(mote_llm_conf_profile(c->conf.llm), &st->req);
+    if (c->conf.llm->provider == MOTE_PROVIDER_ANTHROPIC)
+        st->req.thinking_budget = c->conf.thinking_budget;
     st->req.tools = st->defs;
     st->req.parts = mote_journal_parts;
     st->req.parts_arg = &c->jr;
@@ -120,6 +122,7 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
         st->req.parts = compact_parts;
         st->req.parts_arg = c;
         st->req.no_tool_calls = true;
+        st->req.thinking_budget = 0; /* a summary needs none */
         c->compact_n = (unsigned)-1;
         if (st->req.max_tokens == 0 || st->req.max_tokens > COMPACT_MAX_TOKENS)
             st->req.max_tokens = COMPACT_MAX_TOKENS;

@@ -200,8 +200,9 @@ static int on_decoded(void *arg, const struct mote_llm_event *ev)
         return event_cause(ev->id);
     }
     if (ev->type == MOTE_LLM_TEXT || ev->type == MOTE_LLM_TOOL_START ||
-        ev->type == MOTE_LLM_TOOL_ARGS)
-        c->content = true;
+        ev->type == MOTE_LLM_TOOL_ARGS || ev->type == MOTE_LLM_THINKING ||
+        ev->type == MOTE_LLM_THINKING_SIG)
+        c->content = true; /* journaled as it comes: never sent again */
     return c->on_event != NULL ? c->on_event(c->on_event_arg, ev) : 0;
 }
 

@@ -56,6 +56,8 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     d->oa_last = MOTE_LLM_SLOT_OVER + 1;
     d->oa_over_open = false;
     d->id_seed = 0;
+    d->rs_n = 0;
+    d->rs_fmt = "";
     d->id_hash = 14695981039346656037u;
     d->wire_id = 0;
     memset(d->id_seen, 0, sizeof(d->id_seen));
@@ -78,6 +80,8 @@ static int emit(struct mote_llm_dec *d, struct mote_llm_event *ev)
     return rc < 0 ? rc : 0;
 }
 
+static int emit_str(struct mote_llm_dec *d, int t, enum mote_llm_ev type, unsigned slot);
+
 static int emit_simple(struct mote_llm_dec *d, enum mote_llm_ev type, unsigned slot,
                        const char *text, size_t len)
 {
@@ -92,7 +96,19 @@ static int emit_simple(struct mote_llm_dec *d, enum mote_llm_ev type, unsigned s
     ev.out_tokens = d->out_tokens;
     ev.cache_read = d->cache_read;
     ev.cache_write = d->cache_write;
+    if (type == MOTE_LLM_THINKING || type == MOTE_LLM_THINKING_SIG ||
+        type == MOTE_LLM_THINKING_ID)
+        ev.id = d->rs_fmt; /* the reasoning's format; slot: its block */
     return emit(d, &ev);
+}
+
+/* Emits string token t as a piece of reasoning block `block` of format
+ * `fmt` (mote_llm_ev's THINKING, THINKING_SIG, THINKING_ID). */
+static int emit_reason(struct mote_llm_dec *d, int t, enum mote_llm_ev type, const char *fmt,
+                       unsigned block)
+{
+    d->rs_fmt = fmt;
+    return emit_str(d, t, type, block);
 }
 
 /* Length of the escape sequence at s[0] == '\\' (n bytes available). */
@@ -181,8 +197,8 @@ static int emit_str(struct mote_llm_dec *d, int t, enum mote_llm_ev type, unsign
         at += k;
         if (got == 0)
             continue;
-        if (type == MOTE_LLM_TEXT || type == MOTE_LLM_TOOL_ARGS)
-            d->content = true;
+        if (type != MOTE_LLM_THINKING_ID)
+            d->content = true; /* (reasoning too: it is journaled as it comes) */
         if (type == MOTE_LLM_TOOL_ARGS)
             args_scan(d, slot, d->buf, (size_t)got);
         if ((rc = emit_simple(d, type, slot, d->buf, (size_t)got)) < 0)
@@ -440,8 +456,12 @@ static int anthropic_event(struct mote_llm_dec *d)
             return emit_str(d, mote_json_member(j, delta, "partial_json"), MOTE_LLM_TOOL_ARGS,
                             d->block_slot[idx]);
         if (d->block_kind[idx] == BK_THINKING && mote_json_eq(j, dtype, "thinking_delta"))
-            return emit_str(d, mote_json_member(j, delta, "thinking"), MOTE_LLM_THINKING, 0);
-        return 0; /* signature, citations, a whole input's deltas...: dropped */
+            return emit_reason(d, mote_json_member(j, delta, "thinking"), MOTE_LLM_THINKING,
+                               "thinking", d->block_slot[idx]);
+        if (d->block_kind[idx] == BK_THINKING && mote_json_eq(j, dtype, "signature_delta"))
+            return emit_reason(d, mote_json_member(j, delta, "signature"), MOTE_LLM_THINKING_SIG,
+                               "thinking", d->block_slot[idx]);
+        return 0; /* citations, a whole input's deltas...: dropped */
     }
     if (mote_json_eq(j, type, "content_block_start")) {
         int block = mote_json_member(j, 0, "content_block");
@@ -456,8 +476,25 @@ static int anthropic_event(struct mote_llm_dec *d)
             return t >= 0 ? emit_str(d, t, MOTE_LLM_TEXT, 0) : 0;
         }
         if (mote_json_eq(j, btype, "thinking")) {
-            d->block_kind[idx] = BK_THINKING; /* shown, not kept */
-            return 0;
+            /* kept with its signature, to be sent back (docs/LLM.md) */
+            d->block_kind[idx] = BK_THINKING;
+            d->block_slot[idx] = (uint8_t)d->rs_n++;
+            t = mote_json_member(j, block, "thinking");
+            if (nonempty_str(j, t) && (rc = emit_reason(d, t, MOTE_LLM_THINKING, "thinking",
+                                                         d->block_slot[idx])) < 0)
+                return rc;
+            t = mote_json_member(j, block, "signature");
+            return nonempty_str(j, t) ? emit_reason(d, t, MOTE_LLM_THINKING_SIG, "thinking",
+                                                    d->block_slot[idx])
+                                      : 0;
+        }
+        if (mote_json_eq(j, btype, "redacted_thinking")) {
+            /* its encrypted data comes whole in the start */
+            t = mote_json_member(j, block, "data");
+            if (!nonempty_str(j, t))
+                return 0;
+            d->content = true;
+            return emit_reason(d, t, MOTE_LLM_THINKING_SIG, "redacted", d->rs_n++ & 0xFFu);
         }
         if (mote_json_eq(j, btype, "tool_use")) {
             rc = tool_start(d, mote_json_member(j, block, "id"), mote_json_member(j, block, "name"),
@@ -695,11 +732,15 @@ static int openai_event(struct mote_llm_dec *d)
                 return rc;
         }
         /* reasoning_content (DeepSeek, llama.cpp, Kimi) or reasoning (vLLM,
-         * Groq, Ollama, OpenRouter) */
-        if (mote_json_type_of(j, reasoning) != MOTE_JSON_STRING)
+         * Groq, Ollama, OpenRouter): one block of the answer */
+        const char *fmt = "reasoning_content";
+
+        if (mote_json_type_of(j, reasoning) != MOTE_JSON_STRING) {
             reasoning = mote_json_member(j, delta, "reasoning");
+            fmt = "reasoning";
+        }
         if (mote_json_type_of(j, reasoning) == MOTE_JSON_STRING &&
-            (rc = emit_str(d, reasoning, MOTE_LLM_THINKING, 0)) < 0)
+            (rc = emit_reason(d, reasoning, MOTE_LLM_THINKING, fmt, 0)) < 0)
             return rc;
         if (mote_json_type_of(j, content) == MOTE_JSON_STRING &&
             (rc = emit_str(d, content, MOTE_LLM_TEXT, 0)) < 0)
@@ -711,10 +752,23 @@ static int openai_event(struct mote_llm_dec *d)
 
             if (call < 0)
                 break;
+            unsigned before = d->ncalls + d->over;
+            int extra = mote_json_member(j, call, "extra_content");
+
             if ((rc = openai_slot(d, call, &slot)) < 0)
                 return rc;
             if (slot != MOTE_LLM_SLOT_OVER && d->oa_index[slot] < 0)
                 return MOTE_ERR_BADMSG; /* fragment for a call already ended */
+            /* A call's extras (Gemini's thought signature), as they came:
+             * sent back with the call where the provider needs them. */
+            if (d->ncalls + d->over > before && slot != MOTE_LLM_SLOT_OVER &&
+                mote_json_type_of(j, extra) == MOTE_JSON_OBJECT) {
+                size_t n;
+                const char *raw = mote_json_raw(j, extra, &n);
+
+                if ((rc = emit_simple(d, MOTE_LLM_TOOL_EXTRA, slot, raw, n)) < 0)
+                    return rc;
+            }
             args = mote_json_path(j, call, "function.arguments");
             if (mote_json_type_of(j, args) == MOTE_JSON_STRING &&
                 (rc = emit_str(d, args, MOTE_LLM_TOOL_ARGS, slot)) < 0)

@@ -131,6 +131,50 @@ static const char no_message[] = "the tool failed without a message";
 static const char no_output[] = "(the tool gave no output)";
 static const char cut_note[] = " [interrupted: the answer was cut off here]";
 
+/* ---- reasoning: which goes back where ---------------------------------------- */
+
+/* Formats of reasoning (mote_part.fmt), as codes the writer's state keeps. */
+enum { RS_THINKING = 1, RS_REDACTED, RS_CONTENT, RS_REASONING, RS_RESPONSES };
+
+static uint8_t rs_code(const char *fmt)
+{
+    static const char *const names[] = {"", "thinking", "redacted", "reasoning_content",
+                                        "reasoning", "responses"};
+    uint8_t i;
+
+    for (i = 1; fmt != NULL && i < MOTE_ARRAY_LEN(names); i++) {
+        if (strcmp(fmt, names[i]) == 0)
+            return i;
+    }
+    return 0;
+}
+
+/* True if the request sends key `k` back (an extra the profile needs). */
+static bool sends(const struct mote_llm_req *req, uint8_t k)
+{
+    return (req->add & k) != 0 && (req->omit & k) == 0;
+}
+
+/* Whether reasoning part p goes into this request, as its dialect and the
+ * provider need it (docs/LLM.md, "Reasoning"): Anthropic takes its own
+ * thinking blocks back (signed: never another provider's), the current
+ * turn's; an OpenAI-compatible server its reasoning as the assistant
+ * message's reasoning_content where the profile says it needs it (every
+ * turn's where it needs them all). */
+static bool rs_sent(const struct mote_llm_req *req, const struct mote_part *p)
+{
+    uint8_t code = rs_code(p->fmt);
+
+    if (req->provider == MOTE_PROVIDER_ANTHROPIC)
+        return (code == RS_THINKING || code == RS_REDACTED) && !p->earlier &&
+               (p->kind == 0 || p->kind == 1);
+    if (req->provider == MOTE_PROVIDER_OPENAI)
+        return (code == RS_CONTENT || code == RS_REASONING) && p->kind == 0 &&
+               sends(req, MOTE_LLM_KEY_REASONING_CONTENT) &&
+               (!p->earlier || sends(req, MOTE_LLM_KEY_REASONING_TURNS));
+    return false;
+}
+
 /* ---- the head: model, limits, system prompt, tools ---------------------------- */
 
 static void cache_mark(struct mote_jw *w);
@@ -211,8 +255,22 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
     mote_jw_key(w, "stream");
     mote_jw_bool(w, true);
     if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+        uint32_t max = req->max_tokens > 0 ? req->max_tokens : 4096;
+
+        /* extended thinking: its budget must stay below max_tokens */
+        if (req->thinking_budget > 0 && max <= req->thinking_budget)
+            max = req->thinking_budget + 4096;
         mote_jw_key(w, "max_tokens");
-        mote_jw_int(w, req->max_tokens > 0 ? req->max_tokens : 4096);
+        mote_jw_int(w, max);
+        if (req->thinking_budget > 0) {
+            mote_jw_key(w, "thinking");
+            mote_jw_obj(w);
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "enabled");
+            mote_jw_key(w, "budget_tokens");
+            mote_jw_int(w, req->thinking_budget);
+            mote_jw_obj_end(w);
+        }
         if (req->system != NULL && req->system[0] != '\0') {
             mote_jw_key(w, "system");
             if (cache_on(req)) {
@@ -429,9 +487,72 @@ static void a_tool_as_text(struct mote_jw *w, struct mote_llm_wstate *ws,
     mote_jw_str_end(w);
 }
 
+/* Ends the reasoning block being written (its open string). */
+static void end_reason(struct mote_jw *w, struct mote_llm_wstate *ws)
+{
+    if (ws->rs_open == 1 || ws->rs_open == 3)
+        mote_jw_str_end(w);
+    ws->rs_open = 0;
+}
+
+/* A piece of an Anthropic thinking block (its "thinking" text, then its
+ * "signature") or redacted_thinking block (its "data"): written byte for
+ * byte as it came, the signature over it must match. */
+static void a_reason(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    uint8_t code = rs_code(p->fmt);
+
+    if (ws->rs_open == 0 || ws->rs_block != p->block || ws->rs_code != code) {
+        end_reason(w, ws);
+        a_block(w, ws, MOTE_ROLE_ASSISTANT, code == RS_THINKING ? "thinking" : "redacted_thinking");
+        ws->rs_open = 2;
+        ws->rs_code = code;
+        ws->rs_block = p->block;
+        ws->rs_text = false;
+        ws->last_thinking = true;
+    }
+    if (p->kind == 0 && code == RS_THINKING) {
+        if (ws->rs_open != 1) {
+            if (ws->rs_open == 3)
+                return; /* (text after its signature: never from a stream) */
+            mote_jw_key(w, "thinking");
+            mote_jw_str_begin(w);
+            ws->rs_open = 1;
+            ws->rs_text = true;
+        }
+        mote_jw_str_more(w, p->text, p->text_len);
+        return;
+    }
+    if (p->kind != 1)
+        return;
+    if (ws->rs_open != 3) {
+        if (ws->rs_open == 1)
+            mote_jw_str_end(w);
+        if (code == RS_THINKING && !ws->rs_text) {
+            mote_jw_key(w, "thinking");
+            mote_jw_str(w, "");
+        }
+        mote_jw_key(w, code == RS_THINKING ? "signature" : "data");
+        mote_jw_str_begin(w);
+        ws->rs_open = 3;
+    }
+    mote_jw_str_more(w, p->text, p->text_len);
+}
+
 static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
                           struct mote_llm_wstate *ws, const struct mote_part *p)
 {
+    if (p->type == MOTE_PART_REASONING) {
+        if (p->role != MOTE_ROLE_ASSISTANT)
+            return MOTE_ERR_INVAL;
+        if (rs_sent(req, p)) {
+            a_end_text(w, ws);
+            a_reason(w, ws, p);
+        }
+        return 0;
+    }
+    end_reason(w, ws);
+    ws->last_thinking = false;
     if (p->role == MOTE_ROLE_ASSISTANT && p->type == MOTE_PART_TEXT) {
         if (!ws->in_text)
             a_end_text(w, ws);
@@ -498,10 +619,49 @@ static void openai_close_assistant(struct mote_jw *w, struct mote_llm_wstate *ws
         mote_jw_str_end(w);
         ws->text_open = false;
     }
+    end_reason(w, ws);
+    if (!ws->content_done) {
+        mote_jw_key(w, "content"); /* (an answer of reasoning only) */
+        mote_jw_str(w, "");
+    }
     if (ws->in_calls)
         mote_jw_arr_end(w);
     mote_jw_obj_end(w);
-    ws->in_assistant = ws->in_calls = ws->have_text = false;
+    ws->in_assistant = ws->in_calls = ws->have_text = ws->content_done = false;
+}
+
+/* Opens an assistant message: its role (its content comes with the first
+ * text or call). */
+static void openai_open_assistant(struct mote_jw *w, struct mote_llm_wstate *ws)
+{
+    mote_jw_obj(w);
+    mote_jw_key(w, "role");
+    mote_jw_str(w, "assistant");
+    ws->in_assistant = true;
+    ws->content_done = false;
+}
+
+/* A piece of an answer's reasoning, as its assistant message's
+ * reasoning_content (DeepSeek, Kimi: needed back). */
+static void openai_reason(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    if (ws->text_open) {
+        mote_jw_str_end(w);
+        ws->text_open = false;
+    }
+    /* reasoning after the message's content or calls: the next answer's */
+    if (ws->in_assistant && (ws->content_done || ws->in_calls ||
+                             (ws->rs_open != 0 && ws->rs_block != p->block)))
+        openai_close_assistant(w, ws);
+    if (!ws->in_assistant)
+        openai_open_assistant(w, ws);
+    if (ws->rs_open != 1) {
+        mote_jw_key(w, "reasoning_content");
+        mote_jw_str_begin(w);
+        ws->rs_open = 1;
+        ws->rs_block = p->block;
+    }
+    mote_jw_str_more(w, p->text, p->text_len);
 }
 
 /* After the text of an answer that was cut: said, and the string closed
@@ -517,10 +677,19 @@ static void openai_cut(struct mote_jw *w, struct mote_llm_wstate *ws, const stru
 
 /* User text is one message each; an assistant turn is one message with
  * "content" and "tool_calls"; each tool result is a "tool" message. */
-static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+static int openai_part(struct mote_jw *w, const struct mote_llm_req *req,
+                       struct mote_llm_wstate *ws, const struct mote_part *p)
 {
     bool assistant = p->role == MOTE_ROLE_ASSISTANT;
 
+    if (p->type == MOTE_PART_REASONING) {
+        if (!assistant)
+            return MOTE_ERR_INVAL;
+        if (rs_sent(req, p))
+            openai_reason(w, ws, p);
+        return 0;
+    }
+    end_reason(w, ws);
     /* Pieces of one answer's text are one content string. */
     if (assistant && p->type == MOTE_PART_TEXT && ws->text_open) {
         mote_jw_str_more(w, p->text, p->text_len);
@@ -536,12 +705,11 @@ static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const stru
         (!assistant || (p->type == MOTE_PART_TEXT && (ws->in_calls || ws->have_text))))
         openai_close_assistant(w, ws);
     if (assistant) {
-        if (!ws->in_assistant) {
-            mote_jw_obj(w);
-            mote_jw_key(w, "role");
-            mote_jw_str(w, "assistant");
+        if (!ws->in_assistant)
+            openai_open_assistant(w, ws);
+        if (!ws->content_done) {
             mote_jw_key(w, "content");
-            ws->in_assistant = true;
+            ws->content_done = true;
             if (p->type == MOTE_PART_TEXT) {
                 mote_jw_str_begin(w);
                 mote_jw_str_more(w, p->text, p->text_len);
@@ -574,6 +742,11 @@ static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const stru
                    true);
         mote_jw_str_end(w);
         mote_jw_obj_end(w);
+        if (p->extra != NULL && p->extra_len > 0 && sends(req, MOTE_LLM_KEY_EXTRA_CONTENT)) {
+            /* the call's extras as they came (Gemini's thought signature) */
+            mote_jw_key(w, "extra_content");
+            json_fixed(w, p->extra, p->extra_len, false);
+        }
         mote_jw_obj_end(w);
         return 0;
     }
@@ -607,7 +780,7 @@ static int write_part(struct mote_jw *w, const struct mote_llm_req *req,
                       struct mote_llm_wstate *ws, const struct mote_part *p)
 {
     return req->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_part(w, req, ws, p)
-                                                    : openai_part(w, ws, p);
+                                                    : openai_part(w, req, ws, p);
 }
 
 static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
@@ -615,10 +788,12 @@ static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
 {
     if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
         a_end_text(w, ws); /* the last answer's text ends here: no white space after it */
+        end_reason(w, ws);
         if (ws->block_open) {
             /* The conversation so far is cached up to its last block: the
-             * next request of a tool loop reads it instead of paying again. */
-            if (cache_on(req))
+             * next request of a tool loop reads it instead of paying again
+             * (a thinking block takes no breakpoint of its own). */
+            if (cache_on(req) && !ws->last_thinking)
                 cache_mark(w);
             mote_jw_obj_end(w);
             ws->block_open = false;

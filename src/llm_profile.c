@@ -19,6 +19,7 @@
 #define K_CC MOTE_LLM_KEY_CACHE_CONTROL
 #define K_RC MOTE_LLM_KEY_REASONING_CONTENT
 #define K_EC MOTE_LLM_KEY_EXTRA_CONTENT
+#define K_RT MOTE_LLM_KEY_REASONING_TURNS
 
 /* The table (docs/LLM.md, "Providers"). The first row of each dialect
  * with no hosts is its default for a server mote does not know. Sources
@@ -40,7 +41,7 @@ static const struct mote_llm_profile profiles[] = {
      K_SO | K_TC | K_EC, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE, MOTE_LLM_ERRORS_ARRAY,
      MOTE_LLM_RS_SIGNATURE},
     {"deepseek", MOTE_PROVIDER_OPENAI, "api.deepseek.com", "https://api.deepseek.com/v1",
-     "DEEPSEEK_API_KEY", "deepseek-chat", K_SO | K_TC | K_RC, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE,
+     "DEEPSEEK_API_KEY", "deepseek-chat", K_SO | K_TC | K_RC | K_RT, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE,
      MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_CONTENT},
     {"mistral", MOTE_PROVIDER_OPENAI, "api.mistral.ai", "https://api.mistral.ai/v1",
      "MISTRAL_API_KEY", "mistral-small-latest", K_TC, MOTE_LLM_USAGE_ALWAYS, MOTE_LLM_IDS_PRINTABLE,
@@ -234,6 +235,9 @@ uint8_t mote_llm_refusal_keys(const struct mote_llm_req *req, const char *body, 
                 *need |= k; /* max_tokens refused: max_completion_tokens */
             else
                 *drop |= k;
+        } else if (is_sent && says_needed && k == K_RC && !sent(req, K_RT, false) &&
+                   (tried & K_RT) == 0) {
+            *need |= K_RT; /* sent, still needed: every turn's (DeepSeek V4) */
         } else if (!is_sent && says_needed && req->provider == MOTE_PROVIDER_OPENAI) {
             if (names[i].inverse)
                 *drop |= k;

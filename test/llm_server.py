@@ -853,13 +853,36 @@ def anthropic_events(step, body):
     idx = 0
     if "long_line" in step:
         text = "x" * step["long_line"]
+    # The provider's thinking blocks first (--profile anthropic_thinking, or
+    # "thinking" in the request), each signed; a "redacted" step adds a
+    # redacted_thinking block.
+    for kind, payload in STATE["profile"].thinking_blocks(step, body):
+        if kind == "redacted":
+            yield sse("content_block_start", {"type": "content_block_start", "index": idx,
+                                              "content_block": {"type": "redacted_thinking",
+                                                                "data": payload}})
+        else:
+            thought, sig = payload
+            yield sse("content_block_start", {"type": "content_block_start", "index": idx,
+                                              "content_block": {"type": "thinking",
+                                                                "thinking": "", "signature": ""}})
+            for w in words(thought):
+                yield sse("content_block_delta", {"type": "content_block_delta", "index": idx,
+                                                  "delta": {"type": "thinking_delta",
+                                                            "thinking": w}})
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": idx,
+                                              "delta": {"type": "signature_delta",
+                                                        "signature": sig}})
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": idx})
+        idx += 1
+    t0 = idx
     if text:
-        yield sse("content_block_start", {"type": "content_block_start", "index": 0,
+        yield sse("content_block_start", {"type": "content_block_start", "index": t0,
                                           "content_block": {"type": "text", "text": ""}})
         yield sse("ping", {"type": "ping"})
         pieces = [text] if "long_line" in step else words(text)
         for w in pieces:
-            yield sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": t0,
                                               "delta": {"type": "text_delta", "text": w}})
         if "stall" in step:
             yield ("STALL", step["stall"])
@@ -867,8 +890,8 @@ def anthropic_events(step, body):
             yield "event: error\ndata: %s\n\n" % json.dumps({"type": "error", "error": {
                 "type": step["error_event"], "message": "scripted " + step["error_event"]}})
             yield ("END",)
-        yield sse("content_block_stop", {"type": "content_block_stop", "index": 0})
-        idx = 1
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": t0})
+        idx = t0 + 1
     else:
         if "stall" in step:
             yield ("STALL", step["stall"])
@@ -905,6 +928,11 @@ def openai_events(step, body):
         return "data: %s\n\n" % json.dumps(d)
 
     yield chunk({"role": "assistant", "content": ""})
+    prof = STATE["profile"]
+    reasoning = prof.reasoning(step, body)
+    if reasoning:
+        for w in words(reasoning):
+            yield chunk({prof.REASONING_FIELD: w})
     if "refusal" in step:
         for w in words(step["refusal"]):
             yield chunk({"refusal": w})
@@ -923,7 +951,6 @@ def openai_events(step, body):
         yield "data: %s\n\n" % json.dumps({"error": err})
         yield ("END",)
     calls = tool_list(step)
-    prof = STATE["profile"]
     for n, call in enumerate(calls):
         args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
         cid = call.get("id") or prof.call_id(call["tool"], n, body) or \
@@ -933,6 +960,9 @@ def openai_events(step, body):
                  "function": {"name": call["tool"], "arguments": ""}}
         if prof.NO_ID:
             del first["id"]
+        extra = prof.call_extra(cid, n)
+        if extra is not None:
+            first["extra_content"] = extra
         yield chunk({"tool_calls": [first]})
         for i in range(0, len(args), 5):
             yield chunk({"tool_calls": [{"index": at, "function": {"arguments": args[i:i + 5]}}]})

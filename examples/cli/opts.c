@@ -35,6 +35,7 @@ enum {
     OPT_KEEP_BYTES,
     OPT_TLS_SESSIONS,
     OPT_KEEP_ALIVE,
+    OPT_THINKING,
 };
 
 /* The options every frontend takes (the chat and mote serve). */
@@ -59,6 +60,7 @@ const struct option cli_common_opts[] = {
     {"keep-bytes", required_argument, NULL, OPT_KEEP_BYTES},
     {"tls-sessions", required_argument, NULL, OPT_TLS_SESSIONS},
     {"keep-alive", required_argument, NULL, OPT_KEEP_ALIVE},
+    {"thinking", required_argument, NULL, OPT_THINKING},
     {NULL, 0, NULL, 0},
 };
 
@@ -120,7 +122,8 @@ void cli_usage(FILE *out)
           "  --keep N                     keep at most N finished conversations (default 100;\n"
           "                               0: no limit); the oldest are removed\n"
           "  --keep-bytes N               ... and at most N bytes of them (default 8388608)\n"
-          "  -q, --quiet                  no token usage line after each answer\n"
+          "  -q, --quiet                  no token usage line after each answer, no\n"
+          "                               thinking shown\n"
           "  --mcp-config FILE            MCP servers ({\"mcpServers\": {...}})\n"
           "  --no-tools                   offer no tools to the model\n"
           "  --yes                        approve every tool call\n"
@@ -132,6 +135,9 @@ void cli_usage(FILE *out)
           "                               (default: mote's own, plus MOTE.md or AGENTS.md\n"
           "                               from the working directory if there is one)\n"
           "  --max-tokens N               the answer's token limit (default 4096)\n"
+          "  --thinking BUDGET            Anthropic's extended thinking, BUDGET tokens\n"
+          "                               (1024 and up; MOTE_THINKING): its thinking is kept\n"
+          "                               and sent back, shown on stderr (not with -q)\n"
           "  --context-window N           the model's context, tokens; near it the\n"
           "                               conversation is summarised (default: by model)\n"
           "  --tls-sessions off|memory|disk  TLS sessions kept to resume the next handshake:\n"
@@ -171,6 +177,11 @@ int cli_provider_parse(const char *name, enum cli_provider *prov, const char **p
     /* a dialect's name: the profile is the host's */
     *profile = strcmp(name, "anthropic") == 0 || strcmp(name, "openai") == 0 ? NULL : p->name;
     return 0;
+}
+
+int cli_thinking_parse(const char *s, unsigned long *out)
+{
+    return cli_number(s, 1000000ul, out) < 0 || *out < 1024 ? -1 : 0;
 }
 
 const char *cli_provider_names(void)
@@ -297,6 +308,13 @@ int cli_common(struct cli_opts *o, int c, const char *arg, FILE *err)
     case OPT_CONTEXT_WINDOW:
         if (cli_number(arg, 100000000ul, &o->context_window) < 0 || o->context_window < 1000) {
             fprintf(err, "mote: --context-window wants tokens 1000..100000000, not '%s'\n",
+                    cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    case OPT_THINKING:
+        if (cli_thinking_parse(arg, &o->thinking) < 0) {
+            fprintf(err, "mote: --thinking wants a budget of tokens 1024..1000000, not '%s'\n",
                     cli_shown(arg));
             return 2;
         }

@@ -41,6 +41,7 @@ struct cli_opts {
     const char *system_file; /* --system-file FILE */
     unsigned long max_tokens;      /* --max-tokens; 0: the default */
     unsigned long context_window;  /* --context-window; 0: from the model's name */
+    unsigned long thinking;        /* --thinking BUDGET (tokens; 0: none) */
     bool quiet;                    /* -q: no usage line */
     bool list;                     /* --list */
     bool resume_pick;              /* --resume without an id */
@@ -55,6 +56,9 @@ struct cli_opts {
  * provider's profile (mote_llm_profile_find). 0 and *prov, *profile
  * (NULL for a dialect: picked by host), or -1. */
 int cli_provider_parse(const char *name, enum cli_provider *prov, const char **profile);
+
+/* --thinking BUDGET (or MOTE_THINKING): 0 and *out (1024..1000000), or -1. */
+int cli_thinking_parse(const char *s, unsigned long *out);
 
 /* The names --provider takes, for messages ("anthropic, openai, gemini,
  * ..."). */

@@ -25,6 +25,10 @@
 
 static char system_buf[SYSTEM_MAX + 512];
 
+/* MOTE_THINKING, read with the model (fe_model): --thinking's
+ * configuration, the option first. */
+static unsigned long thinking_env;
+
 unsigned long fe_env_ms(const char *name, unsigned long def)
 {
     const char *v = getenv(name);
@@ -68,6 +72,16 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
     bool too_long = false;
     int rc;
 
+    {
+        const char *t = getenv("MOTE_THINKING");
+
+        if (op->thinking == 0 && t != NULL && t[0] != '\0' &&
+            cli_thinking_parse(t, &thinking_env) < 0) {
+            fprintf(stderr, "mote: MOTE_THINKING wants a budget of tokens 1024..1000000, not "
+                            "'%s'\n", cli_shown(t));
+            return 2;
+        }
+    }
     /* MOTE_PROVIDER is --provider's configuration (the option first). */
     if (prov == CLI_PROVIDER_NONE && penv != NULL && penv[0] != '\0' &&
         cli_provider_parse(penv, &prov, &profile) < 0) {
@@ -328,6 +342,7 @@ void fe_conv_conf(const struct cli_opts *op, const struct mote_llm_conf *llm, co
     cc->context_window =
         op->context_window > 0 ? (uint32_t)op->context_window : fe_window(model);
     cc->max_turns = (unsigned)op->max_turns;
+    cc->thinking_budget = (uint32_t)(op->thinking > 0 ? op->thinking : thinking_env);
     cc->tools = !op->no_tools;
     cc->mcp = !op->no_tools;
 }

@@ -51,7 +51,8 @@ struct mote_tool_run;
 
 enum mote_ev {
     MOTE_EV_TEXT = 1,     /* text, len: a piece of the answer as it streams */
-    MOTE_EV_THINKING,     /* text, len: a piece of the model's thinking (not journaled) */
+    MOTE_EV_THINKING,     /* text, len: a piece of the model's thinking (journaled in reason
+                           * records, sent back where the provider needs it) */
     MOTE_EV_STATE,        /* state: the conversation's state changed */
     MOTE_EV_APPROVAL,     /* ask_id, id, name, input: may the call run? answer with
                            * mote_conv_approve(conv, ask_id, ...) */
@@ -314,6 +315,8 @@ struct mote_conv_conf {
     unsigned nrules;
     uint32_t context_window;  /* the model's context, tokens (0: unknown, never compacts
                                * by itself) */
+    uint32_t thinking_budget; /* Anthropic: extended thinking with this budget of tokens (0:
+                               * not asked) */
     unsigned compact_percent; /* compact when a request used this much of it; 0: 80 */
 };
 
@@ -403,7 +406,8 @@ struct mote_conv {
 #define MOTE_STREAM_SIZE                                                                          \
     (sizeof(struct mote_llm_call) + sizeof(struct mote_llm_req) + sizeof(struct mote_conn) +      \
      (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS) * sizeof(struct mote_tool_def) + \
-     MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u)
+     MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u +       \
+     MOTE_ANSWER_REASON_MAX + MOTE_LLM_MAX_TOOL_CALLS * 6u + 32u)
 
 struct mote_stream_area {
     _Alignas(max_align_t) unsigned char bytes[MOTE_STREAM_SIZE];

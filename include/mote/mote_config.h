@@ -1079,6 +1079,21 @@
 #endif
 /* ---- end of mote serve's MQTT block ---- */
 
+/* ---- providers: reasoning ---- */
+
+/* Bytes of an answer's reasoning (a thinking block, reasoning_content)
+ * held while it streams; more goes to the journal in pieces (reason
+ * records), so reasoning of any length costs no more memory. At least 256
+ * and at most (MOTE_JOURNAL_LINE_MAX - 256) / 6. */
+#ifndef MOTE_ANSWER_REASON_MAX
+#define MOTE_ANSWER_REASON_MAX 4096
+#endif
+
+#if MOTE_ANSWER_REASON_MAX < 256 || MOTE_ANSWER_REASON_MAX > (MOTE_JOURNAL_LINE_MAX - 256) / 6
+#error "MOTE_ANSWER_REASON_MAX must be 256..(MOTE_JOURNAL_LINE_MAX-256)/6 (a piece, escaped, must fit one journal record)"
+#endif
+/* ---- end of the providers' block ---- */
+
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
  * the one it was built with; mote_loop_init() is a macro that passes the
@@ -1128,9 +1143,11 @@
 /* mote serve's MQTT front door and the journal's request ids: a chain of their own */
 #define MOTE_SIG_SMQTT_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_JOURNAL_RIDS), MOTE_JOURNAL_RID_MAX), MOTE_SERVE_MQTT_OUTS), MOTE_SERVE_MQTT_WAIT), MOTE_SERVE_MQTT_WAIT_BYTES), MOTE_SERVE_MQTT_STOP_MS)
+/* the providers' limits: a chain of their own */
+#define MOTE_SIG_PROV_ MOTE_SIG_(2166136261UL, MOTE_ANSWER_REASON_MAX)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_PROV_ * 19UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

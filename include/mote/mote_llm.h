@@ -20,8 +20,10 @@
  * Responses: feed each SSE event to mote_llm_dec_event(); it reports text
  * deltas, tool calls (started, argument fragments, finished; OpenAI's
  * parallel calls keyed by index), the stop reason, usage and errors to a
- * callback. Thinking is reported (MOTE_LLM_THINKING) but never sent back:
- * mote does not ask for extended thinking (docs/LLM.md).
+ * callback. Reasoning is reported as it comes (MOTE_LLM_THINKING, its
+ * signature MOTE_LLM_THINKING_SIG, a call's extras MOTE_LLM_TOOL_EXTRA):
+ * the agent journals it and the body writer sends it back where the
+ * provider needs it (docs/LLM.md, "Reasoning").
  * Unknown event and block types are skipped.
  */
 #ifndef MOTE_LLM_H
@@ -56,8 +58,10 @@ struct mote_llm_req;
                                               * (DeepSeek, Kimi: needed back in a tool turn) */
 #define MOTE_LLM_KEY_EXTRA_CONTENT 0x20u  /* OpenAI: a tool call's extra_content (Gemini's
                                            * thought_signature: needed back) */
+#define MOTE_LLM_KEY_REASONING_TURNS 0x40u /* every turn's reasoning goes back, not only the
+                                            * current turn's (DeepSeek V4's thinking mode) */
 #define MOTE_LLM_KEYS_OPTIONAL 0x0Du      /* those sent unless the provider refuses them */
-#define MOTE_LLM_KEYS_EXTRA 0x30u         /* those sent back only where the provider needs them */
+#define MOTE_LLM_KEYS_EXTRA 0x70u         /* those sent back only where the provider needs them */
 
 /* How a provider reports a request's token usage (mote_llm_profile.usage). */
 #define MOTE_LLM_USAGE_ASKED 1   /* when asked: stream_options.include_usage */
@@ -163,6 +167,8 @@ enum mote_part_type {
     MOTE_PART_TEXT = 1,        /* user or assistant text */
     MOTE_PART_TOOL_CALL = 2,   /* assistant: id, name, input (JSON object) */
     MOTE_PART_TOOL_RESULT = 3, /* user: id, text, is_error */
+    MOTE_PART_REASONING = 4,   /* assistant: a piece of a reasoning block: fmt, block, kind,
+                                * text (mote_journal_reason's) */
 };
 
 struct mote_part {
@@ -179,6 +185,14 @@ struct mote_part {
                         * cancel, a failure, a shutdown; its text may be empty): the writer
                         * says so after it, and the text of the answer that follows never
                         * runs into it */
+    const char *extra; /* TOOL_CALL: its provider extras, a JSON object (NULL: none) */
+    size_t extra_len;
+    const char *fmt;   /* REASONING: "thinking", "redacted", "reasoning_content",
+                        * "reasoning", "responses" */
+    unsigned block;    /* REASONING: the block's number in its answer */
+    uint8_t kind;      /* REASONING: 0 its text, 1 its signature, 2 its item id */
+    bool earlier;      /* REASONING: of an answer before the last user message (sent
+                        * back only to a provider that needs every turn's) */
 };
 
 /* Gives part number `index` (0-based) in *p: returns 1, 0 past the last
@@ -222,6 +236,8 @@ struct mote_llm_req {
                                     * provider's profile refuses them) */
     uint8_t add;                   /* MOTE_LLM_KEY_*: keys to send besides (the extras the
                                     * profile needs back; MAX_COMPLETION as the bool above) */
+    uint32_t thinking_budget;      /* Anthropic: extended thinking with this budget of tokens
+                                    * (0: not asked; max_tokens is raised above it) */
 };
 
 /* True if `base_url`'s host is OpenAI's own API (api.openai.com), whose
@@ -245,6 +261,13 @@ struct mote_llm_wstate {
     bool block_open;   /* Anthropic: the last block is closed by what follows */
     bool in_text;      /* the last part was an answer's text (not cut): more goes on with it */
     uint8_t ws_len;    /* Anthropic: white space held back (ws) */
+    bool content_done; /* OpenAI: the open assistant message has its "content" */
+    uint8_t rs_open;   /* a reasoning block is open: 1 its text string open, 2 no string
+                        * open, 3 its signature string open (0: none) */
+    uint8_t rs_code;   /* its format (llm_body.c) */
+    bool rs_text;      /* Anthropic: its "thinking" was written */
+    bool last_thinking; /* Anthropic: the last block is a reasoning block */
+    unsigned rs_block; /* its number in its answer */
     char ws[MOTE_LLM_WS_HOLD];
 };
 
@@ -288,9 +311,20 @@ enum mote_llm_ev {
     MOTE_LLM_USAGE,          /* in_tokens, out_tokens (totals so far) */
     MOTE_LLM_ERROR,          /* text: message; id: error type; retryable */
     MOTE_LLM_DONE,           /* the stream's proper end (message_stop / [DONE]) */
-    MOTE_LLM_THINKING,       /* text, len: a piece of the model's thinking (Anthropic
-                              * thinking blocks, OpenAI-compatible reasoning_content);
-                              * shown if the caller wants, never sent back */
+    MOTE_LLM_THINKING,       /* text, len: a piece of a block of the model's reasoning; id:
+                              * its format ("thinking": an Anthropic thinking block,
+                              * "reasoning_content", "reasoning": OpenAI-compatible
+                              * servers', "responses": a Responses reasoning item's
+                              * summary), slot: the block's number in the answer (mod 256) */
+    MOTE_LLM_TOOL_EXTRA,     /* slot, text, len: a call's provider extras, a JSON object as it
+                              * came (Gemini's {"google": {"thought_signature": ...}}), right
+                              * after its TOOL_START */
+    MOTE_LLM_THINKING_SIG,   /* text, len: a piece of a reasoning block's signature, after its
+                              * text (Anthropic's "signature"; a redacted block's "data", id
+                              * "redacted"; a Responses item's encrypted_content); id, slot as
+                              * THINKING */
+    MOTE_LLM_THINKING_ID,    /* text, len: a reasoning block's item id (Responses); id, slot as
+                              * THINKING */
 };
 
 struct mote_llm_event {
@@ -349,6 +383,8 @@ struct mote_llm_dec {
     uint64_t id_hash;        /* of the stream so far, for those ids too */
     uint64_t id_seen[8];     /* the ids of this answer's calls so far (bits of their hashes,
                               * 512) */
+    uint32_t rs_n;           /* reasoning blocks so far (Anthropic) */
+    const char *rs_fmt;      /* the format of the reasoning being reported */
     uint64_t wire_id;        /* the hash of the id the call started last came with, as
                               * sent (0: none) */
     uint64_t in_tokens;

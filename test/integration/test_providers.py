@@ -257,11 +257,12 @@ def start_proxy():
 
 
 def via_host(host, port, *args, **kw):
-    """mote with --base-url http://HOST:PORT/v1 through the proxy."""
+    """mote with --base-url http://HOST:PORT/v1 (or PATH) through the proxy."""
     pport = start_proxy()
     envs = dict(kw.pop("envs", {}), HTTP_PROXY="http://127.0.0.1:%d" % pport)
     state = kw.pop("state", None) or tempfile.mkdtemp(dir=TMP)
-    cmd = [MOTE, "--state-dir", state, "--base-url", "http://%s:%d/v1" % (host, port),
+    cmd = [MOTE, "--state-dir", state, "--base-url",
+           "http://%s:%d%s" % (host, port, kw.pop("path", "/v1")),
            "--output-format", "stream-json"] + list(args)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=90,
                           env=env(kw.pop("provider", "openai"), **envs))
@@ -354,6 +355,215 @@ def test_token_limit_name_swapped_when_refused():
     reqs = bodies(log)
     check(len(reqs) == 2 and reqs[0]["body"].get("max_completion_tokens") == 300 and
           reqs[1]["body"].get("max_tokens") == 300, [r["body"] for r in reqs])
+
+
+# ---- reasoning is part of the conversation -----------------------------------------
+
+def reasons(state):
+    return [r for r in journal(state) if r["t"] == "reason"]
+
+
+def thinking(events):
+    return "".join(e.get("text", "") for e in events if e.get("type") == "thinking")
+
+
+def test_deepseek_reasoning_content_sent_back():
+    # DeepSeek's thinking mode: every assistant message must carry its
+    # reasoning_content back (a tool round, then a follow-up turn).
+    port, log = server("deepseek", [{"tool": "list_dir", "input": {"path": "."}},
+                                    {"text": "It is a directory."}, {"text": "Sure."}])
+    state = tempfile.mkdtemp(dir=TMP)
+    p = via_host("api.deepseek.com", port, "-p", "hi", "--yes", state=state)
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    ev = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    p = via_host("api.deepseek.com", port, "-p", "and again", "--continue", "--yes",
+                 state=state)
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    check(len(reqs) == 3 and not any(r.get("refused") for r in reqs),
+          [r.get("refused") for r in reqs])
+    rs = reasons(state)
+    check(rs and all(r["fmt"] == "reasoning_content" for r in rs), rs)
+    sent = [m.get("reasoning_content") for m in reqs[-1]["body"]["messages"]
+            if m["role"] == "assistant"]
+    check(len(sent) == 2 and all(sent), sent)
+    check(sent[0] in thinking(ev) and sent[1] in thinking(ev), (sent, thinking(ev)))
+
+
+def test_deepseek_learnt_on_a_host_mote_does_not_know():
+    # The same server as an unknown OpenAI-compatible one: its 400 names
+    # reasoning_content, mote sends it (and every turn's) from then on.
+    port, log = server("deepseek", [{"tool": "list_dir", "input": {"path": "."}},
+                                    {"text": "ok"}])
+    state = tempfile.mkdtemp(dir=TMP)
+    p = subprocess.run([MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
+                        "--provider", "openai", "--yes"], input="first\nsecond\n",
+                       capture_output=True, text=True, timeout=90, env=env())
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    refused = [r for r in reqs if r.get("refused")]
+    check(1 <= len(refused) <= 2, [r.get("refused") for r in reqs])
+    check(not reqs[-1].get("refused"), reqs[-1].get("refused"))
+
+
+def test_anthropic_thinking_blocks_sent_back():
+    port, log = server("anthropic_thinking", [
+        {"tool": "list_dir", "input": {"path": "."}, "redacted": True},
+        {"tool": "list_dir", "input": {"path": ".."}}, {"text": "Done."}])
+    p, ev, state = mote(port, "--yes", "--thinking", "2048", provider="anthropic")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    check(len(reqs) == 3 and not any(r.get("refused") for r in reqs),
+          [r.get("refused") for r in reqs])
+    b0 = reqs[0]["body"]
+    check(b0.get("thinking") == {"type": "enabled", "budget_tokens": 2048} and
+          b0["max_tokens"] > 2048, {k: b0.get(k) for k in ("thinking", "max_tokens")})
+    last = reqs[-1]["body"]["messages"]
+    firsts = [m["content"][0]["type"] for m in last if m["role"] == "assistant"]
+    check(firsts == ["thinking", "thinking"], firsts)
+    kinds = [b["type"] for m in last if m["role"] == "assistant" for b in m["content"]]
+    check(kinds == ["thinking", "redacted_thinking", "tool_use", "thinking", "tool_use"], kinds)
+    check(thinking(ev) and "Claude thinks" in thinking(ev), thinking(ev)[:200])
+    # a new turn: earlier turns' thinking is left out (the API strips it)
+    p, ev, _ = mote(port, "--continue", "--thinking", "2048", provider="anthropic", state=state,
+                    prompt="thanks")
+    check(p.returncode == 0, p.stderr)
+    last = bodies(log)[-1]
+    check(not last.get("refused"), last.get("refused"))
+    check("thinking" not in [b["type"] for m in last["body"]["messages"] if m["role"] ==
+                             "assistant" for b in m["content"]], last["body"]["messages"])
+
+
+def test_anthropic_compatible_thinking_on_by_default():
+    # An Anthropic-format endpoint that thinks without being asked: its
+    # blocks go back all the same.
+    port, log = server("anthropic_thinking", [{"tool": "list_dir", "input": {"path": "."}},
+                                              {"text": "Done."}])
+    p, ev, state = mote(port, "--yes", provider="anthropic")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    check(len(reqs) == 2 and not reqs[1].get("refused"), [r.get("refused") for r in reqs])
+    check("thinking" not in reqs[0]["body"], reqs[0]["body"].keys())
+
+
+def test_gemini_thought_signature_sent_back():
+    port, log = server("gemini", [{"tools": [{"tool": "list_dir", "input": {"path": "."}},
+                                             {"tool": "list_dir", "input": {"path": ".."}}]},
+                                  {"text": "Both listed."}])
+    # picked by its host (through the proxy), --provider openai
+    state = tempfile.mkdtemp(dir=TMP)
+    p = via_host("generativelanguage.googleapis.com", port, "-p", "hi", "--yes", state=state,
+                 path="/v1beta/openai")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    reqs = bodies(log)
+    check(reqs[0]["path"] == "/v1beta/openai/chat/completions", reqs[0]["path"])
+    check(len(reqs) == 2 and not any(r.get("refused") for r in reqs),
+          [r.get("refused") for r in reqs])
+    calls = [c for m in reqs[1]["body"]["messages"] if m["role"] == "assistant"
+             for c in m.get("tool_calls", [])]
+    check("extra_content" in calls[0] and "extra_content" not in calls[1], calls)
+    rec = [c for r in journal(state) if r["t"] == "assistant" for c in r.get("calls", [])]
+    check(rec[0]["extra"]["google"]["thought_signature"] ==
+          calls[0]["extra_content"]["google"]["thought_signature"], rec)
+
+
+def test_reasoning_field_shown_and_journaled_not_sent():
+    # vLLM, Groq, Ollama, OpenRouter: delta.reasoning is thinking
+    port, log = server("vllm", [{"tool": "list_dir", "input": {"path": "."}}, {"text": "ok"}])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    check("vLLM reasons" in thinking(ev), ev)
+    rs = reasons(state)
+    check(rs and all(r["fmt"] == "reasoning" for r in rs), rs)
+    check("vLLM reasons" not in bodies(log)[-1]["raw"], "sent back where no one asked for it")
+    # the text mode shows it on stderr (-q: not)
+    port, log = server("vllm", [{"text": "The answer."}])
+    p, _, _ = mote(port, "--output-format", "text")
+    check("thinking: vLLM reasons" in p.stderr and "The answer." in p.stdout and
+          "vLLM" not in p.stdout, (p.stdout, p.stderr))
+    port, log = server("vllm", [{"text": "The answer."}])
+    p, _, _ = mote(port, "--output-format", "text", "-q")
+    check("vLLM" not in p.stderr, p.stderr)
+
+
+def test_reasoning_in_serve_and_mqtt_events():
+    from test_serve import Events, Serve
+    port, _ = server("vllm", [{"text": "served"}])
+    s = Serve(port, args=["--provider", "openai"], env_more=env())
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        s.say(cid, "hi")
+        wait_for(lambda: any(e.get("event") == "turn_end" for e in ev.events), "the turn's end")
+        th = "".join(e["json"]["text"] for e in ev.events if e.get("event") == "thinking")
+        check("vLLM reasons" in th, ev.events)
+    finally:
+        s.p.terminate()
+        s.p.wait(timeout=30)
+    from test_mqtt import Broker
+    from test_mqtt_serve import Sub, mserve, req, stop
+    try:
+        b = Broker("prov-t")
+    except Exception as e:  # noqa: BLE001 - no mosquitto here
+        raise Skip("no broker: %s" % e)
+    port, _ = server("vllm", [{"text": "over mqtt"}])
+    s = mserve(port, b, "dev-t", args=["--provider", "openai"], env=env())
+    sub = Sub(b, "mote/dev-t", "w-t")
+    try:
+        b.pub("mote/dev-t/in", req("r1", "c1", "hi"))
+        sub.wait(lambda: any(e.get("event") == "thinking" for e in sub.events("c1")),
+                 "a thinking event on out/c1")
+    finally:
+        sub.stop()
+        stop(s)
+
+
+def test_reasoning_of_any_length_in_bounded_memory():
+    # 300 KB of thinking: journaled in pieces, every byte kept.
+    big = " ".join("thought%d" % i for i in range(40000))
+    port, log = server("deepseek", [{"reasoning": big, "tool": "list_dir", "input": {"path": "."}},
+                                    {"text": "ok", "reasoning": "short"}])
+    p, ev, state = mote(port, "--yes", provider="deepseek")
+    check(p.returncode == 0, (p.returncode, p.stderr[-500:]))
+    rs = [r for r in reasons(state) if r["b"] == 0]
+    got = "".join(r["text"] for r in rs[:-1]) if rs[-1]["text"] == "short" else \
+        "".join(r["text"] for r in rs)
+    check(got.startswith(big) and len(rs) > 10, (len(rs), len(got)))
+    sent = [m.get("reasoning_content") for m in bodies(log)[1]["body"]["messages"]
+            if m["role"] == "assistant"]
+    check(sent == [big], (len(sent), [len(x or "") for x in sent]))
+
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
+
+
+def test_journal_of_the_mote_before_reasoning_opens():
+    # A conversation journaled by the mote before reasoning was kept (format
+    # 2: a tool round, a long answer in text records) opens and goes on; its
+    # history goes into the next request as it was.
+    state = tempfile.mkdtemp(dir=TMP)
+    d = os.path.join(state, "conversations")
+    os.makedirs(d, mode=0o700)
+    with open(os.path.join(FIXTURES, "journal-v2-before-reasoning.jsonl")) as f:
+        old = f.read()
+    cid = json.loads(old.splitlines()[0])["id"]
+    with open(os.path.join(d, cid + ".jsonl"), "w") as f:
+        f.write(old)
+    os.chmod(os.path.join(d, cid + ".jsonl"), 0o600)
+    with open(os.path.join(state, "current"), "w") as f:
+        f.write(cid + "\n")
+    port, log = start_server([{"text": "Still here."}])
+    p, ev, _ = mote(port, "--continue", provider="anthropic", state=state, prompt="and now?")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    body = bodies(log)[0]["body"]
+    kinds = [(m["role"], [b["type"] for b in m["content"]]) for m in body["messages"]]
+    check(kinds == [("user", ["text"]), ("assistant", ["text", "tool_use"]),
+                    ("user", ["tool_result"]), ("assistant", ["text"]), ("user", ["text"])],
+          kinds)
+    check(body["messages"][3]["content"][0]["text"].startswith("The folder holds"), body)
+    with open(os.path.join(d, cid + ".jsonl")) as f:
+        now = f.read()
+    check(now.startswith(old) and "Still here." in now, now[-300:])
 
 
 def main():

@@ -78,6 +78,22 @@ static int decode(enum mote_provider prov, const char *s)
     return mote_sse_feed(&sse, s, strlen(s));
 }
 
+struct buf {
+    char p[8192];
+    size_t n;
+};
+
+static int buf_sink(void *arg, const char *p, size_t n)
+{
+    struct buf *b = arg;
+
+    assert_true(b->n + n < sizeof(b->p));
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+    return 0;
+}
+
 #define CHUNK(delta) "data: {\"choices\":[{\"index\":0,\"delta\":" delta "}]}\n\n"
 #define FINISH(why) "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"" why "\"}]}\n\n"
 
@@ -204,6 +220,175 @@ static void test_reasoning_field_is_thinking(void **state)
     assert_string_equal(sn.text, "4");
 }
 
+/* Reasoning with what it came with: ids and blocks as they arrive. */
+struct rseen {
+    int n;
+    char kind[16][24]; /* "T:fmt:block", "S:fmt:block", "X:slot" */
+    char data[16][256];
+};
+static struct rseen rs;
+
+static int on_reason(void *arg, const struct mote_llm_event *ev)
+{
+    (void)arg;
+    if (ev->type != MOTE_LLM_THINKING && ev->type != MOTE_LLM_THINKING_SIG &&
+        ev->type != MOTE_LLM_TOOL_EXTRA)
+        return 0;
+    assert_true(rs.n < 16);
+    if (ev->type == MOTE_LLM_TOOL_EXTRA)
+        snprintf(rs.kind[rs.n], sizeof(rs.kind[0]), "X:%u", ev->slot);
+    else
+        snprintf(rs.kind[rs.n], sizeof(rs.kind[0]), "%c:%s:%u",
+                 ev->type == MOTE_LLM_THINKING ? 'T' : 'S', ev->id, ev->slot);
+    snprintf(rs.data[rs.n], sizeof(rs.data[0]), "%.*s", (int)ev->len, ev->text);
+    rs.n++;
+    return 0;
+}
+
+static int decode_rs(enum mote_provider prov, const char *s)
+{
+    memset(&rs, 0, sizeof(rs));
+    mote_llm_dec_init(&dec, prov, on_reason, NULL);
+    mote_sse_init(&sse, on_sse, NULL);
+    return mote_sse_feed(&sse, s, strlen(s));
+}
+
+#define AEV(name, json) "event: " name "\ndata: " json "\n\n"
+
+static void test_reasoning_decoded_with_signatures(void **state)
+{
+    static const char anthropic[] =
+        AEV("content_block_start", "{\"type\":\"content_block_start\",\"index\":0,"
+            "\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}")
+        AEV("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+            "{\"type\":\"thinking_delta\",\"thinking\":\"Let me \\u00e9 see.\"}}")
+        AEV("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+            "{\"type\":\"signature_delta\",\"signature\":\"EqQBCkYI+/sig==\"}}")
+        AEV("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}")
+        AEV("content_block_start", "{\"type\":\"content_block_start\",\"index\":1,"
+            "\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"EmwKAhgBEgy3va==\"}}")
+        AEV("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":1}");
+    static const char gemini[] =
+        CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"shell\","
+              "\"arguments\":\"{}\"},\"extra_content\":{\"google\":{\"thought_signature\":"
+              "\"CiQB\"}}}]}")
+        CHUNK("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\"},"
+              "\"extra_content\":{\"google\":{\"thought_signature\":\"again\"}}}]}")
+        FINISH("tool_calls") "data: [DONE]\n\n";
+
+    (void)state;
+    assert_int_equal(decode_rs(MOTE_PROVIDER_ANTHROPIC, anthropic), 0);
+    assert_int_equal(rs.n, 3);
+    assert_string_equal(rs.kind[0], "T:thinking:0");
+    assert_string_equal(rs.data[0], "Let me \xc3\xa9 see.");
+    assert_string_equal(rs.kind[1], "S:thinking:0");
+    assert_string_equal(rs.data[1], "EqQBCkYI+/sig==");
+    assert_string_equal(rs.kind[2], "S:redacted:1");
+    assert_string_equal(rs.data[2], "EmwKAhgBEgy3va==");
+    assert_true(dec.content); /* reasoning counts: never sent again after it */
+    assert_int_equal(decode_rs(MOTE_PROVIDER_OPENAI, gemini), 0);
+    assert_int_equal(rs.n, 1); /* once, with the call's start */
+    assert_string_equal(rs.kind[0], "X:0");
+    assert_string_equal(rs.data[0], "{\"google\":{\"thought_signature\":\"CiQB\"}}");
+}
+
+/* A conversation with reasoning, as the journal replays it. */
+#define G1X "{\"google\":{\"thought_signature\":\"G1\"}}"
+static const struct mote_part rs_parts[] = {
+    {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL,
+     0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "old thought", 11, NULL, NULL, NULL, 0, false,
+     false, NULL, 0, "thinking", 0, 0, true},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "hello", 5, NULL, NULL, NULL, 0, false, false, NULL, 0,
+     NULL, 0, 0, false},
+    {MOTE_ROLE_USER, MOTE_PART_TEXT, "list", 4, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL,
+     0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "I will ", 7, NULL, NULL, NULL, 0, false, false,
+     NULL, 0, "thinking", 0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "list.", 5, NULL, NULL, NULL, 0, false, false,
+     NULL, 0, "thinking", 0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "SIG", 3, NULL, NULL, NULL, 0, false, false, NULL,
+     0, "thinking", 0, 1, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "DATA", 4, NULL, NULL, NULL, 0, false, false, NULL,
+     0, "redacted", 1, 1, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false,
+     G1X, sizeof(G1X) - 1, NULL, 0, 0, false},
+    {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "ok", 2, "c1", NULL, NULL, 0, false, false, NULL, 0,
+     NULL, 0, 0, false},
+};
+
+static int rs_parts_fn(void *arg, unsigned index, struct mote_part *p)
+{
+    const struct mote_part *set = arg;
+
+    if (index >= sizeof(rs_parts) / sizeof(rs_parts[0]))
+        return 0;
+    *p = set[index];
+    if (set != rs_parts && p->type == MOTE_PART_REASONING)
+        p->fmt = "reasoning_content"; /* as an OpenAI-compatible server's (its signatures are
+                                       * never sent there) */
+    return 1;
+}
+
+static void test_reasoning_sent_back_where_needed(void **state)
+{
+    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
+    static struct mote_part openai_parts[sizeof(rs_parts) / sizeof(rs_parts[0])];
+    struct mote_llm_req req;
+    static struct buf b;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    req.model = "m";
+    req.tools = &tool;
+    req.ntools = 1;
+    req.parts = rs_parts_fn;
+    req.parts_arg = (void *)rs_parts;
+    req.thinking_budget = 2048;
+    req.max_tokens = 1000; /* below the budget: raised */
+    mote_llm_profile_req(mote_llm_profile_find("anthropic"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    /* the current turn's blocks, byte for byte, before the call; the
+     * earlier turn's left out; the limit above the budget */
+    assert_non_null(strstr(b.p, "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048}"));
+    assert_non_null(strstr(b.p, "\"max_tokens\":6144"));
+    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+                                "\"thinking\":\"I will list.\",\"signature\":\"SIG\"},{\"type\":"
+                                "\"redacted_thinking\",\"data\":\"DATA\"},{\"type\":\"tool_use\""));
+    assert_null(strstr(b.p, "old thought"));
+    assert_null(strstr(b.p, "thought_signature")); /* Gemini's: not Anthropic's */
+
+    /* OpenAI-compatible: reasoning_content where the profile needs it */
+    memcpy(openai_parts, rs_parts, sizeof(rs_parts));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.parts_arg = openai_parts;
+    req.thinking_budget = 0;
+    mote_llm_profile_req(mote_llm_profile_find("openai-compatible"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "reasoning_content"));
+    assert_null(strstr(b.p, "extra_content"));
+    mote_llm_profile_req(mote_llm_profile_find("kimi"), &req); /* the current turn's */
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "old thought"));
+    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"reasoning_content\":\"I will list.\","
+                                "\"content\":null,\"tool_calls\":[{\"id\":\"c1\""));
+    mote_llm_profile_req(mote_llm_profile_find("deepseek"), &req); /* every turn's */
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"reasoning_content\":\"old thought\","
+                                "\"content\":\"hello\"}"));
+    mote_llm_profile_req(mote_llm_profile_find("gemini"), &req); /* the call's extras */
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_non_null(strstr(b.p, "\"arguments\":\"{}\"},\"extra_content\":{\"google\":"
+                                "{\"thought_signature\":\"G1\"}}}"));
+    assert_null(strstr(b.p, "reasoning_content"));
+}
+
 /* ---- ids and indexes ------------------------------------------------------------- */
 
 static void test_ids_kept_for_the_dialect(void **state)
@@ -281,11 +466,12 @@ static void test_calls_sharing_an_index(void **state)
 /* ---- request bodies ---------------------------------------------------------- */
 
 static const struct mote_part conv_parts[] = {
-    {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
+    {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL,
+     0, 0, false},
     {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "functions.shell:0", "shell", "{}", 2,
-     false, false},
+     false, false, NULL, 0, NULL, 0, 0, false},
     {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "ok", 2, "functions.shell:0", NULL, NULL, 0, false,
-     false},
+     false, NULL, 0, NULL, 0, 0, false},
 };
 
 static int parts_fn(void *arg, unsigned index, struct mote_part *p)
@@ -297,21 +483,6 @@ static int parts_fn(void *arg, unsigned index, struct mote_part *p)
     return 1;
 }
 
-struct buf {
-    char p[8192];
-    size_t n;
-};
-
-static int buf_sink(void *arg, const char *p, size_t n)
-{
-    struct buf *b = arg;
-
-    assert_true(b->n + n < sizeof(b->p));
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-    return 0;
-}
 
 static void test_foreign_ids_fit_anthropic(void **state)
 {
@@ -538,6 +709,8 @@ int main(void)
         cmocka_unit_test(test_error_array_event),
         cmocka_unit_test(test_finish_without_done),
         cmocka_unit_test(test_reasoning_field_is_thinking),
+        cmocka_unit_test(test_reasoning_decoded_with_signatures),
+        cmocka_unit_test(test_reasoning_sent_back_where_needed),
         cmocka_unit_test(test_ids_kept_for_the_dialect),
         cmocka_unit_test(test_calls_sharing_an_index),
         cmocka_unit_test(test_foreign_ids_fit_anthropic),
