@@ -82,6 +82,61 @@ static int compact_parts(void *arg, unsigned index, struct mote_part *p)
     return 1;
 }
 
+/* The model's context window, tokens: the conversation's, else what a
+ * server said (0: unknown). */
+static uint32_t window_of(const struct mote_conv *c)
+{
+    return c->conf.context_window > 0 ? c->conf.context_window : c->ctx_learned;
+}
+
+/* The tool results of the request, counted. */
+static uint32_t count_results(struct mote_conv *c, const struct mote_llm_req *req)
+{
+    struct mote_part p;
+    uint32_t n = 0;
+    unsigned i;
+
+    for (i = 0; req->parts(req->parts_arg, i, &p) > 0 && i < 0xFFFFFFu; i++)
+        n += p.type == MOTE_PART_TOOL_RESULT;
+    c->jr.part_valid = false;
+    return n;
+}
+
+/* A summarising request over the window: its oldest tool results cut,
+ * the fewest and the least that make its body fit (a quarter of them,
+ * half, all; to 2 KiB, then less), the journal kept whole. The budget:
+ * 60% of the window in the bytes a token took in the refused request
+ * (else MOTE_CONTEXT_BYTES_PER_TOKEN), or half that request's body when
+ * the window is unknown. */
+static void shrink(struct mote_conv *c, struct mote_llm_req *req)
+{
+    static const uint32_t caps[] = {2048, 1024, 512, 256, 128};
+    static const unsigned parts4[] = {1, 2, 4};
+    uint32_t win = window_of(c), n = count_results(c, req);
+    uint64_t bpt = c->ovf_used > 0 && c->ovf_bytes > 0 ? c->ovf_bytes / c->ovf_used : 0;
+    uint64_t budget;
+    size_t i, k;
+
+    if (bpt == 0)
+        bpt = MOTE_CONTEXT_BYTES_PER_TOKEN;
+    budget = win > 0 ? (uint64_t)win * bpt * 6u / 10u : c->ovf_bytes / 2u;
+    if (n == 0 || budget == 0)
+        return;
+    for (i = 0; i < MOTE_ARRAY_LEN(caps); i++) {
+        for (k = 0; k < MOTE_ARRAY_LEN(parts4); k++) {
+            int64_t len;
+
+            req->old_cap = caps[i];
+            req->old_results = (n * parts4[k] + 3u) / 4u;
+            len = mote_llm_body_length(req);
+            c->jr.part_valid = false;
+            if (len >= 0 && (uint64_t)len <= budget)
+                return;
+        }
+    }
+    /* nothing fits: the least there is (the server says if it is too much) */
+}
+
 int mote_request_start(struct mote_conv *c, mote_cont_fn done)
 {
     struct mote_session *s = c->s;
@@ -118,6 +173,12 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
      * own (the request, or the answer before it): its size now is this
      * answer's alone, for the ids of calls that come without one. */
     st->req.id_seed = c->jr.size;
+    /* A tool result is cut to a share of the context window before it is
+     * sent (the journal keeps it whole). */
+    st->req.window = window_of(c);
+    if (st->req.window > 0)
+        st->req.result_cap = (uint32_t)((uint64_t)st->req.window * MOTE_CONTEXT_RESULT_SHARE /
+                                        100u * MOTE_CONTEXT_BYTES_PER_TOKEN);
     if (c->compacting) {
         st->req.parts = compact_parts;
         st->req.parts_arg = c;
@@ -126,6 +187,11 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
         c->compact_n = (unsigned)-1;
         if (st->req.max_tokens == 0 || st->req.max_tokens > COMPACT_MAX_TOKENS)
             st->req.max_tokens = COMPACT_MAX_TOKENS;
+        /* the summary fits beside the conversation in a small window */
+        if (st->req.window > 0 && st->req.max_tokens > st->req.window / 3u)
+            st->req.max_tokens = st->req.window / 3u > 64u ? st->req.window / 3u : 64u;
+        if (c->compact_shrink)
+            shrink(c, &st->req);
     }
     c->jr.part_valid = false;
     rc = mote_llm_call_init(&st->call, c->conf.llm, &st->req, mote_answer_event, c);

@@ -308,6 +308,7 @@ static int start_send(struct mote_llm_call *c)
     if (c->drop & MOTE_LLM_KEY_MAX_COMPLETION)
         c->rq.max_completion_tokens = false;
     len = mote_llm_body_length(&c->rq);
+    c->body_len = len > 0 ? (uint64_t)len : 0;
 
     if (len < 0) {
         msg(c, "cannot build the request body", NULL, NULL);
@@ -420,6 +421,13 @@ static int status_error(struct mote_llm_call *c)
     if (text[0] != '\0') {
         mote_sb_s(&sb, ": ");
         mote_sb_s(&sb, text);
+    }
+    if ((st == 400 || st == 413 || st == 422) &&
+        mote_llm_overflow(c->err_body, c->err_len, &c->ctx_limit, &c->ctx_used)) {
+        /* over the model's context window: the caller shortens the
+         * conversation (compacts it) and asks again; never retried as it is */
+        c->result = MOTE_ERR_HTTP;
+        return MOTE_ERR_CONTEXT;
     }
     if (st == 401 || st == 403) {
         mote_sb_s(&sb, "; check ");

@@ -30,6 +30,8 @@ enum mote_conv_event {
     MOTE_CEV_COMPACT,       /* summarise the conversation now (by hand, or it is full) */
     MOTE_CEV_COMPACTED,     /* the summary is in; the turn (if any) goes on */
     MOTE_CEV_COMPACTED_IDLE, /* the summary is in; nothing else to do */
+    MOTE_CEV_OVERFLOW,      /* the request is over the model's context window: summarise,
+                             * then ask again */
 };
 
 /* Effects (bits). The agent carries out a step's effects journal first:

@@ -131,6 +131,59 @@ static const char no_message[] = "the tool failed without a message";
 static const char no_output[] = "(the tool gave no output)";
 static const char cut_note[] = " [interrupted: the answer was cut off here]";
 
+/* ---- tool results cut to fit the context window ------------------------------- */
+
+/* The cap of the tool result about to be written (0: whole): the oldest
+ * `old_results` of the request get old_cap, every one result_cap. Counts
+ * the result. */
+static uint32_t result_cap(const struct mote_llm_req *req, struct mote_llm_wstate *ws)
+{
+    uint32_t cap = req->result_cap;
+
+    if (ws->nresults < req->old_results && req->old_cap > 0 && (cap == 0 || req->old_cap < cap))
+        cap = req->old_cap;
+    ws->nresults++;
+    return cap;
+}
+
+/* Writes tool result text s[0..n) into the open string, cut to `cap`
+ * bytes when it is longer: its start and its end (whole characters, a
+ * line's end where one is near), and between them what was cut, said to
+ * the model. The journal keeps the whole result. */
+static void result_more(struct mote_jw *w, const struct mote_llm_req *req, uint32_t cap,
+                        const char *s, size_t n)
+{
+    size_t head, tail, k;
+    char note[160];
+    struct mote_sb sb;
+
+    if (cap == 0 || n <= cap) {
+        mote_jw_str_more(w, s, n);
+        return;
+    }
+    head = (size_t)cap * 2u / 3u;
+    tail = (size_t)cap - head;
+    while (head > 0 && ((unsigned char)s[head] & 0xC0u) == 0x80u)
+        head--;
+    for (k = head; k > head / 2 && k > 0; k--) { /* end the start at a line's end */
+        if (s[k - 1] == '\n') {
+            head = k;
+            break;
+        }
+    }
+    while (tail > 0 && ((unsigned char)s[n - tail] & 0xC0u) == 0x80u)
+        tail--;
+    mote_jw_str_more(w, s, head);
+    mote_sb_init(&sb, note, sizeof(note));
+    mote_sb_num(&sb, "\n[... ", (uint64_t)(n - head - tail),
+                " bytes of this result cut here to fit the model's context window");
+    if (req->window > 0)
+        mote_sb_num(&sb, " (", req->window, " tokens)");
+    mote_sb_s(&sb, "; ask for a smaller part if you need them ...]\n");
+    mote_jw_str_more(w, sb.p, sb.len);
+    mote_jw_str_more(w, s + n - tail, tail);
+}
+
 /* ---- reasoning: which goes back where ---------------------------------------- */
 
 /* Formats of reasoning (mote_part.fmt), as codes the writer's state keeps. */
@@ -453,8 +506,8 @@ static void a_answer_text(struct mote_jw *w, struct mote_llm_wstate *ws, const s
  * API refuses tool blocks then: "Requests which include `tool_use` or
  * `tool_result` blocks must define tools."): the model still reads what
  * was called, with what, and what came back. */
-static void a_tool_as_text(struct mote_jw *w, struct mote_llm_wstate *ws,
-                           const struct mote_part *p)
+static void a_tool_as_text(struct mote_jw *w, const struct mote_llm_req *req,
+                           struct mote_llm_wstate *ws, const struct mote_part *p)
 {
     bool call = p->type == MOTE_PART_TOOL_CALL;
     size_t body = call ? 0 : trimmed(p->text, p->text_len);
@@ -478,7 +531,7 @@ static void a_tool_as_text(struct mote_jw *w, struct mote_llm_wstate *ws,
         more_s(w, p->id);
         more_s(w, "]\n");
         if (body > 0)
-            mote_jw_str_more(w, p->text, p->text_len);
+            result_more(w, req, result_cap(req, ws), p->text, p->text_len);
         else if (p->is_error)
             mote_jw_str_more(w, no_message, sizeof(no_message) - 1);
         else
@@ -572,7 +625,7 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         if (p->role != MOTE_ROLE_ASSISTANT)
             return MOTE_ERR_INVAL;
         if (req->ntools == 0) {
-            a_tool_as_text(w, ws, p);
+            a_tool_as_text(w, req, ws, p);
             return 0;
         }
         a_block(w, ws, MOTE_ROLE_ASSISTANT, "tool_use");
@@ -588,7 +641,7 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         if (p->role != MOTE_ROLE_USER)
             return MOTE_ERR_INVAL;
         if (req->ntools == 0) {
-            a_tool_as_text(w, ws, p);
+            a_tool_as_text(w, req, ws, p);
             return 0;
         }
         a_block(w, ws, MOTE_ROLE_USER, "tool_result");
@@ -597,10 +650,16 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         mote_jw_key(w, "content");
         /* "content cannot be empty if `is_error` is true"; an empty or
          * white-space content would be a text block the API refuses. */
-        if (trimmed(p->text, p->text_len) > 0)
-            mote_jw_strn(w, p->text, p->text_len);
-        else
+        if (trimmed(p->text, p->text_len) > 0) {
+            uint32_t cap = result_cap(req, ws);
+
+            mote_jw_str_begin(w);
+            result_more(w, req, cap, p->text, p->text_len);
+            mote_jw_str_end(w);
+        } else {
+            ws->nresults++;
             mote_jw_str(w, p->is_error ? no_message : no_output);
+        }
         if (p->is_error) {
             mote_jw_key(w, "is_error");
             mote_jw_bool(w, true);
@@ -763,12 +822,18 @@ static int openai_part(struct mote_jw *w, const struct mote_llm_req *req,
         mote_jw_str(w, p->id);
         mote_jw_key(w, "content");
         /* chat completions has no error flag: it is said in the text */
-        if (p->is_error && trimmed(p->text, p->text_len) == 0)
+        if (p->is_error && trimmed(p->text, p->text_len) == 0) {
+            ws->nresults++;
             mote_jw_str2(w, "Error: ", 7, no_message, sizeof(no_message) - 1);
-        else if (p->is_error)
-            mote_jw_str2(w, "Error: ", 7, p->text, p->text_len);
-        else
-            mote_jw_strn(w, p->text, p->text_len);
+        } else {
+            uint32_t cap = result_cap(req, ws);
+
+            mote_jw_str_begin(w);
+            if (p->is_error)
+                mote_jw_str_more(w, "Error: ", 7);
+            result_more(w, req, cap, p->text, p->text_len);
+            mote_jw_str_end(w);
+        }
     } else {
         return MOTE_ERR_INVAL;
     }

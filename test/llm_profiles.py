@@ -69,6 +69,21 @@ class Reference:
         """Anthropic: [("thinking", (text, signature)) | ("redacted", data)]."""
         return []
 
+    def overflow(self, dialect, used, n_ctx):
+        """The refusal of a request of `used` tokens over a window of n_ctx
+        (llm_server.py --ctx): OpenAI's context_length_exceeded (its
+        documented error code; the message as the API words it), or
+        Anthropic's "prompt is too long" (its 400)."""
+        if dialect == "anthropic":
+            return Rejection(400, "application/json", json.dumps(
+                {"type": "error", "error": {"type": "invalid_request_error",
+                                            "message": "prompt is too long: %d tokens > %d maximum"
+                                            % (used, n_ctx)}}).encode())
+        return Rejection(*openai_error(
+            400, "This model's maximum context length is %d tokens. However, your messages "
+            "resulted in %d tokens. Please reduce the length of the messages." % (n_ctx, used),
+            "invalid_request_error", "messages", "context_length_exceeded"))
+
 
 def sign(text):
     """A signature the server can check later: what a provider's
@@ -183,6 +198,19 @@ class IkLlama(Reference):
     that added it, #2221, in TGI 2.2)."""
     name = "ik_llama"
     done = False
+
+
+class LlamaCpp(Reference):
+    """llama.cpp's server: a request over the context window (--ctx-size)
+    is refused with 400 and its exceed_context_size_error (the server's
+    README; ggml-org/llama.cpp's server tests)."""
+    name = "llamacpp"
+
+    def overflow(self, dialect, used, n_ctx):
+        return Rejection(400, "application/json", json.dumps({"error": {
+            "code": 400, "message": "the request exceeds the available context size, try "
+            "increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": used,
+            "n_ctx": n_ctx}}).encode())
 
 
 ISSUED = {"reasoning": set(), "signatures": {}, "lock": threading.Lock(), "n": 0}
@@ -328,4 +356,5 @@ class AnthropicThinking(Reference):
 
 
 PROFILES = {p.name: p for p in (Reference(), GeminiThinking(), Mistral(), Kimi(), Gateway(),
-                                GatewayNoId(), IkLlama(), DeepSeek(), Vllm(), AnthropicThinking())}
+                                GatewayNoId(), IkLlama(), DeepSeek(), Vllm(), AnthropicThinking(),
+                                LlamaCpp())}

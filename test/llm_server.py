@@ -94,7 +94,7 @@ from llm_profiles import PROFILES, Rejection  # noqa: E402
 LOCK = threading.RLock()  # (re-entered: conn_fields inside a logging block)
 STATE = {"script": [], "next": 0, "log": None, "count": 0, "rules": True, "checks": None,
          "conns": 0, "keep_alive": True, "idle_close": None, "tls": None, "race": 0.0,
-         "rng": random.Random(1), "profile": PROFILES["reference"]}
+         "rng": random.Random(1), "profile": PROFILES["reference"], "ctx": 0}
 
 
 # ---- the APIs' own rules ------------------------------------------------------
@@ -596,6 +596,10 @@ class Handler(BaseHTTPRequestHandler):
             rej = STATE["profile"].check(body, dialect)
             if rej is not None:
                 refused = Refused(rej.payload.decode(errors="replace"))
+        if refused is None and STATE["ctx"] and len(raw) // 4 > STATE["ctx"]:
+            # over the model's context window (--ctx): a token is 4 bytes here
+            rej = STATE["profile"].overflow(dialect, len(raw) // 4, STATE["ctx"])
+            refused = Refused(rej.payload.decode(errors="replace"))
         if STATE["rules"]:
             note_check(dialect, refused)
         if STATE["log"]:
@@ -1045,8 +1049,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="for --idle-close and --race")
     ap.add_argument("--profile", default="reference", choices=sorted(PROFILES),
                     help="behave as this provider does (test/llm_profiles.py)")
+    ap.add_argument("--ctx", type=int, default=0,
+                    help="the model's context window, tokens (a token is 4 bytes of the body): "
+                         "a longer request is refused as the profile's server refuses it")
     a = ap.parse_args()
     STATE["profile"] = PROFILES[a.profile]
+    STATE["ctx"] = a.ctx
     STATE["rules"] = not a.no_rules and os.environ.get("MOTE_LLM_RULES", "on") != "off"
     STATE["checks"] = a.checks_file
     STATE["race"] = a.race

@@ -384,6 +384,12 @@ struct mote_conv {
     bool compact_resume;           /* the turn goes on after it */
     bool compact_want;             /* asked for (mote_conv_compact) */
     unsigned compact_n;            /* index of the request's last part (the instruction) */
+    bool compact_shrink;           /* the summarising request's tool results are cut to fit */
+    /* over the context window (a request refused as too long) */
+    bool ovf_tried;                /* this turn compacted after one already (once a turn) */
+    uint32_t ctx_learned;          /* the window a server gave, tokens (0: none) */
+    uint32_t ovf_used;             /* the tokens it counted in the refused request (0: none) */
+    uint64_t ovf_bytes;            /* that request's body, bytes */
     /* recovery */
     struct mote_recovery rec;
     bool rec_pending;

@@ -217,6 +217,9 @@ struct mote_llm_call {
     uint8_t drop, need;       /* keys this call's refusals changed */
     uint8_t tried;            /* keys changed once already */
     bool adjust;              /* a refusal named a key: ask again, changed */
+    uint64_t body_len;        /* bytes of the last attempt's body */
+    uint32_t ctx_limit;       /* MOTE_ERR_CONTEXT: the window the server gave (0: none) */
+    uint32_t ctx_used;        /* ... and the request's tokens it counted (0: none) */
     size_t err_len;
     char err_body[1024];
     char auth[MOTE_LLM_KEY_MAX + 32];

@@ -1092,6 +1092,27 @@
 #if MOTE_ANSWER_REASON_MAX < 256 || MOTE_ANSWER_REASON_MAX > (MOTE_JOURNAL_LINE_MAX - 256) / 6
 #error "MOTE_ANSWER_REASON_MAX must be 256..(MOTE_JOURNAL_LINE_MAX-256)/6 (a piece, escaped, must fit one journal record)"
 #endif
+
+/* The share of the model's context window (percent) a tool result may
+ * take in a request: a longer one is sent cut, its start and its end,
+ * with the cut said to the model (the journal keeps it whole). 1..100;
+ * needs a known window (--context-window, the model's name, or a server
+ * that said it). */
+#ifndef MOTE_CONTEXT_RESULT_SHARE
+#define MOTE_CONTEXT_RESULT_SHARE 25
+#endif
+
+/* Bytes a token is taken for when a share of the window is turned into
+ * bytes and no server said better (3: English text is about 4, code and
+ * JSON about 3; fewer cuts more). 1..8. */
+#ifndef MOTE_CONTEXT_BYTES_PER_TOKEN
+#define MOTE_CONTEXT_BYTES_PER_TOKEN 3
+#endif
+
+#if MOTE_CONTEXT_RESULT_SHARE < 1 || MOTE_CONTEXT_RESULT_SHARE > 100 || \
+    MOTE_CONTEXT_BYTES_PER_TOKEN < 1 || MOTE_CONTEXT_BYTES_PER_TOKEN > 8
+#error "MOTE_CONTEXT_RESULT_SHARE must be 1..100 and MOTE_CONTEXT_BYTES_PER_TOKEN 1..8"
+#endif
 /* ---- end of the providers' block ---- */
 
 /* ---- the configuration's signature --------------------------------------
@@ -1144,7 +1165,9 @@
 #define MOTE_SIG_SMQTT_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_JOURNAL_RIDS), MOTE_JOURNAL_RID_MAX), MOTE_SERVE_MQTT_OUTS), MOTE_SERVE_MQTT_WAIT), MOTE_SERVE_MQTT_WAIT_BYTES), MOTE_SERVE_MQTT_STOP_MS)
 /* the providers' limits: a chain of their own */
-#define MOTE_SIG_PROV_ MOTE_SIG_(2166136261UL, MOTE_ANSWER_REASON_MAX)
+#define MOTE_SIG_PROV_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_ANSWER_REASON_MAX), MOTE_CONTEXT_RESULT_SHARE), \
+              MOTE_CONTEXT_BYTES_PER_TOKEN)
 #define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \

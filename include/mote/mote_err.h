@@ -85,6 +85,7 @@ enum mote_err {
     MOTE_ERR_SERVER = -1019,             /* HTTP 5xx (other than 503): the server failed */
     MOTE_ERR_CUT_OFF = -1020,            /* the stream ended before its end */
     MOTE_ERR_STORAGE = -1021,            /* the state (journal) could not be written or read */
+    MOTE_ERR_CONTEXT = -1023,            /* the request is over the model's context window */
 };
 
 /* A short English description of code `err` (a static string, never

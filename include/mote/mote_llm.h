@@ -238,6 +238,15 @@ struct mote_llm_req {
                                     * profile needs back; MAX_COMPLETION as the bool above) */
     uint32_t thinking_budget;      /* Anthropic: extended thinking with this budget of tokens
                                     * (0: not asked; max_tokens is raised above it) */
+    /* Tool results cut to fit the model's context window (the journal
+     * keeps them whole; the cut is said to the model): each longer than
+     * result_cap bytes (0: none), and the oldest old_results of the
+     * request to old_cap instead (a summarising request over the
+     * window). `window` (tokens, 0: unknown) is named in the note. */
+    uint32_t result_cap;
+    uint32_t old_results;
+    uint32_t old_cap;
+    uint32_t window;
 };
 
 /* True if `base_url`'s host is OpenAI's own API (api.openai.com), whose
@@ -268,6 +277,7 @@ struct mote_llm_wstate {
     bool rs_text;      /* Anthropic: its "thinking" was written */
     bool last_thinking; /* Anthropic: the last block is a reasoning block */
     unsigned rs_block; /* its number in its answer */
+    uint32_t nresults; /* tool results written so far */
     char ws[MOTE_LLM_WS_HOLD];
 };
 
@@ -418,6 +428,14 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
  * llama.cpp servers do: the calls are ended and MOTE_LLM_DONE reported
  * (the answer stands, its calls run). False: the stream was cut. */
 bool mote_llm_dec_finish(struct mote_llm_dec *d);
+
+/* True if error body `body` (len bytes) says the request is over the
+ * model's context window, however the server says it (llama.cpp's
+ * exceed_context_size_error, OpenAI's context_length_exceeded,
+ * Anthropic's "prompt is too long", "maximum context length", ...);
+ * *limit and *used get the window and the request's tokens where the
+ * body gives them (0: not given). */
+bool mote_llm_overflow(const char *body, size_t len, uint32_t *limit, uint32_t *used);
 
 /* Classifies an error body (non-200 response or error event data):
  * fills `type` (e.g. "rate_limit_error", "overloaded_error") and `msg`

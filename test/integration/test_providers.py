@@ -534,6 +534,110 @@ def test_reasoning_of_any_length_in_bounded_memory():
     check(sent == [big], (len(sent), [len(x or "") for x in sent]))
 
 
+# ---- context overflow recovers ------------------------------------------------------
+
+SEQ = {"tool": "shell", "input": {"command": "seq 1 3000"}}  # 13,893 bytes of output
+
+
+def test_overflow_recovers_by_itself_small_window():
+    # A 1,500-token llama.cpp server, a 14 KB tool result, the window
+    # unknown to mote: the request is refused (exceed_context_size_error),
+    # the conversation is summarised (its tool result cut in the summary
+    # request only) and asked again; the next turn answers.
+    port, log = server("llamacpp", [SEQ], extra=["--ctx", "1500"])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, (p.returncode, p.stderr, errors(ev)))
+    check(not errors(ev), errors(ev))
+    check("over the model's context window (1500 tokens)" in p.stderr, p.stderr)
+    recs = journal(state)
+    res = [r for r in recs if r["t"] == "tool_result"]
+    check(len(res) == 1 and len(res[0]["text"]) > 13800, "the journal keeps the result whole")
+    check(any(r["t"] == "compact" for r in recs), [r["t"] for r in recs])
+    ans = [r for r in recs if r["t"] == "assistant"]
+    check(ans[-1]["stop"] == "end_turn" and ans[-1]["text"], ans[-1])
+    reqs = bodies(log)
+    check(sum(1 for r in reqs if r.get("refused")) == 1, [bool(r.get("refused")) for r in reqs])
+    # the next turn answers
+    p, ev, _ = mote(port, "--continue", state=state, prompt="and the next one?")
+    check(p.returncode == 0 and not errors(ev), (p.returncode, errors(ev)))
+    check("and the next one?" in "".join(e.get("text", "") for e in ev if e["type"] == "text"),
+          ev)
+
+
+def test_result_cut_to_a_share_of_a_known_window():
+    # --context-window 1500: the 14 KB result is cut before it is sent,
+    # the cut said to the model; nothing is refused.
+    port, log = server("llamacpp", [SEQ], extra=["--ctx", "1500"])
+    p, ev, state = mote(port, "--yes", "--context-window", "1500")
+    check(p.returncode == 0 and not errors(ev), (p.returncode, errors(ev)))
+    reqs = bodies(log)
+    check(not any(r.get("refused") for r in reqs), [r.get("refused") for r in reqs])
+    tool = [m for m in reqs[1]["body"]["messages"] if m["role"] == "tool"][0]["content"]
+    check("bytes of this result cut here to fit the model's context window (1500 tokens)" in tool
+          and tool.startswith("1\n2\n3\n") and tool.rstrip().endswith("2999\n3000\n\n[exit status 0]".rstrip())
+          or "3000" in tool[-40:], tool[-200:])
+    check(len(tool) < 1500, len(tool))
+    res = [r for r in journal(state) if r["t"] == "tool_result"]
+    check(len(res[0]["text"]) > 13800, "the journal keeps it whole")
+
+
+def test_overflow_reference_apis_recover():
+    for provider, dialect in (("openai", "openai"), ("anthropic", "anthropic")):
+        port, log = server("reference", [SEQ], extra=["--ctx", "1500"])
+        p, ev, state = mote(port, "--yes", provider=provider)
+        check(p.returncode == 0 and not errors(ev), (provider, p.returncode, errors(ev)))
+        refused = [r.get("refused") for r in bodies(log) if r.get("refused")]
+        check(len(refused) == 1 and ("context_length_exceeded" in refused[0] or
+                                     "prompt is too long" in refused[0]), refused)
+
+
+def test_compact_by_hand_over_the_window():
+    # A conversation already over the window (its result came from a
+    # larger server): /compact works, and the conversation goes on.
+    port, _ = server("reference", [SEQ, {"text": "listed"}])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, p.stderr)
+    port, log = server("llamacpp", [], extra=["--ctx", "1500"])
+    p = subprocess.run([MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port,
+                        "--provider", "openai", "--continue", "--output-format", "stream-json"],
+                       input="/compact\nwhat now?\n", capture_output=True, text=True,
+                       timeout=90, env=env())
+    ev = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    check(p.returncode == 0 and not errors(ev), (p.returncode, errors(ev), p.stderr))
+    check(any(r["t"] == "compact" for r in journal(state)), "compacted")
+    check("what now?" in "".join(e.get("text", "") for e in ev if e["type"] == "text"), ev)
+
+
+def test_continue_over_the_window_recovers():
+    # Killed in the middle (the journal ends with its request): --continue
+    # sends it again, it is over the window, it recovers.
+    port, _ = server("reference", [SEQ, {"text": "listed"}])
+    p, ev, state = mote(port, "--yes")
+    check(p.returncode == 0, p.stderr)
+    d = os.path.join(state, "conversations")
+    f = os.path.join(d, [x for x in os.listdir(d) if x.endswith(".jsonl")][0])
+    with open(f) as fh:
+        lines = fh.readlines()
+    cut = max(i for i, l in enumerate(lines) if json.loads(l)["t"] == "request")
+    with open(f, "w") as fh:
+        fh.writelines(lines[:cut + 1])
+    port, log = server("llamacpp", [], extra=["--ctx", "1500"])
+    p, ev, _ = mote(port, "--continue", state=state, prompt=None)
+    check(p.returncode == 0 and not errors(ev), (p.returncode, errors(ev), p.stderr))
+    check(any(r["t"] == "compact" for r in journal(state)), "compacted")
+
+
+def test_overflow_that_cannot_recover_says_so():
+    # A window smaller than mote's own system prompt and tools: one try,
+    # then the cause by name.
+    port, log = server("llamacpp", [], extra=["--ctx", "100"])
+    p, ev, _ = mote(port)
+    check(p.returncode == 1, p.returncode)
+    errs = errors(ev)
+    check(errs and errs[-1]["code"] in ("context_overflow",), errs)
+    check(len(bodies(log)) <= 4, len(bodies(log)))
+
+
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
 

@@ -782,7 +782,7 @@ static void test_call_input(void **state)
  * and left alone, never read as the first format and written to. */
 static void test_newer_versions_refused(void **state)
 {
-    static const char *const newer[] = {"4294967298", "99999999999999999999", "3"};
+    static const char *const newer[] = {"4294967298", "99999999999999999999", "4"};
     char text[160];
     size_t i;
 

@@ -703,7 +703,7 @@ static void test_request_bodies(void **state)
     struct mote_llm_body body;
     size_t caps[] = {1, 7, 64, 5000}, k;
     struct mote_llm_req req = {MOTE_PROVIDER_ANTHROPIC, "m1", "be brief", 1000, tools, 1,
-                               next_part, &src, false, false, false, 0, 0, 0, 0};
+                               next_part, &src, false, false, false, 0, 0, 0, 0, 0, 0, 0, 0};
     static struct out o;
     int m;
 

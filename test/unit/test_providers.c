@@ -79,7 +79,7 @@ static int decode(enum mote_provider prov, const char *s)
 }
 
 struct buf {
-    char p[8192];
+    char p[20000];
     size_t n;
 };
 
@@ -702,6 +702,132 @@ static void test_refusals_teach(void **state)
     mote_llm_memo_keep(NULL, 1, 1, 0);
 }
 
+/* ---- over the context window ----------------------------------------------------- */
+
+static void test_overflow_detected(void **state)
+{
+    static const struct {
+        const char *body;
+        uint32_t limit, used;
+    } yes[] = {
+        {"{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context "
+         "size, try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":"
+         "5120,\"n_ctx\":4096}}", 4096, 5120},
+        {"{\"error\":{\"message\":\"This model's maximum context length is 128000 tokens. "
+         "However, your messages resulted in 130021 tokens. Please reduce the length of the "
+         "messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":"
+         "\"context_length_exceeded\"}}", 128000, 130021},
+        {"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":"
+         "\"prompt is too long: 210000 tokens > 200000 maximum\"}}", 200000, 210000},
+        {"[{\"error\":{\"code\":400,\"message\":\"The input token count (1048577) exceeds the "
+         "maximum number of tokens allowed (1048576).\",\"status\":\"INVALID_ARGUMENT\"}}]",
+         1048576, 1048577},
+        {"{\"object\":\"error\",\"message\":\"Prompt contains 40000 tokens, too large for model "
+         "with 32768 maximum context length\",\"type\":\"invalid_request_error\"}", 32768, 40000},
+        {"{\"object\":\"error\",\"message\":\"This model's maximum context length is 8192 "
+         "tokens. However, you requested 9000 tokens (8000 in the messages, 1000 in the "
+         "completion).\",\"type\":\"BadRequestError\",\"code\":400}", 8192, 9000},
+    };
+    static const char *const no[] = {
+        "{\"error\":{\"message\":\"max_tokens is too large\",\"type\":\"invalid_request_error\"}}",
+        "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":"
+        "\"messages: text content blocks must be non-empty\"}}",
+        "",
+    };
+    uint32_t limit, used;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        assert_true(mote_llm_overflow(yes[i].body, strlen(yes[i].body), &limit, &used));
+        assert_int_equal(limit, yes[i].limit);
+        assert_int_equal(used, yes[i].used);
+    }
+    for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        assert_false(mote_llm_overflow(no[i], strlen(no[i]), &limit, &used));
+}
+
+static const struct mote_part cut_parts[] = {
+    {MOTE_ROLE_USER, MOTE_PART_TEXT, "go", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL,
+     0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false,
+     NULL, 0, NULL, 0, 0, false},
+    {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, NULL, 0, "c1", NULL, NULL, 0, false, false, NULL, 0,
+     NULL, 0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c2", "shell", "{}", 2, false, false,
+     NULL, 0, NULL, 0, 0, false},
+    {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, NULL, 0, "c2", NULL, NULL, 0, false, false, NULL, 0,
+     NULL, 0, 0, false},
+};
+
+static char big_result[6000];
+
+static int cut_parts_fn(void *arg, unsigned index, struct mote_part *p)
+{
+    (void)arg;
+    if (index >= sizeof(cut_parts) / sizeof(cut_parts[0]))
+        return 0;
+    *p = cut_parts[index];
+    if (p->type == MOTE_PART_TOOL_RESULT) {
+        p->text = big_result;
+        p->text_len = sizeof(big_result);
+    }
+    return 1;
+}
+
+static void test_results_cut_to_fit(void **state)
+{
+    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
+    struct mote_llm_req req;
+    static struct buf b;
+    size_t i;
+    const char *a, *z;
+
+    (void)state;
+    for (i = 0; i < sizeof(big_result); i++)
+        big_result[i] = i % 10 == 9 ? '\n' : (char)('0' + (i / 10) % 10);
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.model = "m";
+    req.tools = &tool;
+    req.ntools = 1;
+    req.parts = cut_parts_fn;
+    req.result_cap = 1200;
+    req.window = 1500;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    a = strstr(b.p, "bytes of this result cut here to fit the model's context window (1500 tokens)");
+    assert_non_null(a);
+    assert_non_null(strstr(a + 1, "cut here")); /* both results */
+    assert_true(b.n < 2 * 1400 + 1000);
+    /* the oldest only, harder */
+    req.result_cap = 0;
+    req.old_results = 1;
+    req.old_cap = 300;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    a = strstr(b.p, "cut here");
+    assert_non_null(a);
+    assert_null(strstr(a + 1, "cut here"));
+    z = strstr(b.p, "\"tool_call_id\":\"c2\"");
+    assert_true(z != NULL && z > a);
+    assert_true(b.n > sizeof(big_result)); /* the newest whole */
+    /* the same through the pull stream, any piece size */
+    {
+        struct mote_llm_body body;
+        static char got[20000];
+        size_t n = 0;
+        int rc;
+
+        mote_llm_body_init(&body, &req);
+        while ((rc = mote_llm_body_read(&body, got + n, 7)) > 0)
+            n += (size_t)rc;
+        assert_int_equal(rc, 0);
+        assert_int_equal(n, b.n);
+        assert_memory_equal(got, b.p, n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -717,6 +843,8 @@ int main(void)
         cmocka_unit_test(test_profile_pick),
         cmocka_unit_test(test_profile_bodies),
         cmocka_unit_test(test_refusals_teach),
+        cmocka_unit_test(test_overflow_detected),
+        cmocka_unit_test(test_results_cut_to_fit),
     };
 
     return cmocka_run_group_tests_name("providers", tests, NULL, NULL);
