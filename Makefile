@@ -6,6 +6,10 @@
 #   CC, AR                compiler and archiver (default $(CROSS_COMPILE)gcc/ar)
 #   CFLAGS, LDFLAGS       your flags; the required ones are kept apart
 #   TLS=mbedtls|none      TLS backend (none: only http:// URLs)
+#   MBEDTLS=system|3.6    mbedTLS: the system's (Debian 12: 2.28), or 3.6 LTS
+#                         (TLS 1.3) built from Debian 13's source package
+#                         with Debian's own configuration (BUILDDIR then
+#                         defaults to build/mb36)
 #   STATIC=1              link build/mote statically
 #   V=1                   show the commands
 #   PREFIX=/usr/local DESTDIR=  install location and staging root
@@ -18,6 +22,13 @@
 #                         check, check-small, check-mcu, check-cross,
 #                         freestanding) and for everything .ci/run builds
 
+MBEDTLS ?= system
+ifeq ($(filter $(MBEDTLS),system 3.6),)
+$(error MBEDTLS must be system or 3.6, not '$(MBEDTLS)')
+endif
+ifeq ($(MBEDTLS),3.6)
+BUILDDIR ?= build/mb36
+endif
 BUILDDIR ?= build
 B := $(BUILDDIR)
 CROSS_COMPILE ?=
@@ -66,8 +77,19 @@ WARN = -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-proto
        -Wmissing-prototypes -Wpointer-arith -Wcast-align -Wundef
 REQ_CFLAGS = -std=c11 $(WARN) -Iinclude $(JSMN_DEFS) -ffunction-sections -fdata-sections -MMD -MP
 REQ_LDFLAGS := -Wl,--gc-sections
+# mbedTLS's libraries (and headers, for MBEDTLS=3.6: its tree, built by
+# scripts/mbedtls.sh before anything that includes them).
+ifeq ($(MBEDTLS),3.6)
+MBEDTLS_DIR := $(B)/mbedtls-3.6
+MBEDTLS_LIBS := -L$(MBEDTLS_DIR)/library -lmbedtls -lmbedx509 -lmbedcrypto
+REQ_CFLAGS += -I$(MBEDTLS_DIR)/include
+MBEDTLS_DEP := $(MBEDTLS_DIR)/library/libmbedtls.a
+else
+MBEDTLS_LIBS := -lmbedtls -lmbedx509 -lmbedcrypto
+MBEDTLS_DEP :=
+endif
 ifeq ($(TLS),mbedtls)
-LIBS := -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+LIBS := $(MBEDTLS_LIBS) -lpthread
 else
 LIBS := -lpthread
 endif
@@ -142,6 +164,14 @@ $(B)/obj/ca_roots.o: $(B)/ca_roots.der
 	  '.section .note.GNU-stack,"",%progbits' > $(B)/ca_roots.S
 	$(Q)$(CC) -c -o $@ $(B)/ca_roots.S
 
+# mbedTLS 3.6 (MBEDTLS=3.6) from Debian 13's source, before what includes it.
+ifeq ($(MBEDTLS),3.6)
+$(MBEDTLS_DEP): scripts/mbedtls.sh
+	$(Q)sh scripts/mbedtls.sh 3.6 $(MBEDTLS_DIR) debian "$(CC)" "$(AR)" "-Os -g -ffunction-sections -fdata-sections"
+$(B)/obj/port/tls_mbedtls.o $(B)/obj/port/tls_sessions.o $(SB)/port/tls_mbedtls.o \
+  $(SB)/port/tls_sessions.o $(SB)/test/unit/test_tls_roots.o: $(MBEDTLS_DEP)
+endif
+
 $(B)/libmote.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -171,22 +201,44 @@ $(SB)/%.o: %.c
 
 $(SB)/test_%: $(SB)/test/unit/test_%.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	$(Q)$(CC) $(SAN) -o $@ $^ -lcmocka $(MBEDTLS_LIBS) -lpthread
 
 # The project's own checks build with warnings as errors.
 check check-small check-mcu check-cross freestanding: WERROR = 1
 
-# The test groups of `make check`, in order; a group's block may add itself
-# with CHECK_GROUPS += (it runs after these).
-CHECK_GROUPS := unit test-symbols test-core-rules test-docs test-arch test-cli test-install test-client \
-  test-agent test-issue10 test-turns test-embed test-errors test-mcp test-fidelity test-api-rules test-core \
-  test-proc test-cli15 test-tools15 test-serve test-service test-approval test-unit test-tls \
-  test-mqtt test-fuzz
+# The test groups of `make check`; a group's block may add itself with
+# CHECK_GROUPS += . Groups are independent (each starts its own servers on
+# ports the kernel picks and works in its own temporary directories), so
+# they run CHECK_JOBS at a time, the longest first, and what they build is
+# built once; each group's output is printed whole when it ends.
+CHECK_GROUPS := test-client test-fuzz test-serve test-mqtt-serve test-api-rules test-approval \
+  test-cli15 test-core test-fidelity test-service test-agent test-mcp test-install test-issue10 \
+  test-tools15 test-proc test-errors test-mcp-http test-mqtt test-tls test-turns test-embed \
+  unit test-symbols test-core-rules test-docs test-arch test-cli test-unit
+CHECK_JOBS ?= 2
+# (a -j given to make itself is used as it is)
+CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 
-## check: build and run every test: unit (cmocka, ASan+UBSan), integration, fuzz
+## check: build and run every test: unit (cmocka, ASan+UBSan), integration,
+## fuzz; CHECK_JOBS (2) groups at a time, then the repository's tree
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_GROUPS)
+	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_J) --output-sync=target $(CHECK_GROUPS)
+	$(Q)$(MAKE) --no-print-directory WERROR=1 test-tree
 	@echo "make check: all test groups passed"
+
+# The repository holds only the product: its top level's entries (what a
+# test left there fails), and each fuzz corpus its minimised set.
+.PHONY: test-tree fuzz-min
+test-tree: $(FUZZ_BIN)
+	$(Q)sh scripts/check_tree.sh $(FZ)
+
+## fuzz-min: rewrite each fuzz target's seeds (test/fuzz/seeds/) to the
+## smallest set that covers what they cover
+fuzz-min: $(FUZZ_BIN)
+	$(Q)for d in test/fuzz/seeds/*/; do t=$$(basename $$d); rm -rf $(FZ)/min-$$t; mkdir -p $(FZ)/min-$$t; \
+	  $(FZ)/$$t -set_cover_merge=1 -use_counters=0 $(FZ)/min-$$t $$d >$(FZ)/min-$$t.log 2>&1 || exit 1; \
+	  if [ $$(ls $$d | wc -l) -ne $$(ls $(FZ)/min-$$t | wc -l) ]; then rm -f $$d/* && cp $(FZ)/min-$$t/* $$d; \
+	    echo "$$t: $$(ls $$d | wc -l) inputs kept"; fi; done
 
 unit: $(UNIT_BIN)
 	$(Q)fail=0; for t in $(UNIT_BIN); do \
@@ -230,7 +282,7 @@ SAN_CLI_OBJ := $(CLI_SRC:%.c=$(SB)/%.o)
 $(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(SAN_CLI_OBJ) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
-	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	  $(MBEDTLS_LIBS) -lpthread
 
 test-agent: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
@@ -240,12 +292,12 @@ test-agent: $(SB)/mote
 $(SB)/embed: $(SB)/examples/embed/main.o $(SB)/examples/embed/device.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(filter $(SB)/examples/%,$^) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
-	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	  $(MBEDTLS_LIBS) -lpthread
 
 $(SB)/embed-loop: $(SB)/examples/embed/loop.o $(SB)/examples/embed/device.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(filter $(SB)/examples/%,$^) $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
-	  -lev -lm -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	  -lev -lm $(MBEDTLS_LIBS) -lpthread
 
 # How turns end, compaction, the system prompt.
 test-turns: $(SB)/mote
@@ -313,7 +365,7 @@ test-approval: $(SB)/mote
 $(SB)/mqtt_probe: $(SB)/test/integration/mqtt_probe.o $(SAN_LIB_OBJ)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $< $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
-	  -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	  $(MBEDTLS_LIBS) -lpthread
 
 test-mqtt: $(SB)/mqtt_probe
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
@@ -376,8 +428,8 @@ test-install: all
 	@# usage line writes it) installs a library and a mote.pc whose flags
 	@# build the embed example as they are: no -D flag, the values come
 	@# from the installed mote/mote_build_config.h.
-	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/cfg \
-	  CFLAGS='-Os -DMOTE_CONFIG_FILE="mote/mote_config_small.h"' install PREFIX=/usr DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
+	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/small \
+	  CFLAGS='$(SMALL_CFLAGS)' install PREFIX=/usr DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
 	$(Q)grep -q 'Cflags: -I$${includedir}$$' $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc || \
 	  { echo "test-install: the configuration build's mote.pc has more than -I:"; cat $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc; exit 1; }
 	$(Q)for p in embed embed-loop; do \
@@ -421,13 +473,20 @@ test-mcp-http: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_http.py $(SB)
 
 $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
-	$(Q)$(CC) $(SAN) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+	$(Q)$(CC) $(SAN) -o $@ $^ $(MBEDTLS_LIBS) -lpthread
 
 # The model client against the local test server (TCP and TLS on loopback),
 # with a TLS=none build beside it.
-test-client: $(SB)/llm_probe $(B)/mote
-	$(Q)$(MAKE) --no-print-directory TLS=none BUILDDIR=$(B)/none $(B)/none/mote
+test-client: $(SB)/llm_probe $(B)/mote $(B)/none/mote
 	$(Q)python3 test/integration/test_client.py $(B)
+
+# The TLS=none build of mote: the same objects (TLS=... changes no compile
+# flag), with the backend that refuses https:// in place of mbedTLS's.
+NONE_OBJ := $(CLI_OBJ) $(CORE_OBJ) $(filter-out $(B)/obj/port/tls_%,$(POSIX_OBJ)) $(B)/obj/port/tls_none.o
+$(B)/none/mote: $(NONE_OBJ)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(NONE_OBJ) -lpthread
 
 ## deps: install the Debian packages the build and the tests need
 deps:
@@ -444,17 +503,30 @@ FUZZ_SECONDS ?= 8
 fuzz: $(FUZZ_BIN)
 
 # Targets of the CLI's parsers take its source file too.
-$(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c examples/cli/render.c
+$(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
-$(FZ)/fuzz_opts: examples/cli/opts.c examples/cli/render.c
+$(FZ)/fuzz_opts: examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
-$(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRC) $(TPORT_SRC)
+# The core and the test port are compiled once for every fuzz target
+# (instrumented for coverage, sanitizers on) into one archive; each target
+# is its own source, the extras it names, and the archive.
+FUZZ_CFLAGS := -std=c11 -g -O1 -Iinclude $(JSMN_DEFS)
+FUZZ_LIB_OBJ := $(CORE_SRC:%.c=$(FZ)/obj/%.o) $(TPORT_SRC:%.c=$(FZ)/obj/%.o)
+$(FZ)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/FUZZ $<")
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+
+$(FZ)/libfuzzcore.a: $(FUZZ_LIB_OBJ)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(FZ)/libfuzzcore.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(JSMN_DEFS) \
-	  -o $@ $< $(FUZZ_EXTRA) $(CORE_SRC) $(TPORT_SRC)
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	  -o $@ $< $(FUZZ_EXTRA) $(FZ)/libfuzzcore.a
 
 # Each fuzzer runs for a short, bounded time (FUZZ_SECONDS) from an empty
 # corpus plus the shared fixtures when they are there.
@@ -572,6 +644,13 @@ $(MB)/test_%.elf: test/unit/test_%.c test/mcu/runner.c test/mcu/cmocka.h $(MCU_L
 check-mcu: deps-check $(MCU_ELF)
 	$(Q)sh scripts/mcu_run.sh $(MB) $(MCU_TESTS)
 
+## check-mbedtls3: the unit, TLS, model client and MQTT tests again against
+## mbedTLS 3.6 LTS (TLS 1.3), built from Debian 13's source (MBEDTLS=3.6)
+.PHONY: check-mbedtls3
+check-mbedtls3: deps-check
+	$(Q)$(MAKE) --no-print-directory MBEDTLS=3.6 BUILDDIR=$(B)/mb36 WERROR=$(WERROR) \
+	  unit test-tls test-client test-mqtt
+
 ## check-cross: the unit tests and the tiny build's TLS round under qemu,
 ## for aarch64 and armhf (static musl); and the static glibc aarch64 build
 XB := $(B)/cross-aarch64
@@ -658,6 +737,17 @@ help:
 
 .SECONDARY:
 
+-include $(shell find $(B)/obj $(B)/asan $(B)/mcu $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
+
+# ---- unattended devices (approvals' deadlines, schedules, the budget) ----
+# build/asan/mote against the test LLM server and a private mosquitto:
+# an approval denied by itself at its deadline (the turn goes on, the model
+# reads why), the approvals' retained summary on MQTT.
+.PHONY: test-unattended
+test-unattended: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
+CHECK_GROUPS += test-unattended
+# ---- end of the unattended devices' block ----
 -include $(shell find $(B)/obj $(B)/asan $(B)/mcu -name '*.d' -type f 2>/dev/null)
 
 # ---- providers (a device user's picks) ----

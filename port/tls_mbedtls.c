@@ -27,12 +27,19 @@
  * session then, still before a request byte.
  *
  * Resumption (tls_connect): a session kept from an earlier verified
- * handshake with the same server (name, port) under the same roots
- * (tls_sessions.c) is offered; a handshake that resumed it skips the
- * certificate, as its first one verified it. Whether it was resumed is
- * told by the master secret: only a resumption keeps the offered one.
- * ALPN offers what the caller names ("http/1.1"). No code here assumes
- * a TLS version: an mbedTLS that speaks TLS 1.3 is used as it is.
+ * handshake with the same server (name, port), the same ALPN and the
+ * same roots - a digest of their content, read each time - is offered
+ * (tls_sessions.c); a handshake that resumed it skips the certificate,
+ * as its first one verified it. Whether it resumed is what mbedTLS's
+ * handshake did: it is stepped here, and a handshake that entered the
+ * state where the server's certificate is read (a full one, in TLS 1.2
+ * and 1.3 alike), or whose chain reached the verification callback, is
+ * a full handshake, verified like any other; only one that never did,
+ * with a session offered, counts as resumed. Nothing is inferred from
+ * secrets (TLS 1.3 leaves the TLS 1.2 master secret zero on both sides).
+ * TLS 1.2 sessions are kept after the handshake, TLS 1.3 tickets as they
+ * arrive after it (mbedtls_ssl_read reports each). ALPN offers what the
+ * caller names ("http/1.1").
  *
  * Receiving: a session reads up to MOTE_TLS_READAHEAD bytes at a time, so
  * a record costs one net_recv, and a short read marks the socket empty:
@@ -68,9 +75,11 @@
 #include "tls_sessions.h"
 
 #if MBEDTLS_VERSION_MAJOR >= 3
-#define SESSION_FIELD(s, f) ((s)->MBEDTLS_PRIVATE(f))
+#define HS_STATE(ssl) ((ssl)->MBEDTLS_PRIVATE(state))
+#define HS_OVER(ssl) mbedtls_ssl_is_handshake_over(ssl)
 #else
-#define SESSION_FIELD(s, f) ((s)->f)
+#define HS_STATE(ssl) ((ssl)->state)
+#define HS_OVER(ssl) ((ssl)->state == MBEDTLS_SSL_HANDSHAKE_OVER)
 #endif
 
 #if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
@@ -130,14 +139,16 @@ struct tls_session {
     mbedtls_x509_crt found;    /* the roots found for them */
     int roots_err;             /* a failure to read the roots, for the message */
     struct mote_roots_stats stats;
-    uint64_t trust_size;       /* the CA file's size, or the roots' in memory */
     bool keyed;                /* sessions are kept under `key` */
     bool offered;              /* a kept session was offered */
-    bool resumed;              /* and the handshake resumed it */
+    bool cert_state;           /* the handshake entered the state that reads the
+                                * server's certificate: a full handshake */
+    bool chain_seen;           /* the server's chain reached check_cert */
+    bool resumed;              /* the handshake resumed the offered session */
+    bool ticket_kept;          /* a TLS 1.3 ticket of this connection went to storage */
     bool no_san;               /* the server's certificate has no subjectAltName */
     unsigned char resume;      /* MOTE_TLS_RESUME_* */
     struct mote_tls_key key;
-    unsigned char master[48];  /* the offered session's master secret */
     const char *alpn[2];
     char host[256];
     mbedtls_ssl_context ssl;
@@ -299,6 +310,7 @@ static int check_cert(void *arg, mbedtls_x509_crt *crt, int depth, uint32_t *fla
 {
     struct tls_session *s = arg;
 
+    s->chain_seen = true;
     if (depth == 0 && !HAS_SAN(crt)) {
         s->no_san = true;
         *flags |= MBEDTLS_X509_BADCERT_OTHER;
@@ -538,9 +550,6 @@ static int open_session(void *ctx, int fd, const char *host, const char *ca_file
             snprintf(err, cap, "cannot read the CA file %s: %s", s->src.path, mote_strerror(rc));
             return MOTE_ERR_TLS;
         }
-        s->trust_size = st.size;
-    } else {
-        s->trust_size = s->src.mem_len;
     }
     if (!rng_ready) {
 #if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
@@ -610,35 +619,64 @@ static int tls_open(void *ctx, int fd, const char *host, const char *ca_file, ch
     return open_session(ctx, fd, host, ca_file, NULL, err, cap);
 }
 
-/* FNV-1a of roots in memory, kept for the last buffer asked about (a
- * bundle in memory is hashed once, not at each handshake). */
-static uint64_t mem_hash(const unsigned char *p, size_t n)
+/* SHA-256 over what `src` yields, piece by piece, into `out`. */
+static int digest_of(const struct mote_roots_src *src, unsigned char out[32])
+{
+    const mbedtls_md_info_t *md = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
+    mbedtls_md_context_t c;
+    int rc, h = -1;
+
+    if (md == NULL)
+        return MOTE_ERR_NOSYS;
+    mbedtls_md_init(&c);
+    rc = mbedtls_md_setup(&c, md, 0) == 0 && mbedtls_md_starts(&c) == 0 ? 0 : MOTE_ERR_NOSYS;
+    if (rc == 0 && src->path == NULL) {
+        rc = mbedtls_md_update(&c, src->mem, src->mem_len) == 0 ? 0 : MOTE_ERR_NOSYS;
+    } else if (rc == 0) {
+        const struct mote_port *p = src->port;
+        uint64_t off = 0;
+        int n;
+
+        h = p->fs_open(p->ctx, src->path);
+        rc = h < 0 ? h : 0;
+        while (rc == 0 && (n = p->fs_read(p->ctx, h, off, roots_buf.chunk,
+                                          sizeof(roots_buf.chunk))) != 0) {
+            if (n < 0)
+                rc = n;
+            else if (mbedtls_md_update(&c, roots_buf.chunk, (size_t)n) != 0)
+                rc = MOTE_ERR_NOSYS;
+            off += n > 0 ? (uint64_t)n : 0;
+        }
+        if (h >= 0)
+            p->fs_close(p->ctx, h);
+    }
+    if (rc == 0 && mbedtls_md_finish(&c, out) != 0)
+        rc = MOTE_ERR_NOSYS;
+    mbedtls_md_free(&c);
+    return rc;
+}
+
+/* What the session's roots are: a digest of their content. A CA file is
+ * read and hashed at each new connection (other roots of the same size
+ * at the same path are other roots); roots in memory once per buffer
+ * (mote_tls_set_roots: the buffer stays as it was given). */
+static int trust_digest(struct tls_session *s, unsigned char out[32])
 {
     static const unsigned char *last;
     static size_t last_n;
-    static uint64_t last_h;
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    size_t i;
+    static unsigned char last_d[32];
+    int rc;
 
-    if (p == last && n == last_n)
-        return last_h;
-    for (i = 0; i < n; i++)
-        h = (h ^ p[i]) * UINT64_C(0x100000001b3);
-    last = p;
-    last_n = n;
-    last_h = h;
-    return h;
-}
-
-/* What the session's roots are, as a string that changes when they do:
- * the CA file's path and size, or the roots in memory by their hash. */
-static void trust_name(const struct tls_session *s, char *out, size_t cap)
-{
     if (s->src.path != NULL)
-        snprintf(out, cap, "file %s %llu", s->src.path, (unsigned long long)s->trust_size);
-    else
-        snprintf(out, cap, "memory %llu %016llx", (unsigned long long)s->trust_size,
-                 (unsigned long long)mem_hash(s->src.mem, s->src.mem_len));
+        return digest_of(&s->src, out);
+    if (s->src.mem != last || s->src.mem_len != last_n || last == NULL) {
+        if ((rc = digest_of(&s->src, last_d)) < 0)
+            return rc;
+        last = s->src.mem;
+        last_n = s->src.mem_len;
+    }
+    memcpy(out, last_d, 32);
+    return 0;
 }
 
 static int tls_connect(void *ctx, int fd, const struct mote_tls_peer *peer, char *err,
@@ -647,7 +685,7 @@ static int tls_connect(void *ctx, int fd, const struct mote_tls_peer *peer, char
     int h = open_session(ctx, fd, peer->host, peer->ca_file, peer->alpn, err, cap);
     struct tls_session *s;
     mbedtls_ssl_session kept;
-    char trust[1100];
+    unsigned char trust[32];
 
     if (h < 0)
         return h;
@@ -659,16 +697,20 @@ static int tls_connect(void *ctx, int fd, const struct mote_tls_peer *peer, char
 #endif
         return h;
     }
-    trust_name(s, trust, sizeof(trust));
-    if (mote_tls_key_make(&s->key, peer->host, peer->port, trust) < 0)
-        return h; /* (resumption is an optimisation: a full handshake then) */
+#if defined(MBEDTLS_SSL_SESSION_TICKETS) && defined(MBEDTLS_SSL_PROTO_TLS1_3)
+    /* TLS 1.3 tickets come after the handshake: mbedtls_ssl_read says so */
+    mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(
+        &s->conf, MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED);
+#endif
+    /* (resumption is an optimisation: a full handshake when this fails) */
+    if (trust_digest(s, trust) < 0 ||
+        mote_tls_key_make(&s->key, peer->host, peer->port, peer->alpn, trust) < 0)
+        return h;
     s->keyed = true;
     mbedtls_ssl_session_init(&kept);
     if (mote_tls_sessions_get(s->port, &s->key, peer->resume, peer->session_max_s, &kept) == 0 &&
-        mbedtls_ssl_set_session(&s->ssl, &kept) == 0) {
-        memcpy(s->master, SESSION_FIELD(&kept, master), sizeof(s->master));
+        mbedtls_ssl_set_session(&s->ssl, &kept) == 0)
         s->offered = true;
-    }
     mbedtls_ssl_session_free(&kept); /* (zeroised by mbedTLS) */
     return h;
 }
@@ -694,6 +736,49 @@ static int want_of(struct tls_session *s, int rc, unsigned *want)
     return 0;
 }
 
+/* Keeps the connection's session for resumption: TLS 1.2's after the
+ * handshake, each TLS 1.3 ticket as it arrives (`ticket`); to storage
+ * once per connection (a server sends TLS 1.3 tickets in pairs). */
+static void keep_session(struct tls_session *s, bool ticket)
+{
+    unsigned resume = s->resume;
+
+    if (!s->keyed)
+        return;
+    if (ticket && s->ticket_kept && resume == MOTE_TLS_RESUME_DISK)
+        resume = MOTE_TLS_RESUME_MEMORY;
+#if MBEDTLS_VERSION_MAJOR >= 3
+    {
+        mbedtls_ssl_session now;
+
+        mbedtls_ssl_session_init(&now);
+        if (mbedtls_ssl_get_session(&s->ssl, &now) == 0)
+            mote_tls_sessions_put(s->port, &s->key, resume, &now, s->resumed);
+        mbedtls_ssl_session_free(&now);
+    }
+#else
+    mote_tls_sessions_put(s->port, &s->key, resume, mbedtls_ssl_get_session_pointer(&s->ssl),
+                          s->resumed);
+#endif
+    if (ticket)
+        s->ticket_kept = true;
+}
+
+/* Runs the handshake's steps as mbedtls_ssl_handshake would, noting
+ * whether it entered the state that reads the server's certificate. */
+static int handshake_steps(struct tls_session *s)
+{
+    int rc = 0;
+
+    while (!HS_OVER(&s->ssl)) {
+        if (HS_STATE(&s->ssl) == MBEDTLS_SSL_SERVER_CERTIFICATE)
+            s->cert_state = true;
+        if ((rc = mbedtls_ssl_handshake_step(&s->ssl)) != 0)
+            break;
+    }
+    return rc;
+}
+
 static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap)
 {
     struct tls_session *s = get(h);
@@ -703,16 +788,14 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
     (void)ctx;
     if (s == NULL)
         return MOTE_ERR_BADF;
-    rc = mbedtls_ssl_handshake(&s->ssl);
+    rc = handshake_steps(s);
     if (want_of(s, rc, want) == MOTE_ERR_AGAIN)
         return MOTE_ERR_AGAIN;
-    if (rc == 0 && s->offered) {
-        const mbedtls_ssl_session *now = mbedtls_ssl_get_session_pointer(&s->ssl);
-
-        s->resumed = now != NULL && memcmp(SESSION_FIELD(now, master), s->master,
-                                           sizeof(s->master)) == 0;
-    }
-    mbedtls_platform_zeroize(s->master, sizeof(s->master));
+    /* Resumed: a session was offered and the handshake never read a
+     * certificate of the server's (TLS 1.2's abbreviated handshake, TLS
+     * 1.3's PSK key exchange). Anything else was a full handshake, and is
+     * verified as one. */
+    s->resumed = rc == 0 && s->offered && !s->cert_state && !s->chain_seen;
     if (rc != 0 && s->offered && rc != MBEDTLS_ERR_NET_CONN_RESET &&
         rc != MBEDTLS_ERR_SSL_CONN_EOF && rc != MBEDTLS_ERR_NET_RECV_FAILED &&
         rc != MBEDTLS_ERR_NET_SEND_FAILED)
@@ -731,12 +814,22 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
         }
     }
 #endif
+#if USE_CA_CB
+    /* (mbedTLS verified a full handshake itself, VERIFY_REQUIRED: a
+     * failure ended it; this only keeps the rule in one place) */
+    if (rc == 0 && !s->resumed && mbedtls_ssl_get_verify_result(&s->ssl) != 0) {
+        flags_msg(mbedtls_ssl_get_verify_result(&s->ssl), s, err, cap);
+        return MOTE_ERR_TLS_VERIFY;
+    }
+#endif
     mbedtls_x509_crt_free(&s->found); /* what the handshake needed of the roots */
     mbedtls_x509_crt_init(&s->found);
     if (rc == 0) {
-        if (s->keyed)
-            mote_tls_sessions_put(s->port, &s->key, s->resume,
-                                  mbedtls_ssl_get_session_pointer(&s->ssl), s->resumed);
+#if MBEDTLS_VERSION_MAJOR >= 3 && defined(MBEDTLS_SSL_PROTO_TLS1_3)
+        if (mbedtls_ssl_get_version_number(&s->ssl) == MBEDTLS_SSL_VERSION_TLS1_3)
+            return 0; /* its tickets come after the handshake (tls_recv) */
+#endif
+        keep_session(s, false);
         return 0;
     }
     if (s->roots_err < 0) {
@@ -767,11 +860,44 @@ static int tls_send(void *ctx, int h, const void *buf, size_t n, unsigned *want)
     if (s == NULL)
         return MOTE_ERR_BADF;
     rc = mbedtls_ssl_write(&s->ssl, buf, n);
+#if defined(MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
+    while (rc == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) {
+        /* (a ticket read before this write took it up first) */
+        keep_session(s, true);
+        rc = mbedtls_ssl_write(&s->ssl, buf, n);
+    }
+#endif
     if (rc >= 0)
         return rc;
     if (want_of(s, rc, want) == MOTE_ERR_AGAIN)
         return MOTE_ERR_AGAIN;
     return rc == MBEDTLS_ERR_NET_CONN_RESET ? MOTE_ERR_CONNRESET : MOTE_ERR_PIPE;
+}
+
+/* mbedtls_ssl_read, through TLS 1.3's messages after the handshake: a
+ * NewSessionTicket it meets makes it say "want read" with the message
+ * still in hand (it takes it up at the next call), then report the
+ * ticket; each ticket is kept and the read goes on. */
+static int read_some(struct tls_session *s, void *buf, size_t n)
+{
+    int rc, i;
+
+    for (i = 0; i < 8; i++) {
+        bool over = HS_STATE(&s->ssl) == MBEDTLS_SSL_HANDSHAKE_OVER;
+
+        rc = mbedtls_ssl_read(&s->ssl, buf, n);
+#if defined(MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
+        if (rc == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) {
+            keep_session(s, true);
+            continue;
+        }
+#endif
+        if (rc == MBEDTLS_ERR_SSL_WANT_READ && over &&
+            HS_STATE(&s->ssl) != MBEDTLS_SSL_HANDSHAKE_OVER)
+            continue; /* a message after the handshake began: its turn now */
+        break;
+    }
+    return rc;
 }
 
 static int tls_recv(void *ctx, int h, void *buf, size_t n, unsigned *want)
@@ -782,7 +908,7 @@ static int tls_recv(void *ctx, int h, void *buf, size_t n, unsigned *want)
     (void)ctx;
     if (s == NULL)
         return MOTE_ERR_BADF;
-    rc = mbedtls_ssl_read(&s->ssl, buf, n);
+    rc = read_some(s, buf, n);
     if (rc >= 0)
         return rc;
     if (rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY)
@@ -829,7 +955,6 @@ static void tls_close(void *ctx, int h)
     (void)ctx;
     if (s == NULL)
         return;
-    mbedtls_platform_zeroize(s->master, sizeof(s->master));
     mbedtls_x509_crt_free(&s->found);
     mbedtls_ssl_free(&s->ssl);
     mbedtls_ssl_config_free(&s->conf);

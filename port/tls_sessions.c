@@ -12,6 +12,13 @@
  * handshake, issued that of the ticket, lifetime the ticket's hint in
  * seconds (0: none). mbedTLS's own form starts with its version and
  * configuration, so a session saved by another build is refused by it.
+ *
+ * A file is written behind (the port's st_write_behind where it has it:
+ * the sync and rename off the caller's thread, so a loop step never
+ * waits for the disk), and each write sweeps tls/: files older than
+ * MOTE_TLS_SESSION_MAX_S go, and of the others only the
+ * MOTE_TLS_SESSION_FILES most recently written stay (temporaries a crash
+ * left go after a minute).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,24 +46,34 @@
 #define HEAD (8 + 32 + 8 + 8 + 4 + 4)
 #define FILE_MAX (HEAD + MOTE_TLS_SESSION_BYTES + 32)
 
-int mote_tls_key_make(struct mote_tls_key *k, const char *host, uint16_t port, const char *trust)
+/* What a resumed session stands for besides the server and its roots:
+ * the checks its full handshake passed (a build that checks more does not
+ * take sessions another one verified). */
+#define POLICY "verified: chain to a root, subjectAltName name, dates"
+
+int mote_tls_key_make(struct mote_tls_key *k, const char *host, uint16_t port, const char *alpn,
+                      const unsigned char trust[32])
 {
     const mbedtls_md_info_t *md = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
-    unsigned char buf[32 + 256 + 8 + 1100];
-    size_t n = 0, hl = strlen(host), tl = strlen(trust);
+    unsigned char buf[20 + 256 + 2 + 256 + sizeof(POLICY) + 32];
+    size_t n = 0, hl = strlen(host), al = alpn != NULL ? strlen(alpn) : 0;
 
     if (md == NULL)
         return MOTE_ERR_NOSYS;
-    if (hl > 255 || tl > 1096)
+    if (hl > 255 || al > 255)
         return MOTE_ERR_TOO_LARGE;
-    memcpy(buf, "mote tls session 1", 19); /* (its NUL included: a separator) */
+    memcpy(buf, "mote tls session 2", 19); /* (NULs included: separators) */
     n = 19;
     memcpy(buf + n, host, hl + 1);
     n += hl + 1;
     buf[n++] = (unsigned char)(port >> 8);
     buf[n++] = (unsigned char)port;
-    memcpy(buf + n, trust, tl + 1);
-    n += tl + 1;
+    memcpy(buf + n, alpn != NULL ? alpn : "", al + 1);
+    n += al + 1;
+    memcpy(buf + n, POLICY, sizeof(POLICY));
+    n += sizeof(POLICY);
+    memcpy(buf + n, trust, 32);
+    n += 32;
     return mbedtls_md(md, buf, n, k->d) == 0 ? 0 : MOTE_ERR_NOSYS;
 }
 
@@ -234,7 +251,99 @@ static int produce(void *arg, char *buf, size_t cap)
     return (int)n;
 }
 
-static void save_file(const struct mote_port *p, const struct entry *e)
+/* ---- the sweep of tls/ ---- */
+
+#define SWEEP_GONE 16 /* files removed per sweep at most (the next one goes on) */
+
+struct sweep {
+    const struct mote_port *p;
+    const char *self;        /* the file being written: not counted */
+    int64_t now;
+    unsigned n, ngone;
+    struct {
+        int64_t t;
+        char name[24];
+    } keep[MOTE_TLS_SESSION_FILES];
+    char gone[SWEEP_GONE][40];
+};
+
+static bool is_hex_name(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < 16; i++) {
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+            return false;
+    }
+    return name[16] == '\0';
+}
+
+static void sweep_gone(struct sweep *w, const char *name)
+{
+    memcpy(w->gone[w->ngone], "tls/", 4);
+    memcpy(w->gone[w->ngone] + 4, name, strlen(name) + 1);
+    w->ngone++;
+}
+
+static int sweep_one(void *arg, const char *name)
+{
+    struct sweep *w = arg;
+    char path[40];
+    int64_t t;
+    size_t len = strlen(name);
+    unsigned i, old = 0;
+    bool temp = len > 10 && len < 32 && memcmp(name, ".mote-", 6) == 0 &&
+                memcmp(name + len - 4, ".tmp", 4) == 0;
+
+    if ((!temp && !is_hex_name(name)) || strcmp(name, w->self + 4) == 0)
+        return 0; /* not ours, or the one being written */
+    memcpy(path, "tls/", 4);
+    memcpy(path + 4, name, len + 1);
+    if (w->p->st_time(w->p->ctx, path, &t) < 0)
+        return 0;
+    if (temp) {
+        if (w->now - t > 60)
+            sweep_gone(w, name); /* a crash's leftover */
+    } else if (w->now - t > MOTE_TLS_SESSION_MAX_S || t > w->now + 60) {
+        sweep_gone(w, name); /* stale, or from a clock that was wrong */
+    } else if (w->n < MOTE_TLS_SESSION_FILES - 1) {
+        w->keep[w->n].t = t;
+        memcpy(w->keep[w->n++].name, name, 17);
+    } else {
+        for (i = 1; i < w->n; i++) {
+            if (w->keep[i].t < w->keep[old].t)
+                old = i;
+        }
+        if (w->n > 0 && t > w->keep[old].t) {
+            sweep_gone(w, w->keep[old].name); /* the oldest kept so far goes */
+            w->keep[old].t = t;
+            memcpy(w->keep[old].name, name, 17);
+        } else {
+            sweep_gone(w, name);
+        }
+    }
+    return w->ngone == SWEEP_GONE; /* (stops the listing when full) */
+}
+
+/* Removes from tls/ what is stale and what is over MOTE_TLS_SESSION_FILES
+ * with the file `self` (being written). Bounded work: one listing. */
+static void sweep(const struct mote_port *p, const char *self, int64_t now)
+{
+    static struct sweep w;
+    unsigned i;
+
+    if (!MOTE_PORT_HAS(p, st_list) || !MOTE_PORT_HAS(p, st_time))
+        return;
+    memset(&w, 0, sizeof(w));
+    w.p = p;
+    w.self = self;
+    w.now = now;
+    (void)p->st_list(p->ctx, "tls", sweep_one, &w);
+    for (i = 0; i < w.ngone; i++)
+        (void)p->st_remove(p->ctx, w.gone[i]);
+}
+
+static void save_file(const struct mote_port *p, const struct entry *e, int64_t now)
 {
     struct mote_tls_key k;
     struct produce src = {filebuf, HEAD + e->len + 32, 0};
@@ -253,7 +362,11 @@ static void save_file(const struct mote_port *p, const struct entry *e)
     memcpy(filebuf + HEAD, e->blob, e->len);
     if (checksum(filebuf, HEAD + e->len, filebuf + HEAD + e->len) == 0) {
         (void)p->st_mkdir(p->ctx, "tls");
-        (void)p->st_write_atomic(p->ctx, name, produce, &src);
+        sweep(p, name, now);
+        if (MOTE_PORT_HAS(p, st_write_behind))
+            (void)p->st_write_behind(p->ctx, name, filebuf, src.len);
+        else
+            (void)p->st_write_atomic(p->ctx, name, produce, &src);
     }
     mbedtls_platform_zeroize(filebuf, sizeof(filebuf));
 }
@@ -322,7 +435,7 @@ void mote_tls_sessions_put(const struct mote_port *port, const struct mote_tls_k
     memcpy(e->blob, blob, len);
     mbedtls_platform_zeroize(blob, len);
     if (resume == MOTE_TLS_RESUME_DISK)
-        save_file(port, e);
+        save_file(port, e, now);
 }
 
 void mote_tls_sessions_forget(const struct mote_port *port, const struct mote_tls_key *k,

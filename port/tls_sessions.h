@@ -4,8 +4,9 @@
  * of the library does).
  *
  * A session is kept under a key that binds it to the server's name (SNI
- * and the name its certificate was verified for), its port and the trust
- * it was verified with: a session is never offered to another server, or
+ * and the name its certificate was verified for), its port, the ALPN
+ * offered, and the trust it was verified with (a digest of the roots'
+ * content): a session is never offered to another server, or
  * under other roots than those that verified it (resuming skips the
  * certificate). Kept in memory for the process (MOTE_TLS_SESSION_CACHE
  * servers, the least recently used replaced) and, with
@@ -28,10 +29,12 @@ struct mote_tls_key {
     unsigned char d[32]; /* SHA-256 of what the session is bound to */
 };
 
-/* The key of a session with `host` on `port`, verified with the roots
- * `trust` names (a string that changes when they do). Returns 0 or < 0
- * (no SHA-256). */
-int mote_tls_key_make(struct mote_tls_key *k, const char *host, uint16_t port, const char *trust);
+/* The key of a session with `host` on `port`, with ALPN `alpn` (NULL:
+ * none), verified with the roots whose content has the SHA-256 digest
+ * `trust` (and mote's rules for a verified server). Returns 0 or < 0 (no
+ * SHA-256, a name over 255 bytes). */
+int mote_tls_key_make(struct mote_tls_key *k, const char *host, uint16_t port, const char *alpn,
+                      const unsigned char trust[32]);
 
 /* Loads the session kept under `k` (memory, then storage when `resume`
  * is MOTE_TLS_RESUME_DISK) into `out` (initialised by the caller) unless
@@ -44,7 +47,9 @@ int mote_tls_sessions_get(const struct mote_port *port, const struct mote_tls_ke
 /* Keeps the session of a verified handshake (`resumed`: an abbreviated
  * one, whose session keeps the age of the first). Written to storage
  * (MOTE_TLS_RESUME_DISK) only when it changed: a new session, or a new
- * ticket. Failures are passed over (the next run handshakes in full). */
+ * ticket; written behind where the port can (no wait for the disk), and
+ * tls/ swept then. Failures are passed over (the next run handshakes in
+ * full). */
 void mote_tls_sessions_put(const struct mote_port *port, const struct mote_tls_key *k,
                            unsigned resume, const mbedtls_ssl_session *s, bool resumed);
 

@@ -5,7 +5,7 @@
 set -u
 HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmocka-dev
       openssl ca-certificates python3 time procps clang libclang-rt-14-dev strace mosquitto mosquitto-clients
-      libev-dev"
+      libev-dev bzip2"
 # systemd-analyze checks the example unit (make test-unit).
 HOST="$HOST systemd"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
@@ -51,12 +51,14 @@ missing() {
 
 case "${1:-check}" in
 check)
-    [ -z "$(missing)" ] && ! npm_missing && exit 0
+    [ -z "$(missing)" ] && ! npm_missing && [ -f /etc/apt/sources.list.d/mote-trixie-src.sources ] &&
+        exit 0
     exit 1
     ;;
 install)
     need=$(missing)
-    if [ -n "$need" ] || [ ! -f /etc/apt/sources.list.d/mote-src.sources ]; then
+    if [ -n "$need" ] || [ ! -f /etc/apt/sources.list.d/mote-src.sources ] ||
+        [ ! -f /etc/apt/sources.list.d/mote-trixie-src.sources ]; then
         if [ "$(id -u)" != 0 ]; then
             if npm_missing; then
                 npm_install
@@ -73,6 +75,16 @@ install)
         if [ ! -f /etc/apt/sources.list.d/mote-src.sources ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
             sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
                 > /etc/apt/sources.list.d/mote-src.sources
+        fi
+        # Debian 13's source packages, for mbedTLS 3.6 LTS (make tiny, make
+        # MBEDTLS=3.6): a deb-src entry of its own, so the binary packages
+        # stay bookworm's.
+        if [ ! -f /etc/apt/sources.list.d/mote-trixie-src.sources ] &&
+            [ -f /etc/apt/sources.list.d/debian.sources ]; then
+            uri=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources | head -n 1)
+            printf 'Types: deb-src\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: %s\n' \
+                "${uri:-http://deb.debian.org/debian}" /usr/share/keyrings/debian-archive-keyring.gpg \
+                > /etc/apt/sources.list.d/mote-trixie-src.sources
         fi
         # A mirror in the middle of a sync makes update exit 100 (seen with
         # the armhf index): try again a few times, then go on with the indexes

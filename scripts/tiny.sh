@@ -32,7 +32,10 @@ src="$b/tiny-src"
 mkdir -p "$src" "$t/jsmn"
 cp /usr/include/jsmn.h "$t/jsmn/"
 if ! ls "$src"/mbedtls_*.orig.tar.gz >/dev/null 2>&1; then
-    (cd "$src" && apt-get source --download-only mbedtls >/dev/null 2>&1) || {
+    # the source of the mbedTLS whose headers are installed (the indexes may
+    # offer a newer one, of another major version, that this build does not take)
+    v=$(dpkg-query -W -f='${Version}\n' libmbedtls-dev 2>/dev/null | head -n 1)
+    (cd "$src" && apt-get source --download-only "mbedtls${v:+=$v}" >/dev/null 2>&1) || {
         echo "tiny: cannot fetch Debian's mbedtls source (run make deps as root)" >&2
         exit 1
     }

@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "mote/mote_time.h"
+
+static void arm(struct mote_session *s);
 
 static const struct mote_tool *find_tool(const struct mote_session *s, const char *name)
 {
@@ -135,6 +138,86 @@ static bool storage_broke(int n)
     return n < 0 && n != MOTE_ERR_TOO_LARGE && n != MOTE_ERR_CORRUPT;
 }
 
+/* ---- approvals' deadlines: one session timer at the earliest ---------------- */
+
+/* "denied: nobody approved within 10 minutes" into m (cap bytes). */
+static const char *expired_says(const struct mote_conv *c, char *m, size_t cap)
+{
+    char d[48];
+
+    (void)mote_duration_say(d, sizeof(d), c->conf.approval_timeout_ms);
+    (void)mote_str_join(m, cap, "denied: nobody approved within ", d,
+                        " (the approval's deadline passed; the call did not run)");
+    return m;
+}
+
+/* The question of `c` found unanswered at its deadline: answered no, as
+ * if by the user, and said so. */
+static void expire(struct mote_conv *c)
+{
+    const struct mote_conv_call *call = &c->calls[c->call_i];
+    char m[160];
+    struct mote_event ev;
+
+    c->ask_timed = false;
+    c->answered = true;
+    c->answer = MOTE_ANSWER_NO;
+    c->expired = true;
+    c->refusal[0] = '\0';
+    mote_emit_init(&ev, MOTE_EV_APPROVAL_EXPIRED, c);
+    ev.ask_id = c->ask_id;
+    ev.id = call->id;
+    ev.name = call->name;
+    ev.text = expired_says(c, m, sizeof(m));
+    ev.len = strlen(m);
+    ev.timeout_ms = c->conf.approval_timeout_ms;
+    mote_emit(c->s, &ev);
+    mote_session_defer(c->s);
+}
+
+static void on_ask_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
+{
+    struct mote_session *s = arg;
+    uint32_t now = mote_loop_now(loop);
+    unsigned i;
+
+    (void)t;
+    s->ask_timer = 0;
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        struct mote_conv *c = &s->conv[i];
+
+        if (!c->used || !c->ask_timed)
+            continue;
+        if (mote_conv_pending(c, NULL) != c->ask_id)
+            c->ask_timed = false; /* answered, cancelled or closed meanwhile */
+        else if (!mote_before(now, c->ask_deadline))
+            expire(c);
+    }
+    arm(s);
+}
+
+static void arm(struct mote_session *s)
+{
+    uint32_t now = mote_loop_now(s->loop), first = 0;
+    bool any = false;
+    unsigned i;
+
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        const struct mote_conv *c = &s->conv[i];
+
+        if (c->used && c->ask_timed && (!any || mote_before(c->ask_deadline, first))) {
+            first = c->ask_deadline;
+            any = true;
+        }
+    }
+    if (s->ask_timer != 0)
+        (void)mote_timer_stop(s->loop, s->ask_timer);
+    s->ask_timer = 0;
+    if (any && mote_timer_start(s->loop, mote_before(now, first) ? first - now : 0, on_ask_timer,
+                                s, 0, &s->ask_timer) < 0)
+        s->ask_timer = 0; /* no timer free: the next question's arm tries again */
+}
+
 void mote_dispatch_ask(struct mote_conv *c)
 {
     struct mote_conv_call *call;
@@ -156,6 +239,12 @@ void mote_dispatch_ask(struct mote_conv *c)
     if (c->ask_id == 0)
         c->ask_id = 1;
     c->answered = false;
+    c->expired = false;
+    c->ask_timed = c->conf.approval_timeout_ms > 0;
+    if (c->ask_timed) {
+        c->ask_deadline = mote_loop_now(c->s->loop) + c->conf.approval_timeout_ms;
+        arm(c->s);
+    }
     mote_emit_state(c);
     mote_emit_init(&ev, MOTE_EV_APPROVAL, c);
     ev.ask_id = c->ask_id;
@@ -163,6 +252,7 @@ void mote_dispatch_ask(struct mote_conv *c)
     ev.name = call->name;
     ev.input = c->s->jbuf.text;
     ev.input_len = (size_t)n;
+    ev.timeout_ms = c->conf.approval_timeout_ms;
     mote_emit(c->s, &ev);
 }
 
@@ -223,7 +313,10 @@ enum mote_dispatch mote_dispatch_next(struct mote_conv *c)
         } else if (c->answered) {
             /* the user's answer to this very call's question */
             c->answered = false;
-            if (c->answer == MOTE_ANSWER_NO) {
+            if (c->answer == MOTE_ANSWER_NO && c->expired) {
+                c->expired = false;
+                say = expired_says(c, m, sizeof(m));
+            } else if (c->answer == MOTE_ANSWER_NO) {
                 mote_sb_init(&sb, m, sizeof(m));
                 mote_sb_s(&sb, "the user refused to run this tool call");
                 if (c->refusal[0] != '\0') {

@@ -231,6 +231,16 @@ extern const struct mote_task_ops mote_run_ops;
 void mote_run_finish(struct mote_tool_run *run, enum mote_job_state how, const char *errmsg,
                      bool shutting_down);
 
+/* ---- agent_budget.c: the spend budget before each request -----------------
+ * Reached through the session's hooks (budget_gate, budget_done), which
+ * mote_session_use_budget sets:
+ *   budget_gate(c): reserves the budget for c's next request: 1 (go on:
+ *     reserved, or reserved already), 0 (it waits: c->want_budget, told
+ *     and tried again from the deferred work) or < 0 (the budget's
+ *     journal failed: c->last_error says it; nothing may be sent);
+ *   budget_done(c, answered): settles c's reservation, if any, with its
+ *     last request's usage (`answered`) or nothing. */
+
 /* ---- agent_dispatch.c: which tool runs, and whether it may --------------- */
 
 /* What the round does next with call c->call_i. */

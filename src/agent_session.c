@@ -79,6 +79,9 @@ void mote_session_deinit(struct mote_session *s)
     mote_pool_close_conns(s);
     if (s->defer_timer != 0)
         (void)mote_timer_stop(s->loop, s->defer_timer);
+    if (s->ask_timer != 0)
+        (void)mote_timer_stop(s->loop, s->ask_timer);
+    s->ask_timer = 0;
     if (s->sd_timer != 0)
         (void)mote_timer_stop(s->loop, s->sd_timer);
     s->defer_timer = s->sd_timer = 0;
@@ -512,6 +515,8 @@ int mote_conv_approve(struct mote_conv *c, uint32_t ask_id, enum mote_answer a,
         return MOTE_ERR_STALE;
     c->answered = true;
     c->answer = a;
+    c->expired = false;
+    c->ask_timed = false; /* answered in time: its deadline no longer counts */
     mote_str_copy(c->refusal, sizeof(c->refusal), reason != NULL ? reason : "");
     mote_session_defer(c->s);
     return 0;

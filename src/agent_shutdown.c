@@ -164,6 +164,13 @@ static void shutdown_step(struct mote_session *s)
     }
 }
 
+/* Settles c's reservation of the budget, if there is one (the hook). */
+static void budget_done(struct mote_conv *c, bool answered)
+{
+    if (c->s->budget_done != NULL)
+        c->s->budget_done(c, answered);
+}
+
 int mote_shutdown_begin(struct mote_session *s, const struct mote_shutdown_req *req)
 {
     unsigned i;
@@ -209,9 +216,11 @@ int mote_shutdown_begin(struct mote_session *s, const struct mote_shutdown_req *
         if (req->mode == MOTE_SD_CANCEL) {
             if (mote_conv_cancel(c) == 0)
                 s->report.jobs_cancelled++;
-        } else if (c->st == MOTE_CONV_AWAITING_APPROVAL || c->want_send || c->want_run) {
-            /* waiting for someone: it goes on after a restart */
-            c->want_send = c->want_run = false;
+        } else if (c->st == MOTE_CONV_AWAITING_APPROVAL || c->want_send || c->want_run ||
+                   c->want_budget) {
+            /* waiting for someone (or the budget): it goes on after a restart */
+            c->want_send = c->want_run = c->want_budget = false;
+            budget_done(c, false); /* a reservation waiting for a slot: never sent */
             s->in_api++;
             (void)mote_turn_apply(c, MOTE_CEV_DRAIN_STOP, NULL);
             s->in_api--;

@@ -20,19 +20,33 @@ static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_s
 static void on_tool_done(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
                          const char *errmsg, void *arg);
 
+/* Settles c's reservation of the budget, if there is one (the hook). */
+static void budget_done(struct mote_conv *c, bool answered)
+{
+    if (c->s->budget_done != NULL)
+        c->s->budget_done(c, answered);
+}
+
 static unsigned max_turns(const struct mote_conv *c)
 {
     return c->conf.max_turns > 0 ? c->conf.max_turns : MOTE_DEFAULT_MAX_TURNS;
 }
 
-/* Starts the model request; one that cannot start ends the turn. */
+/* Starts the model request, once the budget (if any) takes it; one that
+ * cannot start ends the turn. */
 static void start_request(struct mote_conv *c)
 {
-    int rc = mote_request_start(c, on_llm_done);
+    int rc = c->s->budget_gate != NULL ? c->s->budget_gate(c) : 1;
 
+    if (rc == 0)
+        return; /* it waits for the budget (c->want_budget) */
+    if (rc > 0)
+        rc = mote_request_start(c, on_llm_done);
     if (rc == MOTE_ERR_SHUTDOWN) {
+        budget_done(c, false);
         mote_turn_apply(c, MOTE_CEV_DRAIN_STOP, NULL);
     } else if (rc < 0) {
+        budget_done(c, false);
         mote_turn_apply(c, MOTE_CEV_FAILED, c->last_error);
         mote_emit_error(c, rc, false);
     }
@@ -366,6 +380,7 @@ static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_s
     struct mote_conv *c = arg;
 
     c->llm_job = 0;
+    budget_done(c, true); /* (what it used, if anything came) */
     if (c->stream == NULL || c->storage_failed || c->st == MOTE_CONV_NEEDS_RECOVERY) {
         /* the shutdown cut it (and wrote what streamed), or storage failed */
         c->compacting = false;
@@ -528,15 +543,26 @@ static void conv_deferred(struct mote_conv *c)
     if (c->want_cancel) {
         c->want_cancel = false;
         if (c->st == MOTE_CONV_AWAITING_APPROVAL || c->want_send || c->want_run ||
-            (c->st == MOTE_CONV_TOOL_EXECUTING && c->tool_job == 0)) {
+            c->want_budget || (c->st == MOTE_CONV_TOOL_EXECUTING && c->tool_job == 0)) {
             c->want_send = false;
             c->want_run = false;
+            c->want_budget = false;
+            c->budget_told = false;
+            budget_done(c, false); /* (a reservation waiting for a slot) */
             mote_turn_apply(c, MOTE_CEV_CANCELLED, NULL);
             if (!c->storage_failed) {
                 mote_emit_state(c);
                 mote_emit_text(c, MOTE_EV_CANCELLED, "cancelled", 0);
             }
         }
+    }
+    if (c->want_budget) {
+        /* the budget refused the request: again (it may have freed) */
+        c->want_budget = false;
+        if (c->s->sd_phase != MOTE_SDP_NONE)
+            mote_turn_apply(c, MOTE_CEV_DRAIN_STOP, NULL); /* it goes on after a restart */
+        else
+            start_request(c);
     }
     if (c->answered && c->st == MOTE_CONV_AWAITING_APPROVAL) {
         const char *name;
@@ -570,6 +596,7 @@ static void serve_waiters(struct mote_session *s)
     while ((w = mote_pool_first_waiter(s, true)) != NULL) {
         if (s->sd_phase != MOTE_SDP_NONE) {
             w->want_send = false;
+            budget_done(w, false); /* never sent */
             mote_turn_apply(w, MOTE_CEV_DRAIN_STOP, NULL);
             mote_emit_state(w);
             continue;

@@ -73,6 +73,7 @@ static const struct err_name err_names[] = {
     {MOTE_ERR_SERVER, "the server failed", "server_error"},
     {MOTE_ERR_CUT_OFF, "the stream was cut off", "cut_off"},
     {MOTE_ERR_STORAGE, "the state could not be written", "storage"},
+    {MOTE_ERR_BUDGET, "the spend budget is reached", "budget"},
     {MOTE_ERR_CONTEXT, "the conversation is over the model's context window", "context_overflow"},
 };
 

@@ -477,6 +477,30 @@ static int hex4(const char *s, uint32_t *out)
     return 0;
 }
 
+uint32_t mote_utf8_char(const char *s, size_t n, size_t *i)
+{
+    const unsigned char *u = (const unsigned char *)s + *i;
+    size_t v = utf8_valid(u, n - *i);
+    uint32_t cp;
+
+    if (v == 0) {
+        (*i)++;
+        return 0xFFFD;
+    }
+    *i += v;
+    if (v == 1)
+        return u[0];
+    cp = u[0] & (v == 2 ? 0x1Fu : v == 3 ? 0x0Fu : 0x07u);
+    while (--v > 0)
+        cp = (cp << 6) | (*++u & 0x3Fu);
+    return cp;
+}
+
+size_t mote_utf8_put(uint32_t cp, char *out)
+{
+    return utf8_put(cp, out);
+}
+
 /* The character at s[*i] of a JSON string body (len bytes), escapes
  * decoded: a surrogate pair is one character, a lone surrogate or a
  * byte that is not UTF-8 is U+FFFD. Advances *i past it. */
@@ -484,7 +508,6 @@ static uint32_t next_char(const char *s, size_t len, size_t *i)
 {
     const unsigned char *u = (const unsigned char *)s + *i;
     uint32_t cp;
-    size_t v;
 
     if (u[0] == '\\' && *i + 1 < len) {
         char e = s[*i + 1];
@@ -515,18 +538,12 @@ static uint32_t next_char(const char *s, size_t len, size_t *i)
             return (unsigned char)e;
         }
     }
-    v = utf8_valid(u, len - *i);
-    if (v == 0) {
-        (*i)++;
-        return 0xFFFD;
-    }
-    *i += v;
-    if (v == 1)
-        return u[0];
-    cp = u[0] & (v == 2 ? 0x1Fu : v == 3 ? 0x0Fu : 0x07u);
-    while (--v > 0)
-        cp = (cp << 6) | (*++u & 0x3Fu);
-    return cp;
+    return mote_utf8_char(s, len, i);
+}
+
+uint32_t mote_json_char(const char *s, size_t len, size_t *i)
+{
+    return next_char(s, len, i);
 }
 
 int mote_json_unescape(const char *s, size_t len, char *out, size_t cap)

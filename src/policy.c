@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mote/mote_agent.h"
+#include "mote/mote_time.h"
 #include "util.h"
 
 int mote_approval_parse(const char *s, enum mote_approval *a)
@@ -48,6 +49,22 @@ int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, cha
             return mote_why(err, cap, MOTE_ERR_BADMSG, "\"default\" is ask, allow or deny", NULL,
                        NULL);
         pol->has_default = true;
+    }
+    pol->has_timeout = false;
+    pol->timeout_ms = 0;
+    t = mote_json_member(js, 0, "timeout");
+    if (t >= 0) {
+        char v[32];
+        uint64_t ms = 0;
+
+        if (mote_json_type_of(js, t) != MOTE_JSON_STRING || mote_json_cstr(js, t, v, sizeof(v)) < 0 ||
+            mote_duration_parse(v, &ms) < 0 || ms > MOTE_APPROVAL_TIMEOUT_MAX_MS)
+            return mote_why(err, cap, MOTE_ERR_BADMSG,
+                            "\"timeout\" is a duration such as \"10m\", \"90s\" or \"none\" (at "
+                            "most 24 days)",
+                            NULL, NULL);
+        pol->has_timeout = true;
+        pol->timeout_ms = (uint32_t)ms;
     }
     t = mote_json_member(js, 0, "tools");
     if (t < 0)

@@ -128,6 +128,10 @@ int mote_serve_look(struct serve *sv, const char *id, struct serve_look *out, ui
         out->busy = mote_conv_busy(cv);
         out->end = cv->jr.size;
         mote_str_copy(out->last_error, sizeof(out->last_error), cv->last_error);
+        out->usage.input = cv->total.input_tokens;
+        out->usage.output = cv->total.output_tokens;
+        out->usage.cache_read = cv->total.cache_read_tokens;
+        out->usage.cache_write = cv->total.cache_write_tokens;
         return 0;
     }
     rc = mote_serve_sum(sv, id, &e, &holder);
@@ -139,6 +143,7 @@ int mote_serve_look(struct serve *sv, const char *id, struct serve_look *out, ui
     }
     out->end = e->bytes;
     out->holder = holder;
+    out->usage = e->usage;
     out->state = mote_serve_sum_state(e, holder);
     if (e->action == MOTE_RECOVER_IDLE && !e->cancelled)
         mote_str_copy(out->last_error, sizeof(out->last_error), e->last_error);

@@ -49,6 +49,7 @@ int mote_serve_make_room(struct serve *sv)
     if (best == NULL)
         return MOTE_ERR_FULL;
     mote_httpd_say(&sv->http, "closed idle conversation ", mote_conv_id(best), " to make room");
+    mote_serve_sum_usage(sv, best);
     return mote_conv_close(best) == 0 ? 0 : MOTE_ERR_FULL;
 }
 

@@ -189,6 +189,7 @@ static void scan_done(struct serve *sv, int rc)
         e->action = (uint8_t)s->r.action;
         e->cancelled = s->r.cancelled;
         e->user_messages = s->user_messages;
+        e->usage = s->r.total;
         memcpy(e->first, s->first, sizeof(e->first));
         mote_str_copy(e->last_error, sizeof(e->last_error), s->r.last_error);
     }
@@ -248,6 +249,18 @@ int mote_serve_sum(struct serve *sv, const char *id, const struct serve_sum **ou
         mote_serve_disk_kick(sv);
     }
     return MOTE_ERR_AGAIN;
+}
+
+void mote_serve_sum_usage(struct serve *sv, const struct mote_conv *cv)
+{
+    struct serve_sum *e = sum_find(sv, mote_conv_id(cv));
+
+    if (e != NULL && e->live) {
+        e->usage.input = cv->total.input_tokens;
+        e->usage.output = cv->total.output_tokens;
+        e->usage.cache_read = cv->total.cache_read_tokens;
+        e->usage.cache_write = cv->total.cache_write_tokens;
+    }
 }
 
 /* The start of a user record as the journal writes it, and its end. */

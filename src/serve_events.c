@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mote/mote.h"
+#include "mote/mote_time.h"
 #include "serve_int.h"
 #include "util.h"
 
@@ -169,10 +170,40 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         if (ev->conv != NULL && mote_conv_pending(ev->conv, &call) == ev->ask_id) {
             mote_jw_key(&w, "record"); /* where the whole input is, inline or not */
             mote_jw_int(&w, (int64_t)call->rec_off);
+            mote_serve_deadline_json(sv, ev->conv, &w);
         }
+        (void)mote_serve_show_into(sv, &w, 8, ev->name, ev->input, ev->input_len);
         mote_httpd_say(&sv->http, "conversation ", id, " waits for an approval");
         break;
     }
+    case MOTE_EV_BUDGET: {
+        char iso[MOTE_ISO_MAX];
+
+        ev_open(sv, &k, &w, "budget");
+        mote_jw_key(&w, "code");
+        mote_jw_str(&w, "budget");
+        mote_jw_key(&w, "text");
+        mote_jw_strn(&w, ev->text, ev->len);
+        mote_iso_write(iso, ev->until, 0, true);
+        mote_jw_key(&w, "until");
+        mote_jw_str(&w, iso);
+        mote_httpd_say(&sv->http, id, ": ", ev->text);
+        break;
+    }
+    case MOTE_EV_APPROVAL_EXPIRED:
+        ev_open(sv, &k, &w, "approval_expired");
+        mote_jw_key(&w, "ask_id");
+        mote_jw_int(&w, ev->ask_id);
+        mote_jw_key(&w, "call_id");
+        mote_jw_str(&w, ev->id);
+        mote_jw_key(&w, "name");
+        mote_jw_str(&w, ev->name);
+        mote_jw_key(&w, "timeout_ms");
+        mote_jw_int(&w, ev->timeout_ms);
+        mote_jw_key(&w, "text");
+        mote_jw_strn(&w, ev->text, ev->len);
+        mote_httpd_say(&sv->http, id, ": ", ev->text);
+        break;
     case MOTE_EV_TOOL_CALL:
         ev_open(sv, &k, &w, "tool_call");
         mote_jw_key(&w, "call_id");

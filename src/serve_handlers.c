@@ -185,6 +185,7 @@ void mote_serve_http_health(struct serve *sv, struct mote_httpd_conn *c)
     mote_jw_key(&w, "refused");
     mote_jw_int(&w, sv->http.refused);
     mote_jw_obj_end(&w);
+    mote_serve_budget_json(sv, &w);
     answer_send(c, 200, &k, &w);
 }
 
@@ -506,6 +507,8 @@ void mote_serve_http_get(struct serve *sv, struct mote_httpd_conn *c, const char
         mote_jw_str(&w, look.last_error);
     else
         mote_jw_null(&w);
+    mote_jw_key(&w, "usage");
+    mote_serve_usage_json(&w, &look.usage);
     mote_serve_approval_json(sv, look.cv, &w, SERVE_INPUT_INLINE_MAX);
     if (records) {
         mote_jw_key(&w, "records");

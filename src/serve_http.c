@@ -65,6 +65,7 @@ static const char *allow_of(enum route r)
     case R_LIST: return "GET, POST";
     case R_CONV: return "GET, DELETE";
     case R_EVENTS: return "GET";
+    case R_APPROVAL: return "GET, POST";
     default: return "POST";
     }
 }
@@ -76,6 +77,7 @@ static bool method_ok(enum route r, enum mote_hreq_method m)
     case R_LIST: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     case R_CONV: return m == MOTE_HM_GET || m == MOTE_HM_DELETE;
     case R_EVENTS: return m == MOTE_HM_GET;
+    case R_APPROVAL: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     default: return m == MOTE_HM_POST;
     }
 }
@@ -166,7 +168,10 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
         mote_serve_http_cancel(sv, c, id);
         break;
     case R_APPROVAL:
-        mote_serve_http_approval(sv, c, id, body, len);
+        if (m == MOTE_HM_GET)
+            mote_serve_http_show(sv, c, id);
+        else
+            mote_serve_http_approval(sv, c, id, body, len);
         break;
     case R_EVENTS:
         mote_serve_http_events(sv, c, id);

@@ -92,6 +92,7 @@ struct serve_sum {
     unsigned user_messages;
     char first[MOTE_JSCAN_FIRST];
     char last_error[SERVE_SUM_ERROR_MAX];
+    struct mote_rec_usage usage; /* tokens of every request journaled */
 };
 
 /* A pass over every journal, in the order of their ids, a few per loop
@@ -158,7 +159,9 @@ struct serve {
     bool rec_opened;                   /* the recovery queue opened one since it was listed */
     bool rec_next;                     /* a load took one off the queue: the next, soon */
     /* working memory, used within one call */
-    struct mote_json json;
+    struct mote_json json;             /* a request's body; an approval's display (serve_show.c)
+                                        * reuses it in event callbacks: a handler reads the
+                                        * body before it calls an action */
     char small[1280];                  /* a pending call's input */
     char resp[MOTE_SERVE_OUT_BUF];     /* a response body being built */
     char ev[MOTE_SERVE_OUT_BUF];       /* one live event, formatted once for every client */
@@ -240,6 +243,9 @@ const char *mote_serve_sum_state(const struct serve_sum *e, int64_t holder);
 /* True if the journal is finished: whole, nothing for recovery to do, open
  * nowhere (not loaded: the caller's to check). */
 bool mote_serve_sum_finished(const struct serve_sum *e, int64_t holder);
+/* Loaded conversation cv is about to close: its summary, if it was kept
+ * current from its records, takes its usage. */
+void mote_serve_sum_usage(struct serve *sv, const struct mote_conv *cv);
 /* Forgets the summary of `id` (its journal is written or removed here). */
 void mote_serve_sum_drop(struct serve *sv, const char *id);
 /* A record was appended to loaded conversation `id` at `off` (`len`
@@ -312,6 +318,7 @@ struct serve_look {
     int64_t holder;        /* another process holds it (its pid), else 0 */
     uint64_t end;          /* the journal's size */
     char last_error[MOTE_JOB_ERRMSG_LEN];
+    struct mote_rec_usage usage; /* tokens of every request journaled */
 };
 /* Returns 0; MOTE_ERR_AGAIN when its journal must be read first (ask
  * again on a later disk turn); or the failure of reading it (*bad: a
@@ -322,6 +329,14 @@ int mote_serve_look(struct serve *sv, const char *id, struct serve_look *out, ui
 
 void mote_serve_on_head(void *app, struct mote_httpd_conn *c);
 void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *body, size_t len);
+
+/* ---- serve_budget.c: the spend budget as the API shows it ----------------------------- */
+
+/* "budget": the session's budget (its limits, the hour's and the day's
+ * use, whether it waits and until when), or null. */
+void mote_serve_budget_json(struct serve *sv, struct mote_jw *w);
+/* "usage": tokens of a conversation's requests. */
+void mote_serve_usage_json(struct mote_jw *w, const struct mote_rec_usage *u);
 
 /* ---- serve_handlers.c ---------------------------------------------------------------- */
 
@@ -363,9 +378,27 @@ void mote_serve_streams_gone(struct serve *sv, const char *id);
 /* A disk turn for an event stream whose state waits for its journal:
  * true while it still waits. */
 bool mote_serve_stream_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
+/* ---- serve_show.c: the call waiting for approval as mote shows it ---------------- */
+
+/* Writes "display": the call's display (mote_show_call_json) to `w`, a
+ * writer onto a struct mote_sb, if it fits with `reserve` bytes left
+ * after it; else "display": null (and returns false). */
+bool mote_serve_show_into(struct serve *sv, struct mote_jw *w, size_t reserve, const char *name,
+                          const char *input, size_t len);
+/* GET /v1/conversations/ID/approval[?whole=1][&format=text]. */
+void mote_serve_http_show(struct serve *sv, struct mote_httpd_conn *c, const char *id);
+
 /* "approval": {...} or null, for loaded conversation `cv` (or NULL). */
 void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
                               size_t max);
+/* The members of loaded conversation cv's pending question (nothing if
+ * none): ask_id, call_id, name, record, input (inline up to `max` bytes,
+ * else null), input_bytes and the deadline's. */
+void mote_serve_question_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
+                              size_t max);
+/* The pending question's deadline members: "timeout_ms" (0: none) and,
+ * with one, "expires_in_ms". */
+void mote_serve_deadline_json(struct serve *sv, const struct mote_conv *cv, struct mote_jw *w);
 
 /* ---- serve_mqtt.c: the MQTT front door (docs/MQTT.md) ---------------------------
  * Each does nothing without conf.mqtt_url. */

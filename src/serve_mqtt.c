@@ -9,7 +9,8 @@
  *
  * Topics: PREFIX/status (retained: online, the will offline), PREFIX/in
  * (requests, QoS 1), PREFIX/out/ID (a conversation's events, QoS 1),
- * PREFIX/error (what was wrong with a request).
+ * PREFIX/error (what was wrong with a request), PREFIX/approvals
+ * (retained: the questions waiting for an answer).
  */
 #include <string.h>
 
@@ -77,6 +78,7 @@ int mote_serve_mqtt_init(struct serve *sv)
     (void)topic_of(q->t_status, q->prefix, "/status");
     (void)topic_of(q->t_in, q->prefix, "/in");
     (void)topic_of(q->t_error, q->prefix, "/error");
+    (void)topic_of(q->t_approvals, q->prefix, "/approvals");
     mote_mqtt_conf_defaults(&q->mc);
     q->mc.url = c->mqtt_url;
     q->mc.client_id = c->mqtt_id;
@@ -118,6 +120,8 @@ static void on_kick(struct mote_loop *loop, mote_timer_id t, void *arg)
     q->kick = 0;
     if (q->status_due && q->phase == MQ_RUN && mote_serve_mqtt_status(q, "online", NULL) == 0)
         q->status_due = false;
+    if (q->appr_due && q->phase >= MQ_RUN && q->phase < MQ_STOP)
+        (void)mote_serve_mqtt_approvals(q, false, false);
     if (q->phase < MQ_STOP)
         (void)mote_serve_mqtt_pump(q); /* (first: a slot it frees may start a waiting request) */
     if (q->phase == MQ_RUN)
@@ -141,6 +145,7 @@ static int on_mqtt(void *arg, const struct mote_mqtt_event *ev)
                             ev->session_present ? " (the broker kept the session)"
                                                 : " (a new session)");
         q->status_due = mote_serve_mqtt_status(q, "online", NULL) == MOTE_ERR_FULL;
+        (void)mote_serve_mqtt_approvals(q, true, false); /* (no room: appr_due, the kick) */
         mote_serve_mqtt_kick(q);
         return 0;
     case MOTE_MQTT_EV_SUBSCRIBED:
@@ -189,6 +194,7 @@ static void final(struct mq *q, const char *reason)
         mote_serve_mqtt_say(q, "the broker's queue is full: some events are not published", NULL,
                             NULL);
     q->phase = MQ_STOP;
+    (void)mote_serve_mqtt_approvals(q, false, true);
     if (mote_serve_mqtt_status(q, "offline", reason) < 0) {
         mote_serve_mqtt_say(
             q, "no room for the offline status: closing (the broker publishes the will)", NULL,
@@ -210,10 +216,21 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev)
         if (ev->conv != NULL && q->phase < MQ_STOP)
             mote_serve_mqtt_record(q, mote_conv_id(ev->conv), ev->offset, ev->text, ev->len);
         return;
+    case MOTE_EV_BUDGET:
+        if (ev->conv != NULL && q->phase == MQ_RUN)
+            (void)mote_serve_mqtt_error(q, NULL, mote_conv_id(ev->conv), "budget", ev->text, NULL,
+                                        NULL);
+        return;
+    case MOTE_EV_APPROVAL:
+    case MOTE_EV_APPROVAL_EXPIRED:
+        q->appr_due = true;
+        mote_serve_mqtt_kick(q);
+        return;
     case MOTE_EV_STATE:
     case MOTE_EV_TURN_END:
     case MOTE_EV_ERROR:
-        if (q->nwait > 0 || q->paused)
+        q->appr_due = true; /* (a question answered or cancelled: the summary is checked) */
+        if (q->nwait > 0 || q->paused || q->appr_due)
             mote_serve_mqtt_kick(q); /* a conversation may be free for a waiting request */
         return;
     case MOTE_EV_SHUTDOWN:

@@ -55,6 +55,8 @@ struct mq {
     mote_job_id job;
     mote_timer_id kick;    /* waiting requests and late events, on the next turn */
     mote_timer_fn kick_fn; /* what the kick runs (serve_mqtt.c) */
+    bool appr_due;         /* the approvals' summary changed (or found no room) */
+    uint32_t appr_hash;    /* the summary last published (FNV-1a; 0: none yet) */
     uint32_t connects;
     uint32_t lost_events; /* conversations whose events were left out (no slot) */
     unsigned nwait;
@@ -70,6 +72,7 @@ struct mq {
     char t_status[MOTE_MQTT_TOPIC_MAX + 1];
     char t_in[MOTE_MQTT_TOPIC_MAX + 1];
     char t_error[MOTE_MQTT_TOPIC_MAX + 1];
+    char t_approvals[MOTE_MQTT_TOPIC_MAX + 1];
     char topic[MOTE_MQTT_TOPIC_MAX + 1];
     char pool[MOTE_SERVE_MQTT_WAIT_BYTES];
     char pay[MOTE_MQTT_PAYLOAD_MAX + 1];
@@ -100,6 +103,11 @@ int mote_serve_mqtt_status(struct mq *q, const char *state, const char *reason);
  * Returns 0 or the client's refusal. */
 int mote_serve_mqtt_error(struct mq *q, const char *rid, const char *conv, const char *code,
                           const char *a, const char *b, const char *c);
+/* The retained summary of the questions waiting (PREFIX/approvals), if it
+ * changed since it was last published (or `force`, or `closing`: no
+ * question can be answered while mote is away). Returns 0 or the
+ * client's refusal (MOTE_ERR_FULL: q->appr_due stays set). */
+int mote_serve_mqtt_approvals(struct mq *q, bool force, bool closing);
 /* A new record of conversation `id` (the session's MOTE_EV_RECORD). */
 void mote_serve_mqtt_record(struct mq *q, const char *id, uint64_t off, const char *line,
                             size_t len);

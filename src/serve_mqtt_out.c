@@ -94,6 +94,68 @@ int mote_serve_mqtt_status(struct mq *q, const char *state, const char *reason)
     return publish(q, q->t_status, k.p, k.len, true);
 }
 
+/* The retained summary of the questions waiting: {"pending": [{"conversation",
+ * "ask_id", "call_id", "name", "record", "input", "input_bytes", "timeout_ms",
+ * "expires_in_ms"}, ...], "count"}, the question's input as the
+ * conversation's approval event has it (inline up to 1 KiB). */
+int mote_serve_mqtt_approvals(struct mq *q, bool force, bool closing)
+{
+    struct serve *sv = q->sv;
+    struct mote_session *s = sv->conf.session;
+    uint32_t h = 2166136261u, count = 0;
+    struct mote_sb k;
+    struct mote_jw w;
+    unsigned i;
+    size_t j;
+    int rc;
+
+    q->appr_due = false;
+    mote_sb_init(&k, q->pay, sizeof(q->pay));
+    mote_jw_init(&w, mote_sb_put, &k);
+    mote_jw_obj(&w);
+    mote_jw_key(&w, "pending");
+    mote_jw_arr(&w);
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS && !closing; i++) {
+        struct mote_conv *cv = &s->conv[i];
+
+        if (!cv->used || mote_conv_pending(cv, NULL) == 0)
+            continue;
+        mote_jw_obj(&w);
+        mote_jw_key(&w, "conversation");
+        mote_jw_str(&w, mote_conv_id(cv));
+        mote_serve_question_json(sv, cv, &w, SERVE_INPUT_INLINE_MAX);
+        mote_jw_obj_end(&w);
+        count++;
+    }
+    mote_jw_arr_end(&w);
+    mote_jw_key(&w, "count");
+    mote_jw_int(&w, count);
+    if (closing) {
+        mote_jw_key(&w, "reason");
+        mote_jw_str(&w, "mote stopped: questions are asked again when it is back");
+    }
+    mote_jw_obj_end(&w);
+    if (w.err != 0)
+        return w.err;
+    /* the same questions (the expiry's countdown aside) are not published again */
+    for (j = 0; j < k.len; j++) {
+        if (k.len - j > 16 && memcmp(k.p + j, "\"expires_in_ms\":", 16) == 0) {
+            while (j < k.len && k.p[j] != ',' && k.p[j] != '}')
+                j++;
+        }
+        h = (h ^ (unsigned char)k.p[j]) * 16777619u;
+    }
+    h |= 1u;
+    if (!force && h == q->appr_hash)
+        return 0;
+    rc = publish(q, q->t_approvals, k.p, k.len, true);
+    if (rc == 0)
+        q->appr_hash = h;
+    else
+        q->appr_due = true;
+    return rc;
+}
+
 /* {"id", "conversation", "error", "message"} on PREFIX/error. */
 int mote_serve_mqtt_error(struct mq *q, const char *rid, const char *conv, const char *code,
                           const char *a, const char *b, const char *c)

@@ -106,18 +106,27 @@ static int pending_input(struct serve *sv, struct mote_conv *cv,
 void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
                               size_t max)
 {
-    const struct mote_conv_call *call;
-    uint32_t ask = cv != NULL ? mote_conv_pending(cv, &call) : 0;
-    size_t len = 0;
-    int n;
-
     mote_jw_key(w, "approval");
-    if (ask == 0) {
+    if (cv == NULL || mote_conv_pending(cv, NULL) == 0) {
         mote_jw_null(w);
         return;
     }
-    n = pending_input(sv, cv, call, max, &len);
     mote_jw_obj(w);
+    mote_serve_question_json(sv, cv, w, max);
+    mote_jw_obj_end(w);
+}
+
+void mote_serve_question_json(struct serve *sv, struct mote_conv *cv, struct mote_jw *w,
+                              size_t max)
+{
+    const struct mote_conv_call *call;
+    uint32_t ask = mote_conv_pending(cv, &call);
+    size_t len = 0;
+    int n;
+
+    if (ask == 0)
+        return;
+    n = pending_input(sv, cv, call, max, &len);
     mote_jw_key(w, "ask_id");
     mote_jw_int(w, ask);
     mote_jw_key(w, "call_id");
@@ -133,7 +142,21 @@ void mote_serve_approval_json(struct serve *sv, struct mote_conv *cv, struct mot
         mote_jw_null(w);
     mote_jw_key(w, "input_bytes");
     mote_jw_int(w, (int64_t)len);
-    mote_jw_obj_end(w);
+    mote_serve_deadline_json(sv, cv, w);
+    if (n >= 0)
+        (void)mote_serve_show_into(sv, w, 1024, call->name, sv->small, (size_t)n);
+}
+
+void mote_serve_deadline_json(struct serve *sv, const struct mote_conv *cv, struct mote_jw *w)
+{
+    uint32_t now = mote_loop_now(sv->loop);
+
+    mote_jw_key(w, "timeout_ms");
+    mote_jw_int(w, cv->ask_timed ? cv->conf.approval_timeout_ms : 0);
+    if (!cv->ask_timed)
+        return;
+    mote_jw_key(w, "expires_in_ms"); /* from now: the deadline is on the monotonic clock */
+    mote_jw_int(w, mote_before(now, cv->ask_deadline) ? (int64_t)(cv->ask_deadline - now) : 0);
 }
 
 /* event: state, for a client that just caught up (with the pending

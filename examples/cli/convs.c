@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "render.h"
+#include "mote/mote_show.h"
 
 struct row {
     char id[MOTE_CONV_ID_MAX];
@@ -154,7 +154,7 @@ unsigned convs_print(FILE *out, bool numbered, unsigned max)
         char st[40], tm[32], first[64];
 
         when(r->mtime, tm, sizeof(tm));
-        render_line(first, sizeof(first), r->first, strlen(r->first));
+        mote_show_line(first, sizeof(first), r->first, strlen(r->first));
         if (numbered && openable(r))
             fprintf(out, "  %2u ", ++k);
         else if (numbered)

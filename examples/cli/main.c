@@ -24,11 +24,10 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
-#include "approval.h"
+#include "mote/mote_show.h"
 #include "opts.h"
 #include "convs.h"
 #include "edit.h"
-#include "render.h"
 
 #define PROMPT_MAX (64 * 1024)
 #define INPUT_MAX (64 * 1024)
@@ -46,6 +45,7 @@ static struct mote_mcp mcp;
 static bool have_mcp;
 static struct cli_opts o;
 static char prompt_buf[PROMPT_MAX];
+static struct mote_json show_js; /* a call's input shown */
 static char state_dir[1024];
 static const char *model_name;
 
@@ -104,6 +104,34 @@ static void json_str(const char *s, size_t n)
     fputc('"', stdout);
 }
 
+/* Untrusted text onto a terminal (mote_show.h); the last byte written. */
+static int show_text(FILE *f, const char *s, size_t n)
+{
+    return mote_show_text(out_sink, f, s, n, MOTE_SHOW_TEXT);
+}
+
+/* A call for the person who approves it (mote_show_call): all of it, but
+ * a long text's middle unless `whole`; the input is kept for "v".
+ * Returns true if a part was left out. */
+static bool show_ask(const char *name, const char *input, size_t len, bool whole)
+{
+    static char kept[MOTE_JOURNAL_LINE_MAX], kept_name[MOTE_LLM_NAME_MAX];
+    static size_t kept_len;
+    struct mote_show_plain p = {out_sink, stderr, ui.color, "answer v to see all of it"};
+    struct mote_show_sink sink = mote_show_plain_sink(&p);
+
+    if (name == NULL) {
+        name = kept_name; /* the last call shown, again */
+        input = kept;
+        len = kept_len;
+    } else {
+        kept_len = len <= sizeof(kept) ? len : 0;
+        memcpy(kept, input, kept_len);
+        snprintf(kept_name, sizeof(kept_name), "%s", name);
+    }
+    return mote_show_call(&show_js, &pp.port, name, input, len, whole ? MOTE_SHOW_WHOLE : 0, &sink) > 0;
+}
+
 static void spin_clear(void)
 {
     if (ui.spinning) {
@@ -140,14 +168,14 @@ static void say(const char *color, const char *prefix, const char *text)
     end_line();
     if (ui.json) {
         fprintf(stderr, "%s", prefix);
-        render_text(stderr, text, strlen(text));
+        show_text(stderr, text, strlen(text));
         fputc('\n', stderr);
         return;
     }
     if (ui.color)
         fprintf(stderr, "\033[%sm", color);
     fputs(prefix, stderr);
-    render_text(stderr, text, strlen(text));
+    show_text(stderr, text, strlen(text));
     fputs(ui.color ? "\033[0m\n" : "\n", stderr);
 }
 
@@ -202,8 +230,8 @@ static void show_call(const struct mote_event *ev)
         fflush(stdout);
         return;
     }
-    approval_summary(ev->input, ev->input_len, s, sizeof(s));
-    render_line(name, sizeof(name), ev->name, strlen(ev->name));
+    mote_show_summary(&show_js, ev->input, ev->input_len, s, sizeof(s));
+    mote_show_line(name, sizeof(name), ev->name, strlen(ev->name));
     if (ui.color)
         fprintf(stderr, "\033[36m* %s\033[0m %s\n", name, s);
     else
@@ -234,7 +262,7 @@ static void show_result(const struct mote_event *ev)
     lines += ev->len > 0 && ev->text[ev->len - 1] != '\n';
     while (n < ev->len && ev->text[n] != '\n')
         n++;
-    render_line(first, sizeof(first), ev->text, n);
+    mote_show_line(first, sizeof(first), ev->text, n);
     more = lines > 1 || (n < ev->len && n + 1 < ev->len);
     if (more)
         fprintf(stderr, ui.color ? "  \033[2m%s %s ... (%u lines, %zu bytes)\033[0m\n"
@@ -342,7 +370,7 @@ static void on_event(void *arg, const struct mote_event *ev)
             json_str(ev->text, ev->len);
             printf("}\n");
         } else if (ev->len > 0) {
-            ui.line_open = render_text(stdout, ev->text, ev->len) != '\n';
+            ui.line_open = show_text(stdout, ev->text, ev->len) != '\n';
         }
         fflush(stdout);
         break;
@@ -363,7 +391,7 @@ static void on_event(void *arg, const struct mote_event *ev)
             if (!ui.think_open)
                 fputs(ui.color ? "\033[2mthinking: " : "thinking: ", stderr);
             ui.think_open = true;
-            (void)render_text(stderr, ev->text, ev->len);
+            (void)show_text(stderr, ev->text, ev->len);
             fflush(stderr);
         }
         break;
@@ -379,8 +407,7 @@ static void on_event(void *arg, const struct mote_event *ev)
             show_call(ev);
         } else {
             end_line();
-            in.ask_cut = approval_show(stderr, ev->name, ev->input, ev->input_len, ui.color,
-                                       false);
+            in.ask_cut = show_ask(ev->name, ev->input, ev->input_len, false);
         }
         snprintf(ui.shown_id, sizeof(ui.shown_id), "%s", ev->id);
         /* Only an answer typed after the question answers it: what was
@@ -465,11 +492,11 @@ static void on_event(void *arg, const struct mote_event *ev)
     case MOTE_EV_MCP: {
         char name[40];
 
-        render_line(name, sizeof(name), ev->name, strlen(ev->name));
+        mote_show_line(name, sizeof(name), ev->name, strlen(ev->name));
         if (ui.json || !ui.color) {
             end_line();
             fprintf(stderr, "%smcp %s: ", ui.json ? "mote: " : "", name);
-            render_text(stderr, ev->text, ev->len);
+            show_text(stderr, ev->text, ev->len);
             fputc('\n', stderr);
         } else {
             char prefix[64];
@@ -766,7 +793,7 @@ static int walk_job(void *arg, const struct mote_job_info *info)
     (void)arg;
     printf("  %-14s %-11s %6.1fs ", info->name, mote_job_state_name(info->state),
            (double)((info->finished_ms != 0 ? info->finished_ms : now) - info->started_ms) / 1000.0);
-    render_text(stdout, info->errmsg != NULL ? info->errmsg : "",
+    show_text(stdout, info->errmsg != NULL ? info->errmsg : "",
                 info->errmsg != NULL ? strlen(info->errmsg) : 0);
     fputc('\n', stdout);
     return 0;
@@ -835,7 +862,7 @@ static void command(const char *line)
     } else {
         char s[80];
 
-        render_line(s, sizeof(s), line, strlen(line));
+        mote_show_line(s, sizeof(s), line, strlen(line));
         printf("  unknown command %s (see /help)\n", s);
     }
 }
@@ -963,7 +990,7 @@ static void drain_input(void)
                 n = 0; /* Ctrl+D answers no (the session goes on), as does a refused line */
             line[n] = '\0';
             if (in.ask_cut && is_view(line)) {
-                approval_show_again(stderr, ui.color); /* then the same question */
+                (void)show_ask(NULL, NULL, 0, true); /* then the same question */
                 in.prompt_shown = false;
                 ask_again();
                 continue;

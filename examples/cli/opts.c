@@ -1,6 +1,6 @@
 /* opts.c - parsing of the mote command line. */
 #include "opts.h"
-#include "render.h"
+#include "mote/mote_show.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -94,7 +94,7 @@ const char *cli_shown(const char *s)
     static unsigned k;
 
     k ^= 1u;
-    render_line(b[k], sizeof(b[k]), s, strlen(s));
+    mote_show_line(b[k], sizeof(b[k]), s, strlen(s));
     return b[k];
 }
 

@@ -25,7 +25,9 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_posix.h"
 #include "mote/mote_serve.h"
+#include "mote/mote_time.h"
 #include "serve.h"
+#include "unatt.h"
 
 #define SERVE_DEFAULT_SHUTDOWN_MS 30000
 #define POLICY_MAX (16 * 1024) /* bytes of a --policy file */
@@ -43,6 +45,7 @@ enum {
     OPT_MQTT,
     OPT_MQTT_ID,
     OPT_MQTT_PREFIX,
+    OPT_APPROVAL_TIMEOUT,
 };
 
 static const struct option serve_opts[] = {
@@ -57,6 +60,7 @@ static const struct option serve_opts[] = {
     {"mqtt", required_argument, NULL, OPT_MQTT},
     {"mqtt-id", required_argument, NULL, OPT_MQTT_ID},
     {"mqtt-prefix", required_argument, NULL, OPT_MQTT_PREFIX},
+    {"approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT},
     {NULL, 0, NULL, 0},
 };
 
@@ -73,6 +77,8 @@ static const char *mqtt_url, *mqtt_id, *mqtt_prefix;
 static struct mote_serve_mqtt smq; /* the MQTT front door's memory (with --mqtt) */
 static char mqtt_user[256], mqtt_pass[256], host_id[256];
 static enum mote_approval approval = MOTE_APPROVE_ASK;
+static bool approval_timeout_set;      /* --approval-timeout, or the policy's "timeout" */
+static uint32_t approval_timeout_ms = MOTE_SERVE_APPROVAL_TIMEOUT_MS;
 static struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
 static unsigned nrules;
 static char state_dir[1024], sock_buf[1100], token[65];
@@ -93,6 +99,13 @@ static void usage(FILE *out)
           "  --allow TOOL, --deny TOOL, --ask TOOL   a rule for one tool (repeatable)\n"
           "  --policy FILE                rules from {\"default\": \"ask\", \"tools\": {\"shell\":\n"
           "                               \"allow\", ...}} (the command line's come first)\n"
+          "  --approval-timeout DURATION  a question nobody answers is answered no after\n"
+          "                               this (default 10m; 90s, 2h; 0: never)\n"
+          "  --budget-requests-hour N, --budget-requests-day N   model requests (UTC hours,\n"
+          "                               days); --budget-input-*, --budget-output-*,\n"
+          "                               --budget-cached-* tokens; --budget-cost-* money\n"
+          "                               with --budget-price MODEL=IN,OUT[,CACHED] per million\n"
+          "                               tokens: when one is reached turns wait (0: no limit)\n"
           "  --shutdown-timeout MS        SIGTERM waits this long for turns (default 30000)\n"
           "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
           "                               8388608 bytes; 0: no limit): the oldest are removed\n"
@@ -136,7 +149,8 @@ static int add_rule(const char *name, enum mote_approval a)
 
 static int parse(int argc, char **argv)
 {
-    static struct option all[48];
+    static struct option all[96];
+    size_t n;
     bool approval_set = false;
     int c, k;
 
@@ -145,7 +159,10 @@ static int parse(int argc, char **argv)
     o.max_turns = CLI_DEFAULT_MAX_TURNS;
     o.keep = CLI_DEFAULT_KEEP;
     o.keep_bytes = CLI_DEFAULT_KEEP_BYTES;
-    cli_opts_join(all, sizeof(all) / sizeof(all[0]), serve_opts);
+    n = cli_opts_join(all, sizeof(all) / sizeof(all[0]), serve_opts);
+    for (k = 0; unatt_opts[k].name != NULL && n + 1 < sizeof(all) / sizeof(all[0]); k++)
+        all[n++] = unatt_opts[k];
+    all[n] = (struct option){NULL, 0, NULL, 0};
     opterr = 0;
     optind = 0;
     while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
@@ -182,6 +199,19 @@ static int parse(int argc, char **argv)
         case OPT_POLICY:
             policy_file = optarg;
             break;
+        case OPT_APPROVAL_TIMEOUT: {
+            uint64_t ms;
+
+            if (mote_duration_parse(optarg, &ms) < 0 || ms > MOTE_APPROVAL_TIMEOUT_MAX_MS) {
+                fprintf(stderr, "mote serve: --approval-timeout wants a duration such as 10m, "
+                                "90s or 0 (none), at most 24 days, not '%s'\n",
+                        cli_shown(optarg));
+                return 2;
+            }
+            approval_timeout_ms = (uint32_t)ms;
+            approval_timeout_set = true;
+            break;
+        }
         case OPT_MQTT:
             mqtt_url = optarg;
             break;
@@ -196,7 +226,8 @@ static int parse(int argc, char **argv)
                     cli_shown(argv[optind - 1]));
             return 2;
         default:
-            if ((k = cli_common(&o, c, optarg, stderr)) == 2)
+            if ((k = cli_common(&o, c, optarg, stderr)) == 2 ||
+                (k == 0 && (k = unatt_option(c, optarg)) == 2))
                 return 2;
             if (k == 1)
                 break;
@@ -252,6 +283,8 @@ static int load_policy(void)
     }
     if (pol.has_default)
         approval = pol.approval;
+    if (pol.has_timeout && !approval_timeout_set)
+        approval_timeout_ms = pol.timeout_ms; /* the command line's wins */
     for (i = 0; i < pol.nrules; i++) {
         if (add_rule(pol.rules[i].name, pol.rules[i].approval) != 0)
             return 2;
@@ -453,9 +486,13 @@ static int start(void)
     cconf.deny_reason = DENY_REASON;
     cconf.rules = rules;
     cconf.nrules = nrules;
+    cconf.approval_timeout_ms = approval_timeout_ms;
     sconf.on_event = on_event;
     sconf.tool_timeout_ms = (uint32_t)fe_env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
-    if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote serve")) != 0)
+    if ((rc = unatt_check(cconf.model)) != 0)
+        return rc;
+    if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote serve")) != 0 ||
+        (rc = unatt_start(&pp, &ses)) != 0)
         return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
     if ((rc = token_setup()) != 0 || (rc = mqtt_setup(&vconf)) != 0)
@@ -583,5 +620,6 @@ int serve_main(int argc, char **argv)
             r->reason != NULL ? r->reason : "?", r->conversations_marked, code);
     mote_serve_deinit(&srv);
     fe_end(&ses, &loop, &pp);
+    unatt_end();
     return code;
 }

@@ -44,6 +44,7 @@
 
 struct mote_session;
 struct mote_conv;
+struct mote_budget;
 struct mote_stream;
 struct mote_tool_run;
 
@@ -69,6 +70,13 @@ enum mote_ev {
                            * at `offset` of the conversation's file, without "\n") */
     MOTE_EV_SHUTDOWN,     /* report: mote_shutdown finished */
     MOTE_EV_NOTE,         /* code, text: something the agent did by itself (a compaction) */
+    MOTE_EV_APPROVAL_EXPIRED, /* ask_id, id, name, text, timeout_ms: nobody answered the
+                           * question in time; the call is refused (the model reads
+                           * `text`) and the turn goes on */
+    MOTE_EV_BUDGET,       /* text, until, code (MOTE_ERR_BUDGET): the spend budget is
+                           * reached; the turn's next request waits (nothing is sent)
+                           * until `until` (UTC seconds) and then goes on by itself
+                           * (mote_session_use_budget). Once per wait */
 };
 
 struct mote_usage {
@@ -99,6 +107,9 @@ struct mote_event {
     struct mote_usage turn_usage; /* TURN_END: every request of the turn (tool rounds) */
     uint64_t offset;          /* RECORD */
     const struct mote_shutdown_report *report;
+    uint32_t timeout_ms;      /* APPROVAL, APPROVAL_EXPIRED: the question's deadline, ms
+                               * after it was asked (0: none) */
+    int64_t until;            /* BUDGET: when the budget frees, UTC seconds */
 };
 
 typedef void (*mote_event_fn)(void *arg, const struct mote_event *ev);
@@ -267,12 +278,16 @@ struct mote_tool_rule {
 };
 
 /* A per-tool policy from JSON (a service's --policy file): {"default":
- * "ask"|"allow"|"deny", "tools": {"NAME": "allow", ...}}, parsed from a
+ * "ask"|"allow"|"deny", "timeout": "10m", "tools": {"NAME": "allow", ...}}
+ * ("timeout": an approval's deadline, mote_duration_parse; "0" or
+ * "none": none), parsed from a
  * buffer (the frontend reads the file). Rules keep the order of the
  * file; names are 1 to 64 bytes. */
 struct mote_policy {
     bool has_default;                  /* "default" was given */
     enum mote_approval approval;       /* ... and says this */
+    bool has_timeout;                  /* "timeout" was given: */
+    uint32_t timeout_ms;               /* ... a question's deadline (0: none) */
     unsigned nrules;
     struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
     char names[MOTE_SERVE_RULES_MAX][65]; /* what rules[i].name points to */
@@ -287,6 +302,10 @@ struct mote_policy {
  * MOTE_SERVE_RULES_MAX rules). Never blocks, allocates nothing. */
 int mote_policy_parse(struct mote_policy *pol, const char *text, size_t len, char *err,
                       size_t cap) MOTE_MUST_CHECK;
+
+/* The longest approval deadline taken (24 days: the loop's timers count ms
+ * in 32 bits). */
+#define MOTE_APPROVAL_TIMEOUT_MAX_MS 2073600000u
 
 /* "ask", "allow" or "deny" into *a: 0, or MOTE_ERR_INVAL. */
 int mote_approval_parse(const char *s, enum mote_approval *a);
@@ -318,6 +337,10 @@ struct mote_conv_conf {
     uint32_t thinking_budget; /* Anthropic: extended thinking with this budget of tokens (0:
                                * not asked) */
     unsigned compact_percent; /* compact when a request used this much of it; 0: 80 */
+    uint32_t approval_timeout_ms; /* a question nobody answers within this is answered no
+                               * by itself: the call is refused with "denied: nobody
+                               * approved within ..." (journaled like any answer) and
+                               * the turn goes on; 0: it waits for ever */
 };
 
 /* Fills `c` with the defaults: max_tokens 4096, max_turns 25, no tools,
@@ -373,6 +396,13 @@ struct mote_conv {
     enum mote_answer answer;       /* given for ask_id */
     bool answered;
     char refusal[200];             /* the reason given with a no */
+    bool expired;                  /* the no is the question's deadline (approval_timeout_ms) */
+    /* the spend budget (mote_session_use_budget) */
+    uint64_t budget_id;            /* the request reserved and not settled (0: none) */
+    bool want_budget;              /* the next request waits for the budget */
+    bool budget_told;              /* MOTE_EV_BUDGET was told for this wait */
+    bool ask_timed;                /* the question has a deadline, at ask_deadline */
+    uint32_t ask_deadline;         /* loop clock */
     unsigned nallowed;             /* tools answered "always" */
     char allowed[MOTE_CONV_ALLOWED_MAX][MOTE_LLM_NAME_MAX];
     /* deferred work (done from the loop: mote_session_defer) */
@@ -452,6 +482,13 @@ struct mote_session {
     struct mote_session_conf conf;
     struct mote_cancel cancel;   /* parent of every turn's flag */
     mote_timer_id defer_timer;   /* 0-ms timer that runs deferred work */
+    mote_timer_id ask_timer;     /* the earliest approval deadline of the conversations */
+    struct mote_budget *budget;  /* the spend budget (NULL: none) */
+    mote_timer_id budget_timer;  /* a wait for it ends */
+    /* the library's budget hooks (mote_session_use_budget sets them: a
+     * program without a budget links none of it) */
+    int (*budget_gate)(struct mote_conv *c);
+    void (*budget_done)(struct mote_conv *c, bool answered);
     uint32_t queue_seq;
     unsigned ntools;
     const struct mote_tool *tools[MOTE_MAX_TOOLS];
@@ -494,6 +531,15 @@ void mote_session_deinit(struct mote_session *s);
  * conf has `mcp`; mote_shutdown disconnects them. Their log lines become
  * MOTE_EV_MCP events. */
 void mote_session_use_mcp(struct mote_session *s, struct mote_mcp *m);
+
+/* Holds every conversation's model requests to budget `b` (mote_budget.h,
+ * opened by the caller; it must outlive the session; NULL: none): each
+ * request is reserved before it is sent and settled when it ends; when
+ * the budget is reached the turn waits (MOTE_EV_BUDGET; busy, nothing
+ * sent) and goes on by itself once it frees, or is cancelled (the
+ * shutdown marks it for recovery, as a turn waiting for a slot). A budget
+ * whose journal cannot be written sends nothing: the turn fails. */
+void mote_session_use_budget(struct mote_session *s, struct mote_budget *b);
 
 /* True while any conversation's turn runs or waits for an answer. */
 bool mote_session_busy(const struct mote_session *s);

@@ -592,6 +592,14 @@
 #define MOTE_TLS_SESSION_MAX_S 86400
 #endif
 
+/* Session files kept in storage (MOTE_TLS_RESUME_DISK: tls/HASH, one per
+ * server): at most this many, the most recently written; older ones, and
+ * any older than MOTE_TLS_SESSION_MAX_S, are removed when a session is
+ * written. At least 1, at most 256. */
+#ifndef MOTE_TLS_SESSION_FILES
+#define MOTE_TLS_SESSION_FILES 8
+#endif
+
 /* ---- checks -------------------------------------------------------------- */
 
 #if MOTE_MAX_JOBS < 1 || MOTE_MAX_JOBS > 255
@@ -901,6 +909,9 @@
     MOTE_TLS_SESSION_MAX_S < 1
 #error "MOTE_TLS_SESSION_CACHE must be 0..64, MOTE_TLS_SESSION_BYTES at least 512 and MOTE_TLS_SESSION_MAX_S at least 1"
 #endif
+#if MOTE_TLS_SESSION_FILES < 1 || MOTE_TLS_SESSION_FILES > 256
+#error "MOTE_TLS_SESSION_FILES must be 1..256"
+#endif
 
 #if MOTE_TLS_READ_CHUNK < 512 || MOTE_TLS_CERT_MAX < 1024 || MOTE_TLS_BUNDLE_MAX < 65536 || \
     MOTE_TLS_ARENA < 32768
@@ -1079,6 +1090,133 @@
 #endif
 /* ---- end of mote serve's MQTT block ---- */
 
+/* ---- unattended devices: approvals' deadlines, time zones, schedules, the
+ * spend budget (mote_time.h, mote_sched.h, mote_budget.h) ---- */
+
+/* How long mote serve lets a tool call wait for an approval before it is
+ * answered no by itself ("denied: nobody approved within 10 minutes"),
+ * ms, unless --approval-timeout says otherwise; 0: it waits for ever.
+ * The interactive CLI has none unless asked. */
+#ifndef MOTE_SERVE_APPROVAL_TIMEOUT_MS
+#define MOTE_SERVE_APPROVAL_TIMEOUT_MS 600000
+#endif
+
+/* The longest time zone name, bytes with the NUL ("America/Argentina/
+ * ComodRivadavia" is 32). 16..256. */
+#ifndef MOTE_TZ_NAME_MAX
+#define MOTE_TZ_NAME_MAX 64
+#endif
+
+/* Transitions of a zone's table kept, from the time it is read on (two a
+ * year where daylight saving is kept: 32 years); later times follow the
+ * file's POSIX TZ rule. 2..4096. */
+#ifndef MOTE_TZ_TRANSITIONS
+#define MOTE_TZ_TRANSITIONS 64
+#endif
+
+/* Local time types of a zone kept (offsets it ever uses). 2..256. */
+#ifndef MOTE_TZ_TYPES
+#define MOTE_TZ_TYPES 16
+#endif
+
+/* The largest zoneinfo (TZif) file read, bytes (Debian's largest is
+ * under 6 KB). 1024..1048576. */
+#ifndef MOTE_TZ_FILE_MAX
+#define MOTE_TZ_FILE_MAX 8192
+#endif
+
+/* The real-time clock counts as set (plausible) from this time on,
+ * seconds since 1970 (a device without a battery-backed clock boots in
+ * 1970, or at its build date); earlier, wall-clock schedules wait, unless
+ * the port says the clock is synchronised. Default 2026-01-01T00:00:00Z. */
+#ifndef MOTE_CLOCK_FLOOR_S
+#define MOTE_CLOCK_FLOOR_S 1767225600
+#endif
+
+/* Schedules mote serve holds (from its file, the API, MQTT and the
+ * agent's schedule tool). Each costs about MOTE_SCHED_PROMPT_MAX + 300
+ * bytes. 1..1024. */
+#ifndef MOTE_SCHED_MAX
+#define MOTE_SCHED_MAX 16
+#endif
+
+/* The longest schedule id, bytes with the NUL ([A-Za-z0-9_-]); with the
+ * occurrence's time it names the conversation of an occurrence, so it
+ * must leave 16 bytes of MOTE_CONV_ID_MAX. 2..MOTE_CONV_ID_MAX - 16. */
+#ifndef MOTE_SCHED_ID_MAX
+#define MOTE_SCHED_ID_MAX (MOTE_CONV_ID_MAX - 16)
+#endif
+
+/* The longest prompt of a schedule, bytes with the NUL. 64..65536. */
+#ifndef MOTE_SCHED_PROMPT_MAX
+#define MOTE_SCHED_PROMPT_MAX 2048
+#endif
+
+/* Time zones the schedules use at once (UTC needs none). 1..64. */
+#ifndef MOTE_SCHED_ZONES
+#define MOTE_SCHED_ZONES 4
+#endif
+
+/* How old a missed occurrence may be, by default, for the catch-up after
+ * downtime to run it (the most recent one only; the others are logged
+ * as skipped), seconds. A schedule sets its own with "max_late". */
+#ifndef MOTE_SCHED_MAX_LATE_S
+#define MOTE_SCHED_MAX_LATE_S 3600
+#endif
+
+/* A change of the real-time clock against the monotonic one larger than
+ * this is a jump (journaled; wall-clock occurrences it passes over are
+ * skipped, never run), ms. 1000..3600000. */
+#ifndef MOTE_SCHED_JUMP_MS
+#define MOTE_SCHED_JUMP_MS 10000
+#endif
+
+/* The schedules' journal (STATE/schedules.jsonl) is rewritten with only
+ * what is still needed once it is larger than this, bytes. 4096..2^30. */
+#ifndef MOTE_SCHED_LOG_MAX
+#define MOTE_SCHED_LOG_MAX 262144
+#endif
+
+/* The budget (mote_budget.h): the longest model name a price names,
+ * bytes with the NUL; prices kept (one per model); requests reserved and
+ * not settled at once (one per conversation: MOTE_MAX_CONVERSATIONS is
+ * enough); the budget's journal (STATE/budget.jsonl) is rewritten with
+ * what the current day holds once it is larger than MOTE_BUDGET_LOG_MAX
+ * bytes. */
+#ifndef MOTE_BUDGET_MODEL_MAX
+#define MOTE_BUDGET_MODEL_MAX 64
+#endif
+#ifndef MOTE_BUDGET_PRICES
+#define MOTE_BUDGET_PRICES 8
+#endif
+#ifndef MOTE_BUDGET_HOLDS
+#define MOTE_BUDGET_HOLDS (2 * MOTE_MAX_CONVERSATIONS)
+#endif
+#ifndef MOTE_BUDGET_LOG_MAX
+#define MOTE_BUDGET_LOG_MAX 65536
+#endif
+
+#if MOTE_BUDGET_MODEL_MAX < 8 || MOTE_BUDGET_MODEL_MAX > 256 || MOTE_BUDGET_PRICES < 1 || \
+    MOTE_BUDGET_PRICES > 256 || MOTE_BUDGET_HOLDS < MOTE_MAX_CONVERSATIONS || \
+    MOTE_BUDGET_HOLDS > 1024 || MOTE_BUDGET_LOG_MAX < 4096 || MOTE_BUDGET_LOG_MAX > 1073741824
+#error "MOTE_BUDGET_MODEL_MAX must be 8..256, MOTE_BUDGET_PRICES 1..256, MOTE_BUDGET_HOLDS MOTE_MAX_CONVERSATIONS..1024, MOTE_BUDGET_LOG_MAX 4096..2^30"
+#endif
+#if MOTE_TZ_NAME_MAX < 16 || MOTE_TZ_NAME_MAX > 256 || MOTE_TZ_TRANSITIONS < 2 || \
+    MOTE_TZ_TRANSITIONS > 4096 || MOTE_TZ_TYPES < 2 || MOTE_TZ_TYPES > 256 || \
+    MOTE_TZ_FILE_MAX < 1024 || MOTE_TZ_FILE_MAX > 1048576
+#error "MOTE_TZ_NAME_MAX must be 16..256, MOTE_TZ_TRANSITIONS 2..4096, MOTE_TZ_TYPES 2..256, MOTE_TZ_FILE_MAX 1024..1048576"
+#endif
+#if MOTE_SCHED_MAX < 1 || MOTE_SCHED_MAX > 1024 || MOTE_SCHED_ID_MAX < 2 || \
+    MOTE_SCHED_ID_MAX > MOTE_CONV_ID_MAX - 16 || MOTE_SCHED_PROMPT_MAX < 64 || \
+    MOTE_SCHED_PROMPT_MAX > 65536 || MOTE_SCHED_ZONES < 1 || MOTE_SCHED_ZONES > 64
+#error "MOTE_SCHED_MAX must be 1..1024, MOTE_SCHED_ID_MAX 2..MOTE_CONV_ID_MAX-16, MOTE_SCHED_PROMPT_MAX 64..65536, MOTE_SCHED_ZONES 1..64"
+#endif
+#if MOTE_SCHED_JUMP_MS < 1000 || MOTE_SCHED_JUMP_MS > 3600000 || MOTE_SCHED_LOG_MAX < 4096 || \
+    MOTE_SCHED_LOG_MAX > 1073741824
+#error "MOTE_SCHED_JUMP_MS must be 1000..3600000 and MOTE_SCHED_LOG_MAX 4096..2^30"
+#endif
+/* ---- end of the unattended devices' block ---- */
+
 /* ---- providers: reasoning ---- */
 
 /* Bytes of an answer's reasoning (a thinking block, reasoning_content)
@@ -1154,7 +1292,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MQTT_PAYLOAD_MAX), MOTE_MQTT_TOPIC_MAX), MOTE_MQTT_OUT_MAX), MOTE_MQTT_INFLIGHT), MOTE_MQTT_RX_INFLIGHT), MOTE_MQTT_SUBS_MAX), MOTE_MQTT_CTL_MAX), MOTE_MQTT_RECV_BUF), MOTE_MQTT_KEEPALIVE_S), MOTE_MQTT_PING_TIMEOUT_MS), MOTE_MQTT_CONNECT_TIMEOUT_MS), MOTE_MQTT_BACKOFF_MS), MOTE_MQTT_BACKOFF_MAX_MS)
 /* kept connections and TLS sessions: a chain of their own */
 #define MOTE_SIG_WIRE_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S), MOTE_LLM_REQUEST_TIMEOUT_MS)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_LLM_KEEP_IDLE_MS), MOTE_LLM_TAIL_MS), MOTE_TLS_SESSION_CACHE), MOTE_TLS_SESSION_BYTES), MOTE_TLS_SESSION_MAX_S), MOTE_LLM_REQUEST_TIMEOUT_MS), MOTE_TLS_SESSION_FILES)
 /* the service's limits (mote serve on a device), a chain of their own */
 #define MOTE_SIG_SVC_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE), MOTE_STEP_FILE_BYTES)
@@ -1168,9 +1306,14 @@
 #define MOTE_SIG_PROV_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_ANSWER_REASON_MAX), MOTE_CONTEXT_RESULT_SHARE), \
               MOTE_CONTEXT_BYTES_PER_TOKEN)
-#define MOTE_CONFIG_SIGNATURE (MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
+/* unattended devices: a chain of their own */
+#define MOTE_SIG_UNATT_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TZ_NAME_MAX), MOTE_TZ_TRANSITIONS), MOTE_TZ_TYPES), MOTE_TZ_FILE_MAX), MOTE_SCHED_MAX), MOTE_SCHED_ID_MAX), MOTE_SCHED_PROMPT_MAX), MOTE_SCHED_ZONES), MOTE_SERVE_APPROVAL_TIMEOUT_MS), MOTE_CLOCK_FLOOR_S), MOTE_SCHED_MAX_LATE_S), MOTE_SCHED_JUMP_MS), MOTE_SCHED_LOG_MAX)
+#define MOTE_SIG_BUDGET_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_BUDGET_MODEL_MAX), MOTE_BUDGET_PRICES), MOTE_BUDGET_HOLDS), MOTE_BUDGET_LOG_MAX)
+#define MOTE_CONFIG_SIGNATURE ((MOTE_SIG_PROV_ * 29UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_UNATT_ * 19UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_BUDGET_ * 23UL & 0xFFFFFFFFUL) ^ MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_PROV_ * 19UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

@@ -85,6 +85,8 @@ enum mote_err {
     MOTE_ERR_SERVER = -1019,             /* HTTP 5xx (other than 503): the server failed */
     MOTE_ERR_CUT_OFF = -1020,            /* the stream ended before its end */
     MOTE_ERR_STORAGE = -1021,            /* the state (journal) could not be written or read */
+    MOTE_ERR_BUDGET = -1022,             /* the spend budget is reached: nothing is sent
+                                          * until it frees (mote_budget.h) */
     MOTE_ERR_CONTEXT = -1023,            /* the request is over the model's context window */
 };
 

@@ -129,6 +129,22 @@ const char *mote_json_raw(const struct mote_json *j, int t, size_t *len);
  * `out`; same rules and returns as mote_json_str. Used for fragments. */
 int mote_json_unescape(const char *s, size_t len, char *out, size_t cap);
 
+/* The character at s[*i] of a JSON string body (`len` bytes, between
+ * the quotes), escapes decoded as mote_json_str does: a surrogate pair
+ * is one character; a lone surrogate, a bad escape or a byte that is not
+ * UTF-8 is U+FFFD. Advances *i past it (*i < len). For reading a long
+ * string a character at a time, without a buffer for all of it. */
+uint32_t mote_json_char(const char *s, size_t len, size_t *i);
+
+/* The UTF-8 character at s[*i] (`n` bytes in all): its code point, or
+ * U+FFFD for a byte that does not start a valid one (*i then moves one
+ * byte on). Advances *i past it (*i < n). */
+uint32_t mote_utf8_char(const char *s, size_t n, size_t *i);
+
+/* Writes code point `cp` (at most U+10FFFF) as UTF-8 into out (4 bytes
+ * of room); returns its length. */
+size_t mote_utf8_put(uint32_t cp, char *out);
+
 /* True if the `n` bytes at `s` are valid UTF-8 (RFC 3629: no overlong
  * forms, no surrogates, nothing past U+10FFFF). mote_json_parse does not
  * check this (a model's text with a stray byte still streams; the writer

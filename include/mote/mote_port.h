@@ -26,7 +26,8 @@
  * Groups: clock, wait, signals, storage, random (version 1), then net,
  * TLS, process, file system, process identity, the storage lock and
  * serving, appended in that order (and later members of the groups after
- * them); older ports stay valid through `size`.
+ * them: the real-time clock and time zones last); older ports stay valid
+ * through `size`.
  */
 #ifndef MOTE_PORT_H
 #define MOTE_PORT_H
@@ -557,7 +558,49 @@ struct mote_port {
      * then replaced or not, as the commit decides) and is not waited
      * for. Always call it once. Never blocks for a sync. */
     void (*fs_replace_end)(void *ctx, int h);
+
+    /* ---- clock, appended: the real-time clock ----
+     * Optional (NULL, or outside the port's size): wall-clock schedules
+     * then never run, and the budget's hours and days run on the
+     * monotonic clock from the latest time journaled. */
+
+    /* Sets *ms to the real-time clock, milliseconds since 1970-01-01 UTC
+     * (as it is: a device without a battery-backed clock may say 1970
+     * until it is set). Returns MOTE_CLOCK_SYNCED when the platform says
+     * the clock is synchronised (NTP), MOTE_CLOCK_UNSYNCED when it says
+     * it is not, MOTE_CLOCK_UNKNOWN (0) when it cannot tell, or < 0.
+     * Never blocks. */
+    int (*clock_real)(void *ctx, int64_t *ms);
+
+    /* ---- time zones ----
+     * Optional: without it only UTC is known. */
+
+    /* Opens the zone information (a TZif file, RFC 8536) of IANA zone
+     * `name` ("Europe/Paris": checked by the core with mote_tz_name_ok,
+     * never a path out of the zone directory) for fs_read and fs_close.
+     * Returns a handle, MOTE_ERR_NOENT (no such zone here), or < 0.
+     * Blocks as a local file's open does. */
+    int (*tz_open)(void *ctx, const char *name);
+
+    /* ---- storage, appended: a file written behind ----
+     * Optional (NULL, or outside the port's size): st_write_atomic is used
+     * instead, which waits for the disk. */
+
+    /* Replaces `name` atomically with `len` bytes of `buf`, as
+     * st_write_atomic does, its sync and rename apart from the caller:
+     * returns once the bytes are handed over (a temporary file written,
+     * not synced), never waiting for the disk. `name` then holds the new
+     * content or the old one as that commit goes, and a crash before its
+     * end leaves the old one. What is under way is finished when the port
+     * is deinitialised (a bounded wait). Returns 0, or < 0 and nothing is
+     * written (MOTE_ERR_FULL: too many under way). */
+    int (*st_write_behind)(void *ctx, const char *name, const void *buf, size_t len);
 };
+
+/* What clock_real says of the clock. */
+#define MOTE_CLOCK_UNKNOWN 0  /* the platform cannot tell */
+#define MOTE_CLOCK_SYNCED 1   /* synchronised (NTP, PTP, GPS) */
+#define MOTE_CLOCK_UNSYNCED 2 /* the platform says it is not */
 
 /* Resumption of TLS sessions (mote_tls_peer.resume). */
 #define MOTE_TLS_RESUME_OFF 0    /* every connection a full handshake */

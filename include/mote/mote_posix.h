@@ -23,6 +23,8 @@ struct mote_posix {
     bool sig_fd_out;         /* signals_fd gave the pipe to another loop: drain it always */
     uint32_t clock_offset;   /* added to the clock (tests start near 2^32) */
     char root[MOTE_POSIX_PATH_MAX]; /* storage root, "" until set */
+    const char *zoneinfo;    /* the time zones' directory (tz_open): NULL is
+                              * /usr/share/zoneinfo (a frontend may set $TZDIR's) */
 };
 
 /* Fills pp->port and creates the signal self-pipe. No handler is
@@ -50,7 +52,8 @@ void mote_posix_signals_restore(struct mote_posix *pp);
  * replaced through unpredictable, exclusively created temporary names. */
 int mote_posix_storage_root(struct mote_posix *pp, const char *dir);
 
-/* Restores signals and closes the self-pipe. */
+/* Restores signals and closes the self-pipe, after waiting (up to 2 s)
+ * for the files being written behind (st_write_behind) to be committed. */
 void mote_posix_deinit(struct mote_posix *pp);
 
 /* errno value -> enum mote_err (-EIO class codes map to themselves). */

@@ -107,7 +107,7 @@ struct mote_serve_conf {
     (sizeof(struct mote_mqtt_conf) +                                                               \
      MOTE_SERVE_MQTT_OUTS * (MOTE_CONV_ID_MAX + 12 * sizeof(uint64_t)) +                           \
      MOTE_SERVE_MQTT_WAIT * (MOTE_JOURNAL_RID_MAX + MOTE_CONV_ID_MAX + 5 * sizeof(uint64_t)) +     \
-     MOTE_SERVE_MQTT_WAIT_BYTES + MOTE_MQTT_PAYLOAD_MAX + 6 * (MOTE_MQTT_TOPIC_MAX + 1) + 512 +    \
+     MOTE_SERVE_MQTT_WAIT_BYTES + MOTE_MQTT_PAYLOAD_MAX + 7 * (MOTE_MQTT_TOPIC_MAX + 1) + 512 +    \
      32 * sizeof(void *))
 
 /* The MQTT front door (conf.mqtt): owned by the caller, a static (about
@@ -157,7 +157,7 @@ enum mote_serve_phase {
 /* What the server keeps of a journal it does not hold (its summary), bytes. */
 #define MOTE_SERVE_SUM_SIZE                                                                        \
     (MOTE_CONV_ID_MAX + MOTE_JSCAN_FIRST + sizeof(((struct mote_recovery *)0)->last_error) +       \
-     8 * sizeof(uint64_t))
+     12 * sizeof(uint64_t))
 
 /* The server: owned by the caller (a static: it is large, mostly
  * buffers, MOTE_SERVE_AREA_SIZE), used through the functions below. The

@@ -195,6 +195,7 @@ int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signatur
     mote_posix_proc_fill(&pp->port);
     mote_posix_fs_fill(&pp->port);
     mote_posix_listen_fill(&pp->port);
+    mote_posix_clock_fill(&pp->port);
     mote_tls_fill(&pp->port);
     return 0;
 }
@@ -241,6 +242,8 @@ void mote_posix_signals_restore(struct mote_posix *pp)
 
 void mote_posix_deinit(struct mote_posix *pp)
 {
+    /* files written behind (TLS sessions) or left by a tool: their end */
+    mote_posix_replace_drain(2000);
     mote_posix_signals_restore(pp);
     if (pp->sig_pipe[0] >= 0)
         close(pp->sig_pipe[0]);

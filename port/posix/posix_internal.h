@@ -2,7 +2,7 @@
  * posix_internal.h - what the files of port/posix share (internal).
  *
  * The layers: posix.c fills the port's table and calls each group's fill
- * function (storage.c, fs.c, net.c, listen.c, proc.c); the groups call
+ * function (storage.c, fs.c, net.c, listen.c, proc.c, clock.c); the groups call
  * replace.c and base.c; replace.c calls base.c; base.c calls no file of
  * the port. Nothing calls upwards.
  */
@@ -36,6 +36,7 @@ void mote_posix_net_fill(struct mote_port *port);     /* net.c */
 void mote_posix_proc_fill(struct mote_port *port);    /* proc.c */
 void mote_posix_fs_fill(struct mote_port *port);      /* fs.c */
 void mote_posix_listen_fill(struct mote_port *port);  /* listen.c */
+void mote_posix_clock_fill(struct mote_port *port);   /* clock.c */
 
 /* ---- replace.c ---- */
 
@@ -69,6 +70,10 @@ int mote_posix_replace_open(int dir, const char *name, unsigned mode, const void
 int mote_posix_replace_write(int h, const void *buf, size_t len);
 int mote_posix_replace_commit(int h, int *wait_fd);
 void mote_posix_replace_end(int h);
+
+/* Waits up to `ms` for the commits under way (those left by their
+ * callers too) to end: at the port's deinitialisation. */
+void mote_posix_replace_drain(uint32_t ms);
 
 /* ---- base.c ---- */
 

@@ -14,7 +14,9 @@
  * detached helper thread, so the loop never waits for the disk: it waits
  * on the slot's pipe, which the thread writes when it is done, and may
  * leave at any time (the thread then frees the slot itself), as name
- * resolution does (net.c).
+ * resolution does (net.c). The storage group's writes behind
+ * (st_write_behind) are such replacements left at once; the port's
+ * deinitialisation waits for what is under way (bounded).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mote/mote_err.h"
@@ -325,6 +328,24 @@ void mote_posix_replace_end(int h)
     pthread_mutex_lock(&step_lock);
     step_free(r);
     pthread_mutex_unlock(&step_lock);
+}
+
+void mote_posix_replace_drain(uint32_t ms)
+{
+    struct timespec nap = {0, 5 * 1000 * 1000};
+    uint32_t waited;
+    int i, busy;
+
+    for (waited = 0;; waited += 5) {
+        busy = 0;
+        pthread_mutex_lock(&step_lock);
+        for (i = 0; i < STEP_SLOTS; i++)
+            busy += steps[i].used && steps[i].committing && !steps[i].done;
+        pthread_mutex_unlock(&step_lock);
+        if (busy == 0 || waited >= ms)
+            return;
+        nanosleep(&nap, NULL);
+    }
 }
 
 int mote_posix_replace(const char *target, unsigned mode, const void *owner,

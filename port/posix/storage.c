@@ -139,6 +139,34 @@ static int st_write_atomic(void *ctx, const char *name, mote_produce_fn produce,
     return rc < 0 ? rc : mote_posix_replace(path, 0600, NULL, produce, arg);
 }
 
+/* st_write_atomic's replacement with its commit (sync, rename, the
+ * directory's sync) on replace.c's helper thread, left to finish alone. */
+static int st_write_behind(void *ctx, const char *name, const void *buf, size_t len)
+{
+    char path[MOTE_POSIX_STORE_PATH_MAX];
+    char *slash;
+    int rc = join(ctx, name, path, sizeof(path)), dir, h, wait_fd;
+
+    if (rc < 0)
+        return rc;
+    slash = strrchr(path, '/'); /* (the root is an absolute path: there is one) */
+    *slash = '\0';
+    do {
+        dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    } while (dir < 0 && errno == EINTR);
+    if (dir < 0)
+        return mote_posix_err(errno);
+    h = mote_posix_replace_open(dir, slash + 1, 0600, NULL);
+    close(dir);
+    if (h < 0)
+        return h;
+    rc = mote_posix_replace_write(h, buf, len);
+    if (rc == 0)
+        rc = mote_posix_replace_commit(h, &wait_fd);
+    mote_posix_replace_end(h); /* (a commit under way goes on alone) */
+    return rc == MOTE_ERR_AGAIN ? 0 : rc;
+}
+
 static int st_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
 {
     char path[MOTE_POSIX_STORE_PATH_MAX];
@@ -334,6 +362,7 @@ void mote_posix_storage_fill(struct mote_port *port)
     port->st_truncate = st_truncate;
     port->st_close = mote_posix_close;
     port->st_write_atomic = st_write_atomic;
+    port->st_write_behind = st_write_behind;
     port->st_list = st_list;
     port->st_remove = st_remove;
     port->st_mkdir = st_mkdir;

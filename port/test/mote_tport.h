@@ -3,7 +3,8 @@
  *
  * Same struct mote_port as port/posix, with nothing real behind it:
  *  - clock: simulated milliseconds; wait() advances it by the timeout when
- *    nothing is ready, so timers fire in order without sleeping;
+ *    nothing is ready, so timers fire in order without sleeping; the
+ *    real-time clock runs with it, set (or jumped) by the test;
  *  - fds: virtual descriptors a test marks ready with mote_tport_fd_ready;
  *  - signals: injected with mote_tport_raise;
  *  - storage: in memory, with countdown fault injection (fail the Nth call
@@ -69,6 +70,9 @@ struct mote_tport {
     struct mote_tport_net *net; /* scripted sockets, if mote_tport_net_init was called */
     struct mote_tport_serve *serve; /* served connections (mote_tport_serve_init) */
     uint32_t now;            /* simulated clock */
+    int64_t real_base;       /* the real-time clock (ms since 1970) when `now` was real_at: */
+    uint32_t real_at;        /*   it runs with the simulated clock from there */
+    int real_state;          /* what clock_real says of it (MOTE_CLOCK_*) */
     uint32_t rng;            /* xorshift state, never 0 */
     bool secret_not_seeded;  /* random_secret says MOTE_ERR_AGAIN (early boot) */
     uint16_t fd_ready[MOTE_TPORT_FDS];
@@ -100,6 +104,11 @@ void mote_tport_init(struct mote_tport *tp, uint32_t start_ms);
 void mote_tport_deinit(struct mote_tport *tp);
 
 void mote_tport_advance(struct mote_tport *tp, uint32_t ms);
+
+/* Sets the real-time clock to `ms` (since 1970; a jump, either way) and
+ * what clock_real says of it (MOTE_CLOCK_*); it runs on with the
+ * simulated clock. Init sets 2026-06-01, MOTE_CLOCK_UNKNOWN. */
+void mote_tport_set_real(struct mote_tport *tp, int64_t ms, int state);
 void mote_tport_fd_ready(struct mote_tport *tp, int fd, unsigned revents);
 void mote_tport_raise(struct mote_tport *tp, enum mote_signal sig);
 

@@ -18,6 +18,22 @@ static uint32_t tp_now(void *ctx)
     return TP(ctx)->now;
 }
 
+/* The real-time clock runs with the simulated one, from where a test set it. */
+static int tp_clock_real(void *ctx, int64_t *ms)
+{
+    struct mote_tport *tp = TP(ctx);
+
+    *ms = tp->real_base + (int64_t)(uint32_t)(tp->now - tp->real_at);
+    return tp->real_state;
+}
+
+void mote_tport_set_real(struct mote_tport *tp, int64_t ms, int state)
+{
+    tp->real_base = ms;
+    tp->real_at = tp->now;
+    tp->real_state = state;
+}
+
 static int tp_wait(void *ctx, struct mote_pollfd *fds, unsigned nfds, int32_t timeout_ms)
 {
     struct mote_tport *tp = TP(ctx);
@@ -492,6 +508,8 @@ void mote_tport_init(struct mote_tport *tp, uint32_t start_ms)
     tp->port.st_list = tp_list;
     tp->port.st_remove = tp_remove;
     tp->port.st_mkdir = tp_mkdir;
+    tp->port.clock_real = tp_clock_real;
+    mote_tport_set_real(tp, INT64_C(1780272000000), MOTE_CLOCK_UNKNOWN); /* 2026-06-01 */
 }
 
 void mote_tport_deinit(struct mote_tport *tp)

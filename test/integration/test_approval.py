@@ -231,6 +231,121 @@ def test_serve_tells_where_an_input_too_long_to_inline_is():
         s.wait()
 
 
+def drawn(display):
+    """The structured display (mote_show_call_json) drawn as the CLI's
+    text: what a page shows, with stand-ins as they are."""
+    out = []
+    for l in display["lines"]:
+        text = "".join(l.get("text", []))
+        k = l["kind"]
+        if k == "tool":
+            out.append("* " + text)
+        elif k == "line":
+            out.append("  %s %s" % (l["mark"], text))
+        elif k == "field":
+            note = {"new": " (a new file)"}.get(l.get("file"), "") if isinstance(
+                l.get("file"), str) else (" (replaces a file of %d bytes)" % l["file"]
+                                          if "file" in l else "")
+            out.append("  %s: %s%s" % (l["key"], text, note))
+        elif k == "value":
+            out.append("  %s: %s" % (l["key"], text))
+        elif k == "size":
+            out.append("  %s: %d byte%s, %d line%s%s" % (
+                l["key"], l["bytes"], "" if l["bytes"] == 1 else "s", l["lines"],
+                "" if l["lines"] == 1 else "s", " (no newline at the end)" if l["no_eol"] else ""))
+        elif k == "gap":
+            out.append("  ... %d bytes (%d lines) not shown here: ?whole=1 shows all of it ..." %
+                       (l["bytes"], l["lines"]))
+        elif k == "empty":
+            out.append("  %s (empty)" % l["mark"])
+        elif k == "warn":
+            out.append("  ! this input is ambiguous: " + text)
+        elif k == "no_input":
+            out.append("  (no input)")
+    return "".join(x + "\n" for x in out)
+
+
+def test_serve_shows_the_call_as_the_cli_does():
+    # the approval event, the state and GET .../approval carry the
+    # library's display: the same text the CLI's question shows, with the
+    # stand-ins apart (odd places of "text")
+    from test_serve import Serve, Events  # noqa: E402
+    d = new_dir()
+    p = os.path.join(d, "P")
+    cmd = "ls /tmp" + " " * 300 + "; echo HIDDEN >> " + p + "\x1b[2K"
+    port, _ = start_server([{"tool": "shell", "input": {"command": cmd, "timeout": 5}},
+                            {"text": "ok"}])
+    cli, t, _ = question([{"tool": "shell", "input": {"command": cmd, "timeout": 5}},
+                          {"text": "done"}])
+    t.read_until("done")
+    t.send("/quit\r")
+    t.wait()
+    cli = cli.replace("\r\n", "\n")
+    s = Serve(port, args=["--approval", "ask"])
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        s.say(cid, "go")
+        got = ev.wait(lambda e: e["event"] == "approval", "the approval event")[0]["json"]
+        want = "* shell\n  | ls /tmp<300 spaces>; echo HIDDEN >> %s^[[2K\n  timeout: 5\n" % p
+        check(drawn(got["display"]) == want, (drawn(got["display"]), want))
+        check(("\n" + want + "  run it?") in cli, "the CLI shows the same: %r" % cli[-300:])
+        line = got["display"]["lines"][1]
+        check(line["text"] == ["ls /tmp", "<300 spaces>", "; echo HIDDEN >> " + p, "^[", "[2K"],
+              line)
+        check(got["display"]["cut"] is False, got["display"])
+        ap = s.conv(cid, records=False)["approval"]
+        check(ap["display"] == got["display"], ap)
+        st, b = s.req("GET", "/v1/conversations/%s/approval" % cid)
+        check(st == 200 and b["display"] == got["display"] and b["call_id"] == got["call_id"] and
+              b["ask_id"] == got["ask_id"] and b["name"] == "shell", (st, b))
+        st, r, text = s.req("GET", "/v1/conversations/%s/approval?format=text" % cid, raw=True)
+        check(st == 200 and r.getheader("Content-Type").startswith("text/plain") and
+              text.decode() == want, (st, text))
+        st, b = s.req("GET", "/v1/conversations/%s/approval?format=xml" % cid)
+        check(st == 400 and b["error"] == "bad_format", (st, b))
+        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
+                      {"call_id": got["call_id"], "answer": "no"})
+        check(st == 202, (st, b))
+        st, b = s.req("GET", "/v1/conversations/%s/approval" % cid)
+        check(st == 409 and b["error"] == "no_question", (st, b))
+        ev.close()
+    finally:
+        s.kill(signal.SIGTERM)
+        s.wait()
+    check(not os.path.exists(p), "refused: nothing ran")
+
+
+def test_serve_shows_a_long_input_cut_and_whole_on_request():
+    from test_serve import Serve  # noqa: E402
+    d = new_dir()
+    target = os.path.join(d, "long.txt")
+    content = "".join("row %03d\n" % i for i in range(200))
+    port, _ = start_server([{"tool": "write_file", "input": {"path": target, "content": content}},
+                            {"text": "ok"}])
+    s = Serve(port, args=["--approval", "ask"])
+    try:
+        cid = s.create()
+        s.say(cid, "go")
+        s.wait_state(cid, "awaiting_approval")
+        st, b = s.req("GET", "/v1/conversations/%s/approval" % cid)
+        check(st == 200, (st, b))
+        shown = drawn(b["display"])
+        check(b["display"]["cut"] is True and "row 029" in shown and "row 030" not in shown and
+              "row 190" in shown and "1280 bytes (160 lines) not shown here" in shown, shown)
+        check("  path: %s (a new file)\n  content: 1600 bytes, 200 lines\n" % target in shown,
+              shown[:300])
+        st, b = s.req("GET", "/v1/conversations/%s/approval?whole=1" % cid)
+        check(st == 200 and b["display"]["cut"] is False and
+              all("row %03d" % i in drawn(b["display"]) for i in range(200)), (st, b))
+        st, r, text = s.req("GET", "/v1/conversations/%s/approval?format=text" % cid, raw=True)
+        check(st == 200 and text.decode() == shown, (text.decode()[-400:], shown[-400:]))
+    finally:
+        s.kill(signal.SIGTERM)
+        s.wait()
+    check(not os.path.exists(target), "nothing written")
+
+
 # ---- 2. duplicate keys ------------------------------------------------------------
 
 def test_duplicate_keys_in_a_tool_input_are_refused():
@@ -499,7 +614,8 @@ def test_recovery_gives_each_call_of_one_id_its_result():
     convs = os.path.join(state, "conversations")
 
     def results_and_starts():
-        if not os.path.isdir(convs) or not os.listdir(convs):
+        # (the journal is made as a temporary file, then renamed)
+        if not os.path.isdir(convs) or not any(n.endswith(".jsonl") for n in os.listdir(convs)):
             return None
         j = journal(state)
         done = sum(1 for x in j if x["t"] == "tool_result")

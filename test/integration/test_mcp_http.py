@@ -451,7 +451,7 @@ def real_restart(mode):
     everything(mode, sport)
     open(gate, "w").close()
     out, err = p.communicate(timeout=90)
-    check(p.returncode == 0 and "all done" in out, (p.returncode, err))
+    check(p.returncode == 0 and "all done" in out, (p.returncode, out, err))
     texts = [r["content"] for r in tool_results(requests_in(log))]
     check(texts[-1] == "The sum of 1 and 2 is 3.", texts)
     check("a new session started" in err, err)

@@ -605,6 +605,11 @@ def test_approval_over_mqtt():
         ev = sub.wait(lambda: [e for e in sub.events("k") if e["event"] == "approval"],
                       "the question")[0]["data"]
         check(ev["name"] == "write_file" and ev["input"]["path"] == target, ev)
+        # the library's display, as the CLI and the page show it
+        lines = ev["display"]["lines"]
+        check([l["kind"] for l in lines] == ["tool", "field", "size", "line"] and
+              lines[1]["text"] == [target] and lines[1]["file"] == "new" and
+              lines[3]["text"] == ["ok"] and ev["display"]["cut"] is False, ev["display"])
         # a message to a conversation that waits for an answer is refused
         b.pub("mote/dev-p/in", req("p2", "k", "meanwhile"))
         sub.wait(lambda: [e for e in sub.errors() if e["id"] == "p2"], "busy")

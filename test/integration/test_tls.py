@@ -16,8 +16,12 @@ Prints one line per test and "tls: N passed, M failed".
 """
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 
 from harness import NOTES, TMP, Skip, check, requests_in, run_all
 from harness import start_server as _start_server
@@ -113,15 +117,16 @@ def rsa_chain():
         out.write(f.read() + b"\n" + open(p("sroot.crt"), "rb").read())
 
 
-def run(port, ca_file=None, env=None):
-    """One turn of mote against the server; returns (rc, stdout, stderr, maxrss kB)."""
+def run(port, ca_file=None, env=None, state=None):
+    """One turn of mote against the server (its state in `state`, else a
+    directory shared by the tests); returns (rc, stdout, stderr, maxrss kB)."""
     e = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
     e["ANTHROPIC_API_KEY"] = "sk-TLS-SECRET"
     e.setdefault("ASAN_OPTIONS", "detect_leaks=1")
     if env:
         e.update(env)
-    args = RUNNER + [MOTE, "-p", "hello", "--no-tools", "--state-dir", os.path.join(TMP, "st"),
-                     "--base-url", "https://localhost:%d" % port]
+    args = RUNNER + [MOTE, "-p", "hello", "--no-tools", "--state-dir",
+                     state or os.path.join(TMP, "st"), "--base-url", "https://localhost:%d" % port]
     if ca_file:
         args += ["--ca-file", ca_file]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
@@ -293,6 +298,196 @@ def test_der_ca_file():
 
 def test_ca_file_without_certificates():
     refused("server", os.path.join(CERTS, "empty.crt"), "holds no certificate")
+
+
+class Relay:
+    """A TCP forwarder on a port of its own to a server that can change:
+    mote sees one origin (localhost:PORT), another server may answer
+    behind it, as an attacker on the path or a replaced host would."""
+
+    def __init__(self, target):
+        self.target = target
+        self.lsock = socket.socket()
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(8)
+        self.lsock.settimeout(0.2)
+        self.port = self.lsock.getsockname()[1]
+        self.stop = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        end = time.time() + 300
+        while not self.stop and time.time() < end:
+            try:
+                c, _ = self.lsock.accept()
+            except OSError:
+                continue
+            try:
+                u = socket.create_connection(("127.0.0.1", self.target), timeout=10)
+            except OSError:
+                c.close()
+                continue
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pump(a, b):
+        a.settimeout(60)
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.stop = True
+        self.thread.join(5)
+        self.lsock.close()
+
+
+def session_files(state):
+    d = os.path.join(state, "tls")
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def test_a_kept_session_never_skips_verification():
+    # A session kept from a verified server is offered to whatever answers
+    # at that origin next: a server whose certificate the roots do not
+    # vouch for (another CA, expired) is refused all the same, before a
+    # byte of the request (the API key) reaches it. ("Resumed" is what
+    # mbedTLS's handshake did, never inferred from secrets that TLS 1.3
+    # leaves zero on both sides.)
+    state = tempfile.mkdtemp(dir=TMP)
+    good, good_log = start_server([{"text": "verified"}] * 2, "server")
+    relay = Relay(good)
+    try:
+        rc, out, err, _ = run(relay.port, os.path.join(CERTS, "ca.crt"), state=state)
+        check(rc == 0 and out == "verified\n", (rc, out, err))
+        check(len(session_files(state)) == 1, "a session kept: %s" % session_files(state))
+        for cert, words in (("stranger", "not correctly signed"), ("expired", "expired")):
+            other, other_log = start_server([{"text": "must not be seen"}], cert)
+            relay.target = other
+            rc, out, err, _ = run(relay.port, os.path.join(CERTS, "ca.crt"), state=state)
+            check(rc == 1 and words in err,
+                  "%s behind the kept session's origin was accepted: %s" % (cert, (rc, out, err)))
+            check(requests_in(other_log) == [] and "must not be seen" not in out,
+                  "%s: a request (the API key) reached it" % cert)
+        relay.target = good
+        rc, out, err, _ = run(relay.port, os.path.join(CERTS, "ca.crt"), state=state)
+        check(rc == 0 and out == "verified\n", (rc, out, err))
+    finally:
+        relay.close()
+
+
+def padded(src, dst, size):
+    """`src`'s certificate(s) and a comment line padding the file to `size`."""
+    with open(src, "rb") as f:
+        data = f.read()
+    pad = size - len(data) - 1
+    check(pad >= 0, "pad %s to %d" % (src, size))
+    with open(dst, "wb") as f:
+        f.write(data + b"#" * pad + b"\n")
+
+
+def test_a_session_is_bound_to_the_roots_content():
+    # The CA file swapped for other roots of the same size at the same
+    # path: the session the old roots verified is not offered (it would
+    # skip the certificate), and the server the new roots do not vouch for
+    # is refused. The same roots again resume it.
+    state = tempfile.mkdtemp(dir=TMP)
+    roots = os.path.join(state, "roots.crt")
+    size = max(os.path.getsize(os.path.join(CERTS, n)) for n in ("ca.crt", "other.crt")) + 64
+    padded(os.path.join(CERTS, "ca.crt"), roots, size)
+    port, log = start_server([{"text": "first"}, {"text": "again"}, {"text": "resumed"}],
+                             "server")
+    rc, out, err, _ = run(port, roots, state=state)
+    check(rc == 0 and out == "first\n", (rc, out, err))
+    padded(os.path.join(CERTS, "other.crt"), roots, size)
+    check(os.path.getsize(roots) == size, "the same size")
+    rc, out, err, _ = run(port, roots, state=state)
+    check(rc == 1 and "not correctly signed" in err,
+          "other roots of the same size: the old session skipped verification: %s"
+          % ((rc, out, err),))
+    check(len(requests_in(log)) == 1, "a request reached the server under the other roots")
+    padded(os.path.join(CERTS, "ca.crt"), roots, size)
+    for text in ("again", "resumed"):
+        rc, out, err, _ = run(port, roots, state=state)
+        check(rc == 0 and out == text + "\n", (rc, out, err))
+    reused = [q["tls_reused"] for q in requests_in(log)]
+    check(reused[-1] is True, "the same roots resume their session: %s" % reused)
+
+
+def test_the_session_file_is_written_off_the_loop():
+    # The file's sync and rename run on a helper thread (the port's
+    # st_write_behind), never on the thread that runs the loop; the file is
+    # there, whole, once mote has exited (its end waits for the commit).
+    if RUNNER or not shutil.which("strace"):
+        raise Skip("no strace, or under " + " ".join(RUNNER))
+    state = tempfile.mkdtemp(dir=TMP)
+    port, _ = start_server([{"text": "kept"}], "server")
+    log = os.path.join(state, "strace")
+    e = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
+    e["ANTHROPIC_API_KEY"] = "sk-TLS-SECRET"
+    e["ASAN_OPTIONS"] = "detect_leaks=0"  # LeakSanitizer cannot run under ptrace
+    p = subprocess.run(["strace", "-f", "-o", log, "-e", "trace=fsync,fdatasync,rename,renameat,"
+                        "renameat2", MOTE, "-p", "hello", "--no-tools", "--state-dir", state,
+                        "--base-url", "https://localhost:%d" % port, "--ca-file",
+                        os.path.join(CERTS, "ca.crt")], capture_output=True, text=True, env=e,
+                       timeout=120)
+    check(p.returncode == 0 and p.stdout == "kept\n", (p.returncode, p.stderr[-300:]))
+    lines = open(log).read().splitlines()
+    main = lines[0].split()[0]
+    names = session_files(state)
+    check(len(names) == 1, "one session file: %s" % names)
+    renames = [l for l in lines if "rename" in l and names[0] in l and "= 0" in l]
+    check(len(renames) >= 1, "the session file's rename: %s" % lines[-20:])
+    check(all(l.split()[0] != main for l in renames),
+          "the session file was committed on the loop's thread: %s" % renames)
+
+
+def test_session_files_are_swept_by_age_and_count():
+    # Twenty origins (a relay each in front of one server) leave at most
+    # MOTE_TLS_SESSION_FILES (8) files, the most recent ones; a file older
+    # than the sessions' age cap and a temporary a crash left go; a file
+    # that is not mote's stays.
+    state = tempfile.mkdtemp(dir=TMP)
+    port, log = start_server(None, "server")
+    os.makedirs(os.path.join(state, "tls"), mode=0o700)
+    old = os.path.join(state, "tls", "0123456789abcdef")
+    temp = os.path.join(state, "tls", ".mote-00112233aabbccdd.tmp")
+    other = os.path.join(state, "tls", "notes.txt")
+    for path in (old, temp, other):
+        with open(path, "w") as f:
+            f.write("x")
+        os.chmod(path, 0o600)
+    os.utime(old, (time.time() - 2 * 86400, time.time() - 2 * 86400))
+    os.utime(temp, (time.time() - 600, time.time() - 600))
+    relays = [Relay(port) for _ in range(20)]
+    try:
+        for r in relays:
+            rc, out, err, _ = run(r.port, os.path.join(CERTS, "ca.crt"), state=state)
+            check(rc == 0, (rc, err))
+        names = session_files(state)
+        kept = [n for n in names if n != "notes.txt"]
+        check(len(kept) <= 8, "%d session files after 20 origins: %s" % (len(kept), names))
+        check(not os.path.exists(old) and not os.path.exists(temp), "stale files stayed: %s" % names)
+        check(os.path.exists(other), "a file that is not a session was removed")
+        before = len(requests_in(log))
+        rc, out, err, _ = run(relays[-1].port, os.path.join(CERTS, "ca.crt"), state=state)
+        check(rc == 0 and requests_in(log)[before]["tls_reused"] is True,
+              "the last origin's session is one of those kept")
+    finally:
+        for r in relays:
+            r.close()
 
 
 def io_calls(scheme, cert, n):

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mote/mote_agent.h"
+#include "mote/mote_budget.h"
 #include "mote_tport.h"
 
 static struct mote_tport tp;
@@ -42,6 +43,13 @@ static struct {
     char states_seq[64];   /* each state told, in order ('0' + enum mote_conv_state) */
     struct mote_shutdown_report report;
     char asked[128];       /* the input the last question showed */
+    unsigned expired;      /* MOTE_EV_APPROVAL_EXPIRED */
+    uint32_t asked_at, expired_at; /* the simulated clock at the last question, expiry */
+    uint32_t ask_timeout;  /* the last question's timeout_ms */
+    char expired_text[160];
+    unsigned budget;       /* MOTE_EV_BUDGET */
+    int64_t budget_until;
+    char budget_text[200];
 } ev;
 
 static void on_event(void *arg, const struct mote_event *e)
@@ -64,11 +72,25 @@ static void on_event(void *arg, const struct mote_event *e)
         ev.ask_conv = e->conv;
         assert_true(e->input_len >= 2 && e->input[0] == '{');
         snprintf(ev.asked, sizeof(ev.asked), "%.*s", (int)e->input_len, e->input);
+        ev.asked_at = tp.now;
+        ev.ask_timeout = e->timeout_ms;
         if (ev.answer_at_once)
             assert_int_equal(mote_conv_approve(e->conv, e->ask_id, ev.answer, "not now"), 0);
         break;
     case MOTE_EV_TOOL_CALL:
         ev.calls++;
+        break;
+    case MOTE_EV_BUDGET:
+        ev.budget++;
+        ev.budget_until = e->until;
+        assert_int_equal(e->code, MOTE_ERR_BUDGET);
+        snprintf(ev.budget_text, sizeof(ev.budget_text), "%s", e->text);
+        break;
+    case MOTE_EV_APPROVAL_EXPIRED:
+        ev.expired++;
+        ev.expired_at = tp.now;
+        assert_int_equal(e->ask_id, ev.ask_id);
+        snprintf(ev.expired_text, sizeof(ev.expired_text), "%s", e->text);
         break;
     case MOTE_EV_TOOL_RESULT:
         ev.results++;
@@ -787,6 +809,147 @@ static void test_approval_yes_no_and_stale(void **state)
     assert_non_null(strstr(net.requests[3], "refused"));
     /* The old question's id answers nothing now. */
     assert_int_equal(mote_conv_approve(c, first, MOTE_ANSWER_YES, NULL), MOTE_ERR_STALE);
+    end_session();
+}
+
+/* A question with a deadline that nobody answers is answered no by
+ * itself at the deadline (never before it): the call does not run, its
+ * result says why (journaled like any answer: the model reads it) and
+ * the turn goes on. One answered in time is not touched by its deadline.
+ * After a restart the question is asked again, with its deadline. */
+static void test_approval_deadline(void **state)
+{
+    static const char *const in[] = {"{\"unit\":\"C\"}"};
+    struct mote_conv *c;
+    unsigned i;
+
+    (void)state;
+    say_calls(NULL, 1, in);
+    say_text("noted", 8);
+    say_calls(NULL, 1, in);
+    say_text("thanks", 8);
+    say_calls(NULL, 1, in);
+    start_session();
+    cc.approval = MOTE_APPROVE_ASK;
+    cc.approval_timeout_ms = 2000;
+    assert_int_equal(mote_conv_create(&ses, &cc, "deadline", &c), 0);
+    assert_int_equal(mote_conv_send(c, "go", 2), 0);
+    for (i = 0; i < 50 && ev.approvals == 0; i++)
+        assert_true(mote_loop_poll(&loop, 100) >= 0);
+    assert_int_equal(ev.approvals, 1);
+    assert_int_equal(ev.ask_timeout, 2000);
+    drive(c, 50);
+    assert_int_equal(ev.expired, 1);
+    assert_true(ev.expired_at - ev.asked_at >= 2000);
+    assert_true(ev.expired_at - ev.asked_at < 2100);
+    assert_int_equal(tool_runs, 0);
+    assert_string_equal(ev.expired_text, "denied: nobody approved within 2 seconds (the approval's "
+                                         "deadline passed; the call did not run)");
+    assert_non_null(strstr(ev.last_result, "denied: nobody approved within 2 seconds"));
+    /* the turn went on: the model was asked again, with the denial */
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(ev.turn_ends, 1);
+    assert_non_null(strstr(net.requests[1], "denied: nobody approved within 2 seconds"));
+    assert_int_equal(count_kind("deadline", "tool_result"), 1);
+
+    /* answered in time: runs, and the deadline does nothing later */
+    assert_int_equal(mote_conv_send(c, "again", 5), 0);
+    for (i = 0; i < 50 && ev.approvals < 2; i++)
+        assert_true(mote_loop_poll(&loop, 100) >= 0);
+    assert_int_equal(ev.approvals, 2);
+    mote_tport_advance(&tp, 1500);
+    assert_int_equal(mote_conv_approve(c, ev.ask_id, MOTE_ANSWER_YES, NULL), 0);
+    drive(c, 50);
+    for (i = 0; i < 5; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(tool_runs, 1);
+    assert_int_equal(ev.expired, 1);
+    assert_int_equal(count_kind("deadline", "tool_result"), 2);
+
+    /* a question pending at a crash is asked again after it, deadline and all */
+    assert_int_equal(mote_conv_send(c, "third", 5), 0);
+    for (i = 0; i < 50 && ev.approvals < 3; i++)
+        assert_true(mote_loop_poll(&loop, 100) >= 0);
+    assert_int_equal(ev.approvals, 3);
+    end_session();
+    nscript = 0;
+    say_text("fine", 8);
+    start_session();
+    assert_int_equal(mote_conv_open(&ses, &cc, "deadline", &c, NULL, NULL), 0);
+    drive(c, 50);
+    assert_int_equal(ev.approvals, 4);
+    assert_int_equal(ev.expired, 2);
+    assert_int_equal(tool_runs, 1);
+    assert_int_equal(count_kind("deadline", "tool_result"), 3);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    end_session();
+}
+
+/* A budget of one request an hour: the second turn waits - told once,
+ * nothing sent - and goes on by itself when the hour ends; a wait is
+ * cancelled like any turn; the reservation of a request is settled with
+ * its usage. */
+static void test_budget_holds_the_turn(void **state)
+{
+    static struct mote_budget b;
+    struct mote_budget_conf bc;
+    struct mote_conv *c;
+    char err[160];
+    unsigned i;
+
+    (void)state;
+    say_text("one", 8);
+    say_text("two", 8);
+    memset(&bc, 0, sizeof(bc));
+    bc.requests_hour = 1;
+    start_session();
+    assert_int_equal(mote_budget_open(&b, &tp.port, &bc, err, sizeof(err)), 0);
+    mote_session_use_budget(&ses, &b);
+    assert_int_equal(mote_conv_create(&ses, &cc, "budget", &c), 0);
+    assert_int_equal(mote_conv_send(c, "a", 1), 0);
+    drive(c, 100);
+    assert_int_equal(ev.turn_ends, 1);
+    assert_int_equal(net.connects, 1);
+    assert_true(b.hour.requests == 1 && b.nholds == 0 && b.hour.input == 10);
+    assert_int_equal(mote_conv_send(c, "b", 1), 0);
+    for (i = 0; i < 30; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(ev.budget, 1);
+    assert_true(mote_conv_busy(c));
+    assert_int_equal(net.connects, 1); /* nothing was sent */
+    assert_non_null(strstr(ev.budget_text, "1 requests this hour"));
+    assert_true(ev.budget_until == INT64_C(1780275600)); /* 01:00Z */
+    assert_int_equal(count_kind("budget", "request"), 2); /* the turn's request, waiting */
+    drive(c, 5000); /* the simulated hour passes */
+    assert_false(mote_conv_busy(c));
+    assert_int_equal(ev.turn_ends, 2);
+    assert_int_equal(net.connects, 2);
+    assert_int_equal(ev.budget, 1);
+    /* a wait cancelled */
+    assert_int_equal(mote_conv_send(c, "c", 1), 0);
+    for (i = 0; i < 5; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(ev.budget, 2);
+    assert_int_equal(mote_conv_cancel(c), 0);
+    drive(c, 20);
+    assert_false(mote_conv_busy(c));
+    assert_int_equal(ev.cancelled, 1);
+    assert_int_equal(net.connects, 2);
+    /* a drain with a turn waiting marks it for recovery */
+    assert_int_equal(mote_conv_send(c, "d", 1), 0);
+    for (i = 0; i < 5; i++)
+        assert_true(mote_loop_poll(&loop, 1000) >= 0);
+    assert_int_equal(ev.budget, 3);
+    {
+        struct mote_shutdown_req req = {"SIGTERM", MOTE_SD_DRAIN, 1000, false};
+        struct mote_shutdown_report rep;
+
+        assert_int_equal(mote_shutdown(&ses, &req, &rep), 0);
+        assert_int_equal(rep.conversations_marked, 1);
+        assert_false(rep.timed_out);
+    }
+    assert_int_equal(net.connects, 2);
+    mote_budget_close(&b);
     end_session();
 }
 
@@ -1775,6 +1938,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calls_past_the_table_are_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_past_the_table_power_cuts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_reasons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approval_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_budget_holds_the_turn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_power_cuts, setup, teardown),
     };

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""`mote serve` on a device nobody watches (the real binary, sanitizers
+on, against the local test LLM server and a private mosquitto):
+approvals that reach someone and expire by themselves.
+
+    test_unattended.py BUILDDIR
+Prints one line per test and "N passed, M failed".
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+from harness import TMP, check, requests_in, run_all, start_server, wait_for
+from test_mqtt import Broker
+from test_mqtt_serve import Sub, mserve, req, stop
+from test_serve import Events, Serve, journal_of
+
+
+def serve(port, args=(), env=None, state=None):
+    return Serve(port, state, args=list(args), env_more=env)
+
+
+def bodies_text(log):
+    """Every request body the model server received, as one string each."""
+    return [json.dumps(r.get("body")) for r in requests_in(log)]
+
+
+# ---- approvals: deadlines, every front door -----------------------------------------------
+
+def test_approval_with_a_deadline_is_denied_by_itself():
+    """Nobody answers: at the deadline (never before) the call is refused,
+    the refusal is journaled as its result, the turn goes on and the
+    model reads why."""
+    marker = os.path.join(TMP, "ran-%d" % time.time_ns())
+    port, log = start_server([{"tool": "shell", "input": {"command": "touch " + marker}}])
+    s = serve(port, ["--approval-timeout", "2s"])
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        s.say(cid, "make the file")
+        asked = ev.wait(lambda e: e["event"] == "approval", "the question")[0]
+        t_asked = time.time()
+        check(asked["json"]["timeout_ms"] == 2000, asked)
+        check(0 < asked["json"]["expires_in_ms"] <= 2000, asked)
+        st = s.conv(cid, records=False)
+        check(st["approval"]["timeout_ms"] == 2000 and st["approval"]["call_id"] ==
+              asked["json"]["call_id"], st)
+        exp = ev.wait(lambda e: e["event"] == "approval_expired", "the expiry", 20)[0]
+        waited = time.time() - t_asked
+        check(waited >= 1.9, "expired after %.2f s, before its deadline" % waited)
+        check(waited < 15, "expired after %.2f s" % waited)
+        check(exp["json"]["call_id"] == asked["json"]["call_id"], exp)
+        check(exp["json"]["text"].startswith("denied: nobody approved within 2 seconds"), exp)
+        s.wait_state(cid, "idle")
+        res = [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"]
+        check(len(res) == 1 and res[0]["error"] and
+              res[0]["text"].startswith("denied: nobody approved within 2 seconds"), res)
+        check(not os.path.exists(marker), "the refused call ran")
+        # the turn went on: the model was asked again and read the denial
+        bodies = bodies_text(log)
+        check(len(bodies) == 2, "%d requests" % len(bodies))
+        check("denied: nobody approved within 2 seconds" in bodies[1], bodies[1][-400:])
+        answers = [r for r in journal_of(s.state, cid) if r["t"] == "assistant"]
+        check("denied" in answers[-1]["text"], answers[-1])
+        ev.close()
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log()[-2000:])
+
+
+def test_an_answer_in_time_beats_the_deadline():
+    marker = os.path.join(TMP, "ran-%d" % time.time_ns())
+    port, _ = start_server([{"tool": "shell", "input": {"command": "touch " + marker}}])
+    s = serve(port, ["--approval-timeout", "3s"])
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        s.say(cid, "make the file")
+        asked = ev.wait(lambda e: e["event"] == "approval", "the question")[0]["json"]
+        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
+                      {"call_id": asked["call_id"], "answer": "yes"})
+        check(st == 202, (st, b))
+        s.wait_state(cid, "idle")
+        time.sleep(3.5)  # past the deadline: it must do nothing now
+        check(os.path.exists(marker), "the approved call did not run")
+        check(not [e for e in ev.all() if e["event"] == "approval_expired"], ev.all())
+        res = [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"]
+        check(len(res) == 1 and not res[0]["error"], res)
+        ev.close()
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log()[-2000:])
+
+
+def test_default_policy_asks_even_for_reading():
+    """docs/SERVE.md: with the default policy every built-in tool asks,
+    read_file and list_dir included; the serve default deadline is 10
+    minutes."""
+    port, _ = start_server([{"tool": "read_file", "input": {"path": "/etc/hostname"}},
+                            {"tool": "list_dir", "input": {"path": "/"}}])
+    s = serve(port)
+    try:
+        cid = s.create()
+        s.say(cid, "read it")
+        s.wait_state(cid, "awaiting_approval")
+        st = s.conv(cid, records=False)
+        check(st["approval"]["name"] == "read_file", st)
+        check(st["approval"]["timeout_ms"] == 600000, st)
+        check(590000 < st["approval"]["expires_in_ms"] <= 600000, st)
+        s.req("POST", "/v1/conversations/%s/approval" % cid,
+              {"call_id": st["approval"]["call_id"], "answer": "no"})
+        wait_for(lambda: (s.conv(cid, records=False).get("approval") or {}).get("name") ==
+                 "list_dir", "list_dir asks too")
+    finally:
+        s.kill(signal.SIGINT)
+        s.wait()
+
+
+def test_policy_file_sets_the_deadline():
+    port, _ = start_server([{"tool": "shell", "input": {"command": "true"}}])
+    pol = os.path.join(TMP, "policy-%d.json" % time.time_ns())
+    with open(pol, "w") as f:
+        json.dump({"default": "ask", "timeout": "90s"}, f)
+    s = serve(port, ["--policy", pol])
+    try:
+        cid = s.create()
+        s.say(cid, "go")
+        s.wait_state(cid, "awaiting_approval")
+        check(s.conv(cid, records=False)["approval"]["timeout_ms"] == 90000, "90 s")
+    finally:
+        s.kill(signal.SIGINT)
+        s.wait()
+    # the command line wins; a bad one is a usage error
+    port, _ = start_server([{"tool": "shell", "input": {"command": "true"}}])
+    s = serve(port, ["--policy", pol, "--approval-timeout", "0"])
+    try:
+        cid = s.create()
+        s.say(cid, "go")
+        s.wait_state(cid, "awaiting_approval")
+        st = s.conv(cid, records=False)["approval"]
+        check(st["timeout_ms"] == 0 and "expires_in_ms" not in st, st)
+    finally:
+        s.kill(signal.SIGINT)
+        s.wait()
+    with open(pol, "w") as f:
+        json.dump({"timeout": "soon"}, f)
+    for args in (["--approval-timeout", "10 parsecs"], ["--policy", pol]):
+        st = os.path.join(TMP, "bad-%d" % time.time_ns())
+        os.makedirs(st)
+        b = Serve(port, st, args=args, wait=False)
+        rc = b.wait(20)
+        check(rc == 2, "exit %s: %s" % (rc, b.log()))
+        check("timeout" in b.log(), b.log())
+
+
+def test_approvals_reach_mqtt_and_expire():
+    """PREFIX/out/ID has the question and its expiry; the retained
+    PREFIX/approvals holds what waits, with the input, and is emptied
+    when the question expires."""
+    b = Broker("un-a")
+    port, _ = start_server([{"tool": "shell", "input": {"command": "echo from-the-phone"}}])
+    s = mserve(port, b, "dev-a", args=["--approval-timeout", "3s"])
+    sub = Sub(b, "mote/dev-a", "w-a")
+    try:
+        b.pub("mote/dev-a/in", req("a1", "garage", "check it"))
+        q = sub.wait(lambda: [e for e in sub.events("garage") if e["event"] == "approval"],
+                     "the question")[0]["data"]
+        check(q["timeout_ms"] == 3000 and q["input"] == {"command": "echo from-the-phone"}, q)
+
+        def summary():
+            r = b.retained("mote/dev-a/approvals")
+            return json.loads(r) if r else None
+        pend = wait_for(lambda: (summary() or {}).get("count") == 1 and summary(),
+                        "the retained summary")
+        p = pend["pending"][0]
+        check(p["conversation"] == "garage" and p["call_id"] == q["call_id"] and
+              p["name"] == "shell" and p["input"] == {"command": "echo from-the-phone"} and
+              p["timeout_ms"] == 3000, pend)
+        sub.wait(lambda: [e for e in sub.events("garage") if e["event"] == "approval_expired"],
+                 "the expiry", 20)
+        wait_for(lambda: (summary() or {}).get("count") == 0, "the summary emptied", 20)
+        sub.wait(lambda: [a for a in sub.answers("garage") if "denied" in a],
+                 "the answer that read the denial", 20)
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+        sub.stop()
+    st = b.retained("mote/dev-a/approvals")
+    check(st and json.loads(st)["count"] == 0, st)
+
+# ---- the spend budget ---------------------------------------------------------------------
+
+def health(s):
+    st, b = s.req("GET", "/v1/health")
+    check(st == 200, (st, b))
+    return b
+
+
+def test_budget_of_n_requests_never_sends_the_next_across_restarts():
+    """A budget of 2 requests a day: the third turn waits (the event and
+    the health say why and until when), nothing is sent - not after a
+    kill -9 and a restart either."""
+    port, log = start_server()
+    args = ["--budget-requests-day", "2"]
+    s = serve(port, args)
+    state = s.state
+    try:
+        cid = s.create()
+        ev = Events(s.sock, cid)
+        for text in ("one", "two"):
+            s.say(cid, text)
+            s.wait_state(cid, "idle")
+        check(len(requests_in(log)) == 2, requests_in(log))
+        b = health(s)["budget"]
+        check(b["limits"] == {"requests_day": 2} and b["day"]["requests"] == 2 and
+              b["spent"] and b["waiting"] == 0, b)
+        s.say(cid, "three")
+        got = ev.wait(lambda e: e["event"] == "budget", "the budget event")[0]["json"]
+        check(got["code"] == "budget" and "2 requests today" in got["text"] and
+              got["until"].endswith("T00:00:00Z"), got)
+        b = health(s)["budget"]
+        check(b["spent"] and b["waiting"] == 1 and b["until"] == got["until"] and
+              "2 requests today" in b["reason"], b)
+        st = s.conv(cid, records=False)
+        check(st["busy"] and st["state"] == "llm_requesting", st)
+        time.sleep(1.5)
+        check(len(requests_in(log)) == 2, "a request was sent: %d" % len(requests_in(log)))
+        # usage per conversation
+        check(s.conv(cid, records=False)["usage"]["input_tokens"] > 0, "usage")
+        ev.close()
+        s.kill(signal.SIGKILL)
+        s.wait()
+        s = serve(port, args, state=state)
+        # recovery continues the waiting turn: the budget holds it again
+        wait_for(lambda: health(s)["budget"]["waiting"] == 1, "the recovered turn waits")
+        b = health(s)["budget"]
+        check(b["spent"] and b["day"]["requests"] == 2, b)
+        # a new conversation waits too
+        c2 = s.create()
+        s.say(c2, "four")
+        wait_for(lambda: health(s)["budget"]["waiting"] == 2, "the second waits")
+        time.sleep(1)
+        check(len(requests_in(log)) == 2, "a request was sent after the restart: %d" %
+              len(requests_in(log)))
+        # a cancel ends a wait
+        st, _ = s.req("POST", "/v1/conversations/%s/cancel" % c2)
+        check(st == 202, st)
+        s.wait_state(c2, "idle")
+        check(health(s)["budget"]["waiting"] == 1, health(s))
+    finally:
+        s.kill(signal.SIGTERM)
+        rc = s.wait()
+    check(rc == 0, "exit %d: %s" % (rc, s.log()[-1500:]))
+    check(len(requests_in(log)) == 2, "requests: %d" % len(requests_in(log)))
+    recs = [json.loads(l) for l in open(os.path.join(state, "budget.jsonl"))]
+    check([r["t"] for r in recs].count("reserve") == 2, recs)
+
+
+def test_budget_settings_refused():
+    port, _ = start_server()
+    for args, what in ((["--budget-requests-hour", "many"], "budget-requests-hour"),
+                       (["--budget-cost-day", "5"], "budget-price"),
+                       (["--budget-price", "m=1"], "budget-price"),
+                       (["--budget-cost-day", "-1"], "budget-cost-day")):
+        st = os.path.join(TMP, "bad-%d" % time.time_ns())
+        os.makedirs(st)
+        b = Serve(port, st, args=args, wait=False)
+        rc = b.wait(20)
+        check(rc == 2 and what in b.log(), "%s: exit %s: %s" % (args, rc, b.log()))
+
+
+def test_budget_reaches_mqtt():
+    b = Broker("un-b")
+    port, log = start_server()
+    s = mserve(port, b, "dev-b", args=["--budget-requests-hour", "1", "--budget-price",
+                                       "*=3,15", "--budget-cost-day", "100"])
+    sub = Sub(b, "mote/dev-b", "w-b")
+    try:
+        b.pub("mote/dev-b/in", req("b1", "cellar", "first"))
+        sub.wait(lambda: sub.answers("cellar"), "the first answer")
+        b.pub("mote/dev-b/in", req("b2", "cellar", "second"))
+        err = sub.wait(lambda: [e for e in sub.errors() if e["error"] == "budget"],
+                       "the budget error")[0]
+        check(err["conversation"] == "cellar" and "1 requests this hour" in err["message"] and
+              "until" in err["message"], err)
+        sub.wait(lambda: [e for e in sub.events("cellar") if e["event"] == "budget"],
+                 "the budget event on out/ID")
+        check(len(requests_in(log)) == 1, requests_in(log))
+        h = health(s)["budget"]
+        check(h["day"]["cost_micro"] > 0 and h["limits"]["cost_micro_day"] == 100000000, h)
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+        sub.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(run_all("unattended", dict(globals())))
