@@ -113,13 +113,16 @@ static void shrink(struct mote_conv *c, struct mote_llm_req *req)
     static const uint32_t caps[] = {2048, 1024, 512, 256, 128};
     static const unsigned parts4[] = {1, 2, 4};
     uint32_t win = window_of(c), n = count_results(c, req);
-    uint64_t bpt = c->ovf_used > 0 && c->ovf_bytes > 0 ? c->ovf_bytes / c->ovf_used : 0;
-    uint64_t budget;
+    uint32_t sent = c->ovf_bytes < 0x7FFFFFFFu ? (uint32_t)c->ovf_bytes : 0x7FFFFFFFu;
+    uint32_t bpt = c->ovf_used > 0 ? sent / c->ovf_used : 0; /* (32-bit: small cores) */
+    uint32_t budget;
     size_t i, k;
 
-    if (bpt == 0)
+    if (bpt == 0 || bpt > 16)
         bpt = MOTE_CONTEXT_BYTES_PER_TOKEN;
-    budget = win > 0 ? (uint64_t)win * bpt * 6u / 10u : c->ovf_bytes / 2u;
+    if (win > 100000000u)
+        win = 100000000u;
+    budget = win > 0 ? win / 10u * 6u * bpt : sent / 2u;
     if (n == 0 || budget == 0)
         return;
     for (i = 0; i < MOTE_ARRAY_LEN(caps); i++) {
@@ -130,7 +133,7 @@ static void shrink(struct mote_conv *c, struct mote_llm_req *req)
             req->old_results = (n * parts4[k] + 3u) / 4u;
             len = mote_llm_body_length(req);
             c->jr.part_valid = false;
-            if (len >= 0 && (uint64_t)len <= budget)
+            if (len >= 0 && len <= (int64_t)budget)
                 return;
         }
     }
@@ -177,8 +180,8 @@ int mote_request_start(struct mote_conv *c, mote_cont_fn done)
      * sent (the journal keeps it whole). */
     st->req.window = window_of(c);
     if (st->req.window > 0)
-        st->req.result_cap = (uint32_t)((uint64_t)st->req.window * MOTE_CONTEXT_RESULT_SHARE /
-                                        100u * MOTE_CONTEXT_BYTES_PER_TOKEN);
+        st->req.result_cap = (st->req.window < 100000000u ? st->req.window : 100000000u) / 100u *
+                             MOTE_CONTEXT_RESULT_SHARE * MOTE_CONTEXT_BYTES_PER_TOKEN;
     if (c->compacting) {
         st->req.parts = compact_parts;
         st->req.parts_arg = c;

@@ -476,7 +476,10 @@ static int stream_cut(struct mote_llm_call *c)
         return c->dec.err;
     msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
                           : "the stream ended before the answer",
-        c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)" : " (no [DONE])", NULL);
+        c->conf->provider == MOTE_PROVIDER_ANTHROPIC          ? " (no message_stop)"
+        : c->conf->provider == MOTE_PROVIDER_OPENAI_RESPONSES ? " (no response.completed)"
+                                                              : " (no [DONE])",
+        NULL);
     return MOTE_ERR_CUT_OFF;
 }
 

@@ -33,6 +33,8 @@ const char *mote_llm_path(enum mote_provider provider, const char *base_path)
 
     if (provider == MOTE_PROVIDER_ANTHROPIC)
         return has_v1 ? "/messages" : "/v1/messages";
+    if (provider == MOTE_PROVIDER_OPENAI_RESPONSES)
+        return has_v1 ? "/responses" : "/v1/responses";
     return has_v1 ? "/chat/completions" : "/v1/chat/completions";
 }
 
@@ -393,8 +395,11 @@ static void read_usage(struct mote_llm_dec *d, int usage)
     if (mote_json_int(&d->json, mote_json_member(&d->json, usage, "cache_creation_input_tokens"),
                       &v) == 0 && v >= 0)
         d->cache_write = (uint64_t)v;
-    if (mote_json_int(&d->json, mote_json_path(&d->json, usage, "prompt_tokens_details.cached_tokens"),
-                      &v) == 0 && v >= 0) {
+    if ((mote_json_int(&d->json, mote_json_path(&d->json, usage, "prompt_tokens_details.cached_tokens"),
+                       &v) == 0 ||
+         mote_json_int(&d->json, mote_json_path(&d->json, usage, "input_tokens_details.cached_tokens"),
+                       &v) == 0) &&
+        v >= 0) {
         d->cache_read = (uint64_t)v;
         d->in_tokens = d->in_tokens > (uint64_t)v ? d->in_tokens - (uint64_t)v : 0;
     }
@@ -805,11 +810,156 @@ static int openai_event(struct mote_llm_dec *d)
     return 0;
 }
 
+/* ---- the Responses API ----------------------------------------------------- */
+
+/* The slot of the call that is output item `at` (-1: none). */
+static int resp_slot(const struct mote_llm_dec *d, int64_t at)
+{
+    unsigned i;
+
+    for (i = 0; i < d->ncalls; i++) {
+        if (d->oa_index[i] == (int32_t)at)
+            return (int)i;
+    }
+    return d->oa_over_open && d->oa_over_idx == (int32_t)at ? (int)MOTE_LLM_SLOT_OVER : -1;
+}
+
+/* A call ends (its output item done): its arguments, when none came as
+ * deltas, then its end. */
+static int resp_call_done(struct mote_llm_dec *d, int item, int64_t at)
+{
+    int s = resp_slot(d, at), rc;
+    int args = mote_json_member(&d->json, item, "arguments");
+
+    if (s < 0)
+        return 0;
+    if (s != (int)MOTE_LLM_SLOT_OVER && d->oa_name[s] == 1 && nonempty_str(&d->json, args) &&
+        (rc = emit_str(d, args, MOTE_LLM_TOOL_ARGS, (unsigned)s)) < 0)
+        return rc;
+    if (s == (int)MOTE_LLM_SLOT_OVER)
+        d->oa_over_open = false;
+    else
+        d->oa_index[s] = -2;
+    return emit_simple(d, MOTE_LLM_TOOL_END, (unsigned)s, NULL, 0);
+}
+
+/* The response ended (completed, or incomplete: its reason): calls left
+ * open end, the stop reason and the usage, the proper end. */
+static int resp_end(struct mote_llm_dec *d, int resp, bool complete)
+{
+    const struct mote_json *j = &d->json;
+    const char *stop = d->ncalls + d->over > 0 ? "tool_use" : d->refused ? "refusal" : "end_turn";
+    unsigned i;
+    int rc;
+
+    if (!complete) {
+        int why = mote_json_path(j, resp, "incomplete_details.reason");
+
+        stop = mote_json_eq(j, why, "max_output_tokens") ? "max_tokens"
+               : mote_json_eq(j, why, "content_filter") ? "content_filter"
+                                                        : "incomplete";
+    }
+    for (i = 0; i < d->ncalls; i++) {
+        if (d->oa_index[i] >= 0) {
+            d->oa_index[i] = -2;
+            if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, i, NULL, 0)) < 0)
+                return rc;
+        }
+    }
+    if (d->oa_over_open) {
+        d->oa_over_open = false;
+        if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, MOTE_LLM_SLOT_OVER, NULL, 0)) < 0)
+            return rc;
+    }
+    read_usage(d, mote_json_member(j, resp, "usage"));
+    mote_str_copy(d->stop_reason, sizeof(d->stop_reason), stop);
+    d->stopped = true;
+    if ((rc = emit_simple(d, MOTE_LLM_STOP, 0, d->stop_reason, strlen(d->stop_reason))) < 0 ||
+        (rc = emit_simple(d, MOTE_LLM_USAGE, 0, NULL, 0)) < 0)
+        return rc;
+    d->done = true;
+    return emit_simple(d, MOTE_LLM_DONE, 0, NULL, 0);
+}
+
+/* One event of the Responses API's stream: text deltas, function calls
+ * (their items and argument deltas, keyed by output_index), reasoning
+ * items (their summary as thinking, their encrypted_content kept to be
+ * sent back), the end with its usage, errors. */
+static int responses_event(struct mote_llm_dec *d)
+{
+    const struct mote_json *j = &d->json;
+    int type = mote_json_member(j, 0, "type"), item = mote_json_member(j, 0, "item");
+    int delta = mote_json_member(j, 0, "delta");
+    int64_t at = -1;
+    int rc, s;
+
+    (void)mote_json_int(j, mote_json_member(j, 0, "output_index"), &at);
+    if (mote_json_eq(j, type, "response.output_text.delta"))
+        return emit_str(d, delta, MOTE_LLM_TEXT, 0);
+    if (mote_json_eq(j, type, "response.refusal.delta")) {
+        d->refused = true;
+        return emit_str(d, delta, MOTE_LLM_TEXT, 0);
+    }
+    if (mote_json_eq(j, type, "response.reasoning_summary_text.delta") ||
+        mote_json_eq(j, type, "response.reasoning_text.delta"))
+        return emit_reason(d, delta, MOTE_LLM_THINKING, "responses", (unsigned)at & 0xFFu);
+    if (mote_json_eq(j, type, "response.function_call_arguments.delta")) {
+        s = resp_slot(d, at);
+        if (s < 0)
+            return MOTE_ERR_BADMSG; /* a fragment of no call */
+        if (s != (int)MOTE_LLM_SLOT_OVER)
+            d->oa_name[s] = 0; /* (its arguments came as deltas) */
+        return emit_str(d, delta, MOTE_LLM_TOOL_ARGS, (unsigned)s);
+    }
+    if (mote_json_eq(j, type, "response.output_item.added") &&
+        mote_json_eq(j, mote_json_member(j, item, "type"), "function_call")) {
+        unsigned slot;
+
+        if (at < 0 || at > 0x7FFFFFFF || resp_slot(d, at) >= 0)
+            return MOTE_ERR_BADMSG;
+        rc = tool_start(d, mote_json_member(j, item, "call_id"), mote_json_member(j, item, "name"),
+                        &slot);
+        if (rc < 0)
+            return rc;
+        if (slot == MOTE_LLM_SLOT_OVER) {
+            d->oa_over_open = true;
+            d->oa_over_idx = (int32_t)at;
+        } else {
+            d->oa_index[slot] = (int32_t)at;
+            d->oa_json[slot] = 0;
+            d->oa_name[slot] = 1; /* no delta yet: the done item's arguments count */
+        }
+        return 0;
+    }
+    if (mote_json_eq(j, type, "response.output_item.done")) {
+        int ity = mote_json_member(j, item, "type");
+
+        if (mote_json_eq(j, ity, "function_call"))
+            return resp_call_done(d, item, at);
+        if (mote_json_eq(j, ity, "reasoning") &&
+            nonempty_str(j, mote_json_member(j, item, "encrypted_content")))
+            return emit_reason(d, mote_json_member(j, item, "encrypted_content"),
+                               MOTE_LLM_THINKING_SIG, "responses", (unsigned)at & 0xFFu);
+        return 0;
+    }
+    if (mote_json_eq(j, type, "response.completed"))
+        return resp_end(d, mote_json_member(j, 0, "response"), true);
+    if (mote_json_eq(j, type, "response.incomplete"))
+        return resp_end(d, mote_json_member(j, 0, "response"), false);
+    if (mote_json_eq(j, type, "response.failed"))
+        return error_event(d, mote_json_path(j, 0, "response.error") >= 0
+                                  ? mote_json_path(j, 0, "response.error") : 0,
+                           200);
+    if (mote_json_eq(j, type, "error"))
+        return error_event(d, 0, 200);
+    return 0; /* created, in_progress, content parts, done texts, ... */
+}
+
 bool mote_llm_dec_finish(struct mote_llm_dec *d)
 {
     if (d->done)
         return true;
-    if (d->err != 0 || d->provider == MOTE_PROVIDER_ANTHROPIC || !d->stopped)
+    if (d->err != 0 || d->provider != MOTE_PROVIDER_OPENAI || !d->stopped)
         return false;
     d->err = openai_end_calls(d);
     if (d->err == 0)
@@ -852,7 +1002,9 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
             return 0;
         return d->err = rc == MOTE_ERR_TOO_LARGE ? rc : MOTE_ERR_BADMSG;
     }
-    rc = d->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_event(d) : openai_event(d);
+    rc = d->provider == MOTE_PROVIDER_ANTHROPIC          ? anthropic_event(d)
+         : d->provider == MOTE_PROVIDER_OPENAI_RESPONSES ? responses_event(d)
+                                                         : openai_event(d);
     if (rc < 0)
         d->err = rc;
     return rc;

@@ -221,6 +221,8 @@ static bool rs_sent(const struct mote_llm_req *req, const struct mote_part *p)
     if (req->provider == MOTE_PROVIDER_ANTHROPIC)
         return (code == RS_THINKING || code == RS_REDACTED) && !p->earlier &&
                (p->kind == 0 || p->kind == 1);
+    if (req->provider == MOTE_PROVIDER_OPENAI_RESPONSES)
+        return code == RS_RESPONSES && p->kind == 1 && !p->earlier;
     if (req->provider == MOTE_PROVIDER_OPENAI)
         return (code == RS_CONTENT || code == RS_REASONING) && p->kind == 0 &&
                sends(req, MOTE_LLM_KEY_REASONING_CONTENT) &&
@@ -271,17 +273,22 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
             if (cache_on(req) && i + 1 == req->ntools)
                 cache_mark(w); /* the tools are a prefix of every request */
         } else {
+            bool flat = req->provider == MOTE_PROVIDER_OPENAI_RESPONSES;
+
             mote_jw_key(w, "type");
             mote_jw_str(w, "function");
-            mote_jw_key(w, "function");
-            mote_jw_obj(w);
+            if (!flat) { /* chat completions nests it, the Responses API does not */
+                mote_jw_key(w, "function");
+                mote_jw_obj(w);
+            }
             mote_jw_key(w, "name");
             mote_jw_str(w, t->name);
             mote_jw_key(w, "description");
             mote_jw_str(w, t->description);
             mote_jw_key(w, "parameters");
             json_fixed(w, t->schema, strlen(t->schema), false);
-            mote_jw_obj_end(w);
+            if (!flat)
+                mote_jw_obj_end(w);
         }
         mote_jw_obj_end(w);
     }
@@ -342,6 +349,31 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
         }
         write_tools(w, req);
         mote_jw_key(w, "messages");
+        mote_jw_arr(w);
+        return;
+    }
+    if (req->provider == MOTE_PROVIDER_OPENAI_RESPONSES) {
+        /* stateless: nothing kept by the server, the reasoning items come
+         * back encrypted and go back whole (docs/LLM.md, "The Responses
+         * API") */
+        mote_jw_key(w, "store");
+        mote_jw_bool(w, false);
+        if ((req->omit & MOTE_LLM_KEY_INCLUDE) == 0) {
+            mote_jw_key(w, "include");
+            mote_jw_arr(w);
+            mote_jw_str(w, "reasoning.encrypted_content");
+            mote_jw_arr_end(w);
+        }
+        if (req->system != NULL && req->system[0] != '\0') {
+            mote_jw_key(w, "instructions");
+            mote_jw_str(w, req->system);
+        }
+        if (req->max_tokens > 0) {
+            mote_jw_key(w, "max_output_tokens");
+            mote_jw_int(w, req->max_tokens);
+        }
+        write_tools(w, req);
+        mote_jw_key(w, "input");
         mote_jw_arr(w);
         return;
     }
@@ -841,11 +873,126 @@ static int openai_part(struct mote_jw *w, const struct mote_llm_req *req,
     return 0;
 }
 
+/* ---- the Responses API: input items -------------------------------------------------- */
+
+/* Ends the open item: its string and its object. */
+static void r_close(struct mote_jw *w, struct mote_llm_wstate *ws)
+{
+    if (ws->text_open || ws->rs_open == 3)
+        mote_jw_str_end(w);
+    if (ws->in_assistant || ws->rs_open != 0)
+        mote_jw_obj_end(w);
+    ws->text_open = ws->in_assistant = false;
+    ws->rs_open = 0;
+}
+
+/* A message item of `role` whose content is the string opened here. */
+static void r_message(struct mote_jw *w, struct mote_llm_wstate *ws, const char *role)
+{
+    r_close(w, ws);
+    mote_jw_obj(w);
+    mote_jw_key(w, "role");
+    mote_jw_str(w, role);
+    mote_jw_key(w, "content");
+    mote_jw_str_begin(w);
+    ws->in_assistant = ws->text_open = true;
+}
+
+/* Parts as the Responses API's input items: messages, reasoning items
+ * (their encrypted_content, the current turn's), function calls and
+ * their outputs. Without tools, a call and its output as text. */
+static int responses_part(struct mote_jw *w, const struct mote_llm_req *req,
+                          struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    bool assistant = p->role == MOTE_ROLE_ASSISTANT;
+
+    if (p->type == MOTE_PART_REASONING) {
+        if (!assistant)
+            return MOTE_ERR_INVAL;
+        if (rs_sent(req, p)) {
+            if (ws->rs_open != 3 || ws->rs_block != p->block) {
+                r_close(w, ws);
+                mote_jw_obj(w);
+                mote_jw_key(w, "type");
+                mote_jw_str(w, "reasoning");
+                mote_jw_key(w, "summary");
+                mote_jw_arr(w);
+                mote_jw_arr_end(w);
+                mote_jw_key(w, "encrypted_content");
+                mote_jw_str_begin(w);
+                ws->rs_open = 3;
+                ws->rs_block = p->block;
+            }
+            mote_jw_str_more(w, p->text, p->text_len);
+        }
+        return 0;
+    }
+    if (p->type == MOTE_PART_TEXT) {
+        if (!(assistant && ws->text_open && ws->in_text)) /* (an answer's pieces: one text) */
+            r_message(w, ws, assistant ? "assistant" : "user");
+        mote_jw_str_more(w, p->text, p->text_len);
+        ws->in_text = assistant && !p->cut;
+        if (p->cut)
+            mote_jw_str_more(w, cut_note, sizeof(cut_note) - 1);
+        return 0;
+    }
+    ws->in_text = false;
+    if ((p->type == MOTE_PART_TOOL_CALL) != assistant || (p->type != MOTE_PART_TOOL_CALL &&
+                                                          p->type != MOTE_PART_TOOL_RESULT))
+        return MOTE_ERR_INVAL;
+    if (req->ntools == 0) {
+        r_message(w, ws, assistant ? "assistant" : "user");
+        more_s(w, assistant ? "[called the tool " : p->is_error ? "[error from call "
+                                                                : "[result of call ");
+        more_s(w, assistant ? p->name : p->id);
+        if (assistant) {
+            more_s(w, " (call ");
+            more_s(w, p->id);
+            more_s(w, ") with input ");
+            json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,
+                       true);
+        }
+        more_s(w, "]\n");
+        if (!assistant)
+            result_more(w, req, result_cap(req, ws), p->text, p->text_len);
+        return 0;
+    }
+    r_close(w, ws);
+    mote_jw_obj(w);
+    mote_jw_key(w, "type");
+    mote_jw_str(w, assistant ? "function_call" : "function_call_output");
+    mote_jw_key(w, "call_id");
+    mote_jw_str(w, p->id);
+    if (assistant) {
+        mote_jw_key(w, "name");
+        mote_jw_str(w, p->name);
+        mote_jw_key(w, "arguments");
+        mote_jw_str_begin(w);
+        json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,
+                   true);
+    } else {
+        uint32_t cap = result_cap(req, ws);
+
+        mote_jw_key(w, "output");
+        mote_jw_str_begin(w);
+        if (p->is_error)
+            mote_jw_str_more(w, "Error: ", 7);
+        if (trimmed(p->text, p->text_len) > 0)
+            result_more(w, req, cap, p->text, p->text_len);
+        else
+            more_s(w, p->is_error ? no_message : no_output);
+    }
+    mote_jw_str_end(w);
+    mote_jw_obj_end(w);
+    return 0;
+}
+
 static int write_part(struct mote_jw *w, const struct mote_llm_req *req,
                       struct mote_llm_wstate *ws, const struct mote_part *p)
 {
-    return req->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_part(w, req, ws, p)
-                                                    : openai_part(w, req, ws, p);
+    return req->provider == MOTE_PROVIDER_ANTHROPIC           ? anthropic_part(w, req, ws, p)
+           : req->provider == MOTE_PROVIDER_OPENAI_RESPONSES ? responses_part(w, req, ws, p)
+                                                             : openai_part(w, req, ws, p);
 }
 
 static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
@@ -867,10 +1014,12 @@ static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
             mote_jw_arr_end(w);
             mote_jw_obj_end(w);
         }
+    } else if (req->provider == MOTE_PROVIDER_OPENAI_RESPONSES) {
+        r_close(w, ws);
     } else if (ws->in_assistant) {
         openai_close_assistant(w, ws);
     }
-    mote_jw_arr_end(w); /* messages */
+    mote_jw_arr_end(w); /* messages, input */
     mote_jw_obj_end(w);
 }
 

@@ -20,6 +20,7 @@
 #define K_RC MOTE_LLM_KEY_REASONING_CONTENT
 #define K_EC MOTE_LLM_KEY_EXTRA_CONTENT
 #define K_RT MOTE_LLM_KEY_REASONING_TURNS
+#define K_IN MOTE_LLM_KEY_INCLUDE
 
 /* The table (docs/LLM.md, "Providers"). The first row of each dialect
  * with no hosts is its default for a server mote does not know. Sources
@@ -33,6 +34,9 @@ static const struct mote_llm_profile profiles[] = {
     {"openai", MOTE_PROVIDER_OPENAI, "api.openai.com", "https://api.openai.com/v1",
      "OPENAI_API_KEY", "gpt-4o-mini", K_SO | K_MC | K_TC, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE,
      MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_NONE},
+    {"openai-responses", MOTE_PROVIDER_OPENAI_RESPONSES, "", "https://api.openai.com/v1",
+     "OPENAI_API_KEY", "gpt-5-codex", K_TC | K_IN, MOTE_LLM_USAGE_ALWAYS, MOTE_LLM_IDS_PRINTABLE,
+     MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_ITEMS},
     {"openai-compatible", MOTE_PROVIDER_OPENAI, "", "", "OPENAI_API_KEY", "", K_SO | K_TC,
      MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE, MOTE_LLM_ERRORS_OBJECT,
      MOTE_LLM_RS_CONTENT},
@@ -127,6 +131,35 @@ const struct mote_llm_profile *mote_llm_profile_pick(int dialect, const char *ba
     return dflt != NULL ? dflt : &profiles[0];
 }
 
+bool mote_llm_responses_only(const char *model)
+{
+    /* OpenAI's models served on /v1/responses only (its models pages) */
+    static const char *const prefixes[] = {"o1-pro", "o3-pro", "computer-use"};
+    static const char *const parts[] = {"codex", "deep-research"};
+    size_t i, n = model != NULL ? strlen(model) : 0, k;
+
+    for (i = 0; i < MOTE_ARRAY_LEN(prefixes); i++) {
+        if (strncmp(model != NULL ? model : "", prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    }
+    for (i = 0; i < MOTE_ARRAY_LEN(parts); i++) {
+        size_t m = strlen(parts[i]);
+
+        for (k = 0; k + m <= n; k++) {
+            if (memcmp(model + k, parts[i], m) == 0)
+                return true;
+        }
+    }
+    /* gpt-5-pro, gpt-5.2-pro, ... */
+    if (n > 5 && strncmp(model, "gpt-5", 5) == 0) {
+        for (k = 5; k + 4 <= n; k++) {
+            if (memcmp(model + k, "-pro", 4) == 0 && (k + 4 == n || model[k + 4] == '-'))
+                return true;
+        }
+    }
+    return false;
+}
+
 const struct mote_llm_profile *mote_llm_conf_profile(const struct mote_llm_conf *c)
 {
     if (c->profile != NULL)
@@ -184,6 +217,9 @@ static bool has_any(const char *s, size_t len, const char *const *words)
 static bool sent(const struct mote_llm_req *req, uint8_t k, bool inverse)
 {
     bool openai = req->provider == MOTE_PROVIDER_OPENAI;
+
+    if (k == K_IN && !inverse)
+        return req->provider == MOTE_PROVIDER_OPENAI_RESPONSES && (req->omit & K_IN) == 0;
     bool mc = (req->max_completion_tokens || (req->add & K_MC) != 0) && (req->omit & K_MC) == 0;
 
     if (inverse) /* max_tokens */
@@ -214,6 +250,7 @@ uint8_t mote_llm_refusal_keys(const struct mote_llm_req *req, const char *body, 
         {"max_tokens", K_MC, true},         {"tool_choice", K_TC, false},
         {"cache_control", K_CC, false},     {"reasoning_content", K_RC, false},
         {"extra_content", K_EC, false},     {"thought_signature", K_EC, false},
+        {"reasoning.encrypted_content", K_IN, false},
     };
     static const char *const refused[] = {"extra_forbidden", "not permitted", "unrecognized",
                                           "unknown", "unsupported", "not supported",

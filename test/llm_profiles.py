@@ -69,6 +69,14 @@ class Reference:
         """Anthropic: [("thinking", (text, signature)) | ("redacted", data)]."""
         return []
 
+    def responses_reasoning(self, step, body, tools):
+        """Responses: (summary, encrypted_content or None) of the answer's
+        reasoning item, or None for none."""
+        return None
+
+    def responses_call(self, call_id, reasoning):
+        """Responses: a call made after `reasoning` (or None)."""
+
     def overflow(self, dialect, used, n_ctx):
         """The refusal of a request of `used` tokens over a window of n_ctx
         (llm_server.py --ctx): OpenAI's context_length_exceeded (its
@@ -200,11 +208,64 @@ class IkLlama(Reference):
     done = False
 
 
+class OpenAIResponses(Reference):
+    """OpenAI's reasoning models on the Responses API (gpt-5-codex, ...):
+    each answer begins with a reasoning item; with `store: false` and
+    `include: ["reasoning.encrypted_content"]` the item carries its
+    encrypted_content, and the next request of a tool round must bring it
+    back before the function calls it led to (the reasoning guide's
+    "Encrypted reasoning items"; ag2ai/ag2 #3080 and opencode #2480 for
+    what breaks without it; refused here with a 400 so a test sees it)."""
+    name = "openai_responses"
+
+    def responses_reasoning(self, step, body, tools):
+        summary = issue_reasoning("GPT reasons")
+        enc = None
+        if "reasoning.encrypted_content" in (body.get("include") or []):
+            enc = sign("responses:" + summary)
+            ISSUED["reasoning"].add(enc)
+        return summary, enc
+
+    def responses_call(self, call_id, reasoning):
+        if reasoning is not None and reasoning[1] is not None:
+            with ISSUED["lock"]:
+                ISSUED["signatures"][call_id] = reasoning[1]
+
+    def check(self, body, dialect):
+        if dialect != "responses":
+            return None
+        items = body.get("input") or []
+        last_user = max([i for i, it in enumerate(items) if it.get("role") == "user"] or [-1])
+        seen = set()
+        for i, it in enumerate(items):
+            if it.get("type") == "reasoning":
+                if it.get("encrypted_content") not in ISSUED["reasoning"]:
+                    return Rejection(*openai_error(
+                        400, "The encrypted content for item input[%d] could not be verified."
+                        % i, "invalid_request_error", "input", "invalid_encrypted_content"))
+                seen.add(it["encrypted_content"])
+            want = ISSUED["signatures"].get(it.get("call_id")) if \
+                it.get("type") == "function_call" else None
+            if want is not None and i > last_user and want not in seen:
+                return Rejection(*openai_error(
+                    400, "Item 'input[%d]' of type 'function_call' was provided without its "
+                    "required 'reasoning' item." % i, "invalid_request_error", "input", None))
+        return None
+
+
 class LlamaCpp(Reference):
     """llama.cpp's server: a request over the context window (--ctx-size)
     is refused with 400 and its exceed_context_size_error (the server's
     README; ggml-org/llama.cpp's server tests)."""
     name = "llamacpp"
+
+    def responses_reasoning(self, step, body, tools):
+        """Responses: (summary, encrypted_content or None) of the answer's
+        reasoning item, or None for none."""
+        return None
+
+    def responses_call(self, call_id, reasoning):
+        """Responses: a call made after `reasoning` (or None)."""
 
     def overflow(self, dialect, used, n_ctx):
         return Rejection(400, "application/json", json.dumps({"error": {
@@ -357,4 +418,4 @@ class AnthropicThinking(Reference):
 
 PROFILES = {p.name: p for p in (Reference(), GeminiThinking(), Mistral(), Kimi(), Gateway(),
                                 GatewayNoId(), IkLlama(), DeepSeek(), Vllm(), AnthropicThinking(),
-                                LlamaCpp())}
+                                LlamaCpp(), OpenAIResponses())}

@@ -106,7 +106,8 @@ void cli_usage(FILE *out)
           "       mote serve [options]        the agent as a service (mote serve --help)\n"
           "\n"
           "options:\n"
-          "  --provider NAME              API dialect (anthropic, openai) or a provider:\n"
+          "  --provider NAME              API dialect (anthropic, openai, openai-responses)\n"
+          "                               or a provider:\n"
           "                               gemini, deepseek, mistral, groq, openrouter,\n"
           "                               kimi, ollama, llamacpp, vllm (default: from the\n"
           "                               API key set; MOTE_PROVIDER)\n"
@@ -174,6 +175,7 @@ int cli_provider_parse(const char *name, enum cli_provider *prov, const char **p
     if (p == NULL)
         return -1;
     *prov = p->dialect == MOTE_PROVIDER_ANTHROPIC ? CLI_PROVIDER_ANTHROPIC : CLI_PROVIDER_OPENAI;
+    /* (openai-responses: the OpenAI key and root, its own dialect) */
     /* a dialect's name: the profile is the host's */
     *profile = strcmp(name, "anthropic") == 0 || strcmp(name, "openai") == 0 ? NULL : p->name;
     return 0;

@@ -236,6 +236,15 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
              : pf != NULL && pf->model[0] != '\0'          ? pf->model
              : prov == CLI_PROVIDER_ANTHROPIC               ? DEFAULT_ANTHROPIC_MODEL
                                                             : DEFAULT_OPENAI_MODEL;
+    /* The Responses API: by name, or for a model OpenAI serves only there
+     * (unless another provider was named). */
+    if (pf != NULL && pf->dialect == MOTE_PROVIDER_OPENAI_RESPONSES) {
+        llm->provider = MOTE_PROVIDER_OPENAI_RESPONSES;
+    } else if (llm->provider == MOTE_PROVIDER_OPENAI && pf == NULL &&
+               mote_llm_responses_only(*model)) {
+        llm->provider = MOTE_PROVIDER_OPENAI_RESPONSES;
+        llm->profile = mote_llm_profile_find("openai-responses");
+    }
     return 0;
 }
 

@@ -1,9 +1,12 @@
 /*
  * mote_llm.h - model providers: request bodies and stream decoders.
  *
- * Two dialects: Anthropic Messages (POST /v1/messages) and OpenAI chat
- * completions (POST /v1/chat/completions), which also serves Ollama,
- * llama.cpp server, vLLM and OpenRouter.
+ * Three dialects: Anthropic Messages (POST /v1/messages), OpenAI chat
+ * completions (POST /v1/chat/completions), which also serves Gemini,
+ * DeepSeek, Mistral, Groq, OpenRouter, Ollama, llama.cpp server and
+ * vLLM, and OpenAI's Responses API (POST /v1/responses). What each
+ * provider takes and needs beyond its dialect is a row of data, its
+ * profile (struct mote_llm_profile).
  *
  * Requests are written by mote_llm_write_body() from a stream of message
  * parts that a source callback yields one at a time (it can replay them
@@ -40,6 +43,7 @@
 enum mote_provider {
     MOTE_PROVIDER_ANTHROPIC = 1,
     MOTE_PROVIDER_OPENAI = 2,
+    MOTE_PROVIDER_OPENAI_RESPONSES = 3, /* OpenAI's Responses API (POST /v1/responses) */
 };
 
 /* ---- providers: what each takes beyond its dialect ----------------------- */
@@ -60,7 +64,8 @@ struct mote_llm_req;
                                            * thought_signature: needed back) */
 #define MOTE_LLM_KEY_REASONING_TURNS 0x40u /* every turn's reasoning goes back, not only the
                                             * current turn's (DeepSeek V4's thinking mode) */
-#define MOTE_LLM_KEYS_OPTIONAL 0x0Du      /* those sent unless the provider refuses them */
+#define MOTE_LLM_KEY_INCLUDE 0x80u        /* Responses: include reasoning.encrypted_content */
+#define MOTE_LLM_KEYS_OPTIONAL 0x8Du      /* those sent unless the provider refuses them */
 #define MOTE_LLM_KEYS_EXTRA 0x70u         /* those sent back only where the provider needs them */
 
 /* How a provider reports a request's token usage (mote_llm_profile.usage). */
@@ -116,6 +121,11 @@ const struct mote_llm_profile *mote_llm_profile_find(const char *name);
  * default (an OpenAI-compatible server mote does not know: only what
  * every one takes, what it refuses dropped as it says so). Never NULL. */
 const struct mote_llm_profile *mote_llm_profile_pick(int dialect, const char *base_url);
+
+/* True if OpenAI serves `model` on the Responses API only (gpt-5-pro,
+ * the codex models, o1-pro, o3-pro, deep research, computer use): a
+ * frontend switches such a model to MOTE_PROVIDER_OPENAI_RESPONSES. */
+bool mote_llm_responses_only(const char *model);
 
 /* The profile at `i` of the table (for listings), or NULL past the end. */
 const struct mote_llm_profile *mote_llm_profile_at(unsigned i);

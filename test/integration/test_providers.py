@@ -638,6 +638,87 @@ def test_overflow_that_cannot_recover_says_so():
     check(len(bodies(log)) <= 4, len(bodies(log)))
 
 
+# ---- the Responses API --------------------------------------------------------------
+
+SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))), "shared", "fixtures")
+
+
+def items(req):
+    return req["body"]["input"]
+
+
+def test_responses_tool_round_keeps_reasoning():
+    port, log = server("openai_responses", [{"tool": "list_dir", "input": {"path": "."}},
+                                            {"text": "Listed."}])
+    p, ev, state = mote(port, "--yes", provider="openai-responses")
+    check(p.returncode == 0 and not errors(ev), (p.returncode, errors(ev), p.stderr))
+    reqs = bodies(log)
+    check([r["path"] for r in reqs] == ["/v1/responses"] * 2, [r["path"] for r in reqs])
+    check(not any(r.get("refused") for r in reqs), [r.get("refused") for r in reqs])
+    b = reqs[0]["body"]
+    check(b["store"] is False and b["include"] == ["reasoning.encrypted_content"] and
+          "instructions" in b and b["tools"][0]["type"] == "function" and "name" in b["tools"][0],
+          {k: b.get(k) for k in ("store", "include")})
+    kinds = [i.get("type", i.get("role")) for i in items(reqs[1])]
+    check(kinds == ["user", "reasoning", "function_call", "function_call_output"], kinds)
+    rs = items(reqs[1])[1]
+    sig = "".join(r.get("sig", "") for r in reasons(state) if r["fmt"] == "responses")
+    check(rs["encrypted_content"] and rs["encrypted_content"] in sig and "id" not in rs, rs)
+    check("GPT reasons" in thinking(ev), thinking(ev)[:100])
+    ans = [r for r in journal(state) if r["t"] == "assistant"]
+    check(ans[-1]["text"] == "Listed." and ans[-1]["stop"] == "end_turn", ans[-1])
+
+
+def test_responses_chosen_for_models_only_there():
+    # gpt-5-codex and gpt-5-pro exist on /v1/responses only: chosen by
+    # themselves, on OpenAI's host and on one mote does not know
+    port, log = server("openai_responses", [{"text": "from codex"}])
+    p = via_host("api.openai.com", port, "-p", "hi", "--model", "gpt-5-codex")
+    check(p.returncode == 0, (p.returncode, p.stderr))
+    check([r["path"] for r in bodies(log)] == ["/v1/responses"], [r["path"] for r in bodies(log)])
+    port, log = server("openai_responses", [{"text": "from pro"}])
+    p, ev, _ = mote(port, "--model", "gpt-5-pro", provider="openai")
+    check(p.returncode == 0 and [r["path"] for r in bodies(log)] == ["/v1/responses"],
+          (p.returncode, [r["path"] for r in bodies(log)]))
+    port, log = server("reference", [{"text": "chat"}])
+    p, ev, _ = mote(port, "--model", "gpt-4o", provider="openai")
+    check([r["path"] for r in bodies(log)] == ["/v1/chat/completions"], "gpt-4o stays on chat")
+
+
+def test_responses_recorded_streams():
+    if not os.path.isdir(SHARED):
+        raise Skip("no recordings at %s" % SHARED)
+    fc = os.path.join(SHARED, "openai-responses-function-call.sse")
+    port, log = server("reference", [{"replay": fc, "names": {"weather": "list_dir"}},
+                                     {"replay": os.path.join(SHARED, "openai-responses-text.sse")}])
+    p, ev, state = mote(port, "--yes", provider="openai-responses")
+    check(p.returncode == 0 and not errors(ev), (p.returncode, errors(ev), p.stderr))
+    calls = [c for r in journal(state) if r["t"] == "assistant" for c in r.get("calls", [])]
+    check(calls == [{"id": "call_nYgMM3oZuxort2H8Ky4uP5RE", "name": "list_dir",
+                     "input": {"location": "Florence, Italy"}}], calls)
+    ans = [r for r in journal(state) if r["t"] == "assistant"]
+    with open(os.path.join(SHARED, "openai-responses-text.sse")) as f:
+        want = "".join(json.loads(l[6:])["delta"] for l in f if l.startswith("data: ") and
+                       '"response.output_text.delta"' in l)
+    check(ans[-1]["text"] == want and ans[-1]["usage"]["output_tokens"] > 0, (ans[-1], want))
+
+
+def test_responses_errors_and_overflow():
+    port, log = server("openai_responses", [{"status": 429, "message": "Rate limit reached",
+                                             "code": "rate_limit_exceeded"}] * 8)
+    p, ev, _ = mote(port, provider="openai-responses")
+    check(errors(ev) and errors(ev)[-1]["code"] == "rate_limit" and
+          "Rate limit reached" in errors(ev)[-1]["message"], errors(ev))
+    port, log = server("openai_responses", [{"text": "x", "error_event": "server_error"}])
+    p, ev, _ = mote(port, provider="openai-responses")
+    check(errors(ev) and "scripted server_error" in errors(ev)[-1]["message"], errors(ev))
+    port, log = server("openai_responses", [SEQ], extra=["--ctx", "1500"])
+    p, ev, state = mote(port, "--yes", provider="openai-responses")
+    check(p.returncode == 0 and not errors(ev), (p.returncode, errors(ev)))
+    check(any(r["t"] == "compact" for r in journal(state)), "compacted")
+
+
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
 

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "mote/mote_llm.h"
 #include "mote/mote_sse.h"
 
@@ -828,6 +829,122 @@ static void test_results_cut_to_fit(void **state)
     }
 }
 
+/* ---- the Responses API ------------------------------------------------------------ */
+
+static int decode_file(const char *name, size_t step)
+{
+    size_t n = 0, at = 0;
+    char *buf = fixture_read(name, &n);
+    int rc = 0;
+
+    if (buf == NULL)
+        return 1;
+    memset(&sn, 0, sizeof(sn));
+    mote_llm_dec_init(&dec, MOTE_PROVIDER_OPENAI_RESPONSES, on_llm, &sn);
+    mote_sse_init(&sse, on_sse, NULL);
+    while (at < n && rc == 0) {
+        size_t k = step == 0 || step > n - at ? n - at : step;
+
+        rc = mote_sse_feed(&sse, buf + at, k);
+        at += k;
+    }
+    if (rc == 0)
+        rc = mote_sse_feed(&sse, "\n\n", 2);
+    free(buf);
+    return rc;
+}
+
+static void test_responses_recorded(void **state)
+{
+    static struct seen whole;
+    size_t steps[] = {0, 1, 97};
+    size_t i;
+
+    (void)state;
+    if (decode_file("openai-responses-function-call.sse", 0) == 1) {
+        printf("skipped: the recordings are absent\n");
+        skip();
+    }
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        assert_int_equal(decode_file("openai-responses-function-call.sse", steps[i]), 0);
+        assert_int_equal(sn.ncalls, 1);
+        assert_string_equal(sn.id[0], "call_nYgMM3oZuxort2H8Ky4uP5RE");
+        assert_string_equal(sn.name[0], "weather");
+        assert_string_equal(sn.args[0], "{\"location\":\"Florence, Italy\"}");
+        assert_int_equal(sn.ended[0], 1);
+        assert_string_equal(sn.stop, "tool_use");
+        assert_int_equal(sn.done, 1);
+        assert_string_equal(sn.thinking, ""); /* (no summary asked, no encrypted content) */
+    }
+    assert_int_equal(decode_file("openai-responses-text.sse", 0), 0);
+    whole = sn;
+    assert_true(strlen(whole.text) > 20 && whole.done == 1);
+    assert_string_equal(whole.stop, "end_turn");
+    assert_int_equal(decode_file("openai-responses-text.sse", 1), 0);
+    assert_string_equal(sn.text, whole.text);
+    assert_int_equal(decode_file("openai-responses-text-2025-03.sse", 0), 0);
+    assert_string_equal(sn.text, "Hi there! How can I assist you today?");
+    assert_int_equal(sn.done, 1);
+}
+
+static void test_responses_events(void **state)
+{
+    static const char stream[] =
+        AEV("response.output_item.added", "{\"type\":\"response.output_item.added\","
+            "\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[]}}")
+        AEV("response.reasoning_summary_text.delta", "{\"type\":"
+            "\"response.reasoning_summary_text.delta\",\"output_index\":0,\"delta\":\"Hm.\"}")
+        AEV("response.output_item.done", "{\"type\":\"response.output_item.done\","
+            "\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[],"
+            "\"encrypted_content\":\"gAAAAB==\"}}")
+        AEV("response.output_item.added", "{\"type\":\"response.output_item.added\","
+            "\"output_index\":1,\"item\":{\"type\":\"function_call\",\"id\":\"fc_1\","
+            "\"call_id\":\"call_a\",\"name\":\"shell\",\"arguments\":\"\"}}")
+        AEV("response.output_item.added", "{\"type\":\"response.output_item.added\","
+            "\"output_index\":2,\"item\":{\"type\":\"function_call\",\"id\":\"fc_2\","
+            "\"call_id\":\"call_b\",\"name\":\"list_dir\",\"arguments\":\"\"}}")
+        AEV("response.function_call_arguments.delta", "{\"type\":"
+            "\"response.function_call_arguments.delta\",\"output_index\":2,\"delta\":\"{}\"}")
+        AEV("response.output_item.done", "{\"type\":\"response.output_item.done\","
+            "\"output_index\":1,\"item\":{\"type\":\"function_call\",\"call_id\":\"call_a\","
+            "\"name\":\"shell\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}}")
+        AEV("response.output_item.done", "{\"type\":\"response.output_item.done\","
+            "\"output_index\":2,\"item\":{\"type\":\"function_call\",\"call_id\":\"call_b\","
+            "\"name\":\"list_dir\",\"arguments\":\"{}\"}}")
+        AEV("response.incomplete", "{\"type\":\"response.incomplete\",\"response\":{"
+            "\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"usage\":{"
+            "\"input_tokens\":100,\"input_tokens_details\":{\"cached_tokens\":60},"
+            "\"output_tokens\":7}}}");
+    static const char failed[] =
+        AEV("response.failed", "{\"type\":\"response.failed\",\"response\":{\"error\":{"
+            "\"code\":\"server_error\",\"message\":\"The model had a hiccup.\"}}}");
+
+    (void)state;
+    memset(&rs, 0, sizeof(rs));
+    assert_int_equal(decode(MOTE_PROVIDER_OPENAI_RESPONSES, stream), 0);
+    assert_string_equal(sn.thinking, "Hm.");
+    assert_int_equal(sn.ncalls, 2);
+    assert_string_equal(sn.args[0], "{\"command\":\"ls\"}"); /* whole in its done item */
+    assert_string_equal(sn.args[1], "{}");                  /* from its delta, not twice */
+    assert_string_equal(sn.stop, "max_tokens");
+    assert_int_equal(sn.done, 1);
+    assert_int_equal(decode_rs(MOTE_PROVIDER_OPENAI_RESPONSES, stream), 0);
+    assert_string_equal(rs.kind[1], "S:responses:0");
+    assert_string_equal(rs.data[1], "gAAAAB==");
+    (void)decode(MOTE_PROVIDER_OPENAI_RESPONSES, failed); /* (the test callback goes on) */
+    assert_int_equal(sn.errors, 1);
+    assert_string_equal(sn.err, "The model had a hiccup.");
+    assert_true(mote_llm_responses_only("gpt-5-codex"));
+    assert_true(mote_llm_responses_only("gpt-5.1-codex-mini"));
+    assert_true(mote_llm_responses_only("gpt-5-pro"));
+    assert_true(mote_llm_responses_only("o3-pro-2025-06-10"));
+    assert_false(mote_llm_responses_only("gpt-5"));
+    assert_false(mote_llm_responses_only("gpt-5-mini"));
+    assert_false(mote_llm_responses_only("gpt-4o"));
+    assert_false(mote_llm_responses_only("gpt-5-protect")); /* (no such model; not "-pro") */
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI_RESPONSES, "/v1"), "/responses");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -845,6 +962,8 @@ int main(void)
         cmocka_unit_test(test_refusals_teach),
         cmocka_unit_test(test_overflow_detected),
         cmocka_unit_test(test_results_cut_to_fit),
+        cmocka_unit_test(test_responses_recorded),
+        cmocka_unit_test(test_responses_events),
     };
 
     return cmocka_run_group_tests_name("providers", tests, NULL, NULL);
