@@ -134,7 +134,7 @@ UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
 .PHONY: fuzz-long bench-wire
 .PHONY: test-errors test-docs doc-sizes test-approval test-service test-unit test-arch test-api-rules check-small check-mcu test-tls test-serve test-mqtt test-cli15 test-tools15 all lib check unit test-symbols test-core-rules test-cli test-client test-agent test-embed test-issue10 test-proc test-fidelity test-core test-turns test-mcp test-install test-tiny tiny fuzz test-fuzz bench deps deps-check help size \
-        install uninstall freestanding check-cross demo clean
+        install install-lib uninstall freestanding check-cross demo clean
 
 # build/embed-loop (examples/embed/loop.c) runs the embed example inside
 # libev's loop: built when the compiler finds <ev.h> (make deps installs
@@ -405,19 +405,14 @@ bench-fleet: deps-check
 test-issue10: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_issue10.py $(SB)
 
-# make install into a staging root, then build the embedding example and
-# the README's example against what was installed, through pkg-config.
+# make install into a staging root, then build the embedding example
+# against what was installed, through pkg-config (the README's example and
+# docs/EMBEDDING.md's programs: test-embedding).
 test-install: all
 	$(Q)rm -rf $(B)/stage && $(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(abspath $(B))/stage
-	$(Q)awk '/^```c$$/{f=1;next} /^```$$/{f=0} f' README.md > $(B)/readme_example.c
-	$(Q)for src in "examples/embed/main.c examples/embed/device.c" $(B)/readme_example.c; do \
-	  PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	    $(CC) -std=c11 -Wall -Wextra -Werror -o $(B)/stage/example $$src $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
-	    PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) \
-	    || { echo "test-install: $$src does not build against the installed library"; exit 1; }; \
-	done
+	$(Q)test -x $(B)/stage/usr/bin/mote || { echo "test-install: make install installed no mote"; exit 1; }
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
-	  $(CC) -std=c11 -o $(B)/stage/embed examples/embed/main.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
+	  $(CC) -std=c11 -Wall -Wextra -Werror -o $(B)/stage/embed examples/embed/main.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote)
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
 	  $(CC) -std=c11 -o $(B)/stage/embed-loop examples/embed/loop.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
@@ -459,7 +454,7 @@ test-install: all
 	$(Q)out=$$(cd $(B)/stage && ./embed64 2>&1); rc=$$?; \
 	  if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "different MOTE_\* values"; then \
 	    echo "test-install: a program built with MOTE_POSIX_PATH_MAX=64 on a default library: exit $$rc: $$out"; exit 1; fi
-	@echo "test-install: 7 passed, 0 failed"
+	@echo "test-install: 6 passed, 0 failed"
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote
@@ -708,16 +703,20 @@ size: $(B)/libmote_core.a $(B)/libmote.a
 demo: deps-check all
 	$(Q)sh scripts/demo.sh $(B)
 
-## install: install the library, headers, mote and mote.pc under DESTDIR/PREFIX
-install: all
+## install: install the library, headers, mote.pc and mote under DESTDIR/PREFIX
+## install-lib: the same without mote (what a library package needs: no libev)
+install: install-lib $(B)/mote
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin
+	$(Q)install -m 0755 $(B)/mote $(DESTDIR)$(PREFIX)/bin/
+
+install-lib: $(B)/libmote.a
 	$(Q)install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/mote \
-	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)install -m 0644 $(B)/libmote.a $(DESTDIR)$(PREFIX)/lib/
 	$(Q)install -m 0644 include/mote/*.h $(DESTDIR)$(PREFIX)/include/mote/
 	@# the configuration built with (-DMOTE_*, MOTE_CONFIG_FILE) as a header
 	@# mote_config.h includes: programs need no -D flag to match it
 	$(Q)sh scripts/build_config.sh $(DESTDIR)$(PREFIX)/include/mote $(filter -DMOTE_%,$(CFLAGS))
-	$(Q)install -m 0755 $(B)/mote $(DESTDIR)$(PREFIX)/bin/
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|' -e 's|@VERSION@|$(shell sed -n \
 	  's/^#define MOTE_VERSION_STRING "\(.*\)"/\1/p' include/mote/mote.h)|g' \
 	  mote.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mote.pc
@@ -739,6 +738,23 @@ help:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/mcu $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
 
+# ---- mote serve's MCP server and OpenAI-compatible endpoint ----
+# The official MCP TypeScript SDK's client against /mcp (Streamable HTTP)
+# and `mote mcp` (stdio), the official openai client, mote as the MCP
+# client of mote, kill -9 while a call runs, hostile clients; the clients
+# come from .deps/npm (make deps).
+.PHONY: test-mcp-server
+CHECK_GROUPS += test-mcp-server
+test-mcp-server: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_server.py $(SB)
+
+## bench-mcp-server: a tool call from the official MCP SDK's client through
+## mote serve's /mcp and through mote mcp (median of 20); RSS per MCP session
+.PHONY: bench-mcp-server
+bench-mcp-server: $(B)/mote
+	$(Q)python3 test/bench/mcpserver_bench.py $(B) 20 8
+# ---- end of the MCP server's block ----
+
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----
 # build/asan/mote against the test LLM server and a private mosquitto:
 # an approval denied by itself at its deadline (the turn goes on, the model
@@ -748,6 +764,39 @@ test-unattended: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
 CHECK_GROUPS += test-unattended
 # ---- end of the unattended devices' block ----
+
+# ---- the embedding guide ----
+# docs/EMBEDDING.md's programs and the README's example, extracted from the
+# documents, built against a staged install-lib with the guide's commands
+# and run against the test LLM server: a tool round, SIGTERM's drain,
+# Ctrl+C's cancel.
+EMB := $(B)/embedding
+.PHONY: test-embedding
+test-embedding: $(B)/libmote.a
+	$(Q)rm -rf $(EMB) && $(MAKE) --no-print-directory install-lib PREFIX=/usr \
+	  DESTDIR=$(abspath $(EMB))/stage >/dev/null
+	$(Q)$(MAKE) --no-print-directory install-lib PREFIX=$(abspath $(EMB))/prefix >/dev/null
+	$(Q)python3 test/integration/test_embedding.py $(EMB)
+CHECK_GROUPS += test-embedding
+# ---- end of the embedding guide's block ----
+
+# ---- C++ ----
+# Every public header compiles as C++ (g++ -fsyntax-only, warnings as
+# errors), and a C++ program links against libmote.a and runs a session.
+.PHONY: test-cxx
+test-cxx: $(B)/libmote.a
+	$(Q)for h in include/mote/*.h; do printf '#include "mote/%s"\n' $$(basename $$h) | \
+	  g++ -x c++ -std=c++11 -fsyntax-only -Wall -Wextra -Werror $(CONFIG_CFLAGS) -Iinclude - || \
+	  { echo "test-cxx: $$h does not compile as C++"; exit 1; }; done
+	$(Q)bare=$$(grep -L 'extern "C"' $(filter-out %/mote_config.h %/mote_config_small.h,$(wildcard include/mote/*.h))); \
+	  [ -z "$$bare" ] || { echo "test-cxx: no extern \"C\" block (C++ would not link): $$bare"; exit 1; }
+	$(Q)g++ -std=c++11 -Wall -Wextra -Werror $(CONFIG_CFLAGS) -Iinclude -o $(B)/cxx_probe \
+	  test/integration/cxx_probe.cc $(B)/libmote.a $(LIBS)
+	$(Q)$(B)/cxx_probe
+	@echo "test-cxx: $(words $(wildcard include/mote/*.h)) headers and a program: 2 passed, 0 failed"
+CHECK_GROUPS += test-cxx
+# ---- end of C++'s block ----
+
 -include $(shell find $(B)/obj $(B)/asan $(B)/mcu -name '*.d' -type f 2>/dev/null)
 
 # ---- providers (a device user's picks) ----

@@ -3,9 +3,11 @@
 #   install: as root, installs them (apt-get); as another user, prints the line.
 #   check:   exits 0 if everything is installed, 1 otherwise (quietly).
 set -u
-HOST="gcc make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmocka-dev
+HOST="gcc g++ make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libcmocka-dev
       openssl ca-certificates python3 time procps clang libclang-rt-14-dev strace mosquitto mosquitto-clients
       libev-dev bzip2"
+# The event loops of docs/EMBEDDING.md's programs (make test-embedding).
+HOST="$HOST libglib2.0-dev libuv1-dev"
 # systemd-analyze checks the example unit (make test-unit).
 HOST="$HOST systemd"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
@@ -25,11 +27,15 @@ command -v npm >/dev/null 2>&1 || NODE="nodejs npm"
 
 NPM_DIR=.deps/npm
 NPM_PKGS="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
+# The official clients of mote serve's MCP server and OpenAI-compatible endpoint.
+NPM_PKGS="$NPM_PKGS @modelcontextprotocol/sdk@1.32.2 openai@6.30.1"
 
 npm_missing() {
     command -v npm >/dev/null 2>&1 || return 1
     [ -x "$NPM_DIR/node_modules/.bin/mcp-server-everything" ] &&
-        [ -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem" ] && return 1
+        [ -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem" ] &&
+        [ -f "$NPM_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
+        [ -f "$NPM_DIR/node_modules/openai/package.json" ] && return 1
     return 0
 }
 

@@ -142,6 +142,15 @@ void mote_conv_recover_end(struct mote_conv *c)
             break;
         mote_str_copy(c->last_error, sizeof(c->last_error), "interrupted tool");
         mote_emit_state(c);
+        if (r->calls_only) {
+            recovery_note(c,
+                          r->nstarted > 0 ? "a call from outside was interrupted while it ran "
+                                            "(it may or may not have run); it is not run again"
+                                          : "a call from outside had not started when mote "
+                                            "stopped; it was not run",
+                          0, NULL);
+            break;
+        }
         recovery_note(c,
                       "the last turn was interrupted while a tool ran (it may or may not have "
                       "run); retry to go on",

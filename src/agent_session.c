@@ -230,8 +230,8 @@ enum mote_recovery_action mote_conv_recovery(const struct mote_conv *c)
     return c->recovered;
 }
 
-int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
-                     struct mote_conv **out)
+static int create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
+                  bool calls, struct mote_conv **out)
 {
     struct mote_conv *c;
     char gen[24];
@@ -251,14 +251,33 @@ int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, 
     c = conv_slot(s, conf);
     if (c == NULL)
         return MOTE_ERR_FULL;
-    rc = mote_journal_create(&c->jr, s->port, id);
+    rc = calls ? mote_journal_create_calls(&c->jr, s->port, id)
+               : mote_journal_create(&c->jr, s->port, id);
     if (rc < 0)
         return rc;
     c->used = true;
     c->st = c->st_told = MOTE_CONV_IDLE;
-    set_current(c);
+    if (!calls)
+        set_current(c); /* (a calls journal is never the chat --continue goes on with) */
     *out = c;
     return 0;
+}
+
+int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
+                     struct mote_conv **out)
+{
+    return create(s, conf, id, false, out);
+}
+
+int mote_conv_create_calls(struct mote_session *s, const struct mote_conv_conf *conf,
+                           const char *id, struct mote_conv **out)
+{
+    return create(s, conf, id, true, out);
+}
+
+bool mote_conv_calls(const struct mote_conv *c)
+{
+    return c->jr.calls_only;
 }
 
 /* A load of conversation `id` under way, or NULL. */
@@ -342,7 +361,8 @@ static void load_settle(struct mote_session *s, struct mote_conv *c)
         c->rec_pending = true; /* applied and told from the loop */
         mote_session_defer(s);
     }
-    set_current(c);
+    if (!c->jr.calls_only)
+        set_current(c);
 }
 
 int mote_conv_load_step(struct mote_conv_load *ld, size_t budget, struct mote_conv **out,
@@ -434,6 +454,8 @@ int mote_conv_send(struct mote_conv *c, const char *text, size_t len)
         return MOTE_ERR_SHUTDOWN;
     if (c->storage_failed)
         return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
+    if (c->jr.calls_only)
+        return MOTE_ERR_NOTSUP; /* calls from outside only: no model turn */
     if (mote_conv_busy(c) || (mote_conv_next(c->st, MOTE_CEV_USER).effects &
                               MOTE_CEFF_JOURNAL_USER) == 0)
         return MOTE_ERR_BUSY;
@@ -459,6 +481,8 @@ int mote_conv_retry(struct mote_conv *c)
         return MOTE_ERR_SHUTDOWN;
     if (c->storage_failed)
         return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
+    if (c->jr.calls_only)
+        return MOTE_ERR_NOTSUP;
     if (mote_conv_busy(c))
         return MOTE_ERR_BUSY;
     /* Only what ends with something for the model to answer: a finished
@@ -479,6 +503,8 @@ int mote_conv_compact(struct mote_conv *c)
 {
     if (c->s->sd_phase != MOTE_SDP_NONE)
         return MOTE_ERR_SHUTDOWN;
+    if (c->jr.calls_only)
+        return MOTE_ERR_NOTSUP;
     if (mote_conv_busy(c))
         return MOTE_ERR_BUSY;
     if (c->jr.last_user_end == 0)
@@ -489,6 +515,80 @@ int mote_conv_compact(struct mote_conv *c)
     c->s->in_api--;
     mote_session_defer(c->s);
     return c->storage_failed ? MOTE_ERR_IO : 0;
+}
+
+int mote_conv_call(struct mote_conv *c, const char *name, const char *input, size_t len,
+                   char *call_id, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    struct mote_session *s = c->s;
+    struct mote_conv_call *k = &c->calls[0];
+    unsigned char r[8];
+    struct mote_sb sb;
+    struct mote_jw w;
+    char why[96];
+    size_t n = name != NULL ? strlen(name) : 0, i;
+    int rc;
+
+    if (call_id != NULL && cap > 0)
+        call_id[0] = '\0';
+    if (s->sd_phase != MOTE_SDP_NONE)
+        return MOTE_ERR_SHUTDOWN;
+    if (c->storage_failed)
+        return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
+    if (!c->jr.calls_only)
+        return MOTE_ERR_NOTSUP; /* a chat's calls are its model's */
+    if (mote_conv_busy(c) ||
+        (mote_conv_next(c->st, MOTE_CEV_CALL).effects & MOTE_CEFF_JOURNAL_CALL) == 0)
+        return MOTE_ERR_BUSY;
+    if (n == 0 || n >= sizeof(k->name) || !mote_word_chars(name, n) || call_id == NULL ||
+        cap < 27)
+        return MOTE_ERR_INVAL;
+    if (input == NULL || len == 0) {
+        input = "{}";
+        len = 2;
+    }
+    /* One object that every JSON reader reads alike (no member twice, no
+     * NUL), written back canonically: what is journaled, asked about and
+     * run is one input. */
+    c->last_error[0] = '\0';
+    rc = mote_json_parse_object(&s->jbuf.json, input, len, why, sizeof(why));
+    if (rc >= 0)
+        rc = mote_json_strict(&s->jbuf.json, 0, MOTE_JSON_NO_NUL, why, sizeof(why));
+    if (rc < 0) {
+        mote_conv_fail_msg(c, "the call's input is refused: ", why);
+        return rc == MOTE_ERR_TOO_LARGE ? rc : MOTE_ERR_BADMSG;
+    }
+    mote_sb_init(&sb, s->jbuf.text, sizeof(s->jbuf.text));
+    mote_jw_init(&w, mote_sb_put, &sb);
+    mote_jw_value(&w, &s->jbuf.json, 0);
+    if (w.err != 0)
+        return w.err == MOTE_ERR_INVAL ? MOTE_ERR_BADMSG : MOTE_ERR_TOO_LARGE;
+    begin_turn(c);
+    memset(r, 0, sizeof(r));
+    if (MOTE_PORT_HAS(s->port, random))
+        (void)s->port->random(s->port->ctx, r, sizeof(r));
+    memset(k, 0, sizeof(*k));
+    memcpy(k->id, "call_mote_", 10);
+    for (i = 0; i < sizeof(r); i++) {
+        k->id[10 + 2 * i] = hex[r[i] >> 4];
+        k->id[11 + 2 * i] = hex[r[i] & 15u];
+    }
+    k->id[10 + 2 * sizeof(r)] = '\0';
+    memcpy(k->name, name, n + 1);
+    k->rec_off = c->jr.size;
+    k->rec_idx = 0;
+    c->ncalls = 1;
+    c->call_i = 0;
+    s->in_api++;
+    rc = mote_turn_apply_text(c, MOTE_CEV_CALL, s->jbuf.text, sb.len);
+    s->in_api--;
+    if (rc < 0 && c->st != MOTE_CONV_TOOL_EXECUTING)
+        c->ncalls = 0; /* refused whole: nothing was written */
+    else
+        mote_str_copy(call_id, cap, k->id);
+    mote_session_defer(s); /* the state change is told from the loop */
+    return rc;
 }
 
 int mote_conv_cancel(struct mote_conv *c)

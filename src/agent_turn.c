@@ -88,6 +88,20 @@ int mote_turn_apply_text(struct mote_conv *c, enum mote_conv_event e, const char
         if (!mote_conv_journaled(c, rc, before))
             return rc;
     }
+    if (f & MOTE_CEFF_JOURNAL_CALL) {
+        /* A call from outside: its assistant record (one call, `arg` its
+         * input) is durable before it is asked about or run. */
+        struct mote_call_rec rec = {c->calls[0].id, c->calls[0].name, arg, len, NULL, NULL, 0};
+
+        before = c->jr.size;
+        c->calls[0].rec_off = before;
+        rc = mote_journal_assistant(&c->jr, "", 0, "tool_use", false, &rec, 1);
+        if ((rc == MOTE_ERR_TOO_LARGE || rc == MOTE_ERR_BADMSG) && c->jr.err == 0)
+            return rc; /* refused whole: nothing was written, nothing changed */
+        c->st = step.state;
+        if (!mote_conv_journaled(c, rc, before))
+            return rc;
+    }
     c->st = step.state;
     if (f & MOTE_CEFF_JOURNAL_PARTIAL) {
         /* What streamed so far, as a closed record. A cancel always writes
@@ -431,6 +445,14 @@ static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_s
 /* Every call has its result: the next request, or the end of the turn. */
 static void round_done(struct mote_conv *c)
 {
+    if (c->jr.calls_only) {
+        /* a call from outside: its result is the turn's end */
+        mote_str_copy(c->stop, sizeof(c->stop), "call");
+        mote_turn_apply(c, MOTE_CEV_CALL_DONE, NULL);
+        mote_emit_state(c);
+        emit_turn_end(c);
+        return;
+    }
     if (c->turns >= max_turns(c)) {
         char m[120];
         struct mote_sb sb;

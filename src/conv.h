@@ -30,6 +30,8 @@ enum mote_conv_event {
     MOTE_CEV_COMPACT,       /* summarise the conversation now (by hand, or it is full) */
     MOTE_CEV_COMPACTED,     /* the summary is in; the turn (if any) goes on */
     MOTE_CEV_COMPACTED_IDLE, /* the summary is in; nothing else to do */
+    MOTE_CEV_CALL,          /* a call from outside the model (a calls journal) */
+    MOTE_CEV_CALL_DONE,     /* its result is in: the turn ends, no model request */
     MOTE_CEV_OVERFLOW,      /* the request is over the model's context window: summarise,
                              * then ask again */
 };
@@ -53,6 +55,7 @@ enum mote_conv_event {
 #define MOTE_CEFF_ASK 0x1000u              /* ask the user (MOTE_EV_APPROVAL) */
 #define MOTE_CEFF_SEND_COMPACT 0x2000u     /* start the summarising request */
 #define MOTE_CEFF_JOURNAL_COMPACT 0x4000u  /* write the compact record, sync */
+#define MOTE_CEFF_JOURNAL_CALL 0x8000u     /* write the call's assistant record, sync */
 
 struct mote_conv_step {
     enum mote_conv_state state;

@@ -126,6 +126,16 @@ struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_even
             r.effects = MOTE_CEFF_JOURNAL_COMPACT;
         }
         break;
+    case MOTE_CEV_CALL:
+        if (resting) {
+            r.state = MOTE_CONV_TOOL_EXECUTING;
+            r.effects = MOTE_CEFF_JOURNAL_CALL | MOTE_CEFF_RUN_TOOLS;
+        }
+        break;
+    case MOTE_CEV_CALL_DONE:
+        if (s == MOTE_CONV_TOOL_EXECUTING)
+            r.state = MOTE_CONV_IDLE;
+        break;
     case MOTE_CEV_DRAIN_STOP:
         if (active) {
             r.state = MOTE_CONV_NEEDS_RECOVERY;
@@ -175,4 +185,12 @@ const char *mote_conv_state_name(enum mote_conv_state s)
                                         "awaiting_approval", "compacting"};
 
     return (unsigned)s < MOTE_ARRAY_LEN(names) ? names[s] : "?";
+}
+
+const char *mote_recovery_name(enum mote_recovery_action a)
+{
+    static const char *const names[] = {"idle", "continue", "tool_interrupted", "limit",
+                                        "resume_tools"};
+
+    return (unsigned)a < MOTE_ARRAY_LEN(names) ? names[a] : "?";
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mote/mote_err.h"
+#include "mote/mote_http.h"
 #include "util.h"
 
 void mote_hreq_reset(struct mote_hreq *r)
@@ -128,7 +129,7 @@ static void connection(const char *v, bool *close, bool *keep)
     }
 }
 
-static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool *te)
+static int field(struct mote_hreq *r, char *line, bool *close, bool *keep)
 {
     char *colon = line, *v, *end;
 
@@ -161,12 +162,17 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool 
             return bad(r, 413, "the body is larger than this server takes");
         if (rc < 0)
             return bad(r, 400, "Content-Length must be one decimal number");
-        if (r->has_length && r->content_length != n)
-            return bad(r, 400, "two different Content-Length values");
+        if (r->has_length)
+            return bad(r, 400, "more than one Content-Length field");
         r->has_length = true;
         r->content_length = n;
     } else if (ieq(line, "transfer-encoding")) {
-        *te = true;
+        int rc = mote_http_te_list(v, strlen(v), &r->te);
+
+        if (rc == MOTE_ERR_NOTSUP)
+            return bad(r, 501, "a transfer coding this server does not decode (only chunked)");
+        if (rc < 0)
+            return bad(r, 400, "bad Transfer-Encoding (chunked must be its last coding, once)");
     } else if (ieq(line, "connection")) {
         connection(v, close, keep);
     } else if (ieq(line, "expect")) {
@@ -181,6 +187,16 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool 
         return single(r, &r->last_event_id, v, "more than one Last-Event-ID field");
     } else if (ieq(line, "content-type")) {
         return single(r, &r->content_type, v, "more than one Content-Type field");
+    } else if (ieq(line, "accept")) {
+        return single(r, &r->accept, v, "more than one Accept field");
+    } else if (ieq(line, "origin")) {
+        return single(r, &r->origin, v, "more than one Origin field");
+    } else if (ieq(line, "mcp-session-id")) {
+        return single(r, &r->mcp_session_id, v, "more than one Mcp-Session-Id field");
+    } else if (ieq(line, "mcp-protocol-version")) {
+        return single(r, &r->mcp_protocol_version, v, "more than one MCP-Protocol-Version field");
+    } else if (ieq(line, "x-mote-conversation")) {
+        return single(r, &r->conversation, v, "more than one X-Mote-Conversation field");
     }
     return MOTE_HREQ_READING;
 }
@@ -189,7 +205,7 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep, bool 
 static int decode(struct mote_hreq *r)
 {
     char *p = r->head, *end = r->head + r->len;
-    bool first = true, close = false, keep = false, te = false;
+    bool first = true, close = false, keep = false;
 
     while (p < end) {
         char *nl = memchr(p, '\n', (size_t)(end - p)), *line = p, *cr;
@@ -214,17 +230,26 @@ static int decode(struct mote_hreq *r)
         } else if (line[0] == ' ' || line[0] == '\t') {
             rc = bad(r, 400, "folded header lines are not accepted");
         } else {
-            rc = field(r, line, &close, &keep, &te);
+            rc = field(r, line, &close, &keep);
         }
         if (rc != MOTE_HREQ_READING)
             return rc;
     }
     if (first)
         return bad(r, 400, "empty request");
-    if (te)
-        return r->has_length ? bad(r, 400, "both Transfer-Encoding and Content-Length")
-                             : bad(r, 411, "a request body needs Content-Length (no chunked "
-                                           "bodies)");
+    if (r->te != 0) {
+        if (!(r->te & MOTE_HTTP_TE_CHUNKED))
+            return bad(r, 400, "an empty Transfer-Encoding");
+        if (r->minor == 0)
+            return bad(r, 400, "Transfer-Encoding in an HTTP/1.0 request");
+        r->chunked = true;
+        if (r->has_length) {
+            /* framed by the chunks; the connection ends after the answer */
+            r->has_length = false;
+            r->content_length = 0;
+            close = true;
+        }
+    }
     if (r->minor == 1 && r->host == NULL)
         return bad(r, 400, "an HTTP/1.1 request needs a Host field");
     r->keep_alive = r->minor == 1 ? !close : keep && !close;
@@ -263,6 +288,135 @@ int mote_hreq_feed(struct mote_hreq *r, const char *data, size_t len, size_t *us
     }
     *used = i;
     return MOTE_HREQ_READING;
+}
+
+/* ---- a chunked body ---- */
+
+enum { CK_SIZE = 0, CK_EXT, CK_SIZE_LF, CK_DATA, CK_DATA_CR, CK_DATA_LF, CK_TRAILER,
+       CK_TRAILER_LF, CK_DONE };
+
+#define CK_LINE_MAX 1024 /* a chunk's size line (with its extensions) */
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = mote_lower(c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int mote_hreq_body(struct mote_hreq *r, const char *data, size_t len, size_t *used, char *out,
+                   size_t cap, size_t *made)
+{
+    size_t i = 0, o = 0;
+
+    *used = *made = 0;
+    if (r->state == MOTE_HREQ_BAD)
+        return MOTE_HREQ_BAD;
+    while (i < len && r->ck_state != CK_DONE) {
+        char c = data[i];
+        int d;
+
+        switch (r->ck_state) {
+        case CK_SIZE:
+            d = hex_digit(c);
+            if (d >= 0) {
+                if (r->ck_left >> 60 != 0)
+                    return bad(r, 413, "a chunk larger than this server takes");
+                r->ck_left = r->ck_left << 4 | (uint64_t)d;
+                r->ck_digits++;
+                break;
+            }
+            if (r->ck_digits == 0)
+                return bad(r, 400, "a chunk without its size");
+            if (c == '\r')
+                r->ck_state = CK_SIZE_LF;
+            else if (c == ';' || c == ' ' || c == '\t')
+                r->ck_state = CK_EXT; /* extensions, dropped */
+            else
+                return bad(r, 400, "a bad chunk size");
+            break;
+        case CK_EXT:
+            if (c == '\r')
+                r->ck_state = CK_SIZE_LF;
+            else if ((unsigned char)c < 0x20 && c != '\t')
+                return bad(r, 400, "a control character in a chunk extension");
+            break;
+        case CK_SIZE_LF:
+            if (c != '\n')
+                return bad(r, 400, "a chunk's size line must end in CRLF");
+            if (r->ck_left > cap - o)
+                return bad(r, 413, "the body is larger than this server takes");
+            r->ck_state = r->ck_left == 0 ? CK_TRAILER : CK_DATA;
+            r->ck_line = 0;
+            break;
+        case CK_DATA: {
+            size_t n = len - i < r->ck_left ? len - i : (size_t)r->ck_left;
+
+            memmove(out + o, data + i, n);
+            o += n;
+            r->ck_left -= n;
+            i += n;
+            if (r->ck_left == 0)
+                r->ck_state = CK_DATA_CR;
+            continue;
+        }
+        case CK_DATA_CR:
+            if (c != '\r')
+                return bad(r, 400, "a chunk's data must end in CRLF");
+            r->ck_state = CK_DATA_LF;
+            break;
+        case CK_DATA_LF:
+            if (c != '\n')
+                return bad(r, 400, "a chunk's data must end in CRLF");
+            r->ck_state = CK_SIZE;
+            r->ck_digits = 0;
+            r->ck_line = 0;
+            break;
+        case CK_TRAILER:
+            /* trailer fields, dropped: NAME: value lines up to an empty one */
+            if (c == '\r') {
+                r->ck_state = CK_TRAILER_LF;
+                break;
+            }
+            if (r->ck_line != 0xFFFF && c != ':' && !tchar((unsigned char)c))
+                return bad(r, 400, "a bad trailer field");
+            if (r->ck_line == 0 && c == ':')
+                return bad(r, 400, "a bad trailer field");
+            if (r->ck_line < 0xFFFF)
+                r->ck_line++;
+            if ((unsigned char)c < 0x20 && c != '\t')
+                return bad(r, 400, "a control character in a trailer field");
+            if (c == ':')
+                r->ck_line = 0xFFFF; /* past the name */
+            break;
+        case CK_TRAILER_LF:
+            if (c != '\n')
+                return bad(r, 400, "a trailer line must end in CRLF");
+            if (r->ck_line == 0) {
+                r->ck_state = CK_DONE;
+            } else {
+                if (r->ck_line != 0xFFFF)
+                    return bad(r, 400, "a bad trailer field");
+                r->ck_state = CK_TRAILER;
+                r->ck_line = 0;
+            }
+            break;
+        default:
+            return bad(r, 400, "a bad chunked body");
+        }
+        i++;
+        if (r->ck_state == CK_SIZE || r->ck_state == CK_EXT || r->ck_state == CK_SIZE_LF) {
+            if (++r->ck_line > CK_LINE_MAX)
+                return bad(r, 400, "a chunk's size line is too long");
+        } else if (r->ck_state == CK_TRAILER || r->ck_state == CK_TRAILER_LF) {
+            if (++r->ck_trailers > MOTE_SERVE_HEAD_MAX)
+                return bad(r, 431, "the trailer fields are too large");
+        }
+    }
+    *used = i;
+    *made = o;
+    return r->ck_state == CK_DONE ? MOTE_HREQ_DONE : MOTE_HREQ_READING;
 }
 
 int mote_hreq_query(const struct mote_hreq *r, const char *key, char *out, size_t cap)

@@ -1,4 +1,5 @@
-/* http.c - HTTP/1.1 response parser, request heads, URLs. */
+/* http.c - HTTP/1.1 response parser (its framing by RFC 9112), request
+ * heads, URLs. */
 #include "mote/mote_http.h"
 
 #include <string.h>
@@ -23,6 +24,7 @@ static int status_line(struct mote_http_resp *r)
         mote_dec_parse(l + 9, 3, &code) != 0 || (r->line_len > 12 && l[12] != ' ') || code < 100)
         return MOTE_ERR_PROTO;
     r->status = (int)code;
+    r->minor = (uint8_t)(l[7] - '0');
     r->keep = l[7] != '0'; /* persistent by default from HTTP/1.1 on */
     r->close = false;
     r->no_body = code < 200 || code == 204 || code == 304;
@@ -63,13 +65,59 @@ static void trim(const char **s, size_t *n)
         (*n)--;
 }
 
+int mote_http_te_list(const char *v, size_t n, uint8_t *te)
+{
+    size_t i = 0;
+
+    *te |= MOTE_HTTP_TE_SEEN;
+    while (i < n) {
+        size_t s, e;
+
+        while (i < n && (v[i] == ',' || v[i] == ' ' || v[i] == '\t'))
+            i++; /* (empty elements of the list are allowed) */
+        if (i == n)
+            break;
+        s = i;
+        while (i < n && v[i] != ',')
+            i++;
+        e = i;
+        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+            e--;
+        if (!mote_ascii_is(v + s, e - s, "chunked")) {
+            size_t k;
+
+            for (k = s; k < e && v[k] != ';' && v[k] != ' ' && v[k] != '\t'; k++) {
+            }
+            /* "gzip", "x-chunked": a coding mote does not decode; with
+             * parameters or a space: malformed */
+            return k == e && !(*te & MOTE_HTTP_TE_CHUNKED) ? MOTE_ERR_NOTSUP : MOTE_ERR_PROTO;
+        }
+        if (*te & MOTE_HTTP_TE_CHUNKED)
+            return MOTE_ERR_PROTO; /* chunked twice */
+        *te |= MOTE_HTTP_TE_CHUNKED;
+    }
+    return 0;
+}
+
 static int end_of_headers(struct mote_http_resp *r)
 {
     if (r->status < 200) {
         /* 1xx interim response: a real one follows. */
         r->state = MOTE_HTTP_STATUS;
         r->status = 0;
+        r->te = 0;
+        r->content_length = -1;
         return 0;
+    }
+    if (r->te != 0) {
+        /* RFC 9112 6.1, 6.3: chunked, the last and only coding; never in
+         * HTTP/1.0; beside a Content-Length it wins, and the connection
+         * is not used again */
+        if (!(r->te & MOTE_HTTP_TE_CHUNKED) || r->minor == 0)
+            return MOTE_ERR_PROTO;
+        r->chunked = true;
+        if (r->content_length >= 0)
+            r->keep = false;
     }
     if (r->close)
         r->keep = false;
@@ -111,15 +159,13 @@ static int header_line(struct mote_http_resp *r)
             return rc;
     }
     if (mote_ascii_is(l, nlen, "content-length")) {
-        if (mote_dec_parse(v, vlen, &num) != 0 ||
-            (r->content_length >= 0 && (uint64_t)r->content_length != num))
+        /* one decimal number, once (a second one, even equal, is
+         * refused: two parsers could each take another) */
+        if (mote_dec_parse(v, vlen, &num) != 0 || r->content_length >= 0)
             return MOTE_ERR_PROTO;
         r->content_length = (int64_t)num;
     } else if (mote_ascii_is(l, nlen, "transfer-encoding")) {
-        /* Only "chunked" (last) is understood. */
-        if (vlen >= 7 && mote_ascii_is(v + vlen - 7, 7, "chunked"))
-            r->chunked = true;
-        else
+        if (mote_http_te_list(v, vlen, &r->te) < 0)
             return MOTE_ERR_PROTO;
     } else if (mote_ascii_is(l, nlen, "connection")) {
         connection_tokens(r, v, vlen);

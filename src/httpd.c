@@ -90,7 +90,8 @@ static void next_request(struct mote_httpd *h, struct mote_httpd_conn *c)
     c->kept_len = 0;
     mote_httpd_pool_put(c);
     mote_hreq_reset(&c->io->req);
-    c->streaming = c->lasting = c->chunked = c->ended = c->deferred = false;
+    c->streaming = c->lasting = c->chunked = c->ended = c->deferred = c->pings =
+        c->body_chunked = false;
     c->out_len = c->out_off = 0;
     c->head_started = false;
     c->state = MOTE_HTTPD_HEAD;
@@ -207,7 +208,7 @@ static void conn_read(struct mote_httpd *h, struct mote_httpd_conn *c)
     if (c->state == MOTE_HTTPD_LINGER || (c->state == MOTE_HTTPD_RESP && c->lasting)) {
         dst = sink;
         room = sizeof(sink);
-    } else if (c->state == MOTE_HTTPD_BODY && c->pool >= 0) {
+    } else if (c->state == MOTE_HTTPD_BODY && c->pool >= 0 && !c->body_chunked) {
         dst = h->pool[c->pool] + c->body_got;
         room = (size_t)(c->body_len - c->body_got);
     } else {
@@ -246,11 +247,28 @@ static void head_in(struct mote_httpd *h, struct mote_httpd_conn *c)
     bool keep = req->keep_alive && !h->closing && cl <= MOTE_SERVE_BODY_MAX;
 
     /* A refusal now leaves the body unread: the connection closes after it. */
-    c->keep_alive = keep && cl == 0;
+    c->keep_alive = keep && cl == 0 && !req->chunked;
     h->conf.handler->head(h->conf.app, c);
     if (c->state != MOTE_HTTPD_HEAD)
         return; /* refused */
     c->keep_alive = keep;
+    if (req->chunked) {
+        /* its length is known at its end: decoded into a pool buffer */
+        if (mote_httpd_pool_take(c) == NULL) {
+            c->keep_alive = false;
+            mote_httpd_error(c, 503, "busy", "no buffer free for a chunked body: try again",
+                             "Retry-After: 1\r\n");
+            return;
+        }
+        c->body_chunked = true;
+        c->body_len = UINT64_MAX;
+        c->body_got = 0;
+        if (req->expect_continue)
+            (void)mote_httpd_outs(c, "HTTP/1.1 100 Continue\r\n\r\n");
+        c->state = MOTE_HTTPD_BODY;
+        c->deadline = now_ms(h) + h->conf.body_timeout_ms;
+        return;
+    }
     if (cl > MOTE_SERVE_BODY_MAX) {
         mote_httpd_error(c, 413, "too_large", "the body is larger than MOTE_SERVE_BODY_MAX", NULL);
         return;
@@ -276,6 +294,32 @@ static void head_in(struct mote_httpd *h, struct mote_httpd_conn *c)
         (void)mote_httpd_outs(c, "HTTP/1.1 100 Continue\r\n\r\n");
     c->state = MOTE_HTTPD_BODY;
     c->deadline = now_ms(h) + h->conf.body_timeout_ms;
+}
+
+/* Decodes what came of a chunked body into the pool buffer. Returns
+ * false if the body was refused (the answer is under way). */
+static bool chunks_in(struct mote_httpd_conn *c)
+{
+    struct mote_hreq *req = &c->io->req;
+    size_t used = 0, made = 0;
+    int rc = mote_hreq_body(req, c->io->in, c->in_len, &used,
+                            c->h->pool[c->pool] + c->body_got,
+                            MOTE_SERVE_BODY_MAX - (size_t)c->body_got, &made);
+
+    memmove(c->io->in, c->io->in + used, c->in_len - used);
+    c->in_len -= used;
+    c->body_got += made;
+    if (rc == MOTE_HREQ_BAD) {
+        c->keep_alive = false; /* where the body ends is not known */
+        c->body_chunked = false;
+        c->body_len = 0;
+        mote_httpd_error(c, req->status, req->status == 413 ? "too_large" : "bad_request",
+                         req->why, NULL);
+        return false;
+    }
+    if (rc == MOTE_HREQ_DONE)
+        c->body_len = c->body_got;
+    return true;
 }
 
 static bool body_complete(const struct mote_httpd_conn *c)
@@ -370,6 +414,8 @@ static void conn_advance(struct mote_httpd *h, struct mote_httpd_conn *c)
             continue;
         }
         if (c->state == MOTE_HTTPD_BODY) {
+            if (c->body_chunked && c->in_len > 0 && !body_complete(c) && !chunks_in(c))
+                continue; /* refused */
             if (!body_complete(c)) {
                 if (c->peer_eof) {
                     conn_kill(h, c); /* a body that can no longer come */
@@ -646,7 +692,7 @@ static bool conn_due(const struct mote_httpd *h, const struct mote_httpd_conn *c
             *due = c->last_io + h->conf.send_timeout_ms;
             return true;
         }
-        if (c->streaming && c->lasting) {
+        if (c->streaming && (c->lasting || (c->pings && !c->deferred && !c->ended))) {
             *due = c->last_io + h->conf.ping_ms;
             if (c->probing && mote_before(c->read_at + h->conf.send_timeout_ms, *due))
                 *due = c->read_at + h->conf.send_timeout_ms;

@@ -58,9 +58,13 @@ struct mote_httpd_conn {
     bool lasting;         /* streaming: an event stream, the connection's last response
                            * (what the peer sends is read and dropped; quiet: ping()) */
     bool chunked;         /* streaming: in chunks (else the body ends at the close) */
+    bool pings;           /* streaming, not lasting: ping() too when it is quiet (an answer
+                           * that waits long keeps its client and the proxies between) */
     bool ended;           /* streaming: the handler wrote the body's end */
     bool again;           /* more to do than one turn's share: writability is asked */
     bool deferred;        /* answered later (mote_httpd_defer): nothing written yet */
+    bool body_chunked;    /* the request's body is chunked: read into `in`, decoded
+                           * into the pool buffer (mote_hreq_body) */
     bool probing;         /* a lasting stream has bytes its peer has not read (the
                            * port's net_unread): it must read some by read_at +
                            * the send timeout */

@@ -74,18 +74,24 @@ static const char *reason_of(unsigned status)
     case 202: return "Accepted";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
     case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
     case 417: return "Expectation Failed";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
     case 505: return "HTTP Version Not Supported";
     default: return "Unknown";
     }
@@ -123,7 +129,7 @@ void mote_httpd_respond(struct mote_httpd_conn *c, bool streaming)
     c->deferred = false;
     c->streaming = streaming;
     if (!streaming)
-        c->lasting = c->chunked = c->ended = false;
+        c->lasting = c->chunked = c->ended = c->pings = false;
     c->state = MOTE_HTTPD_RESP;
     c->last_io = mote_loop_now(c->h->loop);
 }
@@ -131,7 +137,7 @@ void mote_httpd_respond(struct mote_httpd_conn *c, bool streaming)
 void mote_httpd_defer(struct mote_httpd_conn *c)
 {
     MOTE_ASSERT(c->state == MOTE_HTTPD_HEAD || c->state == MOTE_HTTPD_BODY || c->deferred);
-    c->lasting = c->chunked = c->ended = false;
+    c->lasting = c->chunked = c->ended = c->pings = false;
     c->streaming = true; /* not over until it is answered */
     c->deferred = true;
     c->state = MOTE_HTTPD_RESP;

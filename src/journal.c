@@ -126,6 +126,7 @@ static int start(struct mote_journal *j, const struct mote_port *port, const cha
     j->buf->line_len = 0;
     j->part_valid = false;
     j->version = 0;
+    j->calls_only = false;
     j->last_user_end = 0;
     j->compact_off = 0;
     j->has_compact = false;
@@ -215,7 +216,8 @@ static int str_record(struct mote_journal *j, enum mote_rec type, const char *ke
     return rec_end(j, &w, &b, sync);
 }
 
-int mote_journal_create(struct mote_journal *j, const struct mote_port *port, const char *id)
+static int create(struct mote_journal *j, const struct mote_port *port, const char *id,
+                  bool calls)
 {
     const struct mote_port *p = port;
     struct mote_jw w;
@@ -240,9 +242,13 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
      * synced, renamed into place, the directory synced. */
     rec_begin(j, &w, &b, MOTE_REC_OPEN);
     mote_jw_key(&w, "v");
-    mote_jw_int(&w, MOTE_JOURNAL_VERSION);
+    mote_jw_int(&w, calls ? MOTE_JOURNAL_VERSION : MOTE_JOURNAL_CHAT_VERSION);
     mote_jw_key(&w, "id");
     mote_jw_str(&w, id);
+    if (calls) {
+        mote_jw_key(&w, "kind");
+        mote_jw_str(&w, "calls");
+    }
     mote_jw_obj_end(&w);
     if (w.err != 0)
         return w.err;
@@ -260,11 +266,23 @@ int mote_journal_create(struct mote_journal *j, const struct mote_port *port, co
         mote_journal_close(j); /* another process opened it first */
         return rc;
     }
-    j->version = MOTE_JOURNAL_VERSION;
+    j->version = calls ? MOTE_JOURNAL_VERSION : MOTE_JOURNAL_CHAT_VERSION;
+    j->calls_only = calls;
     j->size = b.len;
     j->records = 1;
     j->buf->owner = NULL;
     return 0;
+}
+
+int mote_journal_create(struct mote_journal *j, const struct mote_port *port, const char *id)
+{
+    return create(j, port, id, false);
+}
+
+int mote_journal_create_calls(struct mote_journal *j, const struct mote_port *port,
+                              const char *id)
+{
+    return create(j, port, id, true);
 }
 
 void mote_journal_close(struct mote_journal *j)
@@ -991,8 +1009,11 @@ int mote_jcheck_next(struct mote_journal *j, struct mote_jcheck *c, size_t *spen
             j->compact_off = j->cur_off;
             j->has_compact = true;
         }
-        if (t == MOTE_REC_OPEN && c->line == 1)
+        if (t == MOTE_REC_OPEN && c->line == 1) {
             j->version = header_version(j);
+            j->calls_only = mote_json_eq(&j->buf->json,
+                                         mote_json_member(&j->buf->json, 0, "kind"), "calls");
+        }
         return t;
     }
     c->done = true;

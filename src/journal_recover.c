@@ -279,6 +279,10 @@ void mote_recover_take(struct mote_journal *j, int t, struct mote_recover_walk *
     unsigned i;
 
     switch (t) {
+    case MOTE_REC_OPEN:
+        r->calls_only = mote_json_eq(&j->buf->json,
+                                     mote_json_member(&j->buf->json, 0, "kind"), "calls");
+        break;
     case MOTE_REC_USER:
         r->autos = 0;
         no_calls(r);
@@ -380,7 +384,13 @@ void mote_recover_end(struct mote_recover_walk *w, struct mote_recovery *r)
     r->over.left = r->nover > r->over.skip ? r->nover - r->over.skip : 0u;
     r->cancelled = last == MOTE_REC_CANCEL;
     paused = w->paused && last == MOTE_REC_ASSISTANT;
-    if (r->nmissing > 0 && r->nstarted > 0)
+    if (r->calls_only)
+        /* Calls from outside: whoever asked was told they failed (the
+         * connection went with mote); none runs later on its own, and no
+         * model is ever asked. */
+        r->action = r->nmissing > 0 || r->over.left > 0 ? MOTE_RECOVER_TOOL_INTERRUPTED
+                                                        : MOTE_RECOVER_IDLE;
+    else if (r->nmissing > 0 && r->nstarted > 0)
         r->action = MOTE_RECOVER_TOOL_INTERRUPTED;
     else if (r->nmissing > 0 || r->over.left > 0)
         r->action = r->autos >= MOTE_MAX_AUTO_CONTINUES ? MOTE_RECOVER_LIMIT
@@ -436,6 +446,11 @@ int mote_recover_apply(struct mote_journal *j, const struct mote_recovery *r)
             return rc;
     }
     /* The turn ends here: the user decides (/retry), nothing runs again. */
+    if (r->calls_only)
+        return mote_journal_error(j, r->nstarted > 0
+                                         ? "a call was interrupted: it may or may not have run; "
+                                           "it is not run again"
+                                         : "mote stopped before the call ran: it was not run");
     return mote_journal_error(j, r->action == MOTE_RECOVER_TOOL_INTERRUPTED
                                      ? "a tool was interrupted: it may or may not have run"
                                      : "stopped after automatic continues in a row; the tool "

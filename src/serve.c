@@ -58,13 +58,14 @@ static void disk_turn(struct serve *sv)
     }
     if (sv->walk.active)
         more = mote_serve_walk_turn(sv) || more;
+    more = mote_serve_follow_disk_turn(sv) || more;
     if (more || sv->scanning || sv->load.active)
         mote_serve_disk_kick(sv);
 }
 
 static const struct mote_httpd_handler handler = {
-    mote_serve_on_head,     mote_serve_on_request, mote_serve_stream_fill,
-    mote_serve_stream_ping, mote_serve_stream_done, on_closed,
+    mote_serve_on_head,   mote_serve_on_request, mote_serve_door_fill,
+    mote_serve_door_ping, mote_serve_door_done,  on_closed,
 };
 
 static void on_recover_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
@@ -83,6 +84,19 @@ void mote_serve_recover_soon(struct serve *sv)
         sv->recover_timer = 0;
 }
 
+/* The pipe's client left (`mote mcp`): the server ends, cancelling what
+ * runs (nobody waits for it). */
+static void pipe_ended(struct serve *sv)
+{
+    struct mote_shutdown_req req;
+
+    memset(&req, 0, sizeof(req));
+    req.reason = "the MCP client left";
+    req.mode = MOTE_SD_CANCEL;
+    req.timeout_ms = sv->conf.mcp_stdio->shutdown_ms > 0 ? sv->conf.mcp_stdio->shutdown_ms : 5000;
+    (void)mote_serve_shutdown(sv->pub, &req);
+}
+
 int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
                     const struct mote_serve_conf *conf)
 {
@@ -92,7 +106,7 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     struct mote_httpd_conf hc;
 
     if (conf == NULL || p == NULL || conf->session == NULL || conf->conv == NULL ||
-        (conf->socket_path == NULL && conf->listen == NULL) ||
+        (conf->socket_path == NULL && conf->listen == NULL && conf->mcp_stdio == NULL) ||
         (conf->socket_group != NULL && conf->socket_path == NULL) ||
         (conf->listen != NULL &&
          (conf->token == NULL || strlen(conf->token) < MOTE_SERVE_TOKEN_MIN)))
@@ -109,6 +123,9 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     sv->disk_turn = disk_turn;
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++)
         sv->streams[i].sh = -1;
+    mote_serve_mcp_init(sv);
+    mote_serve_oai_init(sv);
+    sv->mcp.pipe_ended = pipe_ended;
     memset(&hc, 0, sizeof(hc));
     hc.handler = &handler;
     hc.app = sv;
@@ -129,6 +146,9 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     pub->missing = mote_port_missing(p, groups);
     if (pub->missing == NULL && conf->socket_group != NULL && !MOTE_PORT_HAS(p, net_listen_group))
         pub->missing = "net_listen_group";
+    if (pub->missing == NULL && conf->mcp_stdio != NULL &&
+        (!MOTE_PORT_HAS(p, pipe_read) || !MOTE_PORT_HAS(p, pipe_write)))
+        pub->missing = "pipe_read";
     if (pub->missing != NULL)
         return MOTE_ERR_NOSYS;
     return mote_serve_mqtt_init(sv);
@@ -150,7 +170,15 @@ int mote_serve_listen(struct mote_serve *pub)
     if (rc < 0)
         return rc;
     mote_serve_prune_now(sv);
+    if ((rc = mote_serve_mcp_stdio_start(sv)) < 0)
+        return rc;
+    mote_serve_mcp_check_tools(sv); /* the tool list at the start: told when it changes */
     return mote_serve_mqtt_start(sv);
+}
+
+void mote_serve_tools_changed(struct mote_serve *pub)
+{
+    mote_serve_mcp_tools_changed(mote_serve_state(pub));
 }
 
 int mote_serve_shutdown(struct mote_serve *pub, const struct mote_shutdown_req *req)
@@ -212,8 +240,10 @@ int mote_serve_exit_code(struct mote_serve *pub, int loop_rc)
 
 bool mote_serve_done(const struct mote_serve *pub)
 {
-    return pub->phase == MOTE_SERVE_DONE &&
-           mote_serve_mqtt_stopped((const struct serve *)(const void *)pub->area.bytes);
+    const struct serve *sv = (const struct serve *)(const void *)pub->area.bytes;
+
+    return pub->phase == MOTE_SERVE_DONE && mote_serve_mqtt_stopped(sv) &&
+           mote_serve_mcp_stdio_flushed(sv);
 }
 
 void mote_serve_deinit(struct mote_serve *pub)
@@ -221,6 +251,10 @@ void mote_serve_deinit(struct mote_serve *pub)
     struct serve *sv = mote_serve_state(pub);
 
     mote_httpd_deinit(&sv->http);
+    mote_serve_mcp_stdio_stop(sv);
+    if (sv->mcp.timer != 0)
+        (void)mote_timer_stop(sv->loop, sv->mcp.timer);
+    sv->mcp.timer = 0;
     mote_serve_disk_stop(sv);
     mote_serve_mqtt_deinit(sv);
     if (sv->recover_timer != 0)

@@ -92,17 +92,6 @@ static void on_record(struct serve *sv, const char *id, uint64_t off, const char
     }
 }
 
-static const char *action_name(int a)
-{
-    switch (a) {
-    case MOTE_RECOVER_CONTINUE: return "continue";
-    case MOTE_RECOVER_TOOL_INTERRUPTED: return "tool_interrupted";
-    case MOTE_RECOVER_LIMIT: return "limit";
-    case MOTE_RECOVER_RESUME_TOOLS: return "resume_tools";
-    default: return "idle";
-    }
-}
-
 /* The session is down: event streams get the last event, then the
  * engine closes everything. */
 static void on_shutdown(struct serve *sv, const struct mote_event *ev)
@@ -128,7 +117,11 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
     if (ev->conv != NULL)
         mote_serve_touch(sv, ev->conv);
     mote_serve_mqtt_event(sv, ev);
+    mote_serve_follow_event(sv, ev);
     switch (ev->type) {
+    case MOTE_EV_MCP:
+        mote_serve_mcp_check_tools(sv); /* an MCP server's list may have changed */
+        return;
     case MOTE_EV_RECORD:
         mote_serve_sum_record(sv, id, ev->offset, ev->text, ev->len);
         on_record(sv, id, ev->offset, ev->text, ev->len);
@@ -245,7 +238,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
     case MOTE_EV_RECOVERY:
         ev_open(sv, &k, &w, "recovery");
         mote_jw_key(&w, "action");
-        mote_jw_str(&w, action_name(ev->code));
+        mote_jw_str(&w, mote_recovery_name((enum mote_recovery_action)ev->code));
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
         mote_httpd_say(&sv->http, id, ": ", ev->text);

@@ -635,6 +635,12 @@ void mote_serve_http_message(struct serve *sv, struct mote_httpd_conn *c, const 
         mote_httpd_error(c, 400, "empty", "the message is empty", NULL);
         return;
     }
+    if (rc == MOTE_ERR_NOTSUP && cv != NULL) {
+        mote_httpd_error(c, 409, "calls_only",
+                         "this conversation holds an MCP client's tool calls: it takes no message",
+                         NULL);
+        return;
+    }
     if (rc == MOTE_ERR_ALREADY && retry) {
         mote_httpd_error(c, 409, "nothing_to_retry",
                          "the last turn is finished (or nothing was said): send a message", NULL);

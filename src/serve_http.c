@@ -2,7 +2,8 @@
  * serve_http.c - the API server's HTTP front door: which endpoint a
  * request's path and method name, the bearer token of TCP clients, and
  * the engine's head and request handlers that send each request to its
- * handler (serve_handlers.c).
+ * handler (serve_handlers.c; /mcp to serve_mcp_http.c, the OpenAI
+ * endpoints to serve_oai.c).
  */
 #include <string.h>
 
@@ -19,6 +20,9 @@ enum route {
     R_CANCEL,
     R_APPROVAL,
     R_EVENTS,
+    R_MCP,        /* /mcp: MCP's Streamable HTTP */
+    R_OAI_CHAT,   /* /v1/chat/completions */
+    R_OAI_MODELS, /* /v1/models */
 };
 
 /* The endpoint of `path`; the conversation's id into `id`. */
@@ -35,6 +39,12 @@ static enum route route_of(const char *path, char *id)
 
     if (strcmp(path, "/v1/health") == 0)
         return R_HEALTH;
+    if (strcmp(path, "/mcp") == 0)
+        return R_MCP;
+    if (strcmp(path, "/v1/chat/completions") == 0)
+        return R_OAI_CHAT;
+    if (strcmp(path, "/v1/models") == 0)
+        return R_OAI_MODELS;
     if (strncmp(path, base, sizeof(base) - 1) != 0)
         return R_NONE;
     rest = path + sizeof(base) - 1;
@@ -65,6 +75,7 @@ static const char *allow_of(enum route r)
     case R_LIST: return "GET, POST";
     case R_CONV: return "GET, DELETE";
     case R_EVENTS: return "GET";
+    case R_OAI_MODELS: return "GET";
     case R_APPROVAL: return "GET, POST";
     default: return "POST";
     }
@@ -77,6 +88,7 @@ static bool method_ok(enum route r, enum mote_hreq_method m)
     case R_LIST: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     case R_CONV: return m == MOTE_HM_GET || m == MOTE_HM_DELETE;
     case R_EVENTS: return m == MOTE_HM_GET;
+    case R_OAI_MODELS: return m == MOTE_HM_GET;
     case R_APPROVAL: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     default: return m == MOTE_HM_POST;
     }
@@ -111,14 +123,23 @@ void mote_serve_on_head(void *app, struct mote_httpd_conn *c)
     char id[MOTE_CONV_ID_MAX];
     enum route r;
 
+    r = route_of(c->io->req.path, id);
     if (!authorized(sv, c)) {
-        /* closed after the answer: one guess per connection */
-        mote_httpd_error(c, 401, "unauthorized",
-                         "send Authorization: Bearer TOKEN (the token file or MOTE_SERVE_TOKEN)",
-                         "WWW-Authenticate: Bearer\r\n");
+        static const char why[] =
+            "send Authorization: Bearer TOKEN (the token file or MOTE_SERVE_TOKEN)";
+
+        /* closed after the answer: one guess per connection; each door in
+         * its own format */
+        if (r == R_OAI_CHAT || r == R_OAI_MODELS)
+            mote_serve_oai_error(sv, c, 401, "unauthorized", why, "WWW-Authenticate: Bearer\r\n");
+        else
+            mote_httpd_error(c, 401, "unauthorized", why, "WWW-Authenticate: Bearer\r\n");
         return;
     }
-    r = route_of(c->io->req.path, id);
+    if (r == R_MCP) {
+        mote_serve_mcp_http_head(sv, c);
+        return;
+    }
     if (r == R_NONE) {
         mote_httpd_error(c, 404, "not_found", "no such endpoint (see docs/SERVE.md)", NULL);
         return;
@@ -131,8 +152,12 @@ void mote_serve_on_head(void *app, struct mote_httpd_conn *c)
         mote_sb_s(&sb, "Allow: ");
         mote_sb_s(&sb, allow_of(r));
         mote_sb_s(&sb, "\r\n");
-        mote_httpd_error(c, c->io->req.method == MOTE_HM_OTHER ? 501 : 405, "method",
-                         "this method is not served here", allow);
+        if (r == R_OAI_CHAT || r == R_OAI_MODELS)
+            mote_serve_oai_error(sv, c, c->io->req.method == MOTE_HM_OTHER ? 501 : 405, "method",
+                                 "this method is not served here", allow);
+        else
+            mote_httpd_error(c, c->io->req.method == MOTE_HM_OTHER ? 501 : 405, "method",
+                             "this method is not served here", allow);
     }
 }
 
@@ -175,6 +200,15 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
         break;
     case R_EVENTS:
         mote_serve_http_events(sv, c, id);
+        break;
+    case R_MCP:
+        mote_serve_mcp_http_request(sv, c, body, len);
+        break;
+    case R_OAI_CHAT:
+        mote_serve_oai_request(sv, c, body, len);
+        break;
+    case R_OAI_MODELS:
+        mote_serve_oai_models(sv, c);
         break;
     default:
         MOTE_ASSERT(0); /* on_head took only requests with a route */

@@ -28,6 +28,7 @@
 
 #include "httpd.h"
 #include "mote/mote_serve.h"
+#include "serve_mcp.h"
 
 /* The largest tool input shown inline in a state (bigger: "record" says where). */
 #define SERVE_INPUT_INLINE_MAX 1024
@@ -166,12 +167,21 @@ struct serve {
     char resp[MOTE_SERVE_OUT_BUF];     /* a response body being built */
     char ev[MOTE_SERVE_OUT_BUF];       /* one live event, formatted once for every client */
     char scratch[MOTE_SERVE_BODY_MAX]; /* a message's text; a record read back; list ids */
+    struct serve_mcp mcp;              /* the MCP server and the OpenAI door (serve_mcp.h) */
 };
 
 /* The state in the caller's struct. */
 static inline struct serve *mote_serve_state(struct mote_serve *sv)
 {
     return (struct serve *)(void *)sv->area.bytes;
+}
+
+/* The MCP session of slot `i` (-1: the pipe's), or NULL. */
+static inline struct serve_mcp_sess *mote_serve_mcp_sess(struct serve *sv, int i)
+{
+    if (i == -1)
+        return &sv->mcp.pipe;
+    return i >= 0 && i < MOTE_SERVE_MCP_SESSIONS ? &sv->mcp.sess[i] : NULL;
 }
 
 /* The engine's connection `c` and its stream. */

@@ -18,7 +18,8 @@ after answering a tools/call), --slow-list S (tools/list after the first
 answered S seconds late), --list-storm (notifications/tools/list_changed before
 every tools/list answer: a list that never stops changing),
 --setsid-child MARKER (a child in a session of its own, with MARKER in its
-command line, that ignores SIGTERM), --log F (every message received).
+command line, that ignores SIGTERM), --log F (every message received),
+--init-file F (initialize answered once file F exists).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -124,6 +125,12 @@ for line in sys.stdin:
                   "params": {"level": "info", "data": "hello before init"}})
         if opt("--slow-init"):
             time.sleep(float(opt("--slow-init")))
+        if opt("--init-file"):
+            # initialize is answered once the test made this file (at most 120 s)
+            for _ in range(2400):
+                if os.path.exists(opt("--init-file")):
+                    break
+                time.sleep(0.05)
         if opt("--garbage"):
             sys.stdout.write("this is not json\n{\"half\": \n\x00\x01 binary\n")
         send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": {

@@ -1180,8 +1180,9 @@ int main(int argc, char **argv)
     bool sent = false;
     int rc;
 
-    if (argc > 1 && strcmp(argv[1], "serve") == 0)
-        return serve_main(argc - 1, argv + 1); /* examples/serve: the agent as a service */
+    if (argc > 1 && (strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "mcp") == 0))
+        return serve_main(argc - 1, argv + 1); /* examples/serve: the agent as a service (and
+                                                * `mote mcp`: its MCP server on stdio) */
     {
         /* mote serve's token is no business of the chat's tools */
         char token[256];

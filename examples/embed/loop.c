@@ -8,13 +8,12 @@
  *
  *   MOTE_EMBED_URL=http://127.0.0.1:8080 build/embed-loop "how warm is it?"
  *
- * Why libev (of libuv, libev and GLib, the event libraries Debian ships
- * for C): it is the smallest; its watchers are structs the program owns,
- * like mote's own tables (nothing allocated per descriptor); and a
+ * Why libev here (of libuv, libev and GLib, the event libraries Debian
+ * ships for C): it is the smallest; its watchers are structs the program
+ * owns, like mote's own tables (nothing allocated per descriptor); and a
  * watcher can be stopped, changed and started again from inside any
- * callback, which is all mote asks of a host. libuv closes handles
- * asynchronously (a close callback for each descriptor that goes), and
- * GLib is a far larger library for a device.
+ * callback, which is all mote asks of a host. docs/EMBEDDING.md runs the
+ * same agent on GLib, libuv and a poll loop of its own.
  *
  * The loop is ev_loop_new's, not ev_default_loop's: the default loop
  * reaps child processes on SIGCHLD, and mote's port reaps its tools'.

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -45,6 +46,7 @@ enum {
     OPT_MQTT,
     OPT_MQTT_ID,
     OPT_MQTT_PREFIX,
+    OPT_PASS_MCP,
     OPT_APPROVAL_TIMEOUT,
 };
 
@@ -60,6 +62,7 @@ static const struct option serve_opts[] = {
     {"mqtt", required_argument, NULL, OPT_MQTT},
     {"mqtt-id", required_argument, NULL, OPT_MQTT_ID},
     {"mqtt-prefix", required_argument, NULL, OPT_MQTT_PREFIX},
+    {"pass-mcp-tools", no_argument, NULL, OPT_PASS_MCP},
     {"approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT},
     {NULL, 0, NULL, 0},
 };
@@ -84,6 +87,9 @@ static unsigned nrules;
 static char state_dir[1024], sock_buf[1100], token[65];
 
 static struct mote_posix_notify notify; /* systemd's socket, out of the environment */
+static bool as_mcp;          /* `mote mcp`: MCP on stdin and stdout, for a client that spawned it */
+static bool pass_mcp;        /* --pass-mcp-tools */
+static struct mote_serve_mcp_stdio pipe_mem; /* `mote mcp`'s pipe (the library's memory) */
 
 static void usage(FILE *out)
 {
@@ -118,10 +124,18 @@ static void usage(FILE *out)
           "                               MOTE_MQTT_PASSWORD (docs/MQTT.md)\n"
           "  --mqtt-id ID                 the MQTT client id (default: the host name)\n"
           "  --mqtt-prefix P              the topics' prefix (default mote/ID)\n"
+          "  --pass-mcp-tools             MCP clients of /mcp see the tools of --mcp-config's\n"
+          "                               servers too (besides the device's own and `ask`)\n"
           "  and the model options of mote --help (--provider, --model, --base-url,\n"
           "  --ca-file, --state-dir, --mcp-config, --no-tools, --yes, --max-turns,\n"
           "  --system, --system-file, --max-tokens, --context-window, --keep-alive,\n"
           "  --tls-sessions: default memory).\n"
+          "\n"
+          "MCP at /mcp and the OpenAI-compatible /v1/chat/completions are served on the\n"
+          "same listeners.\n"
+          "\n"
+          "usage: mote mcp [options]      MCP over stdin and stdout, for a client that spawns\n"
+          "                               mote (the same options; no socket unless --socket)\n"
           "\n"
           "Exit: 0 after a drain that finished, 143/129 when SIGTERM/SIGHUP's timeout (or a\n"
           "second signal) cut a turn, 130 after SIGINT, 1 on a failure (also during a\n"
@@ -220,6 +234,9 @@ static int parse(int argc, char **argv)
             break;
         case OPT_MQTT_PREFIX:
             mqtt_prefix = optarg;
+            break;
+        case OPT_PASS_MCP:
+            pass_mcp = true;
             break;
         case ':':
             fprintf(stderr, "mote serve: option '%s' needs a value (see mote serve --help)\n",
@@ -477,7 +494,7 @@ static int start(void)
         (rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0 ||
         (rc = fe_system(&o, &cconf.system)) != 0 || (rc = load_policy()) != 0)
         return rc;
-    if (socket_path == NULL) {
+    if (socket_path == NULL && !as_mcp) {
         snprintf(sock_buf, sizeof(sock_buf), "%s/mote.sock", state_dir);
         socket_path = sock_buf;
     }
@@ -506,6 +523,21 @@ static int start(void)
     vconf.keep_bytes = o.keep_bytes;
     vconf.token = token;
     vconf.log = log_line;
+    vconf.mcp_pass_tools = pass_mcp;
+    if (as_mcp) {
+        /* the client talks on stdin and stdout: nothing else may write
+         * there (the log goes to stderr) */
+        if (fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK) < 0 ||
+            fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK) < 0) {
+            fprintf(stderr, "mote mcp: cannot make stdin and stdout non-blocking: %s\n",
+                    strerror(errno));
+            return 1;
+        }
+        pipe_mem.in_fd = 0;
+        pipe_mem.out_fd = 1;
+        pipe_mem.shutdown_ms = (uint32_t)o.shutdown_ms;
+        vconf.mcp_stdio = &pipe_mem;
+    }
     /* tuning knobs (ms) for tests and slow links */
     vconf.header_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_HEADER_TIMEOUT_MS", 0);
     vconf.body_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_BODY_TIMEOUT_MS", 0);
@@ -513,6 +545,7 @@ static int start(void)
     vconf.send_timeout_ms = (uint32_t)fe_env_ms("MOTE_SERVE_SEND_TIMEOUT_MS", 0);
     vconf.ping_ms = (uint32_t)fe_env_ms("MOTE_SERVE_PING_MS", 0);
     vconf.flush_ms = (uint32_t)fe_env_ms("MOTE_SERVE_FLUSH_MS", 0);
+    vconf.mcp_page_bytes = (uint32_t)fe_env_ms("MOTE_SERVE_MCP_PAGE", 0);
     if ((rc = mote_serve_init(&srv, &loop, &vconf)) < 0) {
         if (rc == MOTE_ERR_CONFIG) {
             fprintf(stderr, "mote serve: --mqtt: %s\n", smq.errmsg);
@@ -548,8 +581,13 @@ static int start(void)
     }
     if (have_mcp)
         fe_mcp_start(&ses, &mcp, &loop);
-    fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), cconf.model,
-            socket_path);
+    if (as_mcp)
+        fprintf(stderr, "mote mcp: %s, model %s; MCP on stdin and stdout%s%s", mote_version(),
+                cconf.model, socket_path != NULL ? ", also listening on " : "",
+                socket_path != NULL ? socket_path : "");
+    else
+        fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), cconf.model,
+                socket_path);
     if (socket_group != NULL)
         fprintf(stderr, " (group %s)", socket_group);
     if (listen_addr != NULL) {
@@ -571,7 +609,10 @@ static int start(void)
 int serve_main(int argc, char **argv)
 {
     const struct mote_shutdown_report *r = &ses.report;
-    int rc = parse(argc, argv), code, loop_rc = 0;
+    int rc, code, loop_rc = 0;
+
+    as_mcp = strcmp(argv[0], "mcp") == 0;
+    rc = parse(argc, argv);
 
     if (rc != 0)
         return rc;
@@ -591,7 +632,8 @@ int serve_main(int argc, char **argv)
     {
         char status[1300];
 
-        snprintf(status, sizeof(status), "READY=1\nSTATUS=serving on %s", socket_path);
+        snprintf(status, sizeof(status), "READY=1\nSTATUS=serving on %s",
+                 socket_path != NULL ? socket_path : "stdin and stdout (MCP)");
         (void)mote_posix_notify(&notify, status);
     }
     while (!mote_serve_done(&srv)) {

@@ -16,6 +16,10 @@
 #include "mote/mote_mqtt.h"
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MOTE_VERSION_MAJOR 0
 #define MOTE_VERSION_MINOR 1
 #define MOTE_VERSION_PATCH 0
@@ -24,5 +28,9 @@
 /* The library's version string (may differ from MOTE_VERSION_STRING if the
  * headers and the library come from different builds). */
 const char *mote_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_H */

@@ -18,11 +18,15 @@
  * report. The library never prints, reads a terminal or the environment.
  *
  * Calling rules. Every function here is called from the loop's thread.
- * The event callback runs only from inside mote_loop_poll(), never from
- * inside a mote_* call; it may call any function of this header (sending,
+ * The event callback runs only from inside the calls that run a turn of
+ * the loop: mote_loop_poll(), mote_loop_ready() and mote_loop_timeout()
+ * (mote inside another event loop), and mote_shutdown() and
+ * mote_loop_wait_jobs(), which drive it; never from inside the other
+ * mote_* calls. It may call any function of this header (sending,
  * approving, cancelling): such calls record what was asked and do the
  * work later in the loop, so nothing runs re-entrantly. Pointers in an
- * event are valid during the callback only.
+ * event are valid during the callback only. docs/EMBEDDING.md is the
+ * guide (the loop, signals, another event loop, building).
  *
  * Every state change of a conversation goes through the pure transition
  * function mote_conv_next() (the library's src/conv.h); the journal is written
@@ -41,6 +45,10 @@
 #include "mote/mote_json.h"
 #include "mote/mote_loop.h"
 #include "mote/mote_mcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct mote_session;
 struct mote_conv;
@@ -445,8 +453,13 @@ struct mote_conv {
      MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u +       \
      MOTE_ANSWER_REASON_MAX + MOTE_LLM_MAX_TOOL_CALLS * 6u + 32u)
 
+#ifdef __cplusplus
+#define MOTE_ALIGN_MAX alignas(max_align_t)
+#else
+#define MOTE_ALIGN_MAX _Alignas(max_align_t)
+#endif
 struct mote_stream_area {
-    _Alignas(max_align_t) unsigned char bytes[MOTE_STREAM_SIZE];
+    MOTE_ALIGN_MAX unsigned char bytes[MOTE_STREAM_SIZE];
 };
 
 enum mote_sd_mode {
@@ -554,6 +567,40 @@ bool mote_session_busy(const struct mote_session *s);
  * a storage failure. */
 int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                      struct mote_conv **out) MOTE_MUST_CHECK;
+
+/* A conversation of calls from outside the model (mote serve's MCP
+ * server): its journal is a calls journal (docs/JOURNAL.md, version 3);
+ * each turn is one call, mote_conv_call, under the conversation's policy
+ * and approval like a model's; it never sends anything to a model
+ * (mote_conv_send, mote_conv_retry and mote_conv_compact answer
+ * MOTE_ERR_NOTSUP), it is never the most recent conversation
+ * (STATE/current), and recovery never runs a call again nor goes on by
+ * itself: a call cut by a crash gets an error result. Returns as
+ * mote_conv_create. */
+int mote_conv_create_calls(struct mote_session *s, const struct mote_conv_conf *conf,
+                           const char *id, struct mote_conv **out) MOTE_MUST_CHECK;
+
+/* True if `c` is a calls conversation (mote_conv_create_calls; a journal
+ * opened says so in its open record). */
+bool mote_conv_calls(const struct mote_conv *c);
+
+/* Runs tool `name` with `input` (len bytes: a JSON object; NULL or 0:
+ * {}) in calls conversation `c`: the input is checked (no member twice,
+ * no NUL in a string: MOTE_ERR_BADMSG, with c->last_error saying why)
+ * and journaled canonically in an assistant record with this one call,
+ * synced, before this returns; then the call goes through the
+ * conversation's policy (MOTE_EV_APPROVAL when it asks), runs
+ * (MOTE_EV_TOOL_CALL, MOTE_EV_TOOL_RESULT with the whole result) and the
+ * turn ends (MOTE_EV_TURN_END, stop_reason "call"), all from the loop.
+ * The call's id (mote's own, "call_mote_" and 16 hex digits) goes into
+ * `call_id` (cap at least 27 bytes): the events' id. mote_conv_cancel
+ * stops it. Returns 0, MOTE_ERR_NOTSUP (not a calls conversation),
+ * MOTE_ERR_BUSY (a call runs), MOTE_ERR_SHUTDOWN, MOTE_ERR_INVAL (a name
+ * that is empty, too long or not of [A-Za-z0-9_-]), MOTE_ERR_BADMSG,
+ * MOTE_ERR_TOO_LARGE (over what one journal record or
+ * MOTE_JSON_MAX_TOKENS holds), or a storage failure. */
+int mote_conv_call(struct mote_conv *c, const char *name, const char *input, size_t len,
+                   char *call_id, size_t cap) MOTE_MUST_CHECK;
 
 /* What mote_session_list tells of one conversation on disk. */
 struct mote_conv_info {
@@ -804,5 +851,9 @@ int mote_history_read(struct mote_session *s, int (*fn)(void *arg, const char *l
 /* Rewrites STATE/history atomically with its last MOTE_HISTORY_MAX lines
  * (mote_shutdown does it). */
 int mote_history_save(struct mote_session *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_AGENT_H */

@@ -41,6 +41,10 @@
 #include "mote/mote_json.h"
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The price of a model's tokens, micro-units of money (1e-6 of a dollar,
  * a euro) per million tokens: "3.00" is 3000000. */
 struct mote_budget_price {
@@ -139,5 +143,9 @@ void mote_budget_settle(struct mote_budget *b, uint64_t id, const char *model, u
 bool mote_budget_blocked(struct mote_budget *b);
 
 void mote_budget_close(struct mote_budget *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_BUDGET_H */

@@ -16,6 +16,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct mote_cancel {
     const struct mote_cancel *parent; /* NULL for a root flag */
     bool set;
@@ -39,5 +43,9 @@ static inline bool mote_cancel_is_set(const struct mote_cancel *c)
     }
     return false;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_CANCEL_H */

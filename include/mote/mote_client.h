@@ -62,6 +62,10 @@
 #include "mote/mote_loop.h"
 #include "mote/mote_sse.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct mote_llm_conf {
     enum mote_provider provider;
     const struct mote_llm_profile *profile; /* the provider's (mote_llm_profile_find); NULL:
@@ -240,5 +244,9 @@ int mote_llm_call_init(struct mote_llm_call *call, const struct mote_llm_conf *c
  * &mote_llm_call_ops, call, parent, &id). The job ends DONE when the
  * stream ended properly, CANCELLED, or FAILED with call->errmsg. */
 extern const struct mote_task_ops mote_llm_call_ops;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_CLIENT_H */

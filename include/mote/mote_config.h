@@ -1090,6 +1090,74 @@
 #endif
 /* ---- end of mote serve's MQTT block ---- */
 
+/* ---- mote serve's MCP server and OpenAI-compatible endpoint (docs/SERVE.md) ---- */
+
+/* MCP sessions kept at once (Streamable HTTP), about 200 bytes each. A
+ * client that initializes when every one is taken takes the place of the
+ * one used least recently that runs no call (its client, coming back,
+ * gets 404 and initializes again, as the protocol says). 1..1024. */
+#ifndef MOTE_SERVE_MCP_SESSIONS
+#define MOTE_SERVE_MCP_SESSIONS 8
+#endif
+
+/* Calls, `ask` turns and chat completions followed for their clients at
+ * once, MCP and OpenAI together (each keeps MOTE_SERVE_FOLLOW_TEXT
+ * bytes); one more is answered busy. 1..256. */
+#ifndef MOTE_SERVE_FOLLOWS
+#define MOTE_SERVE_FOLLOWS 4
+#endif
+
+/* Bytes a followed call or turn keeps for its client: a call's result
+ * (a tool's whole output, MOTE_TOOL_OUTPUT_MAX and its notes), an
+ * answer's text, what a streamed completion's client has not taken yet;
+ * more is left out and said so (a stream that falls that far behind
+ * ends with an error; the journal keeps everything). At least
+ * MOTE_TOOL_OUTPUT_MAX + 1024; at most 16 MiB. */
+#ifndef MOTE_SERVE_FOLLOW_TEXT
+#define MOTE_SERVE_FOLLOW_TEXT (MOTE_TOOL_OUTPUT_MAX + 4096)
+#endif
+
+/* Bytes of a tools/list page (a page holds one tool at least; the rest
+ * follow nextCursor). 1024..MOTE_SERVE_BODY_MAX - 1024. */
+#ifndef MOTE_SERVE_MCP_PAGE
+#define MOTE_SERVE_MCP_PAGE 32768
+#endif
+
+/* Messages in one JSON-RPC batch (protocol version 2025-03-26 only).
+ * 1..64. */
+#ifndef MOTE_SERVE_MCP_BATCH
+#define MOTE_SERVE_MCP_BATCH 16
+#endif
+
+/* Bytes of a JSON-RPC id or a progress token as JSON (a longer one is
+ * refused). 16..1024. */
+#ifndef MOTE_SERVE_MCP_ID_MAX
+#define MOTE_SERVE_MCP_ID_MAX 128
+#endif
+
+/* A running call or turn whose client gave a progress token is told
+ * how it stands this often, ms (and as its answer streams). 100..600000. */
+#ifndef MOTE_SERVE_MCP_PROGRESS_MS
+#define MOTE_SERVE_MCP_PROGRESS_MS 1000
+#endif
+
+#if MOTE_SERVE_MCP_SESSIONS < 1 || MOTE_SERVE_MCP_SESSIONS > 1024 || MOTE_SERVE_FOLLOWS < 1 || \
+    MOTE_SERVE_FOLLOWS > 256
+#error "MOTE_SERVE_MCP_SESSIONS must be 1..1024 and MOTE_SERVE_FOLLOWS 1..256"
+#endif
+#if MOTE_SERVE_FOLLOW_TEXT < MOTE_TOOL_OUTPUT_MAX + 1024 || MOTE_SERVE_FOLLOW_TEXT > 16777216
+#error "MOTE_SERVE_FOLLOW_TEXT must be at least MOTE_TOOL_OUTPUT_MAX + 1024 (a call's whole result) and at most 16 MiB"
+#endif
+#if MOTE_SERVE_MCP_PAGE < 1024 || MOTE_SERVE_MCP_PAGE > MOTE_SERVE_BODY_MAX - 1024
+#error "MOTE_SERVE_MCP_PAGE must be 1024..MOTE_SERVE_BODY_MAX - 1024 (a page is answered from one buffer of that size)"
+#endif
+#if MOTE_SERVE_MCP_BATCH < 1 || MOTE_SERVE_MCP_BATCH > 64 || MOTE_SERVE_MCP_ID_MAX < 16 || \
+    MOTE_SERVE_MCP_ID_MAX > 1024 || MOTE_SERVE_MCP_PROGRESS_MS < 100 || \
+    MOTE_SERVE_MCP_PROGRESS_MS > 600000
+#error "MOTE_SERVE_MCP_BATCH must be 1..64, MOTE_SERVE_MCP_ID_MAX 16..1024 and MOTE_SERVE_MCP_PROGRESS_MS 100..600000"
+#endif
+/* ---- end of mote serve's MCP and OpenAI block ---- */
+
 /* ---- unattended devices: approvals' deadlines, time zones, schedules, the
  * spend budget (mote_time.h, mote_sched.h, mote_budget.h) ---- */
 
@@ -1306,6 +1374,9 @@
 #define MOTE_SIG_PROV_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_ANSWER_REASON_MAX), MOTE_CONTEXT_RESULT_SHARE), \
               MOTE_CONTEXT_BYTES_PER_TOKEN)
+/* mote serve's MCP server and OpenAI endpoint: a chain of their own */
+#define MOTE_SIG_SMCP_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_MCP_SESSIONS), MOTE_SERVE_FOLLOWS), MOTE_SERVE_FOLLOW_TEXT), MOTE_SERVE_MCP_PAGE), MOTE_SERVE_MCP_BATCH), MOTE_SERVE_MCP_ID_MAX), MOTE_SERVE_MCP_PROGRESS_MS)
 /* unattended devices: a chain of their own */
 #define MOTE_SIG_UNATT_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TZ_NAME_MAX), MOTE_TZ_TRANSITIONS), MOTE_TZ_TYPES), MOTE_TZ_FILE_MAX), MOTE_SCHED_MAX), MOTE_SCHED_ID_MAX), MOTE_SCHED_PROMPT_MAX), MOTE_SCHED_ZONES), MOTE_SERVE_APPROVAL_TIMEOUT_MS), MOTE_CLOCK_FLOOR_S), MOTE_SCHED_MAX_LATE_S), MOTE_SCHED_JUMP_MS), MOTE_SCHED_LOG_MAX)
@@ -1314,6 +1385,6 @@
 #define MOTE_CONFIG_SIGNATURE ((MOTE_SIG_PROV_ * 29UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_UNATT_ * 19UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_BUDGET_ * 23UL & 0xFFFFFFFFUL) ^ MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_SMCP_ * 23UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

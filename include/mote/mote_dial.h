@@ -20,6 +20,10 @@
 #include "mote/mote_http.h"
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum mote_dial_phase {
     MOTE_DIAL_RESOLVE = 0,
     MOTE_DIAL_CONNECT,
@@ -85,5 +89,9 @@ void mote_dial_stop(struct mote_dial *d, const struct mote_port *p);
  * host and port, the proxy and its credentials, and the CA file. */
 uint64_t mote_dial_origin(const struct mote_url *to, const struct mote_url *proxy,
                           const char *proxy_auth, const char *ca_file);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_DIAL_H */

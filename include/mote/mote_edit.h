@@ -35,6 +35,10 @@
 #include "mote/mote_config.h"
 #include "mote/mote_json.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum mote_edit_result {
     MOTE_EDIT_MORE = 0, /* the bytes were used; no line yet */
     MOTE_EDIT_LINE,     /* a line is complete: mote_edit_line() */
@@ -114,5 +118,9 @@ void mote_edit_history_add(struct mote_edit *e, const char *line, size_t n);
 /* Cells that UTF-8 text `s` of `n` bytes takes on a terminal (wide
  * characters 2, combining marks 0, an invalid byte 1). */
 size_t mote_text_cells(const char *s, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_EDIT_H */

@@ -9,6 +9,10 @@
 #ifndef MOTE_ERR_H
 #define MOTE_ERR_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define MOTE_MUST_CHECK __attribute__((warn_unused_result))
 #else
@@ -99,5 +103,9 @@ const char *mote_strerror(int err);
  * renamed), a static string, never NULL. 0 gives "ok", an unknown code
  * "unknown". Never blocks. */
 const char *mote_err_name(int err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_ERR_H */

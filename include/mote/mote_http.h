@@ -9,11 +9,20 @@
  * of the body is kept. Over a limit the parser fails with
  * MOTE_ERR_TOO_LARGE; malformed input gives MOTE_ERR_PROTO. Both stick.
  *
+ * Framing (RFC 9112 6): Transfer-Encoding is a list (its header lines
+ * joined) whose only coding, last and once, must be chunked: any other
+ * coding, chunked twice or not last, parameters, or Transfer-Encoding in
+ * an HTTP/1.0 response is MOTE_ERR_PROTO. Content-Length is one decimal
+ * number given once (a second field, even with the same value, is
+ * refused). With both, the chunks frame the body and the connection is
+ * not used again (the shape of request smuggling).
+ *
  * Persistent connections: a response read to its exact end (its
  * Content-Length, or the chunked body's last chunk and trailers) leaves
  * the connection ready for another request, unless it is HTTP/1.0
- * without "Connection: keep-alive", says "Connection: close", or its body
- * ran to the end of the connection (mote_http_resp_reusable).
+ * without "Connection: keep-alive", says "Connection: close", had both
+ * framings, or its body ran to the end of the connection
+ * (mote_http_resp_reusable).
  */
 #ifndef MOTE_HTTP_H
 #define MOTE_HTTP_H
@@ -25,6 +34,10 @@
 #include "mote/mote_config.h"
 #include "mote/mote_err.h"
 #include "mote/mote_json.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Body bytes (already de-chunked). Return 0 or < 0 to stop with it. */
 typedef int (*mote_http_body_fn)(void *arg, const char *p, size_t n);
@@ -56,6 +69,8 @@ struct mote_http_resp {
     int err;                  /* first error, sticky */
     uint8_t state;            /* enum mote_http_state */
     bool chunked;
+    uint8_t te;               /* MOTE_HTTP_TE_*: what Transfer-Encoding said so far */
+    uint8_t minor;            /* HTTP/1.minor of the status line */
     bool no_body;             /* HEAD-like: 1xx, 204, 304 */
     bool keep;                /* the server lets the connection serve another request */
     bool close;               /* it said "Connection: close" */
@@ -70,6 +85,20 @@ struct mote_http_resp {
 };
 
 void mote_http_resp_init(struct mote_http_resp *r, mote_http_body_fn on_body, void *arg);
+
+/* What a Transfer-Encoding value told (mote_http_te_list). */
+#define MOTE_HTTP_TE_SEEN 0x1u    /* the field was there */
+#define MOTE_HTTP_TE_CHUNKED 0x2u /* chunked, the last coding so far */
+
+/* Takes one Transfer-Encoding field's value (n bytes; the fields of a
+ * message are one list, so call it for each with the same *te, 0 at
+ * first): its elements, empty ones skipped, case-insensitive. Returns 0
+ * (chunked and nothing after it, or nothing yet), MOTE_ERR_NOTSUP (a
+ * coding other than chunked: mote decodes none) or MOTE_ERR_PROTO
+ * (malformed, parameters, chunked twice, a coding after chunked). An
+ * empty list leaves *te without MOTE_HTTP_TE_CHUNKED: the framing is
+ * unknown. Never fails otherwise; no state but *te. */
+int mote_http_te_list(const char *v, size_t n, uint8_t *te);
 
 /* Parses `n` bytes. Returns how many were used (fewer than n only once the
  * response is complete) or the sticky error. */
@@ -144,5 +173,9 @@ void mote_proxy_error(int rc, char *buf, size_t cap);
  * ".example.com" the same), addresses, IPv4 CIDR blocks ("10.0.0.0/8"),
  * each optionally with ":PORT" ("[::1]:8080" for IPv6). Case-insensitive. */
 bool mote_proxy_bypass(const char *no_proxy, const char *host, uint16_t port);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_HTTP_H */

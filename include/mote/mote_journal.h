@@ -35,9 +35,17 @@
 #include "mote/mote_llm.h"
 #include "mote/mote_port.h"
 
-/* The format written (docs/JOURNAL.md); version 1 and 2 journals are
- * read and continued too. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The newest format read and written (docs/JOURNAL.md): version 3 is a
+ * calls journal (its open record's "kind": "calls": tool calls from
+ * outside, never a model's turn); a chat journal is still written as
+ * version 2 (MOTE_JOURNAL_CHAT_VERSION), so that older motes read it.
+ * Version 1 journals are read and continued too. */
 #define MOTE_JOURNAL_VERSION 3
+#define MOTE_JOURNAL_CHAT_VERSION 2
 
 /* The message of the synthetic result of a tool interrupted by a crash. */
 #define MOTE_INTERRUPTED_TOOL "interrupted: the tool may or may not have run"
@@ -130,6 +138,7 @@ struct mote_journal {
     uint64_t size;         /* bytes of complete records */
     uint32_t records;
     uint32_t version;      /* of the file's open record */
+    bool calls_only;       /* a calls journal (mote_journal_create_calls) */
     uint64_t last_user_end; /* end of the last user record (0: none) */
     uint64_t compact_off;   /* offset of the last compact record (requests start there) */
     bool has_compact;
@@ -168,6 +177,14 @@ struct mote_journal {
  * failure. */
 int mote_journal_create(struct mote_journal *j, const struct mote_port *port,
                         const char *id) MOTE_MUST_CHECK;
+
+/* The same for a calls journal: tool calls from outside the model (mote
+ * serve's MCP server), each an assistant record with one call, its
+ * tool_start and its tool_result; never a model's turn. Its open record
+ * says "v": 3 and "kind": "calls", so that a mote older than this format
+ * leaves it alone instead of sending it to a model. */
+int mote_journal_create_calls(struct mote_journal *j, const struct mote_port *port,
+                              const char *id) MOTE_MUST_CHECK;
 
 /* Opens conversation `id` to continue it, checking every line and (for a
  * torn tail) repairing it, and takes the journal's lock (held until
@@ -401,6 +418,8 @@ struct mote_recovery {
     uint64_t kill_start[MOTE_LLM_MAX_TOOL_CALLS];
     char kill_tag[MOTE_LLM_MAX_TOOL_CALLS][MOTE_PROC_TAG_MAX];
     bool cancelled;               /* the last turn ended by the user's cancel */
+    bool calls_only;              /* a calls journal: a call without a result is closed
+                                   * (TOOL_INTERRUPTED), never run or continued */
     char last_error[160];         /* the message of a trailing error record */
     unsigned nallowed;            /* tools allowed for every call ("allow" records) */
     char allowed[MOTE_CONV_ALLOWED_MAX][MOTE_LLM_NAME_MAX];
@@ -520,5 +539,14 @@ enum mote_conv_state {
  * "llm_requesting", ...): a static string; "?" for a value outside the
  * enum. */
 const char *mote_conv_state_name(enum mote_conv_state s);
+
+/* The recovery action's name as the API and the event streams spell it
+ * ("idle", "continue", "tool_interrupted", "limit", "resume_tools"): a
+ * static string; "?" for a value outside the enum. */
+const char *mote_recovery_name(enum mote_recovery_action a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_JOURNAL_H */

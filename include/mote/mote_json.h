@@ -26,6 +26,10 @@
 #include "mote/mote_config.h"
 #include "mote/mote_err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum mote_json_type {
     MOTE_JSON_NONE = 0,
     MOTE_JSON_OBJECT,
@@ -200,5 +204,9 @@ void mote_jw_value(struct mote_jw *w, const struct mote_json *j, int t);
 /* Writes string content (no quotes) with full escaping to the sink:
  * ", \ and control characters escaped, invalid UTF-8 as \ufffd. */
 int mote_json_escape_to(mote_sink_fn sink, void *arg, const char *s, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_JSON_H */

@@ -40,6 +40,10 @@
 #include "mote/mote_err.h"
 #include "mote/mote_json.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum mote_provider {
     MOTE_PROVIDER_ANTHROPIC = 1,
     MOTE_PROVIDER_OPENAI = 2,
@@ -456,5 +460,9 @@ bool mote_llm_overflow(const char *body, size_t len, uint32_t *limit, uint32_t *
  * the tokens while it reads (its previous content is lost). */
 bool mote_llm_classify_error(const char *body, size_t len, int http_status, char *type,
                              size_t type_cap, char *msg, size_t msg_cap, struct mote_json *scratch);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_LLM_H */

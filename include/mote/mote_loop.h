@@ -8,6 +8,8 @@
  * mote_loop_poll() and mote_loop_wait_jobs(), which wait through the port.
  * A program with a main loop of its own runs mote inside it instead
  * (mote_loop_host: mote says what to watch, the host calls back).
+ * docs/EMBEDDING.md is the guide to both, with programs on GLib, libuv,
+ * libev and a poll loop of one's own.
  *
  * Jobs. A job runs a task: a caller-owned state machine with a small
  * vtable (struct mote_task_ops). The loop steps a job when it has been
@@ -45,6 +47,10 @@
 #include "mote/mote_config.h"
 #include "mote/mote_err.h"
 #include "mote/mote_port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct mote_loop;
 
@@ -90,7 +96,9 @@ struct mote_task_ops {
 typedef void (*mote_cont_fn)(struct mote_loop *loop, mote_job_id job,
                              enum mote_job_state how, const char *errmsg, void *arg);
 
-/* Timer and watch callbacks; run from mote_loop_poll(). */
+/* Timer and watch callbacks; run from the calls that run a turn of the
+ * loop (mote_loop_poll(), or mote_loop_ready() and mote_loop_timeout()
+ * inside another loop). */
 typedef void (*mote_timer_fn)(struct mote_loop *loop, mote_timer_id timer, void *arg);
 typedef void (*mote_watch_fn)(struct mote_loop *loop, mote_watch_id watch, int fd,
                               unsigned revents, void *arg);
@@ -241,7 +249,8 @@ int mote_loop_poll(struct mote_loop *loop, int32_t timeout_ms);
  * mote_loop_poll. Functions that drive the loop themselves
  * (mote_loop_wait_jobs, mote_shutdown) still work but wait through the
  * port; a hosted program uses mote_shutdown_begin and leaves its loop on
- * MOTE_EV_SHUTDOWN. */
+ * MOTE_EV_SHUTDOWN. docs/EMBEDDING.md has the glue for GLib, libuv, libev,
+ * poll() and uloop. */
 
 /* Hands the loop to `host`: its watch() is called at once for each
  * descriptor to watch and its timer() for the first deadline, then on
@@ -416,5 +425,9 @@ int mote_watch_fd(const struct mote_loop *loop, mote_watch_id id);
 
 /* Removes a watch. Returns 0 or MOTE_ERR_STALE. */
 int mote_watch_remove(struct mote_loop *loop, mote_watch_id id);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_LOOP_H */

@@ -36,6 +36,10 @@
 #include "mote/mote_llm.h"
 #include "mote/mote_loop.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Bytes of the storage name of a server's record ("mcp/" TAG ".run", NUL;
  * see "what is left after a crash" below). */
 #define MOTE_MCP_LEFT_NAME_MAX (MOTE_PROC_TAG_MAX + 12)
@@ -397,5 +401,9 @@ void mote_mcp_left_clear(const struct mote_port *p, int h, const char *name);
  * port looks for the tags (on POSIX, /proc). */
 int mote_mcp_left_sweep(const struct mote_port *p, struct mote_json *scratch,
                         mote_mcp_left_fn said, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_MCP_H */

@@ -51,6 +51,10 @@
 #include "mote/mote_loop.h"
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- the codec ----------------------------------------------------------- */
 
 /* Control packet types (the high nibble of a packet's first byte). */
@@ -520,5 +524,9 @@ int mote_mqtt_disconnect(struct mote_mqtt *c, uint32_t timeout_ms);
 
 /* True while the session is online (CONNACK accepted). */
 bool mote_mqtt_online(const struct mote_mqtt *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_MQTT_H */

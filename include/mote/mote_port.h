@@ -38,6 +38,10 @@
 
 #include "mote/mote_config.h" /* MOTE_STORAGE_NAME_MAX, named below */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MOTE_PORT_VERSION 1
 
 /* Events for struct mote_pollfd. */
@@ -660,5 +664,9 @@ const char *mote_port_missing(const struct mote_port *p, unsigned groups);
 /* True if port `p` has member `m` (inside its declared size and set). */
 #define MOTE_PORT_HAS(p, m)                                                        \
     ((p)->size >= offsetof(struct mote_port, m) + sizeof((p)->m) && (p)->m != NULL)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_PORT_H */

@@ -15,6 +15,10 @@
 #include "mote/mote_config.h" /* MOTE_POSIX_PATH_MAX, MOTE_CONFIG_SIGNATURE */
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct mote_posix {
     struct mote_port port;   /* hand &pp->port to mote_loop_init */
     int sig_pipe[2];         /* self-pipe: read end watched by wait() */
@@ -83,5 +87,9 @@ int mote_posix_notify(const struct mote_posix_notify *n, const char *msg);
  * for group or others), MOTE_ERR_NOTREG (a link or not a regular file), or
  * the failure of lstat. */
 int mote_posix_private_file(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_POSIX_H */

@@ -16,6 +16,10 @@
  *   POST   /v1/conversations/ID/cancel        cancel the running turn
  *   POST   /v1/conversations/ID/approval      answer the pending tool call
  *   GET    /v1/conversations/ID/events        server-sent events
+ *   POST   /mcp, GET /mcp, DELETE /mcp         MCP (Streamable HTTP): the device's
+ *                                              tools and its agent (`ask`)
+ *   POST   /v1/chat/completions               OpenAI-compatible: a prompt to a
+ *   GET    /v1/models                         conversation, its answer
  *
  * Events come from the journal: a record's event id is its byte offset
  * in the conversation's file, so a client that reconnects with
@@ -47,6 +51,10 @@
 #include "mote/mote_journal.h"
 #include "mote/mote_loop.h"
 #include "mote/mote_mqtt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct mote_serve_mqtt;
 
@@ -96,7 +104,40 @@ struct mote_serve_conf {
     const char *mqtt_ca_file;          /* mqtts: NULL: the port's default roots */
     uint16_t mqtt_keep_alive_s;        /* 0: MOTE_MQTT_KEEPALIVE_S */
     uint32_t mqtt_backoff_max_ms;      /* 0: MOTE_MQTT_BACKOFF_MAX_MS */
+    /* The MCP server (/mcp on the listeners, always): offer the tools of
+     * the session's MCP servers too (conversations' conf.mcp), besides
+     * the registry's and `ask`. */
+    bool mcp_pass_tools;
+    /* MCP over a pipe pair as well (`mote mcp`: a client that spawned
+     * this process), with this memory (caller-owned, a static); NULL:
+     * none. With it neither a socket nor a TCP address is needed. */
+    struct mote_serve_mcp_stdio *mcp_stdio;
+    /* Bytes of a tools/list page (0: MOTE_SERVE_MCP_PAGE; at most that). */
+    uint32_t mcp_page_bytes;
 };
+
+/* MCP over a pipe pair (conf.mcp_stdio): newline-delimited JSON-RPC on
+ * in_fd, the answers on out_fd (both non-blocking, read and written
+ * through the port's pipe_read and pipe_write). When in_fd ends (the
+ * client is done) the server shuts down, cancelling what runs, within
+ * shutdown_ms (0: 5000). A line longer than MOTE_SERVE_BODY_MAX is
+ * answered with an error and skipped. */
+struct mote_serve_mcp_stdio {
+    int in_fd, out_fd;
+    uint32_t shutdown_ms;
+    char in[MOTE_SERVE_BODY_MAX + 1];
+    char out[MOTE_SERVE_BODY_MAX + 512];
+};
+
+/* The memory of the MCP server and the OpenAI endpoint in struct
+ * mote_serve, bytes (an upper bound; the library's build checks it):
+ * the calls and turns followed (MOTE_SERVE_FOLLOWS, each with
+ * MOTE_SERVE_FOLLOW_TEXT), the sessions, a word per connection. */
+#define MOTE_SERVE_MCP_SIZE                                                                        \
+    (MOTE_SERVE_FOLLOWS * (MOTE_SERVE_FOLLOW_TEXT + 2 * MOTE_SERVE_MCP_ID_MAX + MOTE_CONV_ID_MAX + \
+                           2 * MOTE_LLM_ID_MAX + MOTE_LLM_NAME_MAX + 40 * sizeof(uint64_t)) +       \
+     (MOTE_SERVE_MCP_SESSIONS + 1) * (MOTE_CONV_ID_MAX + 96) + MOTE_SERVE_MAX_CONNS * 8 +          \
+     sizeof(struct mote_conv_conf) + 24 * sizeof(uint64_t))
 
 /* The MQTT front door's memory, bytes: an upper bound from the
  * configuration (the library's build checks that its state fits): the
@@ -152,7 +193,7 @@ enum mote_serve_phase {
      MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX + MOTE_SERVE_SUMMARIES * MOTE_SERVE_SUM_SIZE +       \
      (MOTE_PRUNE_BATCH + 2) * (MOTE_CONV_ID_MAX + 3 * sizeof(uint64_t)) +                          \
      MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
-     40 * sizeof(uint64_t) + 10 * sizeof(void *))
+     MOTE_SERVE_MCP_SIZE + 40 * sizeof(uint64_t) + 10 * sizeof(void *))
 
 /* What the server keeps of a journal it does not hold (its summary), bytes. */
 #define MOTE_SERVE_SUM_SIZE                                                                        \
@@ -242,6 +283,11 @@ bool mote_serve_done(const struct mote_serve *sv);
  * or to give up). */
 void mote_serve_deinit(struct mote_serve *sv);
 
+/* The tools offered changed (a new configuration, tools registered or
+ * taken away): MCP sessions are told (notifications/tools/list_changed).
+ * The MCP servers' own changes are seen by the server itself. */
+void mote_serve_tools_changed(struct mote_serve *sv);
+
 /* The bearer token kept in storage file `name` (one line of 64 hex
  * digits): read, or made from the port's bytes for secrets
  * (random_secret: never a weaker fallback) and written atomically (mode
@@ -253,5 +299,9 @@ void mote_serve_deinit(struct mote_serve *sv);
  * MOTE_ERR_NOSYS when the port has no random_secret. `out` needs 65
  * bytes. */
 int mote_serve_token(const struct mote_port *port, const char *name, char out[65], bool *created);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_SERVE_H */

@@ -28,6 +28,10 @@
 #include "mote/mote_json.h"
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- text made safe --------------------------------------------------------- */
 
 /* How mote_show_text writes a text. In every mode ESC and the other C0
@@ -166,5 +170,9 @@ struct mote_show_sink mote_show_json_sink(struct mote_show_json *j, struct mote_
  * sticky error also in w->err). */
 int mote_show_call_json(struct mote_json *js, const struct mote_port *port, const char *name,
                         const char *input, size_t len, unsigned flags, struct mote_jw *w);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_SHOW_H */

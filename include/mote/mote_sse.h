@@ -23,6 +23,10 @@
 #include "mote/mote_config.h"
 #include "mote/mote_err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Receives one event. `event` is "message" when the stream named none;
  * `data` is NUL-terminated (len bytes, may contain NUL). Valid during the
  * call. Return 0 to go on, < 0 to stop the parser with that error. */
@@ -61,5 +65,9 @@ int mote_sse_feed(struct mote_sse *p, const char *buf, size_t n);
 /* True if bytes of an unfinished event are pending (for "the stream ended
  * in the middle of an event" diagnostics). */
 bool mote_sse_pending(const struct mote_sse *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_SSE_H */

@@ -22,6 +22,10 @@
 #include "mote/mote_config.h"
 #include "mote/mote_err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- durations ------------------------------------------------------------ */
 
 /* A duration as people write it: a number with a unit, "500ms", "90s",
@@ -178,5 +182,9 @@ int mote_cron_parse(struct mote_cron *c, const char *expr, char *err,
  * MOTE_ERR_NOENT. */
 int mote_cron_next(const struct mote_cron *c, const struct mote_tz *tz, int64_t after, bool later,
                    int64_t *t) MOTE_MUST_CHECK;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_TIME_H */

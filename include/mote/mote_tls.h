@@ -40,6 +40,10 @@
 
 #include "mote/mote_port.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The system's bundle of trusted roots, read when nothing else is named
  * (Debian's and most distributions' path). */
 #ifndef MOTE_TLS_CA_FILE
@@ -61,5 +65,9 @@ void mote_tls_fill(struct mote_port *port);
  * Nothing is parsed here: returns 0, MOTE_ERR_INVAL when `data` starts
  * with neither, or MOTE_ERR_NOTSUP in a TLS=none build. */
 int mote_tls_set_roots(const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MOTE_TLS_H */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -267,6 +268,15 @@ static int px_accept(void *ctx, int lfd)
              * root, or the group it is opened to is served. */
             close(fd);
             continue;
+        }
+        if (k >= 0 && !lst[k].unix_sock) {
+            /* A response streams in parts (an event, a call's answer, the
+             * body's end): each goes at once, never held back for the
+             * ACK of the one before (Nagle against the peer's delayed
+             * ACK costs 40 ms a part). */
+            int one = 1;
+
+            (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         }
         return fd;
     }

@@ -63,6 +63,56 @@ def requests_in(log):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def journal_files(state):
+    """The conversations' journals in STATE/conversations, by name ([]
+    while the directory does not exist yet)."""
+    d = os.path.join(state, "conversations")
+    if not os.path.isdir(d):
+        return []
+    return [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".jsonl")]
+
+
+def journal_file(path):
+    """One journal's records: every line parsed strictly, the file ending
+    with a whole line. [] for a journal not there (yet) or empty (an
+    older mote's leftover)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    if not data:
+        return []
+    check(data.endswith(b"\n"), "the journal ends with a complete line: %r" % data[-80:])
+    return [json.loads(line.decode("utf-8"), strict=True) for line in data.split(b"\n")[:-1]]
+
+
+def journal(state, single=True):
+    """The records of the journal in STATE/conversations: with `single`,
+    the one conversation's (more than one fails); else every journal's,
+    by name. [] while there is none yet, so a test can wait for a record
+    (wait_for) from the moment it starts mote."""
+    files = journal_files(state)
+    if single:
+        check(len(files) <= 1, "one conversation expected: %s" % files)
+    return [r for f in files for r in journal_file(f)]
+
+
+def tool_results(body):
+    """The tool results (Anthropic blocks) of a request's body."""
+    out = []
+    for m in body.get("messages", []):
+        if isinstance(m.get("content"), list):
+            out += [b for b in m["content"] if b.get("type") == "tool_result"]
+    return out
+
+
+def result_text(block):
+    """A tool result block's text (a string, or its text parts)."""
+    c = block.get("content", "")
+    return c if isinstance(c, str) else "".join(x.get("text", "") for x in c)
+
+
 def run_all(group, namespace, setup=None):
     """Runs every test_* function of `namespace`; returns the exit code."""
     counts = {"passed": 0, "failed": 0, "skipped": 0}

@@ -466,6 +466,17 @@ def test_connection_close_without_a_kept_connection():
     check(conns(log) == [1, 2, 3], conns(log))
 
 
+def test_both_framings_are_not_kept():
+    # a response with Content-Length and Transfer-Encoding (the shape of
+    # response splitting): read by its chunks, its connection never used
+    # again (RFC 9112 6.3)
+    port, log = start_server([{"text": "one", "headers": {"content-length": "3"}}, {"text": "two"}])
+    ev, end, _ = probe("anthropic", "http://127.0.0.1:%d" % port, "--requests", "2")
+    r = ends(ev)
+    check([x["state"] for x in r] == ["done"] * 2 and [x["kept"] for x in r] == [False, False], r)
+    check(conns(log) == [1, 2], "the connection was used again: %s" % conns(log))
+
+
 def test_server_says_close():
     # "connection: close" from the server: that connection is not kept
     port, log = start_server([{"text": "bye", "headers": {"connection": "close"}}, {"text": "hi"},

@@ -1900,6 +1900,133 @@ static void test_tool_arg_refuses_a_nul(void **state)
     assert_string_equal(out, "xA");
 }
 
+/* A calls conversation (mote serve's MCP server): each call is an
+ * assistant record with one call, journaled canonically before it is
+ * asked about or run; its result ends the turn and no model is asked;
+ * chat operations are refused; it never becomes STATE/current; the
+ * policy asks as for a model's call; an ambiguous input is refused whole. */
+static void test_calls_conversation(void **state)
+{
+    const struct mote_tport_file *f;
+    struct mote_conv *c, *d;
+    char id[40], id2[40];
+
+    (void)state;
+    start_session();
+    assert_int_equal(mote_conv_create_calls(&ses, &cc, "mcp-a", &c), 0);
+    assert_true(mote_conv_calls(c));
+    assert_null(mote_tport_file(&tp, "current"));
+    assert_int_equal(mote_conv_call(c, "read_sensor", "{ \"unit\" : \"C\" }", 16, id, sizeof(id)),
+                     0);
+    assert_int_equal(strncmp(id, "call_mote_", 10), 0);
+    assert_int_equal(strlen(id), 26);
+    assert_int_equal(count_kind("mcp-a", "assistant"), 1); /* durable before this returned */
+    assert_int_equal(mote_conv_call(c, "read_sensor", NULL, 0, id2, sizeof(id2)), MOTE_ERR_BUSY);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_IDLE);
+    assert_int_equal(tool_runs, 1);
+    assert_string_equal(tool_input, "{\"unit\":\"C\"}");
+    assert_string_equal(ev.last_result, "sensor: 21.5 C");
+    assert_int_equal(ev.turn_ends, 1);
+    assert_int_equal(net.connects, 0); /* no model request */
+    assert_int_equal(count_kind("mcp-a", "tool_start"), 1);
+    assert_int_equal(count_kind("mcp-a", "tool_result"), 1);
+    assert_int_equal(count_kind("mcp-a", "request"), 0);
+    f = mote_tport_file(&tp, "conversations/mcp-a.jsonl");
+    assert_non_null(memmem(f->data, f->len, "{\"t\":\"open\",\"v\":3,\"id\":\"mcp-a\",\"kind\":"
+                                             "\"calls\"}",
+                           46));
+    /* chat operations are refused, nothing written */
+    assert_int_equal(mote_conv_send(c, "hello", 5), MOTE_ERR_NOTSUP);
+    assert_int_equal(mote_conv_retry(c), MOTE_ERR_NOTSUP);
+    assert_int_equal(mote_conv_compact(c), MOTE_ERR_NOTSUP);
+    assert_int_equal(count_kind("mcp-a", "user"), 0);
+    /* an input every reader would not read alike is refused whole */
+    assert_int_equal(mote_conv_call(c, "read_sensor", "{\"a\":1,\"a\":2}", 13, id2, sizeof(id2)),
+                     MOTE_ERR_BADMSG);
+    assert_non_null(strstr(c->last_error, "duplicate"));
+    assert_int_equal(mote_conv_call(c, "read_sensor", "{\"a\":\"x\\u0000y\"}", 17, id2,
+                                    sizeof(id2)),
+                     MOTE_ERR_BADMSG);
+    assert_int_equal(mote_conv_call(c, "read_sensor", "[1]", 3, id2, sizeof(id2)),
+                     MOTE_ERR_BADMSG);
+    assert_int_equal(mote_conv_call(c, "read sensor", NULL, 0, id2, sizeof(id2)), MOTE_ERR_INVAL);
+    assert_int_equal(count_kind("mcp-a", "assistant"), 1);
+    /* an unknown tool is answered as an error result */
+    assert_int_equal(mote_conv_call(c, "nope", NULL, 0, id2, sizeof(id2)), 0);
+    drive(c, 500);
+    assert_non_null(strstr(ev.last_result, "unknown tool"));
+    assert_int_equal(tool_runs, 1);
+    /* the policy asks, as for a model's call */
+    cc.approval = MOTE_APPROVE_ASK;
+    assert_int_equal(mote_conv_close(c), 0);
+    assert_int_equal(mote_conv_open(&ses, &cc, "mcp-a", &c, NULL, NULL), 0);
+    assert_true(mote_conv_calls(c));
+    assert_null(mote_tport_file(&tp, "current"));
+    assert_int_equal(mote_conv_call(c, "read_sensor", NULL, 0, id2, sizeof(id2)), 0);
+    drive(c, 500);
+    assert_int_equal(mote_conv_state(c), MOTE_CONV_AWAITING_APPROVAL);
+    assert_int_equal(ev.approvals, 1);
+    assert_string_equal(ev.asked, "{}");
+    assert_int_equal(mote_conv_approve(c, ev.ask_id, MOTE_ANSWER_YES, NULL), 0);
+    drive(c, 500);
+    assert_int_equal(tool_runs, 2);
+    assert_int_equal(ev.turn_ends, 3);
+    /* a chat conversation takes no call */
+    assert_int_equal(mote_conv_create(&ses, &cc, "chat", &d), 0);
+    assert_int_equal(mote_conv_call(d, "read_sensor", NULL, 0, id2, sizeof(id2)), MOTE_ERR_NOTSUP);
+    end_session();
+}
+
+/* kill -9 at each moment of a call: reopened, a call that began gets the
+ * interrupted result, one that had not begun (its question open) a "not
+ * run" one; neither ever runs again, and nothing is sent to a model. */
+static void test_calls_recovery(void **state)
+{
+    struct mote_conv *c;
+    struct mote_recovery r;
+    char id[40];
+    unsigned round;
+
+    (void)state;
+    for (round = 0; round < 3; round++) {
+        mote_tport_deinit(&tp);
+        mote_tport_init(&tp, 1000);
+        memset(&ev, 0, sizeof(ev));
+        tool_runs = 0;
+        tool_hangs = round == 0;
+        cc.approval = round == 1 ? MOTE_APPROVE_ASK : MOTE_APPROVE_ALLOW;
+        start_session();
+        assert_int_equal(mote_conv_create_calls(&ses, &cc, "mcp-k", &c), 0);
+        assert_int_equal(mote_conv_call(c, "read_sensor", NULL, 0, id, sizeof(id)), 0);
+        for (unsigned i = 0; i < 20; i++)
+            (void)mote_loop_poll(&loop, 0);
+        assert_int_equal(tool_runs, round == 1 ? 0u : 1u);
+        end_session(); /* killed: memory gone, storage stays */
+        memset(&ev, 0, sizeof(ev));
+        tool_hangs = false;
+        start_session();
+        assert_int_equal(mote_conv_open(&ses, &cc, "mcp-k", &c, NULL, NULL), 0);
+        drive(c, 200);
+        assert_int_equal(tool_runs, round == 1 ? 0u : 1u); /* never again */
+        assert_int_equal(net.connects, 0);
+        assert_int_equal(ev.approvals, 0);
+        if (round == 0)
+            assert_non_null(strstr(ev.recovery_text, "interrupted while it ran"));
+        else if (round == 1)
+            assert_non_null(strstr(ev.recovery_text, "had not started"));
+        else
+            assert_int_equal(ev.recovery, 0); /* it had finished */
+        assert_int_equal(mote_recover(&c->jr, &r), 0);
+        assert_int_equal(r.nmissing, 0);
+        assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+        assert_int_equal(count_kind("mcp-k", "tool_result"), 1);
+        assert_int_equal(count_kind("mcp-k", "request"), 0);
+        assert_int_equal(count_kind("mcp-k", "auto"), 0);
+        end_session();
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1942,6 +2069,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_budget_holds_the_turn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_power_cuts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_conversation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_recovery, setup, teardown),
     };
 
     return cmocka_run_group_tests_name("agent", tests, NULL, NULL);

@@ -108,9 +108,16 @@ static void test_refusals_say_which_status(void **state)
         {"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 5\r\n\r\n", 400},
         {"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", 400},
         {"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999\r\n\r\n", 413},
-        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n", 411},
-        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+        {"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", 400},
+        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
+        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400},
+        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: xchunked\r\n\r\n", 501},
+        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
          400},
+        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked;a=b\r\n\r\n", 400},
+        {"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n", 400},
+        {"POST /a HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
         {"POST /a HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\n\r\n", 417},
         {"GET /a HTTP/1.1\r\nHost: h\r\nAuthorization: a\r\nAuthorization: b\r\n\r\n", 400},
     };
@@ -125,6 +132,71 @@ static void test_refusals_say_which_status(void **state)
         assert_non_null(r.why);
         assert_null(strchr(r.why, '\n'));
     }
+}
+
+/* RFC 9112 6: a chunked body is taken (Transfer-Encoding's list, chunked
+ * last and once); with Content-Length too the chunks frame it and the
+ * connection closes after the answer; the body decoded whatever its
+ * split, the bytes after it left for the next request. */
+static void test_chunked_bodies(void **state)
+{
+    static const char head[] = "POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: , Chunked\r\n\r\n";
+    static const char both[] = "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
+                               "Transfer-Encoding: chunked\r\n\r\n";
+    static const char body[] = "5;ext=\"x\"\r\nhello\r\nA\r\n, chunked!\r\n0\r\nX-T: 1\r\n\r\nGET ";
+    static const char *const bad[] = {
+        "zz\r\nhello\r\n0\r\n\r\n",  /* not hex */
+        "5\r\nhelloX\r\n0\r\n\r\n",  /* no CRLF after the data */
+        "\r\nhello\r\n0\r\n\r\n",     /* no size */
+        "5\nhello\r\n0\r\n\r\n",      /* a bare LF */
+        "-5\r\nhello\r\n0\r\n\r\n",
+        "5\r\nhello\r\n0\r\nX-T 1\r\n\r\n", /* a trailer that is no field */
+    };
+    char out[64];
+    size_t used, made, step, i;
+    int rc;
+
+    (void)state;
+    assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
+    assert_true(r.chunked);
+    assert_false(r.has_length);
+    assert_true(r.keep_alive);
+    assert_int_equal(feed(both, &used), MOTE_HREQ_DONE);
+    assert_true(r.chunked);
+    assert_false(r.has_length);
+    assert_false(r.keep_alive); /* both framings: closed after the answer */
+    for (step = 1; step <= sizeof(body); step++) {
+        size_t at = 0, got = 0;
+
+        assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
+        rc = MOTE_HREQ_READING;
+        while (rc == MOTE_HREQ_READING && at < sizeof(body) - 1) {
+            size_t n = step < sizeof(body) - 1 - at ? step : sizeof(body) - 1 - at;
+
+            rc = mote_hreq_body(&r, body + at, n, &used, out + got, sizeof(out) - got, &made);
+            at += used;
+            got += made;
+        }
+        assert_int_equal(rc, MOTE_HREQ_DONE);
+        assert_int_equal(got, 15);
+        assert_memory_equal(out, "hello, chunked!", 15);
+        assert_string_equal(body + at, "GET "); /* the next request's */
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
+        rc = mote_hreq_body(&r, bad[i], strlen(bad[i]), &used, out, sizeof(out), &made);
+        if (rc != MOTE_HREQ_BAD || r.status != 400)
+            fail_msg("case %zu: rc %d status %u", i, rc, r.status);
+    }
+    /* larger than the room given: 413 */
+    assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
+    rc = mote_hreq_body(&r, "40\r\n", 4, &used, out, 8, &made);
+    assert_int_equal(rc, MOTE_HREQ_BAD);
+    assert_int_equal(r.status, 413);
+    assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
+    rc = mote_hreq_body(&r, "fffffffffffffffff\r\n", 19, &used, out, sizeof(out), &made);
+    assert_int_equal(rc, MOTE_HREQ_BAD);
+    assert_int_equal(r.status, 413);
 }
 
 static void test_nul_in_the_head_is_refused(void **state)
@@ -244,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_body_and_pipelined_bytes_are_left),
         cmocka_unit_test(test_http10_and_lf_only),
         cmocka_unit_test(test_refusals_say_which_status),
+        cmocka_unit_test(test_chunked_bodies),
         cmocka_unit_test(test_nul_in_the_head_is_refused),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_split_anywhere),

@@ -121,6 +121,53 @@ static void test_keep_alive(void **state)
                      40);
 }
 
+/* RFC 9112 6.1 and 6.3: Transfer-Encoding is a list whose last coding
+ * must be chunked (the only one understood), once; with Content-Length
+ * too the response is framed by its chunks and the connection closes
+ * after it (a smuggling shape); Content-Length given twice, even with
+ * the same value, or as a list, is refused. */
+static void test_framing_rfc9112(void **state)
+{
+    static const char *const refused[] = {
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: xchunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: x-chunked\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;x=1\r\n\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: \r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked gzip\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello",
+        "HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+        "HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n",
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        print_message("refused: %s\n", refused[i]);
+        assert_int_equal(run(refused[i], strlen(refused[i]), 0), MOTE_ERR_PROTO);
+    }
+    /* a list with empty elements, any case, chunked last: chunked */
+    expect_body("HTTP/1.1 200 OK\r\nTransfer-Encoding: , CHUNKED ,\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                200, "hello");
+    /* Content-Length and Transfer-Encoding: framed by the chunks, and the
+     * connection is not kept */
+    expect_body("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "5\r\nhello\r\n0\r\n\r\n",
+                200, "hello");
+    keeps("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+          "5\r\nhello\r\n0\r\n\r\n",
+          false);
+    keeps("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n"
+          "5\r\nhello\r\n0\r\n\r\n",
+          false);
+}
+
 static void test_cut_short(void **state)
 {
     static const char *const cuts[] = {
@@ -509,6 +556,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_framings),         cmocka_unit_test(test_cut_short),
+        cmocka_unit_test(test_framing_rfc9112),
         cmocka_unit_test(test_malformed),        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_fixture_429_headers), cmocka_unit_test(test_request_head),
         cmocka_unit_test(test_urls),             cmocka_unit_test(test_proxy_urls),

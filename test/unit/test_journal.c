@@ -1204,6 +1204,13 @@ static void test_state_machine(void **state)
     s = mote_conv_next(MOTE_CONV_STREAMING, MOTE_CEV_USER);
     assert_int_equal(s.state, MOTE_CONV_STREAMING);
     assert_string_equal(mote_conv_state_name(MOTE_CONV_NEEDS_RECOVERY), "needs_recovery");
+    /* Each recovery action has its name, as the event streams spell it. */
+    assert_string_equal(mote_recovery_name(MOTE_RECOVER_IDLE), "idle");
+    assert_string_equal(mote_recovery_name(MOTE_RECOVER_CONTINUE), "continue");
+    assert_string_equal(mote_recovery_name(MOTE_RECOVER_TOOL_INTERRUPTED), "tool_interrupted");
+    assert_string_equal(mote_recovery_name(MOTE_RECOVER_LIMIT), "limit");
+    assert_string_equal(mote_recovery_name(MOTE_RECOVER_RESUME_TOOLS), "resume_tools");
+    assert_string_equal(mote_recovery_name((enum mote_recovery_action)99), "?");
 }
 
 int main(void)
