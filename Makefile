@@ -755,15 +755,35 @@ bench-mcp-server: $(B)/mote
 	$(Q)python3 test/bench/mcpserver_bench.py $(B) 20 8
 # ---- end of the MCP server's block ----
 
+# ---- providers (a device user's picks) ----
+# Each provider's behaviour through the real binary against the test
+# server's provider profiles (test/llm_profiles.py): errors that say why
+# in every frontend, streams without [DONE], ids kept, calls sharing an
+# index.
+.PHONY: test-providers
+test-providers: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_providers.py $(SB)
+CHECK_GROUPS += test-providers
+# ---- end of the providers' block ----
+
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----
 # build/asan/mote against the test LLM server and a private mosquitto:
 # an approval denied by itself at its deadline (the turn goes on, the model
-# reads why), the approvals' retained summary on MQTT.
+# reads why), the approvals' retained summary on MQTT; a budget of N
+# requests never sends the N+1th, across a kill -9; schedules: a kill
+# sweep (every occurrence once or skipped with its reason), 12 missed
+# occurrences caught up once, the API, MQTT, the agent's schedule tool.
 .PHONY: test-unattended
 test-unattended: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
 CHECK_GROUPS += test-unattended
 # ---- end of the unattended devices' block ----
+
+## bench-sched: the schedules' kill sweep at length (SIGKILL 100 times at
+## random moments, a schedule every 2 s): every occurrence once or skipped
+.PHONY: bench-sched
+bench-sched: $(B)/mote
+	$(Q)python3 test/bench/sched_bench.py $(B) 100
 
 # ---- the embedding guide ----
 # docs/EMBEDDING.md's programs and the README's example, extracted from the
@@ -796,16 +816,3 @@ test-cxx: $(B)/libmote.a
 	@echo "test-cxx: $(words $(wildcard include/mote/*.h)) headers and a program: 2 passed, 0 failed"
 CHECK_GROUPS += test-cxx
 # ---- end of C++'s block ----
-
--include $(shell find $(B)/obj $(B)/asan $(B)/mcu -name '*.d' -type f 2>/dev/null)
-
-# ---- providers (a device user's picks) ----
-# Each provider's behaviour through the real binary against the test
-# server's provider profiles (test/llm_profiles.py): errors that say why
-# in every frontend, streams without [DONE], ids kept, calls sharing an
-# index.
-.PHONY: test-providers
-test-providers: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_providers.py $(SB)
-CHECK_GROUPS += test-providers
-# ---- end of the providers' block ----

@@ -224,7 +224,11 @@ static int request(struct mote_mcp_server *s, int kind, struct req_args *r)
     int rc;
 
     r->id = s->next_id++;
-    rc = send_kind(s, kind == REQ_INIT ? MCP_MSG_INIT : MCP_MSG_REQUEST, fill_request, r);
+    rc = send_kind(s,
+                   kind == REQ_INIT   ? MCP_MSG_INIT
+                   : kind == REQ_CALL ? MCP_MSG_CALL
+                                      : MCP_MSG_REQUEST,
+                   fill_request, r);
     if (rc < 0)
         return rc;
     s->req_id = r->id;

@@ -389,7 +389,8 @@ static void exchange_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, i
             q_remove(s, seq); /* its answer is in: what came after does not matter */
             break;
         }
-        if (rc == MCP_WIRE_SESSION && e->kind == MCP_MSG_REQUEST && !e->renewed &&
+        if (rc == MCP_WIRE_SESSION && (e->kind == MCP_MSG_REQUEST || e->kind == MCP_MSG_CALL) &&
+            !e->renewed &&
             (s->session[0] != '\0' || !streamable(s))) {
             /* The server lost the session: sent again in a new one. */
             e->renewed = true;

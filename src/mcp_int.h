@@ -16,9 +16,13 @@
 
 /* What a message queued to a server is. */
 enum {
-    MCP_MSG_REQUEST = 1, /* a request whose answer is awaited (tools/list, tools/call) */
+    MCP_MSG_REQUEST = 1, /* a request whose answer is awaited and that repeats no effect
+                          * (tools/list): sent again once if its connection closes
+                          * before any byte of the answer */
     MCP_MSG_INIT,        /* the initialize request */
     MCP_MSG_NOTE,        /* a notification, or an answer to the server's request */
+    MCP_MSG_CALL,        /* tools/call: a request that acts on the world, never sent
+                          * again once the server may have received it */
 };
 
 /* The protocol's side (set by mote_mcp_init; see mcp.c). */

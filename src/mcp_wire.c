@@ -1,11 +1,14 @@
 /*
  * mcp_wire.c - one HTTP exchange of an MCP server's channel (mcp_wire.h):
  * the kept connection taken or a new one dialled (mote_dial: the proxy,
- * TLS), the head written from the server's settings each time it is sent
- * (no copy kept), the message sent from the queue, the response parsed
+ * TLS), the request built once when the exchange begins (its head, and the
+ * message after it when it fits: nothing that changes meanwhile, a new
+ * session id or endpoint, changes a request half sent), the response parsed
  * (mote_http_resp) and its JSON body or event stream framed straight into
  * the channel's message buffer; deadlines on connect, send, headers and
- * silence; the one resend when a kept connection turns out closed.
+ * silence; the one resend when a kept connection turns out closed, for
+ * what repeats no effect (a tools/call is never sent twice: it is
+ * reported as one that may or may not have run).
  */
 #include <string.h>
 
@@ -126,8 +129,7 @@ static const char *body_of(struct mote_mcp_server *s, struct mote_mcp_chan *ch, 
     }
 }
 
-/* Writes the request's head into the scratch buffer (the same bytes each
- * time: nothing of it is kept between steps). Returns its length or < 0. */
+/* Writes the request's head into ch->req. Returns its length or < 0. */
 static int build_head(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool body,
                       size_t body_len)
 {
@@ -173,7 +175,7 @@ static int build_head(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool 
     }
     hdrs[n] = NULL;
     mote_sb_s(&sb, ch->method == MCP_GET ? s->get_target : s->target);
-    mote_sb_init(&hb, s->m->scratch, sizeof(s->m->scratch));
+    mote_sb_init(&hb, ch->req, sizeof(ch->req));
     rc = mote_http_write_head(mote_sb_put, &hb,
                               ch->method == MCP_GET    ? "GET"
                               : ch->method == MCP_POST ? "POST"
@@ -651,6 +653,38 @@ static void open_conn(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     dial_new(s, ch);
 }
 
+/* The request, built once: its head in ch->req, and the message after it
+ * when it fits (one send, one TCP segment, one TLS record); else the
+ * message is sent from the queue after the head. Returns 0, or < 0 after
+ * the exchange ended. */
+static int build_request(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
+{
+    size_t blen;
+    const char *body = body_of(s, ch, &blen);
+    int rc;
+
+    ch->whole = false;
+    ch->head_len = ch->req_len = 0;
+    if (ch->method == MCP_POST && body == NULL) {
+        fail(s, ch, MOTE_ERR_CANCELED, "the message was given up");
+        return MOTE_ERR_CANCELED;
+    }
+    rc = build_head(s, ch, ch->method == MCP_POST, blen);
+    if (rc < 0) {
+        fail(s, ch, rc,
+             "the request head does not fit MOTE_NET_BUF (the \"headers\" are too long)");
+        return rc;
+    }
+    ch->head_len = (size_t)rc;
+    ch->req_len = ch->head_len + blen;
+    if (ch->req_len <= sizeof(ch->req)) {
+        if (blen > 0)
+            memcpy(ch->req + ch->head_len, body, blen);
+        ch->whole = true;
+    }
+    return 0;
+}
+
 void mote_mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
                     const struct mote_mcp_wire_ops *ops)
 {
@@ -664,6 +698,10 @@ void mote_mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
     ch->msg_over = ch->sse_cr = ch->sse_data = false;
     ch->sse_state = S_START;
     ch->event[0] = '\0';
+    ch->once = ch->role == MCP_ROLE_MSG && mcp_q_find(s, ch->seq) != NULL &&
+               mcp_q_find(s, ch->seq)->kind == MCP_MSG_CALL;
+    if (build_request(s, ch) < 0)
+        return;
     open_conn(s, ch);
     mote_mcp_wire_run(s, ch);
 }
@@ -673,7 +711,7 @@ void mote_mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
  * on a new connection. */
 static bool resend(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
 {
-    if (!ch->kept || ch->resent || ch->got_byte)
+    if (!ch->kept || ch->resent || ch->got_byte || ch->once)
         return false;
     ch->resent = true;
     unwatch(s, ch);
@@ -695,6 +733,8 @@ static void conn_broke(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cons
     authority(&sb, s);
     mote_sb_s(&sb, ": ");
     mote_sb_s(&sb, mote_strerror(rc));
+    if (ch->once && ch->sent > 0 && !ch->got_byte)
+        mote_sb_s(&sb, "; the call may or may not have run (it is not sent again)");
     fail(s, ch, rc, why);
 }
 
@@ -704,35 +744,28 @@ static void conn_broke(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cons
 static int send_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
 {
     const struct mote_port *p = s->m->loop->port;
-    size_t blen, hlen, n;
-    const char *body = body_of(s, ch, &blen), *from;
+    size_t blen = ch->req_len - ch->head_len, n;
+    const char *from;
     unsigned want;
-    int rc = build_head(s, ch, ch->method == MCP_POST, blen);
+    int rc;
 
-    if (ch->method == MCP_POST && body == NULL) {
-        fail(s, ch, MOTE_ERR_CANCELED, "the message was given up");
-        return MOTE_ERR_CANCELED;
-    }
-    if (rc < 0) {
-        fail(s, ch, rc,
-             "the request head does not fit MOTE_NET_BUF (the \"headers\" are too long)");
-        return rc;
-    }
-    hlen = (size_t)rc;
-    if (ch->sent >= hlen + blen)
+    if (ch->sent >= ch->req_len)
         return 0;
-    if (hlen + blen <= sizeof(s->m->scratch)) {
-        /* head and message in one send (one TCP segment, one TLS record) */
-        if (blen > 0)
-            memcpy(s->m->scratch + hlen, body, blen);
-        from = s->m->scratch + ch->sent;
-        n = hlen + blen - ch->sent;
-    } else if (ch->sent < hlen) {
-        from = s->m->scratch + ch->sent;
-        n = hlen - ch->sent;
+    if (ch->whole || ch->sent < ch->head_len) {
+        from = ch->req + ch->sent;
+        n = (ch->whole ? ch->req_len : ch->head_len) - ch->sent;
     } else {
-        from = body + (ch->sent - hlen);
-        n = blen - (ch->sent - hlen);
+        /* the message from the queue (its bytes stay as they were; only
+         * where they are in the queue may move) */
+        size_t now;
+        const char *body = body_of(s, ch, &now);
+
+        if (body == NULL || now != blen) {
+            fail(s, ch, MOTE_ERR_CANCELED, "the message was given up");
+            return MOTE_ERR_CANCELED;
+        }
+        from = body + (ch->sent - ch->head_len);
+        n = blen - (ch->sent - ch->head_len);
     }
     rc = xsend(p, ch, from, n, &want);
     if (rc == MOTE_ERR_AGAIN)

@@ -151,6 +151,8 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
         pub->missing = "pipe_read";
     if (pub->missing != NULL)
         return MOTE_ERR_NOSYS;
+    if (conf->sched != NULL && conf->sched_tool && mote_serve_sched_tool(sv) < 0)
+        return MOTE_ERR_FULL; /* the tool registry is full */
     return mote_serve_mqtt_init(sv);
 }
 
@@ -170,6 +172,7 @@ int mote_serve_listen(struct mote_serve *pub)
     if (rc < 0)
         return rc;
     mote_serve_prune_now(sv);
+    (void)mote_serve_sched_start(sv); /* (a failure is said; the server serves without) */
     if ((rc = mote_serve_mcp_stdio_start(sv)) < 0)
         return rc;
     mote_serve_mcp_check_tools(sv); /* the tool list at the start: told when it changes */
@@ -190,6 +193,7 @@ int mote_serve_shutdown(struct mote_serve *pub, const struct mote_shutdown_req *
         return MOTE_ERR_ALREADY;
     if (pub->phase == MOTE_SERVE_RUN) {
         pub->phase = MOTE_SERVE_DRAIN;
+        mote_serve_sched_stop(sv); /* no occurrence starts from now on */
         mote_httpd_say(&sv->http, "shutting down (",
                        req != NULL && req->reason != NULL ? req->reason : "?",
                        req != NULL && req->mode == MOTE_SD_DRAIN ? ", drain)" : ", cancel)");
@@ -251,6 +255,8 @@ void mote_serve_deinit(struct mote_serve *pub)
     struct serve *sv = mote_serve_state(pub);
 
     mote_httpd_deinit(&sv->http);
+    pub->phase = MOTE_SERVE_DONE;
+    mote_serve_sched_stop(sv);
     mote_serve_mcp_stdio_stop(sv);
     if (sv->mcp.timer != 0)
         (void)mote_timer_stop(sv->loop, sv->mcp.timer);

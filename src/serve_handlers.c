@@ -186,6 +186,7 @@ void mote_serve_http_health(struct serve *sv, struct mote_httpd_conn *c)
     mote_jw_int(&w, sv->http.refused);
     mote_jw_obj_end(&w);
     mote_serve_budget_json(sv, &w);
+    mote_serve_sched_health(sv, &w);
     answer_send(c, 200, &k, &w);
 }
 

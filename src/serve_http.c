@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "mote/mote_sched.h"
 #include "serve_int.h"
 #include "util.h"
 
@@ -20,10 +21,32 @@ enum route {
     R_CANCEL,
     R_APPROVAL,
     R_EVENTS,
+    R_SCHEDULES, /* /v1/schedules */
+    R_SCHEDULE,  /* /v1/schedules/ID */
     R_MCP,        /* /mcp: MCP's Streamable HTTP */
     R_OAI_CHAT,   /* /v1/chat/completions */
     R_OAI_MODELS, /* /v1/models */
 };
+
+/* /v1/schedules[/ID]: the route, the id into `id`. */
+static enum route schedule_route(const char *path, char *id)
+{
+    static const char base[] = "/v1/schedules";
+    const char *rest = path + sizeof(base) - 1;
+    size_t n;
+
+    if (strncmp(path, base, sizeof(base) - 1) != 0)
+        return R_NONE;
+    if (rest[0] == '\0' || strcmp(rest, "/") == 0)
+        return R_SCHEDULES;
+    if (rest[0] != '/')
+        return R_NONE;
+    n = strlen(++rest);
+    if (!mote_sched_id_ok(rest, n))
+        return R_NONE;
+    memcpy(id, rest, n + 1);
+    return R_SCHEDULE;
+}
 
 /* The endpoint of `path`; the conversation's id into `id`. */
 static enum route route_of(const char *path, char *id)
@@ -39,6 +62,8 @@ static enum route route_of(const char *path, char *id)
 
     if (strcmp(path, "/v1/health") == 0)
         return R_HEALTH;
+    if (schedule_route(path, id) != R_NONE)
+        return schedule_route(path, id);
     if (strcmp(path, "/mcp") == 0)
         return R_MCP;
     if (strcmp(path, "/v1/chat/completions") == 0)
@@ -75,6 +100,8 @@ static const char *allow_of(enum route r)
     case R_LIST: return "GET, POST";
     case R_CONV: return "GET, DELETE";
     case R_EVENTS: return "GET";
+    case R_SCHEDULES: return "GET, HEAD";
+    case R_SCHEDULE: return "GET, HEAD, PUT, DELETE";
     case R_OAI_MODELS: return "GET";
     case R_APPROVAL: return "GET, POST";
     default: return "POST";
@@ -88,6 +115,9 @@ static bool method_ok(enum route r, enum mote_hreq_method m)
     case R_LIST: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     case R_CONV: return m == MOTE_HM_GET || m == MOTE_HM_DELETE;
     case R_EVENTS: return m == MOTE_HM_GET;
+    case R_SCHEDULES: return m == MOTE_HM_GET || m == MOTE_HM_HEAD;
+    case R_SCHEDULE:
+        return m == MOTE_HM_GET || m == MOTE_HM_HEAD || m == MOTE_HM_PUT || m == MOTE_HM_DELETE;
     case R_OAI_MODELS: return m == MOTE_HM_GET;
     case R_APPROVAL: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     default: return m == MOTE_HM_POST;
@@ -200,6 +230,12 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
         break;
     case R_EVENTS:
         mote_serve_http_events(sv, c, id);
+        break;
+    case R_SCHEDULES:
+        mote_serve_http_schedules(sv, c, NULL, body, len);
+        break;
+    case R_SCHEDULE:
+        mote_serve_http_schedules(sv, c, id, body, len);
         break;
     case R_MCP:
         mote_serve_mcp_http_request(sv, c, body, len);

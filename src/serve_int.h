@@ -410,6 +410,31 @@ void mote_serve_question_json(struct serve *sv, struct mote_conv *cv, struct mot
  * with one, "expires_in_ms". */
 void mote_serve_deadline_json(struct serve *sv, const struct mote_conv *cv, struct mote_jw *w);
 
+/* ---- serve_sched.c: the schedules (conf.sched; each does nothing without) ---------- */
+
+/* Starts the runner (the server listens): the definitions read, the
+ * journal replayed, what a crash left open picked up, the first look.
+ * Returns 0 or a failure (said in the log: the server serves without). */
+int mote_serve_sched_start(struct serve *sv);
+/* Every event of the session (a turn's end finishes an occurrence). */
+void mote_serve_sched_event(struct serve *sv, const struct mote_event *ev);
+/* Stops it (shutdown, deinit): no occurrence starts any more. */
+void mote_serve_sched_stop(struct serve *sv);
+/* "schedules": how many, running, the clock, for the health. */
+void mote_serve_sched_health(struct serve *sv, struct mote_jw *w);
+/* The HTTP handlers of /v1/schedules (`id` NULL) and /v1/schedules/ID. */
+void mote_serve_http_schedules(struct serve *sv, struct mote_httpd_conn *c, const char *id,
+                               const char *body, size_t len);
+/* An MQTT request's "schedule" (put) or "schedule_delete" member:
+ * 0 (done), or < 0 with the error's code and message. */
+int mote_serve_sched_request(struct serve *sv, const struct mote_json *j, int obj,
+                             const char **code, char *msg, size_t cap);
+/* The schedules as one JSON document into buf (cap bytes): its length,
+ * or < 0 (does not fit). */
+int mote_serve_sched_list(struct serve *sv, char *buf, size_t cap);
+/* Registers the agent's "schedule" tool (conf.sched_tool). */
+int mote_serve_sched_tool(struct serve *sv);
+
 /* ---- serve_mqtt.c: the MQTT front door (docs/MQTT.md) ---------------------------
  * Each does nothing without conf.mqtt_url. */
 

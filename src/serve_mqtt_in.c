@@ -412,6 +412,21 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
                    " bytes (MOTE_JOURNAL_RID_MAX)");
         goto out;
     }
+    if (mote_json_member(js, 0, "schedule") >= 0 ||
+        mote_json_member(js, 0, "schedule_delete") >= 0) {
+        /* a schedule put or removed (docs/SERVE.md, "Schedules") */
+        const char *code = "bad_field";
+        char m[200];
+
+        if (ev->retain)
+            res = fail(q, &r, "retained", "a retained message on the request topic is not taken",
+                       NULL, NULL);
+        else if (mote_serve_sched_request(sv, js, 0, &code, m, sizeof(m)) < 0)
+            res = fail(q, &r, code, m, NULL, NULL);
+        else
+            res = done(q, r.ack);
+        goto out;
+    }
     n = str_member(sv, "conversation", r.conv, sizeof(r.conv));
     if (n <= 0 || !mote_serve_id_ok(r.conv, strlen(r.conv))) {
         r.conv[0] = '\0';

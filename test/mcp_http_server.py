@@ -27,6 +27,15 @@ Options:
                       Authorization header (a server that leaks what it was sent)
   --no-get            GET is answered 405 (mode http)
   --slow-list MS      a tools/list answer comes 32 bytes every MS ms (mode http)
+  --drop-call N       the first N tools/call POSTs are read and their connection closed
+                      without a byte of answer (a proxy's idle timeout during a long
+                      tool, a server restart): the call may have run
+  --move-endpoint     (mode sse) a POST whose body is over 8 KiB: before its body is read,
+                      the stream names a new endpoint (a longer path) for the session,
+                      and the body is read only 0.3 s later; a body shorter than its
+                      Content-Length is logged as "short"
+  --rcvbuf N          the listening socket's receive buffer (a peer that takes little
+                      at a time)
   --log F             every request as one JSON line: method, path, headers, body
   --cert C --key K    HTTPS with this certificate
 Tools: echo {text}, add {a, b}, sleep {seconds}, whoami.
@@ -35,6 +44,7 @@ import argparse
 import json
 import os
 import queue
+import socket
 import ssl
 import threading
 import time
@@ -55,6 +65,9 @@ P.add_argument("--echo-secret", action="store_true")
 P.add_argument("--no-get", action="store_true")
 P.add_argument("--slow-list", type=float, default=0)
 P.add_argument("--json", action="store_true")
+P.add_argument("--drop-call", type=int, default=0)
+P.add_argument("--move-endpoint", action="store_true")
+P.add_argument("--rcvbuf", type=int, default=0)
 P.add_argument("--log")
 P.add_argument("--lifetime", type=float, default=300)
 P.add_argument("--cert")
@@ -63,7 +76,7 @@ A = P.parse_args()
 
 LOCK = threading.Lock()
 SESSIONS = {}  # id -> {"q": queue of messages for the GET stream, "reqs": count}
-STATE = {"lists": 0, "deletes": 0}
+STATE = {"lists": 0, "deletes": 0, "dropped": 0}
 
 
 def log(entry):
@@ -138,7 +151,28 @@ class H(BaseHTTPRequestHandler):
 
     def body(self):
         n = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(n).decode() if n else ""
+        if A.move_endpoint and A.mode == "sse" and n > 8192:
+            sid = self.path.partition("sessionId=")[2]
+            with LOCK:
+                s = SESSIONS.get(sid)
+            if s is not None:
+                s["q"].put({"__endpoint__": "/messages/moved/elsewhere?sessionId=%s" % sid})
+                time.sleep(0.3)
+        if not n:
+            return ""
+        self.connection.settimeout(5)
+        data = b""
+        try:
+            while len(data) < n:
+                x = self.rfile.read1(n - len(data))
+                if not x:
+                    break
+                data += x
+        except OSError:
+            pass
+        if len(data) < n:
+            log({"method": self.command, "path": self.path, "short": [len(data), n]})
+        return data.decode(errors="replace")
 
     def entry(self, body=""):
         log({"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
@@ -219,6 +253,13 @@ class H(BaseHTTPRequestHandler):
         except ValueError:
             self.jsonrpc_error(400, "Parse error")
             return
+        if msg.get("method") == "tools/call":
+            with LOCK:
+                drop = STATE["dropped"] < A.drop_call
+                STATE["dropped"] += drop
+            if drop:
+                self.close_connection = True
+                return
         if msg.get("method") == "initialize":
             sid = self.session(create=True)
         else:
@@ -322,12 +363,18 @@ class H(BaseHTTPRequestHandler):
                 except queue.Empty:
                     self.chunk(b": ping\n\n")
                     continue
+                if "__endpoint__" in msg:
+                    self.chunk(("event: endpoint\ndata: %s\n\n" % msg["__endpoint__"]).encode())
+                    continue
                 self.chunk(("event: message\ndata: %s\n\n" % json.dumps(msg)).encode())
         except OSError:
             with LOCK:
                 SESSIONS.pop(sid, None)
 
     def sse_post(self, raw):
+        if not (self.path.startswith("/messages?") or self.path.startswith("/messages/moved/")):
+            self.plain(404, "no such endpoint")
+            return
         sid = self.path.partition("sessionId=")[2]
         with LOCK:
             s = SESSIONS.get(sid)
@@ -356,7 +403,11 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    srv = Server(("127.0.0.1", A.port), H)
+    srv = Server(("127.0.0.1", A.port), H, bind_and_activate=False)
+    if A.rcvbuf:
+        srv.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, A.rcvbuf)
+    srv.server_bind()
+    srv.server_activate()
     if A.cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(A.cert, A.key)

@@ -339,6 +339,7 @@ int fe_port_start(struct mote_posix *pp, const char *who)
         fprintf(stderr, "%s: cannot start the POSIX port: %s\n", who, mote_strerror(rc));
         return 1;
     }
+    pp->zoneinfo = getenv("TZDIR"); /* (NULL: the system's, /usr/share/zoneinfo) */
     return 0;
 }
 

@@ -112,6 +112,10 @@ static void usage(FILE *out)
           "                               --budget-cached-* tokens; --budget-cost-* money\n"
           "                               with --budget-price MODEL=IN,OUT[,CACHED] per million\n"
           "                               tokens: when one is reached turns wait (0: no limit)\n"
+          "  --schedules FILE             fixed schedules ({\"schedules\": [...]}) besides\n"
+          "                               STATE/schedules.json (the API's, MQTT's, the agent's)\n"
+          "  --timezone ZONE              the zone of schedules that name none (default UTC)\n"
+          "  --no-schedules, --no-schedule-tool   no schedules; none made by the agent\n"
           "  --shutdown-timeout MS        SIGTERM waits this long for turns (default 30000)\n"
           "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
           "                               8388608 bytes; 0: no limit): the oldest are removed\n"
@@ -513,6 +517,8 @@ static int start(void)
         return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
     if ((rc = token_setup()) != 0 || (rc = mqtt_setup(&vconf)) != 0)
+        return rc;
+    if ((rc = unatt_serve_conf(&vconf)) != 0)
         return rc;
     vconf.session = &ses;
     vconf.conv = &cconf;

@@ -1,6 +1,7 @@
 /* unatt.c - mote serve's options for a device nobody watches (see
- * unatt.h): the spend budget's limits and prices, read into plain fields
- * and handed to the library (mote_budget.h). */
+ * unatt.h): the spend budget's limits and prices and the schedules'
+ * settings, read into plain fields and handed to the library
+ * (mote_budget.h, mote_serve.h's schedules). */
 #include "unatt.h"
 
 #include <stdio.h>
@@ -8,9 +9,16 @@
 #include <string.h>
 
 #include "../cli/opts.h"
+#include "../common/readfile.h"
+#include "mote/mote_serve.h"
+#include "mote/mote_time.h"
+
+#define SCHEDULES_MAX (256 * 1024) /* bytes of a --schedules file */
 
 struct unatt_conf unatt;
 static struct mote_budget budget; /* the library's (its journal in STATE) */
+static struct mote_serve_sched sched; /* the schedules' runner's memory */
+static char fixed[SCHEDULES_MAX];
 
 enum {
     OPT_REQ_HOUR = 700,
@@ -24,6 +32,10 @@ enum {
     OPT_COST_HOUR,
     OPT_COST_DAY,
     OPT_PRICE,
+    OPT_SCHEDULES,
+    OPT_TIMEZONE,
+    OPT_NO_SCHEDULES,
+    OPT_NO_SCHEDULE_TOOL,
 };
 
 const struct option unatt_opts[] = {
@@ -38,6 +50,10 @@ const struct option unatt_opts[] = {
     {"budget-cost-hour", required_argument, NULL, OPT_COST_HOUR},
     {"budget-cost-day", required_argument, NULL, OPT_COST_DAY},
     {"budget-price", required_argument, NULL, OPT_PRICE},
+    {"schedules", required_argument, NULL, OPT_SCHEDULES},
+    {"timezone", required_argument, NULL, OPT_TIMEZONE},
+    {"no-schedules", no_argument, NULL, OPT_NO_SCHEDULES},
+    {"no-schedule-tool", no_argument, NULL, OPT_NO_SCHEDULE_TOOL},
     {NULL, 0, NULL, 0},
 };
 
@@ -112,8 +128,49 @@ int unatt_option(int c, const char *arg)
         }
         b->nprices++;
         return 1;
+    case OPT_SCHEDULES:
+        unatt.schedules_file = arg;
+        return 1;
+    case OPT_TIMEZONE:
+        if (strcmp(arg, "UTC") != 0 && !mote_tz_name_ok(arg)) {
+            fprintf(stderr, "mote serve: --timezone wants an IANA zone name (Europe/Paris), not "
+                            "'%s'\n",
+                    cli_shown(arg));
+            return 2;
+        }
+        unatt.timezone = arg;
+        return 1;
+    case OPT_NO_SCHEDULES:
+        unatt.no_schedules = true;
+        return 1;
+    case OPT_NO_SCHEDULE_TOOL:
+        unatt.no_schedule_tool = true;
+        return 1;
     default: return 0;
     }
+}
+
+int unatt_serve_conf(struct mote_serve_conf *vc)
+{
+    size_t n = 0;
+    int rc;
+
+    if (unatt.no_schedules)
+        return 0;
+    if (unatt.schedules_file != NULL) {
+        rc = fe_read_file(unatt.schedules_file, fixed, sizeof(fixed), &n);
+        if (rc < 0) {
+            fprintf(stderr, "mote serve: cannot read --schedules %s: %s\n", unatt.schedules_file,
+                    rc == FE_READ_TOO_LONG ? "too large" : fe_read_why(rc));
+            return 2;
+        }
+        vc->sched_fixed = fixed;
+        vc->sched_fixed_len = n;
+    }
+    vc->sched = &sched;
+    vc->sched_tz = unatt.timezone;
+    vc->sched_tool = !unatt.no_schedule_tool;
+    return 0;
 }
 
 int unatt_check(const char *model)

@@ -1,5 +1,5 @@
 /* unatt.h - mote serve's options for a device nobody watches: the spend
- * budget (and, with it, what the schedules need). docs/SERVE.md. */
+ * budget and the schedules. docs/SERVE.md. */
 #ifndef MOTE_FE_UNATT_H
 #define MOTE_FE_UNATT_H
 
@@ -14,6 +14,10 @@
  * configuration file where there is one). */
 struct unatt_conf {
     struct mote_budget_conf budget;
+    const char *schedules_file; /* --schedules FILE: fixed schedules (NULL: none) */
+    const char *timezone;       /* --timezone ZONE: of schedules that name none (NULL: UTC) */
+    bool no_schedules;          /* --no-schedules */
+    bool no_schedule_tool;      /* --no-schedule-tool */
 };
 
 extern struct unatt_conf unatt;
@@ -31,6 +35,11 @@ int unatt_check(const char *model);
 /* Opens the budget on the port's storage (the state directory is set)
  * and gives it to the session. Returns 0 or 1 (said). */
 int unatt_start(struct mote_posix *pp, struct mote_session *ses);
+
+/* The schedules' settings into the server's conf (the runner's memory,
+ * the fixed file read). Returns 0 or 2 (said). */
+struct mote_serve_conf;
+int unatt_serve_conf(struct mote_serve_conf *vc);
 
 /* Closes what unatt_start opened. */
 void unatt_end(void);

@@ -106,7 +106,12 @@ struct mote_mcp_chan {
     size_t msg_cap, msg_len;
     bool msg_over;            /* the message was longer than msg_cap: dropped */
     bool session_sent;        /* the request carried the session's id */
+    bool once;                /* its message acts on the world (tools/call): never sent
+                               * again once the server may have received it */
+    bool whole;               /* the message is in `req` after the head */
+    size_t head_len, req_len; /* of `req`: the head, and all of it */
     struct mote_http_resp resp;
+    char req[MOTE_NET_BUF];   /* the request as it goes out, built once at its start */
 };
 
 /* A message waiting for its HTTP exchange (internal). */

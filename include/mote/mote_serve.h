@@ -104,6 +104,18 @@ struct mote_serve_conf {
     const char *mqtt_ca_file;          /* mqtts: NULL: the port's default roots */
     uint16_t mqtt_keep_alive_s;        /* 0: MOTE_MQTT_KEEPALIVE_S */
     uint32_t mqtt_backoff_max_ms;      /* 0: MOTE_MQTT_BACKOFF_MAX_MS */
+    /* Schedules (docs/SERVE.md, "Schedules"; mote_sched.h): with `sched`
+     * (the runner's memory, caller-owned, a static; NULL: no schedules)
+     * the server runs them, keeps their definitions in STATE/schedules.json
+     * and their occurrences in STATE/schedules.jsonl, serves
+     * /v1/schedules[/ID] and offers the agent a "schedule" tool. */
+    struct mote_serve_sched *sched;
+    const char *sched_fixed;           /* a configuration file's schedules (its text, as
+                                        * {"schedules": [...]}): fixed, NULL: none */
+    size_t sched_fixed_len;
+    const char *sched_tz;              /* the zone of a schedule that names none (NULL:
+                                        * UTC) */
+    bool sched_tool;                   /* offer the agent the "schedule" tool */
     /* The MCP server (/mcp on the listeners, always): offer the tools of
      * the session's MCP servers too (conversations' conf.mcp), besides
      * the registry's and `ask`. */
@@ -114,6 +126,26 @@ struct mote_serve_conf {
     struct mote_serve_mcp_stdio *mcp_stdio;
     /* Bytes of a tools/list page (0: MOTE_SERVE_MCP_PAGE; at most that). */
     uint32_t mcp_page_bytes;
+};
+
+/* The schedules' runner's memory, bytes: an upper bound from the
+ * configuration (the library's build checks that its state fits):
+ * MOTE_SCHED_MAX schedules with their prompts, MOTE_SCHED_ZONES zones, a
+ * zoneinfo file, a JSON document, a journal line. */
+#define MOTE_SERVE_SCHED_AREA_SIZE                                                                 \
+    (MOTE_SCHED_MAX * (MOTE_SCHED_PROMPT_MAX + MOTE_SCHED_RULE_MAX + 4 * MOTE_CONV_ID_MAX +        \
+                       MOTE_SCHED_ID_MAX + MOTE_TZ_NAME_MAX + 96 + 48 * sizeof(uint64_t)) +        \
+     MOTE_SCHED_ZONES * (MOTE_TZ_NAME_MAX + MOTE_TZ_TRANSITIONS * 9 + MOTE_TZ_TYPES * 4 + 64) +     \
+     sizeof(struct mote_json) + 1024 + MOTE_TZ_FILE_MAX + MOTE_TZ_NAME_MAX + 40 * sizeof(uint64_t))
+
+/* The schedules' runner (conf.sched): owned by the caller, a static
+ * (about 80 KB with the defaults, mostly prompts and a JSON document;
+ * untouched pages cost no resident memory). */
+struct mote_serve_sched {
+    union {
+        max_align_t align;
+        unsigned char bytes[MOTE_SERVE_SCHED_AREA_SIZE];
+    } area;
 };
 
 /* MCP over a pipe pair (conf.mcp_stdio): newline-delimited JSON-RPC on

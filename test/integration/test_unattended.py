@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """`mote serve` on a device nobody watches (the real binary, sanitizers
 on, against the local test LLM server and a private mosquitto):
-approvals that reach someone and expire by themselves.
+approvals that reach someone and expire by themselves, a spend budget
+that fails closed, schedules whose every occurrence runs once or is
+skipped with its reason (a kill sweep, downtime, the API, MQTT, the
+agent's own schedule tool).
 
     test_unattended.py BUILDDIR
 Prints one line per test and "N passed, M failed".
@@ -12,7 +15,8 @@ import signal
 import sys
 import time
 
-from harness import TMP, check, requests_in, run_all, start_server, wait_for
+import sched_sweep
+from harness import NOTES, TMP, check, requests_in, run_all, start_server, wait_for
 from test_mqtt import Broker
 from test_mqtt_serve import Sub, mserve, req, stop
 from test_serve import Events, Serve, journal_of
@@ -292,6 +296,209 @@ def test_budget_reaches_mqtt():
     finally:
         check(stop(s) == 0, s.log()[-2000:])
         sub.stop()
+
+# ---- schedules ------------------------------------------------------------------------------
+
+def sched_env():
+    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    e["ANTHROPIC_API_KEY"] = "sk-ant-TEST-SECRET-sched"
+    e["MOTE_BACKOFF_MS"] = "50"
+    e.pop("MOTE_SERVE_TOKEN", None)
+    return e
+
+
+def test_kill_sweep_every_occurrence_once():
+    """A schedule every 2 s, mote serve killed with SIGKILL at random
+    moments and started again: every occurrence ran exactly once or is
+    journaled skipped with its reason (make bench-sched does 100+)."""
+    port, _ = start_server()
+    state = os.path.join(TMP, "sweep-%d" % time.time_ns())
+    os.makedirs(state)
+    res = sched_sweep.sweep(sched_sweep_mote(), port, state, 5, 35, sched_env(), None)
+    check(res["occurrences"] >= 5 and res["ran"] >= 3, res)
+    NOTES.append("kill sweep (5 kills): %s" % res)
+
+
+def sched_sweep_mote():
+    return os.path.join(os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build"), "mote")
+
+
+def sched_journal(state):
+    out = []
+    with open(os.path.join(state, "schedules.jsonl")) as f:
+        for line in f:
+            if line.strip():
+                out.append(json.loads(line))
+    return out
+
+
+def test_downtime_of_12_occurrences():
+    """Stopped for 12 occurrences of an interval: exactly one catch-up
+    run, the 11 others logged skipped with the reason."""
+    port, _ = start_server()
+    s = serve(port)
+    state = s.state
+    try:
+        st, b = s.req("PUT", "/v1/schedules/dt", {"prompt": "tick", "every": "2s"})
+        check(st == 201, (st, b))
+        wait_for(lambda: len([r for r in sched_journal(state) if r["t"] == "done"]) >= 2,
+                 "two occurrences", 20)
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log()[-1500:])
+    claims = [r for r in sched_journal(state) if r["t"] == "claim"]
+    last = claims[-1]
+    # back 12 intervals (and a little) after the last one
+    wake = last["ms"] / 1000.0 + 24.5
+    time.sleep(max(0, wake - time.time()))
+    s = serve(port, state=state)
+    try:
+        wait_for(lambda: [r for r in sched_journal(state) if r["t"] == "claim" and
+                          r["k"] == last["k"] + 12], "the catch-up run", 20)
+        skips = [r for r in sched_journal(state) if r["t"] == "skip"]
+        check(len(skips) == 1, skips)
+        sk = skips[0]
+        check(sk["count"] == 11 and sk["from"] == last["k"] + 1 and sk["to"] == last["k"] + 11 and
+              "only the most recent runs" in sk["reason"], sk)
+        check("11 occurrence(s) skipped" in s.log(), s.log()[-1500:])
+        runs = [r for r in sched_journal(state) if r["t"] == "claim" and r["k"] > last["k"]]
+        check(runs[0]["k"] == last["k"] + 12, runs)
+        st, b = s.req("GET", "/v1/schedules/dt")
+        check(st == 200 and b["skipped"] == 11 and b["runs"] >= 2, b)
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log()[-1500:])
+
+
+def test_schedules_api():
+    port, _ = start_server()
+    fixed = os.path.join(TMP, "fixed-%d.json" % time.time_ns())
+    with open(fixed, "w") as f:
+        json.dump({"schedules": [{"id": "nightly", "prompt": "backup", "cron": "30 2 * * *",
+                                  "tz": "Europe/Paris"}]}, f)
+    s = serve(port, ["--schedules", fixed])
+    state = s.state
+    try:
+        for body, code in ((b"{", "bad_json"), ({"prompt": "x"}, "bad_field"),
+                           ({"prompt": "x", "every": "1m", "sometimes": 1}, "bad_field"),
+                           ({"prompt": "x", "cron": "0 6 * * *", "tz": "Mars/Olympus"},
+                            "bad_field"),
+                           ({"prompt": "x", "cron": "61 * * * *"}, "bad_field"),
+                           ({"id": "other", "prompt": "x", "every": "1m"}, "bad_field")):
+            st, b = s.req("PUT", "/v1/schedules/s1", body)
+            check(st == 400 and b["error"] == code, (body, st, b))
+        st, b = s.req("PUT", "/v1/schedules/s1", {"prompt": "x", "cron": "0 6 * * *",
+                                                   "tz": "Mars/Olympus"})
+        check("unknown time zone" in b["message"], b)
+        st, b = s.req("PUT", "/v1/schedules/morning",
+                      {"prompt": "Check the disk", "cron": "0 6 * * *", "tz": "Europe/Paris",
+                       "conversation": "ops"})
+        check(st == 201 and b["id"] == "morning" and b["origin"] == "api" and
+              b["next"]["at"].endswith(("T04:00:00Z", "T05:00:00Z")), (st, b))
+        st, b = s.req("PUT", "/v1/schedules/morning",
+                      {"prompt": "Check the disk again", "cron": "0 7 * * *", "tz": "UTC"})
+        check(st == 200 and b["prompt"] == "Check the disk again" and
+              b["next"]["at"].endswith("T07:00:00Z") and b["conversation"] is None, (st, b))
+        st, b = s.req("GET", "/v1/schedules")
+        ids = sorted(x["id"] for x in b["schedules"])
+        check(st == 200 and ids == ["morning", "nightly"] and b["clock"]["set"], b)
+        night = [x for x in b["schedules"] if x["id"] == "nightly"][0]
+        check(night["origin"] == "file" and night["next"]["at"].endswith(("T00:30:00Z",
+                                                                          "T01:30:00Z")), night)
+        st, b = s.req("PUT", "/v1/schedules/nightly", {"prompt": "x", "every": "1m"})
+        check(st == 409 and b["error"] == "fixed", (st, b))
+        st, b = s.req("DELETE", "/v1/schedules/nightly")
+        check(st == 409 and b["error"] == "fixed", (st, b))
+        h = health(s)["schedules"]
+        check(h["count"] == 2 and h["journal"] == "ok" and h["clock"]["set"], h)
+        st, b = s.req("DELETE", "/v1/schedules/nope")
+        check(st == 404, (st, b))
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log()[-1500:])
+    with open(os.path.join(state, "schedules.json")) as f:
+        kept = json.load(f)["schedules"]
+    check([x["id"] for x in kept] == ["morning"], kept)  # the fixed one is not copied
+    s = serve(port, ["--schedules", fixed], state=state)
+    try:
+        st, b = s.req("GET", "/v1/schedules/morning")
+        check(st == 200 and b["prompt"] == "Check the disk again", b)
+        st, b = s.req("DELETE", "/v1/schedules/morning")
+        check(st == 200 and b == {"removed": "morning"}, (st, b))
+        st, b = s.req("GET", "/v1/schedules/morning")
+        check(st == 404, (st, b))
+    finally:
+        s.kill(signal.SIGTERM)
+        check(s.wait() == 0, s.log()[-1500:])
+
+
+def test_schedules_over_mqtt():
+    b = Broker("un-s")
+    port, _ = start_server()
+    s = mserve(port, b, "dev-s")
+    sub = Sub(b, "mote/dev-s", "w-s")
+    try:
+        b.pub("mote/dev-s/in", json.dumps({"id": "s1", "schedule": {
+            "id": "pump", "prompt": "tick", "every": "2s", "conversation": "pump"}}))
+        sub.wait(lambda: sub.answers("pump"), "an occurrence's answer", 20)
+        b.pub("mote/dev-s/in", json.dumps({"id": "s2", "schedule": {"id": "x", "prompt": "x"}}))
+        sub.wait(lambda: [e for e in sub.errors() if e["id"] == "s2"], "the refusal")
+        e = [e for e in sub.errors() if e["id"] == "s2"][0]
+        check(e["error"] == "bad_field" and "one of" in e["message"], e)
+        b.pub("mote/dev-s/in", json.dumps({"id": "s3", "schedule_delete": "pump"}))
+        wait_for(lambda: s.req("GET", "/v1/schedules/pump")[0] == 404, "removed")
+        users = [r for r in journal_of(s.state, "pump") if r["t"] == "user"]
+        check(users and all(u["rid"].startswith("s:pump:") for u in users), users)
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+        sub.stop()
+
+
+def test_the_agent_schedules_for_itself():
+    """"Remind me" from a conversation: the schedule tool asks like any
+    tool, then the schedule runs into that conversation."""
+    port, log = start_server([{"tool": "schedule", "input": {
+        "action": "create", "id": "remind", "prompt": "remind me of the plants",
+        "every": "2s"}}, {"text": "Done: I will remind you."}])
+    s = serve(port)
+    try:
+        cid = s.create()
+        s.say(cid, "remind me every 2 seconds of the plants")
+        s.wait_state(cid, "awaiting_approval")
+        q = s.conv(cid, records=False)["approval"]
+        check(q["name"] == "schedule" and q["input"]["every"] == "2s", q)
+        st, _ = s.req("POST", "/v1/conversations/%s/approval" % cid,
+                      {"call_id": q["call_id"], "answer": "yes"})
+        check(st == 202, st)
+        wait_for(lambda: [r for r in journal_of(s.state, cid)
+                          if r["t"] == "user" and r.get("rid", "").startswith("s:remind:")],
+                 "the schedule's prompt in this conversation", 20)
+        res = [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"][0]
+        check(res["text"].startswith("created schedule remind"), res)
+        st, b = s.req("GET", "/v1/schedules/remind")
+        check(st == 200 and b["origin"] == "agent" and b["created_by"] == cid and
+              b["conversation"] == cid, b)
+    finally:
+        s.kill(signal.SIGTERM)
+        s.wait()
+
+
+def test_budget_holds_scheduled_turns():
+    port, log = start_server()
+    s = serve(port, ["--budget-requests-day", "1"])
+    try:
+        st, b = s.req("PUT", "/v1/schedules/b", {"prompt": "tick", "every": "2s"})
+        check(st == 201, (st, b))
+        wait_for(lambda: health(s)["budget"]["waiting"] == 1, "the second occurrence waits", 20)
+        time.sleep(4.5)
+        check(len(requests_in(log)) == 1, "requests: %d" % len(requests_in(log)))
+        st, b = s.req("GET", "/v1/schedules/b")
+        check(b["running"] is not None and b["running"]["phase"] == "started" and
+              b["skipped"] >= 1, b)
+        check("the previous occurrence had not finished" in s.log(), s.log()[-1500:])
+    finally:
+        s.kill(signal.SIGTERM)
+        s.wait()
 
 
 if __name__ == "__main__":
