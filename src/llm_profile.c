@@ -25,50 +25,45 @@
 /* The table (docs/LLM.md, "Providers"). The first row of each dialect
  * with no hosts is its default for a server mote does not know. Sources
  * of each row: test/fixtures/SOURCES.md. */
+/* (short names for the table's columns) */
+#define ASKED MOTE_LLM_USAGE_ASKED
+#define ALWAYS MOTE_LLM_USAGE_ALWAYS
+#define WORD MOTE_LLM_IDS_WORD
+#define PRINT MOTE_LLM_IDS_PRINTABLE
+#define OBJECT MOTE_LLM_ERRORS_OBJECT
+#define ARRAY MOTE_LLM_ERRORS_ARRAY
+#define NESTED MOTE_LLM_ERRORS_NESTED
+
 static const struct mote_llm_profile profiles[] = {
-    {"anthropic", MOTE_PROVIDER_ANTHROPIC, "api.anthropic.com", "https://api.anthropic.com",
-     "ANTHROPIC_API_KEY", "claude-sonnet-4-5", K_TC | K_CC, MOTE_LLM_USAGE_ALWAYS, MOTE_LLM_IDS_WORD,
-     MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_THINKING},
-    {"anthropic-compatible", MOTE_PROVIDER_ANTHROPIC, "", "", "ANTHROPIC_API_KEY", "", K_TC | K_CC,
-     MOTE_LLM_USAGE_ALWAYS, MOTE_LLM_IDS_WORD, MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_THINKING},
-    {"openai", MOTE_PROVIDER_OPENAI, "api.openai.com", "https://api.openai.com/v1",
-     "OPENAI_API_KEY", "gpt-4o-mini", K_SO | K_MC | K_TC, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE,
-     MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_NONE},
-    {"openai-responses", MOTE_PROVIDER_OPENAI_RESPONSES, "", "https://api.openai.com/v1",
-     "OPENAI_API_KEY", "gpt-5-codex", K_TC | K_IN, MOTE_LLM_USAGE_ALWAYS, MOTE_LLM_IDS_PRINTABLE,
-     MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_ITEMS},
-    {"openai-compatible", MOTE_PROVIDER_OPENAI, "", "", "OPENAI_API_KEY", "", K_SO | K_TC,
-     MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE, MOTE_LLM_ERRORS_OBJECT,
-     MOTE_LLM_RS_CONTENT},
+    /* name, dialect, hosts: keys, usage, ids, errors, reasoning */
+    {"anthropic", MOTE_PROVIDER_ANTHROPIC, "api.anthropic.com",
+     K_TC | K_CC, ALWAYS, WORD, OBJECT, MOTE_LLM_RS_THINKING},
+    {"anthropic-compatible", MOTE_PROVIDER_ANTHROPIC, "",
+     K_TC | K_CC, ALWAYS, WORD, OBJECT, MOTE_LLM_RS_THINKING},
+    {"openai", MOTE_PROVIDER_OPENAI, "api.openai.com",
+     K_SO | K_MC | K_TC, ASKED, PRINT, OBJECT, MOTE_LLM_RS_NONE},
+    {"openai-responses", MOTE_PROVIDER_OPENAI_RESPONSES, "",
+     K_TC | K_IN, ALWAYS, PRINT, OBJECT, MOTE_LLM_RS_ITEMS},
+    {"openai-compatible", MOTE_PROVIDER_OPENAI, "",
+     K_SO | K_TC, ASKED, PRINT, OBJECT, MOTE_LLM_RS_CONTENT},
     {"gemini", MOTE_PROVIDER_OPENAI, "generativelanguage.googleapis.com",
-     "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", "gemini-2.5-flash",
-     K_SO | K_TC | K_EC, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE, MOTE_LLM_ERRORS_ARRAY,
-     MOTE_LLM_RS_SIGNATURE},
-    {"deepseek", MOTE_PROVIDER_OPENAI, "api.deepseek.com", "https://api.deepseek.com/v1",
-     "DEEPSEEK_API_KEY", "deepseek-chat", K_SO | K_TC | K_RC | K_RT, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE,
-     MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_CONTENT},
-    {"mistral", MOTE_PROVIDER_OPENAI, "api.mistral.ai", "https://api.mistral.ai/v1",
-     "MISTRAL_API_KEY", "mistral-small-latest", K_TC, MOTE_LLM_USAGE_ALWAYS, MOTE_LLM_IDS_PRINTABLE,
-     MOTE_LLM_ERRORS_NESTED, MOTE_LLM_RS_NONE},
-    {"groq", MOTE_PROVIDER_OPENAI, "api.groq.com", "https://api.groq.com/openai/v1",
-     "GROQ_API_KEY", "llama-3.3-70b-versatile", K_SO | K_TC, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE,
-     MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_REASONING},
-    {"openrouter", MOTE_PROVIDER_OPENAI, "openrouter.ai", "https://openrouter.ai/api/v1",
-     "OPENROUTER_API_KEY", "openai/gpt-4o-mini", K_SO | K_TC, MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE,
-     MOTE_LLM_ERRORS_OBJECT, MOTE_LLM_RS_REASONING},
+     K_SO | K_TC | K_EC, ASKED, PRINT, ARRAY, MOTE_LLM_RS_SIGNATURE},
+    {"deepseek", MOTE_PROVIDER_OPENAI, "api.deepseek.com",
+     K_SO | K_TC | K_RC | K_RT, ASKED, PRINT, OBJECT, MOTE_LLM_RS_CONTENT},
+    {"mistral", MOTE_PROVIDER_OPENAI, "api.mistral.ai",
+     K_TC, ALWAYS, PRINT, NESTED, MOTE_LLM_RS_NONE},
+    {"groq", MOTE_PROVIDER_OPENAI, "api.groq.com",
+     K_SO | K_TC, ASKED, PRINT, OBJECT, MOTE_LLM_RS_REASONING},
+    {"openrouter", MOTE_PROVIDER_OPENAI, "openrouter.ai",
+     K_SO | K_TC, ASKED, PRINT, OBJECT, MOTE_LLM_RS_REASONING},
     {"kimi", MOTE_PROVIDER_OPENAI, "api.moonshot.ai api.moonshot.cn",
-     "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "kimi-k2-0905-preview", K_SO | K_TC | K_RC,
-     MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE, MOTE_LLM_ERRORS_OBJECT,
-     MOTE_LLM_RS_CONTENT},
-    {"ollama", MOTE_PROVIDER_OPENAI, ":11434", "http://localhost:11434/v1", NULL, "", K_SO | K_TC,
-     MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE, MOTE_LLM_ERRORS_OBJECT,
-     MOTE_LLM_RS_REASONING},
-    {"llamacpp", MOTE_PROVIDER_OPENAI, "", "http://localhost:8080/v1", NULL, "", K_SO | K_TC,
-     MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE, MOTE_LLM_ERRORS_OBJECT,
-     MOTE_LLM_RS_CONTENT},
-    {"vllm", MOTE_PROVIDER_OPENAI, "", "http://localhost:8000/v1", NULL, "", K_SO | K_TC,
-     MOTE_LLM_USAGE_ASKED, MOTE_LLM_IDS_PRINTABLE, MOTE_LLM_ERRORS_OBJECT,
-     MOTE_LLM_RS_REASONING},
+     K_SO | K_TC | K_RC, ASKED, PRINT, OBJECT, MOTE_LLM_RS_CONTENT},
+    {"ollama", MOTE_PROVIDER_OPENAI, ":11434",
+     K_SO | K_TC, ASKED, PRINT, OBJECT, MOTE_LLM_RS_REASONING},
+    {"llamacpp", MOTE_PROVIDER_OPENAI, "",
+     K_SO | K_TC, ASKED, PRINT, OBJECT, MOTE_LLM_RS_CONTENT},
+    {"vllm", MOTE_PROVIDER_OPENAI, "",
+     K_SO | K_TC, ASKED, PRINT, OBJECT, MOTE_LLM_RS_REASONING},
 };
 
 const struct mote_llm_profile *mote_llm_profile_at(unsigned i)

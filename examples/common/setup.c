@@ -59,6 +59,39 @@ const char *fe_take_secret(const char *name, char *out, size_t cap)
     return out;
 }
 
+/* What a frontend needs of each provider besides its profile: the
+ * variable its key is read from (NULL: none, a local server's), its
+ * public API root ("": none) and a model it serves ("": none). */
+static const struct {
+    const char *name, *key_env, *url, *model;
+} providers[] = {
+    {"openai-responses", "OPENAI_API_KEY", "https://api.openai.com/v1", "gpt-5-codex"},
+    {"gemini", "GEMINI_API_KEY", "https://generativelanguage.googleapis.com/v1beta/openai",
+     "gemini-2.5-flash"},
+    {"deepseek", "DEEPSEEK_API_KEY", "https://api.deepseek.com/v1", "deepseek-chat"},
+    {"mistral", "MISTRAL_API_KEY", "https://api.mistral.ai/v1", "mistral-small-latest"},
+    {"groq", "GROQ_API_KEY", "https://api.groq.com/openai/v1", "llama-3.3-70b-versatile"},
+    {"openrouter", "OPENROUTER_API_KEY", "https://openrouter.ai/api/v1", "openai/gpt-4o-mini"},
+    {"kimi", "MOONSHOT_API_KEY", "https://api.moonshot.ai/v1", "kimi-k2-0905-preview"},
+    {"ollama", NULL, "http://localhost:11434/v1", ""},
+    {"llamacpp", NULL, "http://localhost:8080/v1", ""},
+    {"vllm", NULL, "http://localhost:8000/v1", ""},
+    {"openai-compatible", "OPENAI_API_KEY", "", ""},
+    {"anthropic-compatible", "ANTHROPIC_API_KEY", "", ""},
+};
+
+/* The frontend's row of profile `pf` (NULL: none). */
+static int provider_row(const struct mote_llm_profile *pf)
+{
+    size_t i;
+
+    for (i = 0; pf != NULL && i < sizeof(providers) / sizeof(providers[0]); i++) {
+        if (strcmp(providers[i].name, pf->name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
 int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, const char **model)
 {
     static char key_buf[MOTE_LLM_KEY_MAX + 1];
@@ -111,9 +144,10 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
         unsigned i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
         /* A provider's own variable (DEEPSEEK_API_KEY) when it is set, else
          * the dialect's. */
-        const char *key_env = pf != NULL && pf->key_env != NULL && getenv(pf->key_env) != NULL &&
-                                      getenv(pf->key_env)[0] != '\0'
-                                  ? pf->key_env
+        int row = provider_row(pf);
+        const char *own = row >= 0 ? providers[row].key_env : NULL;
+        const char *key_env = own != NULL && getenv(own) != NULL && getenv(own)[0] != '\0'
+                                  ? own
                                   : d[i].key_env;
         const char *raw = getenv(key_env);
 
@@ -126,16 +160,16 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
         /* the tools see none of the keys */
         (void)fe_take_secret(d[i].key_env, other, sizeof(other));
         (void)fe_take_secret(d[i].other_env, other, sizeof(other));
-        for (i = 0; mote_llm_profile_at(i) != NULL; i++) {
-            if (mote_llm_profile_at(i)->key_env != NULL)
-                (void)fe_take_secret(mote_llm_profile_at(i)->key_env, other, sizeof(other));
+        for (i = 0; i < sizeof(providers) / sizeof(providers[0]); i++) {
+            if (providers[i].key_env != NULL)
+                (void)fe_take_secret(providers[i].key_env, other, sizeof(other));
         }
         i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
         /* The base URL: the option; a named provider's own; the dialect's
          * variable; its public API. */
         url = op->base_url;
-        if (url == NULL && pf != NULL && pf->url[0] != '\0')
-            url = pf->url;
+        if (url == NULL && row >= 0 && providers[row].url[0] != '\0')
+            url = providers[row].url;
         if (url == NULL)
             url = getenv(d[i].url_env);
         if (url == NULL || url[0] == '\0')
@@ -148,7 +182,8 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
     if (key == NULL || key[0] == '\0') {
         /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
         if (!(prov == CLI_PROVIDER_OPENAI &&
-              (op->base_url != NULL || (pf != NULL && pf->key_env == NULL)))) {
+              (op->base_url != NULL ||
+               (provider_row(pf) >= 0 && providers[provider_row(pf)].key_env == NULL)))) {
             fprintf(stderr, "mote: no API key: set %s\n", llm->key_env);
             return 2;
         }
@@ -233,7 +268,8 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
                                                  : MOTE_TLS_RESUME_DISK;
     }
     *model = op->model != NULL                            ? op->model
-             : pf != NULL && pf->model[0] != '\0'          ? pf->model
+             : provider_row(pf) >= 0 && providers[provider_row(pf)].model[0] != '\0'
+                 ? providers[provider_row(pf)].model
              : prov == CLI_PROVIDER_ANTHROPIC               ? DEFAULT_ANTHROPIC_MODEL
                                                             : DEFAULT_OPENAI_MODEL;
     /* The Responses API: by name, or for a model OpenAI serves only there

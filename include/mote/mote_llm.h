@@ -104,10 +104,6 @@ struct mote_llm_profile {
     uint8_t dialect;       /* enum mote_provider */
     const char *hosts;     /* the hosts that pick it: space-separated names, ".name" for
                             * its subdomains too, ":PORT" for any host on that port */
-    const char *url;       /* its public API root ("" : none, a local server's) */
-    const char *key_env;   /* the variable its key is read from (NULL: none needed, a local
-                            * server's) */
-    const char *model;     /* a model it serves, the frontends' default ("": none) */
     uint8_t keys;          /* MOTE_LLM_KEY_*: the optional keys it takes, the extras it
                             * needs back */
     uint8_t usage;         /* MOTE_LLM_USAGE_* */
