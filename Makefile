@@ -871,6 +871,31 @@ bench-page: deps-check
 	$(Q)python3 test/bench/page_bench.py $(B)/tiny/mote $(B)/tiny/build/page
 # ---- end of mote serve's page block ----
 
+# ---- a fleet of devices (issue: configuration, metrics, the broker) ----
+# build/asan/mote as one device of a fleet against a private mosquitto and
+# the test LLM server: MQTT requests to long conversations on disk, strict
+# MQTT requests, creation that never replaces, one serve per state
+# directory, links in the state directory.
+.PHONY: test-fleet
+test-fleet: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fleet.py $(SB)
+CHECK_GROUPS += test-fleet
+# ---- end of the fleet's block ----
+
+# ---- mote serve's configuration file and its reload ----
+# build/asan/mote with --config files against the test LLM server and a
+# private mosquitto: strict `key = value` lines, a flag over the file,
+# SIGHUP under load (nothing dropped, the next turns on the new model), a
+# bad file refused, secrets from files and credentials, the client id.
+.PHONY: test-config
+test-config: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_config.py $(SB)
+CHECK_GROUPS += test-config
+# the file's reader, fuzzed (make test-fuzz runs every target)
+$(FZ)/fuzz_conf: FUZZ_EXTRA := examples/serve/conf.c examples/common/readfile.c
+$(FZ)/fuzz_conf: examples/serve/conf.c examples/serve/conf.h
+# ---- end of the configuration's block ----
+
 # ---- the embedding guide ----
 # docs/EMBEDDING.md's programs and the README's example, extracted from the
 # documents, built against a staged install-lib with the guide's commands

@@ -263,6 +263,18 @@ static int create(struct mote_session *s, const struct mote_conv_conf *conf, con
     return 0;
 }
 
+int mote_conv_set_conf(struct mote_conv *c, const struct mote_conv_conf *conf)
+{
+    int rc;
+
+    if (mote_conv_busy(c) || c->llm_job != 0 || c->tool_job != 0 || c->loading)
+        return MOTE_ERR_BUSY;
+    if ((rc = check_conf(c->s, conf)) < 0)
+        return rc;
+    c->conf = *conf;
+    return 0;
+}
+
 int mote_conv_create(struct mote_session *s, const struct mote_conv_conf *conf, const char *id,
                      struct mote_conv **out)
 {

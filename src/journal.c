@@ -229,17 +229,19 @@ static int create(struct mote_journal *j, const struct mote_port *port, const ch
         return rc;
     if ((rc = p->st_mkdir(p->ctx, "conversations")) < 0)
         return rc;
-    h = p->st_open(p->ctx, j->name, MOTE_ST_READ);
-    if (h >= 0) {
-        int64_t sz = p->st_size(p->ctx, h);
-
-        p->st_close(p->ctx, h);
-        if (sz != 0)
-            return MOTE_ERR_EXIST; /* an empty one is as good as absent */
+    if (!MOTE_PORT_HAS(p, st_create)) {
+        /* (a port without it: only one process creates at a time) */
+        h = p->st_open(p->ctx, j->name, MOTE_ST_READ);
+        if (h >= 0)
+            p->st_close(p->ctx, h);
+        if (h >= 0 || h == MOTE_ERR_NOTREG)
+            return MOTE_ERR_EXIST;
     }
     /* The journal appears whole, with its open record, or not at all (a
      * crash in between leaves no empty file behind): written aside,
-     * synced, renamed into place, the directory synced. */
+     * synced, put into place, the directory synced. Never over anything:
+     * whatever is at its path (another process's new journal, an empty
+     * file, a link, a FIFO) stays, and the id is taken. */
     rec_begin(j, &w, &b, MOTE_REC_OPEN);
     mote_jw_key(&w, "v");
     mote_jw_int(&w, calls ? MOTE_JOURNAL_VERSION : MOTE_JOURNAL_CHAT_VERSION);
@@ -256,7 +258,10 @@ static int create(struct mote_journal *j, const struct mote_port *port, const ch
     first.p = b.p;
     first.len = b.len;
     first.off = 0;
-    if ((rc = p->st_write_atomic(p->ctx, j->name, mote_produce_bytes, &first)) < 0)
+    rc = MOTE_PORT_HAS(p, st_create)
+             ? p->st_create(p->ctx, j->name, mote_produce_bytes, &first)
+             : p->st_write_atomic(p->ctx, j->name, mote_produce_bytes, &first);
+    if (rc < 0)
         return rc;
     h = p->st_open(p->ctx, j->name, MOTE_ST_READ | MOTE_ST_APPEND);
     if (h < 0)

@@ -448,7 +448,11 @@ static void on_message(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cons
     if (before != 0 && s->req_id != before) {
         struct mote_mcp_queued *e = ch->role == MCP_ROLE_MSG ? mcp_q_find(s, ch->seq) : NULL;
 
-        ch->answered = true;
+        /* The exchange that carried its request is answered: it gets only
+         * a short tail for its end. Not the event stream (HTTP+SSE brings
+         * every answer on it): it stays open, with no deadline. */
+        if (ch->role != MCP_ROLE_GET)
+            ch->answered = true;
         if (e != NULL && e->kind == MCP_MSG_INIT && streamable(s) && !s->get_none) {
             /* The session is up: its event stream opens before anything
              * else goes out (a server may speak as soon as it hears

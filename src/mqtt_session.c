@@ -323,6 +323,12 @@ static int on_publish(struct mote_mqtt_sess *s, const struct mote_mqtt_packet *p
 
     if (p->qos > 0) {
         r = rx_find(s, p->id);
+        if (r != NULL && r->state == MOTE_MQTT_RX_REC) {
+            /* QoS 2 sent again before its PUBREL (its PUBREC lost with a
+             * connection): delivered already; the PUBREC goes out again */
+            r->state = MOTE_MQTT_RX_ACK;
+            return 0;
+        }
         if (r != NULL && r->state != MOTE_MQTT_RX_COMP)
             return 0; /* sent again (after a reconnect): the application has it */
         if (r != NULL) {
@@ -473,15 +479,26 @@ static int handle(struct mote_mqtt_sess *s, const struct mote_mqtt_packet *p)
         return on_publish(s, p);
     case MOTE_MQTT_PUBACK:
         return on_puback(s, p);
-    case MOTE_MQTT_PUBREL:
-        /* The PUBREC went out (the message's slot was freed then), or
-         * the PUBCOMP was lost with a connection: answer it. A PUBREL for
-         * a message not acknowledged yet comes too early: ignored. */
-        if (rx_find(s, p->id) != NULL) {
-            note(s, "the broker sent PUBREL before PUBREC (ignored)");
+    case MOTE_MQTT_PUBREL: {
+        /* The PUBREC went out (the id is kept until now, so that the
+         * message sent again is not delivered again), or the PUBCOMP was
+         * lost with a connection (or the id was forgotten with a lost
+         * session): answer it. A PUBREL for a message not acknowledged
+         * yet comes too early: ignored. */
+        struct mote_mqtt_rx *r = rx_find(s, p->id);
+
+        if (r != NULL && r->qos == 2 && !r->inctl &&
+            (r->state == MOTE_MQTT_RX_REC || r->state == MOTE_MQTT_RX_ACK)) {
+            r->state = MOTE_MQTT_RX_COMP;
+            return 0;
+        }
+        if (r != NULL) {
+            if (r->state != MOTE_MQTT_RX_COMP)
+                note(s, "the broker sent PUBREL before PUBREC (ignored)");
             return 0;
         }
         return rx_new(s, p->id, 2, MOTE_MQTT_RX_COMP) != NULL ? 0 : MOTE_MQTT_HOLD_ROOM;
+    }
     case MOTE_MQTT_SUBACK:
         return on_suback(s, p);
     case MOTE_MQTT_PINGRESP:
@@ -688,7 +705,9 @@ void mote_mqtt_sess_sent(struct mote_mqtt_sess *s, uint32_t now, size_t n)
             if (!r->inctl)
                 continue;
             r->inctl = false;
-            if (r->state == MOTE_MQTT_RX_ACK || r->state == MOTE_MQTT_RX_COMP)
+            if (r->state == MOTE_MQTT_RX_ACK && r->qos == 2)
+                r->state = MOTE_MQTT_RX_REC; /* until the broker's PUBREL */
+            else if (r->state == MOTE_MQTT_RX_ACK || r->state == MOTE_MQTT_RX_COMP)
                 r->state = MOTE_MQTT_RX_FREE;
         }
         if (s->disc)

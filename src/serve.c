@@ -37,10 +37,12 @@ static void on_closed(void *app)
  * still waits. */
 static void disk_turn(struct serve *sv)
 {
-    bool more = mote_serve_disk_read(sv);
+    bool more = mote_serve_disk_read(sv), loading = sv->load.active;
     unsigned i;
 
     more = mote_serve_load_turn(sv) || more;
+    if (loading && !sv->load.active)
+        mote_serve_mqtt_loaded(sv); /* MQTT requests may wait for it */
     if (sv->rec_next) {
         sv->rec_next = false;
         mote_serve_recover_soon(sv); /* the recovery queue goes on */
@@ -156,6 +158,24 @@ int mote_serve_init(struct mote_serve *pub, struct mote_loop *loop,
     return mote_serve_mqtt_init(sv);
 }
 
+int mote_serve_claim(const struct mote_port *p, int64_t *holder)
+{
+    int h, rc;
+
+    *holder = 0;
+    if (mote_port_missing(p, MOTE_PORT_STORAGE) != NULL)
+        return MOTE_ERR_NOSYS;
+    h = p->st_open(p->ctx, "serve.lock", MOTE_ST_READ | MOTE_ST_APPEND | MOTE_ST_CREATE);
+    if (h < 0 || !MOTE_PORT_HAS(p, st_lock))
+        return h;
+    rc = p->st_lock(p->ctx, h, MOTE_LOCK_HOLD, holder);
+    if (rc < 0) {
+        p->st_close(p->ctx, h);
+        return rc;
+    }
+    return h;
+}
+
 int mote_serve_listen(struct mote_serve *pub)
 {
     struct serve *sv = mote_serve_state(pub);
@@ -172,11 +192,29 @@ int mote_serve_listen(struct mote_serve *pub)
     if (rc < 0)
         return rc;
     mote_serve_prune_now(sv);
+    mote_serve_metrics_start(sv);
     (void)mote_serve_sched_start(sv); /* (a failure is said; the server serves without) */
     if ((rc = mote_serve_mcp_stdio_start(sv)) < 0)
         return rc;
     mote_serve_mcp_check_tools(sv); /* the tool list at the start: told when it changes */
     return mote_serve_mqtt_start(sv);
+}
+
+unsigned mote_serve_reconf(struct mote_serve *pub, const struct mote_conv_conf *conv)
+{
+    struct serve *sv = mote_serve_state(pub);
+    struct mote_session *s = sv->conf.session;
+    unsigned i, running = 0;
+
+    if (conv == NULL)
+        return 0;
+    sv->conf.conv = conv;
+    for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
+        if (s->conv[i].used && mote_conv_set_conf(&s->conv[i], conv) == MOTE_ERR_BUSY)
+            running++;
+    }
+    mote_serve_mqtt_reconf(sv);
+    return running;
 }
 
 void mote_serve_tools_changed(struct mote_serve *pub)
@@ -255,6 +293,7 @@ void mote_serve_deinit(struct mote_serve *pub)
     struct serve *sv = mote_serve_state(pub);
 
     mote_httpd_deinit(&sv->http);
+    mote_serve_metrics_stop(sv);
     pub->phase = MOTE_SERVE_DONE;
     mote_serve_sched_stop(sv);
     mote_serve_mcp_stdio_stop(sv);

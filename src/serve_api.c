@@ -46,6 +46,9 @@ int mote_serve_send(struct serve *sv, const char *id, const char *text, size_t l
     *out = cv;
     if (mote_conv_busy(cv))
         return MOTE_ERR_BUSY;
+    /* a reload since its last turn: this one takes the new settings */
+    if (mote_conv_set_conf(cv, sv->conf.conv) < 0 && mote_conv_busy(cv))
+        return MOTE_ERR_BUSY;
     *offset = cv->jr.size;
     return retry ? mote_conv_retry(cv) : mote_conv_send(cv, text, len);
 }

@@ -116,6 +116,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
 
     if (ev->conv != NULL)
         mote_serve_touch(sv, ev->conv);
+    mote_serve_metrics_event(sv, ev);
     mote_serve_mqtt_event(sv, ev);
     mote_serve_sched_event(sv, ev);
     mote_serve_follow_event(sv, ev);

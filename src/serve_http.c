@@ -29,6 +29,7 @@ enum route {
     R_MCP,        /* /mcp: MCP's Streamable HTTP */
     R_OAI_CHAT,   /* /v1/chat/completions */
     R_OAI_MODELS, /* /v1/models */
+    R_METRICS,    /* /v1/metrics */
 };
 
 /* /v1/schedules[/ID]: the route, the id into `id`. */
@@ -75,6 +76,8 @@ static enum route route_of(const char *path, char *id)
         return R_OAI_CHAT;
     if (strcmp(path, "/v1/models") == 0)
         return R_OAI_MODELS;
+    if (strcmp(path, "/v1/metrics") == 0)
+        return R_METRICS;
     if (strncmp(path, base, sizeof(base) - 1) != 0)
         return R_NONE;
     rest = path + sizeof(base) - 1;
@@ -109,6 +112,7 @@ static const char *allow_of(enum route r)
     case R_SCHEDULES: return "GET, HEAD";
     case R_SCHEDULE: return "GET, HEAD, PUT, DELETE";
     case R_OAI_MODELS: return "GET";
+    case R_METRICS: return "GET";
     case R_APPROVAL: return "GET, POST";
     default: return "POST";
     }
@@ -126,6 +130,7 @@ static bool method_ok(enum route r, enum mote_hreq_method m)
     case R_SCHEDULE:
         return m == MOTE_HM_GET || m == MOTE_HM_HEAD || m == MOTE_HM_PUT || m == MOTE_HM_DELETE;
     case R_OAI_MODELS: return m == MOTE_HM_GET;
+    case R_METRICS: return m == MOTE_HM_GET;
     case R_APPROVAL: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     default: return m == MOTE_HM_POST;
     }
@@ -216,9 +221,13 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
     char id[MOTE_CONV_ID_MAX];
     enum mote_hreq_method m = c->io->req.method;
 
+    sv->met.http_requests++;
     switch (route_of(c->io->req.path, id)) {
     case R_PAGE:
         mote_serve_http_page(sv, c);
+        break;
+    case R_METRICS:
+        mote_serve_http_metrics(sv, c);
         break;
     case R_HEALTH:
         mote_serve_http_health(sv, c);

@@ -120,6 +120,36 @@ struct serve_walk {
     } old[MOTE_PRUNE_BATCH];
 };
 
+/* Error codes the metrics count apart (more: counted as "other"). */
+#define SERVE_MET_CODES 16
+
+/* What the server counts (serve_metrics.c). */
+struct serve_metrics {
+    uint32_t started;               /* the loop's time at listen */
+    uint64_t turns_answered, turns_cancelled, turns_failed;
+    uint64_t model_requests;        /* request records: attempts sent to the model */
+    uint64_t tokens[4];             /* input, output, cache read, cache write */
+    uint64_t tokens_day[4];         /* the same since the day began (UTC; or the start) */
+    int64_t day;                    /* that day (days since 1970; -1: no real-time clock) */
+    uint64_t tool_calls, tool_errors;
+    uint64_t approvals_asked, approvals_expired;
+    uint64_t http_requests, mqtt_requests;
+    uint64_t errors_other;
+    unsigned ncodes;
+    struct {
+        int code;
+        uint64_t n;
+    } errors[SERVE_MET_CODES];
+    /* each session slot's tokens already counted, and whose they were */
+    struct mote_usage seen[MOTE_MAX_CONVERSATIONS];
+    char seen_id[MOTE_MAX_CONVERSATIONS][MOTE_CONV_ID_MAX];
+    /* the loop's lag, from a timer every second */
+    mote_timer_id tick;
+    uint32_t tick_due;
+    uint32_t lag_ms, lag_max_ms;    /* the last tick's, and the most since the last stats */
+    uint32_t stats_left_ms;         /* until the next PREFIX/stats */
+};
+
 /* The server's state: struct mote_serve's `area`. */
 struct serve {
     struct mote_serve *pub;            /* the caller's struct (phase, sig, ...) */
@@ -136,6 +166,7 @@ struct serve {
     /* for the exit code */
     bool forced;                       /* a later signal forced the shutdown */
     bool failed;                       /* mote_serve_exit_code was told the loop failed */
+    struct serve_metrics met;          /* (serve_metrics.c) */
     /* the shutdown's report, for the final event */
     bool sd_timed_out;
     unsigned sd_marked;
@@ -422,6 +453,19 @@ void mote_serve_question_json(struct serve *sv, struct mote_conv *cv, struct mot
  * with one, "expires_in_ms". */
 void mote_serve_deadline_json(struct serve *sv, const struct mote_conv *cv, struct mote_jw *w);
 
+/* ---- serve_metrics.c: what the server counts ---------------------------------------- */
+
+/* Counting starts (the server listens): the loop's tick. */
+void mote_serve_metrics_start(struct serve *sv);
+/* Counting stops (the server ends). */
+void mote_serve_metrics_stop(struct serve *sv);
+/* Every event of the session. */
+void mote_serve_metrics_event(struct serve *sv, const struct mote_event *ev);
+/* GET /v1/metrics: the Prometheus text format (0.0.4). */
+void mote_serve_http_metrics(struct serve *sv, struct mote_httpd_conn *c);
+/* The same numbers as one JSON object (PREFIX/stats). */
+void mote_serve_metrics_json(struct serve *sv, struct mote_jw *w);
+
 /* ---- serve_sched.c: the schedules (conf.sched; each does nothing without) ---------- */
 
 /* Starts the runner (the server listens): the definitions read, the
@@ -460,6 +504,17 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev);
 /* A live event of conversation `id`, as the event streams get it:
  * "event: NAME\ndata: JSON\n\n" (`len` bytes). */
 void mote_serve_mqtt_live(struct serve *sv, const char *id, const char *frame, size_t len);
+/* A conversation's load from disk ended (loaded, or failed): requests
+ * waiting for it, or for the load to end, are tried again. */
+void mote_serve_mqtt_loaded(struct serve *sv);
+/* True with --mqtt: *online while connected, *connects so far. */
+bool mote_serve_mqtt_info(const struct serve *sv, bool *online, uint32_t *connects);
+/* The stats are due (the metrics' tick): the retained PREFIX/stats, its
+ * JSON written by `json` (the metrics' own, passed in: the MQTT door does
+ * not call the metrics, which call it). */
+void mote_serve_mqtt_stats(struct serve *sv, void (*json)(struct serve *, struct mote_jw *));
+/* The conversations' settings changed (a reload): the status again. */
+void mote_serve_mqtt_reconf(struct serve *sv);
 /* The shutdown began (or was forced). */
 void mote_serve_mqtt_shutdown(struct serve *sv, const struct mote_shutdown_req *req);
 /* True once the client's job ended (or never started). */

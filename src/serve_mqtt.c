@@ -240,6 +240,37 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev)
     }
 }
 
+bool mote_serve_mqtt_info(const struct serve *sv, bool *online, uint32_t *connects)
+{
+    const struct mq *q = mote_serve_mqtt_of(sv);
+
+    *online = false;
+    *connects = 0;
+    if (q == NULL || q->phase == MQ_OFF)
+        return false;
+    *online = q->client->sess.state == MOTE_MQTT_S_ONLINE;
+    *connects = q->connects;
+    return true;
+}
+
+void mote_serve_mqtt_reconf(struct serve *sv)
+{
+    struct mq *q = mote_serve_mqtt_of(sv);
+
+    if (q == NULL || q->phase != MQ_RUN || q->client->sess.state != MOTE_MQTT_S_ONLINE)
+        return;
+    q->status_due = true; /* (the kick publishes it, with room) */
+    mote_serve_mqtt_kick(q);
+}
+
+void mote_serve_mqtt_loaded(struct serve *sv)
+{
+    struct mq *q = mote_serve_mqtt_of(sv);
+
+    if (q != NULL && q->phase == MQ_RUN && q->nwait > 0)
+        mote_serve_mqtt_kick(q);
+}
+
 void mote_serve_mqtt_shutdown(struct serve *sv, const struct mote_shutdown_req *req)
 {
     struct mq *q = mote_serve_mqtt_of(sv);

@@ -109,8 +109,9 @@ static enum mq_res take_text(struct mq *q, const struct mq_req *r)
             else if (rc == MOTE_ERR_EXIST)
                 rc = mote_serve_load(sv, r->conv, &cv, &bad);
         }
-        if (rc == MOTE_ERR_FULL)
-            return MQ_WAIT; /* every slot is busy: when a turn ends */
+        if (rc == MOTE_ERR_FULL || rc == MOTE_ERR_AGAIN)
+            return MQ_WAIT; /* every slot is busy (when a turn ends), or its journal is
+                             * long or another one loads (when the load ends) */
         if (rc == MOTE_ERR_SHUTDOWN)
             return MQ_LATER;
         if (rc < 0)
@@ -136,7 +137,7 @@ static enum mq_res take_text(struct mq *q, const struct mq_req *r)
         return fail(q, r, "bad_field", "\"id\" must be UTF-8 without NUL", NULL, NULL);
     rc = mote_serve_send(sv, r->conv, r->text, r->len, false, &cv, &off, &bad);
     (void)mote_journal_next_rid(&held->jr, NULL, 0); /* taken, or never to be */
-    if (rc == MOTE_ERR_BUSY || rc == MOTE_ERR_FULL)
+    if (rc == MOTE_ERR_BUSY || rc == MOTE_ERR_FULL || rc == MOTE_ERR_AGAIN)
         return MQ_WAIT;
     if (rc == MOTE_ERR_SHUTDOWN)
         return MQ_LATER;
@@ -207,15 +208,18 @@ static enum mq_res take_approve(struct mq *q, const struct mq_req *r, int t, uin
 
     if (mote_json_type_of(js, t) != MOTE_JSON_OBJECT ||
         mote_json_type_of(js, tc) != MOTE_JSON_STRING ||
-        mote_json_str(js, tc, call_id, sizeof(call_id)) < 0 ||
+        mote_json_cstr(js, tc, call_id, sizeof(call_id)) < 0 ||
         mote_json_type_of(js, ta) != MOTE_JSON_STRING ||
-        mote_json_str(js, ta, answer, sizeof(answer)) < 0)
+        mote_json_cstr(js, ta, answer, sizeof(answer)) < 0)
         return fail(q, r, "bad_field",
-                    "\"approve\" needs \"call_id\" and \"answer\" (yes, no or always)", NULL, NULL);
+                    "\"approve\" needs \"call_id\" and \"answer\" (yes, no or always), strings "
+                    "with no NUL",
+                    NULL, NULL);
     reason[0] = '\0';
     if (!mote_json_is_null(js, tr) && (mote_json_type_of(js, tr) != MOTE_JSON_STRING ||
-                                       mote_json_str(js, tr, reason, sizeof(reason)) < 0))
-        return fail(q, r, "bad_field", "\"reason\" must be a string (short enough)", NULL, NULL);
+                                       mote_json_cstr(js, tr, reason, sizeof(reason)) < 0))
+        return fail(q, r, "bad_field", "\"reason\" must be a string (short enough, with no NUL)",
+                    NULL, NULL);
     if (tk >= 0 && (mote_json_int(js, tk, &ask) < 0 || ask < 1 || ask > (int64_t)UINT32_MAX))
         return fail(q, r, "bad_field", "\"ask_id\" must be a number from 1 to 4294967295", NULL,
                     NULL);
@@ -265,8 +269,9 @@ static enum mq_res take_ctl(struct mq *q, const struct mq_req *r, int approve_to
     return r->kind == MQ_APPROVE ? take_approve(q, r, approve_tok, h) : take_cancel(q, r, h);
 }
 
-/* A string member `key` of the request into out (cap bytes): 1, 0 when
- * it is missing, -1 when it is there but no string or too long. */
+/* A string member `key` of the request into out (cap bytes), a C string:
+ * 1, 0 when it is missing, -1 when it is there but no string, too long,
+ * or holding a NUL (which would cut it). */
 static int str_member(struct serve *sv, const char *key, char *out, size_t cap)
 {
     int t = mote_json_member(&sv->json, 0, key);
@@ -275,28 +280,11 @@ static int str_member(struct serve *sv, const char *key, char *out, size_t cap)
     if (t < 0)
         return 0;
     if (mote_json_type_of(&sv->json, t) != MOTE_JSON_STRING ||
-        mote_json_str(&sv->json, t, out, cap) < 0)
+        mote_json_cstr(&sv->json, t, out, cap) < 0) {
+        out[0] = '\0';
         return -1;
-    return 1;
-}
-
-/* True if the object at token 0 names a key twice. */
-static bool dup_keys(const struct mote_json *js)
-{
-    int a, b;
-
-    for (a = 1; a < js->ntok; a = mote_json_skip(js, a + 1)) {
-        size_t an, bn;
-        const char *ak = mote_json_raw(js, a, &an);
-
-        for (b = mote_json_skip(js, a + 1); b < js->ntok; b = mote_json_skip(js, b + 1)) {
-            const char *bk = mote_json_raw(js, b, &bn);
-
-            if (an == bn && memcmp(ak, bk, an) == 0)
-                return true;
-        }
     }
-    return false;
+    return 1;
 }
 
 /* Puts a text request in the waiting table (its text copied). False if
@@ -391,12 +379,14 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
         res = fail(q, &r, "too_large", m, NULL, NULL);
         goto out;
     }
-    rc = mote_json_parse(&sv->json, (const char *)ev->payload, ev->len);
-    if (rc <= 0 || mote_json_type_of(js, 0) != MOTE_JSON_OBJECT || dup_keys(js)) {
+    /* as strict as an HTTP body: one object, no key twice in any object
+     * of it (compared unescaped) */
+    rc = mote_json_parse_object(&sv->json, (const char *)ev->payload, ev->len, NULL, 0);
+    if (rc <= 0) {
         res = fail(q, &r, rc == MOTE_ERR_TOO_LARGE ? "too_large" : "bad_json",
                    rc == MOTE_ERR_TOO_LARGE ? "the JSON has too many values"
                                             : "the message must be one JSON object (each key "
-                                              "once)",
+                                              "once in every object)",
                    NULL, NULL);
         goto out;
     }
@@ -409,7 +399,7 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
         mote_sb_init(&sb, m, sizeof(m));
         mote_sb_u(&sb, MOTE_JOURNAL_RID_MAX);
         res = fail(q, &r, "bad_field", "\"id\" (the request's id) must be a string of 1 to ", m,
-                   " bytes (MOTE_JOURNAL_RID_MAX)");
+                   " bytes with no NUL (MOTE_JOURNAL_RID_MAX)");
         goto out;
     }
     if (mote_json_member(js, 0, "schedule") >= 0 ||
@@ -486,8 +476,10 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
     if (res == MQ_WAIT && !wait_add(q, &r))
         goto later; /* the table is full: the broker keeps it */
 out:
-    if (res != MQ_LATER)
+    if (res != MQ_LATER) {
+        sv->met.mqtt_requests++;
         return 0;
+    }
 later:
     q->paused = true;
     return MOTE_ERR_AGAIN;

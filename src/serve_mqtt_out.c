@@ -94,6 +94,23 @@ int mote_serve_mqtt_status(struct mq *q, const char *state, const char *reason)
     return publish(q, q->t_status, k.p, k.len, true);
 }
 
+void mote_serve_mqtt_stats(struct serve *sv, void (*json)(struct serve *, struct mote_jw *))
+{
+    struct mq *q = mote_serve_mqtt_of(sv);
+    struct mote_sb k;
+    struct mote_jw w;
+
+    if (q == NULL || q->phase != MQ_RUN || q->client->sess.state != MOTE_MQTT_S_ONLINE)
+        return;
+    mote_sb_init(&k, q->pay, sizeof(q->pay));
+    mote_jw_init(&w, mote_sb_put, &k);
+    json(sv, &w);
+    if (w.err != 0 || !mote_str_join(q->topic, sizeof(q->topic), q->prefix, "/stats", NULL))
+        return;
+    /* (no room now: the next interval's) */
+    (void)publish(q, q->topic, k.p, k.len, true);
+}
+
 /* The retained summary of the questions waiting: {"pending": [{"conversation",
  * "ask_id", "call_id", "name", "record", "input", "input_bytes", "timeout_ms",
  * "expires_in_ms"}, ...], "count"}, the question's input as the

@@ -70,6 +70,12 @@ static const char *lookup(void *arg, const char *name, bool secret)
 
 int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
 {
+    return mcpconf_load_with(path, m, &conf, err, cap);
+}
+
+int mcpconf_load_with(const char *path, struct mote_mcp *m, struct mote_mcp_conf *cf, char *err,
+                      size_t cap)
+{
     static const char *const names[] = {"PATH", "HOME", "LANG"};
     char why[240];
     size_t n, i, e = 0;
@@ -94,9 +100,9 @@ int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
             base_env[e] = env_buf[e], e++;
     }
     base_env[e] = NULL;
-    conf.env = lookup;
-    conf.env_arg = NULL;
-    if (mote_mcp_conf_parse(&conf, m, text, n, base_env, why, sizeof(why)) < 0) {
+    cf->env = lookup;
+    cf->env_arg = NULL;
+    if (mote_mcp_conf_parse(cf, m, text, n, base_env, why, sizeof(why)) < 0) {
         snprintf(err, cap, "--mcp-config %s: %s", path, why);
         return -1;
     }

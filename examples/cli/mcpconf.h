@@ -10,4 +10,9 @@
  * of explanation in `err`. */
 int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap);
 
+/* The same with the servers' strings in `cf` (it must outlive `m`), for a
+ * program that keeps two sets of servers (a reload). */
+int mcpconf_load_with(const char *path, struct mote_mcp *m, struct mote_mcp_conf *cf, char *err,
+                      size_t cap);
+
 #endif

@@ -50,6 +50,8 @@ struct cli_opts {
     enum cli_tls_sessions tls_sessions; /* --tls-sessions */
     bool keep_alive_set;           /* --keep-alive was given: */
     unsigned long keep_alive_ms;   /* an idle connection to the API closes after this */
+    const char *api_key;           /* the key, when a frontend read it (not from the
+                                    * environment): fe_model takes it as it is */
 };
 
 /* --provider NAME (or MOTE_PROVIDER): a dialect (anthropic, openai) or a

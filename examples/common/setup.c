@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../cli/mcpconf.h"
@@ -127,6 +128,10 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
         prov = a != NULL && a[0] != '\0'   ? CLI_PROVIDER_ANTHROPIC
                : k != NULL && k[0] != '\0' ? CLI_PROVIDER_OPENAI
                                            : CLI_PROVIDER_NONE;
+    if (prov == CLI_PROVIDER_NONE && op->api_key != NULL) {
+        fprintf(stderr, "mote: a key read from a file needs --provider (anthropic or openai)\n");
+        return 2;
+    }
     if (prov == CLI_PROVIDER_NONE) {
         fprintf(stderr, "mote: no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
                         "(or pick one with --provider)\n");
@@ -155,8 +160,10 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
         llm->provider = d[i].p;
         llm->profile = pf;
         llm->key_env = key_env;
-        too_long = raw != NULL && strlen(raw) > MOTE_LLM_KEY_MAX;
+        too_long = op->api_key == NULL && raw != NULL && strlen(raw) > MOTE_LLM_KEY_MAX;
         key = fe_take_secret(key_env, key_buf, sizeof(key_buf));
+        if (op->api_key != NULL)
+            key = op->api_key; /* read by the frontend (a file): the environment's is dropped */
         /* the tools see none of the keys */
         (void)fe_take_secret(d[i].key_env, other, sizeof(other));
         (void)fe_take_secret(d[i].other_env, other, sizeof(other));
@@ -473,6 +480,25 @@ int fe_state_dir(const struct cli_opts *op, struct mote_posix *pp, char *state_d
                 mote_strerror(rc));
         return 2;
     }
+    {
+        /* mote's own directories in it are real ones: a link would carry
+         * the journals (and their removal by retention) elsewhere */
+        static const char *const dirs[] = {"conversations", "tls"};
+        size_t i;
+
+        for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+            char path[1200];
+            struct stat sb;
+
+            snprintf(path, sizeof(path), "%s/%s", state_dir, dirs[i]);
+            if (lstat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+                fprintf(stderr, "mote: %s is %s: mote keeps its state in directories of its "
+                                "own (remove it, or give --state-dir where it points)\n",
+                        path, S_ISLNK(sb.st_mode) ? "a link" : "not a directory");
+                return 2;
+            }
+        }
+    }
     return 0;
 }
 
@@ -489,6 +515,12 @@ static const char *env_first(const char *const *names)
 }
 
 int fe_mcp(const struct cli_opts *op, struct mote_mcp *m, struct mote_loop *loop, bool *have)
+{
+    return fe_mcp_with(op, m, NULL, loop, have);
+}
+
+int fe_mcp_with(const struct cli_opts *op, struct mote_mcp *m, struct mote_mcp_conf *cf,
+                struct mote_loop *loop, bool *have)
 {
     /* the proxies as curl takes them, and as the model's (fe_model) */
     static const char *const https_vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
@@ -514,7 +546,8 @@ int fe_mcp(const struct cli_opts *op, struct mote_mcp *m, struct mote_loop *loop
     m->net.no_proxy = env_first(no_vars);
     m->net.connect_timeout_ms =
         (uint32_t)fe_env_ms("MOTE_CONNECT_TIMEOUT_MS", m->net.connect_timeout_ms);
-    if (mcpconf_load(op->mcp_config, m, err, sizeof(err)) < 0) {
+    if ((cf != NULL ? mcpconf_load_with(op->mcp_config, m, cf, err, sizeof(err))
+                    : mcpconf_load(op->mcp_config, m, err, sizeof(err))) < 0) {
         fprintf(stderr, "mote: %s\n", err);
         return 2;
     }

@@ -30,6 +30,10 @@ int fe_model(const struct cli_opts *o, bool tls, struct mote_llm_conf *llm, cons
 /* --mcp-config: the servers into `m` (on `loop`). Returns 0 or 2. */
 int fe_mcp(const struct cli_opts *o, struct mote_mcp *m, struct mote_loop *loop, bool *have);
 
+/* fe_mcp with the servers' strings in `cf` (NULL: the one static set). */
+int fe_mcp_with(const struct cli_opts *o, struct mote_mcp *m, struct mote_mcp_conf *cf,
+                struct mote_loop *loop, bool *have);
+
 /* The state directory (--state-dir, $MOTE_STATE_DIR, $XDG_STATE_HOME/mote,
  * ~/.local/state/mote) into `dir` and the port's storage root. 0 or 2. */
 int fe_state_dir(const struct cli_opts *o, struct mote_posix *pp, char *dir, size_t cap);

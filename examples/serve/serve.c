@@ -1,11 +1,12 @@
 /*
  * serve.c - `mote serve`: a frontend of libmote's server (mote_serve.h).
- * It reads the options and the environment, sets the per-tool approval
- * policy, maps signals to the server's shutdown (SIGTERM, SIGHUP: drain;
- * SIGINT: cancel; a second signal: force), tells systemd when it is ready
- * and when it stops, and logs to stderr. The server itself - the HTTP
- * API, event streams from the journals, loading conversations on demand,
- * recovery on start, the MQTT front door (--mqtt) - is in the library.
+ * It starts from its settings (settings.c: the options and the
+ * configuration file), maps signals to the server (SIGHUP: reload.c's
+ * reload; SIGTERM: drain; SIGINT: cancel; a second signal: force), tells
+ * systemd when it is ready, reloading and stopping, and logs to stderr.
+ * The server itself - the HTTP API, event streams from the journals,
+ * loading conversations on demand, recovery on start, the MQTT front
+ * door (--mqtt) - is in the library.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,297 +28,35 @@
 #include "mote/mote_posix.h"
 #include "mote/mote_serve.h"
 #include "mote/mote_time.h"
+#include "reload.h"
 #include "serve.h"
+#include "settings.h"
 #include "unatt.h"
-
-#define SERVE_DEFAULT_SHUTDOWN_MS 30000
-#define POLICY_MAX (16 * 1024) /* bytes of a --policy file */
-#define DENY_REASON "refused: the server's policy does not allow this tool"
-
-enum {
-    OPT_SOCKET = 600,
-    OPT_LISTEN,
-    OPT_ALLOW,
-    OPT_DENY,
-    OPT_ASK,
-    OPT_APPROVAL,
-    OPT_POLICY,
-    OPT_SOCKET_GROUP,
-    OPT_MQTT,
-    OPT_MQTT_ID,
-    OPT_MQTT_PREFIX,
-    OPT_PASS_MCP,
-    OPT_APPROVAL_TIMEOUT,
-};
-
-static const struct option serve_opts[] = {
-    {"socket", required_argument, NULL, OPT_SOCKET},
-    {"listen", required_argument, NULL, OPT_LISTEN},
-    {"allow", required_argument, NULL, OPT_ALLOW},
-    {"deny", required_argument, NULL, OPT_DENY},
-    {"ask", required_argument, NULL, OPT_ASK},
-    {"approval", required_argument, NULL, OPT_APPROVAL},
-    {"policy", required_argument, NULL, OPT_POLICY},
-    {"socket-group", required_argument, NULL, OPT_SOCKET_GROUP},
-    {"mqtt", required_argument, NULL, OPT_MQTT},
-    {"mqtt-id", required_argument, NULL, OPT_MQTT_ID},
-    {"mqtt-prefix", required_argument, NULL, OPT_MQTT_PREFIX},
-    {"pass-mcp-tools", no_argument, NULL, OPT_PASS_MCP},
-    {"approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT},
-    {NULL, 0, NULL, 0},
-};
 
 static struct mote_posix pp;
 static struct mote_loop loop;
 static struct mote_session ses;
 static struct mote_serve srv;
-static struct mote_llm_conf llm;
-static struct mote_conv_conf cconf;
-static struct mote_mcp mcp;
-static struct cli_opts o;
-static const char *socket_path, *listen_addr, *policy_file, *socket_group;
-static const char *mqtt_url, *mqtt_id, *mqtt_prefix;
 static struct mote_serve_mqtt smq; /* the MQTT front door's memory (with --mqtt) */
-static char mqtt_user[256], mqtt_pass[256], host_id[256];
-static enum mote_approval approval = MOTE_APPROVE_ASK;
-static bool approval_timeout_set;      /* --approval-timeout, or the policy's "timeout" */
-static uint32_t approval_timeout_ms = MOTE_SERVE_APPROVAL_TIMEOUT_MS;
-static struct mote_tool_rule rules[MOTE_SERVE_RULES_MAX];
-static unsigned nrules;
+static char mqtt_user[256], mqtt_pass[SET_SECRET_MAX], host_id[64];
 static char state_dir[1024], sock_buf[1100], token[65];
+static const char *socket_path;
 
 static struct mote_posix_notify notify; /* systemd's socket, out of the environment */
-static bool as_mcp;          /* `mote mcp`: MCP on stdin and stdout, for a client that spawned it */
-static bool pass_mcp;        /* --pass-mcp-tools */
+static bool as_mcp; /* `mote mcp`: MCP on stdin and stdout, for a client that spawned it */
+static uint32_t watchdog_ms;    /* systemd's WatchdogSec= (0: none) */
+static mote_timer_id watchdog;
 static struct mote_serve_mcp_stdio pipe_mem; /* `mote mcp`'s pipe (the library's memory) */
-
-static void usage(FILE *out)
-{
-    fputs("usage: mote serve [options]    the agent as a service: an HTTP API on a Unix socket\n"
-          "\n"
-          "  --socket PATH                the socket (default STATE/mote.sock, mode 0600)\n"
-          "  --socket-group GROUP         the socket also for GROUP's members (mode 0660),\n"
-          "                               e.g. a local web UI running as another user\n"
-          "  --listen 127.0.0.1:PORT      also loopback TCP (a bearer token: MOTE_SERVE_TOKEN,\n"
-          "                               else the 0600 file STATE/serve.token); a browser's\n"
-          "                               page at http://127.0.0.1:PORT/\n"
-          "  --approval ask|allow|deny    tools without a rule (default ask: the call waits\n"
-          "                               for POST .../approval)\n"
-          "  --allow TOOL, --deny TOOL, --ask TOOL   a rule for one tool (repeatable)\n"
-          "  --policy FILE                rules from {\"default\": \"ask\", \"tools\": {\"shell\":\n"
-          "                               \"allow\", ...}} (the command line's come first)\n"
-          "  --approval-timeout DURATION  a question nobody answers is answered no after\n"
-          "                               this (default 10m; 90s, 2h; 0: never)\n"
-          "  --budget-requests-hour N, --budget-requests-day N   model requests (UTC hours,\n"
-          "                               days); --budget-input-*, --budget-output-*,\n"
-          "                               --budget-cached-* tokens; --budget-cost-* money\n"
-          "                               with --budget-price MODEL=IN,OUT[,CACHED] per million\n"
-          "                               tokens: when one is reached turns wait (0: no limit)\n"
-          "  --schedules FILE             fixed schedules ({\"schedules\": [...]}) besides\n"
-          "                               STATE/schedules.json (the API's, MQTT's, the agent's)\n"
-          "  --timezone ZONE              the zone of schedules that name none (default UTC)\n"
-          "  --no-schedules, --no-schedule-tool   no schedules; none made by the agent\n"
-          "  --shutdown-timeout MS        SIGTERM waits this long for turns (default 30000)\n"
-          "  --keep N, --keep-bytes N     finished conversations kept on disk (default 100,\n"
-          "                               8388608 bytes; 0: no limit): the oldest are removed\n"
-          "                               at start and as conversations are created\n"
-          "  --mqtt mqtt://HOST[:PORT]    also on an MQTT broker (mqtts:// for TLS, with\n"
-          "                               --ca-file): requests on PREFIX/in, each\n"
-          "                               conversation's events on PREFIX/out/ID, errors on\n"
-          "                               PREFIX/error, the retained PREFIX/status; user name\n"
-          "                               and password from MOTE_MQTT_USERNAME and\n"
-          "                               MOTE_MQTT_PASSWORD (docs/MQTT.md)\n"
-          "  --mqtt-id ID                 the MQTT client id (default: the host name)\n"
-          "  --mqtt-prefix P              the topics' prefix (default mote/ID)\n"
-          "  --pass-mcp-tools             MCP clients of /mcp see the tools of --mcp-config's\n"
-          "                               servers too (besides the device's own and `ask`)\n"
-          "  and the model options of mote --help (--provider, --model, --base-url,\n"
-          "  --ca-file, --state-dir, --mcp-config, --no-tools, --yes, --max-turns,\n"
-          "  --system, --system-file, --max-tokens, --context-window, --keep-alive,\n"
-          "  --tls-sessions: default memory).\n"
-          "\n"
-          "MCP at /mcp and the OpenAI-compatible /v1/chat/completions are served on the\n"
-          "same listeners.\n"
-          "\n"
-          "usage: mote mcp [options]      MCP over stdin and stdout, for a client that spawns\n"
-          "                               mote (the same options; no socket unless --socket)\n"
-          "\n"
-          "Exit: 0 after a drain that finished, 143/129 when SIGTERM/SIGHUP's timeout (or a\n"
-          "second signal) cut a turn, 130 after SIGINT, 1 on a failure (also during a\n"
-          "shutdown: it wins), 2 on a usage error. docs/SERVE.md\n",
-          out);
-}
-
-static int add_rule(const char *name, enum mote_approval a)
-{
-    if (name[0] == '\0' || strlen(name) > 64) {
-        fprintf(stderr, "mote serve: a tool name is 1 to 64 characters, not '%s'\n",
-                cli_shown(name));
-        return 2;
-    }
-    if (nrules >= MOTE_SERVE_RULES_MAX) {
-        fprintf(stderr, "mote serve: more than %d tool rules (MOTE_SERVE_RULES_MAX)\n",
-                MOTE_SERVE_RULES_MAX);
-        return 2;
-    }
-    rules[nrules].name = name;
-    rules[nrules].approval = a;
-    nrules++;
-    return 0;
-}
-
-static int parse(int argc, char **argv)
-{
-    static struct option all[96];
-    size_t n;
-    bool approval_set = false;
-    int c, k;
-
-    memset(&o, 0, sizeof(o));
-    o.shutdown_ms = SERVE_DEFAULT_SHUTDOWN_MS;
-    o.max_turns = CLI_DEFAULT_MAX_TURNS;
-    o.keep = CLI_DEFAULT_KEEP;
-    o.keep_bytes = CLI_DEFAULT_KEEP_BYTES;
-    n = cli_opts_join(all, sizeof(all) / sizeof(all[0]), serve_opts);
-    for (k = 0; unatt_opts[k].name != NULL && n + 1 < sizeof(all) / sizeof(all[0]); k++)
-        all[n++] = unatt_opts[k];
-    all[n] = (struct option){NULL, 0, NULL, 0};
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
-        switch (c) {
-        case OPT_SOCKET:
-            socket_path = optarg;
-            break;
-        case OPT_SOCKET_GROUP:
-            if (optarg[0] == '\0') {
-                fprintf(stderr, "mote serve: --socket-group wants a group name or number\n");
-                return 2;
-            }
-            socket_group = optarg;
-            break;
-        case OPT_LISTEN:
-            listen_addr = optarg;
-            break;
-        case OPT_ALLOW:
-        case OPT_DENY:
-        case OPT_ASK:
-            if (add_rule(optarg, c == OPT_ALLOW  ? MOTE_APPROVE_ALLOW
-                                 : c == OPT_DENY ? MOTE_APPROVE_DENY
-                                                 : MOTE_APPROVE_ASK) != 0)
-                return 2;
-            break;
-        case OPT_APPROVAL:
-            if (mote_approval_parse(optarg, &approval) < 0) {
-                fprintf(stderr, "mote serve: --approval is ask, allow or deny, not '%s'\n",
-                        cli_shown(optarg));
-                return 2;
-            }
-            approval_set = true;
-            break;
-        case OPT_POLICY:
-            policy_file = optarg;
-            break;
-        case OPT_APPROVAL_TIMEOUT: {
-            uint64_t ms;
-
-            if (mote_duration_parse(optarg, &ms) < 0 || ms > MOTE_APPROVAL_TIMEOUT_MAX_MS) {
-                fprintf(stderr, "mote serve: --approval-timeout wants a duration such as 10m, "
-                                "90s or 0 (none), at most 24 days, not '%s'\n",
-                        cli_shown(optarg));
-                return 2;
-            }
-            approval_timeout_ms = (uint32_t)ms;
-            approval_timeout_set = true;
-            break;
-        }
-        case OPT_MQTT:
-            mqtt_url = optarg;
-            break;
-        case OPT_MQTT_ID:
-            mqtt_id = optarg;
-            break;
-        case OPT_MQTT_PREFIX:
-            mqtt_prefix = optarg;
-            break;
-        case OPT_PASS_MCP:
-            pass_mcp = true;
-            break;
-        case ':':
-            fprintf(stderr, "mote serve: option '%s' needs a value (see mote serve --help)\n",
-                    cli_shown(argv[optind - 1]));
-            return 2;
-        default:
-            if ((k = cli_common(&o, c, optarg, stderr)) == 2 ||
-                (k == 0 && (k = unatt_option(c, optarg)) == 2))
-                return 2;
-            if (k == 1)
-                break;
-            fprintf(stderr, "mote serve: unknown option '%s' (see mote serve --help)\n",
-                    cli_shown(argv[optind - 1]));
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "mote serve: unexpected argument '%s'\n", cli_shown(argv[optind]));
-        return 2;
-    }
-    if (o.yes && !approval_set)
-        approval = MOTE_APPROVE_ALLOW;
-    if (o.system != NULL && o.system_file != NULL) {
-        fprintf(stderr, "mote serve: --system and --system-file cannot be used together\n");
-        return 2;
-    }
-    if (mqtt_url == NULL && (mqtt_id != NULL || mqtt_prefix != NULL)) {
-        fprintf(stderr, "mote serve: --mqtt-id and --mqtt-prefix need --mqtt URL\n");
-        return 2;
-    }
-    return 0;
-}
-
-/* --policy FILE: {"default": "ask", "tools": {"NAME": "allow", ...}}
- * (parsed by the library: mote_policy_parse). */
-static int load_policy(void)
-{
-    static char text[POLICY_MAX];
-    static struct mote_policy pol;
-    char err[200];
-    size_t n;
-    unsigned i;
-    int rc;
-
-    if (policy_file == NULL)
-        return 0;
-    rc = fe_read_file(policy_file, text, sizeof(text), &n);
-    if (rc == FE_READ_TOO_LONG) {
-        fprintf(stderr, "mote serve: --policy %s is larger than %d bytes\n", policy_file,
-                POLICY_MAX - 1);
-        return 2;
-    }
-    if (rc < 0) {
-        fprintf(stderr, "mote serve: cannot read --policy %s: %s\n", policy_file,
-                fe_read_why(rc));
-        return 2;
-    }
-    if (mote_policy_parse(&pol, text, n, err, sizeof(err)) < 0) {
-        fprintf(stderr, "mote serve: --policy %s: %s\n", policy_file, err);
-        return 2;
-    }
-    if (pol.has_default)
-        approval = pol.approval;
-    if (pol.has_timeout && !approval_timeout_set)
-        approval_timeout_ms = pol.timeout_ms; /* the command line's wins */
-    for (i = 0; i < pol.nrules; i++) {
-        if (add_rule(pol.rules[i].name, pol.rules[i].approval) != 0)
-            return 2;
-    }
-    return 0;
-}
 
 static void log_line(void *arg, const char *line)
 {
     (void)arg;
     fprintf(stderr, "mote %s\n", line);
+}
+
+static void say(const char *line)
+{
+    fprintf(stderr, "mote serve: %s\n", line);
 }
 
 static void on_event(void *arg, const struct mote_event *ev)
@@ -326,14 +65,55 @@ static void on_event(void *arg, const struct mote_event *ev)
     if (ev->type == MOTE_EV_MCP)
         fprintf(stderr, "mote serve: mcp %s: %.*s\n", ev->name, (int)ev->len, ev->text);
     mote_serve_event(&srv, ev);
+    rl_event(ev);
 }
 
 static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
 {
     (void)l, (void)n, (void)arg;
+    if (sig == MOTE_SIG_HUP && srv.sig == 0) {
+        /* a reload: running turns and event streams go on */
+        char msg[64];
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
+                 (unsigned long long)t.tv_sec * 1000000ull + (unsigned long long)t.tv_nsec / 1000);
+        (void)mote_posix_notify(&notify, msg);
+        (void)rl_reload();
+        (void)mote_posix_notify(&notify, "READY=1");
+        return;
+    }
     if (srv.sig == 0)
         (void)mote_posix_notify(&notify, "STOPPING=1");
-    (void)mote_serve_signal(&srv, sig, (uint32_t)o.shutdown_ms);
+    (void)mote_serve_signal(&srv, sig, (uint32_t)rl_cur()->o.shutdown_ms);
+}
+
+/* WATCHDOG=1 to systemd from a timer of the loop, at half the watchdog's
+ * interval: only a loop that turns sends it, so systemd restarts a
+ * wedged one. */
+static void on_watchdog(struct mote_loop *l, mote_timer_id t, void *arg)
+{
+    (void)t, (void)arg;
+    watchdog = 0;
+    (void)mote_posix_notify(&notify, "WATCHDOG=1");
+    if (mote_timer_start(l, watchdog_ms / 2, on_watchdog, NULL, 0, &watchdog) < 0)
+        watchdog = 0;
+}
+
+/* $WATCHDOG_USEC (and $WATCHDOG_PID, if it names this process), taken
+ * out of the environment like $NOTIFY_SOCKET: tools never see them. */
+static void watchdog_take(void)
+{
+    const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+    unsigned long long us = usec != NULL ? strtoull(usec, NULL, 10) : 0;
+
+    if (pid != NULL && strtol(pid, NULL, 10) != (long)getpid())
+        us = 0; /* meant for another process */
+    if (us >= 2000 && us / 1000 < UINT32_MAX)
+        watchdog_ms = (uint32_t)(us / 1000);
+    unsetenv("WATCHDOG_USEC");
+    unsetenv("WATCHDOG_PID");
 }
 
 static long ms_since(const struct timespec *t0)
@@ -393,7 +173,7 @@ static int token_setup(void)
     for (i = 0; i < n; i++)
         printable = printable && v[i] > 0x20 && v[i] < 0x7F;
     (void)fe_take_secret("MOTE_SERVE_TOKEN", token, sizeof(token));
-    if (listen_addr == NULL) {
+    if (rl_cur()->listen_addr == NULL) {
         memset(token, 0, sizeof(token));
         return 0;
     }
@@ -442,42 +222,154 @@ static int token_setup(void)
     return 0;
 }
 
-/* --mqtt: the client id (default: the host name) and the credentials,
- * taken out of the environment whether or not --mqtt is given (tools
- * never see them). */
+/* FNV-1a, 64 bits. */
+static uint64_t fnv(uint64_t h, const char *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* What st_write_atomic writes: the bytes of `arg` (a struct bytes). */
+struct bytes {
+    const char *p;
+    size_t len, off;
+};
+
+static int produce(void *arg, char *buf, size_t cap)
+{
+    struct bytes *b = arg;
+    size_t n = b->len - b->off < cap ? b->len - b->off : cap;
+
+    memcpy(buf, b->p + b->off, n);
+    b->off += n;
+    return (int)n;
+}
+
+/* The default MQTT client id: "mote-" and 16 hex digits made one way from
+ * the machine's id (/etc/machine-id, as systemd writes it; a program's
+ * own id from it, so the machine's id itself never goes on the network),
+ * else from STATE/device-id (made once, random: a device without a
+ * machine id, as OpenWrt). Unique per device, stable across restarts.
+ * Returns 0 or 2 (said). */
+static int default_client_id(void)
+{
+    static const char *const files[] = {"/etc/machine-id", "/var/lib/dbus/machine-id"};
+    const char *over = getenv("MOTE_MACHINE_ID_FILE"); /* (tests) */
+    char id[128];
+    size_t n = 0, i;
+    uint64_t h;
+
+    for (i = 0; i < (over != NULL ? 1u : 2u) && n == 0; i++) {
+        const char *path = over != NULL ? over : files[i];
+        FILE *f = path[0] != '\0' ? fopen(path, "re") : NULL;
+
+        if (f == NULL)
+            continue;
+        n = fread(id, 1, sizeof(id) - 1, f);
+        fclose(f);
+        while (n > 0 && (id[n - 1] == '\n' || id[n - 1] == ' '))
+            n--;
+    }
+    if (n < 16) {
+        /* this device's own, kept in the state directory */
+        static const char hex[] = "0123456789abcdef";
+        unsigned char r[16];
+        struct bytes src;
+        int h2 = pp.port.st_open(pp.port.ctx, "device-id", MOTE_ST_READ), k;
+
+        n = 0;
+        if (h2 >= 0) {
+            k = pp.port.st_read(pp.port.ctx, h2, 0, id, 32);
+            pp.port.st_close(pp.port.ctx, h2);
+            n = k == 32 ? 32 : 0;
+        }
+        if (n == 0) {
+            memset(r, 0, sizeof(r));
+            (void)pp.port.random(pp.port.ctx, r, sizeof(r));
+            for (i = 0; i < 16; i++) {
+                id[2 * i] = hex[r[i] >> 4];
+                id[2 * i + 1] = hex[r[i] & 15u];
+            }
+            id[32] = '\n';
+            src.p = id;
+            src.len = 33;
+            src.off = 0;
+            if (pp.port.st_write_atomic(pp.port.ctx, "device-id", produce, &src) < 0) {
+                fprintf(stderr, "mote serve: no /etc/machine-id, and STATE/device-id cannot be "
+                                "written: give --mqtt-id\n");
+                return 2;
+            }
+            n = 32;
+        }
+    }
+    h = fnv(14695981039346656037ULL, "mote mqtt client id\n", 20);
+    h = fnv(h, id, n);
+    snprintf(host_id, sizeof(host_id), "mote-%016llx", (unsigned long long)h);
+    return 0;
+}
+
+/* --mqtt: the client id and the credentials (--mqtt-username and
+ * --mqtt-password-file, else MOTE_MQTT_USERNAME and MOTE_MQTT_PASSWORD,
+ * taken out of the environment whether or not --mqtt is given: tools
+ * never see them; else the systemd credential "mqtt-password"). */
 static int mqtt_setup(struct mote_serve_conf *vc)
 {
+    const struct serve_set *s = rl_cur();
     const char *user = fe_take_secret("MOTE_MQTT_USERNAME", mqtt_user, sizeof(mqtt_user));
     const char *pass = fe_take_secret("MOTE_MQTT_PASSWORD", mqtt_pass, sizeof(mqtt_pass));
+    const char *cred = getenv("CREDENTIALS_DIRECTORY");
+    int rc;
 
-    if (mqtt_url == NULL) {
+    if (s->mqtt_url == NULL) {
         memset(mqtt_pass, 0, sizeof(mqtt_pass));
         return 0;
     }
-    if (mqtt_id == NULL) {
-        if (gethostname(host_id, sizeof(host_id) - 1) != 0 || host_id[0] == '\0') {
-            fprintf(stderr, "mote serve: no host name for the MQTT client id: give --mqtt-id\n");
-            return 2;
+    if (s->mqtt_user != NULL)
+        user = s->mqtt_user;
+    if (s->mqtt_pass_file != NULL) {
+        if ((rc = set_secret_file(s->mqtt_pass_file, "--mqtt-password-file", mqtt_pass,
+                                  sizeof(mqtt_pass))) != 0)
+            return rc;
+        pass = mqtt_pass;
+    } else if ((pass == NULL || pass[0] == '\0') && cred != NULL && cred[0] != '\0' &&
+               user != NULL) {
+        char path[1200];
+
+        snprintf(path, sizeof(path), "%s/mqtt-password", cred);
+        if (access(path, F_OK) == 0) {
+            if ((rc = set_secret_file(path, "the credential", mqtt_pass, sizeof(mqtt_pass))) != 0)
+                return rc;
+            pass = mqtt_pass;
         }
-        mqtt_id = host_id;
     }
-    if (strncmp(mqtt_url, "mqtts://", 8) == 0 && pp.port.tls_handshake == NULL) {
+    vc->mqtt_id = s->mqtt_id;
+    if (vc->mqtt_id == NULL) {
+        if ((rc = default_client_id()) != 0)
+            return rc;
+        vc->mqtt_id = host_id;
+    }
+    if (strncmp(s->mqtt_url, "mqtts://", 8) == 0 && pp.port.tls_handshake == NULL) {
         fprintf(stderr, "mote serve: %s needs TLS, but this mote was built with TLS=none "
                         "(rebuild with make TLS=mbedtls, or use an mqtt:// URL)\n",
-                mqtt_url);
+                s->mqtt_url);
         return 2;
     }
     if (pass != NULL && pass[0] != '\0' && (user == NULL || user[0] == '\0')) {
-        fprintf(stderr, "mote serve: MOTE_MQTT_PASSWORD needs MOTE_MQTT_USERNAME too\n");
+        fprintf(stderr, "mote serve: an MQTT password needs a user name too (--mqtt-username, "
+                        "MOTE_MQTT_USERNAME)\n");
         return 2;
     }
-    vc->mqtt_url = mqtt_url;
+    vc->mqtt_url = s->mqtt_url;
     vc->mqtt = &smq;
-    vc->mqtt_id = mqtt_id;
-    vc->mqtt_prefix = mqtt_prefix;
+    vc->mqtt_prefix = s->mqtt_prefix;
     vc->mqtt_username = user != NULL && user[0] != '\0' ? user : NULL;
     vc->mqtt_password = vc->mqtt_username != NULL && pass != NULL && pass[0] != '\0' ? pass : NULL;
-    vc->mqtt_ca_file = o.ca_file;
+    vc->mqtt_ca_file = s->o.ca_file;
     if (vc->mqtt_ca_file == NULL && getenv("SSL_CERT_FILE") != NULL &&
         getenv("SSL_CERT_FILE")[0] != '\0')
         vc->mqtt_ca_file = getenv("SSL_CERT_FILE");
@@ -487,33 +379,54 @@ static int mqtt_setup(struct mote_serve_conf *vc)
     return 0;
 }
 
+/* One mote serve per state directory: the second says who has it. */
+static int claim_state(void)
+{
+    int64_t holder = 0;
+    int rc = mote_serve_claim(&pp.port, &holder);
+
+    if (rc == MOTE_ERR_LOCKED) {
+        if (holder > 0)
+            fprintf(stderr, "mote serve: another mote serve (pid %lld) uses the state directory "
+                            "%s: one per state directory (give this one its own --state-dir)\n",
+                    (long long)holder, state_dir);
+        else
+            fprintf(stderr, "mote serve: another mote serve uses the state directory %s: one per "
+                            "state directory (give this one its own --state-dir)\n",
+                    state_dir);
+        return 2;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "mote serve: cannot lock the state directory %s: %s\n", state_dir,
+                mote_strerror(rc));
+        return 1;
+    }
+    return 0; /* (held until the process ends) */
+}
+
 static int start(void)
 {
     static struct mote_session_conf sconf;
     static struct mote_serve_conf vconf;
-    bool have_mcp = false;
+    struct serve_set *s;
+    struct rl_ctx rc_ctx;
     int rc;
 
-    if ((rc = fe_model(&o, pp.port.tls_handshake != NULL, &llm, &cconf.model)) != 0 ||
-        (rc = fe_mcp(&o, &mcp, &loop, &have_mcp)) != 0 ||
-        (rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0 ||
-        (rc = fe_system(&o, &cconf.system)) != 0 || (rc = load_policy()) != 0)
+    if ((rc = rl_first(pp.port.tls_handshake != NULL)) != 0)
         return rc;
+    s = rl_cur();
+    if ((rc = rl_mcp_load(&loop)) != 0 ||
+        (rc = fe_state_dir(&s->o, &pp, state_dir, sizeof(state_dir))) != 0 ||
+        (!as_mcp && (rc = claim_state()) != 0))
+        return rc;
+    socket_path = s->socket_path;
     if (socket_path == NULL && !as_mcp) {
         snprintf(sock_buf, sizeof(sock_buf), "%s/mote.sock", state_dir);
         socket_path = sock_buf;
     }
-    fe_conv_conf(&o, &llm, cconf.model, &cconf);
-    cconf.approval = approval;
-    cconf.deny_reason = DENY_REASON;
-    cconf.rules = rules;
-    cconf.nrules = nrules;
-    cconf.approval_timeout_ms = approval_timeout_ms;
     sconf.on_event = on_event;
     sconf.tool_timeout_ms = (uint32_t)fe_env_ms("MOTE_TOOL_TIMEOUT_MS", MOTE_TOOL_TIMEOUT_MS);
-    if ((rc = unatt_check(cconf.model)) != 0)
-        return rc;
-    if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote serve")) != 0 ||
+    if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, s->o.no_tools, "mote serve")) != 0 ||
         (rc = unatt_start(&pp, &ses)) != 0)
         return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
@@ -522,16 +435,17 @@ static int start(void)
     if ((rc = unatt_serve_conf(&vconf)) != 0)
         return rc;
     vconf.session = &ses;
-    vconf.conv = &cconf;
+    vconf.conv = &s->cconf;
     vconf.socket_path = socket_path;
-    vconf.socket_group = socket_group;
-    vconf.listen = listen_addr;
-    vconf.keep = o.keep;
-    vconf.keep_bytes = o.keep_bytes;
+    vconf.socket_group = s->socket_group;
+    vconf.listen = s->listen_addr;
+    vconf.keep = s->o.keep;
+    vconf.keep_bytes = s->o.keep_bytes;
     vconf.token = token;
     vconf.page = mote_cli_page;
     vconf.log = log_line;
-    vconf.mcp_pass_tools = pass_mcp;
+    vconf.mcp_pass_tools = s->pass_mcp;
+    vconf.stats_ms = s->stats_ms;
     if (as_mcp) {
         /* the client talks on stdin and stdout: nothing else may write
          * there (the log goes to stderr) */
@@ -543,7 +457,7 @@ static int start(void)
         }
         pipe_mem.in_fd = 0;
         pipe_mem.out_fd = 1;
-        pipe_mem.shutdown_ms = (uint32_t)o.shutdown_ms;
+        pipe_mem.shutdown_ms = (uint32_t)s->o.shutdown_ms;
         vconf.mcp_stdio = &pipe_mem;
     }
     /* tuning knobs (ms) for tests and slow links */
@@ -566,15 +480,15 @@ static int start(void)
     if ((rc = mote_serve_listen(&srv)) < 0) {
         if (srv.group_failed && rc == MOTE_ERR_NOENT)
             fprintf(stderr, "mote serve: --socket-group: no group '%s'\n",
-                    cli_shown(socket_group));
+                    cli_shown(s->socket_group));
         else if (srv.group_failed)
             fprintf(stderr, "mote serve: --socket-group: cannot give %s to group '%s': %s (mote "
                             "must be a member of it)\n",
-                    socket_path, cli_shown(socket_group), mote_strerror(rc));
+                    socket_path, cli_shown(s->socket_group), mote_strerror(rc));
         else if (rc == MOTE_ERR_INVAL)
             fprintf(stderr, "mote serve: --listen wants a loopback address: 127.0.0.1:PORT or "
                             "[::1]:PORT, not '%s'\n",
-                    cli_shown(listen_addr));
+                    cli_shown(s->listen_addr));
         else if (rc == MOTE_ERR_ADDRINUSE && srv.lfd[0] < 0)
             fprintf(stderr, "mote serve: another server listens on %s\n", socket_path);
         else if (rc == MOTE_ERR_EXIST)
@@ -583,28 +497,35 @@ static int start(void)
                     socket_path);
         else
             fprintf(stderr, "mote serve: cannot listen on %s: %s\n",
-                    srv.lfd[0] < 0 ? socket_path : listen_addr, mote_strerror(rc));
+                    srv.lfd[0] < 0 ? socket_path : s->listen_addr, mote_strerror(rc));
         mote_serve_deinit(&srv);
         return rc == MOTE_ERR_INVAL || (srv.group_failed && rc == MOTE_ERR_NOENT) ? 2 : 1;
     }
-    if (have_mcp)
-        fe_mcp_start(&ses, &mcp, &loop);
+    memset(&rc_ctx, 0, sizeof(rc_ctx));
+    rc_ctx.pp = &pp;
+    rc_ctx.loop = &loop;
+    rc_ctx.ses = &ses;
+    rc_ctx.srv = &srv;
+    rc_ctx.say = say;
+    rl_mcp_start(&rc_ctx);
     if (as_mcp)
         fprintf(stderr, "mote mcp: %s, model %s; MCP on stdin and stdout%s%s", mote_version(),
-                cconf.model, socket_path != NULL ? ", also listening on " : "",
+                s->cconf.model, socket_path != NULL ? ", also listening on " : "",
                 socket_path != NULL ? socket_path : "");
     else
-        fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(), cconf.model,
-                socket_path);
-    if (socket_group != NULL)
-        fprintf(stderr, " (group %s)", socket_group);
-    if (listen_addr != NULL) {
+        fprintf(stderr, "mote serve: %s, model %s; listening on %s", mote_version(),
+                s->cconf.model, socket_path);
+    if (s->socket_group != NULL)
+        fprintf(stderr, " (group %s)", s->socket_group);
+    if (s->listen_addr != NULL) {
         /* the address as given ([::1], localhost, 127.x.y.z), the port bound */
-        const char *colon = strrchr(listen_addr, ':');
+        const char *colon = strrchr(s->listen_addr, ':');
 
-        fprintf(stderr, " and %.*s:%u", (int)(colon - listen_addr), listen_addr,
+        fprintf(stderr, " and %.*s:%u", (int)(colon - s->listen_addr), s->listen_addr,
                 (unsigned)srv.tcp_port);
     }
+    if (s->config != NULL)
+        fprintf(stderr, "; configuration %s", s->config);
     fputc('\n', stderr);
     rc = mote_serve_recover(&srv);
     if (rc < 0)
@@ -617,26 +538,33 @@ static int start(void)
 int serve_main(int argc, char **argv)
 {
     const struct mote_shutdown_report *r = &ses.report;
+    bool help, version;
     int rc, code, loop_rc = 0;
 
     as_mcp = strcmp(argv[0], "mcp") == 0;
-    rc = parse(argc, argv);
+    rc = set_args(argc, argv, &help, &version);
 
     if (rc != 0)
         return rc;
-    if (o.help) {
-        usage(stdout);
+    if (help) {
+        set_usage(stdout);
         return 0;
     }
-    if (o.version) {
+    if (version) {
         printf("mote %s\n", mote_version());
         return 0;
     }
     if ((rc = fe_port_start(&pp, "mote serve")) != 0)
         return rc;
     (void)mote_posix_notify_take(&notify);
+    watchdog_take();
     if ((rc = start()) != 0)
         return rc;
+    if (watchdog_ms > 0 &&
+        mote_timer_start(&loop, watchdog_ms / 2, on_watchdog, NULL, 0, &watchdog) < 0) {
+        fprintf(stderr, "mote serve: no timer for systemd's watchdog\n");
+        return 1;
+    }
     {
         char status[1300];
 
@@ -669,6 +597,7 @@ int serve_main(int argc, char **argv)
     fprintf(stderr, "mote serve: stopped (%s, %u conversation(s) marked for recovery), exit %d\n",
             r->reason != NULL ? r->reason : "?", r->conversations_marked, code);
     mote_serve_deinit(&srv);
+    rl_end();
     fe_end(&ses, &loop, &pp);
     unatt_end();
     return code;

@@ -212,3 +212,13 @@ void unatt_end(void)
 {
     mote_budget_close(&budget);
 }
+
+int unatt_reload(struct mote_posix *pp, struct mote_session *ses, const struct unatt_conf *c)
+{
+    unatt = *c;
+    if (budget.open) {
+        budget.conf = c->budget; /* the next reservation checks the new limits */
+        return 0;
+    }
+    return unatt_start(pp, ses);
+}

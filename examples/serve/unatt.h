@@ -36,6 +36,10 @@ int unatt_check(const char *model);
  * and gives it to the session. Returns 0 or 1 (said). */
 int unatt_start(struct mote_posix *pp, struct mote_session *ses);
 
+/* A reload's settings `c` (the budget's limits; the budget opened if it
+ * was not). Returns 0 or 1 (said). */
+int unatt_reload(struct mote_posix *pp, struct mote_session *ses, const struct unatt_conf *c);
+
 /* The schedules' settings into the server's conf (the runner's memory,
  * the fixed file read). Returns 0 or 2 (said). */
 struct mote_serve_conf;

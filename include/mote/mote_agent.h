@@ -559,6 +559,16 @@ bool mote_session_busy(const struct mote_session *s);
 
 /* ---- conversations ---------------------------------------------------- */
 
+/* Gives loaded conversation `c` new settings (a reload of the frontend's
+ * configuration: another model, key, policy, limits) for its next turn.
+ * Only between turns: the settings of a turn that runs stay its own until
+ * it ends. `conf` is copied; what it points to must outlive the
+ * conversation's use of it (its next turn's end). Returns 0,
+ * MOTE_ERR_BUSY (a turn runs or waits for an answer: call again once it
+ * ended), or MOTE_ERR_NOTSUP (as mote_conv_create: an https:// URL
+ * without TLS). Never blocks. */
+int mote_conv_set_conf(struct mote_conv *c, const struct mote_conv_conf *conf) MOTE_MUST_CHECK;
+
 /* Starts a new conversation (a new journal; `id` NULL makes one from the
  * time and random bytes) and makes it the most recent (STATE/current).
  * Returns 0 and *out, MOTE_ERR_FULL (MOTE_MAX_CONVERSATIONS open),

@@ -314,6 +314,8 @@ enum mote_mqtt_rxstate {
     MOTE_MQTT_RX_HELD,          /* delivered, the application has not acknowledged */
     MOTE_MQTT_RX_ACK,           /* acknowledged: PUBACK (QoS 1) or PUBREC (QoS 2) to send */
     MOTE_MQTT_RX_COMP,          /* QoS 2: the broker's PUBREL came, PUBCOMP to send */
+    MOTE_MQTT_RX_REC,           /* QoS 2: PUBREC sent, the broker's PUBREL not yet come: the
+                                 * same id sent again is not delivered again */
 };
 
 struct mote_mqtt_rx {

@@ -599,6 +599,28 @@ struct mote_port {
      * is deinitialised (a bounded wait). Returns 0, or < 0 and nothing is
      * written (MOTE_ERR_FULL: too many under way). */
     int (*st_write_behind)(void *ctx, const char *name, const void *buf, size_t len);
+
+    /* ---- storage, appended: creation that never replaces ----
+     * Optional (NULL, or outside the port's size): the core then looks
+     * whether `name` exists and writes it with st_write_atomic, which is
+     * safe only where one process at a time creates files there. */
+
+    /* Creates `name` with what `produce` yields, whole or not at all (as
+     * st_write_atomic: written aside, synced, put in place, the directory
+     * synced), only where nothing is at `name`: an entry of any kind
+     * there (a file, even an empty one; a link; a FIFO), also one another
+     * process puts there at the same moment, gives MOTE_ERR_EXIST and is
+     * left as it is. Returns 0 or < 0 (nothing left behind). */
+    int (*st_create)(void *ctx, const char *name, mote_produce_fn produce, void *arg);
+
+    /* ---- process, appended: the memory it holds ----
+     * Optional (NULL, or outside the port's size): the metrics then leave
+     * it out. */
+
+    /* Sets *bytes to the memory this process holds resident (its RSS).
+     * Never blocks long (a read of the kernel's counters). Returns 0 or
+     * < 0. */
+    int (*mem_resident)(void *ctx, uint64_t *bytes);
 };
 
 /* What clock_real says of the clock. */

@@ -131,6 +131,9 @@ struct mote_serve_conf {
      * other), with strict headers; NULL: none (404). Must outlive the
      * server. */
     const struct mote_serve_page *page;
+    /* The metrics (GET /v1/metrics) also as the retained PREFIX/stats on
+     * the broker every this many ms (0: never). */
+    uint32_t stats_ms;
 };
 
 /* A page for browsers (conf.page): its bytes as sent, never copied. */
@@ -240,7 +243,12 @@ enum mote_serve_phase {
      MOTE_SERVE_RECOVER_MAX * MOTE_CONV_ID_MAX + MOTE_SERVE_SUMMARIES * MOTE_SERVE_SUM_SIZE +       \
      (MOTE_PRUNE_BATCH + 2) * (MOTE_CONV_ID_MAX + 3 * sizeof(uint64_t)) +                          \
      MOTE_MAX_CONVERSATIONS * sizeof(uint32_t) + sizeof(struct mote_serve_conf) +                  \
-     MOTE_SERVE_MCP_SIZE + 40 * sizeof(uint64_t) + 10 * sizeof(void *))
+     MOTE_SERVE_MCP_SIZE + MOTE_SERVE_METRICS_SIZE + 40 * sizeof(uint64_t) + 10 * sizeof(void *))
+
+/* What the server counts (its metrics), bytes: counters, the errors by
+ * code, and each loaded conversation's tokens seen. */
+#define MOTE_SERVE_METRICS_SIZE                                                                    \
+    (80 * sizeof(uint64_t) + MOTE_MAX_CONVERSATIONS * (MOTE_CONV_ID_MAX + 4 * sizeof(uint64_t)))
 
 /* What the server keeps of a journal it does not hold (its summary), bytes. */
 #define MOTE_SERVE_SUM_SIZE                                                                        \
@@ -293,6 +301,15 @@ int mote_serve_listen(struct mote_serve *sv) MOTE_MUST_CHECK;
  * clients. Returns how many were found, or a storage failure. */
 int mote_serve_recover(struct mote_serve *sv);
 
+/* New settings for the conversations (a reload): `conv` becomes conf.conv
+ * (it must outlive the server, or the next reload), for conversations
+ * created or loaded from now on and for each loaded one's next turn; a
+ * turn that runs keeps the settings it began with until it ends. The
+ * broker's status is published again (its model). Returns how many
+ * loaded conversations have a turn running on the old settings (they
+ * take the new ones with their next turn). Never blocks. */
+unsigned mote_serve_reconf(struct mote_serve *sv, const struct mote_conv_conf *conv);
+
 /* The session's events: call it from the session's event callback with
  * every event. */
 void mote_serve_event(struct mote_serve *sv, const struct mote_event *ev);
@@ -329,6 +346,17 @@ bool mote_serve_done(const struct mote_serve *sv);
 /* Closes every connection and listener at once (after mote_serve_done,
  * or to give up). */
 void mote_serve_deinit(struct mote_serve *sv);
+
+/* One server per storage (a state directory): takes the exclusive lock of
+ * storage file "serve.lock" (created if missing), held while the handle
+ * stays open; a process's end, kill -9 included, lets it go. Call it
+ * before anything of the session reads or writes the storage. Never
+ * blocks. Returns the handle (>= 0: close it with the port's st_close
+ * once the server is done, or leave that to the process's end),
+ * MOTE_ERR_LOCKED (another process serves there: *holder its process id
+ * where the port can tell, else 0), or a storage failure. A port without
+ * st_lock locks nothing (a handle all the same). */
+int mote_serve_claim(const struct mote_port *port, int64_t *holder) MOTE_MUST_CHECK;
 
 /* The tools offered changed (a new configuration, tools registered or
  * taken away): MCP sessions are told (notifications/tools/list_changed).

@@ -1,6 +1,7 @@
 /*
  * posix.c - the POSIX port's table: mote_posix_init fills struct mote_port
- * with the clock, wait, signals and random members kept here and with each
+ * with the clock, wait, signals, random and resident-memory members kept
+ * here and with each
  * group's members (storage.c, fs.c, net.c, listen.c, proc.c, the TLS
  * backend); the groups never call back into this file.
  *
@@ -169,6 +170,37 @@ static int set_nonblock_cloexec(int fd)
     return 0;
 }
 
+/* This process's resident memory: /proc/self/statm's second field
+ * (pages). */
+static int px_mem_resident(void *ctx, uint64_t *bytes)
+{
+    char buf[128];
+    const char *p;
+    uint64_t pages = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    ssize_t n;
+    int fd;
+
+    (void)ctx;
+    do {
+        fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return mote_posix_err(errno);
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0 || page <= 0)
+        return MOTE_ERR_IO;
+    buf[n] = '\0';
+    p = strchr(buf, ' ');
+    if (p == NULL)
+        return MOTE_ERR_IO;
+    for (p++; *p >= '0' && *p <= '9'; p++)
+        pages = pages * 10 + (uint64_t)(*p - '0');
+    *bytes = pages * (uint64_t)page;
+    return 0;
+}
+
 int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signature)
 {
     if (config_signature != MOTE_CONFIG_SIGNATURE)
@@ -190,6 +222,7 @@ int mote_posix_init_checked(struct mote_posix *pp, unsigned long config_signatur
     pp->port.signals_fd = px_signals_fd;
     pp->port.random = px_random;
     pp->port.random_secret = px_random_secret;
+    pp->port.mem_resident = px_mem_resident;
     mote_posix_storage_fill(&pp->port);
     mote_posix_net_fill(&pp->port);
     mote_posix_proc_fill(&pp->port);

@@ -55,6 +55,14 @@ int mote_posix_replace(const char *target, unsigned mode, const void *owner,
 int mote_posix_replace_at(int dir, const char *name, unsigned mode, const void *owner,
                           mote_produce_fn produce, void *arg);
 
+/* Creates entry `name` of directory `dir` with what `produce` yields and
+ * mode `mode`, whole (a temporary written and synced, then linked into
+ * place, the directory synced), only if nothing is there: an entry of any
+ * kind at `name` gives MOTE_ERR_EXIST, whoever made it when. Returns 0 or
+ * < 0, with no temporary left. */
+int mote_posix_create_at(int dir, const char *name, unsigned mode, mote_produce_fn produce,
+                         void *arg);
+
 /* A replacement in steps of entry `name` of directory `dir` (which the
  * caller keeps: the replacement holds its own descriptor): the
  * temporary, with the old owner kept as mote_posix_replace_at does.

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -164,6 +165,65 @@ int mote_posix_replace_at(int dir, const char *name, unsigned mode, const void *
     }
     rc = commit_temp(dir, fd, tmp, name, m, rc);
     return rc < 0 ? rc : lost;
+}
+
+/* Puts temporary `tmp` at `name` in `dir` only if nothing is there: a
+ * hard link (fails with EEXIST on any entry, a dangling link's too),
+ * else, on a file system without hard links, a rename that never
+ * replaces. The temporary's own name is removed either way. */
+static int put_new(int dir, const char *tmp, const char *name)
+{
+    int rc = 0;
+
+    if (linkat(dir, tmp, dir, name, 0) < 0) {
+        int e = errno;
+
+#ifdef SYS_renameat2
+        if (e == EPERM || e == EOPNOTSUPP || e == ENOSYS || e == EMLINK) {
+            /* RENAME_NOREPLACE (1): the temporary becomes the file */
+            if (syscall(SYS_renameat2, dir, tmp, dir, name, 1u) == 0)
+                return 0;
+            e = errno;
+        }
+#endif
+        rc = mote_posix_err(e);
+    }
+    unlinkat(dir, tmp, 0);
+    return rc;
+}
+
+int mote_posix_create_at(int dir, const char *name, unsigned mode, mote_produce_fn produce,
+                         void *arg)
+{
+    char tmp[TEMP_HEX + 16];
+    char buf[COPY_BUF];
+    int fd, rc = 0;
+
+    fd = make_temp(dir, tmp, sizeof(tmp));
+    if (fd < 0)
+        return fd;
+    while (rc == 0) {
+        int n = produce(arg, buf, sizeof(buf));
+
+        if (n <= 0) {
+            rc = n;
+            break;
+        }
+        rc = mote_posix_write_all(fd, buf, (size_t)n);
+    }
+    if (rc == 0 && fchmod(fd, (mode_t)mode) < 0)
+        rc = mote_posix_err(errno);
+    if (rc == 0 && fsync(fd) < 0)
+        rc = mote_posix_err(errno);
+    if (close(fd) < 0 && rc == 0)
+        rc = mote_posix_err(errno);
+    if (rc < 0) {
+        unlinkat(dir, tmp, 0);
+        return rc;
+    }
+    if ((rc = put_new(dir, tmp, name)) < 0)
+        return rc;
+    return sync_dir(dir);
 }
 
 /* ---- in steps -------------------------------------------------------------- */

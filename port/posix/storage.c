@@ -47,6 +47,25 @@ static int join(const struct mote_posix *pp, const char *name, char *out, size_t
     len = snprintf(out, cap, "%s%s%s", pp->root, n > 0 ? "/" : "", name);
     if (len < 0 || (size_t)len >= cap)
         return MOTE_ERR_NAMETOOLONG;
+    /* Every directory between the root and the entry is a real one: a
+     * link there ("conversations" or "tls" pointing elsewhere) would
+     * carry mote's state, and its removals, out of the root. */
+    {
+        size_t root = strlen(pp->root) + 1, i;
+
+        for (i = root; out[i] != '\0'; i++) {
+            struct stat sb;
+            int bad;
+
+            if (out[i] != '/')
+                continue;
+            out[i] = '\0';
+            bad = lstat(out, &sb) == 0 && !S_ISDIR(sb.st_mode);
+            out[i] = '/';
+            if (bad)
+                return MOTE_ERR_NOTDIR;
+        }
+    }
     return 0;
 }
 
@@ -167,6 +186,29 @@ static int st_write_behind(void *ctx, const char *name, const void *buf, size_t 
     return rc == MOTE_ERR_AGAIN ? 0 : rc;
 }
 
+/* Creates `name`, only where nothing is (a link there is an entry). */
+static int st_create(void *ctx, const char *name, mote_produce_fn produce, void *arg)
+{
+    char path[MOTE_POSIX_STORE_PATH_MAX];
+    int rc = join(ctx, name, path, sizeof(path)), dir;
+    char *slash;
+
+    if (rc < 0)
+        return rc;
+    slash = strrchr(path, '/'); /* (the root's own '/' at least) */
+    *slash = '\0';
+    do {
+        /* (the root itself may be a link the user chose; join checked
+         * the directories below it) */
+        dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    } while (dir < 0 && errno == EINTR);
+    if (dir < 0)
+        return mote_posix_err(errno);
+    rc = mote_posix_create_at(dir, slash + 1, 0600, produce, arg);
+    close(dir);
+    return rc;
+}
+
 static int st_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
 {
     char path[MOTE_POSIX_STORE_PATH_MAX];
@@ -176,7 +218,20 @@ static int st_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
 
     if (rc < 0)
         return rc;
-    d = opendir(path);
+    {
+        /* (only the state's own directories, never through a link) */
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                (dir[0] != '\0' ? O_NOFOLLOW : 0));
+
+        if (fd < 0)
+            return mote_posix_err(errno);
+        d = fdopendir(fd);
+        if (d == NULL) {
+            rc = mote_posix_err(errno);
+            close(fd);
+            return rc;
+        }
+    }
     if (d == NULL)
         return mote_posix_err(errno);
     while ((de = readdir(d)) != NULL) {
@@ -224,8 +279,8 @@ static int make_dir(const char *path)
 
     if (mkdir(path, 0700) == 0)
         return 0;
-    if (errno == EEXIST && stat(path, &sb) == 0)
-        return S_ISDIR(sb.st_mode) ? 0 : MOTE_ERR_NOTDIR;
+    if (errno == EEXIST && lstat(path, &sb) == 0)
+        return S_ISDIR(sb.st_mode) ? 0 : MOTE_ERR_NOTDIR; /* a link is not one */
     return mote_posix_err(errno);
 }
 
@@ -368,4 +423,5 @@ void mote_posix_storage_fill(struct mote_port *port)
     port->st_mkdir = st_mkdir;
     port->st_lock = st_lock;
     port->st_time = st_time;
+    port->st_create = st_create;
 }

@@ -355,7 +355,8 @@ static void tp_close(void *ctx, int h)
         tp->handles[h] = 0;
 }
 
-static int tp_write_atomic(void *ctx, const char *name, mote_produce_fn produce, void *arg)
+/* st_write_atomic, or st_create (`fresh`: only where nothing is). */
+static int put_whole(void *ctx, const char *name, mote_produce_fn produce, void *arg, bool fresh)
 {
     struct mote_tport *tp = TP(ctx);
     struct mote_tport_file tmp, *f;
@@ -390,9 +391,9 @@ static int tp_write_atomic(void *ctx, const char *name, mote_produce_fn produce,
         return MOTE_ERR_IO;
     }
     f = find(tp, name);
-    if (f != NULL && f->is_dir) {
+    if (f != NULL && (f->is_dir || fresh)) {
         free(tmp.data);
-        return MOTE_ERR_ISDIR;
+        return fresh ? MOTE_ERR_EXIST : MOTE_ERR_ISDIR;
     }
     if (f == NULL && (f = create(tp, name, false)) == NULL) {
         free(tmp.data);
@@ -404,6 +405,16 @@ static int tp_write_atomic(void *ctx, const char *name, mote_produce_fn produce,
     f->cap = tmp.cap;
     f->synced = tmp.len;
     return 0;
+}
+
+static int tp_write_atomic(void *ctx, const char *name, mote_produce_fn produce, void *arg)
+{
+    return put_whole(ctx, name, produce, arg, false);
+}
+
+static int tp_create(void *ctx, const char *name, mote_produce_fn produce, void *arg)
+{
+    return put_whole(ctx, name, produce, arg, true);
 }
 
 static int tp_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
@@ -505,6 +516,7 @@ void mote_tport_init(struct mote_tport *tp, uint32_t start_ms)
     tp->port.st_truncate = tp_truncate;
     tp->port.st_close = tp_close;
     tp->port.st_write_atomic = tp_write_atomic;
+    tp->port.st_create = tp_create;
     tp->port.st_list = tp_list;
     tp->port.st_remove = tp_remove;
     tp->port.st_mkdir = tp_mkdir;

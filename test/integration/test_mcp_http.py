@@ -518,6 +518,30 @@ def test_real_restart_mid_turn_sse():
     real_restart("sse")
 
 
+def real_long_call(mode):
+    """A call that takes longer than the short deadline for a stream's end
+    after an answer (3 s): it succeeds in one session."""
+    proc, sport, slog = everything(mode)
+    port, log = start_server([{"tool": "ev__trigger-long-running-operation",
+                               "input": {"duration": 3, "steps": 3}},
+                              {"text": "all done"}])
+    kind = "http" if mode == "streamableHttp" else "sse"
+    cfg = config({"ev": {"type": kind, "url": ev_url(mode, sport)}})
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr))
+    texts = [r["content"] for r in tool_results(requests_in(log))]
+    check(len(texts) == 1 and "Long running operation completed" in texts[0], texts)
+    check("new session" not in p.stderr, "one session all along: " + p.stderr)
+
+
+def test_real_long_call_streamable_http():
+    real_long_call("streamableHttp")
+
+
+def test_real_long_call_sse():
+    real_long_call("sse")
+
+
 def test_real_kill_9_then_a_new_session():
     proc, sport, slog = everything("streamableHttp")
     port, _ = start_server([{"stall": 60, "after_text": "working"}, {"text": "again"}])

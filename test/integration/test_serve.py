@@ -929,7 +929,8 @@ def test_socket_path_not_ours_and_a_second_server():
     check(open(path).read() == "mine", "left as it is")
     a = Serve(port)
     try:
-        b = Serve(port, state=a.state, wait=False)
+        # (its own state directory: a second one on a.state stops at its lock)
+        b = Serve(port, args=["--socket", a.sock], wait=False)
         code = b.wait(20)
         check(code == 1 and "another server listens" in b.log(), (code, b.log()))
         check(a.req("GET", "/v1/health")[0] == 200, "the first still serves")

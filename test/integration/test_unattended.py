@@ -11,6 +11,7 @@ Prints one line per test and "N passed, M failed".
 """
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -192,6 +193,61 @@ def test_approvals_reach_mqtt_and_expire():
         sub.stop()
     st = b.retained("mote/dev-a/approvals")
     check(st and json.loads(st)["count"] == 0, st)
+
+
+def recipe_clear_events():
+    """The events docs/MQTT.md's Home Assistant recipe clears a phone's
+    notification on (its "clear the notification" automation)."""
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "MQTT.md")
+    with open(doc) as f:
+        text = f.read()
+    m = re.search(r"trigger\.payload_json\.event in (\[[^\]]*\])", text)
+    check(m, "docs/MQTT.md: the recipe's clearing trigger not found")
+    return json.loads(m.group(1).replace("'", '"'))
+
+
+def test_home_assistant_recipe_clears_every_question():
+    """The phone's notification is cleared however its question ends -
+    approved (the recipe's own answer, with its reason), denied from
+    elsewhere, expired, cancelled: each publishes an event the recipe
+    clears on, naming the question's call_id; a late tap runs nothing."""
+    clears = recipe_clear_events()
+    b = Broker("un-h")
+    port, _ = start_server([{"tool": "shell", "input": {"command": "echo tapped"}},
+                            {"text": "ok"}] * 4)
+    s = mserve(port, b, "dev-h", args=["--approval-timeout", "3s"])
+    sub = Sub(b, "mote/dev-h", "w-h")
+    try:
+        for n, how in enumerate(("yes", "no", "expire", "cancel")):
+            conv = "phone%d" % n
+            b.pub("mote/dev-h/in", req("h%d" % n, conv, "check it"))
+            q = sub.wait(lambda: [e for e in sub.events(conv) if e["event"] == "approval"],
+                         "the question")[0]["data"]
+            if how == "yes":  # the payload the recipe publishes for Approve
+                b.pub("mote/dev-h/in", req("ha-tap%d" % n, conv, approve={
+                    "call_id": q["call_id"], "answer": "yes", "reason": "denied from the phone"}))
+            elif how == "no":  # answered elsewhere (the page, HTTP)
+                st, _ = s.req("POST", "/v1/conversations/%s/approval" % conv,
+                              {"call_id": q["call_id"], "answer": "no"})
+                check(st == 202, st)
+            elif how == "cancel":
+                b.pub("mote/dev-h/in", req("c%d" % n, conv, cancel=True))
+            sub.wait(lambda: [e for e in sub.events(conv) if e["event"] in clears and
+                              (e.get("data") or {}).get("call_id") == q["call_id"]],
+                     "an event the recipe clears %s's notification on (%s)" % (how, clears), 20)
+            s.wait_state(conv, "idle")
+        # a late tap on the expired question's notification: refused, nothing runs
+        q = [e for e in sub.events("phone2") if e["event"] == "approval"][0]["data"]
+        b.pub("mote/dev-h/in", req("ha-late", "phone2", approve={
+            "call_id": q["call_id"], "answer": "yes", "reason": "denied from the phone"}))
+        e = sub.wait(lambda: [e for e in sub.errors() if e["id"] == "ha-late"], "the refusal")[0]
+        check(e["error"] in ("no_question", "stale"), e)
+        res = [r for r in journal_of(s.state, "phone2") if r["t"] == "tool_result"]
+        check(len(res) == 1 and res[0]["error"] and "denied: nobody approved" in res[0]["text"],
+              res)
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+        sub.stop()
 
 # ---- the spend budget ---------------------------------------------------------------------
 

@@ -377,6 +377,22 @@ static void test_hostile_ids_and_lines(void **state)
     assert_int_equal(mote_journal_create(&jr, &tp.port, "a/b"), MOTE_ERR_INVAL);
     assert_int_equal(mote_journal_open(&jr, &tp.port, ""), MOTE_ERR_INVAL);
     assert_int_equal(mote_journal_open(&jr, &tp.port, "missing"), MOTE_ERR_NOENT);
+    /* Creation never replaces: an empty file, or another's journal, at
+     * the path stays as it is, with the port's creation and without. */
+    assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
+    assert_int_equal(mote_tport_put(&tp, "conversations/taken.jsonl", "", 0), 0);
+    assert_int_equal(mote_journal_create(&jr, &tp.port, "taken"), MOTE_ERR_EXIST);
+    {
+        int (*create)(void *, const char *, mote_produce_fn, void *) = tp.port.st_create;
+        const struct mote_tport_file *f;
+
+        tp.port.st_create = NULL;
+        assert_int_equal(mote_journal_create(&jr, &tp.port, "taken"), MOTE_ERR_EXIST);
+        tp.port.st_create = create;
+        f = mote_tport_file(&tp, "conversations/taken.jsonl");
+        assert_non_null(f);
+        assert_int_equal(f->len, 0);
+    }
     /* A record too large is refused, and the journal goes on. */
     assert_int_equal(mote_journal_create(&jr, &tp.port, "big"), 0);
     memset(huge, 'a', sizeof(huge));

@@ -1092,6 +1092,46 @@ static void test_session_qos2_flow(void **state)
     assert_int_equal(pk[0].hdr, 0x70);
 }
 
+/* QoS 2 is exactly once to the application: a PUBLISH whose PUBREC went
+ * out, sent again before its PUBREL (the PUBREC lost with a connection,
+ * the broker restarted from its store), is answered with PUBREC again and
+ * never delivered a second time; its PUBREL then frees the id. */
+static void test_session_qos2_once_across_a_reconnect(void **state)
+{
+    struct cpkt pk[4];
+    size_t n;
+
+    (void)state;
+    E.ack_at_once = true;
+    online(0, false);
+    (void)drain(0);
+    publish_in(0, 2, 0x0C0D, "once", false);
+    assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 1);
+    n = drain(0);
+    assert_int_equal(split(wbuf, n, pk, 4), 1);
+    assert_int_equal(pk[0].hdr, 0x50); /* PUBREC written... */
+    mote_mqtt_sess_lost(&S);           /* ...and lost with the connection */
+    online(100, true);
+    (void)drain(100);
+    publish_in(100, 2, 0x0C0D, "once", true);
+    assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 1); /* not delivered again */
+    n = drain(100);
+    assert_int_equal(split(wbuf, n, pk, 4), 1);
+    assert_int_equal(pk[0].hdr, 0x50); /* PUBREC again */
+    assert_int_equal(id_of(&pk[0]), 0x0C0D);
+    FEED(100, 0x62, 2, 0x0C, 0x0D); /* PUBREL */
+    n = drain(100);
+    assert_int_equal(split(wbuf, n, pk, 4), 1);
+    assert_int_equal(pk[0].hdr, 0x70); /* PUBCOMP */
+    /* the id is free again: a new message with it is a new message */
+    publish_in(100, 2, 0x0C0D, "next", false);
+    assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 2);
+    /* within one connection too: sent again before the PUBREL */
+    n = drain(100);
+    publish_in(100, 2, 0x0C0D, "next", true);
+    assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 2);
+}
+
 static void test_session_oversize_message_is_reported_and_acked(void **state)
 {
     static uint8_t b[MOTE_MQTT_PAYLOAD_MAX + 64];
@@ -1749,6 +1789,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_session_rx_table_full_pauses, sess_setup, no_teardown),
         cmocka_unit_test_setup_teardown(test_session_application_pause, sess_setup, no_teardown),
         cmocka_unit_test_setup_teardown(test_session_qos2_flow, sess_setup, no_teardown),
+        cmocka_unit_test_setup_teardown(test_session_qos2_once_across_a_reconnect, sess_setup,
+                                        no_teardown),
         cmocka_unit_test_setup_teardown(test_session_oversize_message_is_reported_and_acked, sess_setup, no_teardown),
         cmocka_unit_test_setup_teardown(test_session_keepalive, sess_setup, no_teardown),
         cmocka_unit_test_setup_teardown(test_session_clean_disconnect, sess_setup, no_teardown),

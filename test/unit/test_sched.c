@@ -3,8 +3,8 @@
  * deterministic test port: definitions read strictly, the catch-up
  * arithmetic, occurrences run through the server with a scripted model
  * and a simulated clock - a real-time clock that starts in 1970 and jumps
- * to now, downtime, power cuts at every write - each occurrence run once
- * or skipped with its reason.
+ * to now, or jumps back and forth while mote runs, downtime, power cuts at
+ * every write - each occurrence run once or skipped with its reason.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -490,6 +490,63 @@ static void test_clock_from_1970_to_now(void **state)
     assert_non_null(strstr(logbuf, "the real-time clock is set now"));
 }
 
+/* Fails with the log and the schedules' journal unless `ok`. */
+static void dump_unless(bool ok)
+{
+    const struct mote_tport_file *f = mote_tport_file(&tp, "schedules.jsonl");
+    size_t n = f != NULL ? f->len : 0, from = n > 900 ? n - 900 : 0;
+
+    if (!ok)
+        fail_msg("%s\n---\n%.*s", logbuf + (strlen(logbuf) > 900 ? strlen(logbuf) - 900 : 0),
+                 (int)(n - from), f != NULL ? (const char *)f->data + from : "");
+}
+
+/* The real-time clock moved while mote runs (a wrong date corrected by
+ * hand or by NTP): a jump back of half an hour runs nothing again, a jump
+ * forward of three hours runs the most recent occurrence it passed over
+ * once and skips the others with the reason, a jump back of two days (a
+ * clock that had been wrong ahead) counts from then; each jump journaled. */
+static void test_clock_jumps_while_running(void **state)
+{
+    (void)state;
+    mote_tport_set_real(&tp, T0 * 1000 + 30000, MOTE_CLOCK_SYNCED); /* 00:00:30 */
+    start();
+    assert_int_equal(put("minute", "{\"prompt\":\"m\",\"cron\":\"* * * * *\"}"), 201);
+    run_for(60000); /* 00:01:30 */
+    assert_int_equal(records("\"t\":\"claim\""), 1);
+    assert_int_equal(records("\"k\":1780272060"), 3); /* claim, start, done */
+    /* back half an hour, to 23:31:30 the day before, and on to 00:01:30:
+     * the minutes it passes again are before the last one run */
+    mote_tport_set_real(&tp, (T0 - 1800 + 90) * 1000, MOTE_CLOCK_SYNCED);
+    run_for(30 * 60000);
+    dump_unless(records("\"t\":\"claim\"") == 1);
+    assert_int_equal(records("\"t\":\"clock\""), 1);
+    assert_int_equal(records("\"t\":\"skip\""), 0);
+    run_for(60000); /* 00:02:30: 00:02 runs */
+    assert_int_equal(records("\"t\":\"claim\""), 2);
+    assert_int_equal(records("\"k\":1780272120"), 3);
+    /* forward three hours, to 03:02:10 (seen at the next look, 03:02:40):
+     * 03:02 runs once, 00:03 to 03:01 are skipped */
+    mote_tport_set_real(&tp, (T0 + 3 * 3600 + 130) * 1000, MOTE_CLOCK_SYNCED);
+    run_for(35000);
+    dump_unless(records("\"t\":\"clock\"") == 2);
+    assert_int_equal(records("\"t\":\"claim\""), 3);
+    assert_int_equal(records("\"k\":1780282920"), 3); /* 03:02 */
+    assert_int_equal(records("\"t\":\"skip\""), 1);
+    assert_int_equal(records("\"count\":179,"), 1); /* 00:03 .. 03:01 */
+    /* back two days, to 03:02:50 two days before (seen at the next look,
+     * 03:03:05): counted from then, 03:04 runs */
+    mote_tport_set_real(&tp, (T0 - 2 * 86400 + 3 * 3600 + 170) * 1000, MOTE_CLOCK_SYNCED);
+    run_for(120000);
+    dump_unless(records("\"t\":\"clock\"") == 3);
+    assert_int_equal(records("\"t\":\"claim\""), 4);
+    assert_int_equal(records("\"k\":1780110240"), 3); /* 03:04 two days before */
+    assert_int_equal(records("\"t\":\"skip\""), 1);
+    stop();
+    assert_non_null(strstr(logbuf, "the real-time clock jumped by"));
+    assert_non_null(strstr(logbuf, "the clock went back more than a day: counted from now"));
+}
+
 /* Power cut at every write while occurrences run: after each cut and a
  * restart, every occurrence up to the last one due ran once (one user
  * record with its request id) or is journaled skipped; none twice. */
@@ -535,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_catch_up_arithmetic),
         cmocka_unit_test_setup_teardown(test_every_and_downtime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_from_1970_to_now, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_jumps_while_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_power_cut_at_every_write, setup, teardown),
     };
 
