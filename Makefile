@@ -16,6 +16,7 @@
 #   CA_BUNDLE=file.pem    build these trusted roots into the binary (devices
 #                         without a trust store; mote_tls.h)
 #   SERVE=0               the CLI without mote serve (make tiny's default)
+#   PAGE=0                mote serve without its page (GET /); PAGE follows SERVE
 #   WERROR=1              warnings are errors. Off by default, so a newer
 #                         compiler's new warning never stops someone building
 #                         the library; on for the project's own checks (make
@@ -266,7 +267,18 @@ test-arch: $(B)/libmote.a
 test-docs:
 	$(Q)python3 scripts/doc_sizes.py $(B)
 
+## doc-sizes: rewrite every size and memory figure of README.md and docs/:
+## the structs, and the builds' figures (the tiny and cross builds, the
+## Cortex-M4 core, a TLS turn's RSS: made here first; FIGURES=0 skips them)
+FIGURES ?= 1
 doc-sizes:
+	$(Q)if [ "$(FIGURES)" = 1 ]; then export DOC_FIGURES=record; mkdir -p $(B); \
+	  { $(MAKE) --no-print-directory freestanding && $(MAKE) --no-print-directory test-tiny && \
+	    for x in aarch64-linux-gnu- arm-linux-gnueabihf-; do \
+	      $(MAKE) --no-print-directory tiny CROSS_COMPILE=$$x || exit 1; \
+	      case $$x in arm*) n=armhf ;; *) n=aarch64 ;; esac; \
+	      python3 scripts/doc_sizes.py $(B) --figure tiny-$$n $$(wc -c < $(B)/tiny-$$n/mote); \
+	    done; } >$(B)/doc-sizes.log 2>&1 || { tail -n 30 $(B)/doc-sizes.log; exit 1; }; fi
 	$(Q)python3 scripts/doc_sizes.py $(B) --write
 
 # The core allocates nothing and includes no OS header.
@@ -504,6 +516,9 @@ $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
 $(FZ)/fuzz_opts: examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
+# The MCP targets (stdio, HTTP) share their checks and outcome hash.
+$(FZ)/fuzz_mcp $(FZ)/fuzz_mcphttp: FUZZ_EXTRA := test/fuzz/mcp_kit.c
+$(FZ)/fuzz_mcp $(FZ)/fuzz_mcphttp: test/fuzz/mcp_kit.c test/fuzz/mcp_kit.h
 # The core and the test port are compiled once for every fuzz target
 # (instrumented for coverage, sanitizers on) into one archive; each target
 # is its own source, the extras it names, and the archive.
@@ -530,7 +545,7 @@ test-fuzz: $(FUZZ_BIN)
 	  mkdir -p $(FZ)/corpus-$$(basename $$f); \
 	  seeds=""; [ -d ../shared/fixtures ] && seeds=../shared/fixtures; \
 	  [ -d test/fuzz/seeds/$$(basename $$f) ] && seeds="$$seeds test/fuzz/seeds/$$(basename $$f)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 -rss_limit_mb=1024 -artifact_prefix=$(FZ)/ \
 	    $(FZ)/corpus-$$(basename $$f) $$seeds >$(FZ)/$$(basename $$f).log 2>&1 || \
 	    { tail -n 40 $(FZ)/$$(basename $$f).log; exit 1; }; \
 	  echo "$$(basename $$f): $$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' $(FZ)/$$(basename $$f).log)s," \
@@ -588,6 +603,8 @@ freestanding: deps-check
 	  echo "$$undef"; exit 1; fi
 	$(Q)arm-none-eabi-size $(FB)/core.o
 	$(Q)sh scripts/budget.sh mcu-core $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure mcu-core \
+	  $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
 	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
 
 ## check-small: the small configuration (include/mote/mote_config_small.h,
@@ -659,23 +676,37 @@ check-cross: deps-check
 	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) CROSS_COMPILE=$(X) STATIC=1 BUILDDIR=$(XB)/build \
 	  $(XB)/build/mote 2>&1 | grep -v "getaddrinfo' in statically linked" || true
 	$(Q)sh test/integration/smoke.sh $(XB)/build/mote qemu-aarch64-static
+	@# docs/EMBEDDING.md's cross-compiling commands: its first program built
+	@# for aarch64 against a staged install-lib, run under qemu-user
+	$(Q)rm -rf $(XB)/embedding && $(MAKE) --no-print-directory WERROR=$(WERROR) CROSS_COMPILE=$(X) \
+	  STATIC=1 BUILDDIR=$(XB)/build install-lib PREFIX=/usr DESTDIR=$(abspath $(XB))/embedding/stage >/dev/null
+	$(Q)python3 test/integration/test_embedding.py $(XB)/embedding --cross=qemu-aarch64-static
 
 ## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source);
 ## CROSS_COMPILE=aarch64-linux-gnu- or arm-linux-gnueabihf- for those, SERVE=1 with mote serve
 tiny: deps-check
-	$(Q)SERVE=$(if $(filter command line,$(origin SERVE)),$(SERVE),0) sh scripts/tiny.sh $(B) $(CROSS_COMPILE)
+	$(Q)SERVE=$(if $(filter command line,$(origin SERVE)),$(SERVE),0) \
+	  PAGE=$(if $(filter command line,$(origin PAGE)),$(PAGE)) sh scripts/tiny.sh $(B) $(CROSS_COMPILE)
 
 # The tiny build runs a tool round over TLS against the local test server,
 # and verifies against the system bundle within 1 MiB of RSS.
 test-tiny: tiny $(B)/rss_exec
 	$(Q)sh scripts/budget.sh tiny-$$($(CC) -dumpmachine | cut -d- -f1) $$(wc -c < $(B)/tiny/mote)
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure tiny-$$($(CC) -dumpmachine | cut -d- -f1) \
+	  $$(wc -c < $(B)/tiny/mote)
 	$(Q)sh test/integration/smoke.sh $(B)/tiny/mote
-	$(Q)python3 test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec
+	$(Q)python3 test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec \
+	  --rss-figure=$(B)/rss-tls.kb
+	$(Q)python3 scripts/doc_sizes.py $(B) --figure rss-tls $$(cat $(B)/rss-tls.kb)
 	@# roots built in (CA_BUNDLE): a throw-away CA as the only trust
 	$(Q)rm -rf $(B)/builtin/certs && sh test/make_certs.sh $(B)/builtin/certs
 	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/builtin CA_BUNDLE=$(abspath $(B))/builtin/certs/ca.crt \
 	  $(B)/builtin/mote >/dev/null
 	$(Q)python3 test/integration/test_tls.py $(B)/builtin/mote --certs=$(B)/builtin/certs --builtin
+	@# what mote serve adds to the tiny build (the docs' figure; SERVE=1
+	@# links the serve objects in, the next make tiny links them out)
+	$(Q)base=$$(wc -c < $(B)/tiny/mote) && $(MAKE) --no-print-directory tiny SERVE=1 >/dev/null && \
+	  python3 scripts/doc_sizes.py $(B) --figure serve-adds $$(( $$(wc -c < $(B)/tiny/mote) - base ))
 
 # Runs a command and reports its own peak RSS (static musl: its fork
 # costs next to nothing, so small figures are not hidden).
@@ -784,6 +815,61 @@ CHECK_GROUPS += test-unattended
 .PHONY: bench-sched
 bench-sched: $(B)/mote
 	$(Q)python3 test/bench/sched_bench.py $(B) 100
+
+# ---- mote serve's page (GET /) ----
+# The page (examples/serve/page/: HTML, CSS, JavaScript; no build step but
+# scripts/page.sh) gzip-compressed into the binary with its CSP. PAGE=0
+# leaves it out (GET / answers 404); it follows SERVE. The browser tests
+# drive Debian's headless Chromium against a real mote serve.
+PAGE ?= $(SERVE)
+ifeq ($(SERVE),0)
+override PAGE := 0
+endif
+PAGE_SRC := $(sort $(wildcard examples/serve/page/*))
+ifeq ($(PAGE),1)
+PAGE_OBJ := $(B)/page/page.o $(B)/page/page_gz.o
+else ifneq ($(SERVE),0)
+PAGE_OBJ := $(B)/obj/examples/tiny/page_none.o
+endif
+CLI_OBJ += $(PAGE_OBJ)
+SAN_CLI_OBJ += $(PAGE_OBJ)
+NONE_OBJ += $(PAGE_OBJ)
+$(B)/mote $(SB)/mote $(B)/none/mote: $(PAGE_OBJ)
+
+$(B)/page/page.c: $(PAGE_SRC) scripts/page.sh
+	$(Q)sh scripts/page.sh examples/serve/page $(B)/page >/dev/null
+
+$(B)/page/page.o: $(B)/page/page.c
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/page/page_gz.o: $(B)/page/page.c
+	$(Q)$(CC) -c -o $@ $(B)/page/page.S
+
+# the page's sizes are among the figures the docs quote (doc_sizes.py)
+test-docs doc-sizes: $(B)/page/page.c
+
+## test-page: the page in headless Chromium against mote serve and the test
+## LLM server (log in, stream, approve, deny, cancel, reload, escaping)
+.PHONY: test-page page-shot
+test-page: $(SB)/mote $(B)/page/page.c $(B)/libmote.a
+	$(Q)sh scripts/budget.sh page $$(( $$(wc -c < $(B)/page/page.html.gz) + \
+	  $$($(SIZE) $(B)/obj/src/serve_page.o | awk 'NR == 2 {print $$1 + $$2}') ))
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_page.py $(SB)
+CHECK_GROUPS += test-page
+
+## page-shot: docs/page.png, the page with a pending approval (made by the
+## browser test)
+page-shot: $(SB)/mote
+	$(Q)MOTE_PAGE_SHOT=$(abspath docs/page.png) MOTE_TEST_ONLY=screenshot \
+	  python3 test/integration/test_page.py $(SB)
+
+## bench-page: the page's bytes, its time to first paint in headless Chromium
+## and the RSS of mote serve with 5 pages open, from a tiny SERVE=1 build
+.PHONY: bench-page
+bench-page: deps-check
+	$(Q)$(MAKE) --no-print-directory tiny SERVE=1
+	$(Q)python3 test/bench/page_bench.py $(B)/tiny/mote $(B)/tiny/build/page
+# ---- end of mote serve's page block ----
 
 # ---- a fleet of devices (issue: configuration, metrics, the broker) ----
 # build/asan/mote as one device of a fleet against a private mosquitto and

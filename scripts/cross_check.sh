@@ -31,6 +31,7 @@ for f in $LIB_SRC; do
     objs="$objs $o"
 done
 sh scripts/budget.sh "tiny-$name" "$(wc -c < "$t/mote")" || fail=1
+python3 scripts/doc_sizes.py "$b" --figure "tiny-$name" "$(wc -c < "$t/mote")" || fail=1
 passed=0
 for t_src in $UNIT_SRC; do
     n=$(basename "$t_src" .c)

@@ -10,6 +10,9 @@ HOST="gcc g++ make libc6-dev binutils pkg-config libmbedtls-dev libjsmn-dev libc
 HOST="$HOST libglib2.0-dev libuv1-dev"
 # systemd-analyze checks the example unit (make test-unit).
 HOST="$HOST systemd"
+# mote serve's page in a real browser (make test-page): headless Chromium
+# driven through WebDriver.
+HOST="$HOST chromium chromium-driver python3-selenium"
 # promtool (Debian's prometheus) checks GET /v1/metrics' text format;
 # shellcheck the OpenWrt package's scripts (make test-config, test-openwrt).
 HOST="$HOST prometheus shellcheck"

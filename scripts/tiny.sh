@@ -11,7 +11,8 @@
 #
 # Environment: TINY_CFLAGS (added to mote's CFLAGS, e.g. -DMOTE_CONFIG_FILE=...),
 # CA_BUNDLE (roots built in, see the Makefile), SERVE (1: with mote serve;
-# the default 0 leaves it out, about 40 KB).
+# the default 0 leaves it out, about 40 KB), PAGE (0: mote serve without its
+# page; it follows SERVE).
 set -eu
 b=$1
 x=${2:-}
@@ -60,15 +61,22 @@ fi
 # (common-page-size=64): each of them padded the file to a page. Other
 # flags than last time: built from scratch.
 cflags="-Os -flto -fno-asynchronous-unwind-tables -fno-unwind-tables -I$t/mbedtls/include -Iport/tiny -DMBEDTLS_CONFIG_FILE='\"mbedtls_config.h\"' -I$t/jsmn ${TINY_CFLAGS:-}"
-if [ "$(cat "$t/flags" 2>/dev/null)" != "$cc $cflags ${CA_BUNDLE:-} ${SERVE:-0}" ]; then
+page=${PAGE:-${SERVE:-0}}
+if [ "$(cat "$t/flags" 2>/dev/null)" != "$cc $cflags ${CA_BUNDLE:-} $page" ]; then
     rm -rf "$t/build"
-    echo "$cc $cflags ${CA_BUNDLE:-} ${SERVE:-0}" > "$t/flags"
+    echo "$cc $cflags ${CA_BUNDLE:-} $page" > "$t/flags"
+fi
+# SERVE changes only which objects are linked (both sets are kept): the
+# other one than last time is linked again.
+if [ "$(cat "$t/serve" 2>/dev/null)" != "${SERVE:-0}" ]; then
+    rm -f "$t/build/mote"
+    echo "${SERVE:-0}" > "$t/serve"
 fi
 # (-Wno-stringop-overflow: at link time gcc repeats a false alarm about
 # mbedTLS 2.28's ssl_calc_finished_tls_sha384, which the mbedTLS build
 # itself does not show)
 make --no-print-directory CC="$cc" AR="${x}gcc-ar" CROSS_COMPILE="$x" STATIC=1 BUILDDIR="$t/build" \
-    SERVE="${SERVE:-0}" CFLAGS="$cflags" \
+    SERVE="${SERVE:-0}" PAGE="$page" CFLAGS="$cflags" \
     LDFLAGS="-flto=auto -Wno-stringop-overflow -L$t/mbedtls/library -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64" \
     ${CA_BUNDLE:+CA_BUNDLE="$CA_BUNDLE"} "$t/build/mote"
 "$strip" -o "$t/mote" "$t/build/mote"

@@ -9,11 +9,97 @@
 
 #include "agent_int.h"
 
-/* Writes held text as text records, each cut to fit one record. */
+/* Writes the reasoning held (one piece of one block) as reason records,
+ * each cut to fit one record. */
+static int spill_reason(struct mote_conv *c)
+{
+    struct mote_stream *st = c->stream;
+    size_t off = 0;
+
+    while (off < st->rs_len) {
+        struct mote_reason_rec r = {st->rs_fmt, st->rs_block, st->rs_kind, st->rs + off,
+                                    st->rs_len - off};
+        uint64_t before = c->jr.size;
+        int rc;
+
+        for (;;) {
+            rc = mote_journal_reason(&c->jr, &r);
+            if (rc != MOTE_ERR_TOO_LARGE || c->jr.err != 0 || r.len < 8)
+                break;
+            r.len /= 2;
+            while (r.len > 0 && ((unsigned char)r.data[r.len] & 0xC0u) == 0x80u)
+                r.len--;
+        }
+        if (!mote_conv_journaled(c, rc, before))
+            return rc < 0 ? rc : MOTE_ERR_IO;
+        off += r.len;
+        st->spilled = true;
+    }
+    st->rs_len = 0;
+    return 0;
+}
+
+/* A piece of reasoning (`kind` of the block ev->slot of format ev->id):
+ * held, and written when the piece changes or the buffer fills, at a
+ * character boundary (signatures and encrypted data are written exactly
+ * as they came, in pieces that join back). */
+static int add_reason(struct mote_conv *c, const struct mote_llm_event *ev, uint8_t kind)
+{
+    struct mote_stream *st = c->stream;
+    const char *p = ev->text;
+    size_t n = ev->len;
+    int rc;
+
+    if (ev->id == NULL || ev->id[0] == '\0')
+        return 0;
+    if (st->rs_fmt != NULL &&
+        (strcmp(st->rs_fmt, ev->id) != 0 || st->rs_block != ev->slot || st->rs_kind != kind) &&
+        (rc = spill_reason(c)) < 0)
+        return rc;
+    st->rs_fmt = ev->id; /* (the decoder's static string) */
+    st->rs_block = ev->slot;
+    st->rs_kind = kind;
+    while (n > 0) {
+        size_t room = sizeof(st->rs) - st->rs_len, take = n < room ? n : room;
+
+        if (take == 0) {
+            size_t cut = st->rs_len, left;
+
+            while (cut > 0 && ((unsigned char)st->rs[cut - 1] & 0xC0u) == 0x80u)
+                cut--;
+            if (cut > 0 && ((unsigned char)st->rs[cut - 1] & 0x80u) != 0)
+                cut--; /* the lead byte of a split character */
+            if (cut == 0)
+                cut = st->rs_len;
+            left = st->rs_len - cut;
+            st->rs_len = cut;
+            if ((rc = spill_reason(c)) < 0)
+                return rc;
+            memmove(st->rs, st->rs + cut, left);
+            st->rs_len = left;
+            continue;
+        }
+        memcpy(st->rs + st->rs_len, p, take);
+        st->rs_len += take;
+        p += take;
+        n -= take;
+    }
+    return 0;
+}
+
+/* Writes held text as text records, each cut to fit one record (the
+ * reasoning held goes first: it came first). */
 static int spill_text(struct mote_conv *c)
 {
     struct mote_stream *st = c->stream;
     size_t off = 0;
+
+    if (st->rs_len > 0) {
+        int rc = spill_reason(c);
+
+        if (rc < 0)
+            return rc;
+    }
 
     while (off < st->text_len) {
         size_t n = st->text_len - off;
@@ -58,6 +144,8 @@ static void call_rec(const struct mote_conv *c, unsigned i, struct mote_call_rec
         r->input = st->arena + st->in_off[i];
         r->input_len = st->in_len[i];
     }
+    r->extra = st->ex_len[i] > 0 ? st->arena + st->in_off[i] - st->ex_len[i] : NULL;
+    r->extra_len = st->ex_len[i];
 }
 
 /* Writes a re-encoded input over the bytes it came from: the writer's
@@ -191,7 +279,7 @@ static int spill_calls(struct mote_conv *c, unsigned upto)
         c->calls[i].rec_idx = -1;
         st->spilled = true;
     }
-    keep_from = upto < c->ncalls ? st->in_off[upto] : st->arena_len;
+    keep_from = upto < c->ncalls ? st->in_off[upto] - st->ex_len[upto] : st->arena_len;
     memmove(st->arena, st->arena + keep_from, st->arena_len - keep_from);
     st->arena_len -= keep_from;
     for (i = upto; i < c->ncalls; i++)
@@ -297,6 +385,8 @@ static int over_end(struct mote_conv *c)
     r.name = st->arena + strlen(st->arena) + 1;
     r.input = st->arena + st->over_in;
     r.refused = NULL; /* past the table: answered unrun whatever its input */
+    r.extra = NULL;
+    r.extra_len = 0;
     if (st->over_big || clean_input(c, st->arena + st->over_in, &n, NULL, 0) < 0) {
         r.input = "{}"; /* never run: what it asked matters less than that it is answered */
         n = 2;
@@ -351,6 +441,30 @@ static void over_args(struct mote_stream *st, const char *p, size_t n)
     st->arena_len += n;
 }
 
+/* Call `slot`'s provider extras (a JSON object, right after its start):
+ * checked and re-encoded as any input, kept in the arena before its
+ * input. Extras that are not one strict object, or do not fit, are left
+ * out (the call itself stands). */
+static void add_extra(struct mote_conv *c, unsigned slot, const char *p, size_t n)
+{
+    struct mote_stream *st = c->stream;
+    size_t len = n;
+    int tok;
+
+    if (slot < st->arena_first || st->in_len[slot] != 0 || st->ex_len[slot] != 0 ||
+        st->in_off[slot] != st->arena_len || n > sizeof(st->arena) - st->arena_len ||
+        n > 0xFFFFu)
+        return;
+    memcpy(st->arena + st->arena_len, p, n);
+    tok = clean_input(c, st->arena + st->arena_len, &len, NULL, 0);
+    if (tok <= 0 || len == 0)
+        return;
+    st->ex_len[slot] = (uint16_t)len;
+    st->ex_tok[slot] = (uint8_t)(tok < 255 ? tok : 255);
+    st->arena_len += len;
+    st->in_off[slot] += (uint32_t)len;
+}
+
 static void first_byte(struct mote_conv *c)
 {
     if (!c->got_first) {
@@ -403,10 +517,21 @@ int mote_answer_event(void *arg, const struct mote_llm_event *ev)
         break;
     case MOTE_LLM_THINKING:
         first_byte(c);
+        if ((rc = add_reason(c, ev, MOTE_REASON_TEXT)) < 0)
+            return rc;
         mote_emit_init(&out, MOTE_EV_THINKING, c);
         out.text = ev->text;
         out.len = ev->len;
         mote_emit(c->s, &out);
+        break;
+    case MOTE_LLM_THINKING_SIG:
+    case MOTE_LLM_THINKING_ID:
+        first_byte(c);
+        return add_reason(c, ev, ev->type == MOTE_LLM_THINKING_SIG ? MOTE_REASON_SIG
+                                                                    : MOTE_REASON_ID);
+    case MOTE_LLM_TOOL_EXTRA:
+        if (ev->slot < c->ncalls)
+            add_extra(c, ev->slot, ev->text, ev->len);
         break;
     case MOTE_LLM_TOOL_START:
         first_byte(c);
@@ -420,6 +545,8 @@ int mote_answer_event(void *arg, const struct mote_llm_event *ev)
         st->in_off[ev->slot] = (uint32_t)st->arena_len;
         st->in_len[ev->slot] = 0;
         st->in_tok[ev->slot] = 0; /* not checked yet */
+        st->ex_len[ev->slot] = 0;
+        st->ex_tok[ev->slot] = 0;
         st->too_large[ev->slot] = false;
         if (ev->slot + 1 > c->ncalls)
             c->ncalls = ev->slot + 1;
@@ -458,7 +585,8 @@ static int answer_tokens(const struct mote_conv *c, unsigned first, unsigned n)
     unsigned i;
 
     for (i = 0; i < n; i++)
-        t += 8 + (c->calls[first + i].bad_input ? 1 : c->stream->in_tok[first + i]);
+        t += 8 + (c->calls[first + i].bad_input ? 1 : c->stream->in_tok[first + i]) +
+             c->stream->ex_tok[first + i];
     return t;
 }
 
@@ -473,6 +601,8 @@ int mote_answer_commit(struct mote_conv *c, bool interrupted)
     int rc;
 
     MOTE_ASSERT(st != NULL && st->conv == c);
+    if (st->rs_len > 0 && (rc = spill_reason(c)) < 0)
+        return rc; /* the reasoning before the rest of its answer */
     if (!interrupted) {
         if ((rc = over_end(c)) < 0)
             return rc;

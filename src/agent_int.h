@@ -58,6 +58,16 @@ struct mote_stream {
     uint32_t in_len[MOTE_LLM_MAX_TOOL_CALLS];
     bool too_large[MOTE_LLM_MAX_TOOL_CALLS];
     uint16_t in_tok[MOTE_LLM_MAX_TOOL_CALLS]; /* JSON tokens of each input (checked) */
+    /* A call's provider extras (Gemini's thought signature): right before
+     * its input in the arena, ex_len bytes (0: none) of ex_tok tokens. */
+    uint16_t ex_len[MOTE_LLM_MAX_TOOL_CALLS];
+    uint8_t ex_tok[MOTE_LLM_MAX_TOOL_CALLS];
+    /* The answer's reasoning not journaled yet: one piece of one block
+     * (rs), written as a reason record when it fills or the piece ends. */
+    size_t rs_len;
+    uint8_t rs_kind;          /* MOTE_REASON_* of the piece held */
+    unsigned rs_block;
+    const char *rs_fmt;       /* its format (a static string; NULL: nothing held yet) */
     /* Calls past the table (MOTE_LLM_SLOT_OVER, one at a time): the open
      * one's id, name and input fill the arena (the table's calls are
      * journaled when the first starts); each is journaled as a call record
@@ -72,6 +82,7 @@ struct mote_stream {
      * untouched. */
     struct mote_tool_def defs[MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS];
     char text[MOTE_ANSWER_TEXT_MAX];
+    char rs[MOTE_ANSWER_REASON_MAX];
     char arena[MOTE_JOURNAL_LINE_MAX];
     struct mote_llm_call call;
 };

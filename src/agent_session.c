@@ -454,6 +454,7 @@ static void begin_turn(struct mote_conv *c)
     memset(&c->turn_usage, 0, sizeof(c->turn_usage));
     c->last_error[0] = '\0';
     c->answered = false;
+    c->ovf_tried = c->compact_shrink = false;
 }
 
 int mote_conv_send(struct mote_conv *c, const char *text, size_t len)

@@ -91,7 +91,7 @@ int mote_turn_apply_text(struct mote_conv *c, enum mote_conv_event e, const char
     if (f & MOTE_CEFF_JOURNAL_CALL) {
         /* A call from outside: its assistant record (one call, `arg` its
          * input) is durable before it is asked about or run. */
-        struct mote_call_rec rec = {c->calls[0].id, c->calls[0].name, arg, len, NULL};
+        struct mote_call_rec rec = {c->calls[0].id, c->calls[0].name, arg, len, NULL, NULL, 0};
 
         before = c->jr.size;
         c->calls[0].rec_off = before;
@@ -247,7 +247,9 @@ static bool compact_due(const struct mote_conv *c)
                        ? c->conf.compact_percent
                        : 80u;
 
-    return c->conf.context_window > 0 && used * 100u >= (uint64_t)c->conf.context_window * pct;
+    uint32_t win = c->conf.context_window > 0 ? c->conf.context_window : c->ctx_learned;
+
+    return win > 0 && used * 100u >= (uint64_t)win * pct;
 }
 
 /* MOTE_EV_NOTE: a, then (if not NULL) the number n and b, then m and d. */
@@ -295,13 +297,38 @@ static void cancelled(struct mote_conv *c)
     }
 }
 
-static void compact_done(struct mote_conv *c, enum mote_job_state how, const char *errmsg)
+/* What a request refused as over the context window says: the window
+ * and the tokens it counted, and the body's length. */
+static void learn_overflow(struct mote_conv *c)
+{
+    const struct mote_llm_call *call = &c->stream->call;
+
+    if (call->ctx_limit > 0)
+        c->ctx_learned = call->ctx_limit;
+    c->ovf_used = call->ctx_used;
+    c->ovf_bytes = call->body_len;
+}
+
+static void compact_done(struct mote_conv *c, enum mote_job_state how, const char *errmsg,
+                         int cause)
 {
     size_t len = c->stream->text_len;
 
     if (how == MOTE_JOB_CANCELLED) {
         c->compacting = false;
         cancelled(c);
+        return;
+    }
+    if (how == MOTE_JOB_FAILED && !c->compact_shrink && cause == MOTE_ERR_CONTEXT) {
+        /* Even the summary request is over the window: its oldest tool
+         * results are cut to fit (the journal keeps them), once. */
+        learn_overflow(c);
+        c->compact_shrink = true;
+        mote_stream_put(c);
+        emit_note(c, "the summary request is over the context window too: its oldest tool "
+                     "results are cut to fit",
+                  0, NULL, 0, NULL);
+        start_request(c);
         return;
     }
     if (how == MOTE_JOB_FAILED || len == 0) {
@@ -312,7 +339,7 @@ static void compact_done(struct mote_conv *c, enum mote_job_state how, const cha
         mote_stream_put(c);
         if (!c->storage_failed) {
             mote_emit_state(c);
-            mote_emit_error(c, MOTE_ERR_IO, false);
+            mote_emit_error(c, how == MOTE_JOB_FAILED && cause < 0 ? cause : MOTE_ERR_IO, false);
         }
         return;
     }
@@ -374,9 +401,29 @@ static void on_llm_done(struct mote_loop *loop, mote_job_id job, enum mote_job_s
         mote_stream_put(c);
         mote_emit_state(c);
     } else if (c->compacting) {
-        compact_done(c, how, errmsg);
+        compact_done(c, how, errmsg, mote_job_result(loop, job));
     } else if (how == MOTE_JOB_CANCELLED) {
         cancelled(c);
+    } else if (how == MOTE_JOB_FAILED && mote_job_result(loop, job) == MOTE_ERR_CONTEXT &&
+               !c->ovf_tried && c->st == MOTE_CONV_LLM_REQUESTING &&
+               c->s->sd_phase == MOTE_SDP_NONE) {
+        /* Over the model's context window: summarised (the oldest tool
+         * results cut where even that would not fit), then asked again,
+         * once a turn. */
+        learn_overflow(c);
+        c->ovf_tried = true;
+        c->compact_shrink = true;
+        mote_stream_put(c);
+        if (c->ctx_learned > 0)
+            emit_note(c, "the conversation is over the model's context window (",
+                      c->ctx_learned, " tokens): compacting it, then asking again", 0, NULL);
+        else
+            emit_note(c, "the conversation is over the model's context window: compacting it, "
+                         "then asking again",
+                      0, NULL, 0, NULL);
+        c->compact_resume = true;
+        mote_turn_apply(c, MOTE_CEV_OVERFLOW, NULL); /* its effect: SEND_COMPACT */
+        mote_emit_state(c);
     } else if (how == MOTE_JOB_FAILED) {
         int cause = mote_job_result(loop, job); /* the request's code: its cause */
 

@@ -200,8 +200,9 @@ static int on_decoded(void *arg, const struct mote_llm_event *ev)
         return event_cause(ev->id);
     }
     if (ev->type == MOTE_LLM_TEXT || ev->type == MOTE_LLM_TOOL_START ||
-        ev->type == MOTE_LLM_TOOL_ARGS)
-        c->content = true;
+        ev->type == MOTE_LLM_TOOL_ARGS || ev->type == MOTE_LLM_THINKING ||
+        ev->type == MOTE_LLM_THINKING_SIG)
+        c->content = true; /* journaled as it comes: never sent again */
     return c->on_event != NULL ? c->on_event(c->on_event_arg, ev) : 0;
 }
 
@@ -294,9 +295,20 @@ static int start_send(struct mote_llm_call *c)
     char path[600];
     struct headbuf hb = {c->buf, sizeof(c->buf), 0};
     struct mote_sb sb;
-    int64_t len = mote_llm_body_length(c->req);
+    int64_t len;
     unsigned n = 0;
     int rc;
+
+    /* The request as this attempt sends it: what the process's servers
+     * at this origin, and this call's refusals, changed. */
+    c->rq = *c->req;
+    mote_llm_memo_apply(c->memo, c->origin, &c->rq);
+    c->rq.omit = (uint8_t)((c->rq.omit | c->drop) & ~c->need);
+    c->rq.add = (uint8_t)((c->rq.add | c->need) & ~c->drop);
+    if (c->drop & MOTE_LLM_KEY_MAX_COMPLETION)
+        c->rq.max_completion_tokens = false;
+    len = mote_llm_body_length(&c->rq);
+    c->body_len = len > 0 ? (uint64_t)len : 0;
 
     if (len < 0) {
         msg(c, "cannot build the request body", NULL, NULL);
@@ -333,7 +345,7 @@ static int start_send(struct mote_llm_call *c)
     c->body_left = (uint64_t)len;
     c->head_sent = true;
     c->k->requests++;
-    mote_llm_body_init(&c->body, c->req);
+    mote_llm_body_init(&c->body, &c->rq);
     return 0;
 }
 
@@ -384,6 +396,19 @@ static int status_error(struct mote_llm_call *c)
     int st = c->http.status;
 
     c->retry_after_s = c->http.retry_after_s; /* this response's, for the backoff */
+    if (st == 400 || st == 422) {
+        /* A key mote added on its own that the server refuses (or one it
+         * needs): asked once again with it changed, and remembered. */
+        uint8_t drop, need;
+
+        if (mote_llm_refusal_keys(&c->rq, c->err_body, c->err_len, c->tried, &drop, &need)) {
+            c->tried |= (uint8_t)(drop | need);
+            c->drop = (uint8_t)((c->drop | drop) & ~need);
+            c->need = (uint8_t)((c->need | need) & ~drop);
+            mote_llm_memo_keep(c->memo, c->origin, drop, need);
+            c->adjust = true;
+        }
+    }
     mote_sb_init(&sb, c->errmsg, sizeof(c->errmsg));
     mote_sb_s(&sb, "HTTP ");
     mote_sb_u(&sb, (uint64_t)st);
@@ -396,6 +421,13 @@ static int status_error(struct mote_llm_call *c)
     if (text[0] != '\0') {
         mote_sb_s(&sb, ": ");
         mote_sb_s(&sb, text);
+    }
+    if ((st == 400 || st == 413 || st == 422) &&
+        mote_llm_overflow(c->err_body, c->err_len, &c->ctx_limit, &c->ctx_used)) {
+        /* over the model's context window: the caller shortens the
+         * conversation (compacts it) and asks again; never retried as it is */
+        c->result = MOTE_ERR_HTTP;
+        return MOTE_ERR_CONTEXT;
     }
     if (st == 401 || st == 403) {
         mote_sb_s(&sb, "; check ");
@@ -444,7 +476,10 @@ static int stream_cut(struct mote_llm_call *c)
         return c->dec.err;
     msg(c, c->dec.content ? "the stream was cut off in the middle of the answer"
                           : "the stream ended before the answer",
-        c->conf->provider == MOTE_PROVIDER_ANTHROPIC ? " (no message_stop)" : " (no [DONE])", NULL);
+        c->conf->provider == MOTE_PROVIDER_ANTHROPIC          ? " (no message_stop)"
+        : c->conf->provider == MOTE_PROVIDER_OPENAI_RESPONSES ? " (no response.completed)"
+                                                              : " (no [DONE])",
+        NULL);
     return MOTE_ERR_CUT_OFF;
 }
 
@@ -520,6 +555,7 @@ static int advance(struct mote_loop *loop, mote_job_id self, struct mote_llm_cal
                     mote_sse_init(&c->sse, on_sse, c);
                     mote_llm_dec_init(&c->dec, c->conf->provider, on_decoded, c);
                     c->dec.id_seed = c->req->id_seed;
+                    c->dec.ids = mote_llm_conf_profile(c->conf)->ids;
                     c->phase = MOTE_PHASE_HEADERS;
                     if (c->on_phase != NULL)
                         c->on_phase(c->on_event_arg, MOTE_PHASE_HEADERS); /* body sent */
@@ -824,6 +860,15 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
         goto wait;
     }
 failed:
+    if (c->adjust && !c->content) {
+        /* The server named a key to change: the request goes again at
+         * once, changed (not an attempt: nothing was wrong but a key). */
+        c->adjust = false;
+        end_conn(loop, c, c->keep);
+        start_attempt(loop, c, false);
+        (void)mote_job_wake(loop, self);
+        goto wait;
+    }
     if (c->stale && !c->resent && !c->content) {
         /* The kept connection had been closed by the server: the request
          * goes again, at once, on a new one (once). */

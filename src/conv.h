@@ -32,6 +32,8 @@ enum mote_conv_event {
     MOTE_CEV_COMPACTED_IDLE, /* the summary is in; nothing else to do */
     MOTE_CEV_CALL,          /* a call from outside the model (a calls journal) */
     MOTE_CEV_CALL_DONE,     /* its result is in: the turn ends, no model request */
+    MOTE_CEV_OVERFLOW,      /* the request is over the model's context window: summarise,
+                             * then ask again */
 };
 
 /* Effects (bits). The agent carries out a step's effects journal first:

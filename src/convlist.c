@@ -198,6 +198,12 @@ bool mote_conv_info_finished(const struct mote_conv_info *c)
 
 /* ---- retention ---- */
 
+struct tally {
+    const struct mote_port *p;
+    unsigned long count;
+    uint64_t bytes;
+};
+
 struct prune {
     struct mote_session *s;
     unsigned long count; /* journals (the cheap pass) or finished ones */
@@ -210,12 +216,10 @@ struct prune {
     } old[MOTE_PRUNE_BATCH];
 };
 
-/* The cheap pass: how many journals there are and their size, from the
- * storage alone (none is read). */
+/* st_list: a journal's size counted (an empty file is none). */
 static int tally(void *arg, const char *name)
 {
-    struct prune *w = arg;
-    const struct mote_port *p = w->s->port;
+    struct tally *t = arg;
     size_t n = strlen(name), k = sizeof(SUFFIX) - 1;
     char path[MOTE_STORAGE_NAME_MAX];
     struct mote_sb sb;
@@ -227,15 +231,25 @@ static int tally(void *arg, const char *name)
     mote_sb_init(&sb, path, sizeof(path));
     mote_sb_s(&sb, DIR_NAME "/");
     mote_sb_s(&sb, name);
-    if (sb.len >= sizeof(path) - 1 || (h = p->st_open(p->ctx, path, MOTE_ST_READ)) < 0)
+    if (sb.len >= sizeof(path) - 1 || (h = t->p->st_open(t->p->ctx, path, MOTE_ST_READ)) < 0)
         return 0; /* not one the listing would show either */
-    size = p->st_size(p->ctx, h);
-    p->st_close(p->ctx, h);
+    size = t->p->st_size(t->p->ctx, h);
+    t->p->st_close(t->p->ctx, h);
     if (size > 0) {
-        w->count++;
-        w->bytes += (uint64_t)size;
+        t->count++;
+        t->bytes += (uint64_t)size;
     }
     return 0;
+}
+
+int mote_session_tally(const struct mote_session *s, unsigned long *count, uint64_t *bytes)
+{
+    struct tally t = {.p = s->port};
+    int rc = s->port->st_list(s->port->ctx, DIR_NAME, tally, &t);
+
+    *count = t.count;
+    *bytes = t.bytes;
+    return rc;
 }
 
 static bool before(const struct prune *w, unsigned i, const struct mote_conv_info *c)
@@ -284,7 +298,7 @@ int mote_session_prune(struct mote_session *s, unsigned long keep, uint64_t keep
         return 0;
     memset(&w, 0, sizeof(w));
     w.s = s;
-    rc = s->port->st_list(s->port->ctx, DIR_NAME, tally, &w);
+    rc = mote_session_tally(s, &w.count, &w.bytes);
     if (rc == MOTE_ERR_NOENT || (rc == 0 && !over(&w, keep, keep_bytes)))
         return 0; /* within the limits: no journal needs reading */
     if (rc < 0)

@@ -106,6 +106,14 @@ struct mote_conv_step mote_conv_next(enum mote_conv_state s, enum mote_conv_even
             r.effects = MOTE_CEFF_SEND_COMPACT;
         }
         break;
+    case MOTE_CEV_OVERFLOW:
+        if (s == MOTE_CONV_LLM_REQUESTING) {
+            /* nothing came: the request record stays the turn's, the
+             * summary's compact record (resume) comes after it */
+            r.state = MOTE_CONV_COMPACTING;
+            r.effects = MOTE_CEFF_SEND_COMPACT;
+        }
+        break;
     case MOTE_CEV_COMPACTED:
         if (compacting) {
             r.state = MOTE_CONV_LLM_REQUESTING;

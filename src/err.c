@@ -74,6 +74,7 @@ static const struct err_name err_names[] = {
     {MOTE_ERR_CUT_OFF, "the stream was cut off", "cut_off"},
     {MOTE_ERR_STORAGE, "the state could not be written", "storage"},
     {MOTE_ERR_BUDGET, "the spend budget is reached", "budget"},
+    {MOTE_ERR_CONTEXT, "the conversation is over the model's context window", "context_overflow"},
 };
 
 const char *mote_strerror(int err)

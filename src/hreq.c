@@ -129,6 +129,57 @@ static void connection(const char *v, bool *close, bool *keep)
     }
 }
 
+/* True if the parameters p..end of an Accept-Encoding element give it
+ * the weight 0 (";q=0", ";q=0.000"): the coding is refused. */
+static bool q_zero(const char *p, const char *end)
+{
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ';'))
+            p++;
+        if (end - p >= 2 && mote_lower(p[0]) == 'q' && p[1] == '=') {
+            p += 2;
+            if (p == end || *p != '0')
+                return false;
+            p++;
+            if (p < end && *p == '.') {
+                p++;
+                while (p < end && *p == '0')
+                    p++;
+            }
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+            return p == end || *p == ';';
+        }
+        while (p < end && *p != ';')
+            p++;
+    }
+    return false;
+}
+
+/* Whether an Accept-Encoding value takes gzip (the field may come more
+ * than once: each adds its codings; a coding named beats "*"). */
+static void accept_encoding(struct mote_hreq *r, const char *v)
+{
+    while (*v != '\0') {
+        const char *e, *c;
+        size_t n = 0;
+        bool zero;
+
+        while (*v == ' ' || *v == '\t' || *v == ',')
+            v++;
+        for (e = v; *e != '\0' && *e != ','; e++)
+            ;
+        for (c = v; c + n < e && c[n] != ';' && c[n] != ' ' && c[n] != '\t'; n++)
+            ;
+        zero = q_zero(c + n, e);
+        if ((n == 4 && mote_ascii_ieq(c, "gzip", 4)) || (n == 6 && mote_ascii_ieq(c, "x-gzip", 6)))
+            r->accept_gzip = zero ? 2 : 1;
+        else if (n == 1 && c[0] == '*' && (r->accept_gzip == 0 || r->accept_gzip == 3))
+            r->accept_gzip = zero ? 0 : 3;
+        v = e;
+    }
+}
+
 static int field(struct mote_hreq *r, char *line, bool *close, bool *keep)
 {
     char *colon = line, *v, *end;
@@ -197,6 +248,8 @@ static int field(struct mote_hreq *r, char *line, bool *close, bool *keep)
         return single(r, &r->mcp_protocol_version, v, "more than one MCP-Protocol-Version field");
     } else if (ieq(line, "x-mote-conversation")) {
         return single(r, &r->conversation, v, "more than one X-Mote-Conversation field");
+    } else if (ieq(line, "accept-encoding")) {
+        accept_encoding(r, v);
     }
     return MOTE_HREQ_READING;
 }
@@ -305,6 +358,17 @@ static int hex_digit(char c)
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+/* A refusal of a chunked body that says how far it got (what was taken
+ * and made before the fault), so that the outcome of the whole body does
+ * not depend on how its bytes were split. */
+static int body_bad(struct mote_hreq *r, size_t i, size_t o, size_t *used, size_t *made,
+                    uint16_t status, const char *why)
+{
+    *used = i;
+    *made = o;
+    return bad(r, status, why);
+}
+
 int mote_hreq_body(struct mote_hreq *r, const char *data, size_t len, size_t *used, char *out,
                    size_t cap, size_t *made)
 {
@@ -322,31 +386,31 @@ int mote_hreq_body(struct mote_hreq *r, const char *data, size_t len, size_t *us
             d = hex_digit(c);
             if (d >= 0) {
                 if (r->ck_left >> 60 != 0)
-                    return bad(r, 413, "a chunk larger than this server takes");
+                    return body_bad(r, i, o, used, made, 413, "a chunk larger than this server takes");
                 r->ck_left = r->ck_left << 4 | (uint64_t)d;
                 r->ck_digits++;
                 break;
             }
             if (r->ck_digits == 0)
-                return bad(r, 400, "a chunk without its size");
+                return body_bad(r, i, o, used, made, 400, "a chunk without its size");
             if (c == '\r')
                 r->ck_state = CK_SIZE_LF;
             else if (c == ';' || c == ' ' || c == '\t')
                 r->ck_state = CK_EXT; /* extensions, dropped */
             else
-                return bad(r, 400, "a bad chunk size");
+                return body_bad(r, i, o, used, made, 400, "a bad chunk size");
             break;
         case CK_EXT:
             if (c == '\r')
                 r->ck_state = CK_SIZE_LF;
             else if ((unsigned char)c < 0x20 && c != '\t')
-                return bad(r, 400, "a control character in a chunk extension");
+                return body_bad(r, i, o, used, made, 400, "a control character in a chunk extension");
             break;
         case CK_SIZE_LF:
             if (c != '\n')
-                return bad(r, 400, "a chunk's size line must end in CRLF");
+                return body_bad(r, i, o, used, made, 400, "a chunk's size line must end in CRLF");
             if (r->ck_left > cap - o)
-                return bad(r, 413, "the body is larger than this server takes");
+                return body_bad(r, i, o, used, made, 413, "the body is larger than this server takes");
             r->ck_state = r->ck_left == 0 ? CK_TRAILER : CK_DATA;
             r->ck_line = 0;
             break;
@@ -363,12 +427,12 @@ int mote_hreq_body(struct mote_hreq *r, const char *data, size_t len, size_t *us
         }
         case CK_DATA_CR:
             if (c != '\r')
-                return bad(r, 400, "a chunk's data must end in CRLF");
+                return body_bad(r, i, o, used, made, 400, "a chunk's data must end in CRLF");
             r->ck_state = CK_DATA_LF;
             break;
         case CK_DATA_LF:
             if (c != '\n')
-                return bad(r, 400, "a chunk's data must end in CRLF");
+                return body_bad(r, i, o, used, made, 400, "a chunk's data must end in CRLF");
             r->ck_state = CK_SIZE;
             r->ck_digits = 0;
             r->ck_line = 0;
@@ -380,38 +444,38 @@ int mote_hreq_body(struct mote_hreq *r, const char *data, size_t len, size_t *us
                 break;
             }
             if (r->ck_line != 0xFFFF && c != ':' && !tchar((unsigned char)c))
-                return bad(r, 400, "a bad trailer field");
+                return body_bad(r, i, o, used, made, 400, "a bad trailer field");
             if (r->ck_line == 0 && c == ':')
-                return bad(r, 400, "a bad trailer field");
+                return body_bad(r, i, o, used, made, 400, "a bad trailer field");
             if (r->ck_line < 0xFFFF)
                 r->ck_line++;
             if ((unsigned char)c < 0x20 && c != '\t')
-                return bad(r, 400, "a control character in a trailer field");
+                return body_bad(r, i, o, used, made, 400, "a control character in a trailer field");
             if (c == ':')
                 r->ck_line = 0xFFFF; /* past the name */
             break;
         case CK_TRAILER_LF:
             if (c != '\n')
-                return bad(r, 400, "a trailer line must end in CRLF");
+                return body_bad(r, i, o, used, made, 400, "a trailer line must end in CRLF");
             if (r->ck_line == 0) {
                 r->ck_state = CK_DONE;
             } else {
                 if (r->ck_line != 0xFFFF)
-                    return bad(r, 400, "a bad trailer field");
+                    return body_bad(r, i, o, used, made, 400, "a bad trailer field");
                 r->ck_state = CK_TRAILER;
                 r->ck_line = 0;
             }
             break;
         default:
-            return bad(r, 400, "a bad chunked body");
+            return body_bad(r, i, o, used, made, 400, "a bad chunked body");
         }
         i++;
         if (r->ck_state == CK_SIZE || r->ck_state == CK_EXT || r->ck_state == CK_SIZE_LF) {
             if (++r->ck_line > CK_LINE_MAX)
-                return bad(r, 400, "a chunk's size line is too long");
+                return body_bad(r, i, o, used, made, 400, "a chunk's size line is too long");
         } else if (r->ck_state == CK_TRAILER || r->ck_state == CK_TRAILER_LF) {
             if (++r->ck_trailers > MOTE_SERVE_HEAD_MAX)
-                return bad(r, 431, "the trailer fields are too large");
+                return body_bad(r, i, o, used, made, 431, "the trailer fields are too large");
         }
     }
     *used = i;

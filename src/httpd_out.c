@@ -104,7 +104,8 @@ static bool head_lines(struct mote_httpd_conn *c, unsigned status, const char *t
     bool ok = mote_httpd_outs(c, "HTTP/1.1 ") && mote_httpd_out_u64(c, status) &&
               mote_httpd_outs(c, " ") && mote_httpd_outs(c, reason_of(status)) &&
               mote_httpd_outs(c, "\r\nContent-Type: ") && mote_httpd_outs(c, type) &&
-              mote_httpd_outs(c, "\r\nCache-Control: no-store\r\n");
+              mote_httpd_outs(c, "\r\nCache-Control: no-store\r\n"
+                                 "X-Content-Type-Options: nosniff\r\n");
 
     if (ok && with_length)
         ok = mote_httpd_outs(c, "Content-Length: ") && mote_httpd_out_u64(c, length) &&
@@ -180,8 +181,8 @@ void mote_httpd_error(struct mote_httpd_conn *c, unsigned status, const char *co
     char line[240];
     struct mote_sb sb;
 
-    if (status == 400 || status == 401 || status == 408 || status == 411 || status == 413 ||
-        status == 414 || status == 417 || status == 431 || status >= 500)
+    if (status == 400 || status == 401 || status == 403 || status == 408 || status == 411 ||
+        status == 413 || status == 414 || status == 417 || status == 431 || status >= 500)
         c->keep_alive = false;
     mote_sb_init(&s, body, sizeof(body));
     mote_jw_init(&w, mote_sb_put, &s);

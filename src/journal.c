@@ -12,7 +12,8 @@ static const char *const rec_names[] = {"",           "open",        "user",
                                         "request",    "assistant",   "tool_start",
                                         "tool_result", "mark",       "auto",
                                         "error",      "text",        "call",
-                                        "cancel",     "allow",       "compact"};
+                                        "cancel",     "allow",       "compact",
+                                        "reason"};
 
 /* Bytes assistant_size leaves for the "usage" member (four 20-digit
  * counts and their keys take 166). */
@@ -427,6 +428,10 @@ static void write_call(struct mote_jw *w, const struct mote_call_rec *c)
         mote_jw_key(w, "refused");
         mote_jw_str(w, c->refused);
     }
+    if (c->extra != NULL && c->extra_len > 0) {
+        mote_jw_key(w, "extra");
+        mote_jw_raw(w, c->extra, c->extra_len);
+    }
 }
 
 static void write_answer(struct mote_jw *w, const char *text, size_t len, const char *stop,
@@ -472,8 +477,9 @@ static void write_answer(struct mote_jw *w, const char *text, size_t len, const 
     }
 }
 
-/* Tool inputs go in as they are: each must be one JSON object, or the
- * line would not parse back. The caller replaces a broken one first. */
+/* Tool inputs (and a call's extras) go in as they are: each must be one
+ * JSON object, or the line would not parse back. The caller replaces a
+ * broken one first. */
 static int check_inputs(struct mote_journal *j, const struct mote_call_rec *calls, unsigned n)
 {
     unsigned i;
@@ -481,6 +487,10 @@ static int check_inputs(struct mote_journal *j, const struct mote_call_rec *call
     for (i = 0; i < n; i++) {
         if (calls[i].input_len > 0 &&
             (mote_json_parse(&j->buf->json, calls[i].input, calls[i].input_len) <= 0 ||
+             mote_json_type_of(&j->buf->json, 0) != MOTE_JSON_OBJECT))
+            return MOTE_ERR_BADMSG;
+        if (calls[i].extra != NULL && calls[i].extra_len > 0 &&
+            (mote_json_parse(&j->buf->json, calls[i].extra, calls[i].extra_len) <= 0 ||
              mote_json_type_of(&j->buf->json, 0) != MOTE_JSON_OBJECT))
             return MOTE_ERR_BADMSG;
     }
@@ -549,6 +559,24 @@ int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call)
         return rc;
     rec_begin(j, &w, &b, MOTE_REC_CALL);
     write_call(&w, call);
+    return rec_end(j, &w, &b, false);
+}
+
+int mote_journal_reason(struct mote_journal *j, const struct mote_reason_rec *r)
+{
+    static const char *const kinds[] = {"text", "sig", "id"};
+    struct mote_jw w;
+    struct mote_sb b;
+
+    if (r->kind >= MOTE_ARRAY_LEN(kinds) || r->fmt == NULL)
+        return MOTE_ERR_INVAL;
+    rec_begin(j, &w, &b, MOTE_REC_REASON);
+    mote_jw_key(&w, "fmt");
+    mote_jw_str(&w, r->fmt);
+    mote_jw_key(&w, "b");
+    mote_jw_int(&w, r->block);
+    mote_jw_key(&w, kinds[r->kind]);
+    mote_jw_strn(&w, r->data, r->len);
     return rec_end(j, &w, &b, false);
 }
 

@@ -46,7 +46,7 @@ static int classify_answer(struct mote_journal *j)
         t = mote_journal_next(j);
         if (t < 0)
             return t;
-        if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL)
+        if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL || t == MOTE_REC_REASON)
             continue;
         if (t == MOTE_REC_ASSISTANT) {
             j->ans_mode = answer_mode(j);
@@ -73,7 +73,7 @@ static int parts_of(struct mote_journal *j, int t)
 {
     if (t == MOTE_REC_USER || t == MOTE_REC_TOOL_RESULT || t == MOTE_REC_COMPACT)
         return 1;
-    if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL) {
+    if (t == MOTE_REC_TEXT || t == MOTE_REC_CALL || t == MOTE_REC_REASON) {
         if (j->cur_off >= j->ans_end) {
             int again = classify_answer(j);
 
@@ -84,6 +84,8 @@ static int parts_of(struct mote_journal *j, int t)
         }
         if (t == MOTE_REC_TEXT)
             return j->ans_mode != ANS_NONE && raw_len(j, "text") > 0 ? 1 : 0;
+        if (t == MOTE_REC_REASON) /* (a cut answer's too: the writer decides) */
+            return j->ans_mode != ANS_NONE ? 1 : 0;
         return j->ans_mode == ANS_ALL ? 1 : 0;
     }
     if (t == MOTE_REC_ASSISTANT) {
@@ -108,6 +110,7 @@ static int parts_of(struct mote_journal *j, int t)
 static int fill_call(struct mote_journal *j, int call, struct mote_part *p, size_t *used)
 {
     int in = mote_json_member(&j->buf->json, call, "input");
+    int ex = mote_json_member(&j->buf->json, call, "extra");
 
     p->role = MOTE_ROLE_ASSISTANT;
     p->type = MOTE_PART_TOOL_CALL;
@@ -116,6 +119,8 @@ static int fill_call(struct mote_journal *j, int call, struct mote_part *p, size
     p->input = mote_json_raw(&j->buf->json, in, &p->input_len);
     if (mote_json_type_of(&j->buf->json, in) != MOTE_JSON_OBJECT)
         return MOTE_ERR_CORRUPT;
+    if (mote_json_type_of(&j->buf->json, ex) == MOTE_JSON_OBJECT)
+        p->extra = mote_json_raw(&j->buf->json, ex, &p->extra_len);
     return p->id != NULL && p->name != NULL ? 1 : MOTE_ERR_CORRUPT;
 }
 
@@ -155,6 +160,28 @@ static int fill_part(struct mote_journal *j, int type, unsigned sub, struct mote
     }
     if (type == MOTE_REC_CALL)
         return fill_call(j, 0, p, &used);
+    if (type == MOTE_REC_REASON) {
+        static const char *const kinds[] = {"text", "sig", "id"};
+        int64_t b = 0;
+        unsigned k;
+
+        p->role = MOTE_ROLE_ASSISTANT;
+        p->type = MOTE_PART_REASONING;
+        p->earlier = j->cur_off < j->last_user_end;
+        p->fmt = mote_jrec_str(j, 0, "fmt", &used, NULL);
+        if (mote_json_int(&j->buf->json, mote_json_member(&j->buf->json, 0, "b"), &b) < 0 ||
+            b < 0 || b > 0xFFFFFF || p->fmt == NULL)
+            return MOTE_ERR_CORRUPT;
+        p->block = (unsigned)b;
+        for (k = 0; k < MOTE_ARRAY_LEN(kinds); k++) {
+            p->text = mote_jrec_str(j, 0, kinds[k], &used, &p->text_len);
+            if (p->text != NULL) {
+                p->kind = (uint8_t)k;
+                return 1;
+            }
+        }
+        return MOTE_ERR_CORRUPT;
+    }
     /* assistant: text first (if any, or cut), then the calls */
     p->role = MOTE_ROLE_ASSISTANT;
     if (j->ans_mode == ANS_TEXT_ONLY) {

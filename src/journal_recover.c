@@ -149,7 +149,7 @@ static void count_missing(struct mote_recovery *r)
 }
 
 /* The id of the call at o->off/o->idx (text records before it passed
- * over) into `id`, and `o` moved past it: 1, 0 when the answer has no
+ * over, and reasoning) into `id`, and `o` moved past it: 1, 0 when the answer has no
  * more calls, or < 0. The reading cursor stays where it was. */
 static int over_call(struct mote_journal *j, struct mote_over *o, char *id, size_t cap)
 {
@@ -164,7 +164,7 @@ static int over_call(struct mote_journal *j, struct mote_over *o, char *id, size
 
         j->rd_off = o->off;
         rc = t = mote_journal_next(j);
-        if (t == MOTE_REC_TEXT) {
+        if (t == MOTE_REC_TEXT || t == MOTE_REC_REASON) {
             o->off = j->rd_off;
             continue;
         }
@@ -308,7 +308,8 @@ void mote_recover_take(struct mote_journal *j, int t, struct mote_recover_walk *
         break;
     }
     case MOTE_REC_TEXT:
-        w->last = t;
+    case MOTE_REC_REASON: /* a piece of an answer that streamed */
+        w->last = MOTE_REC_TEXT;
         break;
     case MOTE_REC_CALL:
         if (w->npend < MOTE_LLM_MAX_TOOL_CALLS)

@@ -8,13 +8,33 @@
 
 #include "util.h"
 
+/* True if the base URL's path ends in a version of the API ("/v1",
+ * "/v4", "/v1beta") or in "/openai" (Gemini's OpenAI-compatible root,
+ * ".../v1beta/openai"): the request path goes on from there. */
+static bool versioned(const char *path)
+{
+    const char *last = strrchr(path, '/');
+    size_t i = 2;
+
+    if (last == NULL)
+        return false;
+    if (strcmp(last, "/openai") == 0)
+        return true;
+    if (last[1] != 'v' || last[2] < '0' || last[2] > '9')
+        return false;
+    while (last[i] >= '0' && last[i] <= '9')
+        i++;
+    return last[i] == '\0' || strcmp(last + i, "beta") == 0 || strcmp(last + i, "alpha") == 0;
+}
+
 const char *mote_llm_path(enum mote_provider provider, const char *base_path)
 {
-    size_t n = strlen(base_path);
-    bool has_v1 = n >= 3 && strcmp(base_path + n - 3, "/v1") == 0;
+    bool has_v1 = versioned(base_path);
 
     if (provider == MOTE_PROVIDER_ANTHROPIC)
         return has_v1 ? "/messages" : "/v1/messages";
+    if (provider == MOTE_PROVIDER_OPENAI_RESPONSES)
+        return has_v1 ? "/responses" : "/v1/responses";
     return has_v1 ? "/chat/completions" : "/v1/chat/completions";
 }
 
@@ -29,6 +49,7 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     unsigned i;
 
     d->provider = provider;
+    d->ids = provider == MOTE_PROVIDER_ANTHROPIC ? MOTE_LLM_IDS_WORD : MOTE_LLM_IDS_PRINTABLE;
     d->fn = fn;
     d->arg = arg;
     d->err = 0;
@@ -37,6 +58,8 @@ void mote_llm_dec_init(struct mote_llm_dec *d, enum mote_provider provider, mote
     d->oa_last = MOTE_LLM_SLOT_OVER + 1;
     d->oa_over_open = false;
     d->id_seed = 0;
+    d->rs_n = 0;
+    d->rs_fmt = "";
     d->id_hash = 14695981039346656037u;
     d->wire_id = 0;
     memset(d->id_seen, 0, sizeof(d->id_seen));
@@ -59,6 +82,8 @@ static int emit(struct mote_llm_dec *d, struct mote_llm_event *ev)
     return rc < 0 ? rc : 0;
 }
 
+static int emit_str(struct mote_llm_dec *d, int t, enum mote_llm_ev type, unsigned slot);
+
 static int emit_simple(struct mote_llm_dec *d, enum mote_llm_ev type, unsigned slot,
                        const char *text, size_t len)
 {
@@ -73,7 +98,19 @@ static int emit_simple(struct mote_llm_dec *d, enum mote_llm_ev type, unsigned s
     ev.out_tokens = d->out_tokens;
     ev.cache_read = d->cache_read;
     ev.cache_write = d->cache_write;
+    if (type == MOTE_LLM_THINKING || type == MOTE_LLM_THINKING_SIG ||
+        type == MOTE_LLM_THINKING_ID)
+        ev.id = d->rs_fmt; /* the reasoning's format; slot: its block */
     return emit(d, &ev);
+}
+
+/* Emits string token t as a piece of reasoning block `block` of format
+ * `fmt` (mote_llm_ev's THINKING, THINKING_SIG, THINKING_ID). */
+static int emit_reason(struct mote_llm_dec *d, int t, enum mote_llm_ev type, const char *fmt,
+                       unsigned block)
+{
+    d->rs_fmt = fmt;
+    return emit_str(d, t, type, block);
 }
 
 /* Length of the escape sequence at s[0] == '\\' (n bytes available). */
@@ -162,8 +199,8 @@ static int emit_str(struct mote_llm_dec *d, int t, enum mote_llm_ev type, unsign
         at += k;
         if (got == 0)
             continue;
-        if (type == MOTE_LLM_TEXT || type == MOTE_LLM_TOOL_ARGS)
-            d->content = true;
+        if (type != MOTE_LLM_THINKING_ID)
+            d->content = true; /* (reasoning too: it is journaled as it comes) */
         if (type == MOTE_LLM_TOOL_ARGS)
             args_scan(d, slot, d->buf, (size_t)got);
         if ((rc = emit_simple(d, type, slot, d->buf, (size_t)got)) < 0)
@@ -263,7 +300,7 @@ static bool id_ok(const struct mote_llm_dec *d, const char *id)
 
     if (n == 0 || n > 64)
         return false;
-    if (d->provider == MOTE_PROVIDER_ANTHROPIC) {
+    if (d->ids != MOTE_LLM_IDS_PRINTABLE) {
         if (!mote_word_chars(id, n))
             return false;
     } else {
@@ -358,8 +395,11 @@ static void read_usage(struct mote_llm_dec *d, int usage)
     if (mote_json_int(&d->json, mote_json_member(&d->json, usage, "cache_creation_input_tokens"),
                       &v) == 0 && v >= 0)
         d->cache_write = (uint64_t)v;
-    if (mote_json_int(&d->json, mote_json_path(&d->json, usage, "prompt_tokens_details.cached_tokens"),
-                      &v) == 0 && v >= 0) {
+    if ((mote_json_int(&d->json, mote_json_path(&d->json, usage, "prompt_tokens_details.cached_tokens"),
+                       &v) == 0 ||
+         mote_json_int(&d->json, mote_json_path(&d->json, usage, "input_tokens_details.cached_tokens"),
+                       &v) == 0) &&
+        v >= 0) {
         d->cache_read = (uint64_t)v;
         d->in_tokens = d->in_tokens > (uint64_t)v ? d->in_tokens - (uint64_t)v : 0;
     }
@@ -421,8 +461,12 @@ static int anthropic_event(struct mote_llm_dec *d)
             return emit_str(d, mote_json_member(j, delta, "partial_json"), MOTE_LLM_TOOL_ARGS,
                             d->block_slot[idx]);
         if (d->block_kind[idx] == BK_THINKING && mote_json_eq(j, dtype, "thinking_delta"))
-            return emit_str(d, mote_json_member(j, delta, "thinking"), MOTE_LLM_THINKING, 0);
-        return 0; /* signature, citations, a whole input's deltas...: dropped */
+            return emit_reason(d, mote_json_member(j, delta, "thinking"), MOTE_LLM_THINKING,
+                               "thinking", d->block_slot[idx]);
+        if (d->block_kind[idx] == BK_THINKING && mote_json_eq(j, dtype, "signature_delta"))
+            return emit_reason(d, mote_json_member(j, delta, "signature"), MOTE_LLM_THINKING_SIG,
+                               "thinking", d->block_slot[idx]);
+        return 0; /* citations, a whole input's deltas...: dropped */
     }
     if (mote_json_eq(j, type, "content_block_start")) {
         int block = mote_json_member(j, 0, "content_block");
@@ -437,8 +481,25 @@ static int anthropic_event(struct mote_llm_dec *d)
             return t >= 0 ? emit_str(d, t, MOTE_LLM_TEXT, 0) : 0;
         }
         if (mote_json_eq(j, btype, "thinking")) {
-            d->block_kind[idx] = BK_THINKING; /* shown, not kept */
-            return 0;
+            /* kept with its signature, to be sent back (docs/LLM.md) */
+            d->block_kind[idx] = BK_THINKING;
+            d->block_slot[idx] = (uint8_t)d->rs_n++;
+            t = mote_json_member(j, block, "thinking");
+            if (nonempty_str(j, t) && (rc = emit_reason(d, t, MOTE_LLM_THINKING, "thinking",
+                                                         d->block_slot[idx])) < 0)
+                return rc;
+            t = mote_json_member(j, block, "signature");
+            return nonempty_str(j, t) ? emit_reason(d, t, MOTE_LLM_THINKING_SIG, "thinking",
+                                                    d->block_slot[idx])
+                                      : 0;
+        }
+        if (mote_json_eq(j, btype, "redacted_thinking")) {
+            /* its encrypted data comes whole in the start */
+            t = mote_json_member(j, block, "data");
+            if (!nonempty_str(j, t))
+                return 0;
+            d->content = true;
+            return emit_reason(d, t, MOTE_LLM_THINKING_SIG, "redacted", d->rs_n++ & 0xFFu);
         }
         if (mote_json_eq(j, btype, "tool_use")) {
             rc = tool_start(d, mote_json_member(j, block, "id"), mote_json_member(j, block, "name"),
@@ -675,8 +736,16 @@ static int openai_event(struct mote_llm_dec *d)
             if ((rc = emit_str(d, refusal, MOTE_LLM_TEXT, 0)) < 0)
                 return rc;
         }
+        /* reasoning_content (DeepSeek, llama.cpp, Kimi) or reasoning (vLLM,
+         * Groq, Ollama, OpenRouter): one block of the answer */
+        const char *fmt = "reasoning_content";
+
+        if (mote_json_type_of(j, reasoning) != MOTE_JSON_STRING) {
+            reasoning = mote_json_member(j, delta, "reasoning");
+            fmt = "reasoning";
+        }
         if (mote_json_type_of(j, reasoning) == MOTE_JSON_STRING &&
-            (rc = emit_str(d, reasoning, MOTE_LLM_THINKING, 0)) < 0)
+            (rc = emit_reason(d, reasoning, MOTE_LLM_THINKING, fmt, 0)) < 0)
             return rc;
         if (mote_json_type_of(j, content) == MOTE_JSON_STRING &&
             (rc = emit_str(d, content, MOTE_LLM_TEXT, 0)) < 0)
@@ -688,10 +757,23 @@ static int openai_event(struct mote_llm_dec *d)
 
             if (call < 0)
                 break;
+            unsigned before = d->ncalls + d->over;
+            int extra = mote_json_member(j, call, "extra_content");
+
             if ((rc = openai_slot(d, call, &slot)) < 0)
                 return rc;
             if (slot != MOTE_LLM_SLOT_OVER && d->oa_index[slot] < 0)
                 return MOTE_ERR_BADMSG; /* fragment for a call already ended */
+            /* A call's extras (Gemini's thought signature), as they came:
+             * sent back with the call where the provider needs them. */
+            if (d->ncalls + d->over > before && slot != MOTE_LLM_SLOT_OVER &&
+                mote_json_type_of(j, extra) == MOTE_JSON_OBJECT) {
+                size_t n;
+                const char *raw = mote_json_raw(j, extra, &n);
+
+                if ((rc = emit_simple(d, MOTE_LLM_TOOL_EXTRA, slot, raw, n)) < 0)
+                    return rc;
+            }
             args = mote_json_path(j, call, "function.arguments");
             if (mote_json_type_of(j, args) == MOTE_JSON_STRING &&
                 (rc = emit_str(d, args, MOTE_LLM_TOOL_ARGS, slot)) < 0)
@@ -728,11 +810,156 @@ static int openai_event(struct mote_llm_dec *d)
     return 0;
 }
 
+/* ---- the Responses API ----------------------------------------------------- */
+
+/* The slot of the call that is output item `at` (-1: none). */
+static int resp_slot(const struct mote_llm_dec *d, int64_t at)
+{
+    unsigned i;
+
+    for (i = 0; i < d->ncalls; i++) {
+        if (d->oa_index[i] == (int32_t)at)
+            return (int)i;
+    }
+    return d->oa_over_open && d->oa_over_idx == (int32_t)at ? (int)MOTE_LLM_SLOT_OVER : -1;
+}
+
+/* A call ends (its output item done): its arguments, when none came as
+ * deltas, then its end. */
+static int resp_call_done(struct mote_llm_dec *d, int item, int64_t at)
+{
+    int s = resp_slot(d, at), rc;
+    int args = mote_json_member(&d->json, item, "arguments");
+
+    if (s < 0)
+        return 0;
+    if (s != (int)MOTE_LLM_SLOT_OVER && d->oa_name[s] == 1 && nonempty_str(&d->json, args) &&
+        (rc = emit_str(d, args, MOTE_LLM_TOOL_ARGS, (unsigned)s)) < 0)
+        return rc;
+    if (s == (int)MOTE_LLM_SLOT_OVER)
+        d->oa_over_open = false;
+    else
+        d->oa_index[s] = -2;
+    return emit_simple(d, MOTE_LLM_TOOL_END, (unsigned)s, NULL, 0);
+}
+
+/* The response ended (completed, or incomplete: its reason): calls left
+ * open end, the stop reason and the usage, the proper end. */
+static int resp_end(struct mote_llm_dec *d, int resp, bool complete)
+{
+    const struct mote_json *j = &d->json;
+    const char *stop = d->ncalls + d->over > 0 ? "tool_use" : d->refused ? "refusal" : "end_turn";
+    unsigned i;
+    int rc;
+
+    if (!complete) {
+        int why = mote_json_path(j, resp, "incomplete_details.reason");
+
+        stop = mote_json_eq(j, why, "max_output_tokens") ? "max_tokens"
+               : mote_json_eq(j, why, "content_filter") ? "content_filter"
+                                                        : "incomplete";
+    }
+    for (i = 0; i < d->ncalls; i++) {
+        if (d->oa_index[i] >= 0) {
+            d->oa_index[i] = -2;
+            if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, i, NULL, 0)) < 0)
+                return rc;
+        }
+    }
+    if (d->oa_over_open) {
+        d->oa_over_open = false;
+        if ((rc = emit_simple(d, MOTE_LLM_TOOL_END, MOTE_LLM_SLOT_OVER, NULL, 0)) < 0)
+            return rc;
+    }
+    read_usage(d, mote_json_member(j, resp, "usage"));
+    mote_str_copy(d->stop_reason, sizeof(d->stop_reason), stop);
+    d->stopped = true;
+    if ((rc = emit_simple(d, MOTE_LLM_STOP, 0, d->stop_reason, strlen(d->stop_reason))) < 0 ||
+        (rc = emit_simple(d, MOTE_LLM_USAGE, 0, NULL, 0)) < 0)
+        return rc;
+    d->done = true;
+    return emit_simple(d, MOTE_LLM_DONE, 0, NULL, 0);
+}
+
+/* One event of the Responses API's stream: text deltas, function calls
+ * (their items and argument deltas, keyed by output_index), reasoning
+ * items (their summary as thinking, their encrypted_content kept to be
+ * sent back), the end with its usage, errors. */
+static int responses_event(struct mote_llm_dec *d)
+{
+    const struct mote_json *j = &d->json;
+    int type = mote_json_member(j, 0, "type"), item = mote_json_member(j, 0, "item");
+    int delta = mote_json_member(j, 0, "delta");
+    int64_t at = -1;
+    int rc, s;
+
+    (void)mote_json_int(j, mote_json_member(j, 0, "output_index"), &at);
+    if (mote_json_eq(j, type, "response.output_text.delta"))
+        return emit_str(d, delta, MOTE_LLM_TEXT, 0);
+    if (mote_json_eq(j, type, "response.refusal.delta")) {
+        d->refused = true;
+        return emit_str(d, delta, MOTE_LLM_TEXT, 0);
+    }
+    if (mote_json_eq(j, type, "response.reasoning_summary_text.delta") ||
+        mote_json_eq(j, type, "response.reasoning_text.delta"))
+        return emit_reason(d, delta, MOTE_LLM_THINKING, "responses", (unsigned)at & 0xFFu);
+    if (mote_json_eq(j, type, "response.function_call_arguments.delta")) {
+        s = resp_slot(d, at);
+        if (s < 0)
+            return MOTE_ERR_BADMSG; /* a fragment of no call */
+        if (s != (int)MOTE_LLM_SLOT_OVER)
+            d->oa_name[s] = 0; /* (its arguments came as deltas) */
+        return emit_str(d, delta, MOTE_LLM_TOOL_ARGS, (unsigned)s);
+    }
+    if (mote_json_eq(j, type, "response.output_item.added") &&
+        mote_json_eq(j, mote_json_member(j, item, "type"), "function_call")) {
+        unsigned slot;
+
+        if (at < 0 || at > 0x7FFFFFFF || resp_slot(d, at) >= 0)
+            return MOTE_ERR_BADMSG;
+        rc = tool_start(d, mote_json_member(j, item, "call_id"), mote_json_member(j, item, "name"),
+                        &slot);
+        if (rc < 0)
+            return rc;
+        if (slot == MOTE_LLM_SLOT_OVER) {
+            d->oa_over_open = true;
+            d->oa_over_idx = (int32_t)at;
+        } else {
+            d->oa_index[slot] = (int32_t)at;
+            d->oa_json[slot] = 0;
+            d->oa_name[slot] = 1; /* no delta yet: the done item's arguments count */
+        }
+        return 0;
+    }
+    if (mote_json_eq(j, type, "response.output_item.done")) {
+        int ity = mote_json_member(j, item, "type");
+
+        if (mote_json_eq(j, ity, "function_call"))
+            return resp_call_done(d, item, at);
+        if (mote_json_eq(j, ity, "reasoning") &&
+            nonempty_str(j, mote_json_member(j, item, "encrypted_content")))
+            return emit_reason(d, mote_json_member(j, item, "encrypted_content"),
+                               MOTE_LLM_THINKING_SIG, "responses", (unsigned)at & 0xFFu);
+        return 0;
+    }
+    if (mote_json_eq(j, type, "response.completed"))
+        return resp_end(d, mote_json_member(j, 0, "response"), true);
+    if (mote_json_eq(j, type, "response.incomplete"))
+        return resp_end(d, mote_json_member(j, 0, "response"), false);
+    if (mote_json_eq(j, type, "response.failed"))
+        return error_event(d, mote_json_path(j, 0, "response.error") >= 0
+                                  ? mote_json_path(j, 0, "response.error") : 0,
+                           200);
+    if (mote_json_eq(j, type, "error"))
+        return error_event(d, 0, 200);
+    return 0; /* created, in_progress, content parts, done texts, ... */
+}
+
 bool mote_llm_dec_finish(struct mote_llm_dec *d)
 {
     if (d->done)
         return true;
-    if (d->err != 0 || d->provider == MOTE_PROVIDER_ANTHROPIC || !d->stopped)
+    if (d->err != 0 || d->provider != MOTE_PROVIDER_OPENAI || !d->stopped)
         return false;
     d->err = openai_end_calls(d);
     if (d->err == 0)
@@ -775,7 +1002,9 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
             return 0;
         return d->err = rc == MOTE_ERR_TOO_LARGE ? rc : MOTE_ERR_BADMSG;
     }
-    rc = d->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_event(d) : openai_event(d);
+    rc = d->provider == MOTE_PROVIDER_ANTHROPIC          ? anthropic_event(d)
+         : d->provider == MOTE_PROVIDER_OPENAI_RESPONSES ? responses_event(d)
+                                                         : openai_event(d);
     if (rc < 0)
         d->err = rc;
     return rc;

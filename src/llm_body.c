@@ -131,9 +131,114 @@ static const char no_message[] = "the tool failed without a message";
 static const char no_output[] = "(the tool gave no output)";
 static const char cut_note[] = " [interrupted: the answer was cut off here]";
 
+/* ---- tool results cut to fit the context window ------------------------------- */
+
+/* The cap of the tool result about to be written (0: whole): the oldest
+ * `old_results` of the request get old_cap, every one result_cap. Counts
+ * the result. */
+static uint32_t result_cap(const struct mote_llm_req *req, struct mote_llm_wstate *ws)
+{
+    uint32_t cap = req->result_cap;
+
+    if (ws->nresults < req->old_results && req->old_cap > 0 && (cap == 0 || req->old_cap < cap))
+        cap = req->old_cap;
+    ws->nresults++;
+    return cap;
+}
+
+/* Writes tool result text s[0..n) into the open string, cut to `cap`
+ * bytes when it is longer: its start and its end (whole characters, a
+ * line's end where one is near), and between them what was cut, said to
+ * the model. The journal keeps the whole result. */
+static void result_more(struct mote_jw *w, const struct mote_llm_req *req, uint32_t cap,
+                        const char *s, size_t n)
+{
+    size_t head, tail, k;
+    char note[160];
+    struct mote_sb sb;
+
+    if (cap == 0 || n <= cap) {
+        mote_jw_str_more(w, s, n);
+        return;
+    }
+    head = (size_t)cap * 2u / 3u;
+    tail = (size_t)cap - head;
+    while (head > 0 && ((unsigned char)s[head] & 0xC0u) == 0x80u)
+        head--;
+    for (k = head; k > head / 2 && k > 0; k--) { /* end the start at a line's end */
+        if (s[k - 1] == '\n') {
+            head = k;
+            break;
+        }
+    }
+    while (tail > 0 && ((unsigned char)s[n - tail] & 0xC0u) == 0x80u)
+        tail--;
+    mote_jw_str_more(w, s, head);
+    mote_sb_init(&sb, note, sizeof(note));
+    mote_sb_num(&sb, "\n[... ", (uint64_t)(n - head - tail),
+                " bytes of this result cut here to fit the model's context window");
+    if (req->window > 0)
+        mote_sb_num(&sb, " (", req->window, " tokens)");
+    mote_sb_s(&sb, "; ask for a smaller part if you need them ...]\n");
+    mote_jw_str_more(w, sb.p, sb.len);
+    mote_jw_str_more(w, s + n - tail, tail);
+}
+
+/* ---- reasoning: which goes back where ---------------------------------------- */
+
+/* Formats of reasoning (mote_part.fmt), as codes the writer's state keeps. */
+enum { RS_THINKING = 1, RS_REDACTED, RS_CONTENT, RS_REASONING, RS_RESPONSES };
+
+static uint8_t rs_code(const char *fmt)
+{
+    static const char *const names[] = {"", "thinking", "redacted", "reasoning_content",
+                                        "reasoning", "responses"};
+    uint8_t i;
+
+    for (i = 1; fmt != NULL && i < MOTE_ARRAY_LEN(names); i++) {
+        if (strcmp(fmt, names[i]) == 0)
+            return i;
+    }
+    return 0;
+}
+
+/* True if the request sends key `k` back (an extra the profile needs). */
+static bool sends(const struct mote_llm_req *req, uint8_t k)
+{
+    return (req->add & k) != 0 && (req->omit & k) == 0;
+}
+
+/* Whether reasoning part p goes into this request, as its dialect and the
+ * provider need it (docs/LLM.md, "Reasoning"): Anthropic takes its own
+ * thinking blocks back (signed: never another provider's), the current
+ * turn's; an OpenAI-compatible server its reasoning as the assistant
+ * message's reasoning_content where the profile says it needs it (every
+ * turn's where it needs them all). */
+static bool rs_sent(const struct mote_llm_req *req, const struct mote_part *p)
+{
+    uint8_t code = rs_code(p->fmt);
+
+    if (req->provider == MOTE_PROVIDER_ANTHROPIC)
+        return (code == RS_THINKING || code == RS_REDACTED) && !p->earlier &&
+               (p->kind == 0 || p->kind == 1);
+    if (req->provider == MOTE_PROVIDER_OPENAI_RESPONSES)
+        return code == RS_RESPONSES && p->kind == 1 && !p->earlier;
+    if (req->provider == MOTE_PROVIDER_OPENAI)
+        return (code == RS_CONTENT || code == RS_REASONING) && p->kind == 0 &&
+               sends(req, MOTE_LLM_KEY_REASONING_CONTENT) &&
+               (!p->earlier || sends(req, MOTE_LLM_KEY_REASONING_TURNS));
+    return false;
+}
+
 /* ---- the head: model, limits, system prompt, tools ---------------------------- */
 
 static void cache_mark(struct mote_jw *w);
+
+/* Anthropic's prompt-cache breakpoints are written (not refused). */
+static bool cache_on(const struct mote_llm_req *req)
+{
+    return req->cache && (req->omit & MOTE_LLM_KEY_CACHE_CONTROL) == 0;
+}
 
 static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
 {
@@ -141,7 +246,7 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
 
     if (req->ntools == 0)
         return;
-    if (req->no_tool_calls) {
+    if (req->no_tool_calls && (req->omit & MOTE_LLM_KEY_TOOL_CHOICE) == 0) {
         mote_jw_key(w, "tool_choice");
         if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
             mote_jw_obj(w);
@@ -165,20 +270,25 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
             mote_jw_str(w, t->description);
             mote_jw_key(w, "input_schema");
             json_fixed(w, t->schema, strlen(t->schema), false);
-            if (req->cache && i + 1 == req->ntools)
+            if (cache_on(req) && i + 1 == req->ntools)
                 cache_mark(w); /* the tools are a prefix of every request */
         } else {
+            bool flat = req->provider == MOTE_PROVIDER_OPENAI_RESPONSES;
+
             mote_jw_key(w, "type");
             mote_jw_str(w, "function");
-            mote_jw_key(w, "function");
-            mote_jw_obj(w);
+            if (!flat) { /* chat completions nests it, the Responses API does not */
+                mote_jw_key(w, "function");
+                mote_jw_obj(w);
+            }
             mote_jw_key(w, "name");
             mote_jw_str(w, t->name);
             mote_jw_key(w, "description");
             mote_jw_str(w, t->description);
             mote_jw_key(w, "parameters");
             json_fixed(w, t->schema, strlen(t->schema), false);
-            mote_jw_obj_end(w);
+            if (!flat)
+                mote_jw_obj_end(w);
         }
         mote_jw_obj_end(w);
     }
@@ -205,11 +315,25 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
     mote_jw_key(w, "stream");
     mote_jw_bool(w, true);
     if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
+        uint32_t max = req->max_tokens > 0 ? req->max_tokens : 4096;
+
+        /* extended thinking: its budget must stay below max_tokens */
+        if (req->thinking_budget > 0 && max <= req->thinking_budget)
+            max = req->thinking_budget + 4096;
         mote_jw_key(w, "max_tokens");
-        mote_jw_int(w, req->max_tokens > 0 ? req->max_tokens : 4096);
+        mote_jw_int(w, max);
+        if (req->thinking_budget > 0) {
+            mote_jw_key(w, "thinking");
+            mote_jw_obj(w);
+            mote_jw_key(w, "type");
+            mote_jw_str(w, "enabled");
+            mote_jw_key(w, "budget_tokens");
+            mote_jw_int(w, req->thinking_budget);
+            mote_jw_obj_end(w);
+        }
         if (req->system != NULL && req->system[0] != '\0') {
             mote_jw_key(w, "system");
-            if (req->cache) {
+            if (cache_on(req)) {
                 mote_jw_arr(w);
                 mote_jw_obj(w);
                 mote_jw_key(w, "type");
@@ -228,13 +352,43 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
         mote_jw_arr(w);
         return;
     }
-    mote_jw_key(w, "stream_options");
-    mote_jw_obj(w);
-    mote_jw_key(w, "include_usage");
-    mote_jw_bool(w, true);
-    mote_jw_obj_end(w);
+    if (req->provider == MOTE_PROVIDER_OPENAI_RESPONSES) {
+        /* stateless: nothing kept by the server, the reasoning items come
+         * back encrypted and go back whole (docs/LLM.md, "The Responses
+         * API") */
+        mote_jw_key(w, "store");
+        mote_jw_bool(w, false);
+        if ((req->omit & MOTE_LLM_KEY_INCLUDE) == 0) {
+            mote_jw_key(w, "include");
+            mote_jw_arr(w);
+            mote_jw_str(w, "reasoning.encrypted_content");
+            mote_jw_arr_end(w);
+        }
+        if (req->system != NULL && req->system[0] != '\0') {
+            mote_jw_key(w, "instructions");
+            mote_jw_str(w, req->system);
+        }
+        if (req->max_tokens > 0) {
+            mote_jw_key(w, "max_output_tokens");
+            mote_jw_int(w, req->max_tokens);
+        }
+        write_tools(w, req);
+        mote_jw_key(w, "input");
+        mote_jw_arr(w);
+        return;
+    }
+    if ((req->omit & MOTE_LLM_KEY_STREAM_OPTIONS) == 0) {
+        mote_jw_key(w, "stream_options");
+        mote_jw_obj(w);
+        mote_jw_key(w, "include_usage");
+        mote_jw_bool(w, true);
+        mote_jw_obj_end(w);
+    }
     if (req->max_tokens > 0) {
-        mote_jw_key(w, req->max_completion_tokens ? "max_completion_tokens" : "max_tokens");
+        bool mc = (req->max_completion_tokens || (req->add & MOTE_LLM_KEY_MAX_COMPLETION) != 0) &&
+                  (req->omit & MOTE_LLM_KEY_MAX_COMPLETION) == 0;
+
+        mote_jw_key(w, mc ? "max_completion_tokens" : "max_tokens");
         mote_jw_int(w, req->max_tokens);
     }
     write_tools(w, req);
@@ -384,8 +538,8 @@ static void a_answer_text(struct mote_jw *w, struct mote_llm_wstate *ws, const s
  * API refuses tool blocks then: "Requests which include `tool_use` or
  * `tool_result` blocks must define tools."): the model still reads what
  * was called, with what, and what came back. */
-static void a_tool_as_text(struct mote_jw *w, struct mote_llm_wstate *ws,
-                           const struct mote_part *p)
+static void a_tool_as_text(struct mote_jw *w, const struct mote_llm_req *req,
+                           struct mote_llm_wstate *ws, const struct mote_part *p)
 {
     bool call = p->type == MOTE_PART_TOOL_CALL;
     size_t body = call ? 0 : trimmed(p->text, p->text_len);
@@ -409,7 +563,7 @@ static void a_tool_as_text(struct mote_jw *w, struct mote_llm_wstate *ws,
         more_s(w, p->id);
         more_s(w, "]\n");
         if (body > 0)
-            mote_jw_str_more(w, p->text, p->text_len);
+            result_more(w, req, result_cap(req, ws), p->text, p->text_len);
         else if (p->is_error)
             mote_jw_str_more(w, no_message, sizeof(no_message) - 1);
         else
@@ -418,9 +572,72 @@ static void a_tool_as_text(struct mote_jw *w, struct mote_llm_wstate *ws,
     mote_jw_str_end(w);
 }
 
+/* Ends the reasoning block being written (its open string). */
+static void end_reason(struct mote_jw *w, struct mote_llm_wstate *ws)
+{
+    if (ws->rs_open == 1 || ws->rs_open == 3)
+        mote_jw_str_end(w);
+    ws->rs_open = 0;
+}
+
+/* A piece of an Anthropic thinking block (its "thinking" text, then its
+ * "signature") or redacted_thinking block (its "data"): written byte for
+ * byte as it came, the signature over it must match. */
+static void a_reason(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    uint8_t code = rs_code(p->fmt);
+
+    if (ws->rs_open == 0 || ws->rs_block != p->block || ws->rs_code != code) {
+        end_reason(w, ws);
+        a_block(w, ws, MOTE_ROLE_ASSISTANT, code == RS_THINKING ? "thinking" : "redacted_thinking");
+        ws->rs_open = 2;
+        ws->rs_code = code;
+        ws->rs_block = p->block;
+        ws->rs_text = false;
+        ws->last_thinking = true;
+    }
+    if (p->kind == 0 && code == RS_THINKING) {
+        if (ws->rs_open != 1) {
+            if (ws->rs_open == 3)
+                return; /* (text after its signature: never from a stream) */
+            mote_jw_key(w, "thinking");
+            mote_jw_str_begin(w);
+            ws->rs_open = 1;
+            ws->rs_text = true;
+        }
+        mote_jw_str_more(w, p->text, p->text_len);
+        return;
+    }
+    if (p->kind != 1)
+        return;
+    if (ws->rs_open != 3) {
+        if (ws->rs_open == 1)
+            mote_jw_str_end(w);
+        if (code == RS_THINKING && !ws->rs_text) {
+            mote_jw_key(w, "thinking");
+            mote_jw_str(w, "");
+        }
+        mote_jw_key(w, code == RS_THINKING ? "signature" : "data");
+        mote_jw_str_begin(w);
+        ws->rs_open = 3;
+    }
+    mote_jw_str_more(w, p->text, p->text_len);
+}
+
 static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
                           struct mote_llm_wstate *ws, const struct mote_part *p)
 {
+    if (p->type == MOTE_PART_REASONING) {
+        if (p->role != MOTE_ROLE_ASSISTANT)
+            return MOTE_ERR_INVAL;
+        if (rs_sent(req, p)) {
+            a_end_text(w, ws);
+            a_reason(w, ws, p);
+        }
+        return 0;
+    }
+    end_reason(w, ws);
+    ws->last_thinking = false;
     if (p->role == MOTE_ROLE_ASSISTANT && p->type == MOTE_PART_TEXT) {
         if (!ws->in_text)
             a_end_text(w, ws);
@@ -440,7 +657,7 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         if (p->role != MOTE_ROLE_ASSISTANT)
             return MOTE_ERR_INVAL;
         if (req->ntools == 0) {
-            a_tool_as_text(w, ws, p);
+            a_tool_as_text(w, req, ws, p);
             return 0;
         }
         a_block(w, ws, MOTE_ROLE_ASSISTANT, "tool_use");
@@ -456,7 +673,7 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         if (p->role != MOTE_ROLE_USER)
             return MOTE_ERR_INVAL;
         if (req->ntools == 0) {
-            a_tool_as_text(w, ws, p);
+            a_tool_as_text(w, req, ws, p);
             return 0;
         }
         a_block(w, ws, MOTE_ROLE_USER, "tool_result");
@@ -465,10 +682,16 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         mote_jw_key(w, "content");
         /* "content cannot be empty if `is_error` is true"; an empty or
          * white-space content would be a text block the API refuses. */
-        if (trimmed(p->text, p->text_len) > 0)
-            mote_jw_strn(w, p->text, p->text_len);
-        else
+        if (trimmed(p->text, p->text_len) > 0) {
+            uint32_t cap = result_cap(req, ws);
+
+            mote_jw_str_begin(w);
+            result_more(w, req, cap, p->text, p->text_len);
+            mote_jw_str_end(w);
+        } else {
+            ws->nresults++;
             mote_jw_str(w, p->is_error ? no_message : no_output);
+        }
         if (p->is_error) {
             mote_jw_key(w, "is_error");
             mote_jw_bool(w, true);
@@ -487,10 +710,49 @@ static void openai_close_assistant(struct mote_jw *w, struct mote_llm_wstate *ws
         mote_jw_str_end(w);
         ws->text_open = false;
     }
+    end_reason(w, ws);
+    if (!ws->content_done) {
+        mote_jw_key(w, "content"); /* (an answer of reasoning only) */
+        mote_jw_str(w, "");
+    }
     if (ws->in_calls)
         mote_jw_arr_end(w);
     mote_jw_obj_end(w);
-    ws->in_assistant = ws->in_calls = ws->have_text = false;
+    ws->in_assistant = ws->in_calls = ws->have_text = ws->content_done = false;
+}
+
+/* Opens an assistant message: its role (its content comes with the first
+ * text or call). */
+static void openai_open_assistant(struct mote_jw *w, struct mote_llm_wstate *ws)
+{
+    mote_jw_obj(w);
+    mote_jw_key(w, "role");
+    mote_jw_str(w, "assistant");
+    ws->in_assistant = true;
+    ws->content_done = false;
+}
+
+/* A piece of an answer's reasoning, as its assistant message's
+ * reasoning_content (DeepSeek, Kimi: needed back). */
+static void openai_reason(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    if (ws->text_open) {
+        mote_jw_str_end(w);
+        ws->text_open = false;
+    }
+    /* reasoning after the message's content or calls: the next answer's */
+    if (ws->in_assistant && (ws->content_done || ws->in_calls ||
+                             (ws->rs_open != 0 && ws->rs_block != p->block)))
+        openai_close_assistant(w, ws);
+    if (!ws->in_assistant)
+        openai_open_assistant(w, ws);
+    if (ws->rs_open != 1) {
+        mote_jw_key(w, "reasoning_content");
+        mote_jw_str_begin(w);
+        ws->rs_open = 1;
+        ws->rs_block = p->block;
+    }
+    mote_jw_str_more(w, p->text, p->text_len);
 }
 
 /* After the text of an answer that was cut: said, and the string closed
@@ -506,10 +768,19 @@ static void openai_cut(struct mote_jw *w, struct mote_llm_wstate *ws, const stru
 
 /* User text is one message each; an assistant turn is one message with
  * "content" and "tool_calls"; each tool result is a "tool" message. */
-static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const struct mote_part *p)
+static int openai_part(struct mote_jw *w, const struct mote_llm_req *req,
+                       struct mote_llm_wstate *ws, const struct mote_part *p)
 {
     bool assistant = p->role == MOTE_ROLE_ASSISTANT;
 
+    if (p->type == MOTE_PART_REASONING) {
+        if (!assistant)
+            return MOTE_ERR_INVAL;
+        if (rs_sent(req, p))
+            openai_reason(w, ws, p);
+        return 0;
+    }
+    end_reason(w, ws);
     /* Pieces of one answer's text are one content string. */
     if (assistant && p->type == MOTE_PART_TEXT && ws->text_open) {
         mote_jw_str_more(w, p->text, p->text_len);
@@ -525,12 +796,11 @@ static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const stru
         (!assistant || (p->type == MOTE_PART_TEXT && (ws->in_calls || ws->have_text))))
         openai_close_assistant(w, ws);
     if (assistant) {
-        if (!ws->in_assistant) {
-            mote_jw_obj(w);
-            mote_jw_key(w, "role");
-            mote_jw_str(w, "assistant");
+        if (!ws->in_assistant)
+            openai_open_assistant(w, ws);
+        if (!ws->content_done) {
             mote_jw_key(w, "content");
-            ws->in_assistant = true;
+            ws->content_done = true;
             if (p->type == MOTE_PART_TEXT) {
                 mote_jw_str_begin(w);
                 mote_jw_str_more(w, p->text, p->text_len);
@@ -563,6 +833,11 @@ static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const stru
                    true);
         mote_jw_str_end(w);
         mote_jw_obj_end(w);
+        if (p->extra != NULL && p->extra_len > 0 && sends(req, MOTE_LLM_KEY_EXTRA_CONTENT)) {
+            /* the call's extras as they came (Gemini's thought signature) */
+            mote_jw_key(w, "extra_content");
+            json_fixed(w, p->extra, p->extra_len, false);
+        }
         mote_jw_obj_end(w);
         return 0;
     }
@@ -579,12 +854,18 @@ static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const stru
         mote_jw_str(w, p->id);
         mote_jw_key(w, "content");
         /* chat completions has no error flag: it is said in the text */
-        if (p->is_error && trimmed(p->text, p->text_len) == 0)
+        if (p->is_error && trimmed(p->text, p->text_len) == 0) {
+            ws->nresults++;
             mote_jw_str2(w, "Error: ", 7, no_message, sizeof(no_message) - 1);
-        else if (p->is_error)
-            mote_jw_str2(w, "Error: ", 7, p->text, p->text_len);
-        else
-            mote_jw_strn(w, p->text, p->text_len);
+        } else {
+            uint32_t cap = result_cap(req, ws);
+
+            mote_jw_str_begin(w);
+            if (p->is_error)
+                mote_jw_str_more(w, "Error: ", 7);
+            result_more(w, req, cap, p->text, p->text_len);
+            mote_jw_str_end(w);
+        }
     } else {
         return MOTE_ERR_INVAL;
     }
@@ -592,11 +873,126 @@ static int openai_part(struct mote_jw *w, struct mote_llm_wstate *ws, const stru
     return 0;
 }
 
+/* ---- the Responses API: input items -------------------------------------------------- */
+
+/* Ends the open item: its string and its object. */
+static void r_close(struct mote_jw *w, struct mote_llm_wstate *ws)
+{
+    if (ws->text_open || ws->rs_open == 3)
+        mote_jw_str_end(w);
+    if (ws->in_assistant || ws->rs_open != 0)
+        mote_jw_obj_end(w);
+    ws->text_open = ws->in_assistant = false;
+    ws->rs_open = 0;
+}
+
+/* A message item of `role` whose content is the string opened here. */
+static void r_message(struct mote_jw *w, struct mote_llm_wstate *ws, const char *role)
+{
+    r_close(w, ws);
+    mote_jw_obj(w);
+    mote_jw_key(w, "role");
+    mote_jw_str(w, role);
+    mote_jw_key(w, "content");
+    mote_jw_str_begin(w);
+    ws->in_assistant = ws->text_open = true;
+}
+
+/* Parts as the Responses API's input items: messages, reasoning items
+ * (their encrypted_content, the current turn's), function calls and
+ * their outputs. Without tools, a call and its output as text. */
+static int responses_part(struct mote_jw *w, const struct mote_llm_req *req,
+                          struct mote_llm_wstate *ws, const struct mote_part *p)
+{
+    bool assistant = p->role == MOTE_ROLE_ASSISTANT;
+
+    if (p->type == MOTE_PART_REASONING) {
+        if (!assistant)
+            return MOTE_ERR_INVAL;
+        if (rs_sent(req, p)) {
+            if (ws->rs_open != 3 || ws->rs_block != p->block) {
+                r_close(w, ws);
+                mote_jw_obj(w);
+                mote_jw_key(w, "type");
+                mote_jw_str(w, "reasoning");
+                mote_jw_key(w, "summary");
+                mote_jw_arr(w);
+                mote_jw_arr_end(w);
+                mote_jw_key(w, "encrypted_content");
+                mote_jw_str_begin(w);
+                ws->rs_open = 3;
+                ws->rs_block = p->block;
+            }
+            mote_jw_str_more(w, p->text, p->text_len);
+        }
+        return 0;
+    }
+    if (p->type == MOTE_PART_TEXT) {
+        if (!(assistant && ws->text_open && ws->in_text)) /* (an answer's pieces: one text) */
+            r_message(w, ws, assistant ? "assistant" : "user");
+        mote_jw_str_more(w, p->text, p->text_len);
+        ws->in_text = assistant && !p->cut;
+        if (p->cut)
+            mote_jw_str_more(w, cut_note, sizeof(cut_note) - 1);
+        return 0;
+    }
+    ws->in_text = false;
+    if ((p->type == MOTE_PART_TOOL_CALL) != assistant || (p->type != MOTE_PART_TOOL_CALL &&
+                                                          p->type != MOTE_PART_TOOL_RESULT))
+        return MOTE_ERR_INVAL;
+    if (req->ntools == 0) {
+        r_message(w, ws, assistant ? "assistant" : "user");
+        more_s(w, assistant ? "[called the tool " : p->is_error ? "[error from call "
+                                                                : "[result of call ");
+        more_s(w, assistant ? p->name : p->id);
+        if (assistant) {
+            more_s(w, " (call ");
+            more_s(w, p->id);
+            more_s(w, ") with input ");
+            json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,
+                       true);
+        }
+        more_s(w, "]\n");
+        if (!assistant)
+            result_more(w, req, result_cap(req, ws), p->text, p->text_len);
+        return 0;
+    }
+    r_close(w, ws);
+    mote_jw_obj(w);
+    mote_jw_key(w, "type");
+    mote_jw_str(w, assistant ? "function_call" : "function_call_output");
+    mote_jw_key(w, "call_id");
+    mote_jw_str(w, p->id);
+    if (assistant) {
+        mote_jw_key(w, "name");
+        mote_jw_str(w, p->name);
+        mote_jw_key(w, "arguments");
+        mote_jw_str_begin(w);
+        json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,
+                   true);
+    } else {
+        uint32_t cap = result_cap(req, ws);
+
+        mote_jw_key(w, "output");
+        mote_jw_str_begin(w);
+        if (p->is_error)
+            mote_jw_str_more(w, "Error: ", 7);
+        if (trimmed(p->text, p->text_len) > 0)
+            result_more(w, req, cap, p->text, p->text_len);
+        else
+            more_s(w, p->is_error ? no_message : no_output);
+    }
+    mote_jw_str_end(w);
+    mote_jw_obj_end(w);
+    return 0;
+}
+
 static int write_part(struct mote_jw *w, const struct mote_llm_req *req,
                       struct mote_llm_wstate *ws, const struct mote_part *p)
 {
-    return req->provider == MOTE_PROVIDER_ANTHROPIC ? anthropic_part(w, req, ws, p)
-                                                    : openai_part(w, ws, p);
+    return req->provider == MOTE_PROVIDER_ANTHROPIC           ? anthropic_part(w, req, ws, p)
+           : req->provider == MOTE_PROVIDER_OPENAI_RESPONSES ? responses_part(w, req, ws, p)
+                                                             : openai_part(w, req, ws, p);
 }
 
 static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
@@ -604,10 +1000,12 @@ static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
 {
     if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
         a_end_text(w, ws); /* the last answer's text ends here: no white space after it */
+        end_reason(w, ws);
         if (ws->block_open) {
             /* The conversation so far is cached up to its last block: the
-             * next request of a tool loop reads it instead of paying again. */
-            if (req->cache)
+             * next request of a tool loop reads it instead of paying again
+             * (a thinking block takes no breakpoint of its own). */
+            if (cache_on(req) && !ws->last_thinking)
                 cache_mark(w);
             mote_jw_obj_end(w);
             ws->block_open = false;
@@ -616,10 +1014,12 @@ static void write_tail(struct mote_jw *w, const struct mote_llm_req *req,
             mote_jw_arr_end(w);
             mote_jw_obj_end(w);
         }
+    } else if (req->provider == MOTE_PROVIDER_OPENAI_RESPONSES) {
+        r_close(w, ws);
     } else if (ws->in_assistant) {
         openai_close_assistant(w, ws);
     }
-    mote_jw_arr_end(w); /* messages */
+    mote_jw_arr_end(w); /* messages, input */
     mote_jw_obj_end(w);
 }
 

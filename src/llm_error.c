@@ -2,8 +2,9 @@
  * llm_error.c - what a model API's error says: its reason in the
  * provider's own words whatever the shape of the body (an object, an
  * array of them, a message that is itself an object of validation
- * details, plain text or an HTML page), its kind, and whether a retry
- * may help.
+ * details, plain text or an HTML page), its kind, whether a retry
+ * may help, and whether it says the request is over the model's context
+ * window (and the numbers it gives).
  */
 #include "mote/mote_llm.h"
 
@@ -292,4 +293,86 @@ bool mote_llm_classify_error(const char *body, size_t len, int http_status, char
         http_status == 403 || http_status == 422)
         retry = false;
     return retry;
+}
+
+/* ---- over the context window ------------------------------------------------ */
+
+/* Where `word` (any case) is in s[0..len), or -1. */
+static long find_i(const char *s, size_t len, const char *word)
+{
+    size_t n = strlen(word), i;
+
+    for (i = 0; i + n <= len; i++) {
+        if (mote_ascii_ieq(s + i, word, n))
+            return (long)i;
+    }
+    return -1;
+}
+
+/* The first number at or after s[at] (within 48 bytes), or 0. */
+static uint32_t number_after(const char *s, size_t len, long at)
+{
+    size_t i, end;
+    uint64_t v = 0;
+
+    if (at < 0)
+        return 0;
+    end = (size_t)at + 48 < len ? (size_t)at + 48 : len;
+    for (i = (size_t)at; i < end && (s[i] < '0' || s[i] > '9'); i++)
+        ;
+    for (; i < end && s[i] >= '0' && s[i] <= '9' && v < 0xFFFFFFFFu; i++)
+        v = v * 10u + (uint64_t)(s[i] - '0');
+    return v > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)v;
+}
+
+bool mote_llm_overflow(const char *body, size_t len, uint32_t *limit, uint32_t *used)
+{
+    /* How each server says it (docs/LLM.md, "Over the context window"). */
+    static const char *const says[] = {
+        "exceed_context_size_error",       /* llama.cpp */
+        "context_length_exceeded",         /* OpenAI, Groq */
+        "prompt is too long",              /* Anthropic */
+        "maximum context length",          /* vLLM, DeepSeek, OpenRouter, Mistral */
+        "exceeds the available context",   /* llama.cpp's message */
+        "exceeds the maximum number of tokens", /* Gemini */
+        "context window",                  /* others' "exceeds the context window" */
+        "too many tokens",
+        "reduce the length of the messages",
+    };
+    size_t i;
+    long at;
+
+    *limit = *used = 0;
+    for (i = 0; i < MOTE_ARRAY_LEN(says); i++) {
+        if (find_i(body, len, says[i]) >= 0)
+            break;
+    }
+    if (i == MOTE_ARRAY_LEN(says))
+        return false;
+    /* The numbers, where the server gives them. */
+    if ((at = find_i(body, len, "\"n_ctx\"")) >= 0) { /* llama.cpp */
+        *limit = number_after(body, len, at);
+        *used = number_after(body, len, find_i(body, len, "\"n_prompt_tokens\""));
+    } else if ((at = find_i(body, len, "maximum context length is")) >= 0) {
+        /* OpenAI, vLLM: "... is 4096 tokens. However, you requested 5000 tokens" */
+        *limit = number_after(body, len, at);
+        *used = number_after(body, len, find_i(body, len, "resulted in"));
+        if (*used == 0)
+            *used = number_after(body, len, find_i(body, len, "requested"));
+    } else if ((at = find_i(body, len, "prompt is too long")) >= 0) {
+        /* Anthropic: "prompt is too long: 210000 tokens > 200000 maximum" */
+        *used = number_after(body, len, at);
+        *limit = number_after(body, len, find_i(body, len, " > "));
+    } else if ((at = find_i(body, len, "input token count")) >= 0) {
+        /* Gemini: "The input token count (5000) exceeds the maximum number of
+         * tokens allowed (4096)" */
+        *used = number_after(body, len, at);
+        *limit = number_after(body, len, find_i(body, len, "tokens allowed"));
+    } else if ((at = find_i(body, len, "prompt contains")) >= 0) {
+        /* Mistral: "Prompt contains 40000 tokens, too large for model with 32768
+         * maximum context length" */
+        *used = number_after(body, len, at);
+        *limit = number_after(body, len, find_i(body, len, "model with"));
+    }
+    return true;
 }

@@ -161,54 +161,6 @@ int mote_serve_load(struct serve *sv, const char *id, struct mote_conv **out, ui
 /* Journals a turn of the walk looks at when their summaries are known. */
 #define WALK_PER_TURN 32
 
-#define JOURNAL_SUFFIX ".jsonl"
-
-struct tally {
-    const struct mote_port *p;
-    unsigned long count;
-    uint64_t bytes;
-};
-
-/* st_list: how many journals there are and their size, from the storage
- * alone (none is read). */
-static int tally_one(void *arg, const char *name)
-{
-    struct tally *t = arg;
-    size_t n = strlen(name), k = sizeof(JOURNAL_SUFFIX) - 1;
-    char path[MOTE_STORAGE_NAME_MAX];
-    struct mote_sb sb;
-    int64_t size;
-    int h;
-
-    if (n <= k || strcmp(name + n - k, JOURNAL_SUFFIX) != 0)
-        return 0;
-    mote_sb_init(&sb, path, sizeof(path));
-    mote_sb_s(&sb, "conversations/");
-    mote_sb_s(&sb, name);
-    if (sb.len >= sizeof(path) - 1 || (h = t->p->st_open(t->p->ctx, path, MOTE_ST_READ)) < 0)
-        return 0;
-    size = t->p->st_size(t->p->ctx, h);
-    t->p->st_close(t->p->ctx, h);
-    if (size > 0) {
-        t->count++;
-        t->bytes += (uint64_t)size;
-    }
-    return 0;
-}
-
-int mote_serve_tally(struct serve *sv, unsigned long *count, uint64_t *bytes)
-{
-    struct tally t;
-    int rc;
-
-    memset(&t, 0, sizeof(t));
-    t.p = sv->port;
-    rc = sv->port->st_list(sv->port->ctx, "conversations", tally_one, &t);
-    *count = t.count;
-    *bytes = t.bytes;
-    return rc == MOTE_ERR_NOENT ? 0 : rc;
-}
-
 static bool over(const struct serve *sv, unsigned long count, uint64_t bytes)
 {
     return (sv->conf.keep > 0 && count > sv->conf.keep) ||
@@ -233,17 +185,16 @@ void mote_serve_walk_start(struct serve *sv, bool prune, bool recover)
 
 void mote_serve_prune(struct serve *sv)
 {
-    struct tally t;
+    unsigned long count;
+    uint64_t bytes;
     int rc;
 
     if (sv->conf.keep == 0 && sv->conf.keep_bytes == 0)
         return;
-    memset(&t, 0, sizeof(t));
-    t.p = sv->port;
-    rc = sv->port->st_list(sv->port->ctx, "conversations", tally_one, &t);
+    rc = mote_session_tally(sv->conf.session, &count, &bytes);
     if (rc < 0 && rc != MOTE_ERR_NOENT)
         mote_httpd_say(&sv->http, "cannot remove old conversations: ", mote_strerror(rc), NULL);
-    else if (rc == 0 && over(sv, t.count, t.bytes))
+    else if (rc == 0 && over(sv, count, bytes))
         mote_serve_walk_start(sv, true, false); /* the journals must be read: in turns */
 }
 

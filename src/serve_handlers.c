@@ -165,6 +165,8 @@ void mote_serve_http_health(struct serve *sv, struct mote_httpd_conn *c)
     mote_jw_str(&w, sv->pub->phase == MOTE_SERVE_RUN ? "ok" : "shutting_down");
     mote_jw_key(&w, "version");
     mote_jw_str(&w, mote_version());
+    mote_jw_key(&w, "model");
+    mote_jw_str(&w, sv->conf.conv->model != NULL ? sv->conf.conv->model : "");
     mote_jw_key(&w, "conversations");
     mote_jw_obj(&w);
     mote_jw_key(&w, "loaded");

@@ -3,7 +3,9 @@
  * request's path and method name, the bearer token of TCP clients, and
  * the engine's head and request handlers that send each request to its
  * handler (serve_handlers.c; /mcp to serve_mcp_http.c, the OpenAI
- * endpoints to serve_oai.c).
+ * endpoints to serve_oai.c). A browser's request from another site is
+ * refused first (/mcp has its own, loopback Origin rule); the page
+ * (GET /) is the one thing served without the token.
  */
 #include <string.h>
 
@@ -13,6 +15,7 @@
 
 enum route {
     R_NONE = 0,
+    R_PAGE,     /* / (the page: no token) */
     R_HEALTH,   /* /v1/health */
     R_LIST,     /* /v1/conversations */
     R_CONV,     /* /v1/conversations/ID */
@@ -63,6 +66,8 @@ static enum route route_of(const char *path, char *id)
 
     if (strcmp(path, "/v1/health") == 0)
         return R_HEALTH;
+    if (strcmp(path, "/") == 0)
+        return R_PAGE;
     if (schedule_route(path, id) != R_NONE)
         return schedule_route(path, id);
     if (strcmp(path, "/mcp") == 0)
@@ -99,7 +104,8 @@ static enum route route_of(const char *path, char *id)
 static const char *allow_of(enum route r)
 {
     switch (r) {
-    case R_HEALTH: return "GET, HEAD";
+    case R_HEALTH:
+    case R_PAGE: return "GET, HEAD";
     case R_LIST: return "GET, POST";
     case R_CONV: return "GET, DELETE";
     case R_EVENTS: return "GET";
@@ -115,7 +121,8 @@ static const char *allow_of(enum route r)
 static bool method_ok(enum route r, enum mote_hreq_method m)
 {
     switch (r) {
-    case R_HEALTH: return m == MOTE_HM_GET || m == MOTE_HM_HEAD;
+    case R_HEALTH:
+    case R_PAGE: return m == MOTE_HM_GET || m == MOTE_HM_HEAD;
     case R_LIST: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     case R_CONV: return m == MOTE_HM_GET || m == MOTE_HM_DELETE;
     case R_EVENTS: return m == MOTE_HM_GET;
@@ -159,7 +166,19 @@ void mote_serve_on_head(void *app, struct mote_httpd_conn *c)
     enum route r;
 
     r = route_of(c->io->req.path, id);
-    if (!authorized(sv, c)) {
+    if (r != R_MCP && !mote_serve_origin_ok(&c->io->req)) {
+        /* a page of another site: never reaches an endpoint, whatever
+         * token it holds (a defence beside the token) */
+        static const char why[] =
+            "a page of another site may not use this API (Origin is not this host)";
+
+        if (r == R_OAI_CHAT || r == R_OAI_MODELS)
+            mote_serve_oai_error(sv, c, 403, "cross_origin", why, NULL);
+        else
+            mote_httpd_error(c, 403, "cross_origin", why, NULL);
+        return;
+    }
+    if (r != R_PAGE && !authorized(sv, c)) {
         static const char why[] =
             "send Authorization: Bearer TOKEN (the token file or MOTE_SERVE_TOKEN)";
 
@@ -204,6 +223,9 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
 
     sv->met.http_requests++;
     switch (route_of(c->io->req.path, id)) {
+    case R_PAGE:
+        mote_serve_http_page(sv, c);
+        break;
     case R_METRICS:
         mote_serve_http_metrics(sv, c);
         break;

@@ -42,6 +42,7 @@ enum serve_stream_kind {
     SERVE_STREAM_EVENTS,  /* GET /v1/conversations/ID/events: lasts */
     SERVE_STREAM_LIST,    /* GET /v1/conversations: its body built as journals are read */
     SERVE_STREAM_WAIT,    /* a request answered once a journal is read (`redo`) */
+    SERVE_STREAM_PAGE,    /* GET /: the page's bytes from `pos` */
 };
 
 /* The request a SERVE_STREAM_WAIT answers when its journal is read. */
@@ -423,6 +424,17 @@ void mote_serve_streams_gone(struct serve *sv, const char *id);
 /* A disk turn for an event stream whose state waits for its journal:
  * true while it still waits. */
 bool mote_serve_stream_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
+/* ---- serve_page.c: browsers ------------------------------------------------------ */
+
+/* False for a browser's request from a page of another site (its Origin
+ * names another host than the one it was sent to, or is "null"): refused
+ * whatever its token. */
+bool mote_serve_origin_ok(const struct mote_hreq *r);
+/* GET / and HEAD /: the page (conf.page), or a refusal. */
+void mote_serve_http_page(struct serve *sv, struct mote_httpd_conn *c);
+/* The page's next bytes into the connection's out buffer. */
+bool mote_serve_page_fill(struct serve *sv, struct mote_httpd_conn *c, struct serve_stream *st);
+
 /* ---- serve_show.c: the call waiting for approval as mote shows it ---------------- */
 
 /* Writes "display": the call's display (mote_show_call_json) to `w`, a
@@ -457,9 +469,6 @@ void mote_serve_metrics_event(struct serve *sv, const struct mote_event *ev);
 void mote_serve_http_metrics(struct serve *sv, struct mote_httpd_conn *c);
 /* The same numbers as one JSON object (PREFIX/stats). */
 void mote_serve_metrics_json(struct serve *sv, struct mote_jw *w);
-/* Journals on disk: how many and their bytes (from the storage's sizes,
- * none read). Returns 0 or a storage failure (serve_conv.c). */
-int mote_serve_tally(struct serve *sv, unsigned long *count, uint64_t *bytes);
 
 /* ---- serve_sched.c: the schedules (conf.sched; each does nothing without) ---------- */
 

@@ -193,6 +193,7 @@ static void snap_take(struct serve *sv, struct snap *s)
     struct mote_session *ses = sv->conf.session;
     const struct mote_conv_call *call;
     unsigned i;
+    int rc;
 
     memset(s, 0, sizeof(*s));
     for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
@@ -206,7 +207,8 @@ static void snap_take(struct serve *sv, struct snap *s)
         s->budget_waiting += cv->want_budget;
         tokens_of(sv, cv);
     }
-    s->disk_ok = mote_serve_tally(sv, &s->on_disk, &s->journal_bytes) == 0;
+    rc = mote_session_tally(sv->conf.session, &s->on_disk, &s->journal_bytes);
+    s->disk_ok = rc == 0 || rc == MOTE_ERR_NOENT; /* NOENT: none was ever made */
     s->have_rss = MOTE_PORT_HAS(sv->port, mem_resident) &&
                   sv->port->mem_resident(sv->port->ctx, &s->rss) == 0;
     s->uptime_s = (mote_loop_now(sv->loop) - sv->met.started) / 1000u;

@@ -385,6 +385,8 @@ bool mote_serve_stream_fill(void *app, struct mote_httpd_conn *c)
     MOTE_ASSERT(st->kind != SERVE_STREAM_NONE); /* only streams are filled */
     if (st->kind == SERVE_STREAM_RECORDS)
         return pump_records(sv, c, st);
+    if (st->kind == SERVE_STREAM_PAGE)
+        return mote_serve_page_fill(sv, c, st);
     if (st->kind != SERVE_STREAM_EVENTS || st->wants_sum)
         return false; /* waits for a journal: a disk turn answers */
     return pump_events(sv, c, st);

@@ -94,7 +94,7 @@ from llm_profiles import PROFILES, Rejection  # noqa: E402
 LOCK = threading.RLock()  # (re-entered: conn_fields inside a logging block)
 STATE = {"script": [], "next": 0, "log": None, "count": 0, "rules": True, "checks": None,
          "conns": 0, "keep_alive": True, "idle_close": None, "tls": None, "race": 0.0,
-         "rng": random.Random(1), "profile": PROFILES["reference"]}
+         "rng": random.Random(1), "profile": PROFILES["reference"], "ctx": 0}
 
 
 # ---- the APIs' own rules ------------------------------------------------------
@@ -402,6 +402,48 @@ def check_openai(body):
                       "response messages: %s" % ", ".join(waiting), "messages.[%d].role" % asked_at)
 
 
+RESPONSES_NOT_FOUND = ("Item with id '%s' not found. Items are not persisted when `store` is set "
+                       "to false. Try again with `store` set to true, or remove this item from "
+                       "your input.")
+
+
+def check_responses(body):
+    """Raises Refused if the Responses API refuses `body` (the rules of
+    chat completions for calls and their outputs, in its words for items;
+    with store false an item naming a server id is refused: vercel/ai
+    #7543, continuedev/continue #9101)."""
+    if not isinstance(body, dict) or not isinstance(body.get("input"), list):
+        raise Refused("Invalid type for 'input': expected an array.", "input", "invalid_type")
+    for i, t in enumerate(body.get("tools") or []):
+        if "function" in t or not isinstance(t.get("name"), str):
+            raise Refused("Missing required parameter: 'tools[%d].name'." % i, "tools[%d].name" % i,
+                          "missing_required_parameter")
+        openai_name(t["name"], "tools[%d].name" % i)
+    calls, answered = {}, set()
+    for i, it in enumerate(body["input"]):
+        if body.get("store") is False and isinstance(it.get("id"), str):
+            raise Refused(RESPONSES_NOT_FOUND % it["id"], "input", None)
+        kind = it.get("type", "message")
+        if kind == "function_call":
+            if it.get("call_id") in calls:
+                raise Refused("Duplicate value for 'call_id' of '%s' in 'input'." % it.get("call_id"),
+                              "input", "duplicate_value")
+            openai_name(it.get("name"), "input[%d].name" % i)
+            calls[it.get("call_id")] = i
+        elif kind == "function_call_output":
+            if it.get("call_id") not in calls:
+                raise Refused("No tool call found for function call output with call_id %s."
+                              % it.get("call_id"), "input", None)
+            answered.add(it.get("call_id"))
+        elif kind == "reasoning":
+            if body.get("store") is False and not it.get("encrypted_content"):
+                raise Refused("Reasoning items need their encrypted_content when `store` is "
+                              "false.", "input", None)
+    waiting = [c for c in calls if c not in answered]
+    if waiting:
+        raise Refused("No tool output found for function call %s." % waiting[0], "input", None)
+
+
 def check_body(raw, dialect):
     """None if the real API takes request body `raw` (bytes), else Refused."""
     anthropic = dialect == "anthropic"
@@ -425,7 +467,8 @@ def check_body(raw, dialect):
     except ValueError as e:
         return Refused("The request body is not valid JSON: %s" % e if anthropic else OPENAI_NOT_JSON)
     try:
-        (check_anthropic if anthropic else check_openai)(body)
+        (check_anthropic if anthropic else check_responses if dialect == "responses"
+         else check_openai)(body)
     except Refused as r:
         return r
     except (AttributeError, TypeError, KeyError) as e:  # a shape no rule above expected
@@ -532,6 +575,15 @@ def arm_idle_close(h):
 
 def last_user_text(body, dialect):
     """The last user message's text, or the last tool result's."""
+    if dialect == "responses":
+        for it in reversed(body.get("input") or []):
+            if it.get("type") == "function_call_output":
+                return "tool", str(it.get("output", ""))
+            if it.get("role") == "user":
+                c = it.get("content")
+                return "user", c if isinstance(c, str) else "".join(
+                    x.get("text", "") for x in c or [])
+        return "user", ""
     msgs = body.get("messages") or []
     for m in reversed(msgs):
         if dialect == "openai" and m.get("role") == "tool":
@@ -588,7 +640,8 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {"_invalid": raw.decode(errors="replace")}
-        dialect = "anthropic" if self.path.endswith("/messages") else "openai"
+        dialect = ("anthropic" if self.path.endswith("/messages") else "responses"
+                   if self.path.endswith("/responses") else "openai")
         refused = check_body(raw, dialect) if STATE["rules"] else None
         rej = None
         if STATE["rules"] and refused is None:
@@ -596,6 +649,10 @@ class Handler(BaseHTTPRequestHandler):
             rej = STATE["profile"].check(body, dialect)
             if rej is not None:
                 refused = Refused(rej.payload.decode(errors="replace"))
+        if refused is None and STATE["ctx"] and len(raw) // 4 > STATE["ctx"]:
+            # over the model's context window (--ctx): a token is 4 bytes here
+            rej = STATE["profile"].overflow(dialect, len(raw) // 4, STATE["ctx"])
+            refused = Refused(rej.payload.decode(errors="replace"))
         if STATE["rules"]:
             note_check(dialect, refused)
         if STATE["log"]:
@@ -751,7 +808,8 @@ class Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
                 pass
             return
-        events = (anthropic_events if dialect == "anthropic" else openai_events)(step, body)
+        events = (anthropic_events if dialect == "anthropic" else responses_events
+                  if dialect == "responses" else openai_events)(step, body)
         try:
             for ev in events:
                 if isinstance(ev, tuple) and ev[0] == "STALL":
@@ -779,7 +837,7 @@ class Handler(BaseHTTPRequestHandler):
             for ev in events:
                 if isinstance(ev, str):
                     self.chunk("data: %s\n\n" % ev)
-                elif dialect == "anthropic":
+                elif dialect in ("anthropic", "responses"):
                     self.chunk(sse(ev.get("type"), ev))
                 else:
                     self.chunk(sse(None, ev))
@@ -853,13 +911,36 @@ def anthropic_events(step, body):
     idx = 0
     if "long_line" in step:
         text = "x" * step["long_line"]
+    # The provider's thinking blocks first (--profile anthropic_thinking, or
+    # "thinking" in the request), each signed; a "redacted" step adds a
+    # redacted_thinking block.
+    for kind, payload in STATE["profile"].thinking_blocks(step, body):
+        if kind == "redacted":
+            yield sse("content_block_start", {"type": "content_block_start", "index": idx,
+                                              "content_block": {"type": "redacted_thinking",
+                                                                "data": payload}})
+        else:
+            thought, sig = payload
+            yield sse("content_block_start", {"type": "content_block_start", "index": idx,
+                                              "content_block": {"type": "thinking",
+                                                                "thinking": "", "signature": ""}})
+            for w in words(thought):
+                yield sse("content_block_delta", {"type": "content_block_delta", "index": idx,
+                                                  "delta": {"type": "thinking_delta",
+                                                            "thinking": w}})
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": idx,
+                                              "delta": {"type": "signature_delta",
+                                                        "signature": sig}})
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": idx})
+        idx += 1
+    t0 = idx
     if text:
-        yield sse("content_block_start", {"type": "content_block_start", "index": 0,
+        yield sse("content_block_start", {"type": "content_block_start", "index": t0,
                                           "content_block": {"type": "text", "text": ""}})
         yield sse("ping", {"type": "ping"})
         pieces = [text] if "long_line" in step else words(text)
         for w in pieces:
-            yield sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": t0,
                                               "delta": {"type": "text_delta", "text": w}})
         if "stall" in step:
             yield ("STALL", step["stall"])
@@ -867,8 +948,8 @@ def anthropic_events(step, body):
             yield "event: error\ndata: %s\n\n" % json.dumps({"type": "error", "error": {
                 "type": step["error_event"], "message": "scripted " + step["error_event"]}})
             yield ("END",)
-        yield sse("content_block_stop", {"type": "content_block_stop", "index": 0})
-        idx = 1
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": t0})
+        idx = t0 + 1
     else:
         if "stall" in step:
             yield ("STALL", step["stall"])
@@ -905,6 +986,11 @@ def openai_events(step, body):
         return "data: %s\n\n" % json.dumps(d)
 
     yield chunk({"role": "assistant", "content": ""})
+    prof = STATE["profile"]
+    reasoning = prof.reasoning(step, body)
+    if reasoning:
+        for w in words(reasoning):
+            yield chunk({prof.REASONING_FIELD: w})
     if "refusal" in step:
         for w in words(step["refusal"]):
             yield chunk({"refusal": w})
@@ -923,7 +1009,6 @@ def openai_events(step, body):
         yield "data: %s\n\n" % json.dumps({"error": err})
         yield ("END",)
     calls = tool_list(step)
-    prof = STATE["profile"]
     for n, call in enumerate(calls):
         args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
         cid = call.get("id") or prof.call_id(call["tool"], n, body) or \
@@ -933,6 +1018,9 @@ def openai_events(step, body):
                  "function": {"name": call["tool"], "arguments": ""}}
         if prof.NO_ID:
             del first["id"]
+        extra = prof.call_extra(cid, n)
+        if extra is not None:
+            first["extra_content"] = extra
         yield chunk({"tool_calls": [first]})
         for i in range(0, len(args), 5):
             yield chunk({"tool_calls": [{"index": at, "function": {"arguments": args[i:i + 5]}}]})
@@ -949,6 +1037,83 @@ def openai_events(step, body):
     if step.get("no_done") or not prof.done:
         yield ("END",)  # the stream ends after the finish_reason, without [DONE]
     yield "data: [DONE]\n\n"
+
+
+def responses_events(step, body):
+    """The Responses API's stream (event names are the types): a reasoning
+    item (the profile's; its encrypted_content when the request includes
+    it), the message's text deltas, function calls with argument deltas,
+    then response.completed (or .incomplete) with the usage."""
+    rid = "resp_test_%d" % STATE["count"]
+    prof = STATE["profile"]
+
+    def ev(kind, **fields):
+        d = dict(fields)
+        d["type"] = kind
+        return "event: %s\ndata: %s\n\n" % (kind, json.dumps(d))
+
+    yield ev("response.created", response={"id": rid, "status": "in_progress", "output": []})
+    yield ev("response.in_progress", response={"id": rid, "status": "in_progress"})
+    at = 0
+    enc = prof.responses_reasoning(step, body, [c["tool"] for c in tool_list(step)])
+    if enc is not None:
+        item = {"id": "rs_test_%d" % STATE["count"], "type": "reasoning", "summary": []}
+        yield ev("response.output_item.added", item=item, output_index=at)
+        summary = enc[0]
+        for w in words(summary):
+            yield ev("response.reasoning_summary_text.delta", item_id=item["id"], output_index=at,
+                     summary_index=0, delta=w)
+        done = dict(item, summary=[{"type": "summary_text", "text": summary}])
+        if enc[1] is not None:
+            done["encrypted_content"] = enc[1]
+        yield ev("response.output_item.done", item=done, output_index=at)
+        at += 1
+    text = step.get("text", step.get("after_text", ""))
+    if text:
+        mid = "msg_test_%d" % STATE["count"]
+        yield ev("response.output_item.added", output_index=at, item={
+            "id": mid, "type": "message", "status": "in_progress", "role": "assistant",
+            "content": []})
+        for w in words(text):
+            yield ev("response.output_text.delta", item_id=mid, output_index=at, content_index=0,
+                     delta=w)
+        if "stall" in step:
+            yield ("STALL", step["stall"])
+        if "error_event" in step:
+            yield ev("error", code=step.get("error_code", step["error_event"]),
+                     message="scripted " + step["error_event"], param=None)
+            yield ("END",)
+        yield ev("response.output_item.done", output_index=at, item={
+            "id": mid, "type": "message", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]})
+        at += 1
+    for n, call in enumerate(tool_list(step)):
+        args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
+        item = {"id": "fc_test_%d_%d" % (STATE["count"], n), "type": "function_call",
+                "status": "in_progress", "arguments": "",
+                "call_id": call.get("id", "call_%d_%d" % (STATE["count"], n)), "name": call["tool"]}
+        prof.responses_call(item["call_id"], enc)
+        yield ev("response.output_item.added", item=item, output_index=at)
+        for i in range(0, len(args), 6):
+            yield ev("response.function_call_arguments.delta", item_id=item["id"],
+                     output_index=at, delta=args[i:i + 6])
+        yield ev("response.function_call_arguments.done", item_id=item["id"], output_index=at,
+                 arguments=args)
+        yield ev("response.output_item.done", output_index=at,
+                 item=dict(item, status="completed", arguments=args))
+        at += 1
+    if step.get("truncate"):
+        yield ("END",)
+    usage = {"input_tokens": step.get("input_tokens", 12) + step.get("cache_read", 0),
+             "input_tokens_details": {"cached_tokens": step.get("cache_read", 0)},
+             "output_tokens": 5 + len(text) // 4, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": 0}
+    if step.get("stop") == "max_tokens":
+        yield ev("response.incomplete", response={
+            "id": rid, "status": "incomplete", "usage": usage,
+            "incomplete_details": {"reason": "max_output_tokens"}})
+        return
+    yield ev("response.completed", response={"id": rid, "status": "completed", "usage": usage})
 
 
 class Server(ThreadingHTTPServer):
@@ -1015,8 +1180,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="for --idle-close and --race")
     ap.add_argument("--profile", default="reference", choices=sorted(PROFILES),
                     help="behave as this provider does (test/llm_profiles.py)")
+    ap.add_argument("--ctx", type=int, default=0,
+                    help="the model's context window, tokens (a token is 4 bytes of the body): "
+                         "a longer request is refused as the profile's server refuses it")
     a = ap.parse_args()
     STATE["profile"] = PROFILES[a.profile]
+    STATE["ctx"] = a.ctx
     STATE["rules"] = not a.no_rules and os.environ.get("MOTE_LLM_RULES", "on") != "off"
     STATE["checks"] = a.checks_file
     STATE["race"] = a.race

@@ -58,6 +58,7 @@ static struct {
     bool spinner;     /* one while waiting for the first token */
     bool spinning;
     bool line_open;   /* stdout has an unfinished line */
+    bool think_open;  /* stderr has an unfinished line of the model's thinking */
     unsigned spin_i;
     mote_timer_id spin_timer;
     char shown_id[MOTE_LLM_ID_MAX]; /* the call last shown (asked about) */
@@ -140,9 +141,20 @@ static void spin_clear(void)
     }
 }
 
+/* The model's thinking shown so far ends (its line on stderr). */
+static void think_end(void)
+{
+    if (ui.think_open) {
+        fputs(ui.color ? "\033[0m\n" : "\n", stderr);
+        fflush(stderr);
+        ui.think_open = false;
+    }
+}
+
 static void end_line(void)
 {
     spin_clear();
+    think_end();
     if (ui.line_open && !ui.json) {
         fputc('\n', stdout);
         ui.line_open = false;
@@ -352,6 +364,7 @@ static void on_event(void *arg, const struct mote_event *ev)
     switch (ev->type) {
     case MOTE_EV_TEXT:
         spin_clear();
+        think_end();
         if (ui.json) {
             printf("{\"type\":\"text\",\"text\":");
             json_str(ev->text, ev->len);
@@ -362,12 +375,24 @@ static void on_event(void *arg, const struct mote_event *ev)
         fflush(stdout);
         break;
     case MOTE_EV_THINKING:
-        /* Not shown in text mode; stream-json consumers get it. */
         if (ui.json) {
             printf("{\"type\":\"thinking\",\"text\":");
             json_str(ev->text, ev->len);
             printf("}\n");
             fflush(stdout);
+        } else if (!o.quiet && ev->len > 0) {
+            /* on stderr, dim: stdout keeps the answer alone (-q: not shown) */
+            spin_clear();
+            if (ui.line_open) {
+                fputc('\n', stdout);
+                fflush(stdout);
+                ui.line_open = false;
+            }
+            if (!ui.think_open)
+                fputs(ui.color ? "\033[2mthinking: " : "thinking: ", stderr);
+            ui.think_open = true;
+            (void)show_text(stderr, ev->text, ev->len);
+            fflush(stderr);
         }
         break;
     case MOTE_EV_STATE:

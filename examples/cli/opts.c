@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mote/mote_llm.h"
+
 enum {
     OPT_PROVIDER = 256,
     OPT_MODEL,
@@ -33,6 +35,7 @@ enum {
     OPT_KEEP_BYTES,
     OPT_TLS_SESSIONS,
     OPT_KEEP_ALIVE,
+    OPT_THINKING,
 };
 
 /* The options every frontend takes (the chat and mote serve). */
@@ -57,6 +60,7 @@ const struct option cli_common_opts[] = {
     {"keep-bytes", required_argument, NULL, OPT_KEEP_BYTES},
     {"tls-sessions", required_argument, NULL, OPT_TLS_SESSIONS},
     {"keep-alive", required_argument, NULL, OPT_KEEP_ALIVE},
+    {"thinking", required_argument, NULL, OPT_THINKING},
     {NULL, 0, NULL, 0},
 };
 
@@ -102,7 +106,11 @@ void cli_usage(FILE *out)
           "       mote serve [options]        the agent as a service (mote serve --help)\n"
           "\n"
           "options:\n"
-          "  --provider anthropic|openai  API dialect (default: from the API key set)\n"
+          "  --provider NAME              API dialect (anthropic, openai, openai-responses)\n"
+          "                               or a provider:\n"
+          "                               gemini, deepseek, mistral, groq, openrouter,\n"
+          "                               kimi, ollama, llamacpp, vllm (default: from the\n"
+          "                               API key set; MOTE_PROVIDER)\n"
           "  --model NAME                 model name sent to the API\n"
           "  --base-url URL               API root, http:// or https://\n"
           "  --ca-file FILE               CA bundle to verify the server\n"
@@ -115,7 +123,8 @@ void cli_usage(FILE *out)
           "  --keep N                     keep at most N finished conversations (default 100;\n"
           "                               0: no limit); the oldest are removed\n"
           "  --keep-bytes N               ... and at most N bytes of them (default 8388608)\n"
-          "  -q, --quiet                  no token usage line after each answer\n"
+          "  -q, --quiet                  no token usage line after each answer, no\n"
+          "                               thinking shown\n"
           "  --mcp-config FILE            MCP servers ({\"mcpServers\": {...}})\n"
           "  --no-tools                   offer no tools to the model\n"
           "  --yes                        approve every tool call\n"
@@ -127,6 +136,9 @@ void cli_usage(FILE *out)
           "                               (default: mote's own, plus MOTE.md or AGENTS.md\n"
           "                               from the working directory if there is one)\n"
           "  --max-tokens N               the answer's token limit (default 4096)\n"
+          "  --thinking BUDGET            Anthropic's extended thinking, BUDGET tokens\n"
+          "                               (1024 and up; MOTE_THINKING): its thinking is kept\n"
+          "                               and sent back, shown on stderr (not with -q)\n"
           "  --context-window N           the model's context, tokens; near it the\n"
           "                               conversation is summarised (default: by model)\n"
           "  --tls-sessions off|memory|disk  TLS sessions kept to resume the next handshake:\n"
@@ -154,6 +166,43 @@ int cli_number(const char *s, unsigned long max, unsigned long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int cli_provider_parse(const char *name, enum cli_provider *prov, const char **profile)
+{
+    const struct mote_llm_profile *p = mote_llm_profile_find(name);
+
+    if (p == NULL)
+        return -1;
+    *prov = p->dialect == MOTE_PROVIDER_ANTHROPIC ? CLI_PROVIDER_ANTHROPIC : CLI_PROVIDER_OPENAI;
+    /* (openai-responses: the OpenAI key and root, its own dialect) */
+    /* a dialect's name: the profile is the host's */
+    *profile = strcmp(name, "anthropic") == 0 || strcmp(name, "openai") == 0 ? NULL : p->name;
+    return 0;
+}
+
+int cli_thinking_parse(const char *s, unsigned long *out)
+{
+    return cli_number(s, 1000000ul, out) < 0 || *out < 1024 ? -1 : 0;
+}
+
+const char *cli_provider_names(void)
+{
+    static char names[400];
+    const struct mote_llm_profile *p;
+    size_t n = 0;
+    unsigned i;
+
+    if (names[0] != '\0')
+        return names;
+    for (i = 0; (p = mote_llm_profile_at(i)) != NULL; i++) {
+        int k = snprintf(names + n, sizeof(names) - n, "%s%s", i > 0 ? ", " : "", p->name);
+
+        if (k < 0 || (size_t)k >= sizeof(names) - n)
+            break;
+        n += (size_t)k;
+    }
+    return names;
 }
 
 int cli_tls_sessions_parse(const char *s, enum cli_tls_sessions *out)
@@ -200,12 +249,9 @@ int cli_common(struct cli_opts *o, int c, const char *arg, FILE *err)
         }
         return 1;
     case OPT_PROVIDER:
-        if (strcmp(arg, "anthropic") == 0)
-            o->provider = CLI_PROVIDER_ANTHROPIC;
-        else if (strcmp(arg, "openai") == 0)
-            o->provider = CLI_PROVIDER_OPENAI;
-        else {
-            fprintf(err, "mote: unknown provider '%s' (use anthropic or openai)\n", cli_shown(arg));
+        if (cli_provider_parse(arg, &o->provider, &o->profile) < 0) {
+            fprintf(err, "mote: unknown provider '%s' (use %s)\n", cli_shown(arg),
+                    cli_provider_names());
             return 2;
         }
         return 1;
@@ -264,6 +310,13 @@ int cli_common(struct cli_opts *o, int c, const char *arg, FILE *err)
     case OPT_CONTEXT_WINDOW:
         if (cli_number(arg, 100000000ul, &o->context_window) < 0 || o->context_window < 1000) {
             fprintf(err, "mote: --context-window wants tokens 1000..100000000, not '%s'\n",
+                    cli_shown(arg));
+            return 2;
+        }
+        return 1;
+    case OPT_THINKING:
+        if (cli_thinking_parse(arg, &o->thinking) < 0) {
+            fprintf(err, "mote: --thinking wants a budget of tokens 1024..1000000, not '%s'\n",
                     cli_shown(arg));
             return 2;
         }

@@ -21,6 +21,8 @@ enum cli_tls_sessions { CLI_TLS_UNSET, CLI_TLS_OFF, CLI_TLS_MEMORY, CLI_TLS_DISK
 struct cli_opts {
     const char *prompt;      /* -p; "-" reads stdin; NULL: interactive */
     enum cli_provider provider;
+    const char *profile;     /* --provider NAME of a provider's profile (deepseek, ...):
+                              * NULL: picked from the base URL's host */
     const char *model;
     const char *base_url;
     const char *ca_file;
@@ -39,6 +41,7 @@ struct cli_opts {
     const char *system_file; /* --system-file FILE */
     unsigned long max_tokens;      /* --max-tokens; 0: the default */
     unsigned long context_window;  /* --context-window; 0: from the model's name */
+    unsigned long thinking;        /* --thinking BUDGET (tokens; 0: none) */
     bool quiet;                    /* -q: no usage line */
     bool list;                     /* --list */
     bool resume_pick;              /* --resume without an id */
@@ -50,6 +53,18 @@ struct cli_opts {
     const char *api_key;           /* the key, when a frontend read it (not from the
                                     * environment): fe_model takes it as it is */
 };
+
+/* --provider NAME (or MOTE_PROVIDER): a dialect (anthropic, openai) or a
+ * provider's profile (mote_llm_profile_find). 0 and *prov, *profile
+ * (NULL for a dialect: picked by host), or -1. */
+int cli_provider_parse(const char *name, enum cli_provider *prov, const char **profile);
+
+/* --thinking BUDGET (or MOTE_THINKING): 0 and *out (1024..1000000), or -1. */
+int cli_thinking_parse(const char *s, unsigned long *out);
+
+/* The names --provider takes, for messages ("anthropic, openai, gemini,
+ * ..."). */
+const char *cli_provider_names(void);
 
 /* "off", "memory" or "disk": 0 and *out, or -1. */
 int cli_tls_sessions_parse(const char *s, enum cli_tls_sessions *out);

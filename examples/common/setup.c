@@ -26,6 +26,10 @@
 
 static char system_buf[SYSTEM_MAX + 512];
 
+/* MOTE_THINKING, read with the model (fe_model): --thinking's
+ * configuration, the option first. */
+static unsigned long thinking_env;
+
 unsigned long fe_env_ms(const char *name, unsigned long def)
 {
     const char *v = getenv(name);
@@ -56,17 +60,70 @@ const char *fe_take_secret(const char *name, char *out, size_t cap)
     return out;
 }
 
+/* What a frontend needs of each provider besides its profile: the
+ * variable its key is read from (NULL: none, a local server's), its
+ * public API root ("": none) and a model it serves ("": none). */
+static const struct {
+    const char *name, *key_env, *url, *model;
+} providers[] = {
+    {"openai-responses", "OPENAI_API_KEY", "https://api.openai.com/v1", "gpt-5-codex"},
+    {"gemini", "GEMINI_API_KEY", "https://generativelanguage.googleapis.com/v1beta/openai",
+     "gemini-2.5-flash"},
+    {"deepseek", "DEEPSEEK_API_KEY", "https://api.deepseek.com/v1", "deepseek-chat"},
+    {"mistral", "MISTRAL_API_KEY", "https://api.mistral.ai/v1", "mistral-small-latest"},
+    {"groq", "GROQ_API_KEY", "https://api.groq.com/openai/v1", "llama-3.3-70b-versatile"},
+    {"openrouter", "OPENROUTER_API_KEY", "https://openrouter.ai/api/v1", "openai/gpt-4o-mini"},
+    {"kimi", "MOONSHOT_API_KEY", "https://api.moonshot.ai/v1", "kimi-k2-0905-preview"},
+    {"ollama", NULL, "http://localhost:11434/v1", ""},
+    {"llamacpp", NULL, "http://localhost:8080/v1", ""},
+    {"vllm", NULL, "http://localhost:8000/v1", ""},
+    {"openai-compatible", "OPENAI_API_KEY", "", ""},
+    {"anthropic-compatible", "ANTHROPIC_API_KEY", "", ""},
+};
+
+/* The frontend's row of profile `pf` (NULL: none). */
+static int provider_row(const struct mote_llm_profile *pf)
+{
+    size_t i;
+
+    for (i = 0; pf != NULL && i < sizeof(providers) / sizeof(providers[0]); i++) {
+        if (strcmp(providers[i].name, pf->name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
 int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, const char **model)
 {
     static char key_buf[MOTE_LLM_KEY_MAX + 1];
     static char other[MOTE_LLM_KEY_MAX + 1];
     const char *a = getenv("ANTHROPIC_API_KEY"), *k = getenv("OPENAI_API_KEY");
     enum cli_provider prov = op->provider;
+    const char *profile = op->profile, *penv = getenv("MOTE_PROVIDER");
+    const struct mote_llm_profile *pf;
     const char *key, *url;
     struct mote_url u;
     bool too_long = false;
     int rc;
 
+    {
+        const char *t = getenv("MOTE_THINKING");
+
+        if (op->thinking == 0 && t != NULL && t[0] != '\0' &&
+            cli_thinking_parse(t, &thinking_env) < 0) {
+            fprintf(stderr, "mote: MOTE_THINKING wants a budget of tokens 1024..1000000, not "
+                            "'%s'\n", cli_shown(t));
+            return 2;
+        }
+    }
+    /* MOTE_PROVIDER is --provider's configuration (the option first). */
+    if (prov == CLI_PROVIDER_NONE && penv != NULL && penv[0] != '\0' &&
+        cli_provider_parse(penv, &prov, &profile) < 0) {
+        fprintf(stderr, "mote: MOTE_PROVIDER names no provider: '%s' (use %s)\n",
+                cli_shown(penv), cli_provider_names());
+        return 2;
+    }
+    pf = profile != NULL ? mote_llm_profile_find(profile) : NULL;
     if (prov == CLI_PROVIDER_NONE)
         prov = a != NULL && a[0] != '\0'   ? CLI_PROVIDER_ANTHROPIC
                : k != NULL && k[0] != '\0' ? CLI_PROVIDER_OPENAI
@@ -90,17 +147,38 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
                  {MOTE_PROVIDER_OPENAI, "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
                   "https://api.openai.com/v1"}};
         unsigned i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
-        const char *raw = getenv(d[i].key_env);
+        /* A provider's own variable (DEEPSEEK_API_KEY) when it is set, else
+         * the dialect's. */
+        int row = provider_row(pf);
+        const char *own = row >= 0 ? providers[row].key_env : NULL;
+        const char *key_env = own != NULL && getenv(own) != NULL && getenv(own)[0] != '\0'
+                                  ? own
+                                  : d[i].key_env;
+        const char *raw = getenv(key_env);
 
         mote_llm_conf_defaults(llm);
         llm->provider = d[i].p;
-        llm->key_env = d[i].key_env;
+        llm->profile = pf;
+        llm->key_env = key_env;
         too_long = op->api_key == NULL && raw != NULL && strlen(raw) > MOTE_LLM_KEY_MAX;
-        key = fe_take_secret(d[i].key_env, key_buf, sizeof(key_buf));
+        key = fe_take_secret(key_env, key_buf, sizeof(key_buf));
         if (op->api_key != NULL)
             key = op->api_key; /* read by the frontend (a file): the environment's is dropped */
-        (void)fe_take_secret(d[i].other_env, other, sizeof(other)); /* the tools see neither */
-        url = op->base_url != NULL ? op->base_url : getenv(d[i].url_env);
+        /* the tools see none of the keys */
+        (void)fe_take_secret(d[i].key_env, other, sizeof(other));
+        (void)fe_take_secret(d[i].other_env, other, sizeof(other));
+        for (i = 0; i < sizeof(providers) / sizeof(providers[0]); i++) {
+            if (providers[i].key_env != NULL)
+                (void)fe_take_secret(providers[i].key_env, other, sizeof(other));
+        }
+        i = prov == CLI_PROVIDER_ANTHROPIC ? 0 : 1;
+        /* The base URL: the option; a named provider's own; the dialect's
+         * variable; its public API. */
+        url = op->base_url;
+        if (url == NULL && row >= 0 && providers[row].url[0] != '\0')
+            url = providers[row].url;
+        if (url == NULL)
+            url = getenv(d[i].url_env);
         if (url == NULL || url[0] == '\0')
             url = d[i].url;
     }
@@ -110,7 +188,9 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
     }
     if (key == NULL || key[0] == '\0') {
         /* A local OpenAI-compatible server (Ollama, llama.cpp) needs no key. */
-        if (!(prov == CLI_PROVIDER_OPENAI && op->base_url != NULL)) {
+        if (!(prov == CLI_PROVIDER_OPENAI &&
+              (op->base_url != NULL ||
+               (provider_row(pf) >= 0 && providers[provider_row(pf)].key_env == NULL)))) {
             fprintf(stderr, "mote: no API key: set %s\n", llm->key_env);
             return 2;
         }
@@ -194,9 +274,20 @@ int fe_model(const struct cli_opts *op, bool tls, struct mote_llm_conf *llm, con
                           : ts == CLI_TLS_MEMORY ? MOTE_TLS_RESUME_MEMORY
                                                  : MOTE_TLS_RESUME_DISK;
     }
-    *model = op->model != NULL ? op->model
-                 : prov == CLI_PROVIDER_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL
-                                                  : DEFAULT_OPENAI_MODEL;
+    *model = op->model != NULL                            ? op->model
+             : provider_row(pf) >= 0 && providers[provider_row(pf)].model[0] != '\0'
+                 ? providers[provider_row(pf)].model
+             : prov == CLI_PROVIDER_ANTHROPIC               ? DEFAULT_ANTHROPIC_MODEL
+                                                            : DEFAULT_OPENAI_MODEL;
+    /* The Responses API: by name, or for a model OpenAI serves only there
+     * (unless another provider was named). */
+    if (pf != NULL && pf->dialect == MOTE_PROVIDER_OPENAI_RESPONSES) {
+        llm->provider = MOTE_PROVIDER_OPENAI_RESPONSES;
+    } else if (llm->provider == MOTE_PROVIDER_OPENAI && pf == NULL &&
+               mote_llm_responses_only(*model)) {
+        llm->provider = MOTE_PROVIDER_OPENAI_RESPONSES;
+        llm->profile = mote_llm_profile_find("openai-responses");
+    }
     return 0;
 }
 
@@ -304,6 +395,7 @@ void fe_conv_conf(const struct cli_opts *op, const struct mote_llm_conf *llm, co
     cc->context_window =
         op->context_window > 0 ? (uint32_t)op->context_window : fe_window(model);
     cc->max_turns = (unsigned)op->max_turns;
+    cc->thinking_budget = (uint32_t)(op->thinking > 0 ? op->thinking : thinking_env);
     cc->tools = !op->no_tools;
     cc->mcp = !op->no_tools;
 }

@@ -457,6 +457,7 @@ static int start(void)
     vconf.keep = s->o.keep;
     vconf.keep_bytes = s->o.keep_bytes;
     vconf.token = token;
+    vconf.page = mote_cli_page;
     vconf.log = log_line;
     vconf.mcp_pass_tools = s->pass_mcp;
     vconf.stats_ms = s->stats_ms;

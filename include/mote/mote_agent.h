@@ -60,7 +60,8 @@ struct mote_tool_run;
 
 enum mote_ev {
     MOTE_EV_TEXT = 1,     /* text, len: a piece of the answer as it streams */
-    MOTE_EV_THINKING,     /* text, len: a piece of the model's thinking (not journaled) */
+    MOTE_EV_THINKING,     /* text, len: a piece of the model's thinking (journaled in reason
+                           * records, sent back where the provider needs it) */
     MOTE_EV_STATE,        /* state: the conversation's state changed */
     MOTE_EV_APPROVAL,     /* ask_id, id, name, input: may the call run? answer with
                            * mote_conv_approve(conv, ask_id, ...) */
@@ -341,6 +342,8 @@ struct mote_conv_conf {
     unsigned nrules;
     uint32_t context_window;  /* the model's context, tokens (0: unknown, never compacts
                                * by itself) */
+    uint32_t thinking_budget; /* Anthropic: extended thinking with this budget of tokens (0:
+                               * not asked) */
     unsigned compact_percent; /* compact when a request used this much of it; 0: 80 */
     uint32_t approval_timeout_ms; /* a question nobody answers within this is answered no
                                * by itself: the call is refused with "denied: nobody
@@ -419,6 +422,12 @@ struct mote_conv {
     bool compact_resume;           /* the turn goes on after it */
     bool compact_want;             /* asked for (mote_conv_compact) */
     unsigned compact_n;            /* index of the request's last part (the instruction) */
+    bool compact_shrink;           /* the summarising request's tool results are cut to fit */
+    /* over the context window (a request refused as too long) */
+    bool ovf_tried;                /* this turn compacted after one already (once a turn) */
+    uint32_t ctx_learned;          /* the window a server gave, tokens (0: none) */
+    uint32_t ovf_used;             /* the tokens it counted in the refused request (0: none) */
+    uint64_t ovf_bytes;            /* that request's body, bytes */
     /* recovery */
     struct mote_recovery rec;
     bool rec_pending;
@@ -441,7 +450,8 @@ struct mote_conv {
 #define MOTE_STREAM_SIZE                                                                          \
     (sizeof(struct mote_llm_call) + sizeof(struct mote_llm_req) + sizeof(struct mote_conn) +      \
      (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS) * sizeof(struct mote_tool_def) + \
-     MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u)
+     MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u +       \
+     MOTE_ANSWER_REASON_MAX + MOTE_LLM_MAX_TOOL_CALLS * 6u + 32u)
 
 #ifdef __cplusplus
 #define MOTE_ALIGN_MAX alignas(max_align_t)
@@ -501,6 +511,7 @@ struct mote_session {
     int64_t lock_holder;         /* after MOTE_ERR_LOCKED from mote_conv_open: who has
                                   * it open (a process id; -1: unknown) */
     char error[MOTE_JOB_ERRMSG_LEN]; /* mote_session_error */
+    struct mote_llm_memo llm_memo; /* keys the model servers refused or needed, per origin */
     /* shutdown */
     uint8_t sd_phase;            /* the library's enum mote_sd_phase */
     struct mote_shutdown_req sd;
@@ -645,6 +656,12 @@ int mote_session_info(struct mote_session *s, const char *id,
  * process has it open,
  * MOTE_ERR_NOENT if there is none. */
 int mote_session_remove(struct mote_session *s, const char *id);
+
+/* How many journals STATE/conversations holds and their bytes, from the
+ * storage alone (none is read; an empty file does not count): the cheap
+ * first look of retention. Returns 0, or the listing's failure
+ * (MOTE_ERR_NOENT: no conversation was ever made). */
+int mote_session_tally(const struct mote_session *s, unsigned long *count, uint64_t *bytes);
 
 /* What mote_session_prune removed. */
 struct mote_prune_report {

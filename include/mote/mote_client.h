@@ -68,6 +68,8 @@ extern "C" {
 
 struct mote_llm_conf {
     enum mote_provider provider;
+    const struct mote_llm_profile *profile; /* the provider's (mote_llm_profile_find); NULL:
+                                             * picked from base_url (mote_llm_profile_pick) */
     const char *base_url;     /* http:// or https:// */
     const char *api_key;      /* may be "" for local servers */
     const char *key_env;      /* name of the variable it came from, for messages */
@@ -136,6 +138,10 @@ void mote_conn_close(struct mote_conn *k);
 /* Fills the defaults (MOTE_LLM_* in mote_config.h). */
 void mote_llm_conf_defaults(struct mote_llm_conf *c);
 
+/* The profile requests with `c` follow: c->profile, else the one its
+ * provider and base URL pick. Never NULL. */
+const struct mote_llm_profile *mote_llm_conf_profile(const struct mote_llm_conf *c);
+
 /* Phases, for messages and latency measurements. */
 enum mote_llm_phase {
     MOTE_PHASE_IDLE = 0,
@@ -167,6 +173,12 @@ struct mote_llm_call {
      * of the call's own, closed when it ends). While another call uses
      * it, the call uses one of its own. */
     struct mote_conn *conn;
+    /* Optional, set after init: what the process's servers refused or
+     * needed (NULL: learnt for this call only). A 400 or 422 that names a
+     * key mote added on its own (or one it could add) is asked once
+     * again with it changed, at once and not counted as an attempt
+     * (mote_llm_refusal_keys), and the origin is remembered here. */
+    struct mote_llm_memo *memo;
     /* progress (read-only for the caller) */
     uint8_t phase;            /* enum mote_llm_phase */
     uint32_t attempt;         /* 1-based */
@@ -204,6 +216,14 @@ struct mote_llm_call {
     size_t send_len, send_off;
     uint64_t body_left;      /* bytes of the body still owed to its Content-Length */
     struct mote_llm_body body;
+    struct mote_llm_req rq;   /* the request as this attempt sends it (req, with what the
+                               * memo and the call's refusals changed) */
+    uint8_t drop, need;       /* keys this call's refusals changed */
+    uint8_t tried;            /* keys changed once already */
+    bool adjust;              /* a refusal named a key: ask again, changed */
+    uint64_t body_len;        /* bytes of the last attempt's body */
+    uint32_t ctx_limit;       /* MOTE_ERR_CONTEXT: the window the server gave (0: none) */
+    uint32_t ctx_used;        /* ... and the request's tokens it counted (0: none) */
     size_t err_len;
     char err_body[1024];
     char auth[MOTE_LLM_KEY_MAX + 32];

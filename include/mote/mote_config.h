@@ -1303,6 +1303,42 @@
 #endif
 /* ---- end of the unattended devices' block ---- */
 
+/* ---- providers: reasoning ---- */
+
+/* Bytes of an answer's reasoning (a thinking block, reasoning_content)
+ * held while it streams; more goes to the journal in pieces (reason
+ * records), so reasoning of any length costs no more memory. At least 256
+ * and at most (MOTE_JOURNAL_LINE_MAX - 256) / 6. */
+#ifndef MOTE_ANSWER_REASON_MAX
+#define MOTE_ANSWER_REASON_MAX 4096
+#endif
+
+#if MOTE_ANSWER_REASON_MAX < 256 || MOTE_ANSWER_REASON_MAX > (MOTE_JOURNAL_LINE_MAX - 256) / 6
+#error "MOTE_ANSWER_REASON_MAX must be 256..(MOTE_JOURNAL_LINE_MAX-256)/6 (a piece, escaped, must fit one journal record)"
+#endif
+
+/* The share of the model's context window (percent) a tool result may
+ * take in a request: a longer one is sent cut, its start and its end,
+ * with the cut said to the model (the journal keeps it whole). 1..100;
+ * needs a known window (--context-window, the model's name, or a server
+ * that said it). */
+#ifndef MOTE_CONTEXT_RESULT_SHARE
+#define MOTE_CONTEXT_RESULT_SHARE 25
+#endif
+
+/* Bytes a token is taken for when a share of the window is turned into
+ * bytes and no server said better (3: English text is about 4, code and
+ * JSON about 3; fewer cuts more). 1..8. */
+#ifndef MOTE_CONTEXT_BYTES_PER_TOKEN
+#define MOTE_CONTEXT_BYTES_PER_TOKEN 3
+#endif
+
+#if MOTE_CONTEXT_RESULT_SHARE < 1 || MOTE_CONTEXT_RESULT_SHARE > 100 || \
+    MOTE_CONTEXT_BYTES_PER_TOKEN < 1 || MOTE_CONTEXT_BYTES_PER_TOKEN > 8
+#error "MOTE_CONTEXT_RESULT_SHARE must be 1..100 and MOTE_CONTEXT_BYTES_PER_TOKEN 1..8"
+#endif
+/* ---- end of the providers' block ---- */
+
 /* ---- the configuration's signature --------------------------------------
  * A hash (FNV-1a over the values) of every macro above. The library keeps
  * the one it was built with; mote_loop_init() is a macro that passes the
@@ -1352,6 +1388,9 @@
 /* mote serve's MQTT front door and the journal's request ids: a chain of their own */
 #define MOTE_SIG_SMQTT_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_JOURNAL_RIDS), MOTE_JOURNAL_RID_MAX), MOTE_SERVE_MQTT_OUTS), MOTE_SERVE_MQTT_WAIT), MOTE_SERVE_MQTT_WAIT_BYTES), MOTE_SERVE_MQTT_STOP_MS)
+/* the providers' limits: a chain of their own */
+#define MOTE_SIG_PROV_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_ANSWER_REASON_MAX), MOTE_CONTEXT_RESULT_SHARE), MOTE_CONTEXT_BYTES_PER_TOKEN)
 /* mote serve's MCP server and OpenAI endpoint: a chain of their own */
 #define MOTE_SIG_SMCP_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_MCP_SESSIONS), MOTE_SERVE_FOLLOWS), MOTE_SERVE_FOLLOW_TEXT), MOTE_SERVE_MCP_PAGE), MOTE_SERVE_MCP_BATCH), MOTE_SERVE_MCP_ID_MAX), MOTE_SERVE_MCP_PROGRESS_MS)
@@ -1360,7 +1399,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TZ_NAME_MAX), MOTE_TZ_TRANSITIONS), MOTE_TZ_TYPES), MOTE_TZ_FILE_MAX), MOTE_SCHED_MAX), MOTE_SCHED_ID_MAX), MOTE_SCHED_PROMPT_MAX), MOTE_SCHED_ZONES), MOTE_SERVE_APPROVAL_TIMEOUT_MS), MOTE_CLOCK_FLOOR_S), MOTE_SCHED_MAX_LATE_S), MOTE_SCHED_JUMP_MS), MOTE_SCHED_LOG_MAX)
 #define MOTE_SIG_BUDGET_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_BUDGET_MODEL_MAX), MOTE_BUDGET_PRICES), MOTE_BUDGET_HOLDS), MOTE_BUDGET_LOG_MAX), MOTE_SCHED_RULE_MAX)
-#define MOTE_CONFIG_SIGNATURE ((MOTE_SIG_UNATT_ * 19UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_BUDGET_ * 23UL & 0xFFFFFFFFUL) ^ MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
+#define MOTE_CONFIG_SIGNATURE ((MOTE_SIG_PROV_ * 29UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_UNATT_ * 19UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_BUDGET_ * 23UL & 0xFFFFFFFFUL) ^ MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_SMCP_ * 23UL & 0xFFFFFFFFUL))

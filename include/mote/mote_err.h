@@ -91,6 +91,7 @@ enum mote_err {
     MOTE_ERR_STORAGE = -1021,            /* the state (journal) could not be written or read */
     MOTE_ERR_BUDGET = -1022,             /* the spend budget is reached: nothing is sent
                                           * until it frees (mote_budget.h) */
+    MOTE_ERR_CONTEXT = -1023,            /* the request is over the model's context window */
 };
 
 /* A short English description of code `err` (a static string, never

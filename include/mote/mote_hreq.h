@@ -75,7 +75,9 @@ struct mote_hreq {
     const char *last_event_id;
     const char *content_type;
     const char *accept;
-    const char *origin;
+    const char *origin;     /* a browser's Origin (NULL if absent) */
+    uint8_t accept_gzip;    /* Accept-Encoding: 1 gzip named, 3 taken through "*", 2 gzip
+                             * refused ("gzip;q=0"), 0 not said: bit 0 set, gzip is taken */
     const char *mcp_session_id;       /* Mcp-Session-Id (MCP's Streamable HTTP) */
     const char *mcp_protocol_version; /* MCP-Protocol-Version */
     const char *conversation;         /* X-Mote-Conversation */

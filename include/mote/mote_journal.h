@@ -70,6 +70,7 @@ enum mote_rec {
     MOTE_REC_CANCEL,      /* the user cancelled the turn: it ends here */
     MOTE_REC_ALLOW,       /* the user allowed every call of a tool in this conversation */
     MOTE_REC_COMPACT,     /* a summary that replaces everything before it in requests */
+    MOTE_REC_REASON,      /* a piece of the model's reasoning, before its assistant record */
 };
 
 /* Token counts of one model request, as the provider reported them. */
@@ -91,6 +92,24 @@ struct mote_call_rec {
     size_t input_len;
     const char *refused; /* NULL, or why the input was refused (it is then {}): the call is
                           * never run, after a restart too */
+    const char *extra;   /* NULL, or the call's provider extras: a JSON object (Gemini's
+                          * {"google": {"thought_signature": ...}}), sent back with it */
+    size_t extra_len;
+};
+
+/* A piece of a reasoning block (mote_journal_reason). */
+#define MOTE_REASON_TEXT 0 /* its visible reasoning */
+#define MOTE_REASON_SIG 1  /* its signature (or a redacted block's data, a Responses item's
+                            * encrypted_content) */
+#define MOTE_REASON_ID 2   /* its item id (Responses) */
+
+struct mote_reason_rec {
+    const char *fmt;   /* "thinking", "redacted", "reasoning_content", "reasoning",
+                        * "responses" */
+    unsigned block;    /* the block's number in its answer */
+    uint8_t kind;      /* MOTE_REASON_* */
+    const char *data;  /* len bytes of UTF-8 */
+    size_t len;
 };
 
 /* The journal's working memory: one record's line, its unescaped strings
@@ -244,6 +263,10 @@ int mote_journal_error(struct mote_journal *j, const char *message);
  * its call records, then the assistant record with the rest. */
 int mote_journal_text(struct mote_journal *j, const char *text, size_t len);
 int mote_journal_call(struct mote_journal *j, const struct mote_call_rec *call);
+/* A piece of the answer's reasoning, written while it streams (not
+ * synced), byte for byte as it came: the pieces of one block in order,
+ * its text before its signature. */
+int mote_journal_reason(struct mote_journal *j, const struct mote_reason_rec *r);
 /* The user cancelled the turn: it ends here. */
 int mote_journal_cancel(struct mote_journal *j);
 /* The user allowed every later call of `tool` in this conversation. */

@@ -1,9 +1,12 @@
 /*
  * mote_llm.h - model providers: request bodies and stream decoders.
  *
- * Two dialects: Anthropic Messages (POST /v1/messages) and OpenAI chat
- * completions (POST /v1/chat/completions), which also serves Ollama,
- * llama.cpp server, vLLM and OpenRouter.
+ * Three dialects: Anthropic Messages (POST /v1/messages), OpenAI chat
+ * completions (POST /v1/chat/completions), which also serves Gemini,
+ * DeepSeek, Mistral, Groq, OpenRouter, Ollama, llama.cpp server and
+ * vLLM, and OpenAI's Responses API (POST /v1/responses). What each
+ * provider takes and needs beyond its dialect is a row of data, its
+ * profile (struct mote_llm_profile).
  *
  * Requests are written by mote_llm_write_body() from a stream of message
  * parts that a source callback yields one at a time (it can replay them
@@ -20,8 +23,10 @@
  * Responses: feed each SSE event to mote_llm_dec_event(); it reports text
  * deltas, tool calls (started, argument fragments, finished; OpenAI's
  * parallel calls keyed by index), the stop reason, usage and errors to a
- * callback. Thinking is reported (MOTE_LLM_THINKING) but never sent back:
- * mote does not ask for extended thinking (docs/LLM.md).
+ * callback. Reasoning is reported as it comes (MOTE_LLM_THINKING, its
+ * signature MOTE_LLM_THINKING_SIG, a call's extras MOTE_LLM_TOOL_EXTRA):
+ * the agent journals it and the body writer sends it back where the
+ * provider needs it (docs/LLM.md, "Reasoning").
  * Unknown event and block types are skipped.
  */
 #ifndef MOTE_LLM_H
@@ -42,7 +47,127 @@ extern "C" {
 enum mote_provider {
     MOTE_PROVIDER_ANTHROPIC = 1,
     MOTE_PROVIDER_OPENAI = 2,
+    MOTE_PROVIDER_OPENAI_RESPONSES = 3, /* OpenAI's Responses API (POST /v1/responses) */
 };
+
+/* ---- providers: what each takes beyond its dialect ----------------------- */
+
+struct mote_llm_req;
+
+/* Keys of a request body that mote adds on its own and a provider may
+ * take, refuse or need (bits of mote_llm_profile.keys, mote_llm_req.omit
+ * and .add, mote_llm_memo). */
+#define MOTE_LLM_KEY_STREAM_OPTIONS 0x01u /* OpenAI: stream_options.include_usage */
+#define MOTE_LLM_KEY_MAX_COMPLETION 0x02u /* OpenAI: the limit as max_completion_tokens (else
+                                           * max_tokens) */
+#define MOTE_LLM_KEY_TOOL_CHOICE 0x04u    /* tool_choice "none" (a summarising request) */
+#define MOTE_LLM_KEY_CACHE_CONTROL 0x08u  /* Anthropic: prompt-cache breakpoints */
+#define MOTE_LLM_KEY_REASONING_CONTENT 0x10u /* OpenAI: an assistant message's reasoning_content
+                                              * (DeepSeek, Kimi: needed back in a tool turn) */
+#define MOTE_LLM_KEY_EXTRA_CONTENT 0x20u  /* OpenAI: a tool call's extra_content (Gemini's
+                                           * thought_signature: needed back) */
+#define MOTE_LLM_KEY_REASONING_TURNS 0x40u /* every turn's reasoning goes back, not only the
+                                            * current turn's (DeepSeek V4's thinking mode) */
+#define MOTE_LLM_KEY_INCLUDE 0x80u        /* Responses: include reasoning.encrypted_content */
+#define MOTE_LLM_KEYS_OPTIONAL 0x8Du      /* those sent unless the provider refuses them */
+#define MOTE_LLM_KEYS_EXTRA 0x70u         /* those sent back only where the provider needs them */
+
+/* How a provider reports a request's token usage (mote_llm_profile.usage). */
+#define MOTE_LLM_USAGE_ASKED 1   /* when asked: stream_options.include_usage */
+#define MOTE_LLM_USAGE_ALWAYS 2  /* in every stream (Anthropic's message_start/_delta;
+                                  * Mistral's last chunk) */
+
+/* The tool call ids it gives and needs back (mote_llm_profile.ids). */
+#define MOTE_LLM_IDS_WORD 1      /* [A-Za-z0-9_-] (Anthropic refuses others) */
+#define MOTE_LLM_IDS_PRINTABLE 2 /* any printable ASCII but the space (Kimi K2's
+                                  * "functions.shell:0") */
+
+/* The shape of its error bodies (mote_llm_profile.errors; every shape is
+ * read whatever the profile says: docs/LLM.md). */
+#define MOTE_LLM_ERRORS_OBJECT 1 /* {"error": {"type", "code", "message"}} */
+#define MOTE_LLM_ERRORS_ARRAY 2  /* [{"error": {"code", "message", "status"}}] (Google) */
+#define MOTE_LLM_ERRORS_NESTED 3 /* {"message": {"detail": [{"loc", "msg"}]}} (Mistral) */
+
+/* Where its reasoning comes (mote_llm_profile.reasoning). */
+#define MOTE_LLM_RS_NONE 0
+#define MOTE_LLM_RS_THINKING 1    /* Anthropic thinking / redacted_thinking blocks, signed */
+#define MOTE_LLM_RS_CONTENT 2     /* delta.reasoning_content (DeepSeek, Kimi, llama.cpp) */
+#define MOTE_LLM_RS_REASONING 3   /* delta.reasoning (vLLM, Groq, Ollama, OpenRouter) */
+#define MOTE_LLM_RS_SIGNATURE 4   /* a signature on each tool call (Gemini's extra_content) */
+#define MOTE_LLM_RS_ITEMS 5       /* the Responses API's reasoning items */
+
+/* One provider: a row of the table in llm_profile.c (docs/LLM.md shows
+ * it). Data, not branches: the body writer, the decoder and the client
+ * read these fields; no code asks which provider it talks to. */
+struct mote_llm_profile {
+    const char *name;      /* as --provider names it */
+    uint8_t dialect;       /* enum mote_provider */
+    const char *hosts;     /* the hosts that pick it: space-separated names, ".name" for
+                            * its subdomains too, ":PORT" for any host on that port */
+    uint8_t keys;          /* MOTE_LLM_KEY_*: the optional keys it takes, the extras it
+                            * needs back */
+    uint8_t usage;         /* MOTE_LLM_USAGE_* */
+    uint8_t ids;           /* MOTE_LLM_IDS_* */
+    uint8_t errors;        /* MOTE_LLM_ERRORS_* */
+    uint8_t reasoning;     /* MOTE_LLM_RS_* */
+};
+
+/* The profile named `name` (a profile's or a dialect's: "anthropic",
+ * "openai", "deepseek", ...), or NULL. */
+const struct mote_llm_profile *mote_llm_profile_find(const char *name);
+
+/* The profile for a request of `dialect` to `base_url`: the one whose
+ * hosts name the URL's host (or port), else the dialect's conservative
+ * default (an OpenAI-compatible server mote does not know: only what
+ * every one takes, what it refuses dropped as it says so). Never NULL. */
+const struct mote_llm_profile *mote_llm_profile_pick(int dialect, const char *base_url);
+
+/* True if OpenAI serves `model` on the Responses API only (gpt-5-pro,
+ * the codex models, o1-pro, o3-pro, deep research, computer use): a
+ * frontend switches such a model to MOTE_PROVIDER_OPENAI_RESPONSES. */
+bool mote_llm_responses_only(const char *model);
+
+/* The profile at `i` of the table (for listings), or NULL past the end. */
+const struct mote_llm_profile *mote_llm_profile_at(unsigned i);
+
+/* Sets what a request to a provider of profile `p` sends: req->omit (the
+ * optional keys it does not take), req->add (the extras it needs back,
+ * the limit's name), req->max_completion_tokens and req->cache. The
+ * reference APIs' bodies are those their dialect always wrote. */
+void mote_llm_profile_req(const struct mote_llm_profile *p, struct mote_llm_req *req);
+
+/* A 400 or 422 whose `body` (len bytes) refused a request made of `req`
+ * (its omit and add as sent): the keys the body names that mote added on
+ * its own and the server says it does not take (*drop: "Extra inputs are
+ * not permitted", "Unrecognized request argument", "Unsupported
+ * parameter", ...) or that it could add and the server says are needed
+ * (*need: "Missing `reasoning_content`", "missing a thought_signature",
+ * "Use 'max_completion_tokens' instead"). Keys in `tried` are passed
+ * over. Returns *drop | *need (0: nothing mote can change). */
+uint8_t mote_llm_refusal_keys(const struct mote_llm_req *req, const char *body, size_t len,
+                              uint8_t tried, uint8_t *drop, uint8_t *need);
+
+/* What the servers of a process refused or needed, per origin: a key
+ * named by a 400 or 422 is taken out (or put in) and the request asked
+ * once again; the origin is remembered for the process's later requests
+ * (caller-owned, all zero to start; a few origins, the least recently
+ * used goes). */
+#define MOTE_LLM_MEMO_ORIGINS 4
+struct mote_llm_memo {
+    uint64_t origin[MOTE_LLM_MEMO_ORIGINS];
+    uint8_t drop[MOTE_LLM_MEMO_ORIGINS]; /* keys refused there */
+    uint8_t need[MOTE_LLM_MEMO_ORIGINS]; /* keys needed there */
+    uint32_t used[MOTE_LLM_MEMO_ORIGINS];
+    uint32_t clock;
+};
+
+/* Applies what `m` (may be NULL) knows of `origin` to req->omit and
+ * req->add. */
+void mote_llm_memo_apply(struct mote_llm_memo *m, uint64_t origin, struct mote_llm_req *req);
+
+/* Remembers that `origin` refused `drop` and needs `need` (m may be
+ * NULL: nothing kept). */
+void mote_llm_memo_keep(struct mote_llm_memo *m, uint64_t origin, uint8_t drop, uint8_t need);
 
 /* ---- request ----------------------------------------------------------- */
 
@@ -52,6 +177,8 @@ enum mote_part_type {
     MOTE_PART_TEXT = 1,        /* user or assistant text */
     MOTE_PART_TOOL_CALL = 2,   /* assistant: id, name, input (JSON object) */
     MOTE_PART_TOOL_RESULT = 3, /* user: id, text, is_error */
+    MOTE_PART_REASONING = 4,   /* assistant: a piece of a reasoning block: fmt, block, kind,
+                                * text (mote_journal_reason's) */
 };
 
 struct mote_part {
@@ -68,6 +195,14 @@ struct mote_part {
                         * cancel, a failure, a shutdown; its text may be empty): the writer
                         * says so after it, and the text of the answer that follows never
                         * runs into it */
+    const char *extra; /* TOOL_CALL: its provider extras, a JSON object (NULL: none) */
+    size_t extra_len;
+    const char *fmt;   /* REASONING: "thinking", "redacted", "reasoning_content",
+                        * "reasoning", "responses" */
+    unsigned block;    /* REASONING: the block's number in its answer */
+    uint8_t kind;      /* REASONING: 0 its text, 1 its signature, 2 its item id */
+    bool earlier;      /* REASONING: of an answer before the last user message (sent
+                        * back only to a provider that needs every turn's) */
 };
 
 /* Gives part number `index` (0-based) in *p: returns 1, 0 past the last
@@ -107,6 +242,21 @@ struct mote_llm_req {
                                     * other request of the conversation has (the agent gives
                                     * the journal's size when the request starts), so calls
                                     * that come without an id get ids unique in it */
+    uint8_t omit;                  /* MOTE_LLM_KEY_*: optional keys not to send (the
+                                    * provider's profile refuses them) */
+    uint8_t add;                   /* MOTE_LLM_KEY_*: keys to send besides (the extras the
+                                    * profile needs back; MAX_COMPLETION as the bool above) */
+    uint32_t thinking_budget;      /* Anthropic: extended thinking with this budget of tokens
+                                    * (0: not asked; max_tokens is raised above it) */
+    /* Tool results cut to fit the model's context window (the journal
+     * keeps them whole; the cut is said to the model): each longer than
+     * result_cap bytes (0: none), and the oldest old_results of the
+     * request to old_cap instead (a summarising request over the
+     * window). `window` (tokens, 0: unknown) is named in the note. */
+    uint32_t result_cap;
+    uint32_t old_results;
+    uint32_t old_cap;
+    uint32_t window;
 };
 
 /* True if `base_url`'s host is OpenAI's own API (api.openai.com), whose
@@ -130,6 +280,14 @@ struct mote_llm_wstate {
     bool block_open;   /* Anthropic: the last block is closed by what follows */
     bool in_text;      /* the last part was an answer's text (not cut): more goes on with it */
     uint8_t ws_len;    /* Anthropic: white space held back (ws) */
+    bool content_done; /* OpenAI: the open assistant message has its "content" */
+    uint8_t rs_open;   /* a reasoning block is open: 1 its text string open, 2 no string
+                        * open, 3 its signature string open (0: none) */
+    uint8_t rs_code;   /* its format (llm_body.c) */
+    bool rs_text;      /* Anthropic: its "thinking" was written */
+    bool last_thinking; /* Anthropic: the last block is a reasoning block */
+    unsigned rs_block; /* its number in its answer */
+    uint32_t nresults; /* tool results written so far */
     char ws[MOTE_LLM_WS_HOLD];
 };
 
@@ -156,8 +314,9 @@ int mote_llm_body_read(struct mote_llm_body *b, char *buf, size_t cap);
 int64_t mote_llm_body_length(const struct mote_llm_req *req);
 
 /* The request path below the base URL ("/v1/messages" or
- * "/v1/chat/completions"; with a base URL path ending in /v1, without the
- * /v1 part). */
+ * "/v1/chat/completions"; with a base URL path that names a version
+ * already - ending in /v1, /v4, /v1beta, or in /openai as Gemini's
+ * OpenAI-compatible root - without the /v1 part). */
 const char *mote_llm_path(enum mote_provider provider, const char *base_path);
 
 /* ---- stream decoding --------------------------------------------------- */
@@ -172,9 +331,20 @@ enum mote_llm_ev {
     MOTE_LLM_USAGE,          /* in_tokens, out_tokens (totals so far) */
     MOTE_LLM_ERROR,          /* text: message; id: error type; retryable */
     MOTE_LLM_DONE,           /* the stream's proper end (message_stop / [DONE]) */
-    MOTE_LLM_THINKING,       /* text, len: a piece of the model's thinking (Anthropic
-                              * thinking blocks, OpenAI-compatible reasoning_content);
-                              * shown if the caller wants, never sent back */
+    MOTE_LLM_THINKING,       /* text, len: a piece of a block of the model's reasoning; id:
+                              * its format ("thinking": an Anthropic thinking block,
+                              * "reasoning_content", "reasoning": OpenAI-compatible
+                              * servers', "responses": a Responses reasoning item's
+                              * summary), slot: the block's number in the answer (mod 256) */
+    MOTE_LLM_TOOL_EXTRA,     /* slot, text, len: a call's provider extras, a JSON object as it
+                              * came (Gemini's {"google": {"thought_signature": ...}}), right
+                              * after its TOOL_START */
+    MOTE_LLM_THINKING_SIG,   /* text, len: a piece of a reasoning block's signature, after its
+                              * text (Anthropic's "signature"; a redacted block's "data", id
+                              * "redacted"; a Responses item's encrypted_content); id, slot as
+                              * THINKING */
+    MOTE_LLM_THINKING_ID,    /* text, len: a reasoning block's item id (Responses); id, slot as
+                              * THINKING */
 };
 
 struct mote_llm_event {
@@ -201,6 +371,8 @@ typedef int (*mote_llm_fn)(void *arg, const struct mote_llm_event *ev);
 
 struct mote_llm_dec {
     enum mote_provider provider;
+    uint8_t ids;             /* MOTE_LLM_IDS_*: the ids kept as they came (dec_init: the
+                              * dialect's; the client sets its profile's) */
     mote_llm_fn fn;
     void *arg;
     int err;                 /* first error, sticky */
@@ -231,6 +403,8 @@ struct mote_llm_dec {
     uint64_t id_hash;        /* of the stream so far, for those ids too */
     uint64_t id_seen[8];     /* the ids of this answer's calls so far (bits of their hashes,
                               * 512) */
+    uint32_t rs_n;           /* reasoning blocks so far (Anthropic) */
+    const char *rs_fmt;      /* the format of the reasoning being reported */
     uint64_t wire_id;        /* the hash of the id the call started last came with, as
                               * sent (0: none) */
     uint64_t in_tokens;
@@ -264,6 +438,14 @@ int mote_llm_dec_event(struct mote_llm_dec *d, const char *event, const char *da
  * llama.cpp servers do: the calls are ended and MOTE_LLM_DONE reported
  * (the answer stands, its calls run). False: the stream was cut. */
 bool mote_llm_dec_finish(struct mote_llm_dec *d);
+
+/* True if error body `body` (len bytes) says the request is over the
+ * model's context window, however the server says it (llama.cpp's
+ * exceed_context_size_error, OpenAI's context_length_exceeded,
+ * Anthropic's "prompt is too long", "maximum context length", ...);
+ * *limit and *used get the window and the request's tokens where the
+ * body gives them (0: not given). */
+bool mote_llm_overflow(const char *body, size_t len, uint32_t *limit, uint32_t *used);
 
 /* Classifies an error body (non-200 response or error event data):
  * fills `type` (e.g. "rate_limit_error", "overloaded_error") and `msg`

@@ -126,6 +126,11 @@ struct mote_serve_conf {
     struct mote_serve_mcp_stdio *mcp_stdio;
     /* Bytes of a tools/list page (0: MOTE_SERVE_MCP_PAGE; at most that). */
     uint32_t mcp_page_bytes;
+    /* The page served at GET / (and HEAD /) on every listener, without
+     * the token (every API call it makes needs the token on TCP like any
+     * other), with strict headers; NULL: none (404). Must outlive the
+     * server. */
+    const struct mote_serve_page *page;
     /* The metrics (GET /v1/metrics) also as the retained PREFIX/stats on
      * the broker every this many ms (0: never). */
     uint32_t stats_ms;
@@ -141,6 +146,16 @@ struct mote_serve_conf {
      * kept; NULL or "off": none, and what an earlier run announced
      * (STATE/mqtt-discovery) is cleared. */
     const char *mqtt_discovery;
+};
+
+/* A page for browsers (conf.page): its bytes as sent, never copied. */
+struct mote_serve_page {
+    const unsigned char *body;
+    size_t len;
+    bool gzip;       /* `body` is gzip-compressed: sent with Content-Encoding: gzip to
+                      * clients that take it, 406 to others */
+    const char *csp; /* its Content-Security-Policy (the page's script and style by
+                      * hash); NULL: "default-src 'none'" */
 };
 
 /* The schedules' runner's memory, bytes: an upper bound from the

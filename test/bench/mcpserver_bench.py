@@ -12,6 +12,7 @@ conversation made and loaded), against the idle server.
 
     mcpserver_bench.py BUILDDIR [ROUNDS] [SESSIONS]
 """
+import http.client
 import json
 import os
 import queue
@@ -99,6 +100,35 @@ def calls(sdk, path):
     return out
 
 
+def raw_calls(port, path):
+    """The same call from a minimal client (Python's http.client, one
+    kept connection): the server's share of the SDK's figure."""
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    h = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json",
+         "Accept": "application/json, text/event-stream"}
+    c.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"protocolVersion": "2025-06-18",
+                                                     "capabilities": {},
+                                                     "clientInfo": {"name": "raw"}}}), h)
+    r = c.getresponse()
+    h["Mcp-Session-Id"] = r.getheader("Mcp-Session-Id")
+    r.read()
+    out = []
+    for i in range(ROUNDS + 1):
+        t = time.perf_counter()
+        c.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+                                              "params": {"name": "list_dir",
+                                                         "arguments": {"path": path}}}), h)
+        r = c.getresponse()
+        body = r.read()
+        if b'"isError":false' not in body:
+            raise RuntimeError("a raw call failed: %r" % body[:200])
+        if i > 0:
+            out.append((time.perf_counter() - t) * 1000)
+    c.close()
+    return out
+
+
 def main():
     state = tempfile.mkdtemp(prefix="mote-mcpsb-", dir=SHM)
     small = os.path.join(state, "dir")
@@ -130,6 +160,7 @@ def main():
     r_call = rss(srv.pid)
     # the timed calls, over HTTP
     http = calls(clients[0], small)
+    raw = raw_calls(port, small)
     for sdk in clients:
         sdk.close()
     srv.terminate()
@@ -144,6 +175,7 @@ def main():
     def fig(v):
         return "median %.2f ms (min %.2f, max %.2f)" % (statistics.median(v), min(v), max(v))
     print("mcp tool call (list_dir), Streamable HTTP: %s, %d calls" % (fig(http), len(http)))
+    print("mcp tool call (list_dir), Streamable HTTP from http.client: %s, %d calls" % (fig(raw), len(raw)))
     print("mcp tool call (list_dir), stdio (mote mcp): %s, %d calls" % (fig(stdio), len(stdio)))
     print("RSS idle %d kB; %d sessions initialized %d kB (+%.1f kB each); after a call each "
           "%d kB (+%.1f kB each)" % (r0, SESSIONS, r_init, (r_init - r0) / SESSIONS, r_call,

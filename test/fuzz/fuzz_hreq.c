@@ -25,11 +25,13 @@ static char a[MOTE_SERVE_HEAD_MAX + 2048], b[MOTE_SERVE_HEAD_MAX + 2048];
 
 #define OR_NONE(s) ((s) != NULL ? (s) : "(none)")
 
-/* The fields of the MCP and OpenAI doors, one string (cap bytes). */
+/* The fields of the MCP and OpenAI doors and the page's, one string
+ * (cap bytes). */
 static const char *more_fields(char *out, size_t cap)
 {
-    snprintf(out, cap, "%s|%s|%s|%s|%s", OR_NONE(r.accept), OR_NONE(r.origin),
-             OR_NONE(r.mcp_session_id), OR_NONE(r.mcp_protocol_version), OR_NONE(r.conversation));
+    snprintf(out, cap, "%s|%s|%s|%s|%s|%u", OR_NONE(r.accept), OR_NONE(r.origin),
+             OR_NONE(r.mcp_session_id), OR_NONE(r.mcp_protocol_version), OR_NONE(r.conversation),
+             r.accept_gzip);
     return out;
 }
 
@@ -134,6 +136,9 @@ static size_t canonical(char *out, size_t cap)
         ADD("Accept: %s\r\n", r.accept);
     if (r.origin != NULL)
         ADD("Origin: %s\r\n", r.origin);
+    if (r.accept_gzip != 0)
+        ADD("Accept-Encoding: %s\r\n",
+            r.accept_gzip == 1 ? "gzip" : r.accept_gzip == 2 ? "gzip;q=0" : "*");
     if (r.mcp_session_id != NULL)
         ADD("Mcp-Session-Id: %s\r\n", r.mcp_session_id);
     if (r.mcp_protocol_version != NULL)

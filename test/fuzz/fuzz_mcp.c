@@ -31,6 +31,8 @@
 #include "mote/mote_json.h"
 #include "mote/mote_mcp.h"
 
+#include "mcp_kit.h"
+
 #define IN_FD 100  /* the server's stdin: mote writes */
 #define OUT_FD 101 /* its stdout: the input */
 #define ERR_FD 102 /* its stderr: empty */
@@ -167,29 +169,6 @@ struct outcome {
     uint64_t wrote;
 };
 
-static void mix(struct outcome *o, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        o->hash = (o->hash ^ b[i]) * 16777619u;
-}
-
-static bool name_ok(const char *n)
-{
-    size_t i;
-
-    for (i = 0; n[i] != '\0'; i++) {
-        char c = n[i];
-
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-'))
-            return false;
-    }
-    return i > 0 && i <= 63;
-}
-
 /* Property 2 on the lines written since the last look (from *from). */
 static void check_wrote(size_t *from)
 {
@@ -208,31 +187,6 @@ static void check_wrote(size_t *from)
         a += len + 1;
     }
     *from = a;
-}
-
-/* Property 2 on the tool list. */
-static void check_tools(void)
-{
-    const struct mote_mcp_server *s = &mcp.srv[0];
-    size_t i;
-    unsigned k, q;
-
-    if (s->ntools > MOTE_MCP_MAX_TOOLS)
-        __builtin_trap();
-    for (k = 0; k < s->ntools; k++) {
-        const struct mote_mcp_tool *t = &s->tools[k];
-
-        i = strlen(t->schema);
-        if (mote_json_parse(&js, t->schema, i) <= 0 || !mote_utf8_valid(t->schema, i) ||
-            mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT)
-            __builtin_trap(); /* a schema that would break the request body */
-        if (!name_ok(t->name))
-            __builtin_trap();
-        for (q = 0; q < k; q++) {
-            if (strcmp(s->tools[q].name, t->name) == 0)
-                __builtin_trap(); /* two tools offered under one name */
-        }
-    }
 }
 
 static void run(const uint8_t *data, size_t size, size_t piece, bool hold, bool cancel,
@@ -271,9 +225,7 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool hold, bool 
      * bounded by the lines and the waits a request can take. */
     for (turn = 0; turn < size + 400; turn++) {
         if (job == 0 && s->state == MOTE_MCP_READY && s->ntools > 0) {
-            mote_mcp_call_init(&call, &mcp, 0, 0, "{\"a\":1}", 7);
-            if (mote_job_spawn(&loop, "mcp", &mote_mcp_call_ops, &call, NULL, &job) != 0)
-                __builtin_trap();
+            mcp_kit_call(&loop, &mcp, &call, &job);
             call_line = fs.lines;
             if (hold && !held) {
                 mote_mcp_hold(&mcp);
@@ -291,37 +243,19 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool hold, bool 
         check_wrote(&checked);
         if (fs.eof_given && s->state != MOTE_MCP_STARTING && s->state != MOTE_MCP_LISTING &&
             s->state != MOTE_MCP_READY && !s->gone &&
-            (job == 0 || (mote_job_state(&loop, job) != MOTE_JOB_RUNNING &&
-                          mote_job_state(&loop, job) != MOTE_JOB_CANCELLING)))
+            mcp_kit_call_over(&loop, job))
             break;
     }
     if (held)
         mote_mcp_unhold(&mcp);
-    check_tools();
+    mcp_kit_check_tools(&js, s); /* property 2 on the tool list */
     mote_mcp_disconnect_begin(&mcp, 0);
     while (mote_mcp_disconnect_poll(&mcp, true) > 0) {
     }
     check_wrote(&checked);
     /* The outcome. */
-    mix(o, &s->state, sizeof(s->state));
-    mix(o, s->errmsg, strlen(s->errmsg));
-    mix(o, &s->ntools, sizeof(s->ntools));
-    mix(o, &s->skipped_tools, sizeof(s->skipped_tools));
-    for (turn = 0; turn < s->ntools; turn++) {
-        mix(o, s->tools[turn].name, strlen(s->tools[turn].name));
-        mix(o, s->tools[turn].remote, strlen(s->tools[turn].remote));
-        mix(o, s->tools[turn].desc, strlen(s->tools[turn].desc));
-        mix(o, s->tools[turn].schema, strlen(s->tools[turn].schema));
-    }
-    if (job != 0) {
-        enum mote_job_state js_ = mote_job_state(&loop, job);
-
-        mix(o, &js_, sizeof(js_));
-        mix(o, &call.done, sizeof(call.done));
-        mix(o, &call.is_error, sizeof(call.is_error));
-        mix(o, call.result, call.len);
-    }
-    mix(o, fs.wrote, fs.wrote_len);
+    mcp_kit_mix_outcome(&o->hash, &loop, s, job, &call);
+    mcp_kit_mix(&o->hash, fs.wrote, fs.wrote_len);
     o->wrote = fs.wrote_total;
     mote_loop_deinit(&loop);
 }

@@ -42,6 +42,8 @@
 #include "mote/mote_json.h"
 #include "mote/mote_mcp.h"
 
+#include "mcp_kit.h"
+
 #define RESOLVE_FD 90
 #define FD0 100
 #define CONNS 32
@@ -309,29 +311,6 @@ struct outcome {
     uint64_t sent;
 };
 
-static void mix(struct outcome *o, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        o->hash = (o->hash ^ b[i]) * 16777619u;
-}
-
-static bool name_ok(const char *n)
-{
-    size_t i;
-
-    for (i = 0; n[i] != '\0'; i++) {
-        char c = n[i];
-
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-'))
-            return false;
-    }
-    return i > 0 && i <= 63;
-}
-
 static void no_secret(const char *s)
 {
     if (strstr(s, SECRET) != NULL || strstr(s, &SECRET[7]) != NULL)
@@ -342,23 +321,11 @@ static void no_secret(const char *s)
 static void check_kept(bool with_call)
 {
     const struct mote_mcp_server *s = &mcp.srv[0];
-    unsigned k, q;
+    unsigned k;
 
-    if (s->ntools > MOTE_MCP_MAX_TOOLS)
-        __builtin_trap();
-    for (k = 0; k < s->ntools; k++) {
-        const struct mote_mcp_tool *t = &s->tools[k];
-        size_t n = strlen(t->schema);
-
-        if (mote_json_parse(&js, t->schema, n) <= 0 || !mote_utf8_valid(t->schema, n) ||
-            mote_json_type_of(&js, 0) != MOTE_JSON_OBJECT || !name_ok(t->name))
-            __builtin_trap();
-        for (q = 0; q < k; q++) {
-            if (strcmp(s->tools[q].name, t->name) == 0)
-                __builtin_trap(); /* two tools offered under one name */
-        }
-        no_secret(t->desc);
-    }
+    mcp_kit_check_tools(&js, s);
+    for (k = 0; k < s->ntools; k++)
+        no_secret(s->tools[k].desc);
     no_secret(s->errmsg);
     if (with_call)
         no_secret(call.result);
@@ -404,9 +371,7 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool sse, bool c
     /* Bounded: the responses, and the waits the deadlines take. */
     for (turn = 0; turn < size + 600; turn++) {
         if (job == 0 && s->state == MOTE_MCP_READY && s->ntools > 0) {
-            mote_mcp_call_init(&call, &mcp, 0, 0, "{\"a\":1}", 7);
-            if (mote_job_spawn(&loop, "mcp", &mote_mcp_call_ops, &call, NULL, &job) != 0)
-                __builtin_trap();
+            mcp_kit_call(&loop, &mcp, &call, &job);
             call_turn = turn;
         }
         if (cancel && job != 0 && turn == call_turn + 2)
@@ -414,8 +379,7 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool sse, bool c
         if (mote_loop_poll(&loop, -1) < 0)
             __builtin_trap();
         if (!more() && s->state != MOTE_MCP_STARTING && s->state != MOTE_MCP_LISTING &&
-            (job == 0 || (mote_job_state(&loop, job) != MOTE_JOB_RUNNING &&
-                          mote_job_state(&loop, job) != MOTE_JOB_CANCELLING)))
+            mcp_kit_call_over(&loop, job))
             break;
     }
     check_kept(job != 0);
@@ -424,24 +388,8 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool sse, bool c
         if (mote_loop_poll(&loop, 5) < 0)
             __builtin_trap();
     }
-    mix(o, &s->state, sizeof(s->state));
-    mix(o, s->errmsg, strlen(s->errmsg));
-    mix(o, &s->ntools, sizeof(s->ntools));
-    mix(o, &s->skipped_tools, sizeof(s->skipped_tools));
-    for (turn = 0; turn < s->ntools; turn++) {
-        mix(o, s->tools[turn].name, strlen(s->tools[turn].name));
-        mix(o, s->tools[turn].desc, strlen(s->tools[turn].desc));
-        mix(o, s->tools[turn].schema, strlen(s->tools[turn].schema));
-    }
-    if (job != 0) {
-        enum mote_job_state st = mote_job_state(&loop, job);
-
-        mix(o, &st, sizeof(st));
-        mix(o, &call.done, sizeof(call.done));
-        mix(o, &call.is_error, sizeof(call.is_error));
-        mix(o, call.result, call.len);
-    }
-    mix(o, fs.sent, fs.sent_len);
+    mcp_kit_mix_outcome(&o->hash, &loop, s, job, &call);
+    mcp_kit_mix(&o->hash, fs.sent, fs.sent_len);
     o->sent = fs.sent_total;
     if (getenv("MOTE_FUZZ_DEBUG") != NULL) /* (by hand: what each run made of it) */
         fprintf(stderr, "piece %zu: state %u '%s' tools %u call %s '%s' sent %llu:\n%.*s\n", piece,

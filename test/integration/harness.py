@@ -63,6 +63,19 @@ def requests_in(log):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def mote_env(key, openai=False, **more):
+    """The environment mote runs in under test: the caller's, without any
+    API key or proxy of the machine's, with `key` as the provider's key
+    (OPENAI_API_KEY with `openai`), no colours, and `more`."""
+    e = {k: v for k, v in os.environ.items()
+         if not k.endswith("_API_KEY") and k.lower() not in ("https_proxy", "http_proxy",
+                                                              "no_proxy", "all_proxy")}
+    e["OPENAI_API_KEY" if openai else "ANTHROPIC_API_KEY"] = key
+    e["NO_COLOR"] = "1"
+    e.update(more)
+    return e
+
+
 def journal_files(state):
     """The conversations' journals in STATE/conversations, by name ([]
     while the directory does not exist yet)."""
@@ -98,6 +111,12 @@ def journal(state, single=True):
     return [r for f in files for r in journal_file(f)]
 
 
+def journal_of(state, cid):
+    """The records of conversation `cid`'s journal ([] while it does not
+    exist yet)."""
+    return journal_file(os.path.join(state, "conversations", cid + ".jsonl"))
+
+
 def tool_results(body):
     """The tool results (Anthropic blocks) of a request's body."""
     out = []
@@ -111,6 +130,12 @@ def result_text(block):
     """A tool result block's text (a string, or its text parts)."""
     c = block.get("content", "")
     return c if isinstance(c, str) else "".join(x.get("text", "") for x in c)
+
+
+def request_results(log, n):
+    """The tool results the model got in request n (0-based) of a server's
+    log."""
+    return tool_results(requests_in(log)[n]["body"])
 
 
 def run_all(group, namespace, setup=None):
@@ -177,6 +202,25 @@ def wait_for(cond, what, timeout=30):
             return v
         time.sleep(0.02)
     raise AssertionError("timed out waiting for " + what)
+
+
+def read_until(proc, what, timeout=30):
+    """Reads a child's stdout (a pipe) until `what` has come; returns what
+    was read, which communicate() will not return again. Bounded."""
+    fd = proc.stdout.fileno()
+    got = b""
+    deadline = time.time() + timeout
+    while what.encode() not in got:
+        left = deadline - time.time()
+        if left <= 0:
+            raise AssertionError("no %r on stdout: %r" % (what, got[-300:]))
+        r, _, _ = select.select([fd], [], [], left)
+        if r:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise AssertionError("stdout ended before %r: %r" % (what, got[-300:]))
+            got += chunk
+    return got.decode()
 
 
 class Pty:

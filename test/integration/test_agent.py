@@ -16,7 +16,8 @@ import sys
 import tempfile
 import time
 
-from harness import NOTES, TMP, Pty, check, requests_in, run_all, start_server, wait_for
+from harness import (NOTES, Pty, TMP, check, journal, mote_env, read_until, requests_in, run_all,
+                     start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -36,29 +37,12 @@ def mote_args(port, state, *extra, openai=False):
 
 
 def env(openai=False, **more):
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["OPENAI_API_KEY" if openai else "ANTHROPIC_API_KEY"] = KEY
-    e["NO_COLOR"] = "1"
-    e.update(more)
-    return e
+    return mote_env(KEY, openai, **more)
 
 
 def run(args, stdin="", timeout=60, e=None):
     return subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout,
                           env=e or env())
-
-
-def journal(state):
-    d = os.path.join(state, "conversations")
-    files = [f for f in os.listdir(d) if f.endswith(".jsonl")]
-    assert len(files) == 1, files
-    recs = []
-    with open(os.path.join(d, files[0]), "rb") as f:
-        data = f.read()
-    check(data.endswith(b"\n"), "the journal ends with a complete line")
-    for line in data.split(b"\n")[:-1]:
-        recs.append(json.loads(line))  # every line parses
-    return recs
 
 
 def alive(pid):
@@ -303,7 +287,7 @@ def test_pty_ctrl_c_kills_the_tool_group():
         except Exception:  # noqa: BLE001
             return None
     pgid = wait_for(started, "the tool")[0]["pgid"]
-    time.sleep(0.2)
+    wait_for(lambda: len(group_left(pgid)) >= 2, "the tool's two sleeps")
     t0 = time.time()
     os.kill(t.pid, signal.SIGINT)
     t1 = t.read_until("(cancelled)")
@@ -368,6 +352,20 @@ def test_pty_approval_yes_and_no():
 
 # ---- crash recovery (kill -9) ---------------------------------------------------
 
+def user_journaled(state):
+    """Waits until the message typed is in the journal (mote took it: its
+    signal handlers are in place and a turn runs)."""
+    def seen():
+        d = os.path.join(state, "conversations")
+        if not os.path.isdir(d) or not any(f.endswith(".jsonl") for f in os.listdir(d)):
+            return False
+        try:
+            return any(r["t"] == "user" for r in journal(state))
+        except (AssertionError, ValueError):  # a line still being written
+            return False
+    wait_for(seen, "the message to be journaled")
+
+
 def spawn(args, e=None, stdin=None):
     return subprocess.Popen(args, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -378,9 +376,7 @@ def test_kill9_while_streaming_then_continue():
     port, log = start_server([{"after_text": "partial answ", "stall": 30}, {"text": "full answer"}])
     state = new_state()
     p = spawn(mote_args(port, state, "-p", "tell me"))
-    wait_for(lambda: "partial" in (p.stdout.read(12) if False else "") or len(requests_in(log)) == 1,
-             "the request")
-    time.sleep(0.3)  # inside the stream
+    read_until(p, "partial answ")  # inside the stream: the server stalls after it
     p.kill()
     p.wait()
     q = run(mote_args(port, state, "--continue"))
@@ -510,10 +506,10 @@ def test_sigterm_drains_an_answer_that_can_finish():
     port, log = start_server([{"text": "a b c d e f g h i j", "delay_ms": 60}])
     state = new_state()
     p = spawn(mote_args(port, state, "-p", "x"))
-    wait_for(lambda: len(requests_in(log)) == 1, "the request")
-    time.sleep(0.15)
+    first = read_until(p, "a b")  # the answer streams
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=20)
+    out = first + out
     check(p.returncode == 143, (p.returncode, err))
     check(out.strip() == "a b c d e f g h i j", "the answer completed: %r" % out)
     recs = journal(state)
@@ -547,7 +543,7 @@ def test_sighup_drains_and_exits_129():
     p = spawn(mote_args(port, state, "--shutdown-timeout", "300"), stdin=True)
     p.stdin.write("hello\n")
     p.stdin.flush()
-    time.sleep(0.5)
+    user_journaled(state)
     p.send_signal(signal.SIGHUP)
     out, err = p.communicate(timeout=20)
     check(p.returncode == 129, (p.returncode, err))
@@ -591,7 +587,7 @@ def test_quit_racing_a_signal_runs_once():
     p = spawn(mote_args(port, state, "--output-format", "stream-json"), stdin=True)
     p.stdin.write("hi\n")
     p.stdin.flush()
-    time.sleep(0.4)
+    user_journaled(state)
     p.stdin.write("/quit\n")
     p.stdin.flush()
     p.send_signal(signal.SIGTERM)
@@ -612,7 +608,7 @@ def test_all_three_signals_together():
               stdin=True)
     p.stdin.write("go\n")
     p.stdin.flush()
-    time.sleep(0.5)
+    user_journaled(state)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         p.send_signal(s)
     out, err = p.communicate(timeout=20)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import ROOT, TMP, Skip, check, requests_in, run_all, start_server
+from harness import ROOT, Skip, TMP, check, journal, mote_env, requests_in, run_all, start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -36,10 +36,7 @@ EXPECTED_FAIL = {}
 
 
 def env(openai=False):
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["OPENAI_API_KEY" if openai else "ANTHROPIC_API_KEY"] = "sk-rules-test"
-    e["NO_COLOR"] = "1"
-    return e
+    return mote_env("sk-rules-test", openai)
 
 
 def new_state():
@@ -56,16 +53,6 @@ def args(port, state, *extra, openai=False):
 def run(port, state, *extra, stdin="", openai=False, timeout=60):
     return subprocess.run(args(port, state, *extra, openai=openai), input=stdin,
                           capture_output=True, text=True, timeout=timeout, env=env(openai))
-
-
-def journal(state):
-    d = os.path.join(state, "conversations")
-    recs = []
-    for f in sorted(os.listdir(d)):
-        if f.endswith(".jsonl"):
-            with open(os.path.join(d, f)) as fh:
-                recs += [json.loads(line) for line in fh]
-    return recs
 
 
 def accepted(log, n=None):
@@ -319,7 +306,7 @@ def test_whitespace_answer_before_a_tool_call_is_not_sent_as_a_text_block():
     reqs = accepted(log, 2)
     content = reqs[1]["body"]["messages"][1]["content"]
     check([b["type"] for b in content] == ["tool_use"], content)
-    answer = [x for x in journal(state) if x["t"] == "assistant"][0]
+    answer = [x for x in journal(state, single=False) if x["t"] == "assistant"][0]
     check(answer["text"] == "\n\n", "the journal keeps what came: %r" % answer["text"])
 
 
@@ -352,7 +339,7 @@ def test_ctrl_c_after_only_whitespace_then_the_next_message_is_valid():
     p.send_signal(signal.SIGINT)  # cancels the turn, as Ctrl+C in a terminal
     out, err = p.communicate("next\n/quit\n", timeout=30)
     check(p.returncode == 0 and '"after"' in out, (p.returncode, out[-300:], err[-300:]))
-    answer = [x for x in journal(state) if x["t"] == "assistant"][0]
+    answer = [x for x in journal(state, single=False) if x["t"] == "assistant"][0]
     check(answer.get("interrupted") and answer["text"] and not answer["text"].strip(), answer)
     accepted(log, 2)
 
@@ -410,7 +397,7 @@ def test_pause_turn_continuation_trims_the_trailing_whitespace():
     check(r.returncode == 0 and "Found it." in r.stdout, (r.returncode, r.stderr[-400:]))
     last = accepted(log, 2)[1]["body"]["messages"][-1]
     check(last["role"] == "assistant" and texts(last) == "Let me search.", last)
-    answer = [x for x in journal(state) if x["t"] == "assistant"][0]
+    answer = [x for x in journal(state, single=False) if x["t"] == "assistant"][0]
     check(answer["text"] == "Let me search.\n\n", "the journal keeps what came")
 
 
@@ -703,7 +690,7 @@ def replay_one(path):
     if want["thinking"]:
         check(want["thinking"][:30] not in r.stdout, "thinking is not shown")
     # journal: the answer as it came
-    answer = [x for x in journal(state) if x["t"] == "assistant"][0]
+    answer = [x for x in journal(state, single=False) if x["t"] == "assistant"][0]
     check(answer["text"] == want["text"], (answer["text"][:200], want["text"][:200]))
     check(answer["stop"] == want["stop"], (answer["stop"], want["stop"]))
     got = [(c["name"], c["input"]) for c in answer.get("calls", [])]

@@ -15,7 +15,8 @@ import sys
 import tempfile
 import time
 
-from harness import SERVERS, TMP, Pty, check, requests_in, run_all, start_server, wait_for
+from harness import (Pty, SERVERS, TMP, check, mote_env, request_results, requests_in, result_text,
+                     run_all, start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -27,13 +28,7 @@ def new_state():
 
 
 def env(**more):
-    e = {k: v for k, v in os.environ.items()
-         if not k.endswith("_API_KEY") and k.lower() not in ("https_proxy", "http_proxy",
-                                                              "no_proxy", "all_proxy")}
-    e["ANTHROPIC_API_KEY"] = KEY
-    e["NO_COLOR"] = "1"
-    e.update(more)
-    return e
+    return mote_env(KEY, **more)
 
 
 def run(args, stdin="", timeout=60, e=None):
@@ -43,20 +38,6 @@ def run(args, stdin="", timeout=60, e=None):
 
 def mote(port, state, *extra):
     return [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port] + list(extra)
-
-
-def results(log, n):
-    """The tool results the model got in request n (0-based)."""
-    out = []
-    for m in requests_in(log)[n]["body"]["messages"]:
-        if isinstance(m["content"], list):
-            out += [b for b in m["content"] if b.get("type") == "tool_result"]
-    return out
-
-
-def result_text(block):
-    c = block["content"]
-    return c if isinstance(c, str) else "".join(x.get("text", "") for x in c)
 
 
 # ---- 15.5 read_file with offset and length ---------------------------------
@@ -76,18 +57,18 @@ def test_read_file_offset_length_and_size():
         {"text": "done"}])
     p = run(mote(port, new_state(), "-p", "x", "--yes"))
     check(p.returncode == 0, p.stderr)
-    first = result_text(results(log, 1)[-1])
+    first = result_text(request_results(log, 1)[-1])
     check(first.startswith(data[:16384]), "the first 16 KiB, as they are")
     check(first.endswith("[bytes 0-16384 of 44000; read on with offset 16384]"), first[-80:])
-    second = result_text(results(log, 2)[-1])
+    second = result_text(request_results(log, 2)[-1])
     check(second.startswith(data[16384:32768]), "read on from the offset")
     check("[bytes 16384-32768 of 44000; read on with offset 32768]" in second, second[-80:])
-    third = result_text(results(log, 3)[-1])
+    third = result_text(request_results(log, 3)[-1])
     check(third == data[11:33] + "[bytes 11-33 of 44000; read on with offset 33]", third)
-    fourth = results(log, 4)[-1]
+    fourth = request_results(log, 4)[-1]
     check("past the end" in result_text(fourth) and "44000 bytes" in result_text(fourth),
           result_text(fourth))
-    fifth = results(log, 5)[-1]
+    fifth = request_results(log, 5)[-1]
     check(fifth.get("is_error") and "whole number" in result_text(fifth), result_text(fifth))
 
 
@@ -99,7 +80,7 @@ def test_read_file_whole_small_file_has_no_note():
     port, log = start_server([{"tool": "read_file", "input": {"path": path}}, {"text": "ok"}])
     p = run(mote(port, new_state(), "-p", "x", "--yes"))
     check(p.returncode == 0, p.stderr)
-    check(result_text(results(log, 1)[-1]) == "just this\n", results(log, 1))
+    check(result_text(request_results(log, 1)[-1]) == "just this\n", request_results(log, 1))
 
 
 # ---- 15.5 edit_file -------------------------------------------------------------
@@ -123,7 +104,7 @@ def test_edit_file_replaces_a_unique_string_keeping_the_mode():
         check(f.read() == body.replace("port = 80", "port = 8080\ntls = on"), "edited")
     check(stat.S_IMODE(os.stat(path).st_mode) == 0o640, "the mode is kept")
     check(os.path.islink(link), "the symlink stays a symlink")
-    r = result_text(results(log, 1)[-1])
+    r = result_text(request_results(log, 1)[-1])
     check("replaced 9 bytes at line 3 with 20 bytes" in r, r)
     check(os.listdir(d) == sorted(os.listdir(d)) or len(os.listdir(d)) == 2,
           "no temporary file left: %s" % os.listdir(d))
@@ -152,7 +133,7 @@ def test_edit_file_refusals_leave_the_file_unchanged():
     p = run(mote(port, new_state(), "-p", "x", "--yes"))
     check(p.returncode == 0, p.stderr)
     for i, (_, want) in enumerate(cases):
-        r = results(log, i + 1)[-1]
+        r = request_results(log, i + 1)[-1]
         check(r.get("is_error") and want in result_text(r), "%d: %s" % (i, result_text(r)))
     with open(path) as f:
         check(f.read() == body, "the file is unchanged")
@@ -174,7 +155,7 @@ def test_edit_file_overlapping_matches_are_not_unique():
         {"text": "done"}])
     p = run(mote(port, new_state(), "-p", "x", "--yes"))
     check(p.returncode == 0, p.stderr)
-    check("occurs 2 times" in result_text(results(log, 1)[-1]), results(log, 1)[-1])
+    check("occurs 2 times" in result_text(request_results(log, 1)[-1]), request_results(log, 1)[-1])
     with open(path) as f:
         check(f.read() == "." * 16382 + "aY\n", "the unique match across the window edited")
 
@@ -298,7 +279,7 @@ def test_pty_approval_always_survives_continue_and_no_gives_a_reason():
     t.send("/quit\r")
     check(t.wait() == 0, "exit 0")
     check(os.path.exists(m1) and os.path.exists(m2), "both shell calls ran")
-    refusal = result_text(results(log, 3)[-1])
+    refusal = result_text(request_results(log, 3)[-1])
     check("use ls instead" in refusal, refusal)
     # --continue: shell is still allowed (journaled).
     t = Pty(mote(port, state, "--continue"), env())
@@ -330,8 +311,8 @@ def test_pty_a_reason_that_starts_with_y_refuses():
     check(t.wait() == 0, "exit 0")
     check([os.path.exists(m) for m in marks] == [False, True, False],
           [os.path.exists(m) for m in marks])
-    check("you should use ls instead" in result_text(results(log, 1)[-1]), results(log, 1))
-    check("yikes, no!" in result_text(results(log, 3)[-1]), results(log, 3))
+    check("you should use ls instead" in result_text(request_results(log, 1)[-1]), request_results(log, 1))
+    check("yikes, no!" in result_text(request_results(log, 3)[-1]), request_results(log, 3))
 
 
 def test_pty_ctrl_d_at_the_question_answers_no_and_the_session_goes_on():
@@ -646,7 +627,7 @@ def test_second_process_is_refused_and_the_first_tool_keeps_running():
     out, err = p.communicate(timeout=30)
     check(p.returncode == 0 and "first finished" in out, (p.returncode, out, err))
     check(os.path.exists(done), "the first one's tool was not killed")
-    res = result_text(results(log, 1)[-1])
+    res = result_text(request_results(log, 1)[-1])
     check("fine" in res, res)
     check(len(requests_in(log)) == 2, "the second process sent nothing")
 

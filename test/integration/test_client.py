@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-from harness import NOTES, SERVERS, TMP, check, requests_in, run_all, wait_for
+from harness import NOTES, SERVERS, TMP, check, journal, requests_in, run_all, wait_for
 from harness import start_server as _start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -809,16 +809,6 @@ def answered(log):
     return [q for q in requests_in(log) if not q.get("dropped") and not q.get("closed_before_body")]
 
 
-def mote_journal(state):
-    d = os.path.join(state, "conversations")
-    files = [f for f in os.listdir(d) if f.endswith(".jsonl")]
-    check(len(files) == 1, files)
-    with open(os.path.join(d, files[0]), "rb") as f:
-        data = f.read()
-    check(data.endswith(b"\n"), "the journal ends with a complete line")
-    return [json.loads(line) for line in data.split(b"\n")[:-1]]
-
-
 def test_mote_turn_of_tool_rounds_on_one_connection():
     # a turn of 5 tool rounds: its 6 requests on one connection, over TLS
     # and plain; with --keep-alive 0 one connection each, told to close
@@ -892,7 +882,7 @@ def test_mote_kill_9_while_a_connection_is_pooled():
     reqs = requests_in(log)
     check([r["conn"] for r in reqs] == [1, 2] and [r["tls_reused"] for r in reqs] == [False, True],
           [(r["conn"], r["tls_reused"]) for r in reqs])
-    recs = mote_journal(state)
+    recs = journal(state)
     res = [r for r in recs if r["t"] == "tool_result"]
     check(len(res) == 1 and res[0].get("error") and "interrupted" in res[0]["text"], res)
 
@@ -931,7 +921,7 @@ def test_mote_closed_in_the_middle_of_a_response_is_not_resent():
         check(p.returncode == 1 and "cut off" in p.stderr, (tls, p.returncode, p.stderr))
         check(conns(log) == [1, 1], "sent again: %s" % conns(log))
         check("must not be asked for" not in p.stdout, p.stdout)
-        recs = mote_journal(state)
+        recs = journal(state)
         check(any(r["t"] == "assistant" and r.get("interrupted") for r in recs),
               [r["t"] for r in recs])
 

@@ -10,39 +10,21 @@ import subprocess
 import sys
 import tempfile
 
-from harness import (ROOT, TMP, check, config_value, requests_in, run_all, start_server,
-                     strace_cmd)
+from harness import (ROOT, TMP, check, config_value, journal, mote_env, requests_in, run_all,
+                     start_server, strace_cmd)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
 
 
 def env():
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["ANTHROPIC_API_KEY"] = "sk-core-test"
-    e["NO_COLOR"] = "1"
-    return e
+    return mote_env("sk-core-test")
 
 
 def run(port, state, *extra, stdin=""):
     a = [MOTE, "--state-dir", state, "--base-url", "http://127.0.0.1:%d" % port]
     return subprocess.run(a + list(extra), input=stdin, capture_output=True, text=True,
                           timeout=60, env=env())
-
-
-def journal_lines(state):
-    d = os.path.join(state, "conversations")
-    out = []
-    for f in sorted(os.listdir(d)):
-        if f.endswith(".jsonl"):
-            with open(os.path.join(d, f), "rb") as fh:
-                data = fh.read()
-            if not data:
-                continue  # an empty file left by an older mote
-            check(data.endswith(b"\n"), "whole lines")
-            for line in data.split(b"\n")[:-1]:
-                out.append(json.loads(line.decode("utf-8"), strict=True))
-    return out
 
 
 def test_raw_control_characters_in_a_tool_input_never_reach_the_journal():
@@ -61,7 +43,7 @@ def test_raw_control_characters_in_a_tool_input_never_reach_the_journal():
         state = tempfile.mkdtemp(prefix="core-", dir=TMP)
         r = run(port, state, "-p", "write it", "--yes")
         check(r.returncode == 0 and "noted" in r.stdout, (label, r.returncode, r.stderr))
-        recs = journal_lines(state)
+        recs = journal(state, single=False)
         check(len(recs) >= 5, recs)
         reqs = requests_in(log)
         check(len(reqs) == 2 and "_invalid" not in reqs[1]["body"], "the second body is JSON")
@@ -113,7 +95,7 @@ def test_a_bad_call_written_early_is_refused_not_fatal():
     state = tempfile.mkdtemp(prefix="core-", dir=TMP)
     r = run(port, state, "-p", "write it", "--yes")
     check(r.returncode == 0 and "noted" in r.stdout, (r.returncode, r.stderr))
-    res = [x for x in journal_lines(state) if x["t"] == "tool_result"]
+    res = [x for x in journal(state, single=False) if x["t"] == "tool_result"]
     check(len(res) == 2 and res[0]["error"] and "control characters" in res[0]["text"], res)
     check(not os.path.exists(os.path.join(d, "out.txt")), "the refused call did not run")
     q = run(port, state, "--continue", "-p", "and now?")
@@ -138,7 +120,7 @@ def test_an_empty_journal_is_as_good_as_absent():
     check(q.returncode == 0 and "second answer" in q.stdout, (q.returncode, q.stderr))
     msgs = requests_in(log)[-1]["body"]["messages"]
     check(len(msgs) == 3 and "hello" in json.dumps(msgs[0]), msgs)
-    recs = journal_lines(state)
+    recs = journal(state, single=False)
     check(all(r["t"] for r in recs), "every line is a record")
 
 
@@ -344,7 +326,7 @@ def test_tool_inputs_at_and_past_the_token_limit():
     state = tempfile.mkdtemp(prefix="core-", dir=TMP)
     r = run(port, state, "-p", "list", "--yes")
     check(r.returncode == 0 and "done" in r.stdout, (r.returncode, r.stderr))
-    recs = journal_lines(state)  # every line strict JSON
+    recs = journal(state, single=False)  # every line strict JSON
     res = [x for x in recs if x["t"] == "tool_result"]
     check(len(res) == 4, res)
     check(res[0]["error"] and "larger than mote keeps" in res[0]["text"], res[0])

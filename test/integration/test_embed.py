@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from harness import TMP, check, requests_in, run_all, start_server
+from harness import TMP, check, read_until, requests_in, run_all, start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 EMBED = os.path.join(BUILD, "embed")
@@ -77,19 +77,11 @@ def sigterm_mid_answer(prog):
     cwd = tempfile.mkdtemp(dir=TMP)
     p = subprocess.Popen([prog, "talk"], cwd=cwd, env=embed_env(port), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, bufsize=0)
-    # Wait for the first words (the answer is streaming), then SIGTERM.
-    first = b""
-    deadline = time.time() + 20
-    while b"word1" not in first and time.time() < deadline:
-        ch = p.stdout.read(1)  # unbuffered: what communicate() reads follows on
-        if ch == b"":
-            break
-        first += ch
-    check(b"word1" in first, ("no answer began", first))
+    first = read_until(p, "word1")  # the answer streams; then SIGTERM
     t0 = time.time()
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=30)
-    out = (first + out).decode()
+    out = first + out.decode()
     check(p.returncode == 0, (prog, p.returncode, err))
     check(words in out, ("the answer was cut", out))
     check("[turn end: end_turn" in out, out)

@@ -17,10 +17,15 @@ import subprocess
 import sys
 import time
 
-from harness import (ROOT, TMP, check, journal, requests_in, result_text, run_all,
-                     start_server, tool_results)
+from harness import (ROOT, TMP, check, journal, read_until, requests_in, result_text,
+                     run_all, start_server, tool_results)
 
-WORK = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/embedding")
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+WORK = os.path.abspath(ARGS[0] if ARGS else "build/embedding")
+# --cross=RUNNER: only the guide's cross-compiling commands (STAGE made for
+# aarch64), their program run under RUNNER (qemu-aarch64-static)
+CROSS = [a[8:] for a in sys.argv[1:] if a.startswith("--cross=")]
+RUNNER = CROSS[0].split() if CROSS else []
 STAGE = os.path.join(WORK, "stage")
 README = os.path.join(ROOT, "README.md")
 BUILT = {}
@@ -56,11 +61,15 @@ AGENT = {"url": "ANTHROPIC_BASE_URL", "state": "agent-state", "args": [],
          "tool_input": {}, "result": "21.5 C"}
 DEVICE = {"url": "MOTE_EMBED_URL", "state": "embed-state", "args": ["how warm is it?"],
           "tool_input": {"unit": "F"}, "result": "sensor 1: 70.7 F"}
-PROGRAMS = {os.path.join(SRC, "agent"): AGENT,
-            os.path.join(SRC, "agent-glib"): DEVICE,
-            os.path.join(SRC, "agent-uv"): DEVICE,
-            os.path.join(SRC, "agent-poll"): DEVICE,
-            os.path.join(PREFIX_SRC, "agent-glib"): DEVICE}
+CROSS_SRC = os.path.join(WORK, "cross-src")
+if CROSS:
+    PROGRAMS = {os.path.join(CROSS_SRC, "agent"): AGENT}
+else:
+    PROGRAMS = {os.path.join(SRC, "agent"): AGENT,
+                os.path.join(SRC, "agent-glib"): DEVICE,
+                os.path.join(SRC, "agent-uv"): DEVICE,
+                os.path.join(SRC, "agent-poll"): DEVICE,
+                os.path.join(PREFIX_SRC, "agent-glib"): DEVICE}
 
 
 def guide_blocks(kind):
@@ -99,6 +108,13 @@ def run_guide_sh(name, cwd, sets):
 def build_all():
     if BUILT:
         return
+    if CROSS:
+        os.makedirs(CROSS_SRC, exist_ok=True)
+        with open(os.path.join(CROSS_SRC, "agent.c"), "w") as f:
+            f.write(guide_blocks("program")["agent.c"])
+        run_guide_sh("cross", CROSS_SRC, {"STAGE": STAGE})
+        BUILT["done"] = True
+        return
     for d in (SRC, PREFIX_SRC):
         os.makedirs(d, exist_ok=True)
         for name, text in guide_blocks("program").items():
@@ -131,7 +147,7 @@ def tool_round(exe):
     port, log = start_server([{"text": "Let me check.", "tool": "read_sensor",
                                "input": prog["tool_input"]}, {"text": "It is warm here."}])
     cwd = new_dir("run-")
-    p = subprocess.run([exe] + prog["args"], cwd=cwd, env=env_for(port, prog),
+    p = subprocess.run(RUNNER + [exe] + prog["args"], cwd=cwd, env=env_for(port, prog),
                        capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, (exe, p.returncode, p.stderr))
     check("It is warm here." in p.stdout, (exe, p.stdout))
@@ -151,21 +167,14 @@ def signalled_mid_answer(exe, sig):
     words = " ".join("word%d" % i for i in range(40))
     port, _ = start_server([{"text": words, "delay_ms": 50}])
     cwd = new_dir("sig-")
-    p = subprocess.Popen([exe] + prog["args"], cwd=cwd, env=env_for(port, prog),
+    p = subprocess.Popen(RUNNER + [exe] + prog["args"], cwd=cwd, env=env_for(port, prog),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
-    first = b""
-    deadline = time.time() + 30
-    while b"word1 " not in first and time.time() < deadline:
-        ch = p.stdout.read(1)  # unbuffered: what communicate() reads follows on
-        if ch == b"":
-            break
-        first += ch
-    check(b"word1 " in first, ("no answer began", first, p.poll()))
+    first = read_until(p, "word1 ")  # the answer streams
     t0 = time.time()
     p.send_signal(sig)
     out, err = p.communicate(timeout=30)
     took = time.time() - t0
-    return p.returncode, (first + out).decode(), err.decode(), \
+    return p.returncode, first + out.decode(), err.decode(), \
         journal(os.path.join(cwd, prog["state"])), words, took
 
 

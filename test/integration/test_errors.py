@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from harness import ROOT, TMP, Skip, check, run_all, start_server
+from harness import ROOT, Skip, TMP, check, mote_env, run_all, start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -25,12 +25,7 @@ CERTS = os.path.join(TMP, "certs")
 
 
 def env(**extra):
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["ANTHROPIC_API_KEY"] = "sk-errors-test"
-    e["NO_COLOR"] = "1"
-    e["MOTE_BACKOFF_MS"] = "20"  # the retried statuses give up quickly
-    e.update(extra)
-    return e
+    return mote_env("sk-errors-test", MOTE_BACKOFF_MS="20", **extra)  # retries give up quickly
 
 
 def run_json(url, state=None, extra=(), wrap=(), **envs):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import TMP, check, requests_in, run_all, start_server
+from harness import TMP, check, mote_env, requests_in, run_all, start_server
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -19,10 +19,7 @@ FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake_mcp.
 
 
 def env(openai=False):
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e["OPENAI_API_KEY" if openai else "ANTHROPIC_API_KEY"] = "sk-fidelity-test"
-    e["NO_COLOR"] = "1"
-    return e
+    return mote_env("sk-fidelity-test", openai)
 
 
 def run(port, *extra, stdin="", openai=False, state=None):

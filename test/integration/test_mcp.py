@@ -17,7 +17,7 @@ import tempfile
 import time
 import uuid
 
-from harness import (NOTES, ROOT, TMP, Skip, check, config_value, requests_in, run_all,
+from harness import (NOTES, ROOT, TMP, Skip, check, config_value, mote_env, requests_in, run_all,
                      start_server)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -38,9 +38,7 @@ def fake(*flags):
 
 
 def env():
-    e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    e.update(ANTHROPIC_API_KEY="sk-ant-mcp-SECRET", NO_COLOR="1")
-    return e
+    return mote_env("sk-ant-mcp-SECRET")
 
 
 def args(port, cfg, *extra):

@@ -12,6 +12,7 @@ Prints one line per test and "N passed, M failed".
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import stat
@@ -21,7 +22,8 @@ import tempfile
 import threading
 import time
 
-from harness import NOTES, ROOT, TMP, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import (NOTES, ROOT, Skip, TMP, check, journal_of, requests_in, run_all, start_server,
+                     wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -69,6 +71,13 @@ class Serve:
     def log(self):
         with open(self.errpath) as f:
             return f.read()
+
+    def tcp_port(self):
+        """The loopback TCP port it listens on (--listen 127.0.0.1:0), once
+        its log says it."""
+        m = wait_for(lambda: re.search(r"127\.0\.0\.1:(\d+)\s", self.log()),
+                     "the TCP listener's port in the log")
+        return int(m.group(1))
 
     def req(self, method, path, body=None, headers=None, raw=False):
         c = UConn(self.sock)
@@ -184,13 +193,6 @@ class Events:
         self.s.close()
 
 
-def journal_of(state, cid):
-    with open(os.path.join(state, "conversations", cid + ".jsonl"), "rb") as f:
-        data = f.read()
-    check(data.endswith(b"\n"), "the journal ends with a complete line")
-    return [json.loads(line) for line in data.split(b"\n")[:-1]]
-
-
 def rtypes(state, cid):
     return [r["t"] for r in journal_of(state, cid)]
 
@@ -296,7 +298,7 @@ def test_tcp_token_file_env_and_modes():
         check(stat.S_IMODE(os.stat(tok_path).st_mode) == 0o600, oct(os.stat(tok_path).st_mode))
         token = open(tok_path).read().strip()
         check(len(token) == 64, token)
-        tport = int(s.log().split("127.0.0.1:")[1].split()[0])
+        tport = s.tcp_port()
 
         def tcp(auth):
             c = http.client.HTTPConnection("127.0.0.1", tport, timeout=10)
@@ -319,7 +321,7 @@ def test_tcp_token_file_env_and_modes():
     s = Serve(port, args=["--listen", "127.0.0.1:0"], env_more={"MOTE_SERVE_TOKEN": etok})
     try:
         check(not os.path.exists(os.path.join(s.state, "serve.token")), "no file")
-        tport = int(s.log().split("127.0.0.1:")[1].split()[0])
+        tport = s.tcp_port()
         c = http.client.HTTPConnection("127.0.0.1", tport, timeout=10)
         c.request("GET", "/v1/health", headers={"Authorization": "Bearer " + etok})
         check(c.getresponse().status == 200, "env token")
@@ -989,7 +991,7 @@ def test_token_file_others_may_read_is_refused():
     os.chmod(tok, 0o600)
     s = Serve(port, state=state, args=["--listen", "127.0.0.1:0"])
     try:
-        tport = int(s.log().split("127.0.0.1:")[1].split()[0])
+        tport = s.tcp_port()
         c = http.client.HTTPConnection("127.0.0.1", tport, timeout=10)
         c.request("GET", "/v1/health", headers={"Authorization": "Bearer " + "ab" * 32})
         check(c.getresponse().status == 200, "the private file's token")

@@ -19,9 +19,10 @@ import threading
 import time
 
 from harness import SERVERS, TMP, Pty, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import request_results as results, result_text as text_of
 
 # The CLI tests' helpers (same build directory, the same clean environment).
-from test_cli15 import MOTE, env, mote, new_state, result_text as text_of, results, run  # noqa: E402
+from test_cli15 import MOTE, env, mote, new_state, run  # noqa: E402
 
 NOBODY = 65534
 

@@ -188,6 +188,26 @@ static void test_chunked_bodies(void **state)
         if (rc != MOTE_HREQ_BAD || r.status != 400)
             fail_msg("case %zu: rc %d status %u", i, rc, r.status);
     }
+    /* a fault after some of the body: how far it got is the same however
+     * the bytes came (the bytes made before it are said, at once or not) */
+    for (step = 1; step <= 64; step *= 4) {
+        static const char tail[] = "5;e=1\r\nhello\r\n0\r\n\025X-T: 1\r\n\r\n";
+        size_t at = 0, got = 0;
+
+        assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
+        rc = MOTE_HREQ_READING;
+        while (rc == MOTE_HREQ_READING && at < sizeof(tail) - 1) {
+            size_t n = step < sizeof(tail) - 1 - at ? step : sizeof(tail) - 1 - at;
+
+            rc = mote_hreq_body(&r, tail + at, n, &used, out + got, sizeof(out) - got, &made);
+            at += used;
+            got += made;
+        }
+        assert_int_equal(rc, MOTE_HREQ_BAD);
+        assert_int_equal(r.status, 400);
+        assert_int_equal(got, 5);
+        assert_int_equal(at, 17); /* up to the control character */
+    }
     /* larger than the room given: 413 */
     assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
     rc = mote_hreq_body(&r, "40\r\n", 4, &used, out, 8, &made);
@@ -309,6 +329,49 @@ static void test_reset_between_requests(void **state)
     assert_string_equal(mote_hreq_method_name(MOTE_HM_DELETE), "DELETE");
 }
 
+/* A browser's Origin (once) and whether gzip is taken (Accept-Encoding,
+ * a coding named beats "*", q=0 refuses). */
+static void test_origin_and_accept_encoding(void **state)
+{
+    static const struct {
+        const char *fields;
+        unsigned gzip;
+    } ae[] = {
+        {"", 0},
+        {"Accept-Encoding: gzip, deflate, br\r\n", 1},
+        {"Accept-Encoding: br;q=1.0, GZIP;q=0.5\r\n", 1},
+        {"Accept-Encoding: identity\r\n", 0},
+        {"Accept-Encoding: *\r\n", 3},
+        {"Accept-Encoding: gzip;q=0\r\n", 2},
+        {"Accept-Encoding: gzip; q=0.000, *\r\n", 2},
+        {"Accept-Encoding: *;q=0\r\n", 0},
+        {"Accept-Encoding: gzip ; q=0.001\r\n", 1},
+        {"Accept-Encoding: x-gzip\r\n", 1},
+        {"Accept-Encoding: gzipper, gzi\r\n", 0},
+        {"Accept-Encoding: deflate\r\nAccept-Encoding: gzip\r\n", 1},
+    };
+    char head[256];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(ae) / sizeof(ae[0]); i++) {
+        snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: h\r\n%s\r\n", ae[i].fields);
+        assert_int_equal(feed(head, NULL), MOTE_HREQ_DONE);
+        if (r.accept_gzip != ae[i].gzip)
+            fail_msg("%s: %u, not %u", ae[i].fields, r.accept_gzip, ae[i].gzip);
+    }
+    assert_int_equal(feed("GET / HTTP/1.1\r\nHost: h:1\r\nOrigin: http://h:1\r\n\r\n", NULL),
+                     MOTE_HREQ_DONE);
+    assert_string_equal(r.origin, "http://h:1");
+    assert_int_equal(feed("GET / HTTP/1.1\r\nHost: h\r\n\r\n", NULL), MOTE_HREQ_DONE);
+    assert_null(r.origin);
+    /* two Origins: which one would a check read? refused */
+    assert_int_equal(feed("GET / HTTP/1.1\r\nHost: h\r\nOrigin: http://h\r\n"
+                          "Origin: http://evil\r\n\r\n", NULL),
+                     MOTE_HREQ_BAD);
+    assert_int_equal(r.status, 400);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_split_anywhere),
         cmocka_unit_test(test_reset_between_requests),
+        cmocka_unit_test(test_origin_and_accept_encoding),
     };
 
     return cmocka_run_group_tests_name("hreq", tests, NULL, NULL);

@@ -60,10 +60,10 @@ static const enum mote_recovery_action want[NSTEPS] = {
 static int write_step(struct mote_journal *j, int k)
 {
     static const struct mote_call_rec two[] = {
-        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL},
-        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24, NULL},
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL, NULL, 0},
+        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24, NULL, NULL, 0},
     };
-    static const struct mote_call_rec one[] = {{"call_c", "list_dir", "{}", 2, NULL}};
+    static const struct mote_call_rec one[] = {{"call_c", "list_dir", "{}", 2, NULL, NULL, 0}};
 
     switch (k) {
     case S_USER: return mote_journal_user(j, "list files \"here\"\n", 18);
@@ -399,7 +399,7 @@ static void test_hostile_ids_and_lines(void **state)
     assert_int_equal(mote_journal_user(&jr, huge, sizeof(huge)), MOTE_ERR_TOO_LARGE);
     assert_int_equal(mote_journal_user(&jr, "small", 5), 0);
     {
-        const struct mote_call_rec bad = {"c", "shell", "{\"command\":\"ls", 13, NULL};
+        const struct mote_call_rec bad = {"c", "shell", "{\"command\":\"ls", 13, NULL, NULL, 0};
 
         assert_int_equal(mote_journal_assistant(&jr, "", 0, "max_tokens", false, &bad, 1),
                          MOTE_ERR_BADMSG);
@@ -419,7 +419,7 @@ static void test_hostile_ids_and_lines(void **state)
 static void test_token_limit_records(void **state)
 {
     static char in[16 * MOTE_JSON_MAX_TOKENS];
-    struct mote_call_rec rec = {"c1", "list_dir", in, 0, NULL};
+    struct mote_call_rec rec = {"c1", "list_dir", in, 0, NULL, NULL, 0};
     uint64_t size;
     int k, t, n = 0;
 
@@ -464,7 +464,7 @@ static void test_records_are_utf8(void **state)
 {
     static const char bad[] = "{\"content\":\"caf\xe9 \xed\xa0\x80\"}";
     static const char good[] = "{\"content\":\"caf\xc3\xa9\"}";
-    struct mote_call_rec rec = {"c1", "write_file", bad, sizeof(bad) - 1, NULL};
+    struct mote_call_rec rec = {"c1", "write_file", bad, sizeof(bad) - 1, NULL, NULL, 0};
     uint64_t size;
     int t, n = 0;
 
@@ -709,10 +709,10 @@ static void part_text(const struct mote_part *p, char *out, size_t cap)
 static void test_call_input(void **state)
 {
     static const struct mote_call_rec two[] = {
-        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL},
-        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24, NULL},
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL, NULL, 0},
+        {"call_b", "read_file", "{\"path\":\"/etc/hostname\"}", 24, NULL, NULL, 0},
     };
-    static const struct mote_call_rec piece = {"call_p", "list_dir", "{\"path\":\".\"}", 12, NULL};
+    static const struct mote_call_rec piece = {"call_p", "list_dir", "{\"path\":\".\"}", 12, NULL, NULL, 0};
     static char seen[16][256];
     uint64_t user_off, call_off, ans_off;
     char out[64], now[256];
@@ -827,8 +827,8 @@ static void test_newer_versions_refused(void **state)
  * positive; the tag is kept. */
 static void test_recorded_groups(void **state)
 {
-    static const struct mote_call_rec two[] = {{"call_a", "shell", "{}", 2, NULL},
-                                               {"call_b", "shell", "{}", 2, NULL}};
+    static const struct mote_call_rec two[] = {{"call_a", "shell", "{}", 2, NULL, NULL, 0},
+                                               {"call_b", "shell", "{}", 2, NULL, NULL, 0}};
     struct mote_recovery r;
 
     (void)state;
@@ -863,8 +863,8 @@ static void test_recorded_groups(void **state)
  * end; closing the round answers it alone. */
 static void test_one_id_twice(void **state)
 {
-    static const struct mote_call_rec two[] = {{"toolu_dup", "shell", "{\"command\":\"a\"}", 15, NULL},
-                                               {"toolu_dup", "shell", "{\"command\":\"b\"}", 15, NULL}};
+    static const struct mote_call_rec two[] = {{"toolu_dup", "shell", "{\"command\":\"a\"}", 15, NULL, NULL, 0},
+                                               {"toolu_dup", "shell", "{\"command\":\"b\"}", 15, NULL, NULL, 0}};
     struct mote_recovery r;
     struct mote_part p;
     unsigned i, results = 0;
@@ -1085,11 +1085,11 @@ static void test_usage_names(void **state)
 static void test_refused_calls_recovered(void **state)
 {
     static const struct mote_call_rec two[] = {
-        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL},
-        {"call_b", "list_dir", "{}", 2, "duplicate key \"path\""},
+        {"call_a", "shell", "{\"command\":\"ls\"}", 16, NULL, NULL, 0},
+        {"call_b", "list_dir", "{}", 2, "duplicate key \"path\"", NULL, 0},
     };
     static const struct mote_call_rec piece = {"call_p", "list_dir", "{}", 2,
-                                               MOTE_REFUSED_TOO_BIG};
+                                               MOTE_REFUSED_TOO_BIG, NULL, 0};
     static const char odd[] = "{\"t\":\"open\",\"v\":2,\"id\":\"rq\"}\n"
                               "{\"t\":\"user\",\"text\":\"x\"}\n"
                               "{\"t\":\"assistant\",\"text\":\"\",\"stop\":\"tool_use\","

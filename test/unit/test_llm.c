@@ -119,6 +119,10 @@ static int on_llm(void *arg, const struct mote_llm_event *ev)
     case MOTE_LLM_DONE:
         t->done++;
         break;
+    case MOTE_LLM_TOOL_EXTRA:
+    case MOTE_LLM_THINKING_SIG:
+    case MOTE_LLM_THINKING_ID:
+        break; /* (test_providers.c) */
     }
     return 0;
 }
@@ -547,7 +551,7 @@ static int to_out(void *arg, const char *p, size_t n)
 static void test_openai_token_limit_field(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
     struct parts src = {conv, 1, 0};
     struct mote_llm_req req;
@@ -586,10 +590,10 @@ static void test_openai_token_limit_field(void **state)
 static void test_prompt_cache_breakpoints(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "out", 3, "c1", NULL, NULL, 0, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "and?", 4, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "out", 3, "c1", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "and?", 4, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
     static const struct mote_tool_def tools[] = {
         {"a", "A", "{\"type\":\"object\"}"},
@@ -682,13 +686,13 @@ static void test_cache_usage_decoded(void **state)
 static void test_request_bodies(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "list /tmp \"now\"", 15, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "Sure.", 5, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "list /tmp \"now\"", 15, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "Sure.", 5, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "call_1", "shell",
-         "{\"command\":\"ls /tmp\"}", 21, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "call_2", "list_dir", "{}", 2, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "call_1", NULL, NULL, 0, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "denied", 6, "call_2", NULL, NULL, 0, true, false},
+         "{\"command\":\"ls /tmp\"}", 21, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "call_2", "list_dir", "{}", 2, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "call_1", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "denied", 6, "call_2", NULL, NULL, 0, true, false, NULL, 0, NULL, 0, 0, false},
     };
     static const struct mote_tool_def tools[] = {
         {"shell", "Run a command", "{\"type\":\"object\"}"},
@@ -699,7 +703,7 @@ static void test_request_bodies(void **state)
     struct mote_llm_body body;
     size_t caps[] = {1, 7, 64, 5000}, k;
     struct mote_llm_req req = {MOTE_PROVIDER_ANTHROPIC, "m1", "be brief", 1000, tools, 1,
-                               next_part, &src, false, false, false, 0};
+                               next_part, &src, false, false, false, 0, 0, 0, 0, 0, 0, 0, 0};
     static struct out o;
     int m;
 
@@ -807,18 +811,18 @@ static const char *str_at(const struct mote_json *js, int t)
 static void test_body_whitespace_rules(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "\n\n", 2, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "", 0, "c1", NULL, NULL, 0, true, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, " \t", 2, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "again", 5, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "\xe3\x80\x80 \n", 5, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "\n\n", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "", 0, "c1", NULL, NULL, 0, true, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, " \t", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "again", 5, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "\xe3\x80\x80 \n", 5, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         /* one answer in pieces: white space at a piece's end is inside it */
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "  Let me  ", 10, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, " \n ", 3, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "  Let me  ", 10, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, " \n ", 3, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "search.\n\n\xc2\xa0", 11, NULL, NULL, NULL, 0,
-         false, false},
+         false, false, NULL, 0, NULL, 0, 0, false},
     };
     struct parts src = {conv, 10, 0};
     static struct mote_json js;
@@ -851,11 +855,11 @@ static void test_body_whitespace_rules(void **state)
 static void test_body_empty_results(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c2", "shell", "{}", 2, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, " ", 1, "c1", NULL, NULL, 0, true, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "", 0, "c2", NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c2", "shell", "{}", 2, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, " ", 1, "c1", NULL, NULL, 0, true, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "", 0, "c2", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
     struct parts src = {conv, 5, 0};
     static struct mote_json js;
@@ -884,12 +888,12 @@ static void test_body_empty_results(void **state)
 static void test_body_tool_history_without_tools(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "list", 4, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "Sure.", 5, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "list", 4, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "Sure.", 5, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "toolu_1", "list_dir",
-         "{\"path\":\"/t\\ud800\"}", 19, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "toolu_1", NULL, NULL, 0, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "thanks", 6, NULL, NULL, NULL, 0, false, false},
+         "{\"path\":\"/t\\ud800\"}", 19, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "toolu_1", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "thanks", 6, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
     struct parts src = {conv, 5, 0};
     static struct mote_json js;
@@ -919,10 +923,10 @@ static void test_body_lone_surrogates(void **state)
 {
     static const char in[] = "{\"a\":\"\\ud800 \\udc00x \\\\ud800 \\ud83d\\ude00 \\ud800\\ud800\\udc00\"}";
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", in, sizeof(in) - 1,
-         false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "ok", 2, "c1", NULL, NULL, 0, false, false},
+         false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "ok", 2, "c1", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
     static const struct mote_tool_def tool[] = {
         {"shell", "Run", "{\"type\":\"object\",\"description\":\"\\udfff\"}"}};
@@ -952,13 +956,13 @@ static void test_body_lone_surrogates(void **state)
 static void test_body_cut_answer_kept_apart(void **state)
 {
     static const struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "x", 1, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "x", 1, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "a partial answer that", 21, NULL, NULL, NULL, 0,
-         false, true},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "recovered", 9, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "y", 1, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "", 0, NULL, NULL, NULL, 0, false, true},
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "z", 1, NULL, NULL, NULL, 0, false, false},
+         false, true, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "recovered", 9, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "y", 1, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "", 0, NULL, NULL, NULL, 0, false, true, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "z", 1, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
     struct parts src = {conv, 6, 0};
     static struct mote_json js;
@@ -991,9 +995,9 @@ static void test_body_long_whitespace_between_pieces(void **state)
 {
     static char a[300], b[] = "end";
     static struct mote_part conv[] = {
-        {MOTE_ROLE_USER, MOTE_PART_TEXT, "x", 1, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, a, 0, NULL, NULL, NULL, 0, false, false},
-        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, b, 3, NULL, NULL, NULL, 0, false, false},
+        {MOTE_ROLE_USER, MOTE_PART_TEXT, "x", 1, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, a, 0, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
+        {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, b, 3, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
     struct parts src = {conv, 3, 0};
     static struct mote_json js;

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "mote/mote_llm.h"
 #include "mote/mote_sse.h"
 
@@ -76,6 +77,22 @@ static int decode(enum mote_provider prov, const char *s)
     mote_llm_dec_init(&dec, prov, on_llm, &sn);
     mote_sse_init(&sse, on_sse, NULL);
     return mote_sse_feed(&sse, s, strlen(s));
+}
+
+struct buf {
+    char p[20000];
+    size_t n;
+};
+
+static int buf_sink(void *arg, const char *p, size_t n)
+{
+    struct buf *b = arg;
+
+    assert_true(b->n + n < sizeof(b->p));
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+    return 0;
 }
 
 #define CHUNK(delta) "data: {\"choices\":[{\"index\":0,\"delta\":" delta "}]}\n\n"
@@ -191,6 +208,188 @@ static void test_finish_without_done(void **state)
     assert_false(mote_llm_dec_finish(&dec));
 }
 
+static void test_reasoning_field_is_thinking(void **state)
+{
+    (void)state;
+    /* vLLM, Groq, Ollama, OpenRouter: delta.reasoning */
+    assert_int_equal(decode(MOTE_PROVIDER_OPENAI, CHUNK("{\"reasoning\":\"hmm, \"}")
+                                                      CHUNK("{\"reasoning\":\"four\"}")
+                                                          CHUNK("{\"content\":\"4\"}")
+                                                              FINISH("stop") "data: [DONE]\n\n"),
+                     0);
+    assert_string_equal(sn.thinking, "hmm, four");
+    assert_string_equal(sn.text, "4");
+}
+
+/* Reasoning with what it came with: ids and blocks as they arrive. */
+struct rseen {
+    int n;
+    char kind[16][24]; /* "T:fmt:block", "S:fmt:block", "X:slot" */
+    char data[16][256];
+};
+static struct rseen rs;
+
+static int on_reason(void *arg, const struct mote_llm_event *ev)
+{
+    (void)arg;
+    if (ev->type != MOTE_LLM_THINKING && ev->type != MOTE_LLM_THINKING_SIG &&
+        ev->type != MOTE_LLM_TOOL_EXTRA)
+        return 0;
+    assert_true(rs.n < 16);
+    if (ev->type == MOTE_LLM_TOOL_EXTRA)
+        snprintf(rs.kind[rs.n], sizeof(rs.kind[0]), "X:%u", ev->slot);
+    else
+        snprintf(rs.kind[rs.n], sizeof(rs.kind[0]), "%c:%s:%u",
+                 ev->type == MOTE_LLM_THINKING ? 'T' : 'S', ev->id, ev->slot);
+    snprintf(rs.data[rs.n], sizeof(rs.data[0]), "%.*s", (int)ev->len, ev->text);
+    rs.n++;
+    return 0;
+}
+
+static int decode_rs(enum mote_provider prov, const char *s)
+{
+    memset(&rs, 0, sizeof(rs));
+    mote_llm_dec_init(&dec, prov, on_reason, NULL);
+    mote_sse_init(&sse, on_sse, NULL);
+    return mote_sse_feed(&sse, s, strlen(s));
+}
+
+#define AEV(name, json) "event: " name "\ndata: " json "\n\n"
+
+static void test_reasoning_decoded_with_signatures(void **state)
+{
+    static const char anthropic[] =
+        AEV("content_block_start", "{\"type\":\"content_block_start\",\"index\":0,"
+            "\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}")
+        AEV("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+            "{\"type\":\"thinking_delta\",\"thinking\":\"Let me \\u00e9 see.\"}}")
+        AEV("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+            "{\"type\":\"signature_delta\",\"signature\":\"EqQBCkYI+/sig==\"}}")
+        AEV("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}")
+        AEV("content_block_start", "{\"type\":\"content_block_start\",\"index\":1,"
+            "\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"EmwKAhgBEgy3va==\"}}")
+        AEV("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":1}");
+    static const char gemini[] =
+        CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"shell\","
+              "\"arguments\":\"{}\"},\"extra_content\":{\"google\":{\"thought_signature\":"
+              "\"CiQB\"}}}]}")
+        CHUNK("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\"},"
+              "\"extra_content\":{\"google\":{\"thought_signature\":\"again\"}}}]}")
+        FINISH("tool_calls") "data: [DONE]\n\n";
+
+    (void)state;
+    assert_int_equal(decode_rs(MOTE_PROVIDER_ANTHROPIC, anthropic), 0);
+    assert_int_equal(rs.n, 3);
+    assert_string_equal(rs.kind[0], "T:thinking:0");
+    assert_string_equal(rs.data[0], "Let me \xc3\xa9 see.");
+    assert_string_equal(rs.kind[1], "S:thinking:0");
+    assert_string_equal(rs.data[1], "EqQBCkYI+/sig==");
+    assert_string_equal(rs.kind[2], "S:redacted:1");
+    assert_string_equal(rs.data[2], "EmwKAhgBEgy3va==");
+    assert_true(dec.content); /* reasoning counts: never sent again after it */
+    assert_int_equal(decode_rs(MOTE_PROVIDER_OPENAI, gemini), 0);
+    assert_int_equal(rs.n, 1); /* once, with the call's start */
+    assert_string_equal(rs.kind[0], "X:0");
+    assert_string_equal(rs.data[0], "{\"google\":{\"thought_signature\":\"CiQB\"}}");
+}
+
+/* A conversation with reasoning, as the journal replays it. */
+#define G1X "{\"google\":{\"thought_signature\":\"G1\"}}"
+static const struct mote_part rs_parts[] = {
+    {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL,
+     0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "old thought", 11, NULL, NULL, NULL, 0, false,
+     false, NULL, 0, "thinking", 0, 0, true},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "hello", 5, NULL, NULL, NULL, 0, false, false, NULL, 0,
+     NULL, 0, 0, false},
+    {MOTE_ROLE_USER, MOTE_PART_TEXT, "list", 4, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL,
+     0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "I will ", 7, NULL, NULL, NULL, 0, false, false,
+     NULL, 0, "thinking", 0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "list.", 5, NULL, NULL, NULL, 0, false, false,
+     NULL, 0, "thinking", 0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "SIG", 3, NULL, NULL, NULL, 0, false, false, NULL,
+     0, "thinking", 0, 1, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_REASONING, "DATA", 4, NULL, NULL, NULL, 0, false, false, NULL,
+     0, "redacted", 1, 1, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false,
+     G1X, sizeof(G1X) - 1, NULL, 0, 0, false},
+    {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "ok", 2, "c1", NULL, NULL, 0, false, false, NULL, 0,
+     NULL, 0, 0, false},
+};
+
+static int rs_parts_fn(void *arg, unsigned index, struct mote_part *p)
+{
+    const struct mote_part *set = arg;
+
+    if (index >= sizeof(rs_parts) / sizeof(rs_parts[0]))
+        return 0;
+    *p = set[index];
+    if (set != rs_parts && p->type == MOTE_PART_REASONING)
+        p->fmt = "reasoning_content"; /* as an OpenAI-compatible server's (its signatures are
+                                       * never sent there) */
+    return 1;
+}
+
+static void test_reasoning_sent_back_where_needed(void **state)
+{
+    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
+    static struct mote_part openai_parts[sizeof(rs_parts) / sizeof(rs_parts[0])];
+    struct mote_llm_req req;
+    static struct buf b;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    req.model = "m";
+    req.tools = &tool;
+    req.ntools = 1;
+    req.parts = rs_parts_fn;
+    req.parts_arg = (void *)rs_parts;
+    req.thinking_budget = 2048;
+    req.max_tokens = 1000; /* below the budget: raised */
+    mote_llm_profile_req(mote_llm_profile_find("anthropic"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    /* the current turn's blocks, byte for byte, before the call; the
+     * earlier turn's left out; the limit above the budget */
+    assert_non_null(strstr(b.p, "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048}"));
+    assert_non_null(strstr(b.p, "\"max_tokens\":6144"));
+    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+                                "\"thinking\":\"I will list.\",\"signature\":\"SIG\"},{\"type\":"
+                                "\"redacted_thinking\",\"data\":\"DATA\"},{\"type\":\"tool_use\""));
+    assert_null(strstr(b.p, "old thought"));
+    assert_null(strstr(b.p, "thought_signature")); /* Gemini's: not Anthropic's */
+
+    /* OpenAI-compatible: reasoning_content where the profile needs it */
+    memcpy(openai_parts, rs_parts, sizeof(rs_parts));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.parts_arg = openai_parts;
+    req.thinking_budget = 0;
+    mote_llm_profile_req(mote_llm_profile_find("openai-compatible"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "reasoning_content"));
+    assert_null(strstr(b.p, "extra_content"));
+    mote_llm_profile_req(mote_llm_profile_find("kimi"), &req); /* the current turn's */
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "old thought"));
+    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"reasoning_content\":\"I will list.\","
+                                "\"content\":null,\"tool_calls\":[{\"id\":\"c1\""));
+    mote_llm_profile_req(mote_llm_profile_find("deepseek"), &req); /* every turn's */
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"reasoning_content\":\"old thought\","
+                                "\"content\":\"hello\"}"));
+    mote_llm_profile_req(mote_llm_profile_find("gemini"), &req); /* the call's extras */
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_non_null(strstr(b.p, "\"arguments\":\"{}\"},\"extra_content\":{\"google\":"
+                                "{\"thought_signature\":\"G1\"}}}"));
+    assert_null(strstr(b.p, "reasoning_content"));
+}
+
 /* ---- ids and indexes ------------------------------------------------------------- */
 
 static void test_ids_kept_for_the_dialect(void **state)
@@ -268,11 +467,12 @@ static void test_calls_sharing_an_index(void **state)
 /* ---- request bodies ---------------------------------------------------------- */
 
 static const struct mote_part conv_parts[] = {
-    {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false},
+    {MOTE_ROLE_USER, MOTE_PART_TEXT, "hi", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL,
+     0, 0, false},
     {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "functions.shell:0", "shell", "{}", 2,
-     false, false},
+     false, false, NULL, 0, NULL, 0, 0, false},
     {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "ok", 2, "functions.shell:0", NULL, NULL, 0, false,
-     false},
+     false, NULL, 0, NULL, 0, 0, false},
 };
 
 static int parts_fn(void *arg, unsigned index, struct mote_part *p)
@@ -284,21 +484,6 @@ static int parts_fn(void *arg, unsigned index, struct mote_part *p)
     return 1;
 }
 
-struct buf {
-    char p[8192];
-    size_t n;
-};
-
-static int buf_sink(void *arg, const char *p, size_t n)
-{
-    struct buf *b = arg;
-
-    assert_true(b->n + n < sizeof(b->p));
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-    return 0;
-}
 
 static void test_foreign_ids_fit_anthropic(void **state)
 {
@@ -330,15 +515,454 @@ static void test_foreign_ids_fit_anthropic(void **state)
     assert_non_null(strstr(b.p, "\"tool_call_id\":\"functions.shell:0\""));
 }
 
+/* ---- profiles ------------------------------------------------------------------ */
+
+static void test_profile_pick(void **state)
+{
+    static const struct {
+        int dialect;
+        const char *url, *name;
+    } cases[] = {
+        {MOTE_PROVIDER_OPENAI, "https://api.openai.com/v1", "openai"},
+        {MOTE_PROVIDER_OPENAI, "https://API.OpenAI.com:443/v1", "openai"},
+        {MOTE_PROVIDER_OPENAI, "https://api.openai.com.evil.example/v1", "openai-compatible"},
+        {MOTE_PROVIDER_OPENAI, "https://xapi.openai.com/v1", "openai-compatible"},
+        {MOTE_PROVIDER_OPENAI, "https://generativelanguage.googleapis.com/v1beta/openai",
+         "gemini"},
+        {MOTE_PROVIDER_OPENAI, "https://api.deepseek.com", "deepseek"},
+        {MOTE_PROVIDER_OPENAI, "https://api.mistral.ai/v1", "mistral"},
+        {MOTE_PROVIDER_OPENAI, "https://api.groq.com/openai/v1", "groq"},
+        {MOTE_PROVIDER_OPENAI, "https://openrouter.ai/api/v1", "openrouter"},
+        {MOTE_PROVIDER_OPENAI, "https://api.moonshot.cn/v1", "kimi"},
+        {MOTE_PROVIDER_OPENAI, "http://raspberrypi.local:11434/v1", "ollama"},
+        {MOTE_PROVIDER_OPENAI, "http://192.168.1.9:8080/v1", "openai-compatible"},
+        {MOTE_PROVIDER_OPENAI, "not a url", "openai-compatible"},
+        {MOTE_PROVIDER_ANTHROPIC, "https://api.anthropic.com", "anthropic"},
+        {MOTE_PROVIDER_ANTHROPIC, "https://api.deepseek.com/anthropic", "anthropic-compatible"},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct mote_llm_profile *p = mote_llm_profile_pick(cases[i].dialect, cases[i].url);
+
+        assert_non_null(p);
+        if (strcmp(p->name, cases[i].name) != 0)
+            fail_msg("%s picked %s, not %s", cases[i].url, p->name, cases[i].name);
+        assert_ptr_equal(mote_llm_profile_find(cases[i].name), p);
+    }
+    assert_null(mote_llm_profile_find("nonesuch"));
+    assert_null(mote_llm_profile_find(NULL));
+    /* every row has what the frontends and the writer read */
+    for (i = 0; mote_llm_profile_at((unsigned)i) != NULL; i++) {
+        const struct mote_llm_profile *p = mote_llm_profile_at((unsigned)i);
+
+        assert_true(p->name[0] != '\0' && p->hosts != NULL);
+        assert_true(p->ids == MOTE_LLM_IDS_WORD || p->ids == MOTE_LLM_IDS_PRINTABLE);
+        assert_true(p->usage == MOTE_LLM_USAGE_ASKED || p->usage == MOTE_LLM_USAGE_ALWAYS);
+        /* a provider that reports usage only when asked takes the asking */
+        assert_true(p->usage != MOTE_LLM_USAGE_ASKED || p->dialect != MOTE_PROVIDER_OPENAI ||
+                    (p->keys & MOTE_LLM_KEY_STREAM_OPTIONS) != 0);
+    }
+    /* the request path after a base URL that names a version */
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/v1beta/openai"),
+                        "/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/api/paas/v4"), "/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, ""), "/v1/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/vx"), "/v1/chat/completions");
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_ANTHROPIC, "/anthropic"), "/v1/messages");
+}
+
+static void test_profile_bodies(void **state)
+{
+    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
+    struct mote_llm_req req;
+    static struct buf b;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.model = "m";
+    req.max_tokens = 100;
+    req.tools = &tool;
+    req.ntools = 1;
+    req.no_tool_calls = true;
+    req.parts = parts_fn;
+    /* OpenAI's own: as ever */
+    mote_llm_profile_req(mote_llm_profile_find("openai"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_non_null(strstr(b.p, "\"stream_options\":{\"include_usage\":true}"));
+    assert_non_null(strstr(b.p, "\"max_completion_tokens\":100"));
+    assert_non_null(strstr(b.p, "\"tool_choice\":\"none\""));
+    /* Mistral's: no stream_options, max_tokens */
+    mote_llm_profile_req(mote_llm_profile_find("mistral"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "stream_options"));
+    assert_non_null(strstr(b.p, "\"max_tokens\":100"));
+    /* a refused tool_choice */
+    req.omit |= MOTE_LLM_KEY_TOOL_CHOICE;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "tool_choice"));
+    /* Anthropic: the cache breakpoints, unless refused */
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    req.system = "sys";
+    mote_llm_profile_req(mote_llm_profile_find("anthropic"), &req);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_non_null(strstr(b.p, "cache_control"));
+    req.omit |= MOTE_LLM_KEY_CACHE_CONTROL;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    assert_null(strstr(b.p, "cache_control"));
+}
+
+static void test_refusals_teach(void **state)
+{
+    struct mote_llm_req req;
+    struct mote_llm_memo memo;
+    uint8_t drop, need;
+    static const char mistral[] =
+        "{\"object\":\"error\",\"message\":{\"detail\":[{\"type\":\"extra_forbidden\","
+        "\"loc\":[\"body\",\"stream_options\",\"include_usage\"],\"msg\":\"Extra inputs are "
+        "not permitted\",\"input\":true}]},\"type\":\"invalid_request_error\"}";
+    static const char openai_mt[] =
+        "{\"error\":{\"message\":\"Unsupported parameter: 'max_tokens' is not supported with "
+        "this model. Use 'max_completion_tokens' instead.\",\"type\":\"invalid_request_error\","
+        "\"param\":\"max_tokens\",\"code\":\"unsupported_parameter\"}}";
+    static const char deepseek[] =
+        "{\"error\":{\"message\":\"Missing `reasoning_content` field in the assistant message "
+        "at message index 2.\",\"type\":\"invalid_request_error\"}}";
+    static const char gemini[] =
+        "[{\"error\":{\"code\":400,\"message\":\"Function call is missing a thought_signature "
+        "in functionCall parts.\",\"status\":\"INVALID_ARGUMENT\"}}]";
+    static const char other[] =
+        "{\"error\":{\"message\":\"max_tokens_limit is unknown\",\"type\":\"x\"}}";
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.max_tokens = 100;
+    mote_llm_profile_req(mote_llm_profile_find("openai-compatible"), &req);
+    assert_int_equal(mote_llm_refusal_keys(&req, mistral, strlen(mistral), 0, &drop, &need),
+                     MOTE_LLM_KEY_STREAM_OPTIONS);
+    assert_int_equal(drop, MOTE_LLM_KEY_STREAM_OPTIONS);
+    /* tried already: nothing more */
+    assert_int_equal(mote_llm_refusal_keys(&req, mistral, strlen(mistral),
+                                           MOTE_LLM_KEY_STREAM_OPTIONS, &drop, &need),
+                     0);
+    /* not sent: nothing to drop */
+    req.omit |= MOTE_LLM_KEY_STREAM_OPTIONS;
+    assert_int_equal(mote_llm_refusal_keys(&req, mistral, strlen(mistral), 0, &drop, &need), 0);
+    /* max_tokens refused, max_completion_tokens named */
+    assert_int_equal(mote_llm_refusal_keys(&req, openai_mt, strlen(openai_mt), 0, &drop, &need),
+                     MOTE_LLM_KEY_MAX_COMPLETION);
+    assert_int_equal(need, MOTE_LLM_KEY_MAX_COMPLETION);
+    /* extras a server needs */
+    assert_int_equal(mote_llm_refusal_keys(&req, deepseek, strlen(deepseek), 0, &drop, &need),
+                     MOTE_LLM_KEY_REASONING_CONTENT);
+    assert_int_equal(mote_llm_refusal_keys(&req, gemini, strlen(gemini), 0, &drop, &need),
+                     MOTE_LLM_KEY_EXTRA_CONTENT);
+    /* a name that only contains a key's name */
+    assert_int_equal(mote_llm_refusal_keys(&req, other, strlen(other), 0, &drop, &need), 0);
+    /* Anthropic's cache_control refused by a compatible server */
+    req.provider = MOTE_PROVIDER_ANTHROPIC;
+    mote_llm_profile_req(mote_llm_profile_find("anthropic-compatible"), &req);
+    {
+        static const char cc[] = "{\"error\":{\"message\":\"system.0.cache_control: Extra "
+                                 "inputs are not permitted\"}}";
+
+        assert_int_equal(mote_llm_refusal_keys(&req, cc, strlen(cc), 0, &drop, &need),
+                         MOTE_LLM_KEY_CACHE_CONTROL);
+    }
+
+    /* the memo: per origin, the least recently used goes */
+    memset(&memo, 0, sizeof(memo));
+    mote_llm_memo_keep(&memo, 1, MOTE_LLM_KEY_STREAM_OPTIONS, 0);
+    mote_llm_memo_keep(&memo, 2, 0, MOTE_LLM_KEY_REASONING_CONTENT);
+    memset(&req, 0, sizeof(req));
+    mote_llm_memo_apply(&memo, 1, &req);
+    assert_int_equal(req.omit, MOTE_LLM_KEY_STREAM_OPTIONS);
+    memset(&req, 0, sizeof(req));
+    mote_llm_memo_apply(&memo, 2, &req);
+    assert_int_equal(req.add, MOTE_LLM_KEY_REASONING_CONTENT);
+    mote_llm_memo_keep(&memo, 3, 1, 0);
+    mote_llm_memo_keep(&memo, 4, 1, 0);
+    mote_llm_memo_apply(&memo, 1, &req); /* 1 used last: 2 goes next */
+    mote_llm_memo_keep(&memo, 5, 4, 0);
+    memset(&req, 0, sizeof(req));
+    mote_llm_memo_apply(&memo, 2, &req);
+    assert_int_equal(req.add, 0);
+    memset(&req, 0, sizeof(req));
+    mote_llm_memo_apply(&memo, 1, &req);
+    assert_int_equal(req.omit, MOTE_LLM_KEY_STREAM_OPTIONS);
+    mote_llm_memo_apply(NULL, 1, &req);
+    mote_llm_memo_keep(NULL, 1, 1, 0);
+}
+
+/* ---- over the context window ----------------------------------------------------- */
+
+static void test_overflow_detected(void **state)
+{
+    static const struct {
+        const char *body;
+        uint32_t limit, used;
+    } yes[] = {
+        {"{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context "
+         "size, try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":"
+         "5120,\"n_ctx\":4096}}", 4096, 5120},
+        {"{\"error\":{\"message\":\"This model's maximum context length is 128000 tokens. "
+         "However, your messages resulted in 130021 tokens. Please reduce the length of the "
+         "messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":"
+         "\"context_length_exceeded\"}}", 128000, 130021},
+        {"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":"
+         "\"prompt is too long: 210000 tokens > 200000 maximum\"}}", 200000, 210000},
+        {"[{\"error\":{\"code\":400,\"message\":\"The input token count (1048577) exceeds the "
+         "maximum number of tokens allowed (1048576).\",\"status\":\"INVALID_ARGUMENT\"}}]",
+         1048576, 1048577},
+        {"{\"object\":\"error\",\"message\":\"Prompt contains 40000 tokens, too large for model "
+         "with 32768 maximum context length\",\"type\":\"invalid_request_error\"}", 32768, 40000},
+        {"{\"object\":\"error\",\"message\":\"This model's maximum context length is 8192 "
+         "tokens. However, you requested 9000 tokens (8000 in the messages, 1000 in the "
+         "completion).\",\"type\":\"BadRequestError\",\"code\":400}", 8192, 9000},
+    };
+    static const char *const no[] = {
+        "{\"error\":{\"message\":\"max_tokens is too large\",\"type\":\"invalid_request_error\"}}",
+        "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":"
+        "\"messages: text content blocks must be non-empty\"}}",
+        "",
+    };
+    uint32_t limit, used;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        assert_true(mote_llm_overflow(yes[i].body, strlen(yes[i].body), &limit, &used));
+        assert_int_equal(limit, yes[i].limit);
+        assert_int_equal(used, yes[i].used);
+    }
+    for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        assert_false(mote_llm_overflow(no[i], strlen(no[i]), &limit, &used));
+}
+
+static const struct mote_part cut_parts[] = {
+    {MOTE_ROLE_USER, MOTE_PART_TEXT, "go", 2, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL,
+     0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c1", "shell", "{}", 2, false, false,
+     NULL, 0, NULL, 0, 0, false},
+    {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, NULL, 0, "c1", NULL, NULL, 0, false, false, NULL, 0,
+     NULL, 0, 0, false},
+    {MOTE_ROLE_ASSISTANT, MOTE_PART_TOOL_CALL, NULL, 0, "c2", "shell", "{}", 2, false, false,
+     NULL, 0, NULL, 0, 0, false},
+    {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, NULL, 0, "c2", NULL, NULL, 0, false, false, NULL, 0,
+     NULL, 0, 0, false},
+};
+
+static char big_result[6000];
+
+static int cut_parts_fn(void *arg, unsigned index, struct mote_part *p)
+{
+    (void)arg;
+    if (index >= sizeof(cut_parts) / sizeof(cut_parts[0]))
+        return 0;
+    *p = cut_parts[index];
+    if (p->type == MOTE_PART_TOOL_RESULT) {
+        p->text = big_result;
+        p->text_len = sizeof(big_result);
+    }
+    return 1;
+}
+
+static void test_results_cut_to_fit(void **state)
+{
+    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
+    struct mote_llm_req req;
+    static struct buf b;
+    size_t i;
+    const char *a, *z;
+
+    (void)state;
+    for (i = 0; i < sizeof(big_result); i++)
+        big_result[i] = i % 10 == 9 ? '\n' : (char)('0' + (i / 10) % 10);
+    memset(&req, 0, sizeof(req));
+    req.provider = MOTE_PROVIDER_OPENAI;
+    req.model = "m";
+    req.tools = &tool;
+    req.ntools = 1;
+    req.parts = cut_parts_fn;
+    req.result_cap = 1200;
+    req.window = 1500;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    a = strstr(b.p, "bytes of this result cut here to fit the model's context window (1500 tokens)");
+    assert_non_null(a);
+    assert_non_null(strstr(a + 1, "cut here")); /* both results */
+    assert_true(b.n < 2 * 1400 + 1000);
+    /* the oldest only, harder */
+    req.result_cap = 0;
+    req.old_results = 1;
+    req.old_cap = 300;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    a = strstr(b.p, "cut here");
+    assert_non_null(a);
+    assert_null(strstr(a + 1, "cut here"));
+    z = strstr(b.p, "\"tool_call_id\":\"c2\"");
+    assert_true(z != NULL && z > a);
+    assert_true(b.n > sizeof(big_result)); /* the newest whole */
+    /* the same through the pull stream, any piece size */
+    {
+        struct mote_llm_body body;
+        static char got[20000];
+        size_t n = 0;
+        int rc;
+
+        mote_llm_body_init(&body, &req);
+        while ((rc = mote_llm_body_read(&body, got + n, 7)) > 0)
+            n += (size_t)rc;
+        assert_int_equal(rc, 0);
+        assert_int_equal(n, b.n);
+        assert_memory_equal(got, b.p, n);
+    }
+}
+
+/* ---- the Responses API ------------------------------------------------------------ */
+
+static int decode_file(const char *name, size_t step)
+{
+    size_t n = 0, at = 0;
+    char *buf = fixture_read(name, &n);
+    int rc = 0;
+
+    if (buf == NULL)
+        return 1;
+    memset(&sn, 0, sizeof(sn));
+    mote_llm_dec_init(&dec, MOTE_PROVIDER_OPENAI_RESPONSES, on_llm, &sn);
+    mote_sse_init(&sse, on_sse, NULL);
+    while (at < n && rc == 0) {
+        size_t k = step == 0 || step > n - at ? n - at : step;
+
+        rc = mote_sse_feed(&sse, buf + at, k);
+        at += k;
+    }
+    if (rc == 0)
+        rc = mote_sse_feed(&sse, "\n\n", 2);
+    free(buf);
+    return rc;
+}
+
+static void test_responses_recorded(void **state)
+{
+    static struct seen whole;
+    size_t steps[] = {0, 1, 97};
+    size_t i;
+
+    (void)state;
+    if (decode_file("openai-responses-function-call.sse", 0) == 1) {
+        printf("skipped: the recordings are absent\n");
+        skip();
+    }
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        assert_int_equal(decode_file("openai-responses-function-call.sse", steps[i]), 0);
+        assert_int_equal(sn.ncalls, 1);
+        assert_string_equal(sn.id[0], "call_nYgMM3oZuxort2H8Ky4uP5RE");
+        assert_string_equal(sn.name[0], "weather");
+        assert_string_equal(sn.args[0], "{\"location\":\"Florence, Italy\"}");
+        assert_int_equal(sn.ended[0], 1);
+        assert_string_equal(sn.stop, "tool_use");
+        assert_int_equal(sn.done, 1);
+        assert_string_equal(sn.thinking, ""); /* (no summary asked, no encrypted content) */
+    }
+    assert_int_equal(decode_file("openai-responses-text.sse", 0), 0);
+    whole = sn;
+    assert_true(strlen(whole.text) > 20 && whole.done == 1);
+    assert_string_equal(whole.stop, "end_turn");
+    assert_int_equal(decode_file("openai-responses-text.sse", 1), 0);
+    assert_string_equal(sn.text, whole.text);
+    assert_int_equal(decode_file("openai-responses-text-2025-03.sse", 0), 0);
+    assert_string_equal(sn.text, "Hi there! How can I assist you today?");
+    assert_int_equal(sn.done, 1);
+}
+
+static void test_responses_events(void **state)
+{
+    static const char stream[] =
+        AEV("response.output_item.added", "{\"type\":\"response.output_item.added\","
+            "\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[]}}")
+        AEV("response.reasoning_summary_text.delta", "{\"type\":"
+            "\"response.reasoning_summary_text.delta\",\"output_index\":0,\"delta\":\"Hm.\"}")
+        AEV("response.output_item.done", "{\"type\":\"response.output_item.done\","
+            "\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[],"
+            "\"encrypted_content\":\"gAAAAB==\"}}")
+        AEV("response.output_item.added", "{\"type\":\"response.output_item.added\","
+            "\"output_index\":1,\"item\":{\"type\":\"function_call\",\"id\":\"fc_1\","
+            "\"call_id\":\"call_a\",\"name\":\"shell\",\"arguments\":\"\"}}")
+        AEV("response.output_item.added", "{\"type\":\"response.output_item.added\","
+            "\"output_index\":2,\"item\":{\"type\":\"function_call\",\"id\":\"fc_2\","
+            "\"call_id\":\"call_b\",\"name\":\"list_dir\",\"arguments\":\"\"}}")
+        AEV("response.function_call_arguments.delta", "{\"type\":"
+            "\"response.function_call_arguments.delta\",\"output_index\":2,\"delta\":\"{}\"}")
+        AEV("response.output_item.done", "{\"type\":\"response.output_item.done\","
+            "\"output_index\":1,\"item\":{\"type\":\"function_call\",\"call_id\":\"call_a\","
+            "\"name\":\"shell\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}}")
+        AEV("response.output_item.done", "{\"type\":\"response.output_item.done\","
+            "\"output_index\":2,\"item\":{\"type\":\"function_call\",\"call_id\":\"call_b\","
+            "\"name\":\"list_dir\",\"arguments\":\"{}\"}}")
+        AEV("response.incomplete", "{\"type\":\"response.incomplete\",\"response\":{"
+            "\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"usage\":{"
+            "\"input_tokens\":100,\"input_tokens_details\":{\"cached_tokens\":60},"
+            "\"output_tokens\":7}}}");
+    static const char failed[] =
+        AEV("response.failed", "{\"type\":\"response.failed\",\"response\":{\"error\":{"
+            "\"code\":\"server_error\",\"message\":\"The model had a hiccup.\"}}}");
+
+    (void)state;
+    memset(&rs, 0, sizeof(rs));
+    assert_int_equal(decode(MOTE_PROVIDER_OPENAI_RESPONSES, stream), 0);
+    assert_string_equal(sn.thinking, "Hm.");
+    assert_int_equal(sn.ncalls, 2);
+    assert_string_equal(sn.args[0], "{\"command\":\"ls\"}"); /* whole in its done item */
+    assert_string_equal(sn.args[1], "{}");                  /* from its delta, not twice */
+    assert_string_equal(sn.stop, "max_tokens");
+    assert_int_equal(sn.done, 1);
+    assert_int_equal(decode_rs(MOTE_PROVIDER_OPENAI_RESPONSES, stream), 0);
+    assert_string_equal(rs.kind[1], "S:responses:0");
+    assert_string_equal(rs.data[1], "gAAAAB==");
+    (void)decode(MOTE_PROVIDER_OPENAI_RESPONSES, failed); /* (the test callback goes on) */
+    assert_int_equal(sn.errors, 1);
+    assert_string_equal(sn.err, "The model had a hiccup.");
+    assert_true(mote_llm_responses_only("gpt-5-codex"));
+    assert_true(mote_llm_responses_only("gpt-5.1-codex-mini"));
+    assert_true(mote_llm_responses_only("gpt-5-pro"));
+    assert_true(mote_llm_responses_only("o3-pro-2025-06-10"));
+    assert_false(mote_llm_responses_only("gpt-5"));
+    assert_false(mote_llm_responses_only("gpt-5-mini"));
+    assert_false(mote_llm_responses_only("gpt-4o"));
+    assert_false(mote_llm_responses_only("gpt-5-protect")); /* (no such model; not "-pro") */
+    assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI_RESPONSES, "/v1"), "/responses");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_shapes),
         cmocka_unit_test(test_error_array_event),
         cmocka_unit_test(test_finish_without_done),
+        cmocka_unit_test(test_reasoning_field_is_thinking),
+        cmocka_unit_test(test_reasoning_decoded_with_signatures),
+        cmocka_unit_test(test_reasoning_sent_back_where_needed),
         cmocka_unit_test(test_ids_kept_for_the_dialect),
         cmocka_unit_test(test_calls_sharing_an_index),
         cmocka_unit_test(test_foreign_ids_fit_anthropic),
+        cmocka_unit_test(test_profile_pick),
+        cmocka_unit_test(test_profile_bodies),
+        cmocka_unit_test(test_refusals_teach),
+        cmocka_unit_test(test_overflow_detected),
+        cmocka_unit_test(test_results_cut_to_fit),
+        cmocka_unit_test(test_responses_recorded),
+        cmocka_unit_test(test_responses_events),
     };
 
     return cmocka_run_group_tests_name("providers", tests, NULL, NULL);
