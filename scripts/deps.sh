@@ -35,11 +35,14 @@ NPM_DIR=.deps/npm
 NPM_PKGS="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
 # The official clients of mote serve's MCP server and OpenAI-compatible endpoint.
 NPM_PKGS="$NPM_PKGS @modelcontextprotocol/sdk@1.32.2 openai@6.30.1"
+# A server with a large tool list (the MCP client's list parse; a dummy token lists).
+NPM_PKGS="$NPM_PKGS @modelcontextprotocol/server-github@2025.4.8"
 
 npm_missing() {
     command -v npm >/dev/null 2>&1 || return 1
     [ -x "$NPM_DIR/node_modules/.bin/mcp-server-everything" ] &&
         [ -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem" ] &&
+        [ -x "$NPM_DIR/node_modules/.bin/mcp-server-github" ] &&
         [ -f "$NPM_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
         [ -f "$NPM_DIR/node_modules/openai/package.json" ] && return 1
     return 0

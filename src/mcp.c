@@ -16,8 +16,6 @@
 
 #define PROTOCOL_VERSION "2025-06-18"
 
-enum { REQ_NONE, REQ_INIT, REQ_LIST, REQ_CALL };
-
 static const struct mote_mcp_up up;
 
 void mote_mcp_init(struct mote_mcp *m, struct mote_loop *loop, mote_mcp_log_fn log, void *arg)
@@ -225,8 +223,8 @@ static int request(struct mote_mcp_server *s, int kind, struct req_args *r)
 
     r->id = s->next_id++;
     rc = send_kind(s,
-                   kind == REQ_INIT   ? MCP_MSG_INIT
-                   : kind == REQ_CALL ? MCP_MSG_CALL
+                   kind == MCP_REQ_INIT   ? MCP_MSG_INIT
+                   : kind == MCP_REQ_CALL ? MCP_MSG_CALL
                                       : MCP_MSG_REQUEST,
                    fill_request, r);
     if (rc < 0)
@@ -360,7 +358,7 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
             s->timer = 0;
         return;
     }
-    if (s->req_kind == REQ_CALL) {
+    if (s->req_kind == MCP_REQ_CALL) {
         static const char msg[] = "the MCP server did not answer the call in time";
         struct mote_mcp_call *c = s->call;
 
@@ -371,7 +369,7 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
         wake_waiting_calls(loop);
         return;
     }
-    fail_server(s, s->req_kind == REQ_INIT ? "no answer to initialize in time"
+    fail_server(s, s->req_kind == MCP_REQ_INIT ? "no answer to initialize in time"
                                            : "no answer to tools/list in time");
 }
 
@@ -489,38 +487,98 @@ static int take_schema(const struct mote_json *j, int schema, char *out, size_t 
     return w.err;
 }
 
+/* Says why the tool entry `t` of j is left out (its name when it has one). */
+static void tool_skipped(struct mote_mcp_server *s, const struct mote_json *j, int t,
+                         const char *why)
+{
+    char name[MOTE_MCP_NAME_MAX];
+
+    s->skipped_tools++;
+    if (mote_json_str(j, mote_json_member(j, t, "name"), name, sizeof(name)) <= 0)
+        mote_str_copy(name, sizeof(name), "(unnamed)");
+    mcp_log(s, "skipped the tool ", name, why);
+}
+
+/* One entry `t` of j, a tools array's: into the server's tools, or
+ * skipped with a line saying why. */
+static void take_tool(struct mote_mcp_server *s, const struct mote_json *j, int t)
+{
+    int schema = mote_json_member(j, t, "inputSchema"), rc;
+    struct mote_mcp_tool *tool;
+
+    if (s->ntools >= MOTE_MCP_MAX_TOOLS) {
+        if (s->skipped_tools++ == 0) /* (said once per list) */
+            mcp_log(s, "more tools than MOTE_MCP_MAX_TOOLS: the rest are skipped", NULL, NULL);
+        return;
+    }
+    tool = &s->tools[s->ntools];
+    if (mote_json_type_of(j, t) != MOTE_JSON_OBJECT) {
+        tool_skipped(s, j, -1, ": its entry is not an object");
+        return;
+    }
+    if (mote_json_str(j, mote_json_member(j, t, "name"), tool->remote, sizeof(tool->remote)) <= 0) {
+        tool_skipped(s, j, -1, ": no name, or one over MOTE_MCP_NAME_MAX bytes");
+        return;
+    }
+    rc = take_schema(j, schema, tool->schema, sizeof(tool->schema));
+    if (rc < 0) {
+        tool_skipped(s, j, t, rc == MOTE_ERR_INVAL ? ": its inputSchema is not an object schema"
+                                                   : ": its inputSchema is over "
+                                                     "MOTE_MCP_SCHEMA_MAX bytes");
+        return;
+    }
+    if (mote_json_str(j, mote_json_member(j, t, "description"), s->m->text, sizeof(s->m->text)) < 0)
+        s->m->text[0] = '\0';
+    mote_str_copy(tool->desc, sizeof(tool->desc), s->m->text);
+    mote_mcp_redact(s, tool->desc, strlen(tool->desc));
+    tool->name[0] = '\0';
+    s->ntools++; /* counted before naming: name_taken skips itself */
+    tool_name(s, tool);
+    MOTE_ASSERT(strstr(tool->name, "__") != NULL);
+}
+
+/* A new list replaces the old one from its first entry on. */
+static void list_begins(struct mote_mcp_server *s)
+{
+    if (s->relisting && !(s->in_flags & MCP_IN_BEGAN)) {
+        s->ntools = 0;
+        s->skipped_tools = 0;
+    }
+    s->in_flags |= MCP_IN_BEGAN;
+}
+
 static void take_tools(struct mote_mcp_server *s, int result)
 {
     struct mote_json *j = &s->m->json;
-    int tools = mote_json_member(j, result, "tools"), k;
+    int tools = mote_json_member(j, result, "tools"), k, t;
 
-    for (k = 0;; k++) {
-        int t = mote_json_elem(j, tools, k);
-        int schema = mote_json_member(j, t, "inputSchema");
-        struct mote_mcp_tool *tool;
+    list_begins(s);
+    for (k = 0; (t = mote_json_elem(j, tools, k)) >= 0; k++)
+        take_tool(s, j, t);
+}
 
-        if (t < 0)
-            break;
-        if (s->ntools >= MOTE_MCP_MAX_TOOLS) {
-            s->skipped_tools++;
-            continue;
-        }
-        tool = &s->tools[s->ntools];
-        if (mote_json_str(j, mote_json_member(j, t, "name"), tool->remote, sizeof(tool->remote)) <= 0 ||
-            take_schema(j, schema, tool->schema, sizeof(tool->schema)) < 0) {
-            s->skipped_tools++;
-            continue;
-        }
-        if (mote_json_str(j, mote_json_member(j, t, "description"), s->m->text,
-                          sizeof(s->m->text)) < 0)
-            s->m->text[0] = '\0';
-        mote_str_copy(tool->desc, sizeof(tool->desc), s->m->text);
-        mote_mcp_redact(s, tool->desc, strlen(tool->desc));
-        tool->name[0] = '\0';
-        s->ntools++; /* counted before naming: name_taken skips itself */
-        tool_name(s, tool);
-        MOTE_ASSERT(strstr(tool->name, "__") != NULL);
+/* An entry of a tools/list answer, as mcp_in.c reads it: parsed on its
+ * own (its own budget of MOTE_JSON_MAX_TOKENS values). */
+static void up_tool(struct mote_mcp_server *s, const char *entry, size_t len, const char *name,
+                    size_t name_len)
+{
+    struct mote_json *j = &s->m->json;
+    char shown[64];
+    size_t i;
+
+    list_begins(s);
+    if (mote_json_parse(j, entry, len) <= 0) {
+        /* named by the raw bytes of its name (printable ASCII shown) */
+        for (i = 0; name != NULL && i < name_len && i + 1 < sizeof(shown); i++)
+            shown[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
+        shown[name != NULL ? i : 0] = '\0';
+        s->skipped_tools++;
+        mcp_log(s, "skipped the tool ", name != NULL ? shown : "(unnamed)",
+                ": its entry is not valid JSON, or has more than MOTE_JSON_MAX_TOKENS values "
+                "or MOTE_JSON_MAX_DEPTH levels");
+        return;
     }
+    take_tool(s, j, 0);
 }
 
 /* The text of a tools/call result: text items kept, others summarised. */
@@ -532,8 +590,9 @@ static void call_result(struct mote_mcp_server *s, int result)
     /* A result holds MOTE_MCP_RESULT_MAX bytes; its tail is kept for the
      * note that says it was cut. */
     size_t cap = MOTE_MCP_RESULT_MAX - 160, len = 0;
-    bool is_error = false, cut = false;
+    bool is_error = false, cut = (s->in_flags & MCP_IN_CUT) != 0;
 
+    s->in_flags &= (uint8_t)~MCP_IN_CUT;
     (void)mote_json_bool(j, mote_json_member(j, result, "isError"), &is_error);
     for (k = 0;; k++) {
         int item = mote_json_elem(j, content, k);
@@ -631,21 +690,21 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
         mote_sb_s(&sb, ": ");
         mote_sb_s(&sb, text);
         mote_mcp_redact(s, msg, sb.len);
-        if (s->req_kind == REQ_CALL)
+        if (s->req_kind == MCP_REQ_CALL)
             call_finish(s, msg, sb.len, true);
         else
             fail_server(s, msg);
         return;
     }
     if (mote_json_type_of(j, result) != MOTE_JSON_OBJECT) {
-        if (s->req_kind == REQ_CALL)
+        if (s->req_kind == MCP_REQ_CALL)
             call_finish(s, "the MCP server sent a result that is not an object", 50, true);
         else
             fail_server(s, "the MCP server sent a result that is not an object");
         return;
     }
     switch (s->req_kind) {
-    case REQ_INIT:
+    case MCP_REQ_INIT:
         if (s->kind != MOTE_MCP_STDIO) {
             /* the version the session speaks, sent with each request */
             char v[sizeof(s->version)];
@@ -663,24 +722,21 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
         s->state = MOTE_MCP_LISTING;
         memset(&r, 0, sizeof(r));
         r.method = "tools/list";
-        if (request(s, REQ_LIST, &r) < 0)
+        if (request(s, MCP_REQ_LIST, &r) < 0)
             fail_server(s, "cannot write to the server");
         break;
-    case REQ_LIST: {
+    case MCP_REQ_LIST: {
         int next = mote_json_member(j, result, "nextCursor");
 
-        if (s->relisting) {
-            s->relisting = false;
-            s->ntools = 0;
-            s->skipped_tools = 0;
-        }
-        take_tools(s, result);
+        take_tools(s, result); /* (the entries mcp_in.c did not take already) */
+        s->relisting = false;
+        s->in_flags &= (uint8_t)~MCP_IN_BEGAN;
         if (mote_json_type_of(j, next) == MOTE_JSON_STRING &&
             mote_json_str(j, next, s->cursor, sizeof(s->cursor)) > 0) {
             memset(&r, 0, sizeof(r));
             r.method = "tools/list";
             r.cursor = s->cursor;
-            if (request(s, REQ_LIST, &r) < 0)
+            if (request(s, MCP_REQ_LIST, &r) < 0)
                 fail_server(s, "cannot write to the server");
             break;
         }
@@ -704,7 +760,7 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
         }
         break;
     }
-    case REQ_CALL:
+    case MCP_REQ_CALL:
         call_result(s, result);
         break;
     default:
@@ -727,7 +783,7 @@ static void relist_if_free(struct mote_mcp_server *s)
     s->relisting = true;
     memset(&r, 0, sizeof(r));
     r.method = "tools/list";
-    if (request(s, REQ_LIST, &r) < 0)
+    if (request(s, MCP_REQ_LIST, &r) < 0)
         fail_server(s, "cannot write to the server");
 }
 
@@ -800,7 +856,7 @@ static void up_request_failed(struct mote_mcp_server *s, const char *why)
 {
     if (s->req_id == 0)
         return;
-    if (s->req_kind == REQ_CALL) {
+    if (s->req_kind == MCP_REQ_CALL) {
         drop_request(s);
         call_finish(s, why, strlen(why), true);
         wake_waiting_calls(s->m->loop);
@@ -816,7 +872,8 @@ static void up_renewed(struct mote_mcp_server *s)
     relist_if_free(s);
 }
 
-static const struct mote_mcp_up up = {handle_line, fail_server, up_request_failed, up_renewed};
+static const struct mote_mcp_up up = {handle_line, fail_server, up_request_failed, up_renewed,
+                                      up_tool};
 
 void mote_mcp_start_all(struct mote_mcp *m)
 {
@@ -837,7 +894,7 @@ void mote_mcp_start_all(struct mote_mcp *m)
         s->state = MOTE_MCP_STARTING;
         memset(&r, 0, sizeof(r));
         r.method = "initialize";
-        if (request(s, REQ_INIT, &r) < 0)
+        if (request(s, MCP_REQ_INIT, &r) < 0)
             fail_server(s, "cannot write to the server");
     }
 }
@@ -1038,7 +1095,7 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
         r.tool = s->tools[c->tool].remote;
         r.args = c->args_len > 0 ? c->args : "{}";
         r.args_len = c->args_len > 0 ? c->args_len : 2;
-        rc = request(s, REQ_CALL, &r);
+        rc = request(s, MCP_REQ_CALL, &r);
         if (rc < 0) {
             static const char msg[] = "cannot send the call to the MCP server";
 

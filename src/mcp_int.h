@@ -14,6 +14,14 @@
 #include "mote/mote_mcp.h"
 #include "util.h"
 
+/* What the pending request is (s->req_kind). */
+enum { MCP_REQ_NONE, MCP_REQ_INIT, MCP_REQ_LIST, MCP_REQ_CALL };
+
+/* What mcp_in.c tells the protocol about the message it framed
+ * (s->in_flags; cleared when the next message begins). */
+#define MCP_IN_CUT 0x40u   /* a call's result was cut to fit */
+#define MCP_IN_BEGAN 0x80u /* tools/list entries were taken from it already */
+
 /* What a message queued to a server is. */
 enum {
     MCP_MSG_REQUEST = 1, /* a request whose answer is awaited and that repeats no effect
@@ -36,6 +44,11 @@ struct mote_mcp_up {
     void (*request_failed)(struct mote_mcp_server *s, const char *why);
     /* A new session replaced a lost one: its tool list is fetched again. */
     void (*renewed)(struct mote_mcp_server *s);
+    /* One entry of the tools array of the tools/list answer being read
+     * (its JSON text, and its name's raw bytes when the walk saw them):
+     * taken into the server's tools, or skipped. */
+    void (*tool)(struct mote_mcp_server *s, const char *entry, size_t len, const char *name,
+                 size_t name_len);
 };
 
 /* Tells the user something about server `s` (the session's log
@@ -59,6 +72,19 @@ static inline bool mcp_must_wait(const struct mote_mcp_server *s)
 {
     return s->relisting && s->m->holds > 0;
 }
+
+/* ---- the answer buffer (mcp_in.c) ---- */
+
+/* Appends byte `c` of the message being read to buf[0..*len) (cap bytes,
+ * one kept for a NUL): a tools/list answer's entries are taken as they
+ * come, a call's result cut to fit. False: the message is over the buffer
+ * (it is dropped; mote_mcp_in_reset then). */
+bool mote_mcp_in_put(struct mote_mcp_server *s, char *buf, size_t *len, size_t cap, char c);
+/* The message ended: the entries of a tools/list answer still in it are
+ * taken (*len shrinks), before the protocol reads what is left. */
+void mote_mcp_in_end(struct mote_mcp_server *s, char *buf, size_t *len);
+/* A message was dropped, or an exchange begins: nothing is being skipped. */
+void mote_mcp_in_reset(struct mote_mcp_server *s);
 
 /* ---- stdio (mcp_stdio.c) ---- */
 

@@ -132,27 +132,12 @@ static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
         return;
     }
     for (moved = 0; moved < MOTE_STEP_IO_BYTES;) {
-        char *nl;
-        int n;
+        size_t at = s->inlen, i, room = sizeof(s->inbuf) - s->inlen,
+               left = MOTE_STEP_IO_BYTES - moved;
+        int n = p->pipe_read(p->ctx, fd, s->inbuf + at, room < left ? room : left);
 
-        if (s->inlen == sizeof(s->inbuf)) {
-            /* A line over the limit: drop it up to its newline. */
-            s->inlen = 0;
-            s->dropped_line = true;
-            mcp_log(s, "dropped a message over MOTE_MCP_LINE_MAX bytes", NULL, NULL);
-            if (s->req_id != 0)
-                s->m->up->request_failed(s, "the MCP server's answer was over the size limit "
-                                            "(MOTE_MCP_LINE_MAX)");
-        }
-        {
-            size_t room = sizeof(s->inbuf) - s->inlen, left = MOTE_STEP_IO_BYTES - moved;
-
-            n = p->pipe_read(p->ctx, fd, s->inbuf + s->inlen, room < left ? room : left);
-        }
         if (n == MOTE_ERR_AGAIN)
             return;
-        if (n > 0)
-            moved += (size_t)n;
         if (n <= 0) {
             (void)mote_watch_remove(loop, s->w_out);
             s->w_out = 0;
@@ -161,22 +146,36 @@ static void on_out(struct mote_loop *loop, mote_watch_id w, int fd, unsigned rev
             server_gone(s);
             return;
         }
-        if (s->dropped_line) {
-            nl = memchr(s->inbuf + s->inlen, '\n', (size_t)n);
-            if (nl == NULL)
-                continue; /* still inside the long line */
-            s->dropped_line = false;
-            memmove(s->inbuf, nl + 1, (size_t)(s->inbuf + s->inlen + n - (nl + 1)));
-            s->inlen = (size_t)(s->inbuf + s->inlen + n - (nl + 1));
-        } else {
-            s->inlen += (size_t)n;
-        }
-        while ((nl = memchr(s->inbuf, '\n', s->inlen)) != NULL) {
-            size_t len = (size_t)(nl - s->inbuf);
+        moved += (size_t)n;
+        /* The bytes read go through mcp_in.c in place: what it keeps of
+         * the line is written at s->inlen, never past the byte read. */
+        for (i = at; i < at + (size_t)n; i++) {
+            char c = s->inbuf[i];
 
-            s->m->up->message(s, s->inbuf, len);
-            s->inlen -= len + 1;
-            memmove(s->inbuf, nl + 1, s->inlen);
+            if (c == '\n') {
+                size_t len = s->inlen;
+
+                s->inlen = 0;
+                if (s->dropped_line) {
+                    s->dropped_line = false;
+                    mote_mcp_in_reset(s);
+                    continue;
+                }
+                mote_mcp_in_end(s, s->inbuf, &len);
+                s->m->up->message(s, s->inbuf, len);
+                continue;
+            }
+            if (s->dropped_line)
+                continue; /* (the rest of a line over the limit) */
+            if (!mote_mcp_in_put(s, s->inbuf, &s->inlen, sizeof(s->inbuf), c)) {
+                s->inlen = 0;
+                s->dropped_line = true;
+                mote_mcp_in_reset(s);
+                mcp_log(s, "dropped a message over MOTE_MCP_LINE_MAX bytes", NULL, NULL);
+                if (s->req_id != 0)
+                    s->m->up->request_failed(s, "the MCP server's answer was over the size "
+                                                "limit (MOTE_MCP_LINE_MAX)");
+            }
         }
     }
 }

@@ -298,8 +298,11 @@ static void complete(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool c
     }
     if (ch->body == B_JSON && ch->msg != NULL) {
         if (ch->msg_over) {
+            mote_mcp_in_reset(s);
             ch->ops->dropped(s, ch);
         } else if (ch->msg_len > 0) {
+            if (ch->msg == s->inbuf)
+                mote_mcp_in_end(s, ch->msg, &ch->msg_len);
             ch->msg[ch->msg_len] = '\0';
             ch->ops->message(s, ch, "message", ch->msg, ch->msg_len);
         }
@@ -358,6 +361,12 @@ static void timeout(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
 
 static void put(struct mote_mcp_chan *ch, char c)
 {
+    if (ch->msg == ch->srv->inbuf && ch->body != B_ERROR) {
+        /* (an answer of any size is kept within the buffer: mcp_in.c) */
+        if (!ch->msg_over && !mote_mcp_in_put(ch->srv, ch->msg, &ch->msg_len, ch->msg_cap, c))
+            ch->msg_over = true;
+        return;
+    }
     if (ch->msg == NULL || ch->msg_len + 1 >= ch->msg_cap) {
         ch->msg_over = true;
         return;
@@ -375,10 +384,13 @@ static void dispatch(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     if (!data)
         return;
     if (over) {
+        mote_mcp_in_reset(s);
         if (ch->msg != NULL)
             ch->ops->dropped(s, ch);
         return;
     }
+    if (ch->msg == s->inbuf)
+        mote_mcp_in_end(s, ch->msg, &len);
     ch->msg[len] = '\0';
     ch->ops->message(s, ch, ch->event[0] != '\0' ? ch->event : "message", ch->msg, len);
     ch->event[0] = '\0';
@@ -695,6 +707,8 @@ void mote_mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
     ch->sent = 0;
     ch->body = B_UNSET;
     ch->msg_len = 0;
+    if (ch->msg == s->inbuf)
+        mote_mcp_in_reset(s);
     ch->msg_over = ch->sse_cr = ch->sse_data = false;
     ch->sse_state = S_START;
     ch->event[0] = '\0';

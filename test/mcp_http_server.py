@@ -37,6 +37,9 @@ Options:
   --rcvbuf N          the listening socket's receive buffer (a peer that takes little
                       at a time)
   --log F             every request as one JSON line: method, path, headers, body
+  --tools-file F      more tools, from a JSON file (a list of tool objects); each
+                      answers "called NAME"
+  --big-tool          a tool "big" {bytes}: a text result of that many bytes
   --cert C --key K    HTTPS with this certificate
 Tools: echo {text}, add {a, b}, sleep {seconds}, whoami.
 """
@@ -69,6 +72,8 @@ P.add_argument("--drop-call", type=int, default=0)
 P.add_argument("--move-endpoint", action="store_true")
 P.add_argument("--rcvbuf", type=int, default=0)
 P.add_argument("--log")
+P.add_argument("--tools-file")
+P.add_argument("--big-tool", action="store_true")
 P.add_argument("--lifetime", type=float, default=300)
 P.add_argument("--cert")
 P.add_argument("--key")
@@ -95,6 +100,12 @@ def tools():
              "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
             {"name": "whoami", "description": "Say what credentials came.",
              "inputSchema": {"type": "object"}}]
+    if A.tools_file:
+        with open(A.tools_file) as f:
+            base += json.load(f)
+    if A.big_tool:
+        base.append({"name": "big", "description": "A large result.",
+                     "inputSchema": {"type": "object", "properties": {"bytes": {"type": "number"}}}})
     if A.flip:
         with LOCK:
             STATE["lists"] += 1
@@ -133,8 +144,12 @@ def result_of(msg, auth):
             text = "slept"
         elif name == "whoami":
             text = "you sent %s" % auth
+        elif name == "big" and A.big_tool:
+            text = "b" * int(a.get("bytes", 100000)) + "END"
         elif name.startswith("v"):
             text = "list tool %s ran" % name
+        elif A.tools_file and name in [t["name"] for t in tools()]:
+            text = "called %s" % name
         else:
             return {"jsonrpc": "2.0", "id": mid,
                     "error": {"code": -32602, "message": "no tool %s (auth %s)" %

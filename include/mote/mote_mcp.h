@@ -133,6 +133,8 @@ struct mote_mcp_server {
     int64_t next_id;
     int64_t req_id;      /* 0: none pending */
     uint8_t req_kind;
+    uint8_t in_flags;    /* internal: the answer being read (mcp_in.c) */
+    uint8_t in_rel;      /* internal: ... the levels left to skip */
     uint32_t req_deadline;
     struct mote_mcp_call *call; /* the call waiting for req_id */
     bool dropped_line;

@@ -17,7 +17,8 @@ import tempfile
 import time
 import uuid
 
-from harness import NOTES, ROOT, Skip, TMP, check, mote_env, requests_in, run_all, start_server
+from harness import (NOTES, ROOT, TMP, Skip, check, config_value, mote_env, requests_in, run_all,
+                     start_server)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -158,6 +159,93 @@ def test_huge_line_is_a_clear_error():
     check("ok__echo" in names and not any(n.startswith("h__") for n in names), names)
 
 
+def big_list(extra_base=0):
+    """A tools/list answer over MOTE_MCP_LINE_MAX bytes and MOTE_JSON_MAX_TOKENS
+    values: tools with long descriptions and many-valued schemas (as many as
+    the table takes, besides `extra_base` tools the server has already), one
+    entry alone over the buffer ("huge"), one schema over MOTE_MCP_SCHEMA_MAX
+    ("wide") and one of more values than MOTE_JSON_MAX_TOKENS ("many") in the
+    middle. Returns (file, names)."""
+    line_max, tokens = config_value("MOTE_MCP_LINE_MAX"), config_value("MOTE_JSON_MAX_TOKENS")
+    n = config_value("MOTE_MCP_MAX_TOOLS") - extra_base
+    tools, names = [], []
+    for i in range(n):
+        if i == n // 2:
+            tools.append({"name": "huge", "description": "h" * (line_max + 4096),
+                          "inputSchema": {"type": "object"}})
+            tools.append({"name": "wide", "description": "A schema over the limit.",
+                          "inputSchema": {"type": "object", "properties": {
+                              "q%03d" % k: {"type": "string",
+                                            "description": "a property of some length"}
+                              for k in range(60)}}})
+            tools.append({"name": "many", "description": "A schema of many values.",
+                          "inputSchema": {"type": "object", "properties": {
+                              "m%04d" % k: {"type": "string"} for k in range(tokens)}}})
+        tools.append({"name": "t%02d" % i, "description": ("Tool %d. " % i) + "d" * 4000,
+                      "inputSchema": {"type": "object", "properties": {
+                          "p%d" % k: {"type": "string"} for k in range(15)}}})
+        names.append("t%02d" % i)
+    text = json.dumps(tools)
+    check(len(text) > 2 * line_max and text.count(":") > tokens, "the list is large")
+    path = os.path.join(TMP, "big-list-%s.json" % uuid.uuid4().hex[:6])
+    with open(path, "w") as f:
+        f.write(text)
+    return path, names
+
+
+def test_large_tool_list_loads_tool_by_tool():
+    path, names = big_list()
+    last = names[-1]
+    port, log = start_server([{"tool": "g__" + last, "input": {"p1": "x"}}, {"text": "done"}])
+    p = run(args(port, config({"g": fake("--tools-file", path)}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr))
+    offered = [t["name"] for t in requests_in(log)[0]["body"]["tools"] if t["name"].startswith("g__")]
+    check(offered == ["g__" + n for n in names], offered)
+    check("ready, %d tools (3 skipped)" % len(names) in p.stderr, p.stderr)
+    check("skipped the tool huge: its entry in tools/list is over MOTE_MCP_LINE_MAX" in p.stderr,
+          p.stderr)
+    check("skipped the tool wide: its inputSchema is over MOTE_MCP_SCHEMA_MAX" in p.stderr,
+          p.stderr)
+    check("skipped the tool many: its entry is not valid JSON, or has more than "
+          "MOTE_JSON_MAX_TOKENS values" in p.stderr, p.stderr)
+    res = json.dumps(requests_in(log)[1]["body"])
+    check("called %s with" % last in res, res[-300:])
+
+
+def one_mb(tool_input, flag="--big-tool"):
+    port, log = start_server([{"tool": "b__big", "input": tool_input}, {"text": "done"}])
+    p = run(args(port, config({"b": fake(flag)}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr))
+    res = [b for b in json.loads(json.dumps(requests_in(log)[1]["body"]))["messages"][-1]["content"]
+           if b.get("type") == "tool_result"]
+    check(len(res) == 1 and not res[0].get("is_error"), res and str(res[0])[:300])
+    text = res[0]["content"] if isinstance(res[0]["content"], str) else json.dumps(res[0]["content"])
+    check("[result cut:" in text, text[-300:])
+    check(len(text) <= config_value("MOTE_MCP_RESULT_MAX") + 200, len(text))
+    return text
+
+
+def test_result_of_1_mb_is_cut():
+    text = one_mb({"bytes": 1000000})
+    check(text.startswith("bbbbbbbb") and "END" not in text, text[:100])
+
+
+def test_result_of_1_mb_in_many_items_is_cut():
+    text = one_mb({"bytes": 10000, "items": 100})
+    check(text.startswith("bbbbbbbb") and "END" in text, text[:100])
+
+
+def test_result_of_many_values_is_cut():
+    # 40 KB, but more values than MOTE_JSON_MAX_TOKENS: the items past them cut
+    text = one_mb({"bytes": 10, "items": 1000})
+    check(text.startswith("bbbbbbbbbbEND\nbbbb"), text[:100])
+
+
+def test_structured_result_of_1_mb_is_cut():
+    text = one_mb({"bytes": 1000000, "structured": True})
+    check("ssssssss" in text, text[:100])
+
+
 def test_crash_mid_call_is_a_tool_error():
     port, log = start_server([{"tool": "c__echo", "input": {"text": "boom"}}, {"text": "noted"}])
     p = run(args(port, config({"c": fake("--crash-on-call")}), "-p", "x", "--yes"))
@@ -281,6 +369,42 @@ def test_real_servers_through_a_model_turn():
     NOTES.append("disconnect-all with the real servers: " + "; ".join(lines))
     NOTES.append("one-shot with both real servers, start to exit: %.0f ms" %
                  ((time.monotonic() - t0) * 1000))
+
+
+def test_real_filesystem_1_mb_file_is_cut():
+    fs = os.path.join(NPM_BIN, "mcp-server-filesystem")
+    if not os.path.exists(fs):
+        raise Skip("the npm servers are not installed (make deps)")
+    root = tempfile.mkdtemp(dir=TMP)
+    path = os.path.join(root, "big.txt")
+    with open(path, "w") as f:
+        f.write("line %07d of a large file\n" % 0)
+        for i in range(1, 40000):
+            f.write("line %07d of a large file\n" % i)  # 1.04 MB
+    port, log = start_server([{"tool": "fs__read_text_file", "input": {"path": path}},
+                              {"text": "all done"}])
+    p = run(args(port, config({"fs": {"command": fs, "args": [root]}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr))
+    res = [b for b in requests_in(log)[1]["body"]["messages"][-1]["content"]
+           if b.get("type") == "tool_result"]
+    text = res[0]["content"] if isinstance(res[0]["content"], str) else json.dumps(res[0]["content"])
+    check(not res[0].get("is_error") and "line 0000000 of a large file" in text, text[:300])
+    check("[result cut:" in text and "line 0039999" not in text, text[-300:])
+
+
+def test_real_github_server_list_loads():
+    gh = os.path.join(NPM_BIN, "mcp-server-github")
+    if not os.path.exists(gh):
+        raise Skip("@modelcontextprotocol/server-github is not installed (make deps)")
+    port, log = start_server([{"text": "listed"}])
+    cfg = config({"gh": {"command": gh, "args": [],
+                         "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "dummy-token-only-the-list"}}})
+    p = run(args(port, cfg, "-p", "x"))
+    check(p.returncode == 0 and "listed" in p.stdout, (p.returncode, p.stderr))
+    names = [t["name"] for t in requests_in(log)[0]["body"]["tools"] if t["name"].startswith("gh__")]
+    want = config_value("MOTE_MCP_MAX_TOOLS")
+    check(len(names) == want and "gh__create_pull_request" in names, names)
+    check("ready, %d tools (" % want in p.stderr and "MOTE_MCP_MAX_TOOLS" in p.stderr, p.stderr)
 
 
 # ---- zero orphans --------------------------------------------------------------

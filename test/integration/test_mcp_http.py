@@ -17,7 +17,8 @@ import tempfile
 import time
 import uuid
 
-from harness import NOTES, ROOT, TMP, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import (NOTES, ROOT, TMP, Skip, check, config_value, requests_in, run_all,
+                     start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -449,6 +450,81 @@ def test_variables_and_defaults():
     p = run(args(port, cfg, "-p", "x"), MT_NL="a\r\nX-Injected: 1")
     check(p.returncode == 2 and "control character" in p.stderr and "Injected" not in p.stderr,
           (p.returncode, p.stderr))
+
+
+def big_list(extra_base):
+    """A tools/list answer over MOTE_MCP_LINE_MAX bytes and MOTE_JSON_MAX_TOKENS
+    values (as in test_mcp.py): tools with long descriptions and many-valued
+    schemas, and "huge" (an entry over the buffer), "wide" (a schema over
+    MOTE_MCP_SCHEMA_MAX), "many" (over MOTE_JSON_MAX_TOKENS values) among them."""
+    line_max, tokens = config_value("MOTE_MCP_LINE_MAX"), config_value("MOTE_JSON_MAX_TOKENS")
+    n = config_value("MOTE_MCP_MAX_TOOLS") - extra_base
+    tools, names = [], []
+    for i in range(n):
+        if i == n // 2:
+            tools.append({"name": "huge", "description": "h" * (line_max + 4096),
+                          "inputSchema": {"type": "object"}})
+            tools.append({"name": "wide", "description": "A schema over the limit.",
+                          "inputSchema": {"type": "object", "properties": {
+                              "q%03d" % k: {"type": "string",
+                                            "description": "a property of some length"}
+                              for k in range(60)}}})
+            tools.append({"name": "many", "description": "A schema of many values.",
+                          "inputSchema": {"type": "object", "properties": {
+                              "m%04d" % k: {"type": "string"} for k in range(tokens)}}})
+        tools.append({"name": "t%02d" % i, "description": ("Tool %d. " % i) + "d" * 4000,
+                      "inputSchema": {"type": "object", "properties": {
+                          "p%d" % k: {"type": "string"} for k in range(15)}}})
+        names.append("t%02d" % i)
+    path = os.path.join(TMP, "big-list-%s.json" % uuid.uuid4().hex[:6])
+    with open(path, "w") as f:
+        json.dump(tools, f)
+    check(os.path.getsize(path) > 2 * line_max, "the list is large")
+    return path, names
+
+
+def large_list(mode):
+    path, names = big_list(4)  # (the hostile server's own four tools besides)
+    url, _ = hostile("--tools-file", path, mode=mode)
+    port, log = start_server([{"tool": "g__" + names[-1], "input": {}}, {"text": "done"}])
+    kind = "http" if mode == "http" else "sse"
+    p = run(args(port, config({"g": {"type": kind, "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr))
+    offered = [t["name"] for t in requests_in(log)[0]["body"]["tools"] if t["name"].startswith("g__t")]
+    check(offered == ["g__" + n for n in names], offered)
+    check("ready, %d tools (3 skipped)" % (len(names) + 4) in p.stderr, p.stderr)
+    for name in ("huge", "wide", "many"):
+        check("skipped the tool %s:" % name in p.stderr, p.stderr)
+    check("called %s" % names[-1] in json.dumps(requests_in(log)[1]["body"]), "the last one runs")
+
+
+def test_large_tool_list_streamable_http():
+    large_list("http")
+
+
+def test_large_tool_list_sse():
+    large_list("sse")
+
+
+def big_result(mode):
+    url, _ = hostile("--big-tool", mode=mode)
+    port, log = start_server([{"tool": "b__big", "input": {"bytes": 1000000}}, {"text": "done"}])
+    kind = "http" if mode == "http" else "sse"
+    p = run(args(port, config({"b": {"type": kind, "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr))
+    res = tool_results(requests_in(log))
+    check(len(res) == 1 and not res[0].get("is_error"), res and str(res[0])[:300])
+    text = res[0]["content"]
+    check(text.startswith("bbbbbbbb") and "[result cut:" in text and "END" not in text, text[-200:])
+    check(len(text) <= config_value("MOTE_MCP_RESULT_MAX") + 200, len(text))
+
+
+def test_result_of_1_mb_is_cut_streamable_http():
+    big_result("http")
+
+
+def test_result_of_1_mb_is_cut_sse():
+    big_result("sse")
 
 
 # ---- the real server-everything -------------------------------------------------
