@@ -5,6 +5,8 @@ clients: the official MCP TypeScript SDK's client and the official
 `openai` npm client (through test/integration/mcp_sdk_client.js, from
 .deps/npm: make deps), and mote itself as the MCP client of another
 mote; kill -9 while a call runs; hostile clients on raw sockets.
+Without node or the clients a test is skipped with the reason, but
+never when MOTE_CI=1 (.ci/run sets it): there it fails.
 
     test_mcp_server.py BUILDDIR
 Prints one line per test and "N passed, M failed".
@@ -30,14 +32,22 @@ KEY = "sk-ant-TEST-SECRET-mcpserver"
 TOKEN = "test-token-0123456789abcdef"
 DRIVER = os.path.join(ROOT, "test", "integration", "mcp_sdk_client.js")
 NPM = os.path.join(ROOT, ".deps", "npm", "node_modules")
+CI = os.environ.get("MOTE_CI") == "1"  # .ci/run: a missing client fails, never skips
+
+
+def cannot(why):
+    """A real client cannot run here: skipped, but a failure on CI."""
+    if CI:
+        raise AssertionError(why + " (MOTE_CI=1: the real clients must run)")
+    raise Skip(why)
 
 
 def need_sdk():
     if shutil.which("node") is None:
-        raise Skip("no node: make deps installs it")
+        cannot("no node: make deps installs it")
     for pkg in ("@modelcontextprotocol/sdk", "openai"):
         if not os.path.exists(os.path.join(NPM, pkg, "package.json")):
-            raise Skip("%s is not in .deps/npm: make deps installs it" % pkg)
+            cannot("%s is not in .deps/npm: make deps installs it" % pkg)
 
 
 def free_port():
