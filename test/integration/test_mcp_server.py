@@ -416,6 +416,39 @@ def test_sdk_pass_mcp_tools_and_list_changed():
         s.kill()
 
 
+def test_sdk_hears_list_changed_when_a_reload_brings_mcp_servers():
+    """SIGHUP with a new configuration (--config) that names MCP servers:
+    the connected client hears list_changed and calls the new tool."""
+    port, _ = start_server()
+    state = tempfile.mkdtemp(prefix="mcpsr-", dir=TMP)
+    mcp = os.path.join(state, "mcp.json")
+    with open(mcp, "w") as f:
+        json.dump({"mcpServers": {"fake": {"command": sys.executable, "args": [
+            os.path.join(ROOT, "test", "fake_mcp.py")]}}}, f)
+    conf = os.path.join(state, "mote.conf")
+    with open(conf, "w") as f:
+        f.write("pass-mcp-tools = true\nallow = fake__echo\n")
+    sdk = Sdk()
+    s = Serve(port, state=state, args=["--config", conf])
+    try:
+        sdk.ok(op="connect", transport="http", url=s.url, token=TOKEN)
+        names = [t["name"] for t in sdk.ok(op="list")["tools"]]
+        check("fake__echo" not in names and "ask" in names, names)
+        with open(conf, "w") as f:
+            f.write("pass-mcp-tools = true\nallow = fake__echo\nmcp-config = %s\n" % mcp)
+        s.p.send_signal(signal.SIGHUP)
+        wait_for(lambda: "reloaded " + conf in s.log(), "the reload")
+        sdk.wait(lambda e: e.get("event") == "list_changed", "list_changed after the reload", 20)
+        wait_for(lambda: "fake__echo" in [t["name"] for t in sdk.ok(op="list")["tools"]],
+                 "the new server's tool offered", 20)
+        sdk.send(op="call", id="a", name="fake__echo", args={"text": "after the reload"})
+        r = sdk.outcome("a")
+        check(r["event"] == "result" and "after the reload" in text_of(r["result"]), r)
+    finally:
+        sdk.close()
+        s.kill()
+
+
 def test_sdk_call_nobody_approves_expires():
     """The approval's deadline holds for an MCP client's call as for any
     (--approval-timeout): nobody answers, the call is answered denied."""
