@@ -403,12 +403,12 @@ test-mqtt-serve: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt_serve.py $(SB)
 CHECK_GROUPS += test-mqtt-serve
 
-## bench-fleet: 50 `mote serve --mqtt` (small configuration) on one mosquitto:
+## bench-fleet: 200 `mote serve --mqtt` (small configuration) on one mosquitto:
 ## every prompt answered once, also across a broker restart; RSS, latency
 .PHONY: bench-fleet
 bench-fleet: deps-check
 	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/small CFLAGS='$(SMALL_CFLAGS)' $(B)/small/mote
-	$(Q)python3 test/bench/mqtt_fleet_bench.py $(B)/small/mote 50
+	$(Q)python3 test/bench/mqtt_fleet_bench.py $(B)/small/mote 200
 # ---- end of mote serve --mqtt's block ----
 
 

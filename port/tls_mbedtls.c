@@ -148,11 +148,16 @@ struct tls_session {
     bool ticket_kept;          /* a TLS 1.3 ticket of this connection went to storage */
     bool no_san;               /* the server's certificate has no subjectAltName */
     unsigned char resume;      /* MOTE_TLS_RESUME_* */
+    bool own;                  /* own_crt and own_key hold a client certificate */
     struct mote_tls_key key;
     const char *alpn[2];
     char host[256];
     mbedtls_ssl_context ssl;
     mbedtls_ssl_config conf;
+#if defined(MBEDTLS_FS_IO) && defined(MBEDTLS_PK_PARSE_C)
+    mbedtls_x509_crt own_crt;  /* the client certificate the server may ask for */
+    mbedtls_pk_context own_key;
+#endif
     unsigned char ra[MOTE_TLS_READAHEAD];
 };
 
@@ -679,10 +684,62 @@ static int trust_digest(struct tls_session *s, unsigned char out[32])
     return 0;
 }
 
+static void tls_close(void *ctx, int h);
+
+/* The client certificate and key of `peer` for session `s` (mutual TLS):
+ * read now, so a bad file is said before anything is sent. */
+static int own_cert(struct tls_session *s, const struct mote_tls_peer *peer, char *err,
+                    size_t cap)
+{
+#if defined(MBEDTLS_FS_IO) && defined(MBEDTLS_PK_PARSE_C)
+    int rc;
+
+    mbedtls_x509_crt_init(&s->own_crt);
+    mbedtls_pk_init(&s->own_key);
+    s->own = true;
+    if (peer->key_file == NULL) {
+        snprintf(err, cap, "a client certificate needs its key");
+        return MOTE_ERR_INVAL;
+    }
+    rc = mbedtls_x509_crt_parse_file(&s->own_crt, peer->cert_file);
+    if (rc != 0) {
+        char why[120];
+
+        describe(rc, "", why, sizeof(why));
+        snprintf(err, cap, "cannot read the client certificate %s%s", peer->cert_file, why);
+        return MOTE_ERR_TLS;
+    }
+#if MBEDTLS_VERSION_MAJOR >= 3
+    rc = mbedtls_pk_parse_keyfile(&s->own_key, peer->key_file, NULL, mbedtls_ctr_drbg_random,
+                                  &drbg);
+#else
+    rc = mbedtls_pk_parse_keyfile(&s->own_key, peer->key_file, NULL);
+#endif
+    if (rc != 0) {
+        char why[120];
+
+        describe(rc, "", why, sizeof(why));
+        snprintf(err, cap, "cannot read the client key %s (PEM, unencrypted)%s",
+                 peer->key_file, why);
+        return MOTE_ERR_TLS;
+    }
+    rc = mbedtls_ssl_conf_own_cert(&s->conf, &s->own_crt, &s->own_key);
+    if (rc != 0) {
+        describe(rc, "the client certificate", err, cap);
+        return MOTE_ERR_TLS;
+    }
+    return 0;
+#else
+    (void)s, (void)peer;
+    snprintf(err, cap, "this TLS build cannot read a client certificate (MBEDTLS_FS_IO)");
+    return MOTE_ERR_NOTSUP;
+#endif
+}
+
 static int tls_connect(void *ctx, int fd, const struct mote_tls_peer *peer, char *err,
                        size_t cap)
 {
-    int h = open_session(ctx, fd, peer->host, peer->ca_file, peer->alpn, err, cap);
+    int h = open_session(ctx, fd, peer->host, peer->ca_file, peer->alpn, err, cap), rc;
     struct tls_session *s;
     mbedtls_ssl_session kept;
     unsigned char trust[32];
@@ -690,6 +747,10 @@ static int tls_connect(void *ctx, int fd, const struct mote_tls_peer *peer, char
     if (h < 0)
         return h;
     s = &sessions[h];
+    if (peer->cert_file != NULL && (rc = own_cert(s, peer, err, cap)) < 0) {
+        tls_close(ctx, h);
+        return rc;
+    }
     s->resume = peer->resume;
     if (peer->resume == MOTE_TLS_RESUME_OFF) {
 #if defined(MBEDTLS_SSL_SESSION_TICKETS)
@@ -958,6 +1019,13 @@ static void tls_close(void *ctx, int h)
     mbedtls_x509_crt_free(&s->found);
     mbedtls_ssl_free(&s->ssl);
     mbedtls_ssl_config_free(&s->conf);
+#if defined(MBEDTLS_FS_IO) && defined(MBEDTLS_PK_PARSE_C)
+    if (s->own) {
+        mbedtls_x509_crt_free(&s->own_crt);
+        mbedtls_pk_free(&s->own_key); /* (zeroised by mbedTLS) */
+    }
+#endif
+    s->own = false;
     s->used = false;
 }
 

@@ -16,6 +16,9 @@ HOST="$HOST chromium chromium-driver python3-selenium"
 # promtool (Debian's prometheus) checks GET /v1/metrics' text format;
 # shellcheck the OpenWrt package's scripts (make test-config, test-openwrt).
 HOST="$HOST prometheus shellcheck"
+# Jinja2 renders the Home Assistant discovery templates as Home Assistant does
+# (make test-fleet).
+HOST="$HOST python3-jinja2"
 CROSS="musl-tools gcc-arm-none-eabi libnewlib-arm-none-eabi libnewlib-dev gcc-aarch64-linux-gnu
        libc6-dev-arm64-cross qemu-user-static dpkg-dev xz-utils"
 # armhf, the musl cross wrappers (make tiny CROSS_COMPILE=...),

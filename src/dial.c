@@ -270,6 +270,10 @@ static int tls_start(struct mote_dial *d, const struct mote_port *p, char *err, 
     if (!MOTE_PORT_HAS(p, tls_open))
         return mote_why(err, cap, MOTE_ERR_NOTSUP, "this port has no TLS: https:// cannot be used",
                         NULL, NULL);
+    if (d->peer.cert_file != NULL)
+        return mote_why(err, cap, MOTE_ERR_NOTSUP,
+                        "this port's TLS cannot present a client certificate (no tls_connect)",
+                        NULL, NULL);
     return p->tls_open(p->ctx, *d->fdp, d->host, d->peer.ca_file, err, cap);
 }
 

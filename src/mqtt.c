@@ -103,6 +103,11 @@ int mote_mqtt_init(struct mote_mqtt *c, const struct mote_mqtt_conf *conf, mote_
         msg(c, "bad broker URL: use mqtt://HOST[:PORT] or mqtts://HOST[:PORT]", NULL, NULL);
         return MOTE_ERR_CONFIG;
     }
+    if ((conf->cert_file != NULL || conf->key_file != NULL) &&
+        (!c->tls || conf->cert_file == NULL || conf->key_file == NULL)) {
+        msg(c, "a client certificate needs its key, and an mqtts:// URL", NULL, NULL);
+        return MOTE_ERR_CONFIG;
+    }
     if (conf->connect_timeout_ms == 0 || conf->backoff_ms == 0 ||
         conf->backoff_max_ms < conf->backoff_ms) {
         msg(c, "the connect timeout and the backoff must be at least 1 ms, the backoff's cap "
@@ -175,6 +180,8 @@ static void new_attempt(struct mote_mqtt *c, uint32_t now)
     mote_dial_init(&c->dial, c->host, c->port, c->tls, NULL, NULL, &c->fd, &c->tlsh);
     c->dial.who = "the broker";
     c->dial.peer.ca_file = c->conf->ca_file; /* (no ALPN, no session kept) */
+    c->dial.peer.cert_file = c->conf->cert_file;
+    c->dial.peer.key_file = c->conf->key_file;
     c->phase = MOTE_MQTT_PH_RESOLVE;
     c->online_at = 0;
     c->was_online = false;

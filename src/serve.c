@@ -60,6 +60,7 @@ static void disk_turn(struct serve *sv)
     }
     if (sv->walk.active)
         more = mote_serve_walk_turn(sv) || more;
+    more = mote_serve_mqtt_disk(sv) || more;
     more = mote_serve_follow_disk_turn(sv) || more;
     if (more || sv->scanning || sv->load.active)
         mote_serve_disk_kick(sv);

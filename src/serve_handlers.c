@@ -197,9 +197,8 @@ void mote_serve_http_health(struct serve *sv, struct mote_httpd_conn *c)
 /* Ids a list takes per disk turn when their summaries are known. */
 #define LIST_PER_TURN 32
 
-/* One entry of the list in sv->resp: its length, 0 if it does not fit. */
-static size_t list_entry(struct serve *sv, const char *id, const struct serve_sum *e,
-                         int64_t holder)
+size_t mote_serve_list_entry(struct serve *sv, const char *id, const struct serve_sum *e,
+                             int64_t holder)
 {
     struct mote_conv *cv = mote_conv_find(sv->conf.session, id);
     struct mote_sb k;
@@ -294,7 +293,7 @@ static bool list_turn(struct serve *sv, struct mote_httpd_conn *c, struct serve_
             fail_err(sv, c, rc, 0);
             return false;
         }
-        n = list_entry(sv, id, e, holder);
+        n = mote_serve_list_entry(sv, id, e, holder);
         buf = mote_httpd_pool_take(c);
         if (n == 0 || st->body_len + (st->pos > 0) + n > cap) {
             if (st->pos > 0) {

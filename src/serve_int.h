@@ -394,6 +394,10 @@ void mote_serve_http_cancel(struct serve *sv, struct mote_httpd_conn *c, const c
 void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const char *id,
                            const char *body, size_t len);
 void mote_serve_http_events(struct serve *sv, struct mote_httpd_conn *c, const char *id);
+/* One conversation's entry of a list (GET /v1/conversations, MQTT's
+ * list), a JSON object in sv->resp: its length, 0 if it does not fit. */
+size_t mote_serve_list_entry(struct serve *sv, const char *id, const struct serve_sum *e,
+                             int64_t holder);
 /* A disk turn for a request waiting for journals (a list being built, a
  * GET or DELETE waiting for its journal): true while it still waits. */
 bool mote_serve_http_disk_turn(struct serve *sv, struct mote_httpd_conn *c);
@@ -504,6 +508,9 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev);
 /* A live event of conversation `id`, as the event streams get it:
  * "event: NAME\ndata: JSON\n\n" (`len` bytes). */
 void mote_serve_mqtt_live(struct serve *sv, const char *id, const char *frame, size_t len);
+/* A disk turn: a reply that waits for a journal's summary goes on.
+ * Returns true while it waits. */
+bool mote_serve_mqtt_disk(struct serve *sv);
 /* A conversation's load from disk ended (loaded, or failed): requests
  * waiting for it, or for the load to end, are tried again. */
 void mote_serve_mqtt_loaded(struct serve *sv);

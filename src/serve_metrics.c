@@ -534,6 +534,25 @@ void mote_serve_metrics_json(struct serve *sv, struct mote_jw *w)
         mote_jw_int(w, s.budget_waiting);
         mote_jw_obj_end(w);
     }
+    /* the tightest limit, in percent of it (Home Assistant's "budget left") */
+    mote_jw_key(w, "budget_left_pct");
+    if (n == 0) {
+        mote_jw_null(w);
+    } else {
+        uint64_t least = 100;
+
+        for (i = 0; i < n; i++) {
+            uint64_t left = lim[i].used < lim[i].limit ? lim[i].limit - lim[i].used : 0;
+            uint64_t pct = 100;
+
+            /* (the whole percent below: no 64-bit division in the core) */
+            while (pct > 0 && pct * lim[i].limit > left * 100u)
+                pct--;
+
+            least = pct < least ? pct : least;
+        }
+        mote_jw_int(w, (int64_t)least);
+    }
     mote_jw_key(w, "conversations");
     mote_jw_obj(w);
     mote_jw_key(w, "loaded");

@@ -53,6 +53,8 @@ int mote_serve_mqtt_init(struct serve *sv)
     q = mote_serve_mqtt_of(sv);
     /* the small fields only: the buffers are written before they are read */
     memset(q, 0, offsetof(struct mq, prefix));
+    q->reply.kind = 0;
+    q->reply.st.sh = -1;
     q->sv = sv;
     q->client = &c->mqtt->client;
     q->kick_fn = on_kick;
@@ -64,8 +66,9 @@ int mote_serve_mqtt_init(struct serve *sv)
     } else if (!topic_of(q->prefix, "mote/", c->mqtt_id)) {
         return refuse(sv, "the MQTT client id is too long for the topic prefix mote/ID", NULL);
     }
-    /* PREFIX/out/ID must fit with the longest id */
-    if (strlen(q->prefix) + 5 + MOTE_CONV_ID_MAX - 1 > MOTE_MQTT_TOPIC_MAX)
+    /* PREFIX/out/ID and PREFIX/reply/ID must fit with the longest ids */
+    if (strlen(q->prefix) + 5 + MOTE_CONV_ID_MAX - 1 > MOTE_MQTT_TOPIC_MAX ||
+        strlen(q->prefix) + 7 + MOTE_JOURNAL_RID_MAX > MOTE_MQTT_TOPIC_MAX)
         return refuse(sv,
                       "the MQTT topic prefix is too long (PREFIX/out/ID must fit "
                       "MOTE_MQTT_TOPIC_MAX)",
@@ -85,6 +88,8 @@ int mote_serve_mqtt_init(struct serve *sv)
     q->mc.username = c->mqtt_username;
     q->mc.password = c->mqtt_password;
     q->mc.ca_file = c->mqtt_ca_file;
+    q->mc.cert_file = c->mqtt_cert_file;
+    q->mc.key_file = c->mqtt_key_file;
     q->mc.clean_session = false; /* the broker keeps what comes while mote is away */
     if (c->mqtt_keep_alive_s != 0)
         q->mc.keep_alive_s = c->mqtt_keep_alive_s;
@@ -122,11 +127,15 @@ static void on_kick(struct mote_loop *loop, mote_timer_id t, void *arg)
         q->status_due = false;
     if (q->appr_due && q->phase >= MQ_RUN && q->phase < MQ_STOP)
         (void)mote_serve_mqtt_approvals(q, false, false);
+    if (q->ha_due && q->phase == MQ_RUN)
+        q->ha_due = mote_serve_mqtt_ha(q) == MOTE_ERR_FULL;
     if (q->phase < MQ_STOP)
         (void)mote_serve_mqtt_pump(q); /* (first: a slot it frees may start a waiting request) */
-    if (q->phase == MQ_RUN)
+    if (q->phase == MQ_RUN) {
         mote_serve_mqtt_wait_run(q);
-    if (q->paused && q->phase == MQ_RUN) {
+        (void)mote_serve_mqtt_reply_turn(q);
+    }
+    if (q->paused && q->phase == MQ_RUN && q->reply.kind == 0) {
         q->paused = false;
         (void)mote_mqtt_resume(q->client);
     }
@@ -146,6 +155,12 @@ static int on_mqtt(void *arg, const struct mote_mqtt_event *ev)
                                                 : " (a new session)");
         q->status_due = mote_serve_mqtt_status(q, "online", NULL) == MOTE_ERR_FULL;
         (void)mote_serve_mqtt_approvals(q, true, false); /* (no room: appr_due, the kick) */
+        if (q->ha_step == 2)
+            q->ha_step = 1; /* announced again (a broker may have lost them) */
+        q->ha_k = 0;
+        q->ha_due = mote_serve_mqtt_ha(q) == MOTE_ERR_FULL;
+        if (!ev->session_present)
+            q->sv->met.stats_left_ms = 1000; /* (the stats soon, retained again) */
         mote_serve_mqtt_kick(q);
         return 0;
     case MOTE_MQTT_EV_SUBSCRIBED:
@@ -215,6 +230,9 @@ void mote_serve_mqtt_event(struct serve *sv, const struct mote_event *ev)
     case MOTE_EV_RECORD:
         if (ev->conv != NULL && q->phase < MQ_STOP)
             mote_serve_mqtt_record(q, mote_conv_id(ev->conv), ev->offset, ev->text, ev->len);
+        if (ev->conv != NULL && q->phase < MQ_STOP && sv->conf.mqtt_discovery != NULL &&
+            strcmp(sv->conf.mqtt_discovery, "off") != 0)
+            mote_serve_mqtt_last(q, mote_conv_id(ev->conv), ev->offset, ev->text, ev->len);
         return;
     case MOTE_EV_BUDGET:
         if (ev->conv != NULL && q->phase == MQ_RUN)
@@ -261,6 +279,14 @@ void mote_serve_mqtt_reconf(struct serve *sv)
         return;
     q->status_due = true; /* (the kick publishes it, with room) */
     mote_serve_mqtt_kick(q);
+}
+
+bool mote_serve_mqtt_disk(struct serve *sv)
+{
+    struct mq *q = mote_serve_mqtt_of(sv);
+
+    return q != NULL && q->phase == MQ_RUN && q->reply.kind != 0 && !q->reply.built &&
+           mote_serve_mqtt_reply_turn(q);
 }
 
 void mote_serve_mqtt_loaded(struct serve *sv)
@@ -313,6 +339,7 @@ void mote_serve_mqtt_deinit(struct serve *sv)
         if (q->outs[i].used)
             mote_serve_mqtt_out_free(q, &q->outs[i]);
     }
+    mote_serve_mqtt_reply_stop(q);
     if (!mote_serve_mqtt_stopped(sv))
         (void)mote_job_cancel(sv->loop, q->job);
     q->phase = MQ_OFF;

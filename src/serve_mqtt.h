@@ -36,7 +36,34 @@ struct mq_wait {
 enum mq_phase { MQ_OFF = 0, MQ_READY, MQ_RUN, MQ_DRAIN, MQ_STOP };
 
 /* What a request asks (parsed from its JSON). */
-enum mq_kind { MQ_TEXT = 1, MQ_APPROVE, MQ_CANCEL };
+enum mq_kind { MQ_TEXT = 1, MQ_APPROVE, MQ_CANCEL, MQ_LIST, MQ_READ };
+
+/* A request, as parsed. */
+struct mq_req {
+    uint32_t ack;
+    enum mq_kind kind;
+    char rid[MOTE_JOURNAL_RID_MAX + 1];
+    char conv[MOTE_CONV_ID_MAX];
+    const char *text; /* MQ_TEXT: its text (sv->scratch or the pool) */
+    size_t len;
+};
+
+/* A reply being built (serve_mqtt_reply.c): one at a time. */
+struct mq_reply {
+    uint8_t kind;      /* 0: none; MQ_LIST or MQ_READ */
+    bool built;        /* the payload is complete: it waits for room to go */
+    uint32_t ack;      /* its request's handle */
+    uint32_t limit;    /* list: at most this many */
+    uint32_t count;    /* list: entries so far */
+    size_t len;        /* of the payload so far */
+    uint64_t from, at; /* read: the record, and where in it */
+    char rid[MOTE_JOURNAL_RID_MAX + 1];
+    char conv[MOTE_CONV_ID_MAX];
+    char cursor[MOTE_CONV_ID_MAX]; /* list: the last id written */
+    struct serve_stream st;        /* read: the journal */
+    char topic[MOTE_MQTT_TOPIC_MAX + 1];
+    char pay[MOTE_MQTT_PAYLOAD_MAX + 1];
+};
 
 /* How an attempt at a request ended. */
 enum mq_res {
@@ -56,6 +83,10 @@ struct mq {
     mote_timer_id kick;    /* waiting requests and late events, on the next turn */
     mote_timer_fn kick_fn; /* what the kick runs (serve_mqtt.c) */
     bool appr_due;         /* the approvals' summary changed (or found no room) */
+    bool ha_due;           /* Home Assistant's announcements wait for room */
+    bool ha_marked;        /* STATE/mqtt-discovery says what was announced */
+    uint8_t ha_step;       /* 0: clear an earlier run's; 1: announce; 2: done */
+    uint8_t ha_k;          /* the entity the step goes on with */
     uint32_t appr_hash;    /* the summary last published (FNV-1a; 0: none yet) */
     uint32_t connects;
     uint32_t lost_events; /* conversations whose events were left out (no slot) */
@@ -76,6 +107,7 @@ struct mq {
     char topic[MOTE_MQTT_TOPIC_MAX + 1];
     char pool[MOTE_SERVE_MQTT_WAIT_BYTES];
     char pay[MOTE_MQTT_PAYLOAD_MAX + 1];
+    struct mq_reply reply; /* (its payload last: touched only when used) */
 };
 
 _Static_assert(sizeof(struct mq) <= sizeof(((struct mote_serve_mqtt *)0)->area),
@@ -103,6 +135,10 @@ int mote_serve_mqtt_status(struct mq *q, const char *state, const char *reason);
  * Returns 0 or the client's refusal. */
 int mote_serve_mqtt_error(struct mq *q, const char *rid, const char *conv, const char *code,
                           const char *a, const char *b, const char *c);
+/* A request refused: the error on PREFIX/error and in the log, then the
+ * request acknowledged. Returns MQ_DONE. */
+enum mq_res mote_serve_mqtt_fail(struct mq *q, const struct mq_req *r, const char *code,
+                                 const char *a, const char *b, const char *c);
 /* The retained summary of the questions waiting (PREFIX/approvals), if it
  * changed since it was last published (or `force`, or `closing`: no
  * question can be answered while mote is away). Returns 0 or the
@@ -118,6 +154,32 @@ bool mote_serve_mqtt_pump(struct mq *q);
 void mote_serve_mqtt_out_free(struct mq *q, struct mq_out *o);
 
 /* ---- serve_mqtt_in.c ------------------------------------------------------------ */
+
+/* ---- serve_mqtt_ha.c ---------------------------------------------------------------- */
+
+/* Home Assistant's discovery (conf.mqtt_discovery): an earlier run's
+ * entities cleared where they no longer hold, then this run's announced
+ * (each connection). Returns 0, or MOTE_ERR_FULL (no room now: call again
+ * later). */
+int mote_serve_mqtt_ha(struct mq *q);
+/* A record of conversation `id`: an answer that ends a turn goes to the
+ * retained PREFIX/last. */
+void mote_serve_mqtt_last(struct mq *q, const char *id, uint64_t off, const char *line,
+                          size_t len);
+
+/* ---- serve_mqtt_reply.c --------------------------------------------------------- */
+
+/* A "list" or "read" request (its object at token `t` of sv->json): the
+ * reply begins (built over the next turns, then published on
+ * PREFIX/reply/ID, then the request acknowledged). Returns MQ_DONE (begun,
+ * or refused: said), or MQ_LATER (a reply is being built: the broker
+ * keeps this one). */
+enum mq_res mote_serve_mqtt_reply_take(struct mq *q, const struct mq_req *r, int t);
+/* The reply under way goes on (the kick, a disk turn). Returns true while
+ * it waits for a journal to be read. */
+bool mote_serve_mqtt_reply_turn(struct mq *q);
+/* Lets go of the reply under way (the server ends). */
+void mote_serve_mqtt_reply_stop(struct mq *q);
 
 /* A message on PREFIX/in. Returns 0, or MOTE_ERR_AGAIN for "not now"
  * (q->paused is set: the kick resumes the client). */

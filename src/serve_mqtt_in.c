@@ -19,16 +19,6 @@
 #include "serve_mqtt.h"
 #include "util.h"
 
-/* A request, as parsed. */
-struct mq_req {
-    uint32_t ack;
-    enum mq_kind kind;
-    char rid[MOTE_JOURNAL_RID_MAX + 1];
-    char conv[MOTE_CONV_ID_MAX];
-    const char *text; /* MQ_TEXT: its text (sv->scratch or the pool) */
-    size_t len;
-};
-
 /* The request is done with: acknowledged. */
 static enum mq_res done(struct mq *q, uint32_t ack)
 {
@@ -37,20 +27,10 @@ static enum mq_res done(struct mq *q, uint32_t ack)
     return MQ_DONE;
 }
 
-/* Refused: the error on PREFIX/error and in the log, then acknowledged.
- * A request never waits for room to publish (the broker's PUBACKs that
- * make room may be behind the next message in the connection): when the
- * client's queue is full, the error is in the log only. */
 static enum mq_res fail(struct mq *q, const struct mq_req *r, const char *code, const char *a,
                         const char *b, const char *c)
 {
-    int rc = mote_serve_mqtt_error(q, r->rid, r->conv, code, a, b, c);
-    char what[MOTE_JOURNAL_RID_MAX + 48];
-
-    mote_str_join(what, sizeof(what), r->rid[0] != '\0' ? r->rid : "(no id)", " refused: ", code);
-    mote_serve_mqtt_say(q, "request ", what,
-                        rc < 0 ? " (the queue to the broker is full: said here only)" : NULL);
-    return done(q, r->ack);
+    return mote_serve_mqtt_fail(q, r, code, a, b, c);
 }
 
 /* A failure of the API's actions as an error. */
@@ -266,6 +246,11 @@ static enum mq_res take_ctl(struct mq *q, const struct mq_req *r, int approve_to
         mote_serve_mqtt_say(q, "request ", r->rid, " was done already: not again");
         return done(q, r->ack);
     }
+    if (r->kind == MQ_APPROVE && q->sv->conf.mqtt_approve_off)
+        return fail(q, r, "approve_off",
+                    "approvals over MQTT are off (--mqtt-approve off): answer on the device's "
+                    "API",
+                    NULL, NULL);
     return r->kind == MQ_APPROVE ? take_approve(q, r, approve_tok, h) : take_cancel(q, r, h);
 }
 
@@ -359,7 +344,7 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
     const struct mote_json *js = &sv->json;
     struct mq_req r;
     enum mq_res res;
-    int rc, n, tt, ta, tc, kinds;
+    int rc, n, tt, ta, tc, tl, tr, kinds;
 
     memset(&r, 0, sizeof(r));
     r.ack = ev->ack;
@@ -417,12 +402,16 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
             res = done(q, r.ack);
         goto out;
     }
+    tl = mote_json_member(js, 0, "list");
     n = str_member(sv, "conversation", r.conv, sizeof(r.conv));
     if (n <= 0 || !mote_serve_id_ok(r.conv, strlen(r.conv))) {
         r.conv[0] = '\0';
-        res = fail(q, &r, "bad_field",
-                   "\"conversation\" must be 1 to 39 of A-Z, a-z, 0-9, '_' and '-'", NULL, NULL);
-        goto out;
+        if (tl < 0 || n != 0) { /* (a list needs none) */
+            res = fail(q, &r, "bad_field",
+                       "\"conversation\" must be 1 to 39 of A-Z, a-z, 0-9, '_' and '-'", NULL,
+                       NULL);
+            goto out;
+        }
     }
     if (ev->retain) {
         /* a retained request comes again with each new subscription (a
@@ -436,11 +425,18 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
     tt = mote_json_member(js, 0, "text");
     ta = mote_json_member(js, 0, "approve");
     tc = mote_json_member(js, 0, "cancel");
-    kinds = (tt >= 0) + (ta >= 0) + (tc >= 0);
+    tr = mote_json_member(js, 0, "read");
+    kinds = (tt >= 0) + (ta >= 0) + (tc >= 0) + (tl >= 0) + (tr >= 0);
     if (kinds != 1) {
         res = fail(q, &r, "bad_field",
-                   "a request has one of \"text\", \"approve\": {...} and \"cancel\": true", NULL,
-                   NULL);
+                   "a request has one of \"text\", \"approve\": {...}, \"cancel\": true, "
+                   "\"list\": {...} and \"read\": {...}",
+                   NULL, NULL);
+        goto out;
+    }
+    if (tl >= 0 || tr >= 0) {
+        r.kind = tl >= 0 ? MQ_LIST : MQ_READ;
+        res = mote_serve_mqtt_reply_take(q, &r, tl >= 0 ? tl : tr);
         goto out;
     }
     if (tc >= 0) {

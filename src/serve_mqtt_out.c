@@ -105,7 +105,9 @@ void mote_serve_mqtt_stats(struct serve *sv, void (*json)(struct serve *, struct
     mote_sb_init(&k, q->pay, sizeof(q->pay));
     mote_jw_init(&w, mote_sb_put, &k);
     json(sv, &w);
-    if (w.err != 0 || !mote_str_join(q->topic, sizeof(q->topic), q->prefix, "/stats", NULL))
+    if (w.err != 0 ||
+        mote_str_join(q->topic, sizeof(q->topic), q->prefix, "/stats", NULL) !=
+            strlen(q->prefix) + 6)
         return;
     /* (no room now: the next interval's) */
     (void)publish(q, q->topic, k.p, k.len, true);
@@ -203,6 +205,24 @@ int mote_serve_mqtt_error(struct mq *q, const char *rid, const char *conv, const
     if (w.err != 0)
         return w.err;
     return publish(q, q->t_error, k.p, k.len, false);
+}
+
+/* Refused: the error on PREFIX/error and in the log, then acknowledged.
+ * A request never waits for room to publish (the broker's PUBACKs that
+ * make room may be behind the next message in the connection): when the
+ * client's queue is full, the error is in the log only. */
+enum mq_res mote_serve_mqtt_fail(struct mq *q, const struct mq_req *r, const char *code,
+                                 const char *a, const char *b, const char *c)
+{
+    int rc = mote_serve_mqtt_error(q, r->rid, r->conv, code, a, b, c);
+    char what[MOTE_JOURNAL_RID_MAX + 48];
+
+    mote_str_join(what, sizeof(what), r->rid[0] != '\0' ? r->rid : "(no id)", " refused: ", code);
+    mote_serve_mqtt_say(q, "request ", what,
+                        rc < 0 ? " (the queue to the broker is full: said here only)" : NULL);
+    if (r->ack != 0)
+        (void)mote_mqtt_ack(q->client, r->ack); /* STALE: the broker forgot it meanwhile */
+    return MQ_DONE;
 }
 
 /* ---- the conversations' events ------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -364,6 +365,20 @@ static int mqtt_setup(struct mote_serve_conf *vc)
                         "MOTE_MQTT_USERNAME)\n");
         return 2;
     }
+    if (s->mqtt_key != NULL) {
+        struct stat st;
+
+        if (stat(s->mqtt_key, &st) == 0 && (st.st_mode & 007) != 0) {
+            fprintf(stderr, "mote serve: --mqtt-key %s may be read by others: it is not used "
+                            "(chmod o-rwx it)\n",
+                    s->mqtt_key);
+            return 2;
+        }
+    }
+    vc->mqtt_cert_file = s->mqtt_cert;
+    vc->mqtt_key_file = s->mqtt_key;
+    vc->mqtt_approve_off = !s->mqtt_approve;
+    vc->mqtt_discovery = s->mqtt_discovery;
     vc->mqtt_url = s->mqtt_url;
     vc->mqtt = &smq;
     vc->mqtt_prefix = s->mqtt_prefix;

@@ -65,6 +65,10 @@ static const struct option serve_opts[] = {
     {"mqtt-prefix", required_argument, NULL, OPT_MQTT_PREFIX},
     {"mqtt-username", required_argument, NULL, OPT_MQTT_USERNAME},
     {"mqtt-password-file", required_argument, NULL, OPT_MQTT_PASSWORD_FILE},
+    {"mqtt-cert", required_argument, NULL, OPT_MQTT_CERT},
+    {"mqtt-key", required_argument, NULL, OPT_MQTT_KEY},
+    {"mqtt-approve", required_argument, NULL, OPT_MQTT_APPROVE},
+    {"mqtt-discovery", required_argument, NULL, OPT_MQTT_DISCOVERY},
     {"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
     {"pass-mcp-tools", no_argument, NULL, OPT_PASS_MCP},
     {"approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT},
@@ -146,6 +150,15 @@ void set_usage(FILE *out)
           "  --mqtt-username NAME, --mqtt-password-file FILE   the broker's credentials\n"
           "                               (default MOTE_MQTT_USERNAME, MOTE_MQTT_PASSWORD,\n"
           "                               $CREDENTIALS_DIRECTORY/mqtt-password)\n"
+          "  --mqtt-cert FILE, --mqtt-key FILE   mqtts:// with a client certificate (PEM chain)\n"
+          "                               and its key (PEM, not readable by others): mutual\n"
+          "                               TLS, AWS IoT Core\n"
+          "  --mqtt-approve on|off        answers to approvals over MQTT (default on: anyone\n"
+          "                               who may publish to PREFIX/in may approve)\n"
+          "  --mqtt-discovery PREFIX      Home Assistant MQTT discovery under PREFIX\n"
+          "                               (homeassistant): status, last answer, approvals,\n"
+          "                               tokens today, budget left, a prompt; off (default):\n"
+          "                               none, and an earlier run's entities cleared\n"
           "  --pass-mcp-tools             MCP clients of /mcp see the tools of --mcp-config's\n"
           "                               servers too (besides the device's own and `ask`)\n"
           "  and the model options of mote --help (--provider, --model, --base-url,\n"
@@ -345,7 +358,16 @@ static int apply(struct serve_set *s, int c, const char *arg)
     case OPT_MQTT_PASSWORD_FILE: s->mqtt_pass_file = arg; return 0;
     case OPT_MQTT_CERT: s->mqtt_cert = arg; return 0;
     case OPT_MQTT_KEY: s->mqtt_key = arg; return 0;
-    case OPT_MQTT_DISCOVERY: s->mqtt_discovery = arg; return 0;
+    case OPT_MQTT_DISCOVERY:
+        if (arg[0] == '\0' || strchr(arg, '+') != NULL || strchr(arg, '#') != NULL ||
+            arg[strlen(arg) - 1] == '/') {
+            fprintf(stderr, "mote serve: --mqtt-discovery wants a topic prefix (homeassistant), "
+                            "or off, not '%s'\n",
+                    cli_shown(arg));
+            return 2;
+        }
+        s->mqtt_discovery = strcmp(arg, "off") == 0 ? NULL : arg;
+        return 0;
     case OPT_MQTT_APPROVE:
         if (conf_bool(arg, &b) < 0) {
             fprintf(stderr, "mote serve: --mqtt-approve is on or off, not '%s'\n",

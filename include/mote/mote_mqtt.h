@@ -286,6 +286,10 @@ struct mote_mqtt_conf {
     uint32_t connect_timeout_ms; /* the driver only */
     uint32_t backoff_ms;         /* the driver only */
     uint32_t backoff_max_ms;     /* the driver only */
+    const char *cert_file;       /* mqtts: a client certificate (PEM chain) for a broker that
+                                  * asks for one (mutual TLS: AWS IoT Core), with */
+    const char *key_file;        /*   its private key (PEM); NULL, NULL: none. The driver
+                                  * only (the port's tls_connect) */
 };
 
 /* Fills the defaults (MOTE_MQTT_* of mote_config.h; no will, no

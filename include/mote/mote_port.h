@@ -642,6 +642,9 @@ struct mote_tls_peer {
     uint8_t resume;           /* MOTE_TLS_RESUME_* */
     uint32_t session_max_s;   /* a session older than this (seconds since its full
                                * handshake) is not offered; 0: the backend's cap */
+    const char *cert_file;    /* a client certificate (its chain, PEM) for a server that
+                               * asks for one (mutual TLS), with its private key: */
+    const char *key_file;     /*   PEM, unencrypted; NULL, NULL: none */
 };
 
 /* What a handshake gave. */

@@ -134,6 +134,18 @@ struct mote_serve_conf {
     /* The metrics (GET /v1/metrics) also as the retained PREFIX/stats on
      * the broker every this many ms (0: never). */
     uint32_t stats_ms;
+    /* mqtts: a client certificate (PEM chain) and its key (PEM) for a
+     * broker that asks for one (mutual TLS); NULL, NULL: none. */
+    const char *mqtt_cert_file;
+    const char *mqtt_key_file;
+    /* Answers to approvals over MQTT refused (anyone who may publish to
+     * PREFIX/in could approve a call: docs/MQTT.md). */
+    bool mqtt_approve_off;
+    /* Home Assistant's MQTT discovery under this prefix ("homeassistant"):
+     * the device's agent announced as entities (retained), and PREFIX/last
+     * kept; NULL or "off": none, and what an earlier run announced
+     * (STATE/mqtt-discovery) is cleared. */
+    const char *mqtt_discovery;
 };
 
 /* A page for browsers (conf.page): its bytes as sent, never copied. */
@@ -193,16 +205,22 @@ struct mote_serve_mcp_stdio {
  * configuration (the library's build checks that its state fits): the
  * client's settings, MOTE_SERVE_MQTT_OUTS conversations on their way
  * out, MOTE_SERVE_MQTT_WAIT messages waiting with their texts, one
- * payload being built, the topics. */
+ * payload being built, the topics, a reply. */
 #define MOTE_SERVE_MQTT_AREA_SIZE                                                                  \
     (sizeof(struct mote_mqtt_conf) +                                                               \
      MOTE_SERVE_MQTT_OUTS * (MOTE_CONV_ID_MAX + 12 * sizeof(uint64_t)) +                           \
      MOTE_SERVE_MQTT_WAIT * (MOTE_JOURNAL_RID_MAX + MOTE_CONV_ID_MAX + 5 * sizeof(uint64_t)) +     \
      MOTE_SERVE_MQTT_WAIT_BYTES + MOTE_MQTT_PAYLOAD_MAX + 7 * (MOTE_MQTT_TOPIC_MAX + 1) + 512 +    \
-     32 * sizeof(void *))
+     32 * sizeof(void *) + MOTE_SERVE_MQTT_REPLY_SIZE)
+
+/* A reply being built (list, read: PREFIX/reply/ID), bytes: its payload,
+ * its request's ids, where it reads, and Home Assistant's topics. */
+#define MOTE_SERVE_MQTT_REPLY_SIZE                                                                 \
+    (MOTE_MQTT_PAYLOAD_MAX + 1 + MOTE_JOURNAL_RID_MAX + 3 * MOTE_CONV_ID_MAX +                     \
+     24 * sizeof(uint64_t) + 2 * (MOTE_MQTT_TOPIC_MAX + 1))
 
 /* The MQTT front door (conf.mqtt): owned by the caller, a static (about
- * 95 KB with the defaults, mostly the client's buffers; untouched
+ * 113 KB with the defaults, mostly the client's buffers; untouched
  * buffers cost no resident memory). `client` is the library's MQTT
  * client (mote_mqtt.h), to read only; `errmsg` says why mote_serve_init
  * refused the MQTT settings. */

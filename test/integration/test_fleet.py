@@ -15,11 +15,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
-from harness import TMP, check, run_all, start_server, wait_for
-from test_mqtt import Broker
-from test_mqtt_serve import Sub, mserve, req, stop, users
+from harness import SERVERS, TMP, check, run_all, start_server, wait_for
+from test_mqtt import Broker, tool
+from test_mqtt_serve import FAST, Sub, connected, mserve, req, stop, users
 from test_serve import Serve, journal_of
 from test_service import write_journal
 
@@ -311,6 +312,417 @@ def test_the_watchdog_is_fed_only_by_a_turning_loop():
         s.kill(signal.SIGTERM)
         check(s.wait() == 0, s.log())
         ns.close()
+
+
+# ---- every device readable from the broker ------------------------------------------------
+
+PAYLOAD_MAX = 16384  # MOTE_MQTT_PAYLOAD_MAX (mote_config.h's default)
+
+
+class Replies:
+    """mosquitto_sub on PREFIX/reply/# and PREFIX/error: (topic, raw
+    payload) pairs gathered by a thread."""
+
+    def __init__(self, broker, prefix):
+        self.prefix = prefix
+        self.lines = []
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen(
+            [tool("mosquitto_sub")] + broker.args() +
+            ["-q", "1", "-v", "-t", prefix + "/reply/#", "-t", prefix + "/error"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        SERVERS.append(self.proc)
+        threading.Thread(target=self._read, daemon=True).start()
+        mark = "ready-%d" % time.time_ns()
+        for _ in range(20):
+            broker.pub(prefix + "/reply/_sub", mark)
+            try:
+                wait_for(lambda: any(p == mark.encode() for _, p in self.all()), "subscribed", 1)
+                return
+            except AssertionError:
+                continue
+        raise AssertionError("the subscriber never subscribed")
+
+    def _read(self):
+        for line in self.proc.stdout:
+            topic, _, payload = line.rstrip(b"\n").partition(b" ")
+            with self.lock:
+                self.lines.append((topic.decode(), payload))
+
+    def all(self):
+        with self.lock:
+            return list(self.lines)
+
+    def reply(self, rid, timeout=30):
+        """The reply to request `rid` (the first; its size checked)."""
+        topic = self.prefix + "/reply/" + rid
+        p = wait_for(lambda: [p for t, p in self.all() if t == topic], "the reply " + rid,
+                     timeout)[0]
+        check(len(p) <= PAYLOAD_MAX, "a reply of %d bytes" % len(p))
+        return json.loads(p)
+
+    def error(self, rid, timeout=30):
+        def find():
+            for t, p in self.all():
+                if t == self.prefix + "/error":
+                    e = json.loads(p)
+                    if e.get("id") == rid:
+                        return e
+            return None
+        return wait_for(find, "the error of " + rid, timeout)
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def test_list_and_read_conversations_over_the_broker():
+    """"list" pages the conversations as GET /v1/conversations does, and
+    "read" pages a journal's records from an offset (a record larger than
+    a message comes in parts): every reply on PREFIX/reply/ID within
+    MOTE_MQTT_PAYLOAD_MAX, the pages together exactly the journal."""
+    b = Broker("fl-read")
+    port, _ = start_server()
+    state = os.path.join(TMP, "fl-read-state")
+    os.makedirs(state, mode=0o700)
+    ids = ["r%02d" % i for i in range(7)]
+    for i, cid in enumerate(ids):
+        write_journal(state, cid, 3000 + 9000 * i, text_bytes=1500)
+    big = write_journal(state, "huge", 120000, text_bytes=50000)  # records of 50 KB
+    s = mserve(port, b, "dev-rd", state=state)
+    r = Replies(b, "mote/dev-rd")
+    try:
+        # the list, all at once, then in pages of 3 following "next"
+        b.pub("mote/dev-rd/in", json.dumps({"id": "l0", "list": {}}))
+        whole = r.reply("l0")
+        check(whole["id"] == "l0" and whole["truncated"] is False and whole["next"] is None,
+              whole)
+        got = [c["id"] for c in whole["conversations"]]
+        check(sorted(got) == sorted(ids + ["huge"]), got)
+        st, http = s.req("GET", "/v1/conversations")
+        check(st == 200, http)
+        check(sorted(json.dumps(c, sort_keys=True) for c in whole["conversations"]) ==
+              sorted(json.dumps(c, sort_keys=True) for c in http["conversations"]),
+              (whole, http))
+        paged, after, n = [], None, 0
+        while True:
+            q = {"limit": 3}
+            if after is not None:
+                q["after"] = after
+            n += 1
+            b.pub("mote/dev-rd/in", json.dumps({"id": "lp%d" % n, "list": q}))
+            page = r.reply("lp%d" % n)
+            check(len(page["conversations"]) <= 3, page)
+            paged += [c["id"] for c in page["conversations"]]
+            if page["next"] is None:
+                break
+            after = page["next"]
+            check(n < 10, "too many pages")
+        check(paged == got and n == 3, (paged, got, n))
+
+        # a journal read in pages from 0, following "next"
+        def read_all(cid, tag):
+            recs, nxt, k = [], {"from": 0}, 0
+            while nxt is not None:
+                k += 1
+                b.pub("mote/dev-rd/in",
+                      json.dumps({"id": "%s%d" % (tag, k), "conversation": cid, "read": nxt}))
+                page = r.reply("%s%d" % (tag, k))
+                check(page.get("conversation", cid) == cid, page)
+                if "part" in page:
+                    p = page["part"]
+                    check(p["at"] == nxt.get("at", 0), (p, nxt))
+                    if p["at"] == 0:
+                        recs.append([p["offset"], ""])
+                    check(recs[-1][0] == p["offset"], (recs[-1][0], p))
+                    recs[-1][1] += p["text"]
+                else:
+                    for rec in page["records"]:
+                        recs.append([rec["offset"], json.dumps(rec["data"],
+                                                               separators=(",", ":"))])
+                nxt = page["next"]
+                check(k < 400, "too many pages")
+            return recs, k
+
+        for cid, path in ((ids[-1], os.path.join(state, "conversations", ids[-1] + ".jsonl")),
+                          ("huge", big)):
+            with open(path, "rb") as f:
+                raw = f.read()
+            want, off = [], 0
+            for line in raw.split(b"\n")[:-1]:
+                want.append([off, line.decode()])
+                off += len(line) + 1
+            recs, k = read_all(cid, "rd-" + cid + "-")
+            check(len(recs) == len(want), (cid, len(recs), len(want)))
+            for (o1, t1), (o2, t2) in zip(recs, want):
+                check(o1 == o2 and json.loads(t1) == json.loads(t2), (cid, o1, o2))
+            check(k > 1, "one page for %d bytes" % len(raw))
+        # a page from a record's offset (an event id), as GET ...?from= does
+        # (the first record larger than a message: its first part)
+        second = [o for o, line in want if len(line) > PAYLOAD_MAX][0]
+        b.pub("mote/dev-rd/in", json.dumps({"id": "mid", "conversation": "huge",
+                                            "read": {"from": second}}))
+        page = r.reply("mid")
+        check(page["records"] == [] and page["part"]["offset"] == second and
+              page["part"]["at"] == 0 and page["next"]["from"] == second, page)
+        small = want[1][0]  # (a user record, then more that fit the page)
+        b.pub("mote/dev-rd/in", json.dumps({"id": "mid2", "conversation": "huge",
+                                            "read": {"from": small}}))
+        page = r.reply("mid2")
+        check(page["records"][0]["offset"] == small, page)
+        check([t for t, _ in r.all() if t.endswith("/error")] == [], r.all()[-3:])
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+        r.stop()
+
+
+def test_read_requests_are_strict():
+    b = Broker("fl-rstrict")
+    port, _ = start_server()
+    state = os.path.join(TMP, "fl-rstrict-state")
+    os.makedirs(state, mode=0o700)
+    write_journal(state, "k", 20000, text_bytes=1500)
+    s = mserve(port, b, "dev-rs", state=state)
+    r = Replies(b, "mote/dev-rs")
+    cases = [
+        ('{"id":"x1","conversation":"k","read":{"from":7}}', "x1", "bad_offset"),
+        ('{"id":"x2","conversation":"nowhere","read":{}}', "x2", "unknown_conversation"),
+        ('{"id":"x3","conversation":"k","read":{"from":-1}}', "x3", "bad_offset"),
+        ('{"id":"x4","conversation":"k","read":{"from":"0"}}', "x4", "bad_offset"),
+        ('{"id":"x5","conversation":"k","read":7}', "x5", "bad_field"),
+        ('{"id":"x6","list":{"after":"k\\u0000z"}}', "x6", "bad_cursor"),
+        ('{"id":"x7","list":{"limit":0}}', "x7", "bad_limit"),
+        ('{"id":"x8","list":{"limit":1,"limit":5}}', "x8", "bad_json"),
+        ('{"id":"x9","list":{},"read":{}}', "x9", "bad_field"),
+        ('{"id":"a/b","list":{}}', "a/b", "bad_field"),
+        ('{"id":"x10","conversation":"k","read":{"from":0,"\\u0066rom":9}}', "x10",
+         "bad_json"),
+        ('{"id":"x11","conversation":"k","read":{"from":0,"at":99999999}}', "x11",
+         "bad_offset"),
+    ]
+    try:
+        for payload, _, _ in cases:
+            b.pub("mote/dev-rs/in", payload)
+        for payload, rid, code in cases:
+            if code == "bad_json":
+                continue  # (the id of a request that is not read is not known)
+            e = r.error(rid)
+            check(e["error"] == code and e["message"], (payload, e))
+        # none answered on a reply topic; the device still serves
+        check([t for t, _ in r.all() if "/reply/x" in t] == [], r.all())
+        b.pub("mote/dev-rs/in", json.dumps({"id": "ok", "list": {}}))
+        check([c["id"] for c in r.reply("ok")["conversations"]] == ["k"], r.all()[-1])
+        check(s.log().count("refused: bad_json") >= 2, s.log()[-2000:])
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+        r.stop()
+
+
+def test_mqtt_approve_off_leaves_approvals_to_the_other_doors():
+    """--mqtt-approve off: an approval over MQTT is refused (approve_off),
+    nothing runs; the same call approved on the device's API runs."""
+    b = Broker("fl-apoff")
+    target = os.path.join(TMP, "apoff-%d.txt" % os.getpid())
+    port, _ = start_server([{"tool": "write_file", "input": {"path": target, "content": "ok"}},
+                            {"text": "written"}])
+    s = mserve(port, b, "dev-ao", args=["--ask", "write_file", "--mqtt-approve", "off"])
+    sub = Sub(b, "mote/dev-ao", "w-ao")
+    try:
+        b.pub("mote/dev-ao/in", req("a1", "k", "write it"))
+        ev = sub.wait(lambda: [e for e in sub.events("k") if e["event"] == "approval"],
+                      "the question")[0]["data"]
+        b.pub("mote/dev-ao/in", req("a2", "k", approve={"call_id": ev["call_id"],
+                                                       "answer": "yes"}))
+        sub.wait(lambda: [e for e in sub.errors() if e["id"] == "a2"], "the refusal")
+        check([e["error"] for e in sub.errors() if e["id"] == "a2"] == ["approve_off"],
+              sub.errors())
+        check(not os.path.exists(target), "ran on an approval over MQTT")
+        st, body = s.req("GET", "/v1/conversations/k/approval")
+        check(st == 200 and body["call_id"] == ev["call_id"], (st, body))
+        st, body = s.req("POST", "/v1/conversations/k/approval",
+                         {"call_id": ev["call_id"], "answer": "yes"})
+        check(st == 202, (st, body))
+        sub.wait(lambda: sub.answers("k") == ["written"], "the answer after the approval")
+        check(open(target).read() == "ok", "the approved tool ran")
+        # a cancel and prompts still come over MQTT
+        b.pub("mote/dev-ao/in", req("a3", "k", "and now?"))
+        sub.wait(lambda: len(sub.answers("k")) == 2, "a prompt after")
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+        sub.stop()
+
+
+# ---- Home Assistant's MQTT discovery ------------------------------------------------------
+
+HA_ENTITIES = [("sensor", "status"), ("sensor", "last_answer"), ("sensor", "approvals_pending"),
+               ("sensor", "tokens_today"), ("sensor", "budget_left"), ("text", "prompt")]
+
+
+def ha_render(template, **ctx):
+    """A template as Home Assistant renders it (Jinja2; HA's now())."""
+    try:
+        import datetime
+        import jinja2
+    except ImportError:
+        raise AssertionError("python3-jinja2 is missing: make deps installs it")
+    env = jinja2.Environment()
+    env.globals["now"] = datetime.datetime.now
+    return env.from_string(template).render(**ctx)
+
+
+def test_home_assistant_discovery():
+    """--mqtt-discovery homeassistant: retained configurations for the
+    status, the last answer, the approvals pending, the tokens of the day,
+    the budget left and a prompt text entity; each template, rendered by
+    Jinja2 as Home Assistant does, gives the value from the topic it names;
+    the text entity's command reaches the agent; turned off at the next
+    start, the configurations are cleared."""
+    b = Broker("fl-ha")
+    port, _ = start_server()
+    s = mserve(port, b, "dev-ha", args=["--mqtt-discovery", "homeassistant",
+                                        "--stats-interval", "1s",
+                                        "--budget-requests-day", "50"])
+    state = s.state
+    try:
+        wait_for(lambda: "Home Assistant discovery under homeassistant announced" in s.log(),
+                 "the announcement")
+        confs, uids = {}, set()
+        for comp, obj in HA_ENTITIES:
+            raw = b.retained("homeassistant/%s/dev-ha/%s/config" % (comp, obj))
+            check(raw is not None, "no configuration for " + obj)
+            c = json.loads(raw)
+            check(c["unique_id"] not in uids and c["device"]["identifiers"] == ["mote_dev-ha"],
+                  c)
+            uids.add(c["unique_id"])
+            confs[obj] = c
+        # a prompt from the text entity: its command as Home Assistant makes it
+        p = confs["prompt"]
+        check(p["command_topic"] == "mote/dev-ha/in", p)
+        b.pub(p["command_topic"], ha_render(p["command_template"], value="hello from HA"))
+        wait_for(lambda: b.retained("mote/dev-ha/last"), "the last answer")
+        last = json.loads(b.retained("mote/dev-ha/last"))
+        check(last["conversation"] == "home-assistant" and
+              last["text"] == "You said: hello from HA", last)
+        # (the stats after the turn)
+        wait_for(lambda: json.loads(b.retained("mote/dev-ha/stats") or "{}")
+                 .get("turns", {}) not in ({}, None) and
+                 json.loads(b.retained("mote/dev-ha/stats"))["tokens_today"]["output"] > 0,
+                 "the stats with the turn's tokens")
+        values = {}
+        for obj, c in confs.items():
+            if "state_topic" not in c:
+                continue
+            pay = b.retained(c["state_topic"])
+            check(pay is not None, (obj, c["state_topic"]))
+            values[obj] = ha_render(c["value_template"], value_json=json.loads(pay),
+                                    value=pay).strip()
+            if "availability_topic" in c:
+                av = ha_render(c["availability_template"],
+                               value_json=json.loads(b.retained(c["availability_topic"])))
+                check(av == c["payload_available"] == "online", (obj, av))
+        check(values["status"] == "online", values)
+        check(values["last_answer"] == "You said: hello from HA", values)
+        check(values["approvals_pending"] == "0", values)
+        check(int(values["tokens_today"]) > 0, values)
+        check(values["budget_left"] == "98", values)  # 1 request of 50 (a whole percent)
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+    # the next start without discovery clears the entities
+    s = mserve(port, b, "dev-ha", state=state)
+    try:
+        wait_for(lambda: "is off: its entities are cleared" in s.log(), "the clearing")
+        for comp, obj in HA_ENTITIES:
+            check(b.retained("homeassistant/%s/dev-ha/%s/config" % (comp, obj)) is None, obj)
+        check(not os.path.exists(os.path.join(state, "mqtt-discovery")), "the marker stays")
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+
+
+# ---- MQTT client certificates -------------------------------------------------------------
+
+def client_cert(certs, name, ca):
+    """A client certificate (clientAuth) signed by `ca`, its key 0600."""
+    def q(*a):
+        r = subprocess.run(["openssl"] + list(a), capture_output=True, cwd=certs)
+        check(r.returncode == 0, r.stderr)
+    q("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj",
+      "/CN=" + name, "-keyout", name + ".key", "-out", name + ".csr")
+    with open(os.path.join(certs, name + ".ext"), "w") as f:
+        f.write("basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n")
+    q("x509", "-req", "-in", name + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key",
+      "-CAcreateserial", "-days", "30", "-out", name + ".crt", "-extfile", name + ".ext")
+    os.chmod(os.path.join(certs, name + ".key"), 0o600)
+    return os.path.join(certs, name + ".crt"), os.path.join(certs, name + ".key")
+
+
+def test_mqtt_client_certificates():
+    """mqtts:// with --mqtt-cert and --mqtt-key against a mosquitto that
+    requires a client certificate (require_certificate, its CA): mote
+    connects and answers; without one, or with one of another CA, the
+    broker refuses it (said in the log, never connected); a key readable
+    by others, a certificate without its key, a plain mqtt:// URL are
+    refused at start."""
+    from harness import ROOT
+    certs = os.path.join(TMP, "certs-fleet")
+    r = subprocess.run(["sh", os.path.join(ROOT, "test", "make_certs.sh"), certs],
+                       capture_output=True)
+    check(r.returncode == 0, r.stderr)
+    ca = os.path.join(certs, "ca.crt")
+    dev_crt, dev_key = client_cert(certs, "device", "ca")
+    pub_crt, pub_key = client_cert(certs, "publisher", "ca")
+    bad_crt, bad_key = client_cert(certs, "intruder", "other")
+    b = Broker("fl-mtls", tls=(os.path.join(certs, "server.crt"),
+                               os.path.join(certs, "server.key")),
+               extra=["cafile " + ca, "require_certificate true"])
+    url = b.url("localhost")
+    port, _ = start_server([{"text": "mutual"}])
+    tls = ["-h", "localhost", "-p", str(b.port), "--cafile", ca, "--cert", pub_crt,
+           "--key", pub_key]
+    s = Serve(port, args=["--mqtt", url, "--mqtt-id", "dev-mt", "--ca-file", ca,
+                          "--mqtt-cert", dev_crt, "--mqtt-key", dev_key], env_more=FAST)
+    try:
+        connected(s, 1)
+        r = subprocess.run([tool("mosquitto_pub")] + tls +
+                           ["-q", "1", "-t", "mote/dev-mt/in", "-m", req("m1", "k", "hi")],
+                           capture_output=True, timeout=20)
+        check(r.returncode == 0, r.stderr)
+        s.wait_state("k", "idle")
+        check(journal_of(s.state, "k")[-1]["text"] == "mutual", journal_of(s.state, "k"))
+    finally:
+        check(stop(s) == 0, s.log()[-2000:])
+    # no certificate, or one the broker's CA did not sign: never connected
+    for extra, why in (([], "peer did not return a certificate"),
+                       (["--mqtt-cert", bad_crt, "--mqtt-key", bad_key],
+                        "certificate verify failed")):
+        s = Serve(port, args=["--mqtt", url, "--mqtt-id", "dev-no", "--ca-file", ca] + extra,
+                  env_more=FAST)
+        try:
+            # two attempts refused by the broker (for its reason), none connected
+            wait_for(lambda: s.log().count("mqtt: TLS handshake failed") >= 2 or
+                     s.p.poll() is not None, "two refused attempts")
+            check(why in b.log(), b.log()[-1500:])
+            check("mqtt: connected to" not in s.log(), (extra, s.log()[-1500:]))
+            check(s.p.poll() is None, s.log()[-1500:])
+        finally:
+            check(stop(s) == 0, s.log()[-2000:])
+    # refused at start
+    loose = os.path.join(certs, "loose.key")
+    with open(dev_key, "rb") as f, open(loose, "wb") as g:
+        g.write(f.read())
+    os.chmod(loose, 0o644)
+    for args, want in [
+        (["--mqtt-cert", dev_crt, "--mqtt-key", loose], "may be read by others"),
+        (["--mqtt-cert", dev_crt], "go together"),
+        (["--mqtt-key", dev_key], "go together"),
+    ]:
+        s = Serve(port, args=["--mqtt", url, "--mqtt-id", "dev-x", "--ca-file", ca] + args,
+                  wait=False)
+        rc = s.wait(30)
+        check(rc == 2 and want in s.log(), (args, rc, s.log()[-800:]))
+    s = Serve(port, args=["--mqtt", "mqtt://127.0.0.1:%d" % b.port, "--mqtt-id", "dev-y",
+                          "--mqtt-cert", dev_crt, "--mqtt-key", dev_key], wait=False)
+    rc = s.wait(30)
+    check(rc != 0 and "mqtts://" in s.log(), (rc, s.log()[-800:]))
 
 
 if __name__ == "__main__":
