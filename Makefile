@@ -795,6 +795,13 @@ bench-mcp-server: $(B)/mote
 test-providers: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_providers.py $(SB)
 CHECK_GROUPS += test-providers
+
+## bench-providers: what the provider profiles cost the reference APIs: the
+## request bodies' bytes and mote's CPU per request of a turn of three tool
+## rounds (median of 21), for MOTE_BEFORE=PATH (an older mote) and this one
+.PHONY: bench-providers
+bench-providers: $(B)/mote
+	$(Q)python3 test/bench/provider_bench.py $(MOTE_BEFORE) $(B)/mote --runs 21
 # ---- end of the providers' block ----
 
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----
@@ -851,7 +858,15 @@ test-docs doc-sizes: $(B)/page/page.c
 ## test-page: the page in headless Chromium against mote serve and the test
 ## LLM server (log in, stream, approve, deny, cancel, reload, escaping)
 .PHONY: test-page page-shot
-test-page: $(SB)/mote $(B)/page/page.c $(B)/libmote.a
+# $(SB)/nopage/mote: the same mote linked as PAGE=0 links it (the page's
+# objects replaced by page_none.o), for the test of the switch.
+$(SB)/nopage/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ) $(B)/obj/examples/tiny/page_none.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $(filter-out $(B)/page/% $(B)/obj/examples/tiny/page_none.o,$(SAN_CLI_OBJ)) \
+	  $(B)/obj/examples/tiny/page_none.o $(filter-out $(SB)/port/test/%,$(SAN_LIB_OBJ)) \
+	  $(MBEDTLS_LIBS) -lpthread
+test-page: $(SB)/mote $(SB)/nopage/mote $(B)/page/page.c $(B)/libmote.a
 	$(Q)sh scripts/budget.sh page $$(( $$(wc -c < $(B)/page/page.html.gz) + \
 	  $$($(SIZE) $(B)/obj/src/serve_page.o | awk 'NR == 2 {print $$1 + $$2}') ))
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_page.py $(SB)

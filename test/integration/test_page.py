@@ -6,7 +6,8 @@ streamed answer, approving (and "always"), denying, cancelling, a reload
 in the middle of an answer, HTML and scripts in answers and tool output
 shown as text with nothing run (the console and the DOM say so), a
 phone's width, the status line; and without a browser: the page's
-headers and hashes, the token, the Origin check.
+headers and hashes, the token, the Origin check, and a build without
+the page (BUILDDIR/nopage/mote, linked as make PAGE=0 links it).
 
 Skipped (with the reason) only where Chromium cannot run; never when
 MOTE_CI=1 (.ci/run sets it): there a missing browser fails.
@@ -68,13 +69,13 @@ def webdriver():
 class Serve:
     """`mote serve` on the Unix socket and loopback TCP (port 0) with TOKEN."""
 
-    def __init__(self, llm_port, args=()):
+    def __init__(self, llm_port, args=(), mote=None):
         self.state = tempfile.mkdtemp(prefix="serve-", dir=TMP)
         self.errpath = os.path.join(self.state, "serve.err")
         e = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         e.update(ANTHROPIC_API_KEY=KEY, MOTE_BACKOFF_MS="50", MOTE_SERVE_TOKEN=TOKEN)
         self.err = open(self.errpath, "w")
-        self.p = subprocess.Popen([MOTE, "serve", "--state-dir", self.state, "--base-url",
+        self.p = subprocess.Popen([mote or MOTE, "serve", "--state-dir", self.state, "--base-url",
                                    "http://127.0.0.1:%d" % llm_port, "--listen", "127.0.0.1:0"] +
                                   list(args), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=self.err, env=e)
@@ -266,6 +267,25 @@ def test_the_page_is_served_whole_with_strict_headers_and_no_token():
               "nothing was created by the refused requests")
     finally:
         s.stop()
+
+
+def test_a_build_without_the_page_answers_404_and_keeps_the_api():
+    # BUILD/nopage/mote is linked as make PAGE=0 links it (page_none.o)
+    nopage = os.path.join(BUILD, "nopage", "mote")
+    check(os.access(nopage, os.X_OK), "%s: make test-page links it" % nopage)
+    port, _ = start_server([])
+    s = Serve(port, mote=nopage)
+    try:
+        st, h, body = s.req("GET", "/", headers={"Accept-Encoding": "gzip"}, token=None)
+        check(st == 404 and b"<html" not in body.lower(), (st, body[:200]))
+        check("content-security-policy" not in h, h)
+        st, h, body = s.req("GET", "/v1/health")
+        check(st == 200 and json.loads(body)["model"], (st, body))
+        st, h, body = s.req("GET", "/v1/health", token=None)
+        check(st == 401, (st, body))
+    finally:
+        s.stop()
+    check(os.path.getsize(nopage) < os.path.getsize(MOTE), "the page's bytes are left out")
 
 
 # ---- in the browser -------------------------------------------------------------
