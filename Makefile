@@ -795,6 +795,13 @@ bench-mcp-server: $(B)/mote
 test-providers: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_providers.py $(SB)
 CHECK_GROUPS += test-providers
+
+## bench-providers: what the provider profiles cost the reference APIs: the
+## request bodies' bytes and mote's CPU per request of a turn of three tool
+## rounds (median of 21), for MOTE_BEFORE=PATH (an older mote) and this one
+.PHONY: bench-providers
+bench-providers: $(B)/mote
+	$(Q)python3 test/bench/provider_bench.py $(MOTE_BEFORE) $(B)/mote --runs 21
 # ---- end of the providers' block ----
 
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----

@@ -336,6 +336,7 @@ bool mote_llm_overflow(const char *body, size_t len, uint32_t *limit, uint32_t *
         "exceeds the available context",   /* llama.cpp's message */
         "exceeds the maximum number of tokens", /* Gemini */
         "context window",                  /* others' "exceeds the context window" */
+        "exceeded model token limit",      /* Moonshot (Kimi) */
         "too many tokens",
         "reduce the length of the messages",
     };
@@ -368,6 +369,11 @@ bool mote_llm_overflow(const char *body, size_t len, uint32_t *limit, uint32_t *
          * tokens allowed (4096)" */
         *used = number_after(body, len, at);
         *limit = number_after(body, len, find_i(body, len, "tokens allowed"));
+    } else if ((at = find_i(body, len, "exceeded model token limit")) >= 0) {
+        /* Moonshot: "Your request exceeded model token limit: 262144
+         * (requested: 269030)" */
+        *limit = number_after(body, len, at);
+        *used = number_after(body, len, find_i(body, len, "requested"));
     } else if ((at = find_i(body, len, "prompt contains")) >= 0) {
         /* Mistral: "Prompt contains 40000 tokens, too large for model with 32768
          * maximum context length" */

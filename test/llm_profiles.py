@@ -182,6 +182,19 @@ class Kimi(Reference):
         return None
 
 
+class Moonshot(Kimi):
+    """Kimi on Moonshot's own API (api.moonshot.ai): the ids of `kimi`,
+    and a request over the window refused with 400 in its own words,
+    "Invalid request: Your request exceeded model token limit: N
+    (requested: M)" (MoonshotAI/kimi-cli #2011)."""
+    name = "moonshot"
+
+    def overflow(self, dialect, used, n_ctx):
+        return Rejection(*openai_error(
+            400, "Invalid request: Your request exceeded model token limit: %d (requested: %d)"
+            % (n_ctx, used)))
+
+
 class Gateway(Reference):
     """A gateway in front of several providers (LiteLLM, one-api): every
     call of an answer comes with index 0 and an id of its own
@@ -416,6 +429,6 @@ class AnthropicThinking(Reference):
         return None
 
 
-PROFILES = {p.name: p for p in (Reference(), GeminiThinking(), Mistral(), Kimi(), Gateway(),
-                                GatewayNoId(), IkLlama(), DeepSeek(), Vllm(), AnthropicThinking(),
-                                LlamaCpp(), OpenAIResponses())}
+PROFILES = {p.name: p for p in (Reference(), GeminiThinking(), Mistral(), Kimi(), Moonshot(),
+                                Gateway(), GatewayNoId(), IkLlama(), DeepSeek(), Vllm(),
+                                AnthropicThinking(), LlamaCpp(), OpenAIResponses())}

@@ -28,6 +28,7 @@ SCRIPT = [{"tool": "list_dir", "input": {"path": "/"}},
 
 
 def server(tmp):
+    tmp = tempfile.mkdtemp(dir=tmp)  # its own port file: not the one of the server before
     script = os.path.join(tmp, "script.json")
     with open(script, "w") as f:
         json.dump(SCRIPT * 200, f)
@@ -62,7 +63,7 @@ def main():
         runs = int(args[i + 1])
         del args[i:i + 2]
     tmp = tempfile.mkdtemp(prefix="provider-bench-")
-    for mote in args:
+    for mote in map(os.path.abspath, args):
         for dialect in ("anthropic", "openai"):
             srv, port, log = server(tmp)
             try:

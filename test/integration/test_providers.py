@@ -591,6 +591,20 @@ def test_overflow_reference_apis_recover():
                                      "prompt is too long" in refused[0]), refused)
 
 
+def test_overflow_kimi_recovers():
+    # Kimi on Moonshot's API (picked by its host) words it its own way:
+    # "exceeded model token limit" is an overflow too, and recovers.
+    port, log = server("moonshot", [SEQ], extra=["--ctx", "1500"])
+    state = tempfile.mkdtemp(dir=TMP)
+    p = via_host("api.moonshot.ai", port, "-p", "hi", "--yes", state=state)
+    ev = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    check(p.returncode == 0 and not errors(ev), (p.returncode, errors(ev), p.stderr[-600:]))
+    check("over the model's context window (1500 tokens)" in p.stderr, p.stderr)
+    refused = [r.get("refused") for r in bodies(log) if r.get("refused")]
+    check(len(refused) == 1 and "exceeded model token limit" in refused[0], refused)
+    check(any(r["t"] == "compact" for r in journal(state)), "compacted")
+
+
 def test_compact_by_hand_over_the_window():
     # A conversation already over the window (its result came from a
     # larger server): /compact works, and the conversation goes on.

@@ -727,6 +727,9 @@ static void test_overflow_detected(void **state)
         {"{\"object\":\"error\",\"message\":\"This model's maximum context length is 8192 "
          "tokens. However, you requested 9000 tokens (8000 in the messages, 1000 in the "
          "completion).\",\"type\":\"BadRequestError\",\"code\":400}", 8192, 9000},
+        /* Kimi on Moonshot's API (MoonshotAI/kimi-cli #2011) */
+        {"{\"error\":{\"message\":\"Invalid request: Your request exceeded model token limit: "
+         "262144 (requested: 269030)\",\"type\":\"invalid_request_error\"}}", 262144, 269030},
     };
     static const char *const no[] = {
         "{\"error\":{\"message\":\"max_tokens is too large\",\"type\":\"invalid_request_error\"}}",
