@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 
-from harness import ROOT, TMP, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import ROOT, SERVERS, TMP, Skip, check, requests_in, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -81,6 +81,7 @@ class Serve:
         self.err = open(self.errpath, "w")
         self.p = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=self.err, env=base_env(env_more))
+        SERVERS.append(self.p)  # ended by run_all even when a test stops before its finally
         wait_for(lambda: "listening on" in self.log() or self.p.poll() is not None,
                  "mote serve to listen", 20)
         check(self.p.poll() is None, "mote serve exited: %s" % self.log())
