@@ -306,11 +306,11 @@ static int sweep_one(void *arg, const char *name)
             sweep_gone(w, name); /* a crash's leftover */
     } else if (w->now - t > MOTE_TLS_SESSION_MAX_S || t > w->now + 60) {
         sweep_gone(w, name); /* stale, or from a clock that was wrong */
-    } else if (w->n < MOTE_TLS_SESSION_FILES - 1) {
+    } else if ((size_t)w->n + 1 < MOTE_TLS_SESSION_FILES) {
         w->keep[w->n].t = t;
         memcpy(w->keep[w->n++].name, name, 17);
     } else {
-        for (i = 1; i < w->n; i++) {
+        for (i = 0; i < w->n; i++) {
             if (w->keep[i].t < w->keep[old].t)
                 old = i;
         }
