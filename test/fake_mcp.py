@@ -20,7 +20,9 @@ every tools/list answer: a list that never stops changing),
 --setsid-child MARKER (a child in a session of its own, with MARKER in its
 command line, that ignores SIGTERM), --log F (every message received),
 --init-file F (initialize answered once file F exists), --endless-list (every
-tools/list page names a next one: a cursor that never ends).
+tools/list page names a next one: a cursor that never ends), --listed-file F
+(created once a tools/list answer naming the tool added by --list-changed is
+sent).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -178,6 +180,8 @@ for line in sys.stdin:
             # in, the list is already out of date
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": result})
+        if opt("--listed-file") and any(t["name"] == "late" for t in page):
+            open(opt("--listed-file"), "w").close()  # the new list is in the pipe
     elif method == "tools/call":
         p = msg["params"]
         name, a = p["name"], p.get("arguments") or {}
@@ -190,8 +194,10 @@ for line in sys.stdin:
             if opt("--list-changed") and not any(t["name"] == "late" for t in TOOLS):
                 TOOLS.append({"name": "late", "description": "Added later.",
                               "inputSchema": {"type": "object"}})
-                send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
+                # the change before the call's answer: the client asks for
+                # the new list as soon as the call is answered
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
                 continue
         elif name == "late" and any(t["name"] == "late" for t in TOOLS):
             res = {"content": [{"type": "text", "text": "late tool ran"}]}

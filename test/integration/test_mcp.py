@@ -99,9 +99,16 @@ def test_tools_listed_paginated_and_called():
 
 
 def test_tools_list_changed_refetched():
+    # The model asks for the new tool only once the server has sent the
+    # new list (mote asks for it as the call is answered; the answer waits
+    # in the pipe while the next request's body goes out, and is read when
+    # its response begins)
+    listed = os.path.join(TMP, "listed-%s" % uuid.uuid4().hex[:8])
     port, log = start_server([{"tool": "l__echo", "input": {"text": "first"}},
-                              {"tool": "l__late", "input": {}}, {"text": "ok"}])
-    p = run(args(port, config({"l": fake("--list-changed")}), "-p", "x", "--yes"))
+                              {"tool": "l__late", "input": {}, "wait_file": listed},
+                              {"text": "ok"}])
+    p = run(args(port, config({"l": fake("--list-changed", "--listed-file", listed)}), "-p", "x",
+                 "--yes"))
     check(p.returncode == 0, p.stderr)
     reqs = requests_in(log)
     before = [t["name"] for t in reqs[0]["body"]["tools"]]
