@@ -472,6 +472,14 @@ test-install: all
 test-mcp: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp.py $(SB)
 
+## test-mcp-features: MCP resources (as tools), prompts (/prompt) and
+## elicitation: the real server-everything (stdio, Streamable HTTP) and the
+## fake server's hostile cases
+.PHONY: test-mcp-features
+CHECK_GROUPS += test-mcp-features
+test-mcp-features: $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_features.py $(SB)
+
 ## test-mcp-http: MCP servers over HTTP (Streamable HTTP, HTTP+SSE): a hostile
 ## server for the faults, the real server-everything in both modes
 .PHONY: test-mcp-http

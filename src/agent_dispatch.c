@@ -59,7 +59,8 @@ static bool resolve(const struct mote_conv *c, const char *name, const struct mo
     *tool = c->conf.tools ? find_tool(s, name) : NULL;
     if (*tool != NULL)
         return true;
-    return c->conf.mcp && s->mcp != NULL && mote_mcp_find(s->mcp, name, &srv, &idx);
+    return c->conf.mcp && s->mcp != NULL &&
+           (mote_mcp_find(s->mcp, name, &srv, &idx) || mote_mcp_res_find(s->mcp, name, &idx));
 }
 
 bool mote_dispatch_always(const struct mote_conv *c, const char *name)
@@ -367,13 +368,14 @@ int mote_dispatch_start(struct mote_conv *c, mote_cont_fn done)
     struct mote_conv_call *call;
     struct mote_tool_run *run;
     struct mote_event ev;
-    unsigned srv = 0, idx = 0;
+    unsigned srv = 0, idx = 0, res = MOTE_MCP_RES_TOOLS;
     uint64_t before;
     int n, rc;
 
     MOTE_ASSERT(c->call_i < c->ncalls && c->tool_job == 0);
     call = &c->calls[c->call_i];
-    if (tool == NULL && (s->mcp == NULL || !mote_mcp_find(s->mcp, call->name, &srv, &idx)))
+    if (tool == NULL && (s->mcp == NULL || !mote_mcp_find(s->mcp, call->name, &srv, &idx)) &&
+        (s->mcp == NULL || !mote_mcp_res_find(s->mcp, call->name, &res)))
         /* its server's tool list changed while the call waited for a slot */
         return mote_conv_give_result_s(c, "not run: the MCP server no longer offers this tool",
                                        true)
@@ -424,7 +426,11 @@ int mote_dispatch_start(struct mote_conv *c, mote_cont_fn done)
     ev.input_len = run->input_len;
     mote_emit(s, &ev);
     if (tool == NULL) {
-        mote_mcp_call_init(&run->st.mcp, s->mcp, srv, idx, run->input, run->input_len);
+        if (res < MOTE_MCP_RES_TOOLS) /* a resource tool (its input parsed above) */
+            mote_mcp_res_call_init(&run->st.mcp, s->mcp, res, &run->json, run->input,
+                                   run->input_len);
+        else
+            mote_mcp_call_init(&run->st.mcp, s->mcp, srv, idx, run->input, run->input_len);
         rc = mote_job_spawn(s->loop, call->name, &mote_mcp_call_ops, &run->st.mcp, &c->turn,
                             &c->tool_job);
     } else {

@@ -80,7 +80,8 @@ struct mote_stream {
     /* From here on, written before read: mote_stream_get clears only what
      * is above (from `used`), so the pages of a slot never used stay
      * untouched. */
-    struct mote_tool_def defs[MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS];
+    struct mote_tool_def defs[MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS +
+                             MOTE_MCP_RES_TOOLS];
     char text[MOTE_ANSWER_TEXT_MAX];
     char rs[MOTE_ANSWER_REASON_MAX];
     char arena[MOTE_JOURNAL_LINE_MAX];

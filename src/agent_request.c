@@ -31,9 +31,11 @@ static void gather_tools(struct mote_conv *c)
             n++;
         }
     }
-    if (c->conf.mcp && s->mcp != NULL)
+    if (c->conf.mcp && s->mcp != NULL) {
         n += mote_mcp_tool_defs(s->mcp, st->defs + n,
                                 (unsigned)(MOTE_ARRAY_LEN(st->defs) - n));
+        n += mote_mcp_res_defs(s->mcp, st->defs + n, (unsigned)(MOTE_ARRAY_LEN(st->defs) - n));
+    }
     st->req.ntools = n;
 }
 

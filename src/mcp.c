@@ -176,6 +176,7 @@ struct req_args {
     size_t args_len;
     const struct mote_json *idj; /* for responses: the request's id, token idt of idj */
     int idt;
+    const char *raw_params;      /* another request's params (a JSON object, mcp_res.c) */
 };
 
 static void fill_request(struct mote_jw *w, void *arg)
@@ -187,6 +188,10 @@ static void fill_request(struct mote_jw *w, void *arg)
     mote_jw_key(w, "method");
     mote_jw_str(w, r->method);
     mote_jw_key(w, "params");
+    if (r->raw_params != NULL) {
+        mote_jw_raw(w, r->raw_params, strlen(r->raw_params));
+        return;
+    }
     mote_jw_obj(w);
     if (strcmp(r->method, "initialize") == 0) {
         mote_jw_key(w, "protocolVersion");
@@ -662,6 +667,23 @@ static void call_result(struct mote_mcp_server *s, int result)
     call_finish(s, out, len, is_error);
 }
 
+/* The result of another request than tools/call: its call's `take`
+ * writes the text; it may send the call again (to the next server). */
+static void other_result(struct mote_mcp_server *s, int result)
+{
+    struct mote_mcp_call *c = s->call;
+    bool cut = (s->in_flags & MCP_IN_CUT) != 0;
+
+    s->in_flags &= (uint8_t)~MCP_IN_CUT;
+    s->call = NULL;
+    if (c->take(c, &s->m->json, result, cut)) {
+        c->sent = false;
+    } else {
+        c->done = true;
+    }
+    mote_mcp_redact(s, c->result, c->len);
+    (void)mote_job_wake(s->m->loop, c->job);
+}
 
 static void relist_if_free(struct mote_mcp_server *s);
 
@@ -717,6 +739,12 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
             }
             mote_str_copy(s->version, sizeof(s->version), n > 0 && i == n ? v : PROTOCOL_VERSION);
         }
+        s->caps = (uint8_t)((mote_json_path(j, result, "capabilities.resources") >= 0
+                                 ? MOTE_MCP_CAP_RESOURCES
+                                 : 0u) |
+                            (mote_json_path(j, result, "capabilities.prompts") >= 0
+                                 ? MOTE_MCP_CAP_PROMPTS
+                                 : 0u));
         if (send_msg(s, fill_initialized, NULL) < 0) {
             fail_server(s, "cannot write to the server");
             return;
@@ -767,7 +795,10 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
         break;
     }
     case MCP_REQ_CALL:
-        call_result(s, result);
+        if (s->call != NULL && s->call->take != NULL)
+            other_result(s, result);
+        else
+            call_result(s, result);
         break;
     default:
         break;
@@ -1097,10 +1128,15 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
         }
         stop_waiting(c);
         memset(&r, 0, sizeof(r));
-        r.method = "tools/call";
-        r.tool = s->tools[c->tool].remote;
-        r.args = c->args_len > 0 ? c->args : "{}";
-        r.args_len = c->args_len > 0 ? c->args_len : 2;
+        if (c->method != NULL) {
+            r.method = c->method;
+            r.raw_params = c->params;
+        } else {
+            r.method = "tools/call";
+            r.tool = s->tools[c->tool].remote;
+            r.args = c->args_len > 0 ? c->args : "{}";
+            r.args_len = c->args_len > 0 ? c->args_len : 2;
+        }
         rc = request(s, MCP_REQ_CALL, &r);
         if (rc < 0) {
             static const char msg[] = "cannot send the call to the MCP server";

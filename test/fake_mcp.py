@@ -22,7 +22,9 @@ command line, that ignores SIGTERM), --log F (every message received),
 --init-file F (initialize answered once file F exists), --endless-list (every
 tools/list page names a next one: a cursor that never ends), --listed-file F
 (created once a tools/list answer naming the tool added by --list-changed is
-sent).
+sent), --features (resources, resource templates and prompts declared and
+served, some of them hostile, and a tool "ask" {mode} that asks the client
+an elicitation/create question: see FEATURES below).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -110,6 +112,120 @@ if opt("--change-fifo"):
     threading.Thread(target=change, daemon=True).start()
 lists = 0
 
+# ---- FEATURES (--features) ----
+BIG = 1 << 20
+RESOURCES = [{"uri": "fake://small", "name": "small", "mimeType": "text/plain",
+              "description": "a small text"},
+             {"uri": "fake://huge", "name": "huge", "description": "1 MB of text"},
+             {"uri": "fake://blob", "name": "blob", "mimeType": "application/octet-stream"},
+             {"name": "no uri at all"}, "not an object",
+             {"uri": "fake://bad", "name": "bad", "description": "contents is not an array"}]
+PROMPTS = [{"name": "greet", "description": "Greets someone",
+            "arguments": [{"name": "who", "description": "whom", "required": True},
+                          {"name": "tone"}]},
+           {"name": "bad", "description": "messages is not an array"},
+           {"name": "mixed", "description": "several kinds of content"},
+           {"name": "huge", "description": "1 MB of prompt"}]
+ELICIT = {
+    "flat": {"type": "object", "properties": {
+        "name": {"type": "string", "title": "Your name"},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "ok": {"type": "boolean", "description": "agree?"},
+        "color": {"type": "string", "enum": ["red", "green"]}},
+        "required": ["name", "color"]},
+    "nested": {"type": "object", "properties": {
+        "addr": {"type": "object", "properties": {"street": {"type": "string"}}}}},
+}
+ASKED = {}
+asks = 0
+
+
+def feature(msg):
+    """Answers a resources, prompts or elicitation message; True if it did."""
+    global asks
+    method, p, i = msg.get("method"), msg.get("params") or {}, msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": i, "result": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+            "serverInfo": {"name": "fake-features", "version": "1"}}})
+        with open(os.environ.get("FAKE_INIT_LOG", os.devnull), "a") as f:
+            f.write(json.dumps(p) + "\n")
+        return True
+    if method == "tools/list":
+        send({"jsonrpc": "2.0", "id": i, "result": {"tools": [
+            {"name": "ask", "description": "Asks the user.",
+             "inputSchema": {"type": "object", "properties": {"mode": {"type": "string"}}}}]}})
+        return True
+    if method == "resources/list":
+        if p.get("cursor") == "p2":
+            res = {"resources": [{"uri": "fake://second-page", "name": "second"}]}
+        else:
+            res = {"resources": RESOURCES, "nextCursor": "p2"}
+    elif method == "resources/templates/list":
+        res = {"resourceTemplates": [{"uriTemplate": "fake://item/{id}", "name": "item"}]}
+    elif method == "resources/read":
+        uri = p.get("uri")
+        if uri == "fake://small":
+            res = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "small text here"}]}
+        elif uri == "fake://huge":
+            res = {"contents": [{"uri": uri, "text": "h" * BIG + "END"}]}
+        elif uri == "fake://blob":
+            res = {"contents": [{"uri": uri, "mimeType": "application/octet-stream",
+                                 "blob": "QUJD" * (BIG // 4)}]}
+        elif uri == "fake://bad":
+            res = {"contents": "nope"}
+        else:
+            send({"jsonrpc": "2.0", "id": i, "error": {"code": -32002,
+                                                       "message": "Resource not found: %s" % uri}})
+            return True
+    elif method == "prompts/list":
+        res = {"prompts": PROMPTS}
+    elif method == "prompts/get":
+        name, a = p.get("name"), p.get("arguments") or {}
+        if name == "greet":
+            if "who" not in a:
+                send({"jsonrpc": "2.0", "id": i, "error": {"code": -32602,
+                                                           "message": "missing argument who"}})
+                return True
+            res = {"messages": [{"role": "user", "content": {
+                "type": "text", "text": "Say hello to %s%s." % (a["who"], (", " + a["tone"])
+                                                                if "tone" in a else "")}}]}
+        elif name == "bad":
+            res = {"messages": "nope"}
+        elif name == "mixed":
+            res = {"messages": [
+                {"role": "user", "content": {"type": "text", "text": "first part"}},
+                {"role": "assistant", "content": {"type": "text", "text": "an answer"}},
+                {"role": "user", "content": {"type": "image", "data": "AAAA",
+                                             "mimeType": "image/png"}},
+                {"role": "user", "content": {"type": "resource", "resource": {
+                    "uri": "fake://small", "mimeType": "text/plain", "text": "embedded text"}}}]}
+        elif name == "huge":
+            res = {"messages": [{"role": "user", "content": {"type": "text",
+                                                             "text": "p" * BIG + "END"}}]}
+        else:
+            send({"jsonrpc": "2.0", "id": i, "error": {"code": -32602,
+                                                       "message": "no prompt %s" % name}})
+            return True
+    elif method == "tools/call" and p.get("name") == "ask":
+        mode = (p.get("arguments") or {}).get("mode", "flat")
+        asks += 1
+        eid = "e%d" % asks
+        ASKED[eid] = i
+        params = {"message": "Tell me about you (%s)" % mode}
+        if mode == "url":
+            params.update({"mode": "url", "url": "https://example.invalid/form",
+                           "elicitationId": eid})
+        else:
+            params["requestedSchema"] = ELICIT[mode]
+        send({"jsonrpc": "2.0", "id": eid, "method": "elicitation/create", "params": params})
+        return True
+    else:
+        return False
+    send({"jsonrpc": "2.0", "id": i, "result": res})
+    return True
+
 ping_sent = False
 for line in sys.stdin:
     line = line.strip()
@@ -120,8 +236,17 @@ for line in sys.stdin:
             f.write(line + "\n")
     msg = json.loads(line)
     method = msg.get("method")
+    if method is None and opt("--features") and msg.get("id") in ASKED:
+        # the client's answer to an elicitation/create: the "ask" call's result
+        call_id = ASKED.pop(msg["id"])
+        got = msg.get("result", {"error": msg.get("error")})
+        send({"jsonrpc": "2.0", "id": call_id, "result": {
+            "content": [{"type": "text", "text": "elicited: " + json.dumps(got, sort_keys=True)}]}})
+        continue
     if method is None:
         continue  # a response to our ping
+    if opt("--features") and feature(msg):
+        continue
     if method == "initialize":
         if opt("--notify-first"):
             send({"jsonrpc": "2.0", "method": "notifications/message",

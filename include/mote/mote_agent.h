@@ -449,7 +449,8 @@ struct mote_conv {
  * can be allocated statically. */
 #define MOTE_STREAM_SIZE                                                                          \
     (sizeof(struct mote_llm_call) + sizeof(struct mote_llm_req) + sizeof(struct mote_conn) +      \
-     (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS) * sizeof(struct mote_tool_def) + \
+     (MOTE_MAX_TOOLS + MOTE_MAX_MCP_SERVERS * MOTE_MCP_MAX_TOOLS + MOTE_MCP_RES_TOOLS) *          \
+         sizeof(struct mote_tool_def) +                                                           \
      MOTE_ANSWER_TEXT_MAX + MOTE_JOURNAL_LINE_MAX + MOTE_LLM_MAX_TOOL_CALLS * 11u + 96u +       \
      MOTE_ANSWER_REASON_MAX + MOTE_LLM_MAX_TOOL_CALLS * 6u + 32u)
 

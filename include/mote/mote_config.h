@@ -521,6 +521,13 @@
 #ifndef MOTE_MCP_CONF_HEADERS
 #define MOTE_MCP_CONF_HEADERS 8
 #endif
+/* Bytes of the params of a resources or prompts request mote makes (a
+ * resource's URI, a prompt's name and arguments, a cursor, as JSON); an
+ * input that makes longer params is refused with an error result. Range
+ * 256..MOTE_MCP_OUT_MAX. */
+#ifndef MOTE_MCP_PARAMS_MAX
+#define MOTE_MCP_PARAMS_MAX 1024
+#endif
 /* After a server's event stream ended or could not be opened, the wait
  * before the next attempt, ms: doubled for each failure in a row, at most
  * 64 times this. Range 1..60000. */
@@ -657,6 +664,9 @@
 
 #if MOTE_MCP_RESULT_MAX < 1024 || MOTE_MCP_RESULT_MAX > MOTE_MCP_LINE_MAX
 #error "MOTE_MCP_RESULT_MAX must be 1024..MOTE_MCP_LINE_MAX"
+#endif
+#if MOTE_MCP_PARAMS_MAX < 256 || MOTE_MCP_PARAMS_MAX > MOTE_MCP_OUT_MAX
+#error "MOTE_MCP_PARAMS_MAX must be 256..MOTE_MCP_OUT_MAX"
 #endif
 #if MOTE_PROC_TAG_MAX < 17
 #error "MOTE_PROC_TAG_MAX must be at least 17 (the POSIX port's tags are 16 hex digits)"

@@ -136,6 +136,7 @@ struct mote_mcp_server {
     uint8_t in_flags;    /* internal: the answer being read (mcp_in.c) */
     uint8_t in_rel;      /* internal: ... the levels left to skip */
     uint8_t pages;       /* tools/list pages fetched for the list being read */
+    uint8_t caps;        /* MOTE_MCP_CAP_*: what its initialize answer declared */
     uint32_t req_deadline;
     struct mote_mcp_call *call; /* the call waiting for req_id */
     bool dropped_line;
@@ -304,6 +305,15 @@ struct mote_mcp_call {
     unsigned srv, tool;
     const char *args;    /* a JSON object */
     size_t args_len;
+    /* Another request than tools/call (resources, prompts: mcp_res.c):
+     * `method` with `params` (a JSON object) is sent to server `srv`, and
+     * its result object handed to `take`, which writes c->result (and
+     * c->len, c->is_error) and returns true to send it again to c->srv
+     * (a list over several servers), false when done. NULL: tools/call. */
+    const char *method;
+    bool (*take)(struct mote_mcp_call *c, const struct mote_json *j, int result, bool cut);
+    uint8_t which;       /* the take's own: what the call is */
+    char params[MOTE_MCP_PARAMS_MAX];
     bool sent, done, is_error;
     bool waiting;        /* counted in its server's calls_waiting */
     int64_t id;
@@ -311,6 +321,30 @@ struct mote_mcp_call {
     size_t len;
     char result[MOTE_MCP_RESULT_MAX]; /* text content, NUL-terminated */
 };
+
+/* What a server's initialize answer declared (s->caps). */
+#define MOTE_MCP_CAP_RESOURCES 0x01u
+#define MOTE_MCP_CAP_PROMPTS 0x02u
+
+/* Tools mote offers for the servers' resources (list_mcp_resources,
+ * list_mcp_resource_templates, read_mcp_resource; as Codex does): offered
+ * while a ready server declares resources, besides its own tools. */
+#define MOTE_MCP_RES_TOOLS 3u
+
+/* Fills `defs` (up to `max`) with the resource tools when a ready server
+ * declares resources; returns how many. */
+unsigned mote_mcp_res_defs(const struct mote_mcp *m, struct mote_tool_def *defs, unsigned max);
+
+/* True when `name` is a resource tool offered now (*which: which one). */
+bool mote_mcp_res_find(const struct mote_mcp *m, const char *name, unsigned *which);
+
+/* Prepares a call of resource tool `which` with the model's input (token
+ * 0 of `j`, the object parsed from args[0..len)): the server it names,
+ * its request. A bad input makes the call done at once with an error
+ * result (the job ends DONE at its first step). Run with
+ * mote_mcp_call_ops. */
+void mote_mcp_res_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned which,
+                            const struct mote_json *j, const char *args, size_t len);
 
 /* Prepares a call of tool `tool` of server `srv` with `args`. */
 void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned srv, unsigned tool,

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Integration tests of the MCP client's resources, prompts and
+elicitation: the real @modelcontextprotocol/server-everything (over stdio
+and Streamable HTTP, when `make deps` installed it into .deps/npm) and the
+fake server (test/fake_mcp.py) for hostile answers.
+
+    test_mcp_features.py BUILDDIR
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from harness import (NOTES, ROOT, TMP, Skip, check, mote_env, requests_in, run_all,
+                     start_server)
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+MOTE = os.path.join(BUILD, "mote")
+FAKE = os.path.join(ROOT, "test", "fake_mcp.py")
+NPM_BIN = os.path.join(ROOT, ".deps", "npm", "node_modules", ".bin")
+EVERYTHING = os.path.join(NPM_BIN, "mcp-server-everything")
+
+
+def config(servers):
+    path = os.path.join(TMP, "mcpf-%s.json" % uuid.uuid4().hex[:8])
+    with open(path, "w") as f:
+        json.dump({"mcpServers": servers}, f)
+    return path
+
+
+def fake(*flags):
+    return {"command": sys.executable, "args": [FAKE] + list(flags)}
+
+
+def args(port, cfg, *extra):
+    st = tempfile.mkdtemp(dir=TMP)
+    return [MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
+            "--mcp-config", cfg] + list(extra)
+
+
+def run(a, stdin="", timeout=90):
+    return subprocess.run(a, input=stdin, capture_output=True, text=True, timeout=timeout,
+                          env=mote_env("sk-ant-mcp-SECRET"))
+
+
+def need_everything():
+    if not os.path.exists(EVERYTHING):
+        raise Skip("the npm servers are not installed (make deps)")
+
+
+def results(log, n=1):
+    """The tool results the model got in request n, in order."""
+    body = requests_in(log)[n]["body"]
+    out = []
+    for m in body.get("messages", []):
+        if isinstance(m.get("content"), list):
+            for c in m["content"]:
+                if c.get("type") == "tool_result":
+                    cc = c.get("content")
+                    if isinstance(cc, list):
+                        cc = "".join(x.get("text", "") for x in cc)
+                    out.append((cc, bool(c.get("is_error"))))
+    return out
+
+
+def tool_names(log, n=0):
+    return [t["name"] for t in requests_in(log)[n]["body"].get("tools", [])]
+
+
+# ---- resources ----------------------------------------------------------------
+
+def resources_turn(cfg_servers, server):
+    port, log = start_server([{"tools": [
+        {"tool": "list_mcp_resources", "input": {}},
+        {"tool": "list_mcp_resource_templates", "input": {"server": server}},
+        {"tool": "read_mcp_resource",
+         "input": {"server": server, "uri": "demo://resource/dynamic/text/7"}},
+        {"tool": "read_mcp_resource",
+         "input": {"server": server, "uri": "demo://resource/dynamic/blob/3"}},
+        {"tool": "read_mcp_resource", "input": {"server": "nosuch", "uri": "x://y"}}]},
+        {"text": "all done"}])
+    p = run(args(port, config(cfg_servers), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr))
+    names = tool_names(log)
+    for t in ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"):
+        check(t in names, "%s offered: %s" % (t, names))
+    res = results(log)
+    check(len(res) == 5, res)
+    check(res[0][0].startswith("server %s:\n- " % server) and "demo://" in res[0][0]
+          and not res[0][1], res[0])
+    check("demo://resource/dynamic/text/{resourceId}" in res[1][0] and not res[1][1], res[1])
+    check("Resource 7: This is a plaintext resource" in res[2][0] and not res[2][1], res[2])
+    check(res[3][0].startswith("[binary content of demo://resource/dynamic/blob/3")
+          and "bytes (base64): not shown]" in res[3][0] and not res[3][1], res[3])
+    check(res[4][1] and "no MCP server named 'nosuch'" in res[4][0]
+          and server in res[4][0], res[4])
+    return res
+
+
+def test_real_resources_stdio():
+    need_everything()
+    resources_turn({"ev": {"command": EVERYTHING, "args": []}}, "ev")
+
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def everything_http():
+    """server-everything in its streamableHttp mode; returns (proc, url)."""
+    need_everything()
+    port = free_port()
+    log = open(os.path.join(TMP, "everything-f-%d.log" % port), "a")
+    p = subprocess.Popen([EVERYTHING, "streamableHttp"], env=dict(os.environ, PORT=str(port)),
+                         stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 30
+    while time.time() < deadline and p.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    check(p.poll() is None, "server-everything streamableHttp runs")
+    return p, "http://127.0.0.1:%d/mcp" % port
+
+
+def test_real_resources_streamable_http():
+    p, url = everything_http()
+    try:
+        resources_turn({"evh": {"type": "http", "url": url}}, "evh")
+    finally:
+        p.terminate()
+        p.wait(10)
+
+
+def test_hostile_resources():
+    port, log = start_server([{"tools": [
+        {"tool": "list_mcp_resources", "input": {}},
+        {"tool": "list_mcp_resources", "input": {"server": "f", "cursor": "p2"}},
+        {"tool": "read_mcp_resource", "input": {"server": "f", "uri": "fake://huge"}},
+        {"tool": "read_mcp_resource", "input": {"server": "f", "uri": "fake://blob"}},
+        {"tool": "read_mcp_resource", "input": {"server": "f", "uri": "fake://bad"}},
+        {"tool": "read_mcp_resource", "input": {"server": "f", "uri": "fake://missing"}}]},
+        {"tools": [
+        {"tool": "read_mcp_resource", "input": {"server": "f"}},
+        {"tool": "list_mcp_resources", "input": {"cursor": "p2"}},
+        {"tool": "read_mcp_resource", "input": {"server": "f", "uri": "a\u0000b"}},
+        {"tool": "read_mcp_resource", "input": {"server": "f", "uri": "u" * 3000}},
+        {"tool": "read_mcp_resource", "input": {"server": "f", "uri": "fake://small"}}]},
+        {"text": "all done"}])
+    p = run(args(port, config({"f": fake("--features")}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr))
+    res = results(log, 2)
+    check(len(res) == 11, res)
+    lst = res[0][0]
+    check(lst.startswith("server f:\n- fake://small (small) [text/plain]: a small text\n")
+          and "fake://huge" in lst and "fake://blob" in lst and "no uri" not in lst
+          and 'cursor "p2"' in lst and not res[0][1], lst)
+    check("fake://second-page" in res[1][0] and "cursor" not in res[1][0], res[1])
+    huge = res[2][0]
+    check(huge.startswith("h" * 1000) and "[result cut: the server sent more than" in huge
+          and len(huge) < 17000 and "END" not in huge and not res[2][1], huge[-300:])
+    check(res[3][0].startswith("[binary content of fake://blob, application/octet-stream, ")
+          and "bytes or more (base64): not shown]" in res[3][0] and "QUJD" not in res[3][0]
+          and len(res[3][0]) < 400, res[3][0][:400])
+    check(res[4][1] and 'no "contents" array' in res[4][0], res[4])
+    check(res[5][1] and "MCP error -32002: Resource not found: fake://missing" in res[5][0],
+          res[5])
+    check(res[6][1] and '"uri" is needed' in res[6][0], res[6])
+    check(res[7][1] and '"server" is needed' in res[7][0] and "(servers with resources: f)"
+          in res[7][0], res[7])
+    check(res[8][1] and "NUL" in res[8][0], res[8])  # (refused by the agent's strict edge)
+    check(res[9][1] and "MOTE_MCP_PARAMS_MAX" in res[9][0], res[9])
+    check(res[10][0] == "small text here" and not res[10][1], res[10])
+
+
+def test_no_resource_tools_without_resources():
+    port, log = start_server([{"text": "done"}])
+    p = run(args(port, config({"plain": fake()}), "-p", "x"))
+    check(p.returncode == 0, p.stderr)
+    names = tool_names(log)
+    check("plain__echo" in names and not any("mcp_resource" in n for n in names), names)
+
+
+
+def test_resource_read_is_approved_like_a_tool():
+    mlog = os.path.join(TMP, "fake-approve-%s.log" % uuid.uuid4().hex[:8])
+    port, log = start_server([{"tools": [
+        {"tool": "read_mcp_resource", "input": {"server": "f", "uri": "fake://small"}}]},
+        {"text": "done"}])
+    p = run(args(port, config({"f": fake("--features", "--log", mlog)}), "-p", "x"), stdin="n\n")
+    check(p.returncode == 0, p.stderr)
+    res = results(log)
+    check(len(res) == 1 and res[0][1] and "approval" in res[0][0], res)
+    check("resources/read" not in open(mlog).read(), "nothing read without approval")
+
+
+def main():
+    return run_all("mcp-features", globals())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
