@@ -335,8 +335,8 @@ static bool res_take(struct mote_mcp_call *c, const struct mote_json *j, int res
     unsigned nx;
 
     /* (the result's last NOTE_ROOM bytes are kept for the notes) */
-    mote_sb_init(&sb, c->result, sizeof(c->result));
-    sb.len = c->len;
+    /* (after what the servers before this one gave) */
+    mote_sb_init(&sb, c->result + c->len, sizeof(c->result) - c->len);
     c->is_error = false;
     if ((c->which & 0x7fu) == RES_READ) {
         c->is_error = !take_read(j, result, &sb, &cut);
@@ -352,7 +352,7 @@ static bool res_take(struct mote_mcp_call *c, const struct mote_json *j, int res
         mote_sb_num(&sb, "\n[result cut: the server sent more than ", MOTE_MCP_RESULT_MAX,
                     " bytes (MOTE_MCP_RESULT_MAX); the rest is not shown]\n");
     }
-    c->len = sb.len;
+    c->len += sb.len;
     if (one || (c->which & 0x7fu) == RES_READ)
         return false;
     nx = next_offering(m, c->srv + 1);

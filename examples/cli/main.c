@@ -28,6 +28,7 @@
 #include "opts.h"
 #include "convs.h"
 #include "edit.h"
+#include "mcpui.h"
 
 #define PROMPT_MAX (64 * 1024)
 #define INPUT_MAX (64 * 1024)
@@ -754,6 +755,11 @@ static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, voi
         return;
     }
     /* Ctrl+C */
+    if (!sd.requested && ui.interactive && mcpui_busy() && n == 1) {
+        mcpui_cancel(); /* a /prompt still being fetched */
+        in.prompt_shown = false;
+        return;
+    }
     if (!sd.requested && ui.interactive && conv != NULL && mote_conv_busy(conv) && n == 1 &&
         !(sd.int_seen && (uint32_t)(now - sd.last_int) < 1000u)) {
         sd.int_seen = true;
@@ -767,11 +773,22 @@ static void on_signal(struct mote_loop *l, enum mote_signal sig, unsigned n, voi
 
 /* ---- input ---- */
 
+/* A text from the MCP commands (/prompt) as the user's turn. */
+static void send_turn(const char *text, size_t len)
+{
+    int rc = mote_conv_send(conv, text, len);
+
+    if (rc < 0)
+        fprintf(stderr, "mote: the prompt was not sent: %s\n",
+                rc == MOTE_ERR_TOO_LARGE ? "it does not fit one journal record" : mote_strerror(rc));
+}
+
 static void drain_input(void);
 
 static void show_prompt(void)
 {
     if (!ui.interactive || in.prompt_shown || conv == NULL || mote_conv_busy(conv) ||
+        mcpui_busy() ||
         sd.requested || in.eof || ui.json)
         return;
     fflush(stdout);
@@ -811,6 +828,7 @@ static void command(const char *line)
                "  /compact  summarise the conversation now (later requests start there)\n"
                "  /usage    tokens used by this conversation\n"
                "  /conversations  the conversations on disk (mote --resume ID opens one)\n"
+               "  /prompts  the MCP servers' prompts; /prompt NAME [ARG=VALUE...] sends one\n"
                "  Ctrl+C cancels a running turn; at the prompt, or twice, it leaves.\n");
     } else if (strcmp(line, "/jobs") == 0) {
         unsigned a, i;
@@ -853,6 +871,8 @@ static void command(const char *line)
         else if (rc < 0)
             fprintf(stderr, "mote: cannot retry: %s\n", mote_strerror(rc));
         failed = false;
+    } else if (mcpui_command(line)) {
+        /* (/prompts, /prompt: mcpui.c) */
     } else if (strcmp(line, "/new") == 0) {
         if (mote_conv_close(conv) < 0 || new_conversation() != 0)
             request_shutdown(MOTE_SD_CANCEL, 1, "storage", false);
@@ -1001,7 +1021,7 @@ static void drain_input(void)
             in.prompt_shown = false;
             continue;
         }
-        if (conv != NULL && mote_conv_busy(conv)) {
+        if (conv != NULL && (mote_conv_busy(conv) || mcpui_busy())) {
             /* Lines wait for the turn to end; on a terminal /quit and
              * /exit do not (from a pipe they keep their place in line). */
             char *nl = first_eol();
@@ -1048,7 +1068,8 @@ static void drain_input(void)
                 fprintf(stderr, "mote: the message was not sent: %s\n", mote_strerror(rc));
         }
     }
-    if (in.eof && in.len == 0 && conv != NULL && !mote_conv_busy(conv) && !sd.requested)
+    if (in.eof && in.len == 0 && conv != NULL && !mote_conv_busy(conv) && !mcpui_busy() &&
+        !sd.requested)
         request_shutdown(MOTE_SD_CANCEL, 0, "end of input", false);
 }
 
@@ -1241,6 +1262,7 @@ int main(int argc, char **argv)
     mote_loop_on_signal(&loop, on_signal, NULL);
     if (have_mcp)
         fe_mcp_start(&ses, &mcp, &loop); /* the prompt does not wait for them */
+    mcpui_init(&loop, have_mcp ? &mcp : NULL, send_turn);
     if (o.resume_pick && ((rc = pick_conversation()) != 0 || o.resume == NULL))
         return rc;
     if ((rc = open_conversation()) != 0)
@@ -1288,6 +1310,7 @@ int main(int argc, char **argv)
                     }
                 }
             } else {
+                mcpui_poll();
                 drain_input();
                 show_prompt();
             }

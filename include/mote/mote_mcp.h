@@ -346,6 +346,23 @@ bool mote_mcp_res_find(const struct mote_mcp *m, const char *name, unsigned *whi
 void mote_mcp_res_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned which,
                             const struct mote_json *j, const char *args, size_t len);
 
+/* Prompts, for a frontend's commands (their calls run with
+ * mote_mcp_call_ops, the text in c->result; a bad request makes the call
+ * done at once with the error in c->result).
+ * mote_mcp_prompts_init: every ready server's prompts that declare them,
+ * one line each: "SERVER/NAME: description (arguments: a*, b)" (* when
+ * required), pages followed up to MOTE_MCP_PAGES_MAX.
+ * mote_mcp_prompt_init: prompts/get of prompt `name` ("SERVER/NAME", or
+ * "NAME" when one server offers prompts) with `args` (NULL or
+ * NAME=VALUE words, a value with blanks in double quotes): its messages
+ * as the text of one user turn (messages apart by a blank line, a role
+ * other than user named, text kept, other content summarised, cut to
+ * MOTE_MCP_RESULT_MAX with a note). Returns 0, or < 0 (the error is in
+ * c->result too): MOTE_ERR_NOENT, MOTE_ERR_INVAL. */
+void mote_mcp_prompts_init(struct mote_mcp_call *c, struct mote_mcp *m);
+int mote_mcp_prompt_init(struct mote_mcp_call *c, struct mote_mcp *m, const char *name,
+                         const char *args);
+
 /* Prepares a call of tool `tool` of server `srv` with `args`. */
 void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned srv, unsigned tool,
                         const char *args, size_t args_len);

@@ -204,6 +204,75 @@ def test_resource_read_is_approved_like_a_tool():
     check("resources/read" not in open(mlog).read(), "nothing read without approval")
 
 
+
+# ---- prompts --------------------------------------------------------------------
+
+def user_turns(log):
+    """The text of each request's last user message."""
+    out = []
+    for r in requests_in(log):
+        m = r["body"]["messages"][-1]
+        c = m["content"]
+        out.append(c if isinstance(c, str) else "".join(x.get("text", "") for x in c))
+    return out
+
+
+def test_prompts_fake_and_hostile():
+    port, log = start_server([{"text": "ok1"}, {"text": "ok2"}, {"text": "ok3"}])
+    lines = ["/prompts", '/prompt f/greet who=Bob tone="very warm"', "/prompt f/mixed",
+             "/prompt greet", "/prompt f/bad", "/prompt f/greet", "/prompt f/greet who",
+             "/prompt f/nosuch", "/prompt nosrv/greet", "/prompt f/huge"]
+    p = run(args(port, config({"f": fake("--features"), "g": fake("--features")})),
+            stdin="\n".join(lines) + "\n")
+    check(p.returncode == 0, p.stderr)
+    for want in ("f/greet: Greets someone (arguments: who*, tone)\n",
+                 "f/mixed: several kinds of content\n", "g/greet: Greets someone"):
+        check(want in p.stdout, (want, p.stdout))
+    turns = user_turns(log)
+    check(len(turns) == 3, turns)
+    check(turns[0] == "Say hello to Bob, very warm.", turns[0])
+    check(turns[1] == "first part\n\n(assistant) an answer\n\n[image content: image/png not "
+          "shown]\n\nembedded text", turns[1])
+    check(turns[2].startswith("p" * 1000) and "END" not in turns[2] and
+          "[cut: the server sent more than" in turns[2] and len(turns[2]) < 17000,
+          turns[2][-200:])
+    for want in ("more than one MCP server offers prompts: say which, as SERVER/greet",
+                 "the MCP server's prompt has no messages",
+                 "MCP error -32602: missing argument who",
+                 "a prompt's arguments are NAME=VALUE words",
+                 "MCP error -32602: no prompt nosuch",
+                 "no MCP server that offers prompts is named so: nosrv/greet"):
+        check(want in p.stderr, (want, p.stderr))
+
+
+def real_prompts(servers, name):
+    port, log = start_server([{"text": "ok1"}, {"text": "ok2"}])
+    p = run(args(port, config(servers)),
+            stdin="/prompts\n/prompt %s/simple-prompt\n/prompt %s/args-prompt city=Paris "
+                  'state="Ile de France"\n' % (name, name))
+    check(p.returncode == 0, p.stderr)
+    check("%s/simple-prompt: A prompt with no arguments" % name in p.stdout, p.stdout)
+    check("%s/args-prompt: A prompt with two arguments, one required and one optional "
+          "(arguments: city*, state)" % name in p.stdout, p.stdout)
+    turns = user_turns(log)
+    check(turns == ["This is a simple prompt without arguments.",
+                    "What's weather in Paris, Ile de France?"], turns)
+
+
+def test_real_prompts_stdio():
+    need_everything()
+    real_prompts({"ev": {"command": EVERYTHING, "args": []}}, "ev")
+
+
+def test_real_prompts_streamable_http():
+    p, url = everything_http()
+    try:
+        real_prompts({"evh": {"type": "http", "url": url}}, "evh")
+    finally:
+        p.terminate()
+        p.wait(10)
+
+
 def main():
     return run_all("mcp-features", globals())
 

@@ -1,0 +1,149 @@
+/*
+ * mcpui.c - the chat's MCP commands and questions: /prompts lists the
+ * servers' prompts, /prompt NAME [NAME=VALUE...] sends a prompt's
+ * messages as the user's turn (both wait for the servers to start), and a
+ * server's elicitation question is asked at the terminal, field by field.
+ */
+#include "mcpui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mote/mote.h"
+#include "mote/mote_show.h"
+
+static struct {
+    struct mote_loop *loop;
+    struct mote_mcp *m;
+    void (*send)(const char *text, size_t len);
+    bool pending;        /* a command waits for the servers to start */
+    bool running;        /* its request is out */
+    bool get;            /* /prompt (else /prompts) */
+    char line[1024];     /* the command */
+    mote_job_id job;
+    struct mote_mcp_call call;
+} ui;
+
+void mcpui_init(struct mote_loop *loop, struct mote_mcp *m, void (*send)(const char *, size_t))
+{
+    ui.loop = loop;
+    ui.m = m;
+    ui.send = send;
+}
+
+static int out_sink(void *arg, const char *p, size_t n)
+{
+    fwrite(p, 1, n, (FILE *)arg);
+    return 0;
+}
+
+/* A server's text onto the terminal, neutralised (mote_show.h). */
+static void show(FILE *f, const char *s, size_t n)
+{
+    (void)mote_show_text(out_sink, f, s, n, MOTE_SHOW_TEXT);
+}
+
+static void done(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
+                 const char *errmsg, void *arg)
+{
+    struct mote_mcp_call *c = &ui.call;
+
+    (void)loop, (void)job, (void)arg;
+    ui.running = false;
+    ui.job = 0;
+    if (how != MOTE_JOB_DONE) {
+        fprintf(stderr, "mote: the prompt was not fetched: %s\n",
+                errmsg != NULL ? errmsg : "cancelled");
+        return;
+    }
+    if (c->is_error) {
+        fputs("mote: ", stderr);
+        show(stderr, c->result, c->len);
+        fputc('\n', stderr);
+        return;
+    }
+    if (!ui.get) {
+        show(stdout, c->result, c->len);
+        fflush(stdout);
+        return;
+    }
+    fputs("  (the prompt, sent as your message:)\n", stderr);
+    show(stderr, c->result, c->len);
+    fputc('\n', stderr);
+    ui.send(c->result, c->len);
+}
+
+/* Starts the command kept in ui.line. */
+static void start(void)
+{
+    char *name = ui.line + (ui.get ? 7 : 8), *args;
+    int rc;
+
+    ui.pending = false;
+    if (ui.get) {
+        name += strspn(name, " \t");
+        args = name + strcspn(name, " \t");
+        if (*args != '\0')
+            *args++ = '\0';
+        if (name[0] == '\0') {
+            fprintf(stderr, "mote: /prompt NAME [ARG=VALUE...] (/prompts lists them)\n");
+            return;
+        }
+        (void)mote_mcp_prompt_init(&ui.call, ui.m, name, args);
+    } else {
+        mote_mcp_prompts_init(&ui.call, ui.m);
+    }
+    rc = mote_job_spawn(ui.loop, ui.get ? "prompt" : "prompts", &mote_mcp_call_ops, &ui.call,
+                        NULL, &ui.job);
+    if (rc == 0)
+        rc = mote_job_then(ui.loop, ui.job, "cli", done, NULL);
+    if (rc < 0) {
+        fprintf(stderr, "mote: cannot ask the MCP servers: %s\n", mote_strerror(rc));
+        if (ui.job != 0)
+            (void)mote_job_cancel(ui.loop, ui.job);
+        ui.job = 0;
+        return;
+    }
+    ui.running = true;
+}
+
+bool mcpui_command(const char *line)
+{
+    bool get = strncmp(line, "/prompt", 7) == 0 && (line[7] == ' ' || line[7] == '\t' ||
+                                                     line[7] == '\0');
+
+    if (!get && strcmp(line, "/prompts") != 0)
+        return false;
+    if (ui.m == NULL) {
+        fprintf(stderr, "mote: no MCP server is configured (--mcp-config)\n");
+        return true;
+    }
+    if (strlen(line) >= sizeof(ui.line)) {
+        fprintf(stderr, "mote: the command is longer than %zu bytes\n", sizeof(ui.line) - 1);
+        return true;
+    }
+    memcpy(ui.line, line, strlen(line) + 1);
+    ui.get = get;
+    ui.pending = true;
+    mcpui_poll();
+    return true;
+}
+
+void mcpui_poll(void)
+{
+    if (ui.pending && !ui.running && mote_mcp_settled(ui.m))
+        start();
+}
+
+bool mcpui_busy(void)
+{
+    return ui.pending || ui.running;
+}
+
+void mcpui_cancel(void)
+{
+    ui.pending = false;
+    if (ui.running && ui.job != 0)
+        (void)mote_job_cancel(ui.loop, ui.job);
+}
