@@ -129,6 +129,7 @@ struct mote_mcp_server {
     char name[32];
     uint8_t kind;        /* enum mote_mcp_kind */
     uint8_t state;       /* enum mote_mcp_state */
+    uint8_t caps;        /* MOTE_MCP_CAP_*: what its initialize answer declared */
     mote_timer_id timer; /* the pending request's deadline */
     int64_t next_id;
     int64_t req_id;      /* 0: none pending */
@@ -136,7 +137,6 @@ struct mote_mcp_server {
     uint8_t in_flags;    /* internal: the answer being read (mcp_in.c) */
     uint8_t in_rel;      /* internal: ... the levels left to skip */
     uint8_t pages;       /* tools/list pages fetched for the list being read */
-    uint8_t caps;        /* MOTE_MCP_CAP_*: what its initialize answer declared */
     uint32_t req_deadline;
     struct mote_mcp_call *call; /* the call waiting for req_id */
     bool dropped_line;
