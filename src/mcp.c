@@ -196,9 +196,8 @@ static void fill_request(struct mote_jw *w, void *arg)
     if (strcmp(r->method, "initialize") == 0) {
         mote_jw_key(w, "protocolVersion");
         mote_jw_str(w, PROTOCOL_VERSION);
-        mote_jw_key(w, "capabilities");
-        mote_jw_obj(w);
-        mote_jw_obj_end(w);
+        mote_jw_key(w, "capabilities"); /* (r->tool set: questions are taken) */
+        mote_jw_raw(w, r->tool != NULL ? "{\"elicitation\":{}}" : "{}", r->tool != NULL ? 18 : 2);
         mote_jw_key(w, "clientInfo");
         mote_jw_obj(w);
         mote_jw_key(w, "name");
@@ -281,6 +280,11 @@ static void fill_answer(struct mote_jw *w, void *arg)
         mote_jw_obj_end(w);
         return;
     }
+    if (r->method != NULL && strcmp(r->method, "elicitation/create") == 0) {
+        mote_jw_key(w, "result"); /* nobody here to answer it */
+        mote_jw_raw(w, "{\"action\":\"decline\"}", 20);
+        return;
+    }
     mote_jw_key(w, "error");
     mote_jw_obj(w);
     mote_jw_key(w, "code");
@@ -357,7 +361,8 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
     s->timer = 0;
     if (s->req_id == 0)
         return;
-    if (s->paused) {
+    if (s->paused || (s->asking && s->req_kind == MCP_REQ_CALL)) {
+        /* (or the call waits for a person's answer to the server's question) */
         /* Its answer came and waits unread while a request's body is out
          * (mote_mcp_hold): the server was on time. Looked at again later;
          * unhold reads the answer. */
@@ -676,11 +681,8 @@ static void other_result(struct mote_mcp_server *s, int result)
 
     s->in_flags &= (uint8_t)~MCP_IN_CUT;
     s->call = NULL;
-    if (c->take(c, &s->m->json, result, cut)) {
-        c->sent = false;
-    } else {
-        c->done = true;
-    }
+    c->done = !c->take(c, &s->m->json, result, cut);
+    c->sent = c->done;
     mote_mcp_redact(s, c->result, c->len);
     (void)mote_job_wake(s->m->loop, c->job);
 }
@@ -739,12 +741,8 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
             }
             mote_str_copy(s->version, sizeof(s->version), n > 0 && i == n ? v : PROTOCOL_VERSION);
         }
-        s->caps = (uint8_t)((mote_json_path(j, result, "capabilities.resources") >= 0
-                                 ? MOTE_MCP_CAP_RESOURCES
-                                 : 0u) |
-                            (mote_json_path(j, result, "capabilities.prompts") >= 0
-                                 ? MOTE_MCP_CAP_PROMPTS
-                                 : 0u));
+        s->caps = (uint8_t)((mote_json_path(j, result, "capabilities.resources") >= 0) |
+                            (mote_json_path(j, result, "capabilities.prompts") >= 0) << 1);
         if (send_msg(s, fill_initialized, NULL) < 0) {
             fail_server(s, "cannot write to the server");
             return;
@@ -856,6 +854,11 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
 
         if (mote_json_str(j, method, name, sizeof(name)) < 0)
             name[0] = '\0';
+        if (id >= 0 && !mote_json_is_null(j, id) && s->m->ask_in != NULL &&
+            strcmp(name, "elicitation/create") == 0) {
+            s->m->ask_in(s, j, id, mote_json_member(j, 0, "params")); /* (mcp_elicit.c) */
+            return;
+        }
         if (id >= 0 && !mote_json_is_null(j, id)) {
             struct req_args r;
 
@@ -909,6 +912,24 @@ static void up_renewed(struct mote_mcp_server *s)
     relist_if_free(s);
 }
 
+static void fill_result(struct mote_jw *w, void *arg)
+{
+    struct req_args *r = arg; /* (cursor: the id; args: the result) */
+
+    mote_jw_key(w, "id");
+    mote_jw_raw(w, r->cursor, strlen(r->cursor));
+    mote_jw_key(w, "result");
+    mote_jw_raw(w, r->args, r->args_len);
+}
+
+int mote_mcp_send_result(struct mote_mcp_server *s, const char *rid, const char *result,
+                         size_t len)
+{
+    struct req_args r = {.cursor = rid, .args = result, .args_len = len};
+
+    return send_msg(s, fill_result, &r);
+}
+
 static const struct mote_mcp_up up = {handle_line, fail_server, up_request_failed, up_renewed,
                                       up_tool};
 
@@ -931,6 +952,7 @@ void mote_mcp_start_all(struct mote_mcp *m)
         s->state = MOTE_MCP_STARTING;
         memset(&r, 0, sizeof(r));
         r.method = "initialize";
+        r.tool = m->ask_in != NULL ? "elicitation" : NULL;
         if (request(s, MCP_REQ_INIT, &r) < 0)
             fail_server(s, "cannot write to the server");
     }

@@ -73,6 +73,11 @@ static inline bool mcp_must_wait(const struct mote_mcp_server *s)
     return s->relisting && s->m->holds > 0;
 }
 
+/* Answers a server's request (mcp.c): {"jsonrpc", "id": rid (JSON, as
+ * it is), "result": result (JSON, as it is)}. 0 or < 0 (nothing sent). */
+int mote_mcp_send_result(struct mote_mcp_server *s, const char *rid, const char *result,
+                         size_t len);
+
 /* ---- the answer buffer (mcp_in.c) ---- */
 
 /* Appends byte `c` of the message being read to buf[0..*len) (cap bytes,

@@ -134,7 +134,8 @@ ELICIT = {
         "color": {"type": "string", "enum": ["red", "green"]}},
         "required": ["name", "color"]},
     "nested": {"type": "object", "properties": {
-        "addr": {"type": "object", "properties": {"street": {"type": "string"}}}}},
+        "addr": {"type": "object", "properties": {"street": {"type": "string"}}}},
+        "required": ["addr"]},
 }
 ASKED = {}
 asks = 0

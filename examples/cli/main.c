@@ -987,35 +987,57 @@ static bool is_quit(const char *p, size_t k)
     return k == 5 && (memcmp(p, "/quit", 5) == 0 || memcmp(p, "/exit", 5) == 0);
 }
 
+static char in_line[ED_LINE_MAX + 1]; /* a whole editor in_line and its NUL */
+
+/* Lines for a server's open question (mcpui.c), in any mode. */
+static void drain_question(void)
+{
+    while (!sd.requested && mcpui_asking()) {
+        ssize_t n = get_line(in_line, sizeof(in_line));
+
+        if (n == -1 && !in.eof)
+            break;
+        if (n >= 0)
+            in_line[n] = '\0';
+        mcpui_reply(n >= 0 ? in_line : NULL, n >= 0 ? (long)n : -1); /* (end of input: cancel) */
+        in.prompt_shown = false;
+    }
+}
+
 /* Handles complete lines while the session can take them. */
 static void drain_input(void)
 {
-    static char line[ED_LINE_MAX + 1]; /* a whole editor line and its NUL */
-
     while (!sd.requested) {
         ssize_t n;
 
+        if (mcpui_asking()) {
+            drain_question();
+            if (mcpui_asking())
+                break;
+            continue;
+        }
+
         if (in.ask_id != 0) {
-            /* The answer to the open question (only a line typed after it). */
+            /* The answer to the open question (only a in_line typed after it). */
             const char *why;
             enum mote_answer a;
 
-            n = get_line(line, sizeof(line));
+            n = get_line(in_line, sizeof(in_line));
             if (n == -1) {
                 if (!in.eof)
                     break;
                 n = 0; /* end of input answers no */
             }
             if (n < 0)
-                n = 0; /* Ctrl+D answers no (the session goes on), as does a refused line */
-            line[n] = '\0';
-            if (in.ask_cut && is_view(line)) {
+                n = 0; /* Ctrl+D answers no (the session goes on), as does a refused in_line */
+            in_line[n] = '\0';
+            if (in.ask_cut && is_view(in_line)) {
                 (void)show_ask(NULL, NULL, 0, true); /* then the same question */
                 in.prompt_shown = false;
                 ask_again();
                 continue;
             }
-            a = parse_answer(line, &why);
+            a = parse_answer(in_line, &why);
             (void)mote_conv_approve(conv, in.ask_id, a, why);
             in.ask_id = 0;
             in.prompt_shown = false;
@@ -1023,7 +1045,7 @@ static void drain_input(void)
         }
         if (conv != NULL && (mote_conv_busy(conv) || mcpui_busy())) {
             /* Lines wait for the turn to end; on a terminal /quit and
-             * /exit do not (from a pipe they keep their place in line). */
+             * /exit do not (from a pipe they keep their place in in_line). */
             char *nl = first_eol();
             size_t k = nl != NULL ? (size_t)(nl - in.buf) : in.len;
 
@@ -1036,11 +1058,11 @@ static void drain_input(void)
             command("/quit");
             continue;
         }
-        n = get_line(line, sizeof(line));
+        n = get_line(in_line, sizeof(in_line));
         if (n == -1)
             break;
         if (n == -3) {
-            in.eof = true; /* Ctrl+D on an empty line: the end of input */
+            in.eof = true; /* Ctrl+D on an empty in_line: the end of input */
             in.len = 0;
             break;
         }
@@ -1048,14 +1070,14 @@ static void drain_input(void)
         if (n <= 0)
             continue;
         if (use_editor())
-            ed_history_add(line, (size_t)n);
-        (void)mote_history_add(&ses, line, (size_t)n);
-        if (line[0] == '/') {
-            command(line);
+            ed_history_add(in_line, (size_t)n);
+        (void)mote_history_add(&ses, in_line, (size_t)n);
+        if (in_line[0] == '/') {
+            command(in_line);
             continue;
         }
         {
-            int rc = mote_conv_send(conv, line, (size_t)n);
+            int rc = mote_conv_send(conv, in_line, (size_t)n);
 
             if (rc == MOTE_ERR_INVAL)
                 continue; /* only blanks: nothing to send */
@@ -1260,6 +1282,8 @@ int main(int argc, char **argv)
     if ((rc = fe_session_start(&pp, &loop, &ses, &sconf, o.no_tools, "mote")) != 0)
         return rc;
     mote_loop_on_signal(&loop, on_signal, NULL);
+    if (have_mcp && ui.tty_in && (ui.interactive || cconf.approval == MOTE_APPROVE_ASK))
+        mcpui_elicit_on(&mcp, cconf.approval_timeout_ms, editor_start); /* servers' questions */
     if (have_mcp)
         fe_mcp_start(&ses, &mcp, &loop); /* the prompt does not wait for them */
     mcpui_init(&loop, have_mcp ? &mcp : NULL, send_turn);
@@ -1287,6 +1311,7 @@ int main(int argc, char **argv)
     while (!mote_shutdown_done(&ses)) {
         if (!sd.requested) {
             if (!ui.interactive) {
+                drain_question();
                 if (!mote_conv_busy(conv)) {
                     if (!sent && prompt != NULL && !(have_mcp && !mote_mcp_settled(&mcp))) {
                         /* one-shot: after any recovery, and once the MCP

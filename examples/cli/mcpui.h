@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mote/mote_loop.h"
 #include "mote/mote_mcp.h"
@@ -19,5 +20,14 @@ void mcpui_poll(void);
 bool mcpui_busy(void);
 /* Drops a command waiting or running (Ctrl+C). */
 void mcpui_cancel(void);
+
+/* Servers' questions are asked at the terminal (before the servers
+ * start): `editor` starts the line editor after a prompt (false: none). */
+void mcpui_elicit_on(struct mote_mcp *m, uint32_t timeout_ms,
+                     bool (*editor)(const char *prompt, size_t width));
+/* True while a question waits for the next line. */
+bool mcpui_asking(void);
+/* The next line for the question (NULL or n < 0: Ctrl+D, cancel). */
+void mcpui_reply(const char *line, long n);
 
 #endif

@@ -528,6 +528,15 @@
 #ifndef MOTE_MCP_PARAMS_MAX
 #define MOTE_MCP_PARAMS_MAX 1024
 #endif
+/* A server's elicitation question (elicitation/create): fields kept (a
+ * form with more is declined), and bytes of the form as the frontend gets
+ * it (JSON; a longer one is declined). Ranges 1..64 and 512..65535. */
+#ifndef MOTE_MCP_ASK_FIELDS
+#define MOTE_MCP_ASK_FIELDS 16
+#endif
+#ifndef MOTE_MCP_ASK_MAX
+#define MOTE_MCP_ASK_MAX 4096
+#endif
 /* After a server's event stream ended or could not be opened, the wait
  * before the next attempt, ms: doubled for each failure in a row, at most
  * 64 times this. Range 1..60000. */
@@ -667,6 +676,12 @@
 #endif
 #if MOTE_MCP_PARAMS_MAX < 256 || MOTE_MCP_PARAMS_MAX > MOTE_MCP_OUT_MAX
 #error "MOTE_MCP_PARAMS_MAX must be 256..MOTE_MCP_OUT_MAX"
+#endif
+#if MOTE_MCP_ASK_FIELDS < 1 || MOTE_MCP_ASK_FIELDS > 64
+#error "MOTE_MCP_ASK_FIELDS must be 1..64"
+#endif
+#if MOTE_MCP_ASK_MAX < 512 || MOTE_MCP_ASK_MAX > 65535
+#error "MOTE_MCP_ASK_MAX must be 512..65535 (offsets are 16 bits)"
 #endif
 #if MOTE_PROC_TAG_MAX < 17
 #error "MOTE_PROC_TAG_MAX must be at least 17 (the POSIX port's tags are 16 hex digits)"
@@ -1394,7 +1409,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_SCAN_STEP), MOTE_SERVE_SUMMARIES), MOTE_SERVE_SECRET_WAIT_MS), MOTE_WATCH_RESERVE), MOTE_STEP_FILE_BYTES)
 /* MCP servers over HTTP, and tools/list pages: a chain of their own */
 #define MOTE_SIG_MCPHTTP_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_PATH_MAX), MOTE_MCP_SESSION_MAX), MOTE_MCP_NOTE_MAX), MOTE_MCP_QUEUE_MAX), MOTE_MCP_CONF_HEADERS), MOTE_MCP_RETRY_MS), MOTE_MCP_PAGES_MAX), MOTE_MCP_PARAMS_MAX)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_PATH_MAX), MOTE_MCP_SESSION_MAX), MOTE_MCP_NOTE_MAX), MOTE_MCP_QUEUE_MAX), MOTE_MCP_CONF_HEADERS), MOTE_MCP_RETRY_MS), MOTE_MCP_PAGES_MAX), MOTE_MCP_PARAMS_MAX), MOTE_MCP_ASK_FIELDS), MOTE_MCP_ASK_MAX)
 /* mote serve's MQTT front door and the journal's request ids: a chain of their own */
 #define MOTE_SIG_SMQTT_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_JOURNAL_RIDS), MOTE_JOURNAL_RID_MAX), MOTE_SERVE_MQTT_OUTS), MOTE_SERVE_MQTT_WAIT), MOTE_SERVE_MQTT_WAIT_BYTES), MOTE_SERVE_MQTT_STOP_MS)

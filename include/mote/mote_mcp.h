@@ -130,6 +130,7 @@ struct mote_mcp_server {
     uint8_t kind;        /* enum mote_mcp_kind */
     uint8_t state;       /* enum mote_mcp_state */
     uint8_t caps;        /* MOTE_MCP_CAP_*: what its initialize answer declared */
+    uint8_t asking;      /* a question of its (elicitation) waits for an answer */
     mote_timer_id timer; /* the pending request's deadline */
     int64_t next_id;
     int64_t req_id;      /* 0: none pending */
@@ -226,6 +227,7 @@ struct mote_mcp_net {
 typedef void (*mote_mcp_log_fn)(void *arg, const char *server, const char *msg);
 
 struct mote_mcp_up;
+struct mote_mcp_asks;
 
 struct mote_mcp {
     struct mote_loop *loop;
@@ -240,6 +242,10 @@ struct mote_mcp {
     uint32_t dc_t0, dc_budget;
     mote_mcp_log_fn log;
     void *log_arg;
+    struct mote_mcp_asks *asks; /* elicitation (mote_mcp_elicit_on; NULL: declined) */
+    /* internal: a server's elicitation/create (request id token `id`, params `params` of
+     * j) taken by mcp_elicit.c */
+    void (*ask_in)(struct mote_mcp_server *s, const struct mote_json *j, int id, int params);
     struct mote_json json;
     char text[MOTE_MCP_LINE_MAX]; /* unescape scratch */
     char scratch[MOTE_NET_BUF];   /* HTTP: a request's head, received bytes */
@@ -371,6 +377,75 @@ void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned sr
  * (an MCP error or a dead server is a tool error, not a job failure), or
  * CANCELLED (notifications/cancelled sent). */
 extern const struct mote_task_ops mote_mcp_call_ops;
+
+/* ---- elicitation (a server's question for the user) ----
+ * With mote_mcp_elicit_on, mote declares the elicitation capability (form
+ * mode) and a server's elicitation/create goes to `fn` (for whoever
+ * approves calls): one question at a time (another one meanwhile is
+ * declined), its form flat (properties of type string - plain, "enum",
+ * "oneOf" of const/title, "enumNames" -, number, integer, boolean); an
+ * optional field of another type is left out, a required one declines
+ * the form, as does URL mode, a schema that is not an object, more than
+ * MOTE_MCP_ASK_FIELDS fields or a form over MOTE_MCP_ASK_MAX bytes.
+ * Without it (or while nobody can answer) every question is declined at
+ * once. The question waits `timeout_ms` (0: for ever; the call that asked
+ * does not time out meanwhile), then it is answered "cancel" and `fn`
+ * hears it closed. */
+
+enum mote_mcp_action { MOTE_MCP_ACCEPT, MOTE_MCP_DECLINE, MOTE_MCP_CANCEL };
+
+enum { MOTE_MCP_F_STRING = 1, MOTE_MCP_F_NUMBER, MOTE_MCP_F_INTEGER, MOTE_MCP_F_BOOLEAN };
+
+struct mote_mcp_ask {
+    uint32_t id;           /* the open question (0: none) */
+    uint8_t srv;           /* its server's index */
+    uint8_t nfields;
+    mote_timer_id timer;
+    char rid[64];          /* its JSON-RPC id, re-encoded */
+    struct {
+        uint16_t at;       /* its name in names[], its choices after it (each NUL-ended) */
+        uint8_t type;      /* MOTE_MCP_F_* */
+        uint8_t nchoices;  /* an enum's values (0: any) */
+        bool required;
+    } f[MOTE_MCP_ASK_FIELDS];
+    uint16_t names_len;
+    char names[MOTE_MCP_ASK_MAX / 2];
+    /* The question as the frontend gets it (JSON): {"server", "message",
+     * "fields": [{"name", "type" (string, number, integer, boolean),
+     * "title", "description", "required", "enum": [values], "enumTitles":
+     * [titles], "default", "minimum", "maximum", "format"}]}: the server's
+     * text (untrusted: shown neutralised), re-encoded. */
+    size_t form_len;
+    char form[MOTE_MCP_ASK_MAX];
+};
+
+/* Told of a question (`closed` false), or that it ended without the
+ * frontend's answer (`closed` true: its deadline, its server gone). */
+typedef void (*mote_mcp_ask_fn)(void *arg, const struct mote_mcp_ask *q, bool closed);
+
+struct mote_mcp_asks {
+    struct mote_mcp_ask q;
+    mote_mcp_ask_fn fn;
+    void *arg;
+    uint32_t timeout_ms;
+    uint32_t next_id;
+};
+
+/* Takes the servers' questions (before mote_mcp_start_all: the capability
+ * is declared in initialize); `a` must outlive `m`. */
+void mote_mcp_elicit_on(struct mote_mcp *m, struct mote_mcp_asks *a, mote_mcp_ask_fn fn,
+                        void *arg, uint32_t timeout_ms);
+
+/* Answers question `id`: MOTE_MCP_ACCEPT with `content` (a JSON object of
+ * the form's fields: each a known one of its type, an enum's value one of
+ * its values, every required one there; re-encoded, never sent raw), or
+ * MOTE_MCP_DECLINE / MOTE_MCP_CANCEL (content NULL). Returns 0, or
+ * MOTE_ERR_NOENT (no such question open: answered or expired),
+ * MOTE_ERR_INVAL (content does not fit the form: the question stays
+ * open; `err` (cap bytes, may be NULL) says why), MOTE_ERR_FULL (the
+ * server's queue is full: nothing sent, the question stays open). */
+int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action action,
+                           const char *content, size_t len, char *err, size_t cap);
 
 /* ---- configuration files ----
  * The format Claude Code's .mcp.json has: {"mcpServers": {"NAME":

@@ -15,7 +15,7 @@ import tempfile
 import time
 import uuid
 
-from harness import (NOTES, ROOT, TMP, Skip, check, mote_env, requests_in, run_all,
+from harness import (NOTES, ROOT, TMP, Pty, Skip, check, mote_env, requests_in, run_all,
                      start_server)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -271,6 +271,73 @@ def test_real_prompts_streamable_http():
     finally:
         p.terminate()
         p.wait(10)
+
+
+
+# ---- elicitation ------------------------------------------------------------------
+
+def test_elicitation_at_the_terminal():
+    port, log = start_server([
+        {"tools": [{"tool": "f__ask", "input": {"mode": "flat"}}]}, {"text": "turn one done"},
+        {"tools": [{"tool": "f__ask", "input": {"mode": "nested"}},
+                   {"tool": "f__ask", "input": {"mode": "url"}}]}, {"text": "turn two done"},
+        {"tools": [{"tool": "f__ask", "input": {"mode": "flat"}}]}, {"text": "turn three done"}])
+    ilog = os.path.join(TMP, "fake-init-%s.log" % uuid.uuid4().hex[:8])
+    srv = dict(fake("--features"), env={"FAKE_INIT_LOG": ilog})
+    tty = Pty(args(port, config({"f": srv}), "--yes"), mote_env("sk-ant-mcp-SECRET"))
+    tty.read_until("ready, 1 tools")
+    tty.send("go\r")
+    tty.read_until("mcp f asks: Tell me about you (flat)")
+    tty.read_until("string, required")
+    tty.send("Ann\r")
+    tty.read_until("integer, Enter: none")
+    tty.send("4.5\r")
+    tty.read_until("(a number without a fraction)")
+    tty.send("42\r")
+    tty.read_until("y/n")
+    tty.send("y\r")
+    at = len(tty.out)
+    tty.read_until("1) red 2) green")
+    tty.read_until("choice, required", since=at)
+    tty.send("2\r")
+    tty.read_until("(sent)")
+    tty.read_until("turn one done")
+    tty.read_until("> ")
+    tty.send("again\r")
+    tty.read_until("turn two done")
+    tty.read_until("> ")
+    tty.send("three\r")
+    tty.read_until("mcp f asks: Tell me about you (flat)")
+    tty.send("/decline\r")
+    tty.read_until("(declined)")
+    tty.read_until("turn three done")
+    tty.send("/quit\r")
+    check(tty.wait() == 0, "exit 0")
+    res = results(log, 5)
+    check(len(res) == 4, res)
+    check(res[0][0] == 'elicited: {"action": "accept", "content": {"age": 42, "color": "green", '
+          '"name": "Ann", "ok": true}}', res[0])
+    check(res[1][0] == 'elicited: {"action": "decline"}', res[1])  # a nested required field
+    check(res[2][0] == 'elicited: {"action": "decline"}', res[2])  # URL mode
+    check(res[3][0] == 'elicited: {"action": "decline"}', res[3])
+    init = [json.loads(l) for l in open(ilog)]
+    check(init and init[0]["capabilities"] == {"elicitation": {}}, init)
+
+
+def test_elicitation_without_anyone_to_ask():
+    ilog = os.path.join(TMP, "fake-init-%s.log" % uuid.uuid4().hex[:8])
+    port, log = start_server([{"tools": [{"tool": "f__ask", "input": {"mode": "flat"}}]},
+                              {"text": "done"}])
+    srv = dict(fake("--features"), env={"FAKE_INIT_LOG": ilog})
+    t0 = time.monotonic()
+    p = run(args(port, config({"f": srv}), "-p", "x", "--yes"))
+    check(p.returncode == 0, p.stderr)
+    res = results(log)
+    check(res == [('elicited: {"action": "decline"}', False)], res)
+    init = [json.loads(l) for l in open(ilog)]
+    check(init and init[0]["capabilities"] == {}, init)  # nothing declared: nobody to ask
+    NOTES.append("a question with nobody to ask, declined: the one-shot took %.0f ms" %
+                 ((time.monotonic() - t0) * 1000))
 
 
 def main():
