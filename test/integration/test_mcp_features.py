@@ -340,6 +340,41 @@ def test_elicitation_without_anyone_to_ask():
                  ((time.monotonic() - t0) * 1000))
 
 
+
+def test_real_elicitation_stdio():
+    need_everything()
+    port, log = start_server([
+        {"tools": [{"tool": "ev__trigger-elicitation-request", "input": {}}]}, {"text": "done"}])
+    tty = Pty(args(port, config({"ev": {"command": EVERYTHING, "args": []}}), "--yes"),
+              mote_env("sk-ant-mcp-SECRET"))
+    tty.read_until("ready, ")
+    tty.read_until("> ")
+    tty.send("go\r")
+    tty.read_until("mcp ev asks: Please provide inputs for the following fields:")
+    tty.read_until("string, required")
+    tty.send("Ann Example\r")
+    for i in range(30):  # the optional fields: left out
+        if b"(sent)" in tty.out:
+            break
+        tty.read_until("Enter: none", since=len(tty.out) - 400)
+        at = len(tty.out)
+        tty.send("\r")
+        deadline = time.time() + 10
+        while b"Enter: none" not in tty.out[at:] and b"(sent)" not in tty.out[at:]:
+            check(time.time() < deadline, "the next field or the end: %r" % tty.out[-300:])
+            try:
+                tty.read_until("\n", timeout=1, since=len(tty.out))
+            except AssertionError:
+                pass
+    tty.read_until("(sent)")
+    tty.read_until("done")
+    tty.send("/quit\r")
+    check(tty.wait() == 0, "exit 0")
+    res = results(log)
+    check(len(res) == 1 and "User provided the requested information" in res[0][0] and
+          "- Name: Ann Example" in res[0][0] and not res[0][1], res)
+
+
 def main():
     return run_all("mcp-features", globals())
 
