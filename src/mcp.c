@@ -1157,15 +1157,11 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
         }
         stop_waiting(c);
         memset(&r, 0, sizeof(r));
-        if (c->method != NULL) {
-            r.method = c->method;
-            r.raw_params = c->params;
-        } else {
-            r.method = "tools/call";
-            r.tool = s->tools[c->tool].remote;
-            r.args = c->args_len > 0 ? c->args : "{}";
-            r.args_len = c->args_len > 0 ? c->args_len : 2;
-        }
+        r.method = c->method != NULL ? c->method : "tools/call"; /* (or another request) */
+        r.raw_params = c->method != NULL ? c->params : NULL;
+        r.tool = c->method != NULL ? NULL : s->tools[c->tool].remote;
+        r.args = c->args_len > 0 ? c->args : "{}";
+        r.args_len = c->args_len > 0 ? c->args_len : 2;
         rc = request(s, MCP_REQ_CALL, &r);
         if (rc < 0) {
             static const char msg[] = "cannot send the call to the MCP server";
