@@ -316,6 +316,36 @@ static void finish(enum mote_mcp_action action)
     q.open = false;
 }
 
+/* True when s is a JSON number (RFC 8259 6; `integer`: without a
+ * fraction or exponent, at most 18 digits). */
+static bool json_number(const char *s, bool integer)
+{
+    size_t d = 0;
+
+    s += *s == '-';
+    if (*s == '0' && s[1] >= '0' && s[1] <= '9')
+        return false;
+    while (*s >= '0' && *s <= '9')
+        s++, d++;
+    if (d == 0 || (integer && (d > 18 || *s != '\0')))
+        return false;
+    if (*s == '.') {
+        for (d = 0, s++; *s >= '0' && *s <= '9'; s++, d++) {
+        }
+        if (d == 0)
+            return false;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        s += *s == '+' || *s == '-';
+        for (d = 0; *s >= '0' && *s <= '9'; s++, d++) {
+        }
+        if (d == 0)
+            return false;
+    }
+    return *s == '\0';
+}
+
 void mcpui_reply(const char *line, long n)
 {
     int f = mote_json_elem(&q.js, q.fields, q.field), en = member(f, "enum"), e;
@@ -383,22 +413,15 @@ void mcpui_reply(const char *line, long n)
                 mote_jw_str(&q.w, line);
             } else {
                 bool integer = strcmp(type, "integer") == 0;
-                long long v = strtoll(line, &end, 10);
-                double d = integer ? 0.0 : strtod(line, &end);
-                char num[40];
 
-                if (*end != '\0' || line[0] == ' ' || !(d == d) || d > 1e300 || d < -1e300) {
+                (void)end;
+                if (!json_number(line, integer)) {
                     fprintf(stderr, "  (a number%s)\n", integer ? " without a fraction" : "");
                     ask_field();
                     return;
                 }
                 mote_jw_key(&q.w, name);
-                if (integer) {
-                    mote_jw_int(&q.w, v);
-                } else {
-                    snprintf(num, sizeof(num), "%.17g", d); /* (JSON: never inf or nan) */
-                    mote_jw_raw(&q.w, num, strlen(num));
-                }
+                mote_jw_raw(&q.w, line, strlen(line)); /* (checked: a JSON number) */
             }
         }
         q.field++;
