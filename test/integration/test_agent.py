@@ -317,7 +317,7 @@ def test_pty_double_ctrl_c_during_turn_exits_130():
     t.send("q\r")
     t.read_until("slow")
     os.kill(t.pid, signal.SIGINT)
-    time.sleep(0.1)
+    t.read_until("(cancelled)")  # the first one taken: two signals are not merged into one
     os.kill(t.pid, signal.SIGINT)
     check(t.wait() == 130, "exit 130")
     journal(state)  # every line valid
@@ -521,7 +521,7 @@ def test_sigterm_timeout_marks_recovery_then_continue():
     state = new_state()
     p = spawn(mote_args(port, state, "-p", "x", "--shutdown-timeout", "500"))
     wait_for(lambda: len(requests_in(log)) == 1, "the request")
-    time.sleep(0.2)
+    read_until(p, "never ends")  # the partial answer is in: it is what gets marked
     t0 = time.monotonic()
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=20)
@@ -571,11 +571,11 @@ def test_signals_together_run_shutdown_once():
     state = new_state()
     p = spawn(mote_args(port, state, "-p", "x", "--output-format", "stream-json",
                         "--shutdown-timeout", "400"))
-    time.sleep(0.6)
+    first = read_until(p, '"text"')  # the turn is under way (it stalls after its text)
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGTERM):
         p.send_signal(s)
     out, err = p.communicate(timeout=20)
-    evs = [json.loads(line) for line in out.splitlines()]
+    evs = [json.loads(line) for line in (first + out).splitlines()]
     shut = [e for e in evs if e["type"] == "shutdown"]
     check(len(shut) == 1 and p.returncode == 143 and shut[0]["exit_code"] == 143, (shut, p.returncode))
     journal(state)
@@ -628,7 +628,9 @@ def test_no_process_left_behind():
         except Exception:  # noqa: BLE001
             return None
     rec = wait_for(started, "the tool")[0]
-    time.sleep(0.2)
+    # both of the shell's sleeps are running (the background one too)
+    wait_for(lambda: {l.split(None, 3)[3] for l in group_left(rec["pgid"])}
+             >= {"sleep 40", "sleep 41"}, "the tool's two processes")
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=20)
     check(p.returncode == 130, p.returncode)
