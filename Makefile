@@ -214,7 +214,7 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 # built once; each group's output is printed whole when it ends. Most of a
 # group's time is spent waiting (on its servers, on timeouts it checks, on
 # processes it kills), not computing, so twice as many groups as cores run
-# at once (a group's CPU time is a fifth to a tenth of its wall time).
+# at once.
 CHECK_GROUPS := test-client test-fuzz test-serve test-mqtt-serve test-api-rules test-approval \
   test-cli15 test-core test-fidelity test-service test-agent test-mcp test-install test-issue10 \
   test-tools15 test-proc test-errors test-mcp-http test-mqtt test-tls test-turns test-embed \
