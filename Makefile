@@ -211,17 +211,21 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 # CHECK_GROUPS += . Groups are independent (each starts its own servers on
 # ports the kernel picks and works in its own temporary directories), so
 # they run CHECK_JOBS at a time, the longest first, and what they build is
-# built once; each group's output is printed whole when it ends.
+# built once; each group's output is printed whole when it ends. Most of a
+# group's time is spent waiting (on its servers, on timeouts it checks, on
+# processes it kills), not computing, so twice as many groups as cores run
+# at once.
 CHECK_GROUPS := test-client test-fuzz test-serve test-mqtt-serve test-api-rules test-approval \
   test-cli15 test-core test-fidelity test-service test-agent test-mcp test-install test-issue10 \
   test-tools15 test-proc test-errors test-mcp-http test-mqtt test-tls test-turns test-embed \
   unit test-symbols test-core-rules test-docs test-arch test-cli test-unit
-CHECK_JOBS ?= 2
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+CHECK_JOBS ?= $(shell echo $$(( $(NPROC) * 2 > 2 ? $(NPROC) * 2 : 2 )))
 # (a -j given to make itself is used as it is)
 CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration,
-## fuzz; CHECK_JOBS (2) groups at a time, then the repository's tree
+## fuzz; CHECK_JOBS (twice the cores) groups at a time, then the tree
 check: deps-check
 	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_J) --output-sync=target $(CHECK_GROUPS)
 	$(Q)$(MAKE) --no-print-directory WERROR=1 test-tree
