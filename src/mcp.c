@@ -211,6 +211,13 @@ static void fill_request(struct mote_jw *w, void *arg)
         mote_jw_str(w, r->tool);
         mote_jw_key(w, "arguments");
         mote_jw_raw(w, r->args, r->args_len);
+        /* its id as its progress token: a server's notifications/progress
+         * for it give it its deadline again */
+        mote_jw_key(w, "_meta");
+        mote_jw_obj(w);
+        mote_jw_key(w, "progressToken");
+        mote_jw_int(w, r->id);
+        mote_jw_obj_end(w);
     }
     mote_jw_obj_end(w);
 }
@@ -233,10 +240,17 @@ static int request(struct mote_mcp_server *s, int kind, struct req_args *r)
         return rc;
     s->req_id = r->id;
     s->req_kind = (uint8_t)kind;
-    s->req_deadline = mote_loop_now(s->m->loop) + s->m->timeout_ms;
+    /* the server's own deadline for this kind ("startup_timeout_sec" for
+     * initialize and tools/list, "tool_timeout_sec" for calls) */
+    s->req_ms = kind == MCP_REQ_CALL ? s->call_ms : s->start_ms;
+    if (s->req_ms == 0)
+        s->req_ms = s->m->timeout_ms;
+    s->call_t0 = mote_loop_now(s->m->loop);
+    s->progress_said = 0;
+    s->req_deadline = s->call_t0 + s->req_ms;
     if (s->timer != 0)
         (void)mote_timer_stop(s->m->loop, s->timer);
-    if (mote_timer_start(s->m->loop, s->m->timeout_ms, on_timer, s, 0, &s->timer) < 0)
+    if (mote_timer_start(s->m->loop, s->req_ms, on_timer, s, 0, &s->timer) < 0)
         s->timer = 0;
     return 0;
 }
@@ -326,6 +340,14 @@ static void fail_server(struct mote_mcp_server *s, const char *why)
         return;
     mote_str_copy(s->errmsg, sizeof(s->errmsg), why);
     mote_mcp_redact(s, s->errmsg, strlen(s->errmsg));
+    s->restarting = false;
+    if (s->kind == MOTE_MCP_STDIO && s->was_ready) {
+        /* started again by a call, after a wait that doubles each time */
+        unsigned sh = s->restarts < 6 ? s->restarts : 6;
+        uint32_t at = mote_loop_now(s->m->loop) + ((uint32_t)MOTE_MCP_RESTART_MS << sh);
+
+        s->restart_at = at != 0 ? at : 1;
+    }
     if (s->kind == MOTE_MCP_STDIO)
         mcp_log(s, s->errmsg, s->loglen > 0 ? "; its stderr ends: " : NULL,
                 s->loglen > 0 ? s->log : NULL);
@@ -356,7 +378,7 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
         /* Its answer came and waits unread while a request's body is out
          * (mote_mcp_hold): the server was on time. Looked at again later;
          * unhold reads the answer. */
-        if (mote_timer_start(loop, s->m->timeout_ms, on_timer, s, 0, &s->timer) < 0)
+        if (mote_timer_start(loop, mcp_timeout(s), on_timer, s, 0, &s->timer) < 0)
             s->timer = 0;
         return;
     }
@@ -758,6 +780,8 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
             break;
         }
         s->state = MOTE_MCP_READY;
+        s->was_ready = true;
+        s->restarting = false;
         {
             char n[64];
             struct mote_sb sb;
@@ -798,6 +822,77 @@ static void relist_if_free(struct mote_mcp_server *s)
     r.method = "tools/list";
     if (request(s, MCP_REQ_LIST, &r) < 0)
         fail_server(s, "cannot write to the server");
+}
+
+/* Copies the number token `t` of j as its text (at most 15 bytes, "?"
+ * for anything else) after "sep" into sb. */
+static void say_number(struct mote_sb *sb, const struct mote_json *j, int t, const char *sep)
+{
+    char num[16];
+    size_t n = 0, i;
+    const char *raw = mote_json_type_of(j, t) == MOTE_JSON_PRIMITIVE ? mote_json_raw(j, t, &n)
+                                                                      : NULL;
+
+    for (i = 0; raw != NULL && i < n && i + 1 < sizeof(num); i++)
+        num[i] = (raw[i] >= '0' && raw[i] <= '9') || raw[i] == '.' ? raw[i] : '?';
+    num[raw != NULL ? i : 0] = '\0';
+    if (num[0] == '\0')
+        return;
+    mote_sb_s(sb, sep);
+    mote_sb_s(sb, num);
+}
+
+/* notifications/progress for the pending call (its token is its id): the
+ * call gets its deadline again (at most MOTE_MCP_PROGRESS_MAX_MS from
+ * its start), and a line says how far it is (at most one per
+ * MOTE_MCP_PROGRESS_LOG_MS). */
+static void progress(struct mote_mcp_server *s, int params)
+{
+    static const uint32_t log_ms = MOTE_MCP_PROGRESS_LOG_MS; /* (0 at the floors) */
+    struct mote_json *j = &s->m->json;
+    uint32_t now = mote_loop_now(s->m->loop), until, limit;
+    int64_t token;
+
+    if (s->req_id == 0 || s->req_kind != MCP_REQ_CALL ||
+        mote_json_int(j, mote_json_member(j, params, "progressToken"), &token) < 0 ||
+        token != s->req_id)
+        return; /* (not the pending call's: a late one, or another token) */
+    if (MOTE_MCP_PROGRESS_MAX_MS > 0) {
+        until = now + s->req_ms;
+        limit = s->call_t0 + (uint32_t)MOTE_MCP_PROGRESS_MAX_MS;
+        if (mote_before(limit, until))
+            until = limit;
+        if (mote_before(s->req_deadline, until) && !s->paused) {
+            s->req_deadline = until;
+            if (s->timer != 0)
+                (void)mote_timer_stop(s->m->loop, s->timer);
+            if (mote_timer_start(s->m->loop, until - now, on_timer, s, 0, &s->timer) < 0)
+                s->timer = 0;
+            if (s->kind != MOTE_MCP_STDIO)
+                mote_mcp_http_progress(s);
+        }
+    }
+    if (s->progress_said == 0 || now - s->progress_said >= log_ms) {
+        char line[200], text[120];
+        struct mote_sb sb;
+        size_t i;
+
+        s->progress_said = now != 0 ? now : 1;
+        mote_sb_init(&sb, line, sizeof(line));
+        mote_sb_s(&sb, "progress");
+        say_number(&sb, j, mote_json_member(j, params, "progress"), " ");
+        say_number(&sb, j, mote_json_member(j, params, "total"), "/");
+        if (mote_json_str(j, mote_json_member(j, params, "message"), text, sizeof(text)) > 0) {
+            for (i = 0; text[i] != '\0'; i++) {
+                if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+                    text[i] = '?';
+            }
+            mote_sb_s(&sb, ": ");
+            mote_sb_s(&sb, text);
+        }
+        mote_mcp_redact(s, line, sb.len);
+        mcp_log(s, line, NULL, NULL);
+    }
 }
 
 /* One message from the server (a line of stdio may end in CRLF). */
@@ -845,6 +940,8 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
             s->relist = true; /* fetched again as soon as nothing is pending */
             relist_if_free(s);
         }
+        if (strcmp(name, "notifications/progress") == 0)
+            progress(s, mote_json_member(j, 0, "params"));
         /* other notifications (logging, progress): nothing to do */
         return;
     }
@@ -923,6 +1020,17 @@ bool mote_mcp_settled(const struct mote_mcp *m)
     return true;
 }
 
+/* A stdio server that exited after it was ready, and that a call may
+ * start again (MOTE_MCP_RESTART_MAX times in a run): its tools stay
+ * offered meanwhile. */
+static bool restartable(const struct mote_mcp_server *s)
+{
+    static const int max = MOTE_MCP_RESTART_MAX; /* (0 at the floors) */
+
+    return s->kind == MOTE_MCP_STDIO && s->state == MOTE_MCP_FAILED && s->was_ready &&
+           s->exited && (int)s->restarts < max && !s->m->dc;
+}
+
 unsigned mote_mcp_tool_defs(const struct mote_mcp *m, struct mote_tool_def *defs, unsigned max)
 {
     unsigned i, k, n = 0;
@@ -930,7 +1038,7 @@ unsigned mote_mcp_tool_defs(const struct mote_mcp *m, struct mote_tool_def *defs
     for (i = 0; i < m->n; i++) {
         const struct mote_mcp_server *s = &m->srv[i];
 
-        if (s->state != MOTE_MCP_READY)
+        if (s->state != MOTE_MCP_READY && !restartable(s) && !s->restarting)
             continue;
         for (k = 0; k < s->ntools && n < max; k++) {
             defs[n].name = s->tools[k].name;
@@ -1057,6 +1165,84 @@ void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned sr
     c->args_len = args_len;
 }
 
+/* Starts server `s` again (it exited after it was ready): a new process,
+ * initialize, a tool list that replaces the old one. */
+static void restart(struct mote_mcp_server *s)
+{
+    char line[80];
+    struct mote_sb sb;
+    struct req_args r;
+
+    s->restarts++;
+    mote_sb_init(&sb, line, sizeof(line));
+    mote_sb_num(&sb, "starting the server again (", s->restarts, " of ");
+    mote_sb_num(&sb, "", MOTE_MCP_RESTART_MAX, ", MOTE_MCP_RESTART_MAX)");
+    mcp_log(s, line, NULL, NULL);
+    mote_mcp_stdio_reset(s);
+    s->req_id = 0;
+    s->call = NULL;
+    s->inlen = s->outlen = 0;
+    s->dropped_line = s->paused = s->relist = false;
+    s->in_flags = 0;
+    mote_mcp_in_reset(s);
+    s->relisting = true; /* (its new list replaces the old one) */
+    s->restarting = true;
+    s->state = MOTE_MCP_STARTING;
+    if (!mote_mcp_stdio_start(s)) {
+        s->state = MOTE_MCP_FAILED; /* (said by the transport) */
+        s->restarting = false;
+        return;
+    }
+    memset(&r, 0, sizeof(r));
+    r.method = "initialize";
+    if (request(s, MCP_REQ_INIT, &r) < 0)
+        fail_server(s, "cannot write to the server");
+}
+
+static void on_restart_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
+{
+    struct mote_mcp_server *s = arg;
+
+    (void)t;
+    s->timer = 0;
+    wake_waiting_calls(loop);
+}
+
+/* The call's server is not ready: false when the call must end now (the
+ * server is gone for good); true when it waits (for the restart's time,
+ * or for the server started again to be ready). */
+static bool wait_for_restart(struct mote_loop *loop, struct mote_mcp_call *c,
+                             struct mote_mcp_server *s)
+{
+    uint32_t now = mote_loop_now(loop);
+
+    if (s->restarting && (s->state == MOTE_MCP_STARTING || s->state == MOTE_MCP_LISTING)) {
+        if (!c->renamed && c->tool < s->ntools) {
+            mote_str_copy(c->result, sizeof(c->result), s->tools[c->tool].remote);
+            c->renamed = true;
+        }
+        return true;
+    }
+    if (!restartable(s))
+        return false;
+    if (s->restart_at != 0 && mote_before(now, s->restart_at)) {
+        if (s->timer != 0)
+            (void)mote_timer_stop(loop, s->timer);
+        if (mote_timer_start(loop, s->restart_at - now, on_restart_timer, s, 0, &s->timer) < 0) {
+            s->timer = 0;
+            s->restart_at = 0; /* (no timer: now) */
+        } else {
+            return true;
+        }
+    }
+    /* The tool is found again by its name in the new list: the call keeps
+     * it in its result buffer until then (nothing else is there yet). */
+    mote_str_copy(c->result, sizeof(c->result), s->tools[c->tool].remote);
+    c->renamed = true;
+    restart(s);
+    return s->state == MOTE_MCP_STARTING;
+}
+
 /* The call no longer waits for its server to be free. */
 static void stop_waiting(struct mote_mcp_call *c)
 {
@@ -1088,12 +1274,37 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
         int rc;
 
         if (s->state != MOTE_MCP_READY) {
-            static const char msg[] = "the MCP server is not running";
+            struct mote_sb sb;
 
-            memcpy(c->result, msg, sizeof(msg));
-            c->len = sizeof(msg) - 1;
+            if (wait_for_restart(loop, c, s))
+                return MOTE_STEP_PENDING; /* woken when it is ready, or failed */
+            mote_sb_init(&sb, c->result, sizeof(c->result));
+            mote_sb_s(&sb, "the MCP server is not running");
+            if (s->errmsg[0] != '\0' && s->state == MOTE_MCP_FAILED) {
+                mote_sb_s(&sb, ": ");
+                mote_sb_s(&sb, s->errmsg);
+            }
+            c->len = sb.len;
             c->is_error = true;
             return MOTE_STEP_DONE;
+        }
+        if (c->renamed) {
+            /* started again: its tool, by name, in the new list */
+            unsigned k;
+
+            c->renamed = false;
+            for (k = 0; k < s->ntools && strcmp(s->tools[k].remote, c->result) != 0; k++) {
+            }
+            if (k == s->ntools) {
+                static const char msg[] = "the MCP server was started again and no longer "
+                                          "offers this tool";
+
+                memcpy(c->result, msg, sizeof(msg));
+                c->len = sizeof(msg) - 1;
+                c->is_error = true;
+                return MOTE_STEP_DONE;
+            }
+            c->tool = k;
         }
         if (s->req_id != 0) {
             if (!c->waiting) {

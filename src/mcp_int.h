@@ -73,6 +73,13 @@ static inline bool mcp_must_wait(const struct mote_mcp_server *s)
     return s->relisting && s->m->holds > 0;
 }
 
+/* The deadline of the pending request, ms (the server's own for its kind,
+ * else the session's): also what the HTTP exchanges carrying it get. */
+static inline uint32_t mcp_timeout(const struct mote_mcp_server *s)
+{
+    return s->req_ms != 0 ? s->req_ms : s->m->timeout_ms;
+}
+
 /* ---- the answer buffer (mcp_in.c) ---- */
 
 /* Appends byte `c` of the message being read to buf[0..*len) (cap bytes,
@@ -96,6 +103,9 @@ bool mote_mcp_stdio_start(struct mote_mcp_server *s);
 int mote_mcp_stdio_queued(struct mote_mcp_server *s, size_t start);
 /* The hold ended: read what waited. */
 void mote_mcp_stdio_resume(struct mote_mcp_server *s);
+/* The server exited: what is left of its process (pipes, watches) is
+ * closed and its state cleared, for mote_mcp_stdio_start again. */
+void mote_mcp_stdio_reset(struct mote_mcp_server *s);
 /* Disconnect: close stdin (begin); one pass (term, kill: send that
  * signal; `el` ms since the begin): true once it exited; then the end. */
 void mote_mcp_stdio_dc_begin(struct mote_mcp_server *s);
@@ -110,6 +120,9 @@ int mote_mcp_http_queued(struct mote_mcp_server *s, size_t start, int kind);
  * ends now, its answer is not awaited. */
 void mote_mcp_http_drop_request(struct mote_mcp_server *s);
 void mote_mcp_http_resume(struct mote_mcp_server *s);
+/* The server's progress for the pending call: the exchange carrying it
+ * gets its deadline again. */
+void mote_mcp_http_progress(struct mote_mcp_server *s);
 /* Disconnect: the session ended with DELETE (Streamable HTTP), the
  * streams closed; dc_poll is true once nothing is left (force: at once). */
 void mote_mcp_http_dc_begin(struct mote_mcp_server *s);

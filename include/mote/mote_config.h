@@ -528,6 +528,39 @@
 #define MOTE_MCP_RETRY_MS 500
 #endif
 
+/* MCP deadlines per server, progress, restarts (docs/MCP.md).
+ * The longest deadline a configuration may give a server
+ * ("startup_timeout_sec", "tool_timeout_sec"), ms; a longer one is
+ * refused with a message. Range 1000..86400000. */
+#ifndef MOTE_MCP_DEADLINE_MAX_MS
+#define MOTE_MCP_DEADLINE_MAX_MS 3600000
+#endif
+/* The longest a tools/call may last while the server keeps sending
+ * notifications/progress for it (each one gives it the call's deadline
+ * again), from its start, ms; 0: progress never extends a call. Range
+ * 0..86400000. */
+#ifndef MOTE_MCP_PROGRESS_MAX_MS
+#define MOTE_MCP_PROGRESS_MAX_MS 3600000
+#endif
+/* At most one log line per call's progress in this many ms (the rest are
+ * still taken: they extend the deadline); 0: every one said. Range
+ * 0..600000. */
+#ifndef MOTE_MCP_PROGRESS_LOG_MS
+#define MOTE_MCP_PROGRESS_LOG_MS 1000
+#endif
+/* Times a stdio server that exited after it was ready is started again
+ * in one run (on the next call of one of its tools); 0: never. Range
+ * 0..255. */
+#ifndef MOTE_MCP_RESTART_MAX
+#define MOTE_MCP_RESTART_MAX 3
+#endif
+/* The wait between a stdio server's exit and its first restart, ms,
+ * doubled for each restart after it (at most 64 times this). Range
+ * 1..60000. */
+#ifndef MOTE_MCP_RESTART_MS
+#define MOTE_MCP_RESTART_MS 1000
+#endif
+
 /* ---- TLS (port/tls_mbedtls.c; mote_tls.h) ------------------------------------ */
 
 /* TLS sessions open at once in the process (one per model request that
@@ -1052,6 +1085,15 @@
 #if MOTE_MCP_CONF_HEADERS < 1 || MOTE_MCP_CONF_HEADERS > 64 || MOTE_MCP_RETRY_MS < 1 || \
     MOTE_MCP_RETRY_MS > 60000
 #error "MOTE_MCP_CONF_HEADERS must be 1..64 and MOTE_MCP_RETRY_MS 1..60000"
+#endif
+#if MOTE_MCP_DEADLINE_MAX_MS < 1000 || MOTE_MCP_DEADLINE_MAX_MS > 86400000 || \
+    MOTE_MCP_PROGRESS_MAX_MS < 0 || MOTE_MCP_PROGRESS_MAX_MS > 86400000 || \
+    MOTE_MCP_PROGRESS_LOG_MS < 0 || MOTE_MCP_PROGRESS_LOG_MS > 600000
+#error "MOTE_MCP_DEADLINE_MAX_MS must be 1000..86400000, MOTE_MCP_PROGRESS_MAX_MS 0..86400000 and MOTE_MCP_PROGRESS_LOG_MS 0..600000"
+#endif
+#if MOTE_MCP_RESTART_MAX < 0 || MOTE_MCP_RESTART_MAX > 255 || MOTE_MCP_RESTART_MS < 1 || \
+    MOTE_MCP_RESTART_MS > 60000
+#error "MOTE_MCP_RESTART_MAX must be 0..255 and MOTE_MCP_RESTART_MS 1..60000"
 #endif
 
 /* ---- mote serve's MQTT front door (mote_serve.h, docs/MQTT.md) --------------- */
