@@ -456,7 +456,7 @@ def test_per_server_deadlines():
 
 def test_bad_deadlines_exit_2():
     port, _ = start_server()
-    for value in ('"30"', "0", "-1", "1e3", "3601", "true", "1.", "[1]"):
+    for value in ('"30"', "0", "-1", "1e3", "3601", "true", "0.0001", "[1]"):
         path = os.path.join(TMP, "bad-dl-%s.json" % uuid.uuid4().hex[:6])
         open(path, "w").write('{"mcpServers": {"a": {"command": "x", "tool_timeout_sec": %s}}}'
                               % value)
