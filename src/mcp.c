@@ -32,12 +32,6 @@ void mote_mcp_init(struct mote_mcp *m, struct mote_loop *loop, mote_mcp_log_fn l
     m->net.tls_session_max_s = MOTE_TLS_SESSION_MAX_S;
 }
 
-static bool name_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_';
-}
-
 /* A new server slot named `name`: its index, or < 0. */
 static int server_new(struct mote_mcp *m, const char *name)
 {
@@ -49,7 +43,7 @@ static int server_new(struct mote_mcp *m, const char *name)
     if (name[0] == '\0' || strlen(name) > 24)
         return MOTE_ERR_INVAL;
     for (i = 0; name[i] != '\0'; i++) {
-        if (!name_char(name[i]))
+        if (!mote_mcp_name_char(name[i]))
             return MOTE_ERR_INVAL;
     }
     for (i = 0; i < m->n; i++) {
@@ -340,14 +334,7 @@ static void fail_server(struct mote_mcp_server *s, const char *why)
         return;
     mote_str_copy(s->errmsg, sizeof(s->errmsg), why);
     mote_mcp_redact(s, s->errmsg, strlen(s->errmsg));
-    s->restarting = false;
-    if (s->kind == MOTE_MCP_STDIO && s->was_ready) {
-        /* started again by a call, after a wait that doubles each time */
-        unsigned sh = s->restarts < 6 ? s->restarts : 6;
-        uint32_t at = mote_loop_now(s->m->loop) + ((uint32_t)MOTE_MCP_RESTART_MS << sh);
-
-        s->restart_at = at != 0 ? at : 1;
-    }
+    mote_mcp_life_failed(s);
     if (s->kind == MOTE_MCP_STDIO)
         mcp_log(s, s->errmsg, s->loglen > 0 ? "; its stderr ends: " : NULL,
                 s->loglen > 0 ? s->log : NULL);
@@ -374,11 +361,14 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
     s->timer = 0;
     if (s->req_id == 0)
         return;
-    if (s->paused) {
-        /* Its answer came and waits unread while a request's body is out
+    if (mote_before(mote_loop_now(loop), s->req_deadline) || s->paused) {
+        /* Its deadline was given again (progress), or its answer came
+         * and waits unread while a request's body is out
          * (mote_mcp_hold): the server was on time. Looked at again later;
          * unhold reads the answer. */
-        if (mote_timer_start(loop, mcp_timeout(s), on_timer, s, 0, &s->timer) < 0)
+        uint32_t ms = s->paused ? mcp_timeout(s) : s->req_deadline - mote_loop_now(loop);
+
+        if (mote_timer_start(loop, ms, on_timer, s, 0, &s->timer) < 0)
             s->timer = 0;
         return;
     }
@@ -398,118 +388,6 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
 }
 
 /* ---- reading messages ---- */
-
-static bool name_taken(const struct mote_mcp *m, const struct mote_mcp_tool *self,
-                       const char *name)
-{
-    unsigned i, k;
-
-    for (i = 0; i < m->n; i++) {
-        for (k = 0; k < m->srv[i].ntools; k++) {
-            if (&m->srv[i].tools[k] != self && strcmp(m->srv[i].tools[k].name, name) == 0)
-                return true;
-        }
-    }
-    return false;
-}
-
-/* The name offered to the model: SERVER__TOOL when that is a valid name
- * ([A-Za-z0-9_-], at most 63 bytes) that no other tool has; else the
- * valid characters of it (others as _), shortened, with "_" and 8 hex
- * digits of a hash of the server's and the tool's names: two tools never
- * share a name (a call maps back to its server and tool through it). Every
- * form keeps "SERVER__" (a server's name is at most 24 bytes), and a
- * registry tool's name never holds "__" (mote_session_add_tool): no MCP
- * tool is named like one of the registry. */
-static void tool_name(struct mote_mcp_server *s, struct mote_mcp_tool *tool)
-{
-    static const char hexd[] = "0123456789abcdef";
-    char *out = tool->name;
-    size_t cap = sizeof(tool->name), full = strlen(s->name) + 2 + strlen(tool->remote), i;
-    bool exact = full < cap;
-    struct mote_sb sb;
-    uint32_t h = 2166136261u, salt;
-
-    mote_sb_init(&sb, out, cap);
-    mote_sb_s(&sb, s->name);
-    mote_sb_s(&sb, "__");
-    mote_sb_s(&sb, tool->remote);
-    for (i = 0; out[i] != '\0'; i++) {
-        if (!name_char(out[i])) {
-            out[i] = '_';
-            exact = false;
-        }
-    }
-    if (exact && !name_taken(s->m, tool, out))
-        return;
-    for (i = 0; s->name[i] != '\0'; i++)
-        h = (h ^ (unsigned char)s->name[i]) * 16777619u;
-    h = (h ^ 0u) * 16777619u;
-    for (i = 0; tool->remote[i] != '\0'; i++)
-        h = (h ^ (unsigned char)tool->remote[i]) * 16777619u;
-    for (salt = 0; salt < 16; salt++) {
-        uint32_t v = h + salt * 0x9e3779b9u;
-        size_t keep = strlen(out) < cap - 10 ? strlen(out) : cap - 10;
-
-        out[keep] = '_';
-        for (i = 0; i < 8; i++)
-            out[keep + 1 + i] = hexd[(v >> (28 - 4 * i)) & 15];
-        out[keep + 9] = '\0';
-        if (!name_taken(s->m, tool, out))
-            return;
-        out[keep] = '\0';
-    }
-}
-
-struct fixed {
-    char *p;
-    size_t cap, len;
-};
-
-static int fixed_sink(void *arg, const char *p, size_t n)
-{
-    struct fixed *f = arg;
-
-    if (f->len + n >= f->cap)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(f->p + f->len, p, n);
-    f->len += n;
-    f->p[f->len] = '\0';
-    return 0;
-}
-
-/* A tool's inputSchema as mote offers it: re-encoded (never copied raw),
- * with "type": "object" added when the server left it out (the providers
- * require an object schema). Returns 0, or < 0: not an object schema,
- * or too large for MOTE_MCP_SCHEMA_MAX. */
-static int take_schema(const struct mote_json *j, int schema, char *out, size_t cap)
-{
-    struct fixed f = {out, cap, 0};
-    struct mote_jw w;
-    int type = mote_json_member(j, schema, "type"), k, i;
-
-    if (mote_json_type_of(j, schema) != MOTE_JSON_OBJECT)
-        return MOTE_ERR_INVAL;
-    if (type >= 0 && !mote_json_eq(j, type, "object"))
-        return MOTE_ERR_INVAL;
-    mote_jw_init(&w, fixed_sink, &f);
-    mote_jw_obj(&w);
-    if (type < 0) {
-        mote_jw_key(&w, "type");
-        mote_jw_str(&w, "object");
-    }
-    for (i = 0, k = schema + 1; i < j->tok[schema].size && w.err == 0; i++) {
-        char key[128];
-
-        if (mote_json_str(j, k, key, sizeof(key)) < 0)
-            return MOTE_ERR_TOO_LARGE;
-        mote_jw_key(&w, key);
-        mote_jw_value(&w, j, k + 1);
-        k = mote_json_skip(j, k + 1);
-    }
-    mote_jw_obj_end(&w);
-    return w.err;
-}
 
 /* Says why the tool entry `t` of j is left out (its name when it has one). */
 static void tool_skipped(struct mote_mcp_server *s, const struct mote_json *j, int t,
@@ -550,7 +428,7 @@ static void take_tool(struct mote_mcp_server *s, const struct mote_json *j, int 
                               "does not have");
         return;
     }
-    rc = take_schema(j, schema, tool->schema, sizeof(tool->schema));
+    rc = mote_mcp_take_schema(j, schema, tool->schema, sizeof(tool->schema));
     if (rc < 0) {
         tool_skipped(s, j, t, rc == MOTE_ERR_INVAL ? ": its inputSchema is not an object schema"
                                                    : ": its inputSchema is over "
@@ -564,7 +442,7 @@ static void take_tool(struct mote_mcp_server *s, const struct mote_json *j, int 
     mote_mcp_redact_json(s, tool->schema, strlen(tool->schema)); /* (it may echo a header) */
     tool->name[0] = '\0';
     s->ntools++; /* counted before naming: name_taken skips itself */
-    tool_name(s, tool);
+    mote_mcp_tool_name(s, tool);
     MOTE_ASSERT(strstr(tool->name, "__") != NULL);
 }
 
@@ -824,77 +702,6 @@ static void relist_if_free(struct mote_mcp_server *s)
         fail_server(s, "cannot write to the server");
 }
 
-/* Copies the number token `t` of j as its text (at most 15 bytes, "?"
- * for anything else) after "sep" into sb. */
-static void say_number(struct mote_sb *sb, const struct mote_json *j, int t, const char *sep)
-{
-    char num[16];
-    size_t n = 0, i;
-    const char *raw = mote_json_type_of(j, t) == MOTE_JSON_PRIMITIVE ? mote_json_raw(j, t, &n)
-                                                                      : NULL;
-
-    for (i = 0; raw != NULL && i < n && i + 1 < sizeof(num); i++)
-        num[i] = (raw[i] >= '0' && raw[i] <= '9') || raw[i] == '.' ? raw[i] : '?';
-    num[raw != NULL ? i : 0] = '\0';
-    if (num[0] == '\0')
-        return;
-    mote_sb_s(sb, sep);
-    mote_sb_s(sb, num);
-}
-
-/* notifications/progress for the pending call (its token is its id): the
- * call gets its deadline again (at most MOTE_MCP_PROGRESS_MAX_MS from
- * its start), and a line says how far it is (at most one per
- * MOTE_MCP_PROGRESS_LOG_MS). */
-static void progress(struct mote_mcp_server *s, int params)
-{
-    static const uint32_t log_ms = MOTE_MCP_PROGRESS_LOG_MS; /* (0 at the floors) */
-    struct mote_json *j = &s->m->json;
-    uint32_t now = mote_loop_now(s->m->loop), until, limit;
-    int64_t token;
-
-    if (s->req_id == 0 || s->req_kind != MCP_REQ_CALL ||
-        mote_json_int(j, mote_json_member(j, params, "progressToken"), &token) < 0 ||
-        token != s->req_id)
-        return; /* (not the pending call's: a late one, or another token) */
-    if (MOTE_MCP_PROGRESS_MAX_MS > 0) {
-        until = now + s->req_ms;
-        limit = s->call_t0 + (uint32_t)MOTE_MCP_PROGRESS_MAX_MS;
-        if (mote_before(limit, until))
-            until = limit;
-        if (mote_before(s->req_deadline, until) && !s->paused) {
-            s->req_deadline = until;
-            if (s->timer != 0)
-                (void)mote_timer_stop(s->m->loop, s->timer);
-            if (mote_timer_start(s->m->loop, until - now, on_timer, s, 0, &s->timer) < 0)
-                s->timer = 0;
-            if (s->kind != MOTE_MCP_STDIO)
-                mote_mcp_http_progress(s);
-        }
-    }
-    if (s->progress_said == 0 || now - s->progress_said >= log_ms) {
-        char line[200], text[120];
-        struct mote_sb sb;
-        size_t i;
-
-        s->progress_said = now != 0 ? now : 1;
-        mote_sb_init(&sb, line, sizeof(line));
-        mote_sb_s(&sb, "progress");
-        say_number(&sb, j, mote_json_member(j, params, "progress"), " ");
-        say_number(&sb, j, mote_json_member(j, params, "total"), "/");
-        if (mote_json_str(j, mote_json_member(j, params, "message"), text, sizeof(text)) > 0) {
-            for (i = 0; text[i] != '\0'; i++) {
-                if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
-                    text[i] = '?';
-            }
-            mote_sb_s(&sb, ": ");
-            mote_sb_s(&sb, text);
-        }
-        mote_mcp_redact(s, line, sb.len);
-        mcp_log(s, line, NULL, NULL);
-    }
-}
-
 /* One message from the server (a line of stdio may end in CRLF). */
 static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
 {
@@ -941,7 +748,7 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
             relist_if_free(s);
         }
         if (strcmp(name, "notifications/progress") == 0)
-            progress(s, mote_json_member(j, 0, "params"));
+            mote_mcp_progress(s, mote_json_member(j, 0, "params")); /* (mcp_life.c) */
         /* other notifications (logging, progress): nothing to do */
         return;
     }
@@ -982,8 +789,20 @@ static void up_renewed(struct mote_mcp_server *s)
     relist_if_free(s);
 }
 
+/* A stdio server that exited is started again (mcp_life.c made it
+ * ready for it): initialize, as at its first start. */
+static void up_restarted(struct mote_mcp_server *s)
+{
+    struct req_args r;
+
+    memset(&r, 0, sizeof(r));
+    r.method = "initialize";
+    if (request(s, MCP_REQ_INIT, &r) < 0)
+        fail_server(s, "cannot write to the server");
+}
+
 static const struct mote_mcp_up up = {handle_line, fail_server, up_request_failed, up_renewed,
-                                      up_tool};
+                                      up_tool, up_restarted};
 
 void mote_mcp_start_all(struct mote_mcp *m)
 {
@@ -1020,17 +839,6 @@ bool mote_mcp_settled(const struct mote_mcp *m)
     return true;
 }
 
-/* A stdio server that exited after it was ready, and that a call may
- * start again (MOTE_MCP_RESTART_MAX times in a run): its tools stay
- * offered meanwhile. */
-static bool restartable(const struct mote_mcp_server *s)
-{
-    static const int max = MOTE_MCP_RESTART_MAX; /* (0 at the floors) */
-
-    return s->kind == MOTE_MCP_STDIO && s->state == MOTE_MCP_FAILED && s->was_ready &&
-           s->exited && (int)s->restarts < max && !s->m->dc;
-}
-
 unsigned mote_mcp_tool_defs(const struct mote_mcp *m, struct mote_tool_def *defs, unsigned max)
 {
     unsigned i, k, n = 0;
@@ -1038,7 +846,7 @@ unsigned mote_mcp_tool_defs(const struct mote_mcp *m, struct mote_tool_def *defs
     for (i = 0; i < m->n; i++) {
         const struct mote_mcp_server *s = &m->srv[i];
 
-        if (s->state != MOTE_MCP_READY && !restartable(s) && !s->restarting)
+        if (s->state != MOTE_MCP_READY && !mote_mcp_restartable(s) && !s->restarting)
             continue;
         for (k = 0; k < s->ntools && n < max; k++) {
             defs[n].name = s->tools[k].name;
@@ -1165,84 +973,6 @@ void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned sr
     c->args_len = args_len;
 }
 
-/* Starts server `s` again (it exited after it was ready): a new process,
- * initialize, a tool list that replaces the old one. */
-static void restart(struct mote_mcp_server *s)
-{
-    char line[80];
-    struct mote_sb sb;
-    struct req_args r;
-
-    s->restarts++;
-    mote_sb_init(&sb, line, sizeof(line));
-    mote_sb_num(&sb, "starting the server again (", s->restarts, " of ");
-    mote_sb_num(&sb, "", MOTE_MCP_RESTART_MAX, ", MOTE_MCP_RESTART_MAX)");
-    mcp_log(s, line, NULL, NULL);
-    mote_mcp_stdio_reset(s);
-    s->req_id = 0;
-    s->call = NULL;
-    s->inlen = s->outlen = 0;
-    s->dropped_line = s->paused = s->relist = false;
-    s->in_flags = 0;
-    mote_mcp_in_reset(s);
-    s->relisting = true; /* (its new list replaces the old one) */
-    s->restarting = true;
-    s->state = MOTE_MCP_STARTING;
-    if (!mote_mcp_stdio_start(s)) {
-        s->state = MOTE_MCP_FAILED; /* (said by the transport) */
-        s->restarting = false;
-        return;
-    }
-    memset(&r, 0, sizeof(r));
-    r.method = "initialize";
-    if (request(s, MCP_REQ_INIT, &r) < 0)
-        fail_server(s, "cannot write to the server");
-}
-
-static void on_restart_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
-{
-    struct mote_mcp_server *s = arg;
-
-    (void)t;
-    s->timer = 0;
-    wake_waiting_calls(loop);
-}
-
-/* The call's server is not ready: false when the call must end now (the
- * server is gone for good); true when it waits (for the restart's time,
- * or for the server started again to be ready). */
-static bool wait_for_restart(struct mote_loop *loop, struct mote_mcp_call *c,
-                             struct mote_mcp_server *s)
-{
-    uint32_t now = mote_loop_now(loop);
-
-    if (s->restarting && (s->state == MOTE_MCP_STARTING || s->state == MOTE_MCP_LISTING)) {
-        if (!c->renamed && c->tool < s->ntools) {
-            mote_str_copy(c->result, sizeof(c->result), s->tools[c->tool].remote);
-            c->renamed = true;
-        }
-        return true;
-    }
-    if (!restartable(s))
-        return false;
-    if (s->restart_at != 0 && mote_before(now, s->restart_at)) {
-        if (s->timer != 0)
-            (void)mote_timer_stop(loop, s->timer);
-        if (mote_timer_start(loop, s->restart_at - now, on_restart_timer, s, 0, &s->timer) < 0) {
-            s->timer = 0;
-            s->restart_at = 0; /* (no timer: now) */
-        } else {
-            return true;
-        }
-    }
-    /* The tool is found again by its name in the new list: the call keeps
-     * it in its result buffer until then (nothing else is there yet). */
-    mote_str_copy(c->result, sizeof(c->result), s->tools[c->tool].remote);
-    c->renamed = true;
-    restart(s);
-    return s->state == MOTE_MCP_STARTING;
-}
-
 /* The call no longer waits for its server to be free. */
 static void stop_waiting(struct mote_mcp_call *c)
 {
@@ -1273,39 +1003,12 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
         struct req_args r;
         int rc;
 
-        if (s->state != MOTE_MCP_READY) {
-            struct mote_sb sb;
-
-            if (wait_for_restart(loop, c, s))
-                return MOTE_STEP_PENDING; /* woken when it is ready, or failed */
-            mote_sb_init(&sb, c->result, sizeof(c->result));
-            mote_sb_s(&sb, "the MCP server is not running");
-            if (s->errmsg[0] != '\0' && s->state == MOTE_MCP_FAILED) {
-                mote_sb_s(&sb, ": ");
-                mote_sb_s(&sb, s->errmsg);
-            }
-            c->len = sb.len;
-            c->is_error = true;
+        if (s->state != MOTE_MCP_READY) /* (started again, or gone: mcp_life.c) */
+            return mote_mcp_restart_wait(c, s) ? MOTE_STEP_PENDING : MOTE_STEP_DONE;
+        if (c->renamed && !mote_mcp_call_refind(c, s))
             return MOTE_STEP_DONE;
-        }
-        if (c->renamed) {
-            /* started again: its tool, by name, in the new list */
-            unsigned k;
-
-            c->renamed = false;
-            for (k = 0; k < s->ntools && strcmp(s->tools[k].remote, c->result) != 0; k++) {
-            }
-            if (k == s->ntools) {
-                static const char msg[] = "the MCP server was started again and no longer "
-                                          "offers this tool";
-
-                memcpy(c->result, msg, sizeof(msg));
-                c->len = sizeof(msg) - 1;
-                c->is_error = true;
-                return MOTE_STEP_DONE;
-            }
-            c->tool = k;
-        }
+        if (s->kind == MOTE_MCP_STDIO && (s->out_fd < 0 || s->gone))
+            return MOTE_STEP_PENDING; /* its stdout ended: woken once its exit is known */
         if (s->req_id != 0) {
             if (!c->waiting) {
                 c->waiting = true;
