@@ -290,7 +290,9 @@ def test_slow_init_does_not_hold_up_the_prompt():
 def test_request_timeout():
     port, log = start_server([{"tool": "s__sleep", "input": {"seconds": 30}}, {"text": "done"}])
     t0 = time.monotonic()
-    p = subprocess.run(args(port, config({"s": fake()}), "-p", "x", "--yes"), capture_output=True,
+    # (the server's startup keeps 30 s: a loaded machine starts python slowly)
+    p = subprocess.run(args(port, config({"s": dict(fake(), startup_timeout_sec=30)}), "-p", "x",
+                            "--yes"), capture_output=True,
                        text=True, timeout=120, env=dict(env(), MOTE_MCP_TIMEOUT_MS="800"))
     took = time.monotonic() - t0
     check(p.returncode == 0 and "done" in p.stdout, p.stderr)
@@ -431,7 +433,7 @@ def test_bad_deadlines_exit_2():
         check(p.returncode == 2 and '"tool_timeout_sec" must be a number of seconds' in p.stderr,
               (value, p.returncode, p.stderr))
     path = os.path.join(TMP, "ok-dl-%s.json" % uuid.uuid4().hex[:6])
-    json.dump({"mcpServers": {"a": dict(fake(), startup_timeout_sec=0.5, tool_timeout_sec=3600)}},
+    json.dump({"mcpServers": {"a": dict(fake(), startup_timeout_sec=20.5, tool_timeout_sec=3600)}},
               open(path, "w"))
     p = run(args(port, path, "-p", "x"))
     check(p.returncode == 0 and "mcp a: ready" in p.stderr, p.stderr)
