@@ -221,7 +221,7 @@ static int deadline(struct expand *x, int def, const char *key, uint32_t *ms)
     int t = mote_json_member(js, def, key);
     const char *raw;
     size_t n = 0, i;
-    uint64_t v = 0, scale = 1000;
+    uint32_t v = 0, scale = 1000; /* ms (at most 10 times the bound: 32 bits) */
     bool dot = false, digit = false;
 
     *ms = 0;
@@ -233,18 +233,18 @@ static int deadline(struct expand *x, int def, const char *key, uint32_t *ms)
             dot = true;
             continue;
         }
-        if (raw[i] < '0' || raw[i] > '9' || v > (uint64_t)MOTE_MCP_DEADLINE_MAX_MS * 10u)
+        if (raw[i] < '0' || raw[i] > '9' || v > (uint32_t)MOTE_MCP_DEADLINE_MAX_MS)
             break;
         digit = true;
         if (!dot) {
-            v = v * 10u + (uint64_t)(raw[i] - '0') * 1000u;
+            v = v * 10u + (uint32_t)(raw[i] - '0') * 1000u;
         } else if (scale > 1) {
             scale /= 10u;
-            v += (uint64_t)(raw[i] - '0') * scale;
+            v += (uint32_t)(raw[i] - '0') * scale;
         }
     }
     if (raw == NULL || i < n || !digit || raw[n - 1] == '.' || v == 0 ||
-        v > (uint64_t)MOTE_MCP_DEADLINE_MAX_MS) {
+        v > (uint32_t)MOTE_MCP_DEADLINE_MAX_MS) {
         struct mote_sb sb;
 
         mote_sb_init(&sb, x->err, x->cap);
@@ -254,7 +254,7 @@ static int deadline(struct expand *x, int def, const char *key, uint32_t *ms)
                     " (MOTE_MCP_DEADLINE_MAX_MS)");
         return MOTE_ERR_BADMSG;
     }
-    *ms = (uint32_t)v;
+    *ms = v;
     return 0;
 }
 
