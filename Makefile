@@ -389,9 +389,23 @@ test-mqtt: $(SB)/mqtt_probe
 test-service: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_service.py $(SB)
 
-# The systemd unit: valid, and hardened to an exposure of at most 3.0.
+# The systemd unit: valid, and hardened to an exposure of at most 3.0,
+# writes confined and privileges dropped, while the agent reads what an
+# administrator reads (every process, /proc's system files, netlink for ip
+# and ss, the journal); the key a credential. With the strict drop-in:
+# at most 1.5, and none of that.
+UNIT_CONFINED = NoNewPrivileges=on ProtectSystem=on PrivateTmp=on ProtectHome=on \
+  UserOrDynamicUser=on CapabilityBoundingSet_CAP_SYS_ADMIN=on CapabilityBoundingSet_CAP_NET_ADMIN=on \
+  RestrictSUIDSGID=on ProtectKernelTunables=on RestrictAddressFamilies_AF_PACKET=on
 test-unit: $(B)/mote
-	$(Q)sh scripts/check_unit.sh examples/serve/mote.service $(abspath $(B)/mote) 3.0
+	$(Q)sh scripts/check_unit.sh examples/serve/mote.service $(abspath $(B)/mote) 3.0 \
+	  $(UNIT_CONFINED) ProtectProc=off ProcSubset=off RestrictAddressFamilies_AF_NETLINK=off \
+	  SupplementaryGroups=off 'line=SupplementaryGroups=systemd-journal' \
+	  'line=LoadCredential=api-key:/etc/mote/api-key'
+	$(Q)sh scripts/check_unit.sh --dropin examples/serve/mote-strict.conf \
+	  examples/serve/mote.service $(abspath $(B)/mote) 1.5 \
+	  $(UNIT_CONFINED) ProtectProc=on ProcSubset=on RestrictAddressFamilies_AF_NETLINK=on \
+	  SupplementaryGroups=on PrivateUsers=on
 
 # ---- mote serve --mqtt (the front door on a broker) ----
 # build/asan/mote against a private mosquitto and the test LLM server:
