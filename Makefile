@@ -956,3 +956,14 @@ test-cxx: $(B)/libmote.a
 	@echo "test-cxx: $(words $(wildcard include/mote/*.h)) headers and a program: 2 passed, 0 failed"
 CHECK_GROUPS += test-cxx
 # ---- end of C++'s block ----
+
+# ---- the OpenWrt package (packaging/openwrt/) ----
+# shellcheck on its init script and UCI translation; /etc/config/mote
+# translated under busybox's ash and dash and taken by build/mote (start,
+# SIGHUP reload, strictness, refusals); the init script's procd calls; the
+# package's Makefile built with a stand-in for the SDK.
+.PHONY: test-openwrt
+test-openwrt: $(B)/mote
+	$(Q)sh test/openwrt/test_openwrt.sh $(B)/mote
+CHECK_GROUPS += test-openwrt
+# ---- end of the OpenWrt package's block ----
