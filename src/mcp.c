@@ -522,6 +522,12 @@ static void take_tool(struct mote_mcp_server *s, const struct mote_json *j, int 
         tool_skipped(s, j, -1, ": no name, or one over MOTE_MCP_NAME_MAX bytes");
         return;
     }
+    if (mote_json_eq(j, mote_json_path(j, t, "execution.taskSupport"), "required")) {
+        /* (such a tool is called only as a task: a plain call always fails) */
+        tool_skipped(s, j, t, ": it requires task support (execution.taskSupport), which mote "
+                              "does not have");
+        return;
+    }
     rc = take_schema(j, schema, tool->schema, sizeof(tool->schema));
     if (rc < 0) {
         tool_skipped(s, j, t, rc == MOTE_ERR_INVAL ? ": its inputSchema is not an object schema"
@@ -533,6 +539,7 @@ static void take_tool(struct mote_mcp_server *s, const struct mote_json *j, int 
         s->m->text[0] = '\0';
     mote_str_copy(tool->desc, sizeof(tool->desc), s->m->text);
     mote_mcp_redact(s, tool->desc, strlen(tool->desc));
+    mote_mcp_redact_json(s, tool->schema, strlen(tool->schema)); /* (it may echo a header) */
     tool->name[0] = '\0';
     s->ntools++; /* counted before naming: name_taken skips itself */
     tool_name(s, tool);

@@ -289,6 +289,15 @@ static void session_lost(struct mote_mcp_server *s, const char *how)
     s->session[0] = '\0';
     s->have_endpoint = false;
     s->renew = MCP_RENEW_NONE;
+    if (streamable(s) && s->ch[MCP_CH_GET].busy) {
+        /* The event stream of the session that is gone may stay open (a
+         * server that forgot the session, not the connection): it ends
+         * now, so the new session's own stream can open on its channel. */
+        mote_mcp_wire_stop(s, &s->ch[MCP_CH_GET]);
+        s->get_up = false;
+        s->gate = false;
+        s->get_retry = 0;
+    }
     if (!streamable(s) && q_request(s) == NULL && s->req_id != 0) {
         /* HTTP+SSE: its answer would have come on the stream that ended */
         s->m->up->request_failed(s, "the MCP server's event stream ended before the answer; "

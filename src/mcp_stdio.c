@@ -231,6 +231,7 @@ bool mote_mcp_stdio_start(struct mote_mcp_server *s)
 {
     const struct mote_port *p = s->m->loop->port;
     int fds[3], rc;
+    bool held;
 
     if (mote_port_missing(p, MOTE_PORT_PROC) != NULL) {
         /* every member a server's life uses, checked once here */
@@ -244,7 +245,11 @@ bool mote_mcp_stdio_start(struct mote_mcp_server *s)
         s->m->up->failed(s, why);
         return false;
     }
-    rc = p->proc_spawn(p->ctx, s->argv, s->envp, false, fds, &s->pid);
+    /* Held where the port can: nothing of the server runs (nothing it
+     * could start in a session of its own) before its record is on disk. */
+    held = MOTE_PORT_HAS(p, proc_spawn_held) && MOTE_PORT_HAS(p, proc_go);
+    rc = held ? p->proc_spawn_held(p->ctx, s->argv, s->envp, false, fds, &s->pid)
+              : p->proc_spawn(p->ctx, s->argv, s->envp, false, fds, &s->pid);
     if (rc < 0) {
         s->m->up->failed(s, rc == MOTE_ERR_NOENT ? "cannot start: command not found"
                                                  : "cannot start the command");
@@ -253,14 +258,18 @@ bool mote_mcp_stdio_start(struct mote_mcp_server *s)
     s->in_fd = fds[0];
     s->out_fd = fds[1];
     s->err_fd = fds[2];
-    /* Recorded before it is talked to (mcp_left.c). A server whose record
-     * cannot be written still runs: only a crash that kills mote, the
-     * supervisor and the server at once then leaves what it started. */
+    /* Recorded before it runs (mcp_left.c). A server whose record cannot
+     * be written still runs: only a crash that kills mote, the supervisor
+     * and the server at once then leaves what it started. */
     s->left_h = mote_mcp_left_record(p, s->name, s->pid, s->left_name, sizeof(s->left_name));
     if (s->left_h < 0 && s->left_h != MOTE_ERR_NOSYS)
         mcp_log(s, "cannot record its process in the state (if mote is killed with it, what "
                    "it started may be left running): ",
                 mote_strerror(s->left_h), NULL);
+    if (held && p->proc_go(p->ctx, s->pid) < 0) {
+        s->m->up->failed(s, "cannot start the command");
+        return false;
+    }
     if (mote_watch_add(s->m->loop, s->out_fd, MOTE_POLL_IN, on_out, s, 0, &s->w_out) < 0 ||
         mote_watch_add(s->m->loop, s->err_fd, MOTE_POLL_IN, on_err, s, 0, &s->w_err) < 0) {
         s->m->up->failed(s, "no free watch (MOTE_MAX_WATCHES)");

@@ -30,21 +30,41 @@ enum { F_OTHER = 0, F_DATA, F_EVENT };
 
 /* ---- secrets ---- */
 
-static void blank(char *text, size_t len, const char *v, size_t n)
+/* True when byte `i` of JSON text is inside an escape (`\n`, `\u00e9`): a
+ * secret found there is not the secret's bytes. */
+static bool in_escape(const char *text, size_t i)
+{
+    size_t d, k;
+
+    for (d = 1; d <= 5 && d <= i; d++) {
+        if (text[i - d] != '\\' || (d > 1 && text[i - d + 1] != 'u'))
+            continue;
+        for (k = 0; k < i - d && text[i - d - 1 - k] == '\\'; k++) {
+        }
+        if (k % 2 == 0)
+            return true; /* (that `\` escapes, it is not escaped) */
+    }
+    return false;
+}
+
+/* Blanks value v (n bytes) wherever it is in text. In JSON text (`json`)
+ * a value holding `"` or `\` is written escaped, so not looked for, and
+ * a match inside an escape is not one: the text stays JSON. */
+static void blank(char *text, size_t len, const char *v, size_t n, bool json)
 {
     size_t i;
 
-    if (n < 8 || n > len)
+    if (n < 8 || n > len || (json && (memchr(v, '"', n) != NULL || memchr(v, '\\', n) != NULL)))
         return;
     for (i = 0; i + n <= len; i++) {
-        if (text[i] == v[0] && memcmp(text + i, v, n) == 0) {
+        if (text[i] == v[0] && memcmp(text + i, v, n) == 0 && !(json && in_escape(text, i))) {
             memset(text + i, '*', n);
             i += n - 1;
         }
     }
 }
 
-void mote_mcp_redact(const struct mote_mcp_server *s, char *text, size_t len)
+static void redact(const struct mote_mcp_server *s, char *text, size_t len, bool json)
 {
     size_t i;
 
@@ -57,11 +77,21 @@ void mote_mcp_redact(const struct mote_mcp_server *s, char *text, size_t len)
             continue;
         for (v++; *v == ' ' || *v == '\t'; v++) {
         }
-        blank(text, len, v, strlen(v));
+        blank(text, len, v, strlen(v), json);
         last = strrchr(v, ' ');
         if (last != NULL)
-            blank(text, len, last + 1, strlen(last + 1));
+            blank(text, len, last + 1, strlen(last + 1), json);
     }
+}
+
+void mote_mcp_redact(const struct mote_mcp_server *s, char *text, size_t len)
+{
+    redact(s, text, len, false);
+}
+
+void mote_mcp_redact_json(const struct mote_mcp_server *s, char *text, size_t len)
+{
+    redact(s, text, len, true);
 }
 
 /* ---- small pieces ---- */
@@ -219,6 +249,25 @@ void mote_mcp_wire_stop(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     release(s, ch, false);
 }
 
+/* True when the error body of the response is a JSON-RPC error whose
+ * message speaks of the session ("No valid session ID provided"). */
+static bool names_session(struct mote_mcp_server *s, const struct mote_mcp_chan *ch)
+{
+    struct mote_json *j = &s->m->json;
+    char text[160];
+    size_t i;
+
+    if (ch->msg == NULL || ch->msg_len == 0 || ch->msg_over ||
+        mote_json_parse(j, ch->msg, ch->msg_len) <= 0 ||
+        mote_json_str(j, mote_json_path(j, 0, "error.message"), text, sizeof(text)) <= 0)
+        return false;
+    for (i = 0; text[i] != '\0'; i++) {
+        if (mote_ascii_ieq(text + i, "session", 7))
+            return true;
+    }
+    return false;
+}
+
 /* What a failed status says, in `why`. Returns the error. */
 static int status_error(struct mote_mcp_server *s, struct mote_mcp_chan *ch, char *why, size_t cap)
 {
@@ -226,9 +275,11 @@ static int status_error(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cha
     struct mote_sb sb;
 
     mote_sb_init(&sb, why, cap);
-    if (st == 404 || (st == 400 && ch->session_sent)) {
+    if (st == 404 || (st == 400 && ch->session_sent && names_session(s, ch))) {
         /* 404 is the spec's word for a session it does not know; the
-         * reference server says 400 ("No valid session ID") */
+         * TypeScript SDK's example servers say 400 "No valid session ID
+         * provided". Any other 400 (a JSON-RPC error such as "Invalid
+         * params") is the request's own error, said below. */
         if (ch->session_sent || (s->kind == MOTE_MCP_SSE && ch->method == MCP_POST)) {
             mote_sb_num(&sb, "the server does not know the session (HTTP ", (uint64_t)st, ")");
             return MCP_WIRE_SESSION;

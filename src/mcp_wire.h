@@ -92,5 +92,8 @@ bool mote_mcp_wire_answer_of(struct mote_mcp_server *s, const char *msg, size_t 
  * (whole, and their last word: the credential of "Bearer TOKEN") where
  * they are 8 bytes or more: a server's text never shows them. */
 void mote_mcp_redact(const struct mote_mcp_server *s, char *text, size_t len);
+/* The same in JSON text (a tool's inputSchema as mote re-encoded it): the
+ * text stays valid JSON. */
+void mote_mcp_redact_json(const struct mote_mcp_server *s, char *text, size_t len);
 
 #endif /* MOTE_MCP_WIRE_H */

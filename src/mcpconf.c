@@ -43,7 +43,8 @@ static bool var_char(char c, bool first)
 
 /* Unescapes string token `t` into the arena with ${VAR} and
  * ${VAR:-default} expanded (through cf->env: without one, as they are;
- * `secret`: the value is a header's). NULL (x->rc, x->err say why) when it
+ * `secret`: the value goes into a header, a URL or a server's env, where
+ * credentials go). NULL (x->rc, x->err say why) when it
  * does not fit or names a variable that is not set and has no default. */
 static const char *keep(struct expand *x, int t, bool secret)
 {
@@ -133,7 +134,7 @@ static const char *keep_pair(struct expand *x, int k)
         (size_t)n + 2 >= sizeof(cf->arena) - cf->used)
         return NULL;
     cf->used += (size_t)n + 1; /* the value goes after "NAME=" */
-    if (keep(x, k + 1, false) == NULL) {
+    if (keep(x, k + 1, true) == NULL) { /* (a server's env: its tokens) */
         cf->used = start;
         return NULL;
     }
@@ -244,7 +245,7 @@ static int add_http(struct expand *x, struct mote_mcp *m, int def, int kind)
     if (mote_json_type_of(js, url) != MOTE_JSON_STRING)
         return mote_why(x->err, x->cap, MOTE_ERR_BADMSG, "server '", x->server,
                         "' needs a \"url\" string");
-    if ((u = keep(x, url, false)) == NULL)
+    if ((u = keep(x, url, true)) == NULL) /* (a URL may hold a key: ?key=${KEY}) */
         return x->rc;
     hv[0] = NULL;
     if (hdr >= 0 && !mote_json_is_null(js, hdr)) {

@@ -19,12 +19,16 @@ Options:
                       request with its id gets 404 (mode http)
   --forget-400        an unknown session gets 400 "No valid session ID" (as the
                       reference server), not 404
+  --stale-get         a forgotten session's GET stream stays open (keep-alive comments)
+                      instead of ending (mode http)
+  --invalid-400       a tools/call of "add" whose a or b is not a number gets HTTP 400
+                      with the JSON-RPC error -32602 "Invalid params: ..." (mode http)
   --flip              each tools/list answers another list (a tool "v1", "v2", ...),
                       and notifications/tools/list_changed goes out on the GET stream
                       (mode http) after every tools/call and every 50 ms while a
                       GET stream is open
-  --echo-secret       error messages, tool descriptions and results repeat the
-                      Authorization header (a server that leaks what it was sent)
+  --echo-secret       error messages, tool descriptions, a tool's inputSchema and results
+                      repeat the Authorization header (a server that leaks what it was sent)
   --no-get            GET is answered 405 (mode http)
   --slow-list MS      a tools/list answer comes 32 bytes every MS ms (mode http)
   --drop-call N       the first N tools/call POSTs are read and their connection closed
@@ -63,6 +67,8 @@ P.add_argument("--html", action="store_true")
 P.add_argument("--never-end", action="store_true")
 P.add_argument("--expire-every", type=int, default=0)
 P.add_argument("--forget-400", action="store_true")
+P.add_argument("--stale-get", action="store_true")
+P.add_argument("--invalid-400", action="store_true")
 P.add_argument("--flip", action="store_true")
 P.add_argument("--echo-secret", action="store_true")
 P.add_argument("--no-get", action="store_true")
@@ -132,6 +138,7 @@ def result_of(msg, auth):
         t = tools()
         if A.echo_secret:
             t[0]["description"] = "Echo (you sent %s)" % auth
+            t[0]["inputSchema"]["properties"]["text"]["description"] = "you sent %s" % auth
         return {"jsonrpc": "2.0", "id": mid, "result": {"tools": t}}
     if method == "tools/call":
         name, a = p.get("name"), p.get("arguments") or {}
@@ -275,6 +282,13 @@ class H(BaseHTTPRequestHandler):
             if drop:
                 self.close_connection = True
                 return
+        if A.invalid_400 and msg.get("method") == "tools/call":
+            a = (msg.get("params") or {}).get("arguments") or {}
+            if any(not isinstance(a.get(k), (int, float)) for k in ("a", "b")):
+                self.plain(400, json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "error": {
+                    "code": -32602, "message": "Invalid params: a and b must be numbers"}}),
+                    "application/json")
+                return
         if msg.get("method") == "initialize":
             sid = self.session(create=True)
         else:
@@ -342,6 +356,10 @@ class H(BaseHTTPRequestHandler):
                     else:
                         with LOCK:
                             gone = sid not in SESSIONS
+                        if gone and A.stale_get:
+                            self.chunk(b": still here\n\n")  # (a client that left ends it)
+                            time.sleep(0.2)
+                            continue
                         if gone:
                             self.chunk(b"")
                             return

@@ -3,9 +3,10 @@
  * serve): the file's bytes go to the library's parser
  * (mote_mcp_conf_parse); what only a program can know - the minimal
  * environment of a server (PATH, HOME, LANG), the variables ${VAR} names
- * - comes from here. A variable a header takes is a secret: its value is
- * copied here and taken out of the environment (its bytes too), so no
- * tool and no server process sees it.
+ * - comes from here. A variable a header, a URL or a server's "env"
+ * takes is a secret: its value is copied here and taken out of the
+ * environment (its bytes too), so no tool and no server process sees it
+ * (but for the variables every process has anyway: PATH, HOME, ...).
  */
 #define _GNU_SOURCE
 #include "mcpconf.h"
@@ -43,6 +44,23 @@ static const char *find_secret(const char *name)
     return NULL;
 }
 
+/* Variables that are never credentials, and that the tools need: left
+ * in the environment whatever names them. */
+static bool plain_var(const char *name)
+{
+    static const char *const names[] = {"PATH", "HOME", "LANG", "USER", "LOGNAME", "SHELL",
+                                        "TERM", "TMPDIR", "PWD", "TZ", "HOSTNAME"};
+    size_t i;
+
+    if (strncmp(name, "LC_", 3) == 0)
+        return true;
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
 static const char *lookup(void *arg, const char *name, bool secret)
 {
     const char *kept = find_secret(name);
@@ -53,7 +71,7 @@ static const char *lookup(void *arg, const char *name, bool secret)
     if (kept != NULL)
         return kept;
     v = getenv(name);
-    if (v == NULL || !secret)
+    if (v == NULL || !secret || plain_var(name))
         return v;
     nl = strlen(name);
     vl = strlen(v);

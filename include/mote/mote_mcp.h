@@ -338,8 +338,10 @@ extern const struct mote_task_ops mote_mcp_call_ops;
 
 /* Looks variable `name` up for the expansion: its value (kept by the
  * caller until parsing returns), or NULL when it is not set. `secret`:
- * the value goes into a header (the caller may take it out of the
- * environment, as mote's frontends do, so no tool sees it). */
+ * the value goes into a header, a "url" or a process's "env" value, where
+ * credentials go (the caller may take it out of the environment, as
+ * mote's frontends do, so no tool sees it); "command" and "args" are not
+ * secrets (a command line is visible to every process anyway). */
 typedef const char *(*mote_mcp_env_fn)(void *arg, const char *name, bool secret);
 
 struct mote_mcp_conf {

@@ -520,8 +520,7 @@ def test_sigterm_timeout_marks_recovery_then_continue():
     port, log = start_server([{"after_text": "never ends", "stall": 60}, {"text": "finished later"}])
     state = new_state()
     p = spawn(mote_args(port, state, "-p", "x", "--shutdown-timeout", "500"))
-    wait_for(lambda: len(requests_in(log)) == 1, "the request")
-    time.sleep(0.2)
+    read_until(p, "never ends")  # inside the stream: the server stalls after it
     t0 = time.monotonic()
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=20)
@@ -529,7 +528,9 @@ def test_sigterm_timeout_marks_recovery_then_continue():
     NOTES.append("SIGTERM with a stalled stream, --shutdown-timeout 500: exit after %.0f ms" %
                  (took * 1000))
     check(p.returncode == 143, (p.returncode, err))
-    check(took < 0.5 + 1.0, "exit within the timeout plus a margin (%.2f s)" % took)
+    # The stream stalls for 60 s: an exit within a few seconds is the
+    # timeout's (the margin is for a loaded machine).
+    check(took < 0.5 + 6.0, "exit within the timeout plus a margin (%.2f s)" % took)
     check("did not stop in time" in err and "marked" in err, err)
     kinds = [r["t"] for r in journal(state)]
     check(kinds[-2:] == ["assistant", "mark"], kinds)
@@ -567,11 +568,11 @@ def test_pty_quit_during_a_turn_cancels_it():
 
 
 def test_signals_together_run_shutdown_once():
-    port, _ = start_server([{"after_text": "x", "stall": 60}])
+    port, log = start_server([{"after_text": "x", "stall": 60}])
     state = new_state()
     p = spawn(mote_args(port, state, "-p", "x", "--output-format", "stream-json",
                         "--shutdown-timeout", "400"))
-    time.sleep(0.6)
+    wait_for(lambda: len(requests_in(log)) == 1, "the request")  # the handlers are set
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGTERM):
         p.send_signal(s)
     out, err = p.communicate(timeout=20)
@@ -628,7 +629,9 @@ def test_no_process_left_behind():
         except Exception:  # noqa: BLE001
             return None
     rec = wait_for(started, "the tool")[0]
-    time.sleep(0.2)
+    # the shell and its background child both running
+    wait_for(lambda: len([l for l in group_left(rec["pgid"]) if "sleep 4" in l]) >= 2,
+             "the tool's two sleeps")
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=20)
     check(p.returncode == 130, p.returncode)

@@ -98,6 +98,29 @@ def test_tools_listed_paginated_and_called():
           "roots/list refused")
 
 
+def test_task_required_tools_are_not_offered():
+    # a tool that may only run as a task (MCP 2025-11-25) is left out with a
+    # line naming it; one where tasks are optional is offered and called
+    tools = [{"name": "plain", "inputSchema": {"type": "object"}},
+             {"name": "taskonly", "inputSchema": {"type": "object"},
+              "execution": {"taskSupport": "required"}},
+             {"name": "taskmaybe", "inputSchema": {"type": "object"},
+              "execution": {"taskSupport": "optional"}}]
+    tf = os.path.join(TMP, "task-tools-%s.json" % uuid.uuid4().hex[:6])
+    with open(tf, "w") as f:
+        json.dump(tools, f)
+    port, log = start_server([{"tool": "t__taskmaybe", "input": {}}, {"text": "done"}])
+    p = run(args(port, config({"t": fake("--tools-file", tf)}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, p.stderr)
+    names = [t["name"] for t in requests_in(log)[0]["body"]["tools"] if t["name"].startswith("t__")]
+    check(sorted(names) == ["t__plain", "t__taskmaybe"], names)
+    check("skipped the tool taskonly: it requires task support" in p.stderr, p.stderr)
+    check("ready, 2 tools (1 skipped)" in p.stderr, p.stderr)
+    res = [b for m in requests_in(log)[-1]["body"]["messages"] if isinstance(m["content"], list)
+           for b in m["content"] if b.get("type") == "tool_result"]
+    check(res and "called taskmaybe" in res[0]["content"], res)
+
+
 def test_tools_list_changed_refetched():
     # The model asks for the new tool only once the server has sent the
     # new list (mote asks for it as the call is answered; the answer waits
@@ -365,6 +388,44 @@ def test_env_is_minimal():
     check("passed-through" in body, "the configured env reached the server")
     check("sk-ant-mcp-SECRET" not in body and "ANTHROPIC_API_KEY" not in body,
           "the API key never reaches an MCP server")
+
+
+def slowstore_shim():
+    """test/shim/slowstore.c built (slow flock and fsync, LD_PRELOAD), or Skip."""
+    so = os.path.join(TMP, "slowstore.so")
+    if not os.path.exists(so):
+        r = subprocess.run(["cc", "-shared", "-fPIC", "-o", so,
+                            os.path.join(ROOT, "test", "shim", "slowstore.c"), "-ldl"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Skip("cannot build the slow-storage shim: " + r.stderr[-200:])
+    return so
+
+
+def test_server_runs_only_once_recorded():
+    # What a server does first (here: look for its record in the state)
+    # happens only after its record is on disk, so a `setsid` helper it
+    # starts at once can never outlive mote, its supervisor and itself
+    # unrecorded. Each lock and sync takes 300 ms more (a slow flash): the
+    # server must still find its record, in each of three starts.
+    so = slowstore_shim()
+    port, _ = start_server([{"text": "ok"}] * 3)
+    for i in range(3):
+        st = tempfile.mkdtemp(dir=TMP)
+        mark = os.path.join(TMP, "mark-%s" % uuid.uuid4().hex[:8])
+        script = ('cat "$0"/mcp/*.run > "$1" 2>/dev/null; echo end >> "$1"; '
+                  'exec "$2" "$3"')
+        cfg = config({"r": {"command": "/bin/sh", "args": ["-c", script, st, mark,
+                                                            sys.executable, FAKE]}})
+        a = [MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
+             "--mcp-config", cfg, "-p", "x"]
+        p = subprocess.run(a, capture_output=True, text=True, timeout=90,
+                           env=dict(env(), LD_PRELOAD=so, MOTE_TEST_SYNC_MS="300",
+                                    ASAN_OPTIONS="detect_leaks=1:verify_asan_link_order=0"))
+        check(p.returncode == 0 and "mcp r: ready" in p.stderr, (p.returncode, p.stderr))
+        text = open(mark).read()
+        check('"server":"r"' in text, "start %d: the server ran before its record was written "
+              "(it saw %r)" % (i + 1, text))
 
 
 # ---- real servers ------------------------------------------------------------

@@ -375,18 +375,19 @@ def test_sse_stream_that_never_ends():
     check(took < 20, "the deadline ended it (%.1f s)" % took)
 
 
-def session_expiry(*flags):
+def session_expiry(*flags, **extra):
     url, slog = hostile("--expire-every", "3", *flags)
     calls = [{"tool": "e__add", "input": {"a": i, "b": 1}} for i in range(4)]
     port, log = start_server([{"tool": c["tool"], "input": c["input"]} for c in calls] +
                              [{"text": "finished"}])
-    p = run(args(port, config({"e": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    p = run(args(port, config({"e": {"type": "http", "url": url}}), "-p", "x", "--yes"), **extra)
     check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
     texts = [r["content"] for r in tool_results(requests_in(log))]
-    check(texts[-4:] == ["1", "2", "3", "4"], texts)
+    check(texts[-4:] == ["1", "2", "3", "4"], (texts, p.stderr))
     inits = [r for r in hlog(slog) if r["method"] == "POST" and '"initialize"' in r["body"]]
     check(len(inits) >= 2, "a new session was made: %d initialize" % len(inits))
     check("a new session started" in p.stderr, p.stderr)
+    return inits
 
 
 def test_session_expires_mid_conversation_404():
@@ -395,6 +396,36 @@ def test_session_expires_mid_conversation_404():
 
 def test_session_expires_mid_conversation_400():
     session_expiry("--forget-400")
+
+
+def test_session_lost_while_its_get_stream_stays_open():
+    # the server forgets the session but keeps its old GET stream open: the
+    # new session opens its own stream (the old one is closed), and every
+    # call goes on in it, none waiting for the deadline
+    t0 = time.monotonic()
+    inits = session_expiry("--stale-get", MOTE_MCP_TIMEOUT_MS="8000")
+    took = time.monotonic() - t0
+    check(len(inits) >= 3, "every lost session was renewed: %d initialize" % len(inits))
+    check(took < 30, "no call waited for its deadline (%.1f s)" % took)
+
+
+def test_http_400_is_the_call_error_not_a_lost_session():
+    url, slog = hostile("--invalid-400")
+    port, log = start_server([{"tool": "i__add", "input": {"a": "one", "b": 2}},
+                              {"tool": "i__add", "input": {"a": 1, "b": 2}},
+                              {"text": "finished"}])
+    p = run(args(port, config({"i": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
+    res = tool_results(requests_in(log)[-1:])
+    check(len(res) == 2 and res[0].get("is_error") and "HTTP 400" in res[0]["content"] and
+          "Invalid params: a and b must be numbers" in res[0]["content"],
+          "the server's message is the call's error: %s" % res)
+    check(res[1]["content"] == "3" and not res[1].get("is_error"), res)
+    inits = [r for r in hlog(slog) if r["method"] == "POST" and '"initialize"' in r["body"]]
+    check(len(inits) == 1, "the session was kept: %d initialize" % len(inits))
+    calls = [r for r in hlog(slog) if r["method"] == "POST" and '"tools/call"' in r["body"]]
+    check(len(calls) == 2, "the refused call was not sent again: %d calls" % len(calls))
+    check("new session" not in p.stderr and "no longer knows" not in p.stderr, p.stderr)
 
 
 def test_tool_list_changes_while_bodies_are_sent():
@@ -428,11 +459,42 @@ def test_secret_never_leaves():
     check(len(res) == 2 and "you sent ****" in res[0]["content"], res)
     desc = [t["description"] for t in requests_in(log)[0]["body"]["tools"] if t["name"] == "w__echo"]
     check(desc and "you sent ****" in desc[0], "a description that repeats it is blanked: %s" % desc)
+    schema = [t["input_schema"] for t in requests_in(log)[0]["body"]["tools"]
+              if t["name"] == "w__echo"]
+    check(schema and "you sent ****" in json.dumps(schema[0]),
+          "an inputSchema that repeats it is blanked: %s" % schema)
     for where, text in (("stderr", p.stderr), ("stdout", p.stdout), ("journal", journal_text(st)),
                         ("model requests", json.dumps(requests_in(log)))):
         check(SECRET not in text, "the secret is in the %s" % where)
     check("MT_TOKEN" not in res[1]["content"] and "PATH=" in res[1]["content"],
           "the tool's environment has no MT_TOKEN")
+
+
+def test_url_and_env_variables_kept_from_tools():
+    # ${VAR} in a url (a key in its query), and in a stdio server's env (its
+    # token), are credentials: taken out of mote's environment like a
+    # header's, so the shell tool never sees them; PATH stays
+    url, slog = hostile()
+    hostport = url.split("//")[1].split("/")[0]
+    port, log = start_server([{"tools": [{"tool": "u__echo", "input": {"text": "hi"}},
+                                         {"tool": "shell", "input": {"command": "env"}}]},
+                              {"text": "finished"}])
+    fake = os.path.join(ROOT, "test", "fake_mcp.py")
+    cfg = config({"u": {"type": "http", "url": "http://${MT_HOSTPORT}/mcp?key=${MT_URL_KEY}"},
+                  "f": {"command": sys.executable, "args": [fake],
+                        "env": {"FAKE_TOKEN": "${MT_ENV_TOKEN}", "PATH": "${PATH}"}}})
+    p = run(args(port, cfg, "-p", "x", "--yes"), MT_HOSTPORT=hostport,
+            MT_URL_KEY="url-key-%s" % SECRET, MT_ENV_TOKEN="env-token-%s" % SECRET,
+            MT_UNRELATED="still-here")
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
+    check(any(r["path"].endswith("key=url-key-" + SECRET) for r in hlog(slog)),
+          "the server got the key in its URL")
+    res = tool_results(requests_in(log)[-1:])
+    check(len(res) == 2 and res[0]["content"] == "echo: hi", res)
+    shown = res[1]["content"]
+    check("MT_UNRELATED=still-here" in shown and "PATH=" in shown, "the shell's env: %s" % shown)
+    for name in ("MT_HOSTPORT", "MT_URL_KEY", "MT_ENV_TOKEN", SECRET):
+        check(name not in shown, "%s is in the shell tool's environment" % name)
 
 
 def test_variables_and_defaults():
