@@ -33,6 +33,22 @@ static void ev_open(struct serve *sv, struct mote_sb *k, struct mote_jw *w, cons
     mote_jw_obj(w);
 }
 
+/* An event about a tool call opened: its "ask_id" (when `asked`: the
+ * approval's events), "call_id" and "name". */
+static void ev_open_call(struct serve *sv, struct mote_sb *k, struct mote_jw *w, const char *name,
+                         const struct mote_event *ev, bool asked)
+{
+    ev_open(sv, k, w, name);
+    if (asked) {
+        mote_jw_key(w, "ask_id");
+        mote_jw_int(w, ev->ask_id);
+    }
+    mote_jw_key(w, "call_id");
+    mote_jw_str(w, ev->id);
+    mote_jw_key(w, "name");
+    mote_jw_str(w, ev->name);
+}
+
 /* Sends the event to every client of conversation `id` that is caught up
  * (one that is not gets the records when it reads on, never a live event
  * out of order). */
@@ -148,13 +164,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
     case MOTE_EV_APPROVAL: {
         const struct mote_conv_call *call;
 
-        ev_open(sv, &k, &w, "approval");
-        mote_jw_key(&w, "ask_id");
-        mote_jw_int(&w, ev->ask_id);
-        mote_jw_key(&w, "call_id");
-        mote_jw_str(&w, ev->id);
-        mote_jw_key(&w, "name");
-        mote_jw_str(&w, ev->name);
+        ev_open_call(sv, &k, &w, "approval", ev, true);
         mote_jw_key(&w, "input");
         if (ev->input_len > 0 && ev->input_len + 512 < sizeof(sv->ev))
             mote_jw_raw(&w, ev->input, ev->input_len);
@@ -186,13 +196,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         break;
     }
     case MOTE_EV_APPROVAL_EXPIRED:
-        ev_open(sv, &k, &w, "approval_expired");
-        mote_jw_key(&w, "ask_id");
-        mote_jw_int(&w, ev->ask_id);
-        mote_jw_key(&w, "call_id");
-        mote_jw_str(&w, ev->id);
-        mote_jw_key(&w, "name");
-        mote_jw_str(&w, ev->name);
+        ev_open_call(sv, &k, &w, "approval_expired", ev, true);
         mote_jw_key(&w, "timeout_ms");
         mote_jw_int(&w, ev->timeout_ms);
         mote_jw_key(&w, "text");
@@ -200,18 +204,10 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         mote_httpd_say(&sv->http, id, ": ", ev->text);
         break;
     case MOTE_EV_TOOL_CALL:
-        ev_open(sv, &k, &w, "tool_call");
-        mote_jw_key(&w, "call_id");
-        mote_jw_str(&w, ev->id);
-        mote_jw_key(&w, "name");
-        mote_jw_str(&w, ev->name);
+        ev_open_call(sv, &k, &w, "tool_call", ev, false);
         break;
     case MOTE_EV_TOOL_RESULT:
-        ev_open(sv, &k, &w, "tool_result");
-        mote_jw_key(&w, "call_id");
-        mote_jw_str(&w, ev->id);
-        mote_jw_key(&w, "name");
-        mote_jw_str(&w, ev->name);
+        ev_open_call(sv, &k, &w, "tool_result", ev, false);
         mote_jw_key(&w, "is_error");
         mote_jw_bool(&w, ev->is_error);
         mote_jw_key(&w, "bytes");

@@ -345,10 +345,8 @@ static int id_of(const struct mote_json *j, int t, char *out, size_t cap)
     return 0;
 }
 
-static void ans_begin(struct ans *a, struct mote_jw *w, const char *id)
+void mote_serve_rpc_open(struct mote_jw *w, const char *id)
 {
-    a->mark = a->sb.len;
-    mote_jw_init(w, mote_sb_put, &a->sb);
     mote_jw_obj(w);
     mote_jw_key(w, "jsonrpc");
     mote_jw_str(w, "2.0");
@@ -359,11 +357,32 @@ static void ans_begin(struct ans *a, struct mote_jw *w, const char *id)
         mote_jw_null(w);
 }
 
+void mote_serve_rpc_error(struct mote_jw *w, const char *id, int code, const char *msg)
+{
+    mote_serve_rpc_open(w, id);
+    mote_jw_key(w, "error");
+    mote_jw_obj(w);
+    mote_jw_key(w, "code");
+    mote_jw_int(w, code);
+    mote_jw_key(w, "message");
+    mote_jw_str(w, msg);
+    mote_jw_obj_end(w);
+    mote_jw_obj_end(w);
+}
+
+static void ans_begin(struct ans *a, struct mote_jw *w, const char *id)
+{
+    a->mark = a->sb.len;
+    mote_jw_init(w, mote_sb_put, &a->sb);
+    mote_serve_rpc_open(w, id);
+}
+
 static void ans_error(struct ans *a, const char *id, int code, const char *msg);
 
-static void ans_end(struct ans *a, struct mote_jw *w, const char *id)
+/* The answer begun at a->mark is whole: kept, or, when it did not fit,
+ * taken back. */
+static void ans_close(struct ans *a, struct mote_jw *w, const char *id)
 {
-    mote_jw_obj_end(w);
     if (w->err != 0) {
         /* it does not fit what is left: said instead, in few bytes */
         a->sb.len = a->mark;
@@ -376,19 +395,20 @@ static void ans_end(struct ans *a, struct mote_jw *w, const char *id)
     a->in->answers++;
 }
 
+static void ans_end(struct ans *a, struct mote_jw *w, const char *id)
+{
+    mote_jw_obj_end(w);
+    ans_close(a, w, id);
+}
+
 static void ans_error(struct ans *a, const char *id, int code, const char *msg)
 {
     struct mote_jw w;
 
-    ans_begin(a, &w, id);
-    mote_jw_key(&w, "error");
-    mote_jw_obj(&w);
-    mote_jw_key(&w, "code");
-    mote_jw_int(&w, code);
-    mote_jw_key(&w, "message");
-    mote_jw_str(&w, msg);
-    mote_jw_obj_end(&w);
-    ans_end(a, &w, id);
+    a->mark = a->sb.len;
+    mote_jw_init(&w, mote_sb_put, &a->sb);
+    mote_serve_rpc_error(&w, id, code, msg);
+    ans_close(a, &w, id);
 }
 
 /* The whole body is refused (HTTP 400 with this error, id null). */

@@ -245,6 +245,13 @@ struct serve_mcp_in {
 void mote_serve_mcp_handle(struct serve *sv, struct serve_mcp_in *in, const char *body,
                            size_t len);
 
+/* Opens a JSON-RPC message: {"jsonrpc":"2.0","id":ID (raw JSON; NULL or
+ * "": null); the caller adds its member and closes it. */
+void mote_serve_rpc_open(struct mote_jw *w, const char *id);
+/* A whole JSON-RPC error message: the head above, then
+ * "error":{"code":CODE,"message":MSG}. */
+void mote_serve_rpc_error(struct mote_jw *w, const char *id, int code, const char *msg);
+
 /* The session of HTTP id `id` (NULL: none, or unknown). */
 struct serve_mcp_sess *mote_serve_mcp_find(struct serve *sv, const char *id);
 /* Ends session `se` (DELETE, or let go): its follows are cancelled. */

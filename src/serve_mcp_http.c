@@ -31,19 +31,7 @@ static void refuse(struct serve *sv, struct mote_httpd_conn *c, unsigned status,
 
     mote_sb_init(&sb, body, sizeof(body));
     mote_jw_init(&w, mote_sb_put, &sb);
-    mote_jw_obj(&w);
-    mote_jw_key(&w, "jsonrpc");
-    mote_jw_str(&w, "2.0");
-    mote_jw_key(&w, "id");
-    mote_jw_null(&w);
-    mote_jw_key(&w, "error");
-    mote_jw_obj(&w);
-    mote_jw_key(&w, "code");
-    mote_jw_int(&w, code);
-    mote_jw_key(&w, "message");
-    mote_jw_str(&w, msg);
-    mote_jw_obj_end(&w);
-    mote_jw_obj_end(&w);
+    mote_serve_rpc_error(&w, NULL, code, msg);
     if (status != 404 && status != 202)
         c->keep_alive = false;
     mote_httpd_reply(c, status, body, w.err == 0 ? sb.len : 0, extra);

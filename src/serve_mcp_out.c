@@ -69,6 +69,25 @@ static void more(struct mote_jw *w, const char *s)
     mote_jw_str_more(w, s, strlen(s));
 }
 
+/* A message of the server's own opened into sv->resp:
+ * {"jsonrpc":"2.0","id":ID (a request; 0: a notification, none),
+ * "method":METHOD; the caller adds its params and closes it. */
+static void rpc_out(struct serve *sv, struct mote_sb *sb, struct mote_jw *w, int64_t id,
+                    const char *method)
+{
+    mote_sb_init(sb, sv->resp, sizeof(sv->resp));
+    mote_jw_init(w, mote_sb_put, sb);
+    mote_jw_obj(w);
+    mote_jw_key(w, "jsonrpc");
+    mote_jw_str(w, "2.0");
+    if (id != 0) {
+        mote_jw_key(w, "id");
+        mote_jw_int(w, id);
+    }
+    mote_jw_key(w, "method");
+    mote_jw_str(w, method);
+}
+
 /* The elicitation of follow f's approval into sv->resp: its length, or 0
  * (the question is gone, or the input is too large to show here). */
 static size_t elicitation(struct serve *sv, struct serve_follow *f)
@@ -88,15 +107,7 @@ static size_t elicitation(struct serve *sv, struct serve_follow *f)
                                 sizeof(sv->scratch), NULL);
     if (n < 0)
         return 0;
-    mote_sb_init(&sb, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, mote_sb_put, &sb);
-    mote_jw_obj(&w);
-    mote_jw_key(&w, "jsonrpc");
-    mote_jw_str(&w, "2.0");
-    mote_jw_key(&w, "id");
-    mote_jw_int(&w, sv->mcp.next_elicit);
-    mote_jw_key(&w, "method");
-    mote_jw_str(&w, "elicitation/create");
+    rpc_out(sv, &sb, &w, sv->mcp.next_elicit, "elicitation/create");
     mote_jw_key(&w, "params");
     mote_jw_obj(&w);
     mote_jw_key(&w, "message");
@@ -147,13 +158,7 @@ static size_t progress_note(struct serve *sv, struct serve_follow *f)
     else
         mote_sb_s(&mb, "the agent is answering");
     mote_sb_num(&mb, " (", secs, " s)");
-    mote_sb_init(&sb, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, mote_sb_put, &sb);
-    mote_jw_obj(&w);
-    mote_jw_key(&w, "jsonrpc");
-    mote_jw_str(&w, "2.0");
-    mote_jw_key(&w, "method");
-    mote_jw_str(&w, "notifications/progress");
+    rpc_out(sv, &sb, &w, 0, "notifications/progress");
     mote_jw_key(&w, "params");
     mote_jw_obj(&w);
     mote_jw_key(&w, "progressToken");
@@ -184,13 +189,7 @@ static size_t note(struct serve *sv, const char *method, int64_t cancel_id)
     struct mote_sb sb;
     struct mote_jw w;
 
-    mote_sb_init(&sb, sv->resp, sizeof(sv->resp));
-    mote_jw_init(&w, mote_sb_put, &sb);
-    mote_jw_obj(&w);
-    mote_jw_key(&w, "jsonrpc");
-    mote_jw_str(&w, "2.0");
-    mote_jw_key(&w, "method");
-    mote_jw_str(&w, method);
+    rpc_out(sv, &sb, &w, 0, method);
     if (cancel_id != 0) {
         mote_jw_key(&w, "params");
         mote_jw_obj(&w);

@@ -24,14 +24,16 @@ static const char *model_name(const struct serve *sv)
     return sv->conf.conv->model != NULL ? sv->conf.conv->model : "mote";
 }
 
-void mote_serve_oai_error(struct serve *sv, struct mote_httpd_conn *c, unsigned status,
-                          const char *code, const char *message, const char *extra)
+/* An OpenAI error object into `buf`: {"error":{"message","type","param",
+ * "code"}}, its type that of HTTP `status`. Returns its length (0: it
+ * does not fit). */
+static size_t error_body(char *buf, size_t cap, unsigned status, const char *code,
+                         const char *message)
 {
-    char body[MOTE_JOB_ERRMSG_LEN + 400];
     struct mote_sb sb;
     struct mote_jw w;
 
-    mote_sb_init(&sb, body, sizeof(body));
+    mote_sb_init(&sb, buf, cap);
     mote_jw_init(&w, mote_sb_put, &sb);
     mote_jw_obj(&w);
     mote_jw_key(&w, "error");
@@ -49,9 +51,18 @@ void mote_serve_oai_error(struct serve *sv, struct mote_httpd_conn *c, unsigned 
     mote_jw_str(&w, code);
     mote_jw_obj_end(&w);
     mote_jw_obj_end(&w);
+    return w.err == 0 ? sb.len : 0;
+}
+
+void mote_serve_oai_error(struct serve *sv, struct mote_httpd_conn *c, unsigned status,
+                          const char *code, const char *message, const char *extra)
+{
+    char body[MOTE_JOB_ERRMSG_LEN + 400];
+    size_t n = error_body(body, sizeof(body), status, code, message);
+
     if (status == 400 || status == 401 || status == 413 || status >= 500)
         c->keep_alive = false;
-    mote_httpd_reply(c, status, body, w.err == 0 ? sb.len : 0, extra);
+    mote_httpd_reply(c, status, body, n, extra);
     mote_httpd_say(&sv->http, "openai: refused: ", message, NULL);
 }
 
@@ -539,25 +550,9 @@ static size_t fill_stream(struct serve *sv, struct serve_follow *f, char *out, s
     if (f->phase != SFP_DONE)
         return w;
     if (f->is_error) {
-        struct mote_sb sb;
-        struct mote_jw jw;
-
-        mote_sb_init(&sb, sv->resp, sizeof(sv->resp));
-        mote_jw_init(&jw, mote_sb_put, &sb);
-        mote_jw_obj(&jw);
-        mote_jw_key(&jw, "error");
-        mote_jw_obj(&jw);
-        mote_jw_key(&jw, "message");
-        mote_jw_str(&jw, f->err);
-        mote_jw_key(&jw, "type");
-        mote_jw_str(&jw, "server_error");
-        mote_jw_key(&jw, "param");
-        mote_jw_null(&jw);
-        mote_jw_key(&jw, "code");
-        mote_jw_str(&jw, f->err_name != NULL ? f->err_name : mote_err_name(f->err_code));
-        mote_jw_obj_end(&jw);
-        mote_jw_obj_end(&jw);
-        n = jw.err == 0 ? sb.len : 0;
+        /* the model's failure after the stream began: a server error */
+        n = error_body(sv->resp, sizeof(sv->resp), 500,
+                       f->err_name != NULL ? f->err_name : mote_err_name(f->err_code), f->err);
         if (n == 0 || w + n + 8 + 14 > room)
             return w;
         w += event(sv, n, out + w, room - w);

@@ -37,6 +37,15 @@ static void iso(struct mote_jw *w, const char *key, int64_t t)
     mote_jw_str(w, b);
 }
 
+/* An occurrence's object opened: {"key":KEY,"at":ISO (null: unknown). */
+static void occurrence(struct mote_jw *w, int64_t key, int64_t at)
+{
+    mote_jw_obj(w);
+    mote_jw_key(w, "key");
+    mote_jw_int(w, key);
+    iso(w, "at", at);
+}
+
 void mote_sched_json(struct sched *q, const struct sched_slot *s, struct mote_jw *w)
 {
     int64_t key, at;
@@ -52,20 +61,14 @@ void mote_sched_json(struct sched *q, const struct sched_slot *s, struct mote_jw
         mote_jw_null(w);
     mote_jw_key(w, "next");
     if (mote_sched_upcoming(q, s, &key, &at) > 0) {
-        mote_jw_obj(w);
-        mote_jw_key(w, "key");
-        mote_jw_int(w, key);
-        iso(w, "at", at);
+        occurrence(w, key, at);
         mote_jw_obj_end(w);
     } else {
         mote_jw_null(w);
     }
     mote_jw_key(w, "last");
     if (s->has_last) {
-        mote_jw_obj(w);
-        mote_jw_key(w, "key");
-        mote_jw_int(w, s->last_key);
-        iso(w, "at", s->last_at);
+        occurrence(w, s->last_key, s->last_at);
         mote_jw_key(w, "outcome");
         mote_jw_str(w, s->last_outcome);
         mote_jw_obj_end(w);
@@ -74,10 +77,7 @@ void mote_sched_json(struct sched *q, const struct sched_slot *s, struct mote_jw
     }
     mote_jw_key(w, "running");
     if (s->open != SO_NONE) {
-        mote_jw_obj(w);
-        mote_jw_key(w, "key");
-        mote_jw_int(w, s->open_key);
-        iso(w, "at", s->open_at);
+        occurrence(w, s->open_key, s->open_at);
         mote_jw_key(w, "conversation");
         mote_jw_str(w, s->open_conv);
         mote_jw_key(w, "phase");

@@ -10,6 +10,7 @@
 
 #include "mote/mote_json.h"
 #include "mote/mote_llm.h"
+#include "fuzz_buf.h"
 
 #define MAX_PARTS 8
 
@@ -19,22 +20,6 @@ static char store[1 << 16];
 static char body[1 << 19], streamed[1 << 19];
 static struct mote_json js;
 static struct mote_llm_body lb;
-
-struct buf {
-    char *p;
-    size_t cap, len;
-};
-
-static int sink(void *arg, const char *p, size_t n)
-{
-    struct buf *b = arg;
-
-    if (b->len + n > b->cap)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return 0;
-}
 
 static int give(void *arg, unsigned index, struct mote_part *p)
 {

@@ -10,26 +10,11 @@
 #include <string.h>
 
 #include "mote/mote_json.h"
+#include "fuzz_buf.h"
 
 static struct mote_json js, js2;
 static char out[4096];
 static char enc1[1 << 18], enc2[1 << 18];
-
-struct buf {
-    char *p;
-    size_t cap, len;
-};
-
-static int sink(void *arg, const char *p, size_t n)
-{
-    struct buf *b = arg;
-
-    if (b->len + n > b->cap)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return 0;
-}
 
 /* Re-encodes token 0 of `j` into `into`; returns the length or -1. */
 static long reencode(const struct mote_json *j, char *into, size_t cap)

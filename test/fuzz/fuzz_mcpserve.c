@@ -24,16 +24,8 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 #include "../../port/test/mote_tport.h"
+#include "../serve_kit.h"
 
-static struct mote_tport tp;
-static struct mote_tport_net net;
-static struct mote_tport_serve ts;
-static struct mote_loop loop;
-static struct mote_session ses;
-static struct mote_serve srv;
-static struct mote_llm_conf llm;
-static struct mote_conv_conf cc;
-static struct mote_serve_conf vc;
 static struct mote_tport_resp script[1];
 static struct mote_json js;
 
@@ -46,12 +38,6 @@ static int probe_step(struct mote_loop *l, mote_job_id self, struct mote_tool_ru
 
 static const struct mote_tool probe = {"probe", "echo", "{\"type\":\"object\"}", probe_step, NULL,
                                        NULL, 0};
-
-static void on_event(void *arg, const struct mote_event *e)
-{
-    (void)arg;
-    mote_serve_event(&srv, e);
-}
 
 static void turns(unsigned n)
 {
@@ -143,7 +129,6 @@ static int post(const char *path, const char *sid, const char *accept, const cha
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static struct mote_session_conf sc;
     static const char *const accepts[] = {"application/json, text/event-stream",
                                           "application/json", "text/event-stream"};
     static const char *const versions[] = {"2025-06-18", "2025-03-26", "2025-11-25"};
@@ -155,28 +140,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size == 0 || size > 60000)
         return 0;
-    mote_tport_init(&tp, 1000);
-    mote_tport_net_init(&tp, &net, script, 0);
-    mote_tport_serve_init(&tp, &ts);
-    mote_llm_conf_defaults(&llm);
-    llm.base_url = "http://model.test";
-    llm.api_key = "k";
-    llm.max_attempts = 1;
-    memset(&cc, 0, sizeof(cc));
-    cc.llm = &llm;
-    cc.model = "m";
-    cc.tools = true;
-    cc.approval = data[0] & 16 ? MOTE_APPROVE_ASK : MOTE_APPROVE_ALLOW;
-    memset(&vc, 0, sizeof(vc));
-    vc.socket_path = "mote.sock";
+    kit_conf(script);
+    if (data[0] & 16)
+        cc.approval = MOTE_APPROVE_ASK;
     vc.mcp_page_bytes = 1024;
-    sc.on_event = on_event;
-    if (mote_loop_init(&loop, &tp.port) < 0 || mote_session_init(&ses, &loop, &sc) < 0 ||
-        mote_session_add_tool(&ses, &probe) < 0)
-        __builtin_trap();
-    vc.session = &ses;
-    vc.conv = &cc;
-    if (mote_serve_init(&srv, &loop, &vc) < 0 || mote_serve_listen(&srv) < 0)
+    if (kit_start(&probe, 1) < 0)
         __builtin_trap();
     snprintf(init, sizeof(init),
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
@@ -230,9 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 __builtin_trap();
         }
     }
-    mote_serve_deinit(&srv);
-    mote_session_deinit(&ses);
-    mote_loop_deinit(&loop);
+    kit_stop();
     mote_tport_deinit(&tp);
     return 0;
 }

@@ -14,25 +14,10 @@
 #include <string.h>
 
 #include "mote/mote_show.h"
+#include "fuzz_buf.h"
 
 static struct mote_json js, rd;
 static char txt[1 << 22], jsn[1 << 23];
-
-struct buf {
-    char *p;
-    size_t cap, len;
-};
-
-static int sink(void *arg, const char *p, size_t n)
-{
-    struct buf *b = arg;
-
-    if (b->len + n > b->cap)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return 0;
-}
 
 static void no_controls(const char *s, size_t n, bool tabs)
 {

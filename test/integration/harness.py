@@ -182,6 +182,42 @@ def config_value(name):
     return int(m.group(1))
 
 
+def big_tool_list(extra_base=0):
+    """A tools/list answer (a JSON file in TMP) over MOTE_MCP_LINE_MAX bytes
+    and MOTE_JSON_MAX_TOKENS values: tools with long descriptions and
+    many-valued schemas (as many as the table takes, besides `extra_base`
+    tools the server has already), one entry alone over the buffer ("huge"),
+    one schema over MOTE_MCP_SCHEMA_MAX ("wide") and one of more values than
+    MOTE_JSON_MAX_TOKENS ("many") in the middle. Returns (file, names of the
+    ordinary tools)."""
+    import uuid
+    line_max, tokens = config_value("MOTE_MCP_LINE_MAX"), config_value("MOTE_JSON_MAX_TOKENS")
+    n = config_value("MOTE_MCP_MAX_TOOLS") - extra_base
+    tools, names = [], []
+    for i in range(n):
+        if i == n // 2:
+            tools.append({"name": "huge", "description": "h" * (line_max + 4096),
+                          "inputSchema": {"type": "object"}})
+            tools.append({"name": "wide", "description": "A schema over the limit.",
+                          "inputSchema": {"type": "object", "properties": {
+                              "q%03d" % k: {"type": "string",
+                                            "description": "a property of some length"}
+                              for k in range(60)}}})
+            tools.append({"name": "many", "description": "A schema of many values.",
+                          "inputSchema": {"type": "object", "properties": {
+                              "m%04d" % k: {"type": "string"} for k in range(tokens)}}})
+        tools.append({"name": "t%02d" % i, "description": ("Tool %d. " % i) + "d" * 4000,
+                      "inputSchema": {"type": "object", "properties": {
+                          "p%d" % k: {"type": "string"} for k in range(15)}}})
+        names.append("t%02d" % i)
+    text = json.dumps(tools)
+    check(len(text) > 2 * line_max and text.count(":") > tokens, "the list is large")
+    path = os.path.join(TMP, "big-list-%s.json" % uuid.uuid4().hex[:6])
+    with open(path, "w") as f:
+        f.write(text)
+    return path, names
+
+
 def strace_cmd(log, calls, follow=False):
     """The strace prefix that records `calls` (with file kinds, -y) into
     `log`. strace is a test dependency (scripts/deps.sh); where tracing is

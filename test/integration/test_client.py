@@ -8,6 +8,7 @@ Prints one line per test and "N passed, M failed".
 """
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -366,7 +367,8 @@ def test_cancel_during_connect():
         except BlockingIOError:
             pass
         fillers.append(c)
-    time.sleep(0.2)
+    # the first one in (the listener's queue holds one): the queue is full
+    check(select.select([], fillers, [], 10)[1], "no connection was made")
     try:
         cancel_at("connect", "http://127.0.0.1:%d" % port, "--connect-ms", "20000")
     finally:

@@ -297,7 +297,8 @@ def test_the_watchdog_is_fed_only_by_a_turning_loop():
     try:
         check(pings(2.0) >= 4, "WATCHDOG=1 every 200 ms")
         s.kill(signal.SIGSTOP)  # a loop that does not turn feeds nothing
-        time.sleep(0.3)
+        wait_for(lambda: open("/proc/%d/stat" % s.p.pid).read().rsplit(")", 1)[1].split()[0] == "T",
+                 "the process stopped")
         pings(0.2)  # (what was sent before the stop)
         check(pings(1.5) == 0, "fed while stopped")
         s.kill(signal.SIGCONT)

@@ -18,7 +18,7 @@ import time
 import uuid
 
 from harness import (NOTES, ROOT, TMP, Skip, check, config_value, mote_env, requests_in, run_all,
-                     start_server)
+                     big_tool_list, start_server)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -189,42 +189,9 @@ def test_huge_line_is_a_clear_error():
     check("ok__echo" in names and not any(n.startswith("h__") for n in names), names)
 
 
-def big_list(extra_base=0):
-    """A tools/list answer over MOTE_MCP_LINE_MAX bytes and MOTE_JSON_MAX_TOKENS
-    values: tools with long descriptions and many-valued schemas (as many as
-    the table takes, besides `extra_base` tools the server has already), one
-    entry alone over the buffer ("huge"), one schema over MOTE_MCP_SCHEMA_MAX
-    ("wide") and one of more values than MOTE_JSON_MAX_TOKENS ("many") in the
-    middle. Returns (file, names)."""
-    line_max, tokens = config_value("MOTE_MCP_LINE_MAX"), config_value("MOTE_JSON_MAX_TOKENS")
-    n = config_value("MOTE_MCP_MAX_TOOLS") - extra_base
-    tools, names = [], []
-    for i in range(n):
-        if i == n // 2:
-            tools.append({"name": "huge", "description": "h" * (line_max + 4096),
-                          "inputSchema": {"type": "object"}})
-            tools.append({"name": "wide", "description": "A schema over the limit.",
-                          "inputSchema": {"type": "object", "properties": {
-                              "q%03d" % k: {"type": "string",
-                                            "description": "a property of some length"}
-                              for k in range(60)}}})
-            tools.append({"name": "many", "description": "A schema of many values.",
-                          "inputSchema": {"type": "object", "properties": {
-                              "m%04d" % k: {"type": "string"} for k in range(tokens)}}})
-        tools.append({"name": "t%02d" % i, "description": ("Tool %d. " % i) + "d" * 4000,
-                      "inputSchema": {"type": "object", "properties": {
-                          "p%d" % k: {"type": "string"} for k in range(15)}}})
-        names.append("t%02d" % i)
-    text = json.dumps(tools)
-    check(len(text) > 2 * line_max and text.count(":") > tokens, "the list is large")
-    path = os.path.join(TMP, "big-list-%s.json" % uuid.uuid4().hex[:6])
-    with open(path, "w") as f:
-        f.write(text)
-    return path, names
-
 
 def test_large_tool_list_loads_tool_by_tool():
-    path, names = big_list()
+    path, names = big_tool_list()
     last = names[-1]
     port, log = start_server([{"tool": "g__" + last, "input": {"p1": "x"}}, {"text": "done"}])
     p = run(args(port, config({"g": fake("--tools-file", path)}), "-p", "x", "--yes"))

@@ -18,7 +18,7 @@ import time
 import uuid
 
 from harness import (NOTES, ROOT, TMP, Skip, check, config_value, requests_in, run_all,
-                     start_server, wait_for)
+                     big_tool_list, start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -514,39 +514,9 @@ def test_variables_and_defaults():
           (p.returncode, p.stderr))
 
 
-def big_list(extra_base):
-    """A tools/list answer over MOTE_MCP_LINE_MAX bytes and MOTE_JSON_MAX_TOKENS
-    values (as in test_mcp.py): tools with long descriptions and many-valued
-    schemas, and "huge" (an entry over the buffer), "wide" (a schema over
-    MOTE_MCP_SCHEMA_MAX), "many" (over MOTE_JSON_MAX_TOKENS values) among them."""
-    line_max, tokens = config_value("MOTE_MCP_LINE_MAX"), config_value("MOTE_JSON_MAX_TOKENS")
-    n = config_value("MOTE_MCP_MAX_TOOLS") - extra_base
-    tools, names = [], []
-    for i in range(n):
-        if i == n // 2:
-            tools.append({"name": "huge", "description": "h" * (line_max + 4096),
-                          "inputSchema": {"type": "object"}})
-            tools.append({"name": "wide", "description": "A schema over the limit.",
-                          "inputSchema": {"type": "object", "properties": {
-                              "q%03d" % k: {"type": "string",
-                                            "description": "a property of some length"}
-                              for k in range(60)}}})
-            tools.append({"name": "many", "description": "A schema of many values.",
-                          "inputSchema": {"type": "object", "properties": {
-                              "m%04d" % k: {"type": "string"} for k in range(tokens)}}})
-        tools.append({"name": "t%02d" % i, "description": ("Tool %d. " % i) + "d" * 4000,
-                      "inputSchema": {"type": "object", "properties": {
-                          "p%d" % k: {"type": "string"} for k in range(15)}}})
-        names.append("t%02d" % i)
-    path = os.path.join(TMP, "big-list-%s.json" % uuid.uuid4().hex[:6])
-    with open(path, "w") as f:
-        json.dump(tools, f)
-    check(os.path.getsize(path) > 2 * line_max, "the list is large")
-    return path, names
-
 
 def large_list(mode):
-    path, names = big_list(4)  # (the hostile server's own four tools besides)
+    path, names = big_tool_list(4)  # (the hostile server's own four tools besides)
     url, _ = hostile("--tools-file", path, mode=mode)
     port, log = start_server([{"tool": "g__" + names[-1], "input": {}}, {"text": "done"}])
     kind = "http" if mode == "http" else "sse"

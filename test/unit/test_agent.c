@@ -1417,9 +1417,76 @@ static void test_long_answers_are_journaled_whole(void **state)
 /* A power cut at every journal write of a tool round; each time, the
  * conversation reopens with the right recovery and ends settled, and the
  * tool never runs twice. */
-static void test_power_cut_at_every_write(void **state)
+/* ---- power cuts ---- */
+
+/* The first life of a power-cut sweep: a fresh port, the model's answers
+ * `script` says, conversation `id` created and sent `prompt`, the loop
+ * driven for `ms`, the power cut at write `n`. Returns false when the
+ * whole round fit before write n (the sweep is over). */
+static bool cut_first_life(unsigned n, void (*script_fn)(void), const char *id,
+                           const char *prompt, unsigned ms)
+{
+    struct mote_conv *c;
+    int rc;
+
+    mote_tport_deinit(&tp);
+    mote_tport_init(&tp, 1000);
+    memset(&ev, 0, sizeof(ev));
+    tool_runs = 0;
+    nscript = 0;
+    script_fn();
+    start_session();
+    mote_tport_cut_at(&tp, n);
+    rc = mote_conv_create(&ses, &cc, id, &c);
+    if (rc == 0 && mote_conv_send(c, prompt, strlen(prompt)) == 0)
+        drive(c, ms);
+    end_session();
+    return tp.power_off;
+}
+
+/* The next life: the power back (`mode`: what the cut did to the write
+ * under way), the answers `script` says, conversation `id` opened again
+ * from what is durable. Returns it, or NULL (the session ended) when the
+ * cut came while its journal was being made: nothing was acknowledged,
+ * nothing is to recover. */
+static struct mote_conv *cut_next_life(enum mote_tport_cut mode, void (*script_fn)(void),
+                                       const char *id)
+{
+    struct mote_conv *c;
+    int rc;
+
+    mote_tport_power_restore(&tp, mode);
+    memset(&ev, 0, sizeof(ev));
+    nscript = 0;
+    script_fn();
+    start_session();
+    rc = mote_conv_open(&ses, &cc, id, &c, NULL, NULL);
+    if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT) {
+        assert_null(c);
+        end_session();
+        return NULL;
+    }
+    assert_int_equal(rc, 0);
+    return c;
+}
+
+static void warm_first(void)
 {
     static const char *const in[] = {"{\"unit\":\"C\"}"};
+
+    say_calls("Let me look.", 1, in);
+    say_text("It is 21.5 C.", 4);
+}
+
+static void warm_next(void)
+{
+    say_text("It is 21.5 C.", 4);
+    say_text("again", 4);
+    say_text("again", 4);
+}
+
+static void test_power_cut_at_every_write(void **state)
+{
     enum mote_tport_cut mode;
     unsigned cuts = 0, resumed = 0, interrupted = 0, continued = 0;
 
@@ -1430,44 +1497,16 @@ static void test_power_cut_at_every_write(void **state)
         for (n = 1; n < 60; n++) {
             struct mote_conv *c;
             struct mote_recovery r;
-            int rc;
 
-            mote_tport_deinit(&tp);
-            mote_tport_init(&tp, 1000);
-            memset(&ev, 0, sizeof(ev));
-            tool_runs = 0;
-            nscript = 0;
-            say_calls("Let me look.", 1, in);
-            say_text("It is 21.5 C.", 4);
-            start_session();
-            mote_tport_cut_at(&tp, n);
-            rc = mote_conv_create(&ses, &cc, "cut", &c);
-            if (rc == 0 && mote_conv_send(c, "how warm?", 9) == 0)
-                drive(c, 500);
-            if (!tp.power_off) {
-                end_session();
+            if (!cut_first_life(n, warm_first, "cut", "how warm?", 500))
                 break; /* the whole round fit before write n */
-            }
             cuts++;
-            end_session();
-            mote_tport_power_restore(&tp, mode);
             /* A new life: what is durable is all there is. */
-            memset(&ev, 0, sizeof(ev));
-            nscript = 0;
-            say_text("It is 21.5 C.", 4);
-            say_text("again", 4);
-            say_text("again", 4);
-            start_session();
-            rc = mote_conv_open(&ses, &cc, "cut", &c, NULL, NULL);
-            if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT) {
-                /* cut while the journal was being created: nothing was
-                 * acknowledged, nothing to recover */
-                assert_null(c);
+            c = cut_next_life(mode, warm_next, "cut");
+            if (c == NULL) {
                 assert_int_equal(tool_runs, 0);
-                end_session();
                 continue;
             }
-            assert_int_equal(rc, 0);
             resumed += strstr(ev.recovery_text, "had not run") != NULL;
             drive(c, 1000);
             resumed += strstr(ev.recovery_text, "had not run") != NULL;
@@ -1608,6 +1647,18 @@ static void test_calls_past_the_table_are_answered(void **state)
 /* A power cut at every write of such a round: each time it reopens and
  * settles with every call answered, the tools run at most once, and no
  * request sent carries a call without its result. */
+static void many_first(void)
+{
+    say_many_calls();
+    say_text("done", 4);
+}
+
+static void many_next(void)
+{
+    say_text("done", 4);
+    say_text("again", 4);
+}
+
 static void test_calls_past_the_table_power_cuts(void **state)
 {
     enum mote_tport_cut mode;
@@ -1621,38 +1672,13 @@ static void test_calls_past_the_table_power_cuts(void **state)
             struct mote_conv *c;
             struct mote_recovery r;
             unsigned k;
-            int rc;
 
-            mote_tport_deinit(&tp);
-            mote_tport_init(&tp, 1000);
-            memset(&ev, 0, sizeof(ev));
-            tool_runs = 0;
-            nscript = 0;
-            say_many_calls();
-            say_text("done", 4);
-            start_session();
-            mote_tport_cut_at(&tp, n);
-            rc = mote_conv_create(&ses, &cc, "cutmany", &c);
-            if (rc == 0 && mote_conv_send(c, "go", 2) == 0)
-                drive(c, 1000);
-            if (!tp.power_off) {
-                end_session();
+            if (!cut_first_life(n, many_first, "cutmany", "go", 1000))
                 break;
-            }
             cuts++;
-            end_session();
-            mote_tport_power_restore(&tp, mode);
-            memset(&ev, 0, sizeof(ev));
-            nscript = 0;
-            say_text("done", 4);
-            say_text("again", 4);
-            start_session();
-            rc = mote_conv_open(&ses, &cc, "cutmany", &c, NULL, NULL);
-            if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT) {
-                end_session();
+            c = cut_next_life(mode, many_next, "cutmany");
+            if (c == NULL)
                 continue;
-            }
-            assert_int_equal(rc, 0);
             resumed += c->rec.over.left > 0;
             drive(c, 1000);
             assert_int_equal(ev.fatal, 0);
@@ -1763,6 +1789,21 @@ static void test_compaction(void **state)
 
 /* Killed (power cut) at every write around a compaction: the conversation
  * reopens settled, or goes on, and requests stay valid. */
+static void long_first(void)
+{
+    usage_in = 900;
+    say_text("a long answer", 4);
+    usage_in = 10;
+    say_text("SUMMARY.", 8);
+    cc.context_window = 1000;
+}
+
+static void again_twice(void)
+{
+    say_text("again", 4);
+    say_text("again", 4);
+}
+
 static void test_compaction_power_cuts(void **state)
 {
     unsigned n, cuts = 0;
@@ -1771,40 +1812,13 @@ static void test_compaction_power_cuts(void **state)
     for (n = 1; n < 40; n++) {
         struct mote_conv *c;
         struct mote_recovery r;
-        int rc;
 
-        mote_tport_deinit(&tp);
-        mote_tport_init(&tp, 1000);
-        memset(&ev, 0, sizeof(ev));
-        nscript = 0;
-        usage_in = 900;
-        say_text("a long answer", 4);
-        usage_in = 10;
-        say_text("SUMMARY.", 8);
-        start_session();
-        cc.context_window = 1000;
-        mote_tport_cut_at(&tp, n);
-        rc = mote_conv_create(&ses, &cc, "cc", &c);
-        if (rc == 0 && mote_conv_send(c, "q", 1) == 0)
-            drive(c, 500);
-        if (!tp.power_off) {
-            end_session();
+        if (!cut_first_life(n, long_first, "cc", "q", 500))
             break;
-        }
         cuts++;
-        end_session();
-        mote_tport_power_restore(&tp, MOTE_TP_CUT_TORN);
-        memset(&ev, 0, sizeof(ev));
-        nscript = 0;
-        say_text("again", 4);
-        say_text("again", 4);
-        start_session();
-        rc = mote_conv_open(&ses, &cc, "cc", &c, NULL, NULL);
-        if (rc == MOTE_ERR_NOENT || rc == MOTE_ERR_CORRUPT) {
-            end_session();
+        c = cut_next_life(MOTE_TP_CUT_TORN, again_twice, "cc");
+        if (c == NULL)
             continue;
-        }
-        assert_int_equal(rc, 0);
         drive(c, 500);
         assert_int_equal(ev.fatal, 0);
         assert_int_equal(mote_recover(&c->jr, &r), 0);

@@ -10,6 +10,7 @@
 
 #include "mote/mote.h"
 #include "mote_tport.h"
+#include "sig_seen.h"
 
 static struct mote_tport tp;
 static struct mote_loop loop;
@@ -244,20 +245,6 @@ static void test_watch_slot_reused_in_one_turn(void **state)
 }
 
 /* ---- signals ---- */
-
-struct sseen {
-    unsigned count[MOTE_SIG_COUNT];
-    int calls;
-};
-
-static void on_sig(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
-{
-    struct sseen *s = arg;
-
-    (void)l;
-    s->count[sig] += n;
-    s->calls++;
-}
 
 static void test_signals_are_events(void **state)
 {

@@ -17,16 +17,8 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 #include "mote_tport.h"
+#include "../serve_kit.h"
 
-static struct mote_tport tp;
-static struct mote_tport_net net;
-static struct mote_tport_serve ts;
-static struct mote_loop loop;
-static struct mote_session ses;
-static struct mote_serve srv;
-static struct mote_llm_conf llm;
-static struct mote_conv_conf cc;
-static struct mote_serve_conf vc;
 static struct mote_tport_resp script[4];
 
 /* ---- tools of the test ---- */
@@ -69,52 +61,21 @@ static const struct mote_tool tools[] = {
 
 /* ---- setup ---- */
 
-static void on_event(void *arg, const struct mote_event *e)
-{
-    (void)arg;
-    mote_serve_event(&srv, e);
-}
-
 static int setup(void **state)
 {
-    static struct mote_session_conf sc;
-    unsigned i;
-
     (void)state;
     runs = 0;
     hang = false;
-    mote_tport_init(&tp, 1000);
-    mote_tport_net_init(&tp, &net, script, 0);
-    mote_tport_serve_init(&tp, &ts);
-    mote_llm_conf_defaults(&llm);
-    llm.base_url = "http://model.test";
-    llm.api_key = "k";
-    memset(&cc, 0, sizeof(cc));
-    cc.llm = &llm;
-    cc.model = "m";
-    cc.tools = true;
-    cc.approval = MOTE_APPROVE_ALLOW;
-    memset(&vc, 0, sizeof(vc));
-    vc.socket_path = "mote.sock";
+    kit_conf(script);
     vc.mcp_page_bytes = 1024;
-    sc.on_event = on_event;
-    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
-    assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
-    for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
-        assert_int_equal(mote_session_add_tool(&ses, &tools[i]), 0);
-    vc.session = &ses;
-    vc.conv = &cc;
-    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
-    assert_int_equal(mote_serve_listen(&srv), 0);
+    assert_int_equal(kit_start(tools, sizeof(tools) / sizeof(tools[0])), 0);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    mote_serve_deinit(&srv);
-    mote_session_deinit(&ses);
-    mote_loop_deinit(&loop);
+    kit_stop();
     mote_tport_deinit(&tp);
     return 0;
 }

@@ -18,6 +18,7 @@
 #include "mote/mote.h"
 #include "mote/mote_agent.h"
 #include "mote/mote_posix.h"
+#include "sig_seen.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -70,20 +71,6 @@ static int teardown(void **state)
     mote_posix_deinit(&pp);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
-}
-
-struct sseen {
-    unsigned count[MOTE_SIG_COUNT];
-    int calls;
-};
-
-static void on_sig(struct mote_loop *l, enum mote_signal sig, unsigned n, void *arg)
-{
-    struct sseen *s = arg;
-
-    (void)l;
-    s->count[sig] += n;
-    s->calls++;
 }
 
 static void test_real_signal_wakes_loop(void **state)

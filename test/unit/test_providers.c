@@ -95,6 +95,31 @@ static int buf_sink(void *arg, const char *p, size_t n)
     return 0;
 }
 
+/* The body of `req`, written whole (NUL-terminated) into a buffer kept
+ * until the next call. */
+static const struct buf *body_of(const struct mote_llm_req *req)
+{
+    static struct buf b;
+
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mote_llm_write_body(req, buf_sink, &b), 0);
+    return &b;
+}
+
+/* A request to `prov` for model "m" offering one tool, "shell", its
+ * conversation from `parts`. */
+static void shell_req(struct mote_llm_req *req, enum mote_provider prov, mote_part_fn parts)
+{
+    static const struct mote_tool_def shell = {"shell", "runs", "{\"type\":\"object\"}"};
+
+    memset(req, 0, sizeof(*req));
+    req->provider = prov;
+    req->model = "m";
+    req->tools = &shell;
+    req->ntools = 1;
+    req->parts = parts;
+}
+
 #define CHUNK(delta) "data: {\"choices\":[{\"index\":0,\"delta\":" delta "}]}\n\n"
 #define FINISH(why) "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"" why "\"}]}\n\n"
 
@@ -333,33 +358,26 @@ static int rs_parts_fn(void *arg, unsigned index, struct mote_part *p)
 
 static void test_reasoning_sent_back_where_needed(void **state)
 {
-    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
     static struct mote_part openai_parts[sizeof(rs_parts) / sizeof(rs_parts[0])];
     struct mote_llm_req req;
-    static struct buf b;
+    const struct buf *b;
 
     (void)state;
-    memset(&req, 0, sizeof(req));
-    req.provider = MOTE_PROVIDER_ANTHROPIC;
-    req.model = "m";
-    req.tools = &tool;
-    req.ntools = 1;
-    req.parts = rs_parts_fn;
+    shell_req(&req, MOTE_PROVIDER_ANTHROPIC, rs_parts_fn);
     req.parts_arg = (void *)rs_parts;
     req.thinking_budget = 2048;
     req.max_tokens = 1000; /* below the budget: raised */
     mote_llm_profile_req(mote_llm_profile_find("anthropic"), &req);
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
+    b = body_of(&req);
     /* the current turn's blocks, byte for byte, before the call; the
      * earlier turn's left out; the limit above the budget */
-    assert_non_null(strstr(b.p, "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048}"));
-    assert_non_null(strstr(b.p, "\"max_tokens\":6144"));
-    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+    assert_non_null(strstr(b->p, "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048}"));
+    assert_non_null(strstr(b->p, "\"max_tokens\":6144"));
+    assert_non_null(strstr(b->p, "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
                                 "\"thinking\":\"I will list.\",\"signature\":\"SIG\"},{\"type\":"
                                 "\"redacted_thinking\",\"data\":\"DATA\"},{\"type\":\"tool_use\""));
-    assert_null(strstr(b.p, "old thought"));
-    assert_null(strstr(b.p, "thought_signature")); /* Gemini's: not Anthropic's */
+    assert_null(strstr(b->p, "old thought"));
+    assert_null(strstr(b->p, "thought_signature")); /* Gemini's: not Anthropic's */
 
     /* OpenAI-compatible: reasoning_content where the profile needs it */
     memcpy(openai_parts, rs_parts, sizeof(rs_parts));
@@ -367,27 +385,23 @@ static void test_reasoning_sent_back_where_needed(void **state)
     req.parts_arg = openai_parts;
     req.thinking_budget = 0;
     mote_llm_profile_req(mote_llm_profile_find("openai-compatible"), &req);
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_null(strstr(b.p, "reasoning_content"));
-    assert_null(strstr(b.p, "extra_content"));
+    b = body_of(&req);
+    assert_null(strstr(b->p, "reasoning_content"));
+    assert_null(strstr(b->p, "extra_content"));
     mote_llm_profile_req(mote_llm_profile_find("kimi"), &req); /* the current turn's */
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_null(strstr(b.p, "old thought"));
-    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"reasoning_content\":\"I will list.\","
+    b = body_of(&req);
+    assert_null(strstr(b->p, "old thought"));
+    assert_non_null(strstr(b->p, "{\"role\":\"assistant\",\"reasoning_content\":\"I will list.\","
                                 "\"content\":null,\"tool_calls\":[{\"id\":\"c1\""));
     mote_llm_profile_req(mote_llm_profile_find("deepseek"), &req); /* every turn's */
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_non_null(strstr(b.p, "{\"role\":\"assistant\",\"reasoning_content\":\"old thought\","
+    b = body_of(&req);
+    assert_non_null(strstr(b->p, "{\"role\":\"assistant\",\"reasoning_content\":\"old thought\","
                                 "\"content\":\"hello\"}"));
     mote_llm_profile_req(mote_llm_profile_find("gemini"), &req); /* the call's extras */
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_non_null(strstr(b.p, "\"arguments\":\"{}\"},\"extra_content\":{\"google\":"
+    b = body_of(&req);
+    assert_non_null(strstr(b->p, "\"arguments\":\"{}\"},\"extra_content\":{\"google\":"
                                 "{\"thought_signature\":\"G1\"}}}"));
-    assert_null(strstr(b.p, "reasoning_content"));
+    assert_null(strstr(b->p, "reasoning_content"));
 }
 
 /* ---- ids and indexes ------------------------------------------------------------- */
@@ -487,32 +501,24 @@ static int parts_fn(void *arg, unsigned index, struct mote_part *p)
 
 static void test_foreign_ids_fit_anthropic(void **state)
 {
-    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
     struct mote_llm_req req;
-    static struct buf b;
+    const struct buf *b;
     const char *a, *c;
 
     (void)state;
-    memset(&req, 0, sizeof(req));
-    req.provider = MOTE_PROVIDER_ANTHROPIC;
-    req.model = "m";
-    req.tools = &tool;
-    req.ntools = 1;
-    req.parts = parts_fn;
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    a = strstr(b.p, "\"id\":\"toolu_mote_");
-    c = strstr(b.p, "\"tool_use_id\":\"toolu_mote_");
+    shell_req(&req, MOTE_PROVIDER_ANTHROPIC, parts_fn);
+    b = body_of(&req);
+    a = strstr(b->p, "\"id\":\"toolu_mote_");
+    c = strstr(b->p, "\"tool_use_id\":\"toolu_mote_");
     assert_non_null(a);
     assert_non_null(c);
     assert_memory_equal(a + 6, c + 15, 27); /* the same id for the call and its result */
-    assert_null(strstr(b.p, "functions.shell"));
+    assert_null(strstr(b->p, "functions.shell"));
     /* OpenAI-compatible: as it came */
     req.provider = MOTE_PROVIDER_OPENAI;
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_non_null(strstr(b.p, "\"id\":\"functions.shell:0\""));
-    assert_non_null(strstr(b.p, "\"tool_call_id\":\"functions.shell:0\""));
+    b = body_of(&req);
+    assert_non_null(strstr(b->p, "\"id\":\"functions.shell:0\""));
+    assert_non_null(strstr(b->p, "\"tool_call_id\":\"functions.shell:0\""));
 }
 
 /* ---- profiles ------------------------------------------------------------------ */
@@ -575,48 +581,37 @@ static void test_profile_pick(void **state)
 
 static void test_profile_bodies(void **state)
 {
-    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
     struct mote_llm_req req;
-    static struct buf b;
+    const struct buf *b;
 
     (void)state;
-    memset(&req, 0, sizeof(req));
-    req.provider = MOTE_PROVIDER_OPENAI;
-    req.model = "m";
+    shell_req(&req, MOTE_PROVIDER_OPENAI, parts_fn);
     req.max_tokens = 100;
-    req.tools = &tool;
-    req.ntools = 1;
     req.no_tool_calls = true;
-    req.parts = parts_fn;
     /* OpenAI's own: as ever */
     mote_llm_profile_req(mote_llm_profile_find("openai"), &req);
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_non_null(strstr(b.p, "\"stream_options\":{\"include_usage\":true}"));
-    assert_non_null(strstr(b.p, "\"max_completion_tokens\":100"));
-    assert_non_null(strstr(b.p, "\"tool_choice\":\"none\""));
+    b = body_of(&req);
+    assert_non_null(strstr(b->p, "\"stream_options\":{\"include_usage\":true}"));
+    assert_non_null(strstr(b->p, "\"max_completion_tokens\":100"));
+    assert_non_null(strstr(b->p, "\"tool_choice\":\"none\""));
     /* Mistral's: no stream_options, max_tokens */
     mote_llm_profile_req(mote_llm_profile_find("mistral"), &req);
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_null(strstr(b.p, "stream_options"));
-    assert_non_null(strstr(b.p, "\"max_tokens\":100"));
+    b = body_of(&req);
+    assert_null(strstr(b->p, "stream_options"));
+    assert_non_null(strstr(b->p, "\"max_tokens\":100"));
     /* a refused tool_choice */
     req.omit |= MOTE_LLM_KEY_TOOL_CHOICE;
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_null(strstr(b.p, "tool_choice"));
+    b = body_of(&req);
+    assert_null(strstr(b->p, "tool_choice"));
     /* Anthropic: the cache breakpoints, unless refused */
     req.provider = MOTE_PROVIDER_ANTHROPIC;
     req.system = "sys";
     mote_llm_profile_req(mote_llm_profile_find("anthropic"), &req);
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_non_null(strstr(b.p, "cache_control"));
+    b = body_of(&req);
+    assert_non_null(strstr(b->p, "cache_control"));
     req.omit |= MOTE_LLM_KEY_CACHE_CONTROL;
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    assert_null(strstr(b.p, "cache_control"));
+    b = body_of(&req);
+    assert_null(strstr(b->p, "cache_control"));
 }
 
 static void test_refusals_teach(void **state)
@@ -780,41 +775,33 @@ static int cut_parts_fn(void *arg, unsigned index, struct mote_part *p)
 
 static void test_results_cut_to_fit(void **state)
 {
-    static const struct mote_tool_def tool = {"shell", "runs", "{\"type\":\"object\"}"};
     struct mote_llm_req req;
-    static struct buf b;
+    const struct buf *b;
     size_t i;
     const char *a, *z;
 
     (void)state;
     for (i = 0; i < sizeof(big_result); i++)
         big_result[i] = i % 10 == 9 ? '\n' : (char)('0' + (i / 10) % 10);
-    memset(&req, 0, sizeof(req));
-    req.provider = MOTE_PROVIDER_OPENAI;
-    req.model = "m";
-    req.tools = &tool;
-    req.ntools = 1;
-    req.parts = cut_parts_fn;
+    shell_req(&req, MOTE_PROVIDER_OPENAI, cut_parts_fn);
     req.result_cap = 1200;
     req.window = 1500;
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    a = strstr(b.p, "bytes of this result cut here to fit the model's context window (1500 tokens)");
+    b = body_of(&req);
+    a = strstr(b->p, "bytes of this result cut here to fit the model's context window (1500 tokens)");
     assert_non_null(a);
     assert_non_null(strstr(a + 1, "cut here")); /* both results */
-    assert_true(b.n < 2 * 1400 + 1000);
+    assert_true(b->n < 2 * 1400 + 1000);
     /* the oldest only, harder */
     req.result_cap = 0;
     req.old_results = 1;
     req.old_cap = 300;
-    memset(&b, 0, sizeof(b));
-    assert_int_equal(mote_llm_write_body(&req, buf_sink, &b), 0);
-    a = strstr(b.p, "cut here");
+    b = body_of(&req);
+    a = strstr(b->p, "cut here");
     assert_non_null(a);
     assert_null(strstr(a + 1, "cut here"));
-    z = strstr(b.p, "\"tool_call_id\":\"c2\"");
+    z = strstr(b->p, "\"tool_call_id\":\"c2\"");
     assert_true(z != NULL && z > a);
-    assert_true(b.n > sizeof(big_result)); /* the newest whole */
+    assert_true(b->n > sizeof(big_result)); /* the newest whole */
     /* the same through the pull stream, any piece size */
     {
         struct mote_llm_body body;
@@ -826,8 +813,8 @@ static void test_results_cut_to_fit(void **state)
         while ((rc = mote_llm_body_read(&body, got + n, 7)) > 0)
             n += (size_t)rc;
         assert_int_equal(rc, 0);
-        assert_int_equal(n, b.n);
-        assert_memory_equal(got, b.p, n);
+        assert_int_equal(n, b->n);
+        assert_memory_equal(got, b->p, n);
     }
 }
 

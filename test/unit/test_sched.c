@@ -20,20 +20,12 @@
 #include "mote/mote_sched.h"
 #include "mote/mote_serve.h"
 #include "mote_tport.h"
+#include "../serve_kit.h"
 #include "../../src/util.h" /* mote_sb */
 
 #define T0 INT64_C(1780272000) /* 2026-06-01T00:00:00Z */
 
-static struct mote_tport tp;
-static struct mote_tport_net net;
-static struct mote_tport_serve ts;
-static struct mote_loop loop;
-static struct mote_session ses;
-static struct mote_serve srv;
 static struct mote_serve_sched sched;
-static struct mote_llm_conf llm;
-static struct mote_conv_conf cc;
-static struct mote_serve_conf vc;
 static char logbuf[65536];
 
 /* ---- definitions and arithmetic (pure) ---- */
@@ -220,12 +212,6 @@ static void answers(unsigned n)
     net.next = 0;
 }
 
-static void on_event(void *arg, const struct mote_event *e)
-{
-    (void)arg;
-    mote_serve_event(&srv, e);
-}
-
 static void on_log(void *arg, const char *line)
 {
     (void)arg;
@@ -234,30 +220,20 @@ static void on_log(void *arg, const char *line)
 
 static void start(void)
 {
-    static struct mote_session_conf sc;
-
-    sc.on_event = on_event;
-    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
-    assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
     mote_tport_net_init(&tp, &net, script, 0);
     mote_tport_serve_init(&tp, &ts);
     answers(NRESP);
     memset(&vc, 0, sizeof(vc));
     vc.socket_path = "mote.sock";
-    vc.session = &ses;
-    vc.conv = &cc;
     vc.log = on_log;
     vc.sched = &sched;
-    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
-    assert_int_equal(mote_serve_listen(&srv), 0);
+    assert_int_equal(kit_start(NULL, 0), 0);
 }
 
 /* A process death: memory gone, storage kept. */
 static void stop(void)
 {
-    mote_serve_deinit(&srv);
-    mote_session_deinit(&ses);
-    mote_loop_deinit(&loop);
+    kit_stop();
 }
 
 static int setup(void **state)
@@ -266,13 +242,7 @@ static int setup(void **state)
     logbuf[0] = '\0';
     mote_tport_init(&tp, 1000);
     mote_tport_set_real(&tp, T0 * 1000, MOTE_CLOCK_UNKNOWN);
-    mote_llm_conf_defaults(&llm);
-    llm.base_url = "http://model.test";
-    llm.api_key = "k";
-    llm.max_attempts = 1;
-    memset(&cc, 0, sizeof(cc));
-    cc.llm = &llm;
-    cc.model = "m";
+    kit_model();
     return 0;
 }
 

@@ -16,21 +16,13 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 #include "mote_tport.h"
+#include "../serve_kit.h"
 #include "../../src/serve_int.h" /* the server's state, for white-box checks */
 
 /* The body pool. */
 #define POOL_USED(i) (mote_serve_state(&srv)->http.pool_used[i])
 #define POOL_BUF(i) (mote_serve_state(&srv)->http.pool[i])
 
-static struct mote_tport tp;
-static struct mote_tport_net net;
-static struct mote_tport_serve ts;
-static struct mote_loop loop;
-static struct mote_session ses;
-static struct mote_serve srv;
-static struct mote_llm_conf llm;
-static struct mote_conv_conf cc;
-static struct mote_serve_conf vc;
 static char logbuf[16384];
 
 /* ---- the scripted model ---- */
@@ -118,12 +110,6 @@ static const struct mote_tool probe = {"probe", "A probe.", "{\"type\":\"object\
 
 /* ---- setup ---- */
 
-static void on_event(void *arg, const struct mote_event *e)
-{
-    (void)arg;
-    mote_serve_event(&srv, e);
-}
-
 static void on_log(void *arg, const char *line)
 {
     (void)arg;
@@ -134,17 +120,8 @@ static struct mote_tool_rule rules[2];
 
 static void start(void)
 {
-    static struct mote_session_conf sc;
-
-    sc.on_event = on_event;
-    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
-    assert_int_equal(mote_session_init(&ses, &loop, &sc), 0);
-    assert_int_equal(mote_session_add_tool(&ses, &probe), 0);
-    vc.session = &ses;
-    vc.conv = &cc;
     vc.log = on_log;
-    assert_int_equal(mote_serve_init(&srv, &loop, &vc), 0);
-    assert_int_equal(mote_serve_listen(&srv), 0);
+    assert_int_equal(kit_start(&probe, 1), 0);
 }
 
 static int setup(void **state)
@@ -153,20 +130,7 @@ static int setup(void **state)
     memset(script, 0, sizeof(script));
     tool_runs = 0;
     logbuf[0] = '\0';
-    mote_tport_init(&tp, 1000);
-    mote_tport_net_init(&tp, &net, script, 0);
-    mote_tport_serve_init(&tp, &ts);
-    mote_llm_conf_defaults(&llm);
-    llm.base_url = "http://model.test";
-    llm.api_key = "k";
-    llm.max_attempts = 1;
-    memset(&cc, 0, sizeof(cc));
-    cc.llm = &llm;
-    cc.model = "m";
-    cc.tools = true;
-    cc.approval = MOTE_APPROVE_ALLOW;
-    memset(&vc, 0, sizeof(vc));
-    vc.socket_path = "mote.sock";
+    kit_conf(script);
     start();
     return 0;
 }
@@ -174,9 +138,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    mote_serve_deinit(&srv);
-    mote_session_deinit(&ses);
-    mote_loop_deinit(&loop);
+    kit_stop();
     mote_tport_deinit(&tp);
     return 0;
 }
@@ -822,9 +784,7 @@ static void test_recovery_queue(void **state)
     int found;
 
     (void)state;
-    mote_serve_deinit(&srv);
-    mote_session_deinit(&ses);
-    mote_loop_deinit(&loop);
+    kit_stop();
     assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
     for (i = 0; i < N; i++) {
         int n = snprintf(line, sizeof(line),
@@ -1027,9 +987,7 @@ static void test_torn_tail_never_streamed(void **state)
     start_turn("t4", "first", false);
     wait_idle();
     /* a restart, with a torn line at the end of the journal */
-    mote_serve_deinit(&srv);
-    mote_session_deinit(&ses);
-    mote_loop_deinit(&loop);
+    kit_stop();
     f = mote_tport_file(&tp, "conversations/t4.jsonl");
     good = f->len;
     assert_true(good + sizeof(torn) < sizeof(data));
