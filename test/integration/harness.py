@@ -145,6 +145,13 @@ def run_all(group, namespace, setup=None):
     only = os.environ.get("MOTE_TEST_ONLY")  # a substring: run only those (by hand)
     if only:
         tests = [t for t in tests if only in t.__name__]
+    shard = os.environ.get("MOTE_TEST_SHARD")  # "K/N": every Nth test from the Kth (make check)
+    if shard:
+        k, n = (int(x) for x in shard.split("/"))
+        if not 1 <= k <= n:
+            raise SystemExit("MOTE_TEST_SHARD=%s: K/N with 1 <= K <= N" % shard)
+        tests = tests[k - 1::n]
+        group = "%s (part %d of %d)" % (group, k, n)
     try:
         if setup is not None:
             setup()
