@@ -46,7 +46,7 @@ def start_server(script=None, cert=None, host="127.0.0.1", certs_dir=None, extra
                 "--key", os.path.join(certs_dir, cert + ".key")]
     proc = subprocess.Popen(cmd + list(extra))
     SERVERS.append(proc)
-    deadline = time.time() + 10
+    deadline = time.time() + 60  # a Python start on a loaded machine took over 10 s
     while not os.path.exists(port_file):
         if time.time() > deadline or proc.poll() is not None:
             raise RuntimeError("the test server did not start")
