@@ -238,6 +238,13 @@ bool mote_httpd_chunk_open(struct mote_httpd_conn *c, size_t *mark);
 void mote_httpd_chunk_close(struct mote_httpd_conn *c, size_t mark);
 /* The chunked body's end (the last chunk). */
 void mote_httpd_chunk_end(struct mote_httpd_conn *c);
+/* A chunk opened when at least `min` bytes are free: returns what may be
+ * written into it (the chunk's tail kept free); 0 (nothing opened): not
+ * now. */
+size_t mote_httpd_chunk_room(struct mote_httpd_conn *c, size_t min, size_t *mark);
+/* The streamed body ended (its last chunk) and c->ended set, once:
+ * false when it had ended already. */
+bool mote_httpd_end_once(struct mote_httpd_conn *c);
 
 /* A body pool buffer for a large response body: the one the connection
  * holds (then its request body there is gone), or a free one. NULL: none

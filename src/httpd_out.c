@@ -263,6 +263,22 @@ void mote_httpd_chunk_end(struct mote_httpd_conn *c)
         (void)mote_httpd_outs(c, "0\r\n\r\n");
 }
 
+size_t mote_httpd_chunk_room(struct mote_httpd_conn *c, size_t min, size_t *mark)
+{
+    if (mote_httpd_room(c) < min || !mote_httpd_chunk_open(c, mark))
+        return 0;
+    return mote_httpd_room(c) - (c->chunked ? 2u : 0u);
+}
+
+bool mote_httpd_end_once(struct mote_httpd_conn *c)
+{
+    if (c->ended)
+        return false;
+    mote_httpd_chunk_end(c);
+    c->ended = true;
+    return true;
+}
+
 /* ---- the body pool ------------------------------------------------------------ */
 
 char *mote_httpd_pool_take(struct mote_httpd_conn *c)

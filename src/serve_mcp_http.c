@@ -425,21 +425,16 @@ bool mote_serve_mcp_http_fill(struct serve *sv, struct mote_httpd_conn *c)
     if (ch->kind == SC_MCP_GET && (se == NULL || !se->used || se->get_chan != idx))
         ch->ended = true; /* its session ended, or a newer stream took its place */
     if (ch->ended && !mid_answer(sv, idx)) {
-        if (!c->ended) {
-            if (ch->kind == SC_MCP_JSON && ch->batch && mote_httpd_room(c) >= 16 &&
-                mote_httpd_chunk_open(c, &mark)) {
-                (void)mote_httpd_out(c, "]", 1);
-                mote_httpd_chunk_close(c, mark);
-            }
-            mote_httpd_chunk_end(c);
-            c->ended = true;
-            return true;
+        if (!c->ended && ch->kind == SC_MCP_JSON && ch->batch &&
+            mote_httpd_chunk_room(c, 16, &mark) > 0) {
+            (void)mote_httpd_out(c, "]", 1); /* the batch's array closed */
+            mote_httpd_chunk_close(c, mark);
         }
-        return false;
+        return mote_httpd_end_once(c);
     }
-    if (mote_httpd_room(c) < 64 || !mote_httpd_chunk_open(c, &mark))
+    room = mote_httpd_chunk_room(c, 64, &mark);
+    if (room == 0)
         return false;
-    room = mote_httpd_room(c) - (c->chunked ? 2u : 0u);
     n = mote_serve_mcp_fill(sv, idx, ch->kind == SC_MCP_JSON ? SF_FRAME_JSON : SF_FRAME_SSE,
                             &ch->comma, c->io->out + c->out_len, room, &idle);
     c->out_len += n;

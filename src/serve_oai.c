@@ -587,17 +587,11 @@ bool mote_serve_oai_fill(struct serve *sv, struct mote_httpd_conn *c)
 
     if (c->deferred)
         return false; /* answered once its turn ends */
-    if (f == NULL) {
-        if (!c->ended) {
-            mote_httpd_chunk_end(c);
-            c->ended = true;
-            return true;
-        }
+    if (f == NULL)
+        return mote_httpd_end_once(c);
+    room = mote_httpd_chunk_room(c, 64, &mark);
+    if (room == 0)
         return false;
-    }
-    if (mote_httpd_room(c) < 64 || !mote_httpd_chunk_open(c, &mark))
-        return false;
-    room = mote_httpd_room(c) - (c->chunked ? 2u : 0u);
     if (sv->mcp.chans[idx].kind == SC_OAI_STREAM) {
         n = fill_stream(sv, f, c->io->out + c->out_len, room, &over);
     } else {

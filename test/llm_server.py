@@ -622,6 +622,17 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
+    def trickle(self, data, ms):
+        """`data` a byte every `ms` milliseconds (a slow server), until it
+        is all out or the client left; then the connection closes."""
+        try:
+            for b in data:
+                self.send_raw(bytes([b]))
+                time.sleep(ms / 1000.0)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            pass
+        self.close_connection = True
+
     def chunk(self, data):
         if isinstance(data, str):
             data = data.encode()
@@ -715,26 +726,15 @@ class Handler(BaseHTTPRequestHandler):
         if "slow_headers_ms" in step:
             # The status line and headers a byte at a time, never ending.
             head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n" + b"x-pad: " + b"p" * 4096
-            try:
-                for b in head:
-                    self.send_raw(bytes([b]))
-                    time.sleep(step["slow_headers_ms"] / 1000.0)
-            except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
-                pass
-            self.close_connection = True
+            self.trickle(head, step["slow_headers_ms"])
             return
         if "slow_event_ms" in step:
             # Headers, then one event a byte at a time that never completes.
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.end_headers()
-            try:
-                for b in b"event: ping\ndata: {\"type\": \"ping\"" + b" " * 100000:
-                    self.send_raw(bytes([b]))
-                    time.sleep(step["slow_event_ms"] / 1000.0)
-            except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
-                pass
-            self.close_connection = True
+            self.trickle(b"event: ping\ndata: {\"type\": \"ping\"" + b" " * 100000,
+                         step["slow_event_ms"])
             return
         if "replay" in step:
             self.replay(step)

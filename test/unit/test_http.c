@@ -12,6 +12,7 @@
 #include "mote/mote_client.h"
 #include "mote/mote_http.h"
 #include "mote_tport.h"
+#include "text_out.h"
 
 static struct mote_http_resp resp;
 static char body[8192];
@@ -241,21 +242,6 @@ static void test_fixture_429_headers(void **state)
     assert_int_equal(resp.retry_after_s, 16);
     assert_true(mote_http_resp_have_headers(&resp));
     free(buf);
-}
-
-struct out {
-    char s[1024];
-    size_t n;
-};
-
-static int to_out(void *arg, const char *p, size_t n)
-{
-    struct out *o = arg;
-
-    memcpy(o->s + o->n, p, n);
-    o->n += n;
-    o->s[o->n] = '\0';
-    return 0;
 }
 
 static void test_request_head(void **state)

@@ -9,6 +9,7 @@
 
 #include "fixtures.h"
 #include "mote/mote_json.h"
+#include "text_out.h"
 
 static struct mote_json js;
 
@@ -289,23 +290,6 @@ static void test_int_range(void **state)
     assert_int_equal(mote_json_int(&js, 4, &v), MOTE_ERR_INVAL);
 }
 
-struct outbuf {
-    char s[512];
-    size_t n;
-};
-
-static int to_buf(void *arg, const char *p, size_t n)
-{
-    struct outbuf *o = arg;
-
-    if (o->n + n >= sizeof(o->s))
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(o->s + o->n, p, n);
-    o->n += n;
-    o->s[o->n] = '\0';
-    return 0;
-}
-
 static int counter(void *arg, const char *p, size_t n)
 {
     (void)p;
@@ -337,12 +321,12 @@ static void write_doc(struct mote_jw *w)
 
 static void test_writer(void **state)
 {
-    struct outbuf o = {{0}, 0};
+    struct out o = {{0}, 0};
     struct mote_jw w;
     size_t counted = 0;
 
     (void)state;
-    mote_jw_init(&w, to_buf, &o);
+    mote_jw_init(&w, to_out, &o);
     write_doc(&w);
     assert_int_equal(w.err, 0);
     assert_string_equal(o.s, "{\"model\":\"m\\\"1\\\\\",\"n\":-1234567890123,\"zero\":0,\"list\":"
@@ -357,7 +341,7 @@ static void test_writer(void **state)
     assert_true(mote_json_parse(&js, o.s, o.n) > 0);
     /* A sink failure is sticky. */
     o.n = sizeof(o.s) - 4;
-    mote_jw_init(&w, to_buf, &o);
+    mote_jw_init(&w, to_out, &o);
     write_doc(&w);
     assert_int_equal(w.err, MOTE_ERR_TOO_LARGE);
 }

@@ -11,6 +11,7 @@
 #include "fixtures.h"
 #include "mote/mote_llm.h"
 #include "mote/mote_sse.h"
+#include "text_out.h"
 
 /* What a decoded stream amounted to. */
 struct transcript {
@@ -526,23 +527,6 @@ static int next_part(void *arg, unsigned index, struct mote_part *p)
         return 0;
     *p = s->list[index];
     return 1;
-}
-
-struct out {
-    char s[8192];
-    size_t n;
-};
-
-static int to_out(void *arg, const char *p, size_t n)
-{
-    struct out *o = arg;
-
-    if (o->n + n >= sizeof(o->s))
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(o->s + o->n, p, n);
-    o->n += n;
-    o->s[o->n] = '\0';
-    return 0;
 }
 
 /* Issue 13.7: OpenAI's own endpoint gets max_completion_tokens (max_tokens

@@ -17,7 +17,7 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 #include "mote_tport.h"
-#include "../serve_kit.h"
+#include "serve_unit.h"
 
 static struct mote_tport_resp script[4];
 
@@ -70,29 +70,6 @@ static int setup(void **state)
     vc.mcp_page_bytes = 1024;
     assert_int_equal(kit_start(tools, sizeof(tools) / sizeof(tools[0])), 0);
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    kit_stop();
-    mote_tport_deinit(&tp);
-    return 0;
-}
-
-static void turns(unsigned n)
-{
-    while (n-- > 0)
-        assert_true(mote_loop_poll(&loop, 10) >= 0);
-}
-
-static const char *sent(int p)
-{
-    struct mote_tport_peer *q = mote_tport_peer_get(&tp, p);
-
-    assert_true(q->out_len < MOTE_TPORT_PEER_OUT);
-    q->out[q->out_len] = '\0';
-    return q->out;
 }
 
 /* A POST /mcp on a new connection (`accept` its Accept); turns until

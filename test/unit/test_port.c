@@ -384,12 +384,33 @@ static int growing_part(void *arg, unsigned index, struct mote_part *p)
     return 1;
 }
 
-static void test_body_matches_its_length(void **state)
+static struct mote_tport_net tn;
+
+/* A model call on the test port (its clock at 0) whose one connection
+ * answers `r`, the conversation from `parts`, started as a job: its id. */
+static mote_job_id model_call(const struct mote_tport_resp *r, mote_part_fn parts)
 {
-    static struct mote_tport_net tn;
     static struct mote_llm_call call;
     static struct mote_llm_conf conf;
     static struct mote_llm_req req;
+    mote_job_id job;
+
+    mote_tport_init(&tp, 0);
+    mote_tport_net_init(&tp, &tn, r, 1);
+    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
+    mote_llm_conf_defaults(&conf);
+    conf.base_url = "http://model.test";
+    conf.max_attempts = 1;
+    memset(&req, 0, sizeof(req));
+    req.model = "m";
+    req.parts = parts;
+    assert_int_equal(mote_llm_call_init(&call, &conf, &req, NULL, NULL), 0);
+    assert_int_equal(mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job), 0);
+    return job;
+}
+
+static void test_body_matches_its_length(void **state)
+{
     static const char resp[] = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
     struct mote_tport_resp r;
     const char *cl, *body;
@@ -401,18 +422,8 @@ static void test_body_matches_its_length(void **state)
     r.bytes = resp;
     r.len = sizeof(resp) - 1;
     r.stall = true;
-    mote_tport_init(&tp, 0);
-    mote_tport_net_init(&tp, &tn, &r, 1);
-    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
-    mote_llm_conf_defaults(&conf);
-    conf.base_url = "http://model.test";
-    conf.max_attempts = 1;
-    memset(&req, 0, sizeof(req));
-    req.model = "m";
-    req.parts = growing_part;
     part_calls = 0;
-    assert_int_equal(mote_llm_call_init(&call, &conf, &req, NULL, NULL), 0);
-    assert_int_equal(mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job), 0);
+    job = model_call(&r, growing_part);
     while (mote_job_state(&loop, job) == MOTE_JOB_RUNNING && turns++ < 200)
         (void)mote_loop_poll(&loop, 10);
     assert_int_equal(mote_job_state(&loop, job), MOTE_JOB_FAILED);
@@ -437,10 +448,6 @@ static void test_body_matches_its_length(void **state)
  * next turn: one step never reads the whole flood. */
 static void test_flood_step_budget(void **state)
 {
-    static struct mote_tport_net tn;
-    static struct mote_llm_call call;
-    static struct mote_llm_conf conf;
-    static struct mote_llm_req req;
     static char resp[1 << 20];
     static const char head[] = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
     static const char ping[] = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
@@ -460,17 +467,7 @@ static void test_flood_step_budget(void **state)
     r.len = len;
     r.chunk = 4096;
     r.flood = true;
-    mote_tport_init(&tp, 0);
-    mote_tport_net_init(&tp, &tn, &r, 1);
-    assert_int_equal(mote_loop_init(&loop, &tp.port), 0);
-    mote_llm_conf_defaults(&conf);
-    conf.base_url = "http://model.test";
-    conf.max_attempts = 1;
-    memset(&req, 0, sizeof(req));
-    req.model = "m";
-    req.parts = one_part;
-    assert_int_equal(mote_llm_call_init(&call, &conf, &req, NULL, NULL), 0);
-    assert_int_equal(mote_job_spawn(&loop, "llm", &mote_llm_call_ops, &call, NULL, &job), 0);
+    job = model_call(&r, one_part);
     /* Until the stream flows, then a few turns of it. */
     for (turns = 0; turns < 200 && (tn.conns[0].off < 100000); turns++) {
         before = tn.conns[0].used ? tn.conns[0].off : 0;

@@ -16,7 +16,7 @@
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 #include "mote_tport.h"
-#include "../serve_kit.h"
+#include "serve_unit.h"
 #include "../../src/serve_int.h" /* the server's state, for white-box checks */
 
 /* The body pool. */
@@ -135,31 +135,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    kit_stop();
-    mote_tport_deinit(&tp);
-    return 0;
-}
-
-/* Turns the loop `n` times (time moves on only when nothing is ready). */
-static void turns(unsigned n)
-{
-    while (n-- > 0)
-        assert_true(mote_loop_poll(&loop, 10) >= 0);
-}
-
 /* ---- clients ---- */
-
-static const char *sent(int p)
-{
-    struct mote_tport_peer *q = mote_tport_peer_get(&tp, p);
-
-    assert_true(q->out_len < MOTE_TPORT_PEER_OUT);
-    q->out[q->out_len] = '\0';
-    return q->out;
-}
 
 static int client(const char *req)
 {
