@@ -215,19 +215,24 @@ check check-small check-mcu check-cross freestanding: WERROR = 1
 # group's time is spent waiting (on its servers, on timeouts it checks, on
 # processes it kills), not computing, so twice as many groups as cores run
 # at once.
-CHECK_GROUPS := test-client test-fuzz test-serve test-mqtt-serve test-api-rules test-approval \
+CHECK_GROUPS := test-client-1 test-client-2 test-fuzz-1 test-fuzz-2 test-serve test-mqtt-serve test-api-rules test-approval \
   test-cli15 test-core test-fidelity test-service test-agent test-mcp test-install test-issue10 \
   test-tools15 test-proc test-errors test-mcp-http test-mqtt test-tls test-turns test-embed \
   unit test-symbols test-core-rules test-docs test-arch test-cli test-unit
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 CHECK_JOBS ?= $(shell echo $$(( $(NPROC) * 2 > 2 ? $(NPROC) * 2 : 2 )))
+# The longest groups start first (make starts the goals in this order as
+# their builds are ready), so that the last to end are short ones.
+CHECK_FIRST := test-client-1 test-client-2 test-fuzz-1 test-fuzz-2 test-page test-api-rules \
+  test-providers test-cli15 test-mcp test-agent test-unattended test-approval test-mcp-server
 # (a -j given to make itself is used as it is)
 CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration,
 ## fuzz; CHECK_JOBS (twice the cores) groups at a time, then the tree
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_J) --output-sync=target $(CHECK_GROUPS)
+	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_J) --output-sync=target \
+	  $(filter $(CHECK_GROUPS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST),$(CHECK_GROUPS))
 	$(Q)$(MAKE) --no-print-directory WERROR=1 test-tree
 	@echo "make check: all test groups passed"
 
@@ -393,9 +398,23 @@ test-mqtt: $(SB)/mqtt_probe
 test-service: $(SB)/mote
 	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_service.py $(SB)
 
-# The systemd unit: valid, and hardened to an exposure of at most 3.0.
+# The systemd unit: valid, and hardened to an exposure of at most 3.0,
+# writes confined and privileges dropped, while the agent reads what an
+# administrator reads (every process, /proc's system files, netlink for ip
+# and ss, the journal); the key a credential. With the strict drop-in:
+# at most 1.5, and none of that.
+UNIT_CONFINED = NoNewPrivileges=on ProtectSystem=on PrivateTmp=on ProtectHome=on \
+  UserOrDynamicUser=on CapabilityBoundingSet_CAP_SYS_ADMIN=on CapabilityBoundingSet_CAP_NET_ADMIN=on \
+  RestrictSUIDSGID=on ProtectKernelTunables=on RestrictAddressFamilies_AF_PACKET=on
 test-unit: $(B)/mote
-	$(Q)sh scripts/check_unit.sh examples/serve/mote.service $(abspath $(B)/mote) 3.0
+	$(Q)sh scripts/check_unit.sh examples/serve/mote.service $(abspath $(B)/mote) 3.0 \
+	  $(UNIT_CONFINED) ProtectProc=off ProcSubset=off RestrictAddressFamilies_AF_NETLINK=off \
+	  SupplementaryGroups=off 'line=SupplementaryGroups=systemd-journal' \
+	  'line=LoadCredential=api-key:/etc/mote/api-key'
+	$(Q)sh scripts/check_unit.sh --dropin examples/serve/mote-strict.conf \
+	  examples/serve/mote.service $(abspath $(B)/mote) 1.5 \
+	  $(UNIT_CONFINED) ProtectProc=on ProcSubset=on RestrictAddressFamilies_AF_NETLINK=on \
+	  SupplementaryGroups=on PrivateUsers=on
 
 # ---- mote serve --mqtt (the front door on a broker) ----
 # build/asan/mote against a private mosquitto and the test LLM server:
@@ -498,6 +517,10 @@ $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
 # with a TLS=none build beside it.
 test-client: $(SB)/llm_probe $(B)/mote $(B)/none/mote
 	$(Q)python3 test/integration/test_client.py $(B)
+# make check runs it in two halves side by side
+.PHONY: test-client-1 test-client-2
+test-client-1 test-client-2: $(SB)/llm_probe $(B)/mote $(B)/none/mote
+	$(Q)MOTE_TEST_SHARD=$(subst test-client-,,$@)/2 python3 test/integration/test_client.py $(B)
 
 # The TLS=none build of mote: the same objects (TLS=... changes no compile
 # flag), with the backend that refuses https:// in place of mbedTLS's.
@@ -551,9 +574,9 @@ $(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(FZ)/libfuzzcore.a
 	  -o $@ $< $(FUZZ_EXTRA) $(FZ)/libfuzzcore.a
 
 # Each fuzzer runs for a short, bounded time (FUZZ_SECONDS) from an empty
-# corpus plus the shared fixtures when they are there.
-test-fuzz: $(FUZZ_BIN)
-	$(Q)for f in $(FUZZ_BIN); do \
+# corpus plus the shared fixtures when they are there. make check runs the
+# targets in two halves (test-fuzz-1, test-fuzz-2), side by side.
+FUZZ_RUN = for f in $(1); do \
 	  mkdir -p $(FZ)/corpus-$$(basename $$f); \
 	  seeds=""; [ -d ../shared/fixtures ] && seeds=../shared/fixtures; \
 	  [ -d test/fuzz/seeds/$$(basename $$f) ] && seeds="$$seeds test/fuzz/seeds/$$(basename $$f)"; \
@@ -562,7 +585,15 @@ test-fuzz: $(FUZZ_BIN)
 	    { tail -n 40 $(FZ)/$$(basename $$f).log; exit 1; }; \
 	  echo "$$(basename $$f): $$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' $(FZ)/$$(basename $$f).log)s," \
 	    "$$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' $(FZ)/$$(basename $$f).log | tail -n 1)"; \
-	done; echo "fuzz: $(words $(FUZZ_BIN)) passed, 0 failed"
+	done; echo "fuzz$(2): $(words $(1)) passed, 0 failed"
+FUZZ_HALF := $(shell expr \( $(words $(FUZZ_BIN)) + 1 \) / 2)
+.PHONY: test-fuzz-1 test-fuzz-2
+test-fuzz: $(FUZZ_BIN)
+	$(Q)$(call FUZZ_RUN,$(FUZZ_BIN))
+test-fuzz-1: $(FUZZ_BIN)
+	$(Q)$(call FUZZ_RUN,$(wordlist 1,$(FUZZ_HALF),$(FUZZ_BIN)), (part 1 of 2))
+test-fuzz-2: $(FUZZ_BIN)
+	$(Q)$(call FUZZ_RUN,$(wordlist $(shell expr $(FUZZ_HALF) + 1),999,$(FUZZ_BIN)), (part 2 of 2))
 
 ## fuzz-long: each fuzz target for FUZZ_SECONDS (default 600), with its
 ## executions and coverage (make fuzz-long FUZZ_SECONDS=60 for a shorter run)
@@ -954,3 +985,14 @@ test-cxx: $(B)/libmote.a
 	@echo "test-cxx: $(words $(wildcard include/mote/*.h)) headers and a program: 2 passed, 0 failed"
 CHECK_GROUPS += test-cxx
 # ---- end of C++'s block ----
+
+# ---- the OpenWrt package (packaging/openwrt/) ----
+# shellcheck on its init script and UCI translation; /etc/config/mote
+# translated under busybox's ash and dash and taken by build/mote (start,
+# SIGHUP reload, strictness, refusals); the init script's procd calls; the
+# package's Makefile built with a stand-in for the SDK.
+.PHONY: test-openwrt
+test-openwrt: $(B)/mote
+	$(Q)sh test/openwrt/test_openwrt.sh $(B)/mote
+CHECK_GROUPS += test-openwrt
+# ---- end of the OpenWrt package's block ----

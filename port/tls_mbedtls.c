@@ -74,12 +74,21 @@
 #include "tls_roots.h"
 #include "tls_sessions.h"
 
+/* (the record last read: a fatal alert's description is its second byte) */
 #if MBEDTLS_VERSION_MAJOR >= 3
 #define HS_STATE(ssl) ((ssl)->MBEDTLS_PRIVATE(state))
 #define HS_OVER(ssl) mbedtls_ssl_is_handshake_over(ssl)
+#define IN_MSG(ssl) ((ssl)->MBEDTLS_PRIVATE(in_msg))
+#define IN_MSGTYPE(ssl) ((ssl)->MBEDTLS_PRIVATE(in_msgtype))
+#define IN_MSGLEN(ssl) ((ssl)->MBEDTLS_PRIVATE(in_msglen))
+#define ASKED_OWN(ssl) (-1) /* (whether a CertificateRequest came is internal) */
 #else
 #define HS_STATE(ssl) ((ssl)->state)
 #define HS_OVER(ssl) ((ssl)->state == MBEDTLS_SSL_HANDSHAKE_OVER)
+#define IN_MSG(ssl) ((ssl)->in_msg)
+#define IN_MSGTYPE(ssl) ((ssl)->in_msgtype)
+#define IN_MSGLEN(ssl) ((ssl)->in_msglen)
+#define ASKED_OWN(ssl) ((ssl)->client_auth != 0) /* a CertificateRequest came */
 #endif
 
 #if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
@@ -149,6 +158,7 @@ struct tls_session {
     bool no_san;               /* the server's certificate has no subjectAltName */
     unsigned char resume;      /* MOTE_TLS_RESUME_* */
     bool own;                  /* own_crt and own_key hold a client certificate */
+    bool own_state;            /* the handshake reached the step that sends it */
     struct mote_tls_key key;
     const char *alpn[2];
     char host[256];
@@ -827,6 +837,88 @@ static void keep_session(struct tls_session *s, bool ticket)
 
 /* Runs the handshake's steps as mbedtls_ssl_handshake would, noting
  * whether it entered the state that reads the server's certificate. */
+/* A fatal alert read once the handshake sent (or would have sent) the
+ * client certificate: when its description is about a certificate, the
+ * server refused ours, or wanted one (RFC 5246 7.2, RFC 8446 6.2). Says
+ * so in err and answers true; false for another alert. */
+static bool refused_own(struct tls_session *s, int code, char *err, size_t cap)
+{
+    static const struct {
+        unsigned char code;
+        const char *text;
+    } alerts[] = {
+        {40, "handshake failure"},
+        {42, "bad certificate"},
+        {43, "unsupported certificate"},
+        {44, "certificate revoked"},
+        {45, "certificate expired"},
+        {46, "certificate unknown"},
+        {48, "unknown CA: the server does not trust its issuer"},
+        {49, "access denied"},
+        {116, "certificate required"},
+    };
+    int asked = ASKED_OWN(&s->ssl); /* 1, 0, or -1: not known */
+    size_t i;
+
+    for (i = 0; i < sizeof(alerts) / sizeof(alerts[0]); i++) {
+        if (alerts[i].code != code)
+            continue;
+        if (s->own)
+            snprintf(err, cap, "the server refused the client certificate (alert: %s)",
+                     alerts[i].text);
+        else if (code == 116 || asked == 1) /* (TLS 1.2 has no alert for "none was
+                                             * given": a server that asked for one
+                                             * ends with one of these) */
+            snprintf(err, cap,
+                     "the server requires a client certificate, and none was given "
+                     "(alert: %s)",
+                     alerts[i].text);
+        else if (asked == -1)
+            snprintf(err, cap,
+                     "the server refused the handshake at the client certificate (alert: "
+                     "%s): it may require a client certificate, and none was given",
+                     alerts[i].text);
+        else
+            return false; /* it asked for none: another reason */
+        return true;
+    }
+    return false;
+}
+
+/* The description of the fatal alert that ended the handshake, or -1:
+ * the record mbedTLS read, or, when sending failed (a server that refuses
+ * the client's certificate alerts and closes while the client still sends
+ * its flight, whose next write then fails), the alert left unread: the
+ * plaintext records still in the read-ahead and the socket. */
+static int alert_of(struct tls_session *s, int rc)
+{
+    unsigned char b[64];
+    size_t n = 0, off = 0;
+    int got;
+
+    if (rc == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE)
+        return IN_MSGTYPE(&s->ssl) == MBEDTLS_SSL_MSG_ALERT && IN_MSGLEN(&s->ssl) >= 2 &&
+                       IN_MSG(&s->ssl) != NULL
+                   ? IN_MSG(&s->ssl)[1]
+                   : -1;
+    if (rc != MBEDTLS_ERR_NET_SEND_FAILED && rc != MBEDTLS_ERR_NET_CONN_RESET)
+        return -1;
+    while (n < sizeof(b) && s->ra_off < s->ra_len)
+        b[n++] = s->ra[s->ra_off++];
+    if (n < sizeof(b) && (got = s->port->net_recv(s->port->ctx, s->fd, b + n, sizeof(b) - n)) > 0)
+        n += (size_t)got;
+    /* records: type, version (2), length (2), then the fragment */
+    while (off + 5 <= n) {
+        size_t len = ((size_t)b[off + 3] << 8) | b[off + 4];
+
+        if (b[off] == MBEDTLS_SSL_MSG_ALERT && len == 2 && off + 7 <= n &&
+            b[off + 5] == MBEDTLS_SSL_ALERT_LEVEL_FATAL)
+            return b[off + 6];
+        off += 5 + len;
+    }
+    return -1;
+}
+
 static int handshake_steps(struct tls_session *s)
 {
     int rc = 0;
@@ -834,6 +926,8 @@ static int handshake_steps(struct tls_session *s)
     while (!HS_OVER(&s->ssl)) {
         if (HS_STATE(&s->ssl) == MBEDTLS_SSL_SERVER_CERTIFICATE)
             s->cert_state = true;
+        if (HS_STATE(&s->ssl) == MBEDTLS_SSL_CLIENT_CERTIFICATE)
+            s->own_state = true;
         if ((rc = mbedtls_ssl_handshake_step(&s->ssl)) != 0)
             break;
     }
@@ -844,7 +938,7 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
 {
     struct tls_session *s = get(h);
     uint32_t flags;
-    int rc;
+    int rc, code;
 
     (void)ctx;
     if (s == NULL)
@@ -903,6 +997,8 @@ static int tls_handshake(void *ctx, int h, unsigned *want, char *err, size_t cap
         flags_msg(flags, s, err, cap);
         return MOTE_ERR_TLS_VERIFY;
     }
+    if (s->own_state && (code = alert_of(s, rc)) >= 0 && refused_own(s, code, err, cap))
+        return MOTE_ERR_TLS;
     if (rc == MBEDTLS_ERR_NET_CONN_RESET || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ||
         rc == MBEDTLS_ERR_SSL_CONN_EOF) {
         snprintf(err, cap, "the server closed the connection during the TLS handshake");

@@ -16,6 +16,9 @@ HOST="$HOST chromium chromium-driver python3-selenium"
 # promtool (Debian's prometheus) checks GET /v1/metrics' text format;
 # shellcheck the OpenWrt package's scripts (make test-config, test-openwrt).
 HOST="$HOST prometheus shellcheck"
+# busybox's ash, OpenWrt's /bin/sh, runs the package's UCI translation
+# (make test-openwrt).
+HOST="$HOST busybox"
 # Jinja2 renders the Home Assistant discovery templates as Home Assistant does
 # (make test-fleet).
 HOST="$HOST python3-jinja2"

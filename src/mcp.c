@@ -32,12 +32,6 @@ void mote_mcp_init(struct mote_mcp *m, struct mote_loop *loop, mote_mcp_log_fn l
     m->net.tls_session_max_s = MOTE_TLS_SESSION_MAX_S;
 }
 
-static bool name_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_';
-}
-
 /* A new server slot named `name`: its index, or < 0. */
 static int server_new(struct mote_mcp *m, const char *name)
 {
@@ -49,7 +43,7 @@ static int server_new(struct mote_mcp *m, const char *name)
     if (name[0] == '\0' || strlen(name) > 24)
         return MOTE_ERR_INVAL;
     for (i = 0; name[i] != '\0'; i++) {
-        if (!name_char(name[i]))
+        if (!mote_mcp_name_char(name[i]))
             return MOTE_ERR_INVAL;
     }
     for (i = 0; i < m->n; i++) {
@@ -215,6 +209,13 @@ static void fill_request(struct mote_jw *w, void *arg)
         mote_jw_str(w, r->tool);
         mote_jw_key(w, "arguments");
         mote_jw_raw(w, r->args, r->args_len);
+        /* its id as its progress token: a server's notifications/progress
+         * for it give it its deadline again */
+        mote_jw_key(w, "_meta");
+        mote_jw_obj(w);
+        mote_jw_key(w, "progressToken");
+        mote_jw_int(w, r->id);
+        mote_jw_obj_end(w);
     }
     mote_jw_obj_end(w);
 }
@@ -237,10 +238,17 @@ static int request(struct mote_mcp_server *s, int kind, struct req_args *r)
         return rc;
     s->req_id = r->id;
     s->req_kind = (uint8_t)kind;
-    s->req_deadline = mote_loop_now(s->m->loop) + s->m->timeout_ms;
+    /* the server's own deadline for this kind ("startup_timeout_sec" for
+     * initialize and tools/list, "tool_timeout_sec" for calls) */
+    s->req_ms = kind == MCP_REQ_CALL ? s->call_ms : s->start_ms;
+    if (s->req_ms == 0)
+        s->req_ms = s->m->timeout_ms;
+    s->call_t0 = mote_loop_now(s->m->loop);
+    s->progress_said = 0;
+    s->req_deadline = s->call_t0 + s->req_ms;
     if (s->timer != 0)
         (void)mote_timer_stop(s->m->loop, s->timer);
-    if (mote_timer_start(s->m->loop, s->m->timeout_ms, on_timer, s, 0, &s->timer) < 0)
+    if (mote_timer_start(s->m->loop, s->req_ms, on_timer, s, 0, &s->timer) < 0)
         s->timer = 0;
     return 0;
 }
@@ -335,6 +343,7 @@ static void fail_server(struct mote_mcp_server *s, const char *why)
         return;
     mote_str_copy(s->errmsg, sizeof(s->errmsg), why);
     mote_mcp_redact(s, s->errmsg, strlen(s->errmsg));
+    mote_mcp_life_failed(s);
     if (s->kind == MOTE_MCP_STDIO)
         mcp_log(s, s->errmsg, s->loglen > 0 ? "; its stderr ends: " : NULL,
                 s->loglen > 0 ? s->log : NULL);
@@ -361,12 +370,17 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
     s->timer = 0;
     if (s->req_id == 0)
         return;
-    if (s->paused || (s->asking && s->req_kind == MCP_REQ_CALL)) {
-        /* (or the call waits for a person's answer to the server's question) */
-        /* Its answer came and waits unread while a request's body is out
+    if (mote_before(mote_loop_now(loop), s->req_deadline) || s->paused ||
+        (s->asking && s->req_kind == MCP_REQ_CALL)) {
+        /* Its deadline was given again (progress), the call waits for a
+         * person's answer to the server's question, or its answer came
+         * and waits unread while a request's body is out
          * (mote_mcp_hold): the server was on time. Looked at again later;
          * unhold reads the answer. */
-        if (mote_timer_start(loop, s->m->timeout_ms, on_timer, s, 0, &s->timer) < 0)
+        uint32_t ms = s->paused || s->asking ? mcp_timeout(s)
+                                             : s->req_deadline - mote_loop_now(loop);
+
+        if (mote_timer_start(loop, ms, on_timer, s, 0, &s->timer) < 0)
             s->timer = 0;
         return;
     }
@@ -386,118 +400,6 @@ static void on_timer(struct mote_loop *loop, mote_timer_id t, void *arg)
 }
 
 /* ---- reading messages ---- */
-
-static bool name_taken(const struct mote_mcp *m, const struct mote_mcp_tool *self,
-                       const char *name)
-{
-    unsigned i, k;
-
-    for (i = 0; i < m->n; i++) {
-        for (k = 0; k < m->srv[i].ntools; k++) {
-            if (&m->srv[i].tools[k] != self && strcmp(m->srv[i].tools[k].name, name) == 0)
-                return true;
-        }
-    }
-    return false;
-}
-
-/* The name offered to the model: SERVER__TOOL when that is a valid name
- * ([A-Za-z0-9_-], at most 63 bytes) that no other tool has; else the
- * valid characters of it (others as _), shortened, with "_" and 8 hex
- * digits of a hash of the server's and the tool's names: two tools never
- * share a name (a call maps back to its server and tool through it). Every
- * form keeps "SERVER__" (a server's name is at most 24 bytes), and a
- * registry tool's name never holds "__" (mote_session_add_tool): no MCP
- * tool is named like one of the registry. */
-static void tool_name(struct mote_mcp_server *s, struct mote_mcp_tool *tool)
-{
-    static const char hexd[] = "0123456789abcdef";
-    char *out = tool->name;
-    size_t cap = sizeof(tool->name), full = strlen(s->name) + 2 + strlen(tool->remote), i;
-    bool exact = full < cap;
-    struct mote_sb sb;
-    uint32_t h = 2166136261u, salt;
-
-    mote_sb_init(&sb, out, cap);
-    mote_sb_s(&sb, s->name);
-    mote_sb_s(&sb, "__");
-    mote_sb_s(&sb, tool->remote);
-    for (i = 0; out[i] != '\0'; i++) {
-        if (!name_char(out[i])) {
-            out[i] = '_';
-            exact = false;
-        }
-    }
-    if (exact && !name_taken(s->m, tool, out))
-        return;
-    for (i = 0; s->name[i] != '\0'; i++)
-        h = (h ^ (unsigned char)s->name[i]) * 16777619u;
-    h = (h ^ 0u) * 16777619u;
-    for (i = 0; tool->remote[i] != '\0'; i++)
-        h = (h ^ (unsigned char)tool->remote[i]) * 16777619u;
-    for (salt = 0; salt < 16; salt++) {
-        uint32_t v = h + salt * 0x9e3779b9u;
-        size_t keep = strlen(out) < cap - 10 ? strlen(out) : cap - 10;
-
-        out[keep] = '_';
-        for (i = 0; i < 8; i++)
-            out[keep + 1 + i] = hexd[(v >> (28 - 4 * i)) & 15];
-        out[keep + 9] = '\0';
-        if (!name_taken(s->m, tool, out))
-            return;
-        out[keep] = '\0';
-    }
-}
-
-struct fixed {
-    char *p;
-    size_t cap, len;
-};
-
-static int fixed_sink(void *arg, const char *p, size_t n)
-{
-    struct fixed *f = arg;
-
-    if (f->len + n >= f->cap)
-        return MOTE_ERR_TOO_LARGE;
-    memcpy(f->p + f->len, p, n);
-    f->len += n;
-    f->p[f->len] = '\0';
-    return 0;
-}
-
-/* A tool's inputSchema as mote offers it: re-encoded (never copied raw),
- * with "type": "object" added when the server left it out (the providers
- * require an object schema). Returns 0, or < 0: not an object schema,
- * or too large for MOTE_MCP_SCHEMA_MAX. */
-static int take_schema(const struct mote_json *j, int schema, char *out, size_t cap)
-{
-    struct fixed f = {out, cap, 0};
-    struct mote_jw w;
-    int type = mote_json_member(j, schema, "type"), k, i;
-
-    if (mote_json_type_of(j, schema) != MOTE_JSON_OBJECT)
-        return MOTE_ERR_INVAL;
-    if (type >= 0 && !mote_json_eq(j, type, "object"))
-        return MOTE_ERR_INVAL;
-    mote_jw_init(&w, fixed_sink, &f);
-    mote_jw_obj(&w);
-    if (type < 0) {
-        mote_jw_key(&w, "type");
-        mote_jw_str(&w, "object");
-    }
-    for (i = 0, k = schema + 1; i < j->tok[schema].size && w.err == 0; i++) {
-        char key[128];
-
-        if (mote_json_str(j, k, key, sizeof(key)) < 0)
-            return MOTE_ERR_TOO_LARGE;
-        mote_jw_key(&w, key);
-        mote_jw_value(&w, j, k + 1);
-        k = mote_json_skip(j, k + 1);
-    }
-    mote_jw_obj_end(&w);
-    return w.err;
-}
 
 /* Says why the tool entry `t` of j is left out (its name when it has one). */
 static void tool_skipped(struct mote_mcp_server *s, const struct mote_json *j, int t,
@@ -538,7 +440,7 @@ static void take_tool(struct mote_mcp_server *s, const struct mote_json *j, int 
                               "does not have");
         return;
     }
-    rc = take_schema(j, schema, tool->schema, sizeof(tool->schema));
+    rc = mote_mcp_take_schema(j, schema, tool->schema, sizeof(tool->schema));
     if (rc < 0) {
         tool_skipped(s, j, t, rc == MOTE_ERR_INVAL ? ": its inputSchema is not an object schema"
                                                    : ": its inputSchema is over "
@@ -552,7 +454,7 @@ static void take_tool(struct mote_mcp_server *s, const struct mote_json *j, int 
     mote_mcp_redact_json(s, tool->schema, strlen(tool->schema)); /* (it may echo a header) */
     tool->name[0] = '\0';
     s->ntools++; /* counted before naming: name_taken skips itself */
-    tool_name(s, tool);
+    mote_mcp_tool_name(s, tool);
     MOTE_ASSERT(strstr(tool->name, "__") != NULL);
 }
 
@@ -784,6 +686,8 @@ static void handle_response(struct mote_mcp_server *s, int64_t id)
             break;
         }
         s->state = MOTE_MCP_READY;
+        s->was_ready = true;
+        s->restarting = false;
         {
             char n[64];
             struct mote_sb sb;
@@ -879,6 +783,8 @@ static void handle_line(struct mote_mcp_server *s, const char *line, size_t len)
             s->relist = true; /* fetched again as soon as nothing is pending */
             relist_if_free(s);
         }
+        if (strcmp(name, "notifications/progress") == 0)
+            mote_mcp_progress(s, mote_json_member(j, 0, "params")); /* (mcp_life.c) */
         /* other notifications (logging, progress): nothing to do */
         return;
     }
@@ -937,8 +843,21 @@ int mote_mcp_send_result(struct mote_mcp_server *s, const char *rid, const char 
     return send_msg(s, fill_result, &r);
 }
 
+/* A stdio server that exited is started again (mcp_life.c made it
+ * ready for it): initialize, as at its first start. */
+static void up_restarted(struct mote_mcp_server *s)
+{
+    struct req_args r;
+
+    memset(&r, 0, sizeof(r));
+    r.method = "initialize";
+    r.tool = s->m->ask_in != NULL ? "elicitation" : NULL;
+    if (request(s, MCP_REQ_INIT, &r) < 0)
+        fail_server(s, "cannot write to the server");
+}
+
 static const struct mote_mcp_up up = {handle_line, fail_server, up_request_failed, up_renewed,
-                                      up_tool};
+                                      up_tool, up_restarted};
 
 void mote_mcp_start_all(struct mote_mcp *m)
 {
@@ -983,7 +902,7 @@ unsigned mote_mcp_tool_defs(const struct mote_mcp *m, struct mote_tool_def *defs
     for (i = 0; i < m->n; i++) {
         const struct mote_mcp_server *s = &m->srv[i];
 
-        if (s->state != MOTE_MCP_READY)
+        if (s->state != MOTE_MCP_READY && !mote_mcp_restartable(s) && !s->restarting)
             continue;
         for (k = 0; k < s->ntools && n < max; k++) {
             defs[n].name = s->tools[k].name;
@@ -1140,14 +1059,12 @@ static int call_step(struct mote_loop *loop, mote_job_id self, void *task)
         struct req_args r;
         int rc;
 
-        if (s->state != MOTE_MCP_READY) {
-            static const char msg[] = "the MCP server is not running";
-
-            memcpy(c->result, msg, sizeof(msg));
-            c->len = sizeof(msg) - 1;
-            c->is_error = true;
+        if (s->state != MOTE_MCP_READY) /* (started again, or gone: mcp_life.c) */
+            return mote_mcp_restart_wait(c, s) ? MOTE_STEP_PENDING : MOTE_STEP_DONE;
+        if (c->renamed && !mote_mcp_call_refind(c, s))
             return MOTE_STEP_DONE;
-        }
+        if (s->kind == MOTE_MCP_STDIO && (s->out_fd < 0 || s->gone))
+            return MOTE_STEP_PENDING; /* its stdout ended: woken once its exit is known */
         if (s->req_id != 0) {
             if (!c->waiting) {
                 c->waiting = true;

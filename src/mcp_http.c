@@ -695,6 +695,17 @@ void mote_mcp_http_drop_request(struct mote_mcp_server *s)
     kick(s);
 }
 
+void mote_mcp_http_progress(struct mote_mcp_server *s)
+{
+    struct mote_mcp_chan *ch = &s->ch[MCP_CH_REQ];
+    uint32_t at = mote_loop_now(s->m->loop) + mcp_timeout(s);
+
+    if (ch->busy && ch->deadline != 0 && !ch->answered && !ch->tail) {
+        ch->deadline = at != 0 ? at : 1;
+        arm(s);
+    }
+}
+
 void mote_mcp_http_resume(struct mote_mcp_server *s)
 {
     if (s->paused) {

@@ -49,6 +49,8 @@ struct mote_mcp_up {
      * taken into the server's tools, or skipped. */
     void (*tool)(struct mote_mcp_server *s, const char *entry, size_t len, const char *name,
                  size_t name_len);
+    /* A stdio server was started again (mcp_life.c): its initialize goes. */
+    void (*restarted)(struct mote_mcp_server *s);
 };
 
 /* Tells the user something about server `s` (the session's log
@@ -78,6 +80,45 @@ static inline bool mcp_must_wait(const struct mote_mcp_server *s)
 int mote_mcp_send_result(struct mote_mcp_server *s, const char *rid, const char *result,
                          size_t len);
 
+/* The deadline of the pending request, ms (the server's own for its kind,
+ * else the session's): also what the HTTP exchanges carrying it get. */
+static inline uint32_t mcp_timeout(const struct mote_mcp_server *s)
+{
+    return s->req_ms != 0 ? s->req_ms : s->m->timeout_ms;
+}
+
+/* ---- a tool as offered (mcp_tool.c) ---- */
+
+/* A character of a tool name the providers take ([A-Za-z0-9_-]). */
+bool mote_mcp_name_char(char c);
+/* tool->name from the server's and the tool's names (tool->remote): a
+ * valid name no other tool of m has (the tool is counted already). */
+void mote_mcp_tool_name(struct mote_mcp_server *s, struct mote_mcp_tool *tool);
+/* inputSchema `schema` of j re-encoded into out (cap bytes), "type":
+ * "object" added when missing: 0, or MOTE_ERR_INVAL (not an object
+ * schema), MOTE_ERR_TOO_LARGE. */
+int mote_mcp_take_schema(const struct mote_json *j, int schema, char *out, size_t cap);
+
+/* ---- deadlines, progress, restarts (mcp_life.c) ---- */
+
+/* The server failed: a stdio server that was ready may be started again
+ * by a call, no sooner than the time this sets. */
+void mote_mcp_life_failed(struct mote_mcp_server *s);
+/* It exited after it was ready and may still be started again: its
+ * tools stay offered. */
+bool mote_mcp_restartable(const struct mote_mcp_server *s);
+/* notifications/progress with `params` (a token of s->m->json): for the
+ * pending call, its deadline is given again and a line may say it. */
+void mote_mcp_progress(struct mote_mcp_server *s, int params);
+/* Call c's server is not ready (or was started again and c's tool must
+ * be found again): true when c waits (the server is, or will be, started
+ * again: the call is woken when it is ready or failed); false when c
+ * ended with its error in c->result. */
+bool mote_mcp_restart_wait(struct mote_mcp_call *c, struct mote_mcp_server *s);
+/* c's server was started again: c->tool is found by the tool's name in
+ * the new list; false when the tool is gone (c ended, its error said). */
+bool mote_mcp_call_refind(struct mote_mcp_call *c, struct mote_mcp_server *s);
+
 /* ---- the answer buffer (mcp_in.c) ---- */
 
 /* Appends byte `c` of the message being read to buf[0..*len) (cap bytes,
@@ -101,6 +142,9 @@ bool mote_mcp_stdio_start(struct mote_mcp_server *s);
 int mote_mcp_stdio_queued(struct mote_mcp_server *s, size_t start);
 /* The hold ended: read what waited. */
 void mote_mcp_stdio_resume(struct mote_mcp_server *s);
+/* The server exited: what is left of its process (pipes, watches) is
+ * closed and its state cleared, for mote_mcp_stdio_start again. */
+void mote_mcp_stdio_reset(struct mote_mcp_server *s);
 /* Disconnect: close stdin (begin); one pass (term, kill: send that
  * signal; `el` ms since the begin): true once it exited; then the end. */
 void mote_mcp_stdio_dc_begin(struct mote_mcp_server *s);
@@ -115,6 +159,9 @@ int mote_mcp_http_queued(struct mote_mcp_server *s, size_t start, int kind);
  * ends now, its answer is not awaited. */
 void mote_mcp_http_drop_request(struct mote_mcp_server *s);
 void mote_mcp_http_resume(struct mote_mcp_server *s);
+/* The server's progress for the pending call: the exchange carrying it
+ * gets its deadline again. */
+void mote_mcp_http_progress(struct mote_mcp_server *s);
 /* Disconnect: the session ended with DELETE (Streamable HTTP), the
  * streams closed; dc_poll is true once nothing is left (force: at once). */
 void mote_mcp_http_dc_begin(struct mote_mcp_server *s);

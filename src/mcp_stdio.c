@@ -345,3 +345,25 @@ void mote_mcp_stdio_dc_end(struct mote_mcp_server *s)
         (void)mote_timer_stop(s->m->loop, s->exit_timer);
     s->exit_timer = 0;
 }
+
+void mote_mcp_stdio_reset(struct mote_mcp_server *s)
+{
+    const struct mote_port *p = s->m->loop->port;
+
+    if (s->w_in != 0)
+        (void)mote_watch_remove(s->m->loop, s->w_in);
+    s->w_in = 0;
+    if (s->in_fd >= 0)
+        p->pipe_close(p->ctx, s->in_fd);
+    s->in_fd = -1;
+    mote_mcp_stdio_dc_end(s);
+    mote_mcp_left_clear(p, s->left_h, s->left_name); /* (cleared at its exit already) */
+    s->left_h = -1;
+    s->left_name[0] = '\0';
+    s->pid = 0;
+    s->exited = s->gone = false;
+    s->gone_tries = 0;
+    s->status = 0;
+    s->outoff = s->loglen = 0;
+    s->log[0] = '\0';
+}

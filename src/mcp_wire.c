@@ -376,7 +376,7 @@ static void timeout(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
 {
     char why[200];
     struct mote_sb sb;
-    uint32_t ms = ch->phase == W_DIAL ? s->m->net.connect_timeout_ms : s->m->timeout_ms;
+    uint32_t ms = ch->phase == W_DIAL ? s->m->net.connect_timeout_ms : mcp_timeout(s);
 
     if (ch->phase == W_RESP && ch->answered) {
         complete(s, ch, false); /* its answer is in; the stream's end is not waited for */
@@ -710,7 +710,7 @@ static void open_conn(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     ch->kept = mote_conn_take(&ch->conn, s->m->loop, s->origin) == 1;
     if (ch->kept) {
         ch->phase = W_SEND;
-        ch->deadline = due(s, s->m->timeout_ms);
+        ch->deadline = due(s, mcp_timeout(s));
         return;
     }
     dial_new(s, ch);
@@ -843,7 +843,7 @@ static int send_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
         return rc == 0 ? MOTE_ERR_CONNRESET : rc;
     }
     ch->sent += (size_t)rc;
-    ch->deadline = due(s, s->m->timeout_ms);
+    ch->deadline = due(s, mcp_timeout(s));
     return rc;
 }
 
@@ -917,12 +917,12 @@ static int read_some(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
      * answer, a short tail for the stream's end. */
     if (ch->answered && !ch->tail) {
         ch->tail = true;
-        ch->deadline = due(s, s->m->timeout_ms < TAIL_MS ? s->m->timeout_ms : TAIL_MS);
+        ch->deadline = due(s, mcp_timeout(s) < TAIL_MS ? mcp_timeout(s) : TAIL_MS);
     } else if (!ch->answered && mote_http_resp_have_headers(&ch->resp)) {
         if (ch->role == MCP_ROLE_GET)
             ch->deadline = 0;
         else if (carries_request(s, ch))
-            ch->deadline = due(s, s->m->timeout_ms);
+            ch->deadline = due(s, mcp_timeout(s));
     }
     if (mote_http_resp_done(&ch->resp)) {
         if (ch->body == B_SSE)
@@ -981,7 +981,7 @@ void mote_mcp_wire_run(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
             }
             ch->conn.resumed = ch->dial.resumed;
             ch->phase = W_SEND;
-            ch->deadline = due(s, s->m->timeout_ms);
+            ch->deadline = due(s, mcp_timeout(s));
             break;
         case W_SEND:
             rc = send_some(s, ch);
@@ -990,7 +990,7 @@ void mote_mcp_wire_run(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
                 ch->phase = W_RESP;
                 mote_http_resp_init(&ch->resp, on_body, ch);
                 ch->resp.on_header = on_header;
-                ch->deadline = due(s, s->m->timeout_ms);
+                ch->deadline = due(s, mcp_timeout(s));
                 if ((rc = watch(s, ch, ch->conn.fd, MOTE_POLL_IN)) < 0) {
                     fail(s, ch, rc, "no free watch (MOTE_MAX_WATCHES)");
                     return;

@@ -211,6 +211,53 @@ static int keep_headers(struct expand *x, int obj, const char **hv)
     return 0;
 }
 
+/* A deadline of server definition `def`: member `key`, seconds (a
+ * number, fractions to the ms), into *ms (0 when absent or null). A
+ * value that is not a number above 0 and at most MOTE_MCP_DEADLINE_MAX_MS
+ * is refused. */
+static int deadline(struct expand *x, int def, const char *key, uint32_t *ms)
+{
+    const struct mote_json *js = &x->cf->json;
+    int t = mote_json_member(js, def, key);
+    const char *raw;
+    size_t n = 0, i;
+    uint32_t v = 0, scale = 1000; /* ms (at most 10 times the bound: 32 bits) */
+    bool dot = false, digit = false;
+
+    *ms = 0;
+    if (t < 0 || mote_json_is_null(js, t))
+        return 0;
+    raw = mote_json_type_of(js, t) == MOTE_JSON_PRIMITIVE ? mote_json_raw(js, t, &n) : NULL;
+    for (i = 0; raw != NULL && i < n; i++) {
+        if (raw[i] == '.' && !dot && digit) {
+            dot = true;
+            continue;
+        }
+        if (raw[i] < '0' || raw[i] > '9' || v > (uint32_t)MOTE_MCP_DEADLINE_MAX_MS)
+            break;
+        digit = true;
+        if (!dot) {
+            v = v * 10u + (uint32_t)(raw[i] - '0') * 1000u;
+        } else if (scale > 1) {
+            scale /= 10u;
+            v += (uint32_t)(raw[i] - '0') * scale;
+        }
+    }
+    if (raw == NULL || i < n || !digit || raw[n - 1] == '.' || v == 0 ||
+        v > (uint32_t)MOTE_MCP_DEADLINE_MAX_MS) {
+        struct mote_sb sb;
+
+        mote_sb_init(&sb, x->err, x->cap);
+        mote_sb_join(&sb, "server '", x->server, "': \"");
+        mote_sb_join(&sb, key, "\" must be a number of seconds above 0 and at most ", NULL);
+        mote_sb_num(&sb, "", (uint64_t)MOTE_MCP_DEADLINE_MAX_MS / 1000u,
+                    " (MOTE_MCP_DEADLINE_MAX_MS)");
+        return MOTE_ERR_BADMSG;
+    }
+    *ms = v;
+    return 0;
+}
+
 /* The kind a server's "type" names (none: by what it has). */
 static int kind_of(struct expand *x, int def, int *kind)
 {
@@ -350,6 +397,7 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
     k = servers + 1;
     for (i = 0; i < js->tok[servers].size; i++) {
         int def = k + 1, kind, rc, t;
+        uint32_t start_ms, call_ms;
 
         if (mote_json_cstr(js, k, name, sizeof(name)) <= 0 ||
             mote_json_type_of(js, def) != MOTE_JSON_OBJECT)
@@ -373,11 +421,16 @@ int mote_mcp_conf_parse(struct mote_mcp_conf *cf, struct mote_mcp *m, const char
         x.rc = 0;
         if ((rc = kind_of(&x, def, &kind)) < 0)
             return rc;
+        if ((rc = deadline(&x, def, "startup_timeout_sec", &start_ms)) < 0 ||
+            (rc = deadline(&x, def, "tool_timeout_sec", &call_ms)) < 0)
+            return rc;
         rc = kind == MOTE_MCP_STDIO ? add_stdio(&x, m, def, base_env) : add_http(&x, m, def, kind);
         if (rc == MOTE_ERR_EXIST)
             return mote_why(err, cap, MOTE_ERR_EXIST, "two servers are named '", name, "'");
         if (rc < 0)
             return rc;
+        m->srv[rc].start_ms = start_ms;
+        m->srv[rc].call_ms = call_ms;
         k = mote_json_skip(js, def);
     }
     return 0;

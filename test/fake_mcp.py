@@ -24,7 +24,10 @@ tools/list page names a next one: a cursor that never ends), --listed-file F
 (created once a tools/list answer naming the tool added by --list-changed is
 sent), --features (resources, resource templates and prompts declared and
 served, some of them hostile, and a tool "ask" {mode} that asks the client
-an elicitation/create question: see FEATURES below).
+an elicitation/create question: see FEATURES below), --progress S (while sleep runs, notifications/progress every S seconds
+for the progressToken its call carries), --exit-after-call (exit with status 5
+once a tools/call is answered), --starts F (a line appended to file F at each
+start).
 Tools: echo {text}, add {a, b}, image, fail, sleep {seconds}.
 """
 import json
@@ -62,6 +65,9 @@ if opt("--setsid-child"):
     subprocess.Popen(["setsid", "sh", "-c", "trap '' TERM; while :; do sleep 1; done; : %s"
                       % opt("--setsid-child")])
 LOG = opt("--log")
+if opt("--starts"):
+    with open(opt("--starts"), "a") as f:
+        f.write("start %d\n" % os.getpid())
 sys.stderr.write("fake_mcp: started\n")
 sys.stderr.flush()
 
@@ -343,8 +349,19 @@ for line in sys.stdin:
             res = {"content": [{"type": "text", "text": "it failed on purpose"}], "isError": True}
         elif name == "sleep":
             # In the background: the server goes on reading (cancellations).
-            def later(i=msg["id"], secs=float(a.get("seconds", 1))):
-                time.sleep(secs)
+            token = (p.get("_meta") or {}).get("progressToken")
+
+            def later(i=msg["id"], secs=float(a.get("seconds", 1)), token=token):
+                end = time.monotonic() + secs
+                step = float(opt("--progress", 0) or 0)
+                n = 0
+                while step > 0 and token is not None and time.monotonic() + step < end:
+                    time.sleep(step)
+                    n += 1
+                    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                        "progressToken": token, "progress": n, "total": int(secs / step),
+                        "message": "step %d" % n}})
+                time.sleep(max(0.0, end - time.monotonic()))
                 send({"jsonrpc": "2.0", "id": rid(i), "result": {
                     "content": [{"type": "text", "text": "slept"}]}})
             threading.Thread(target=later, daemon=True).start()
@@ -360,6 +377,10 @@ for line in sys.stdin:
                                                                      "message": "Unknown tool: " + name}})
             continue
         send({"jsonrpc": "2.0", "id": rid(msg["id"]), "result": res})
+        if opt("--exit-after-call"):
+            sys.stderr.write("fake_mcp: exiting after a call on purpose\n")
+            sys.stderr.flush()
+            os._exit(5)
     elif "id" in msg:
         send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})
 if opt("--linger"):

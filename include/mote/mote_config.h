@@ -544,6 +544,39 @@
 #define MOTE_MCP_RETRY_MS 500
 #endif
 
+/* MCP deadlines per server, progress, restarts (docs/MCP.md).
+ * The longest deadline a configuration may give a server
+ * ("startup_timeout_sec", "tool_timeout_sec"), ms; a longer one is
+ * refused with a message. Range 1000..86400000. */
+#ifndef MOTE_MCP_DEADLINE_MAX_MS
+#define MOTE_MCP_DEADLINE_MAX_MS 3600000
+#endif
+/* The longest a tools/call may last while the server keeps sending
+ * notifications/progress for it (each one gives it the call's deadline
+ * again), from its start, ms; 0: progress never extends a call. Range
+ * 0..86400000. */
+#ifndef MOTE_MCP_PROGRESS_MAX_MS
+#define MOTE_MCP_PROGRESS_MAX_MS 3600000
+#endif
+/* At most one log line per call's progress in this many ms (the rest are
+ * still taken: they extend the deadline); 0: every one said. Range
+ * 0..600000. */
+#ifndef MOTE_MCP_PROGRESS_LOG_MS
+#define MOTE_MCP_PROGRESS_LOG_MS 1000
+#endif
+/* Times a stdio server that exited after it was ready is started again
+ * in one run (on the next call of one of its tools); 0: never. Range
+ * 0..255. */
+#ifndef MOTE_MCP_RESTART_MAX
+#define MOTE_MCP_RESTART_MAX 3
+#endif
+/* The wait between a stdio server's exit and its first restart, ms,
+ * doubled for each restart after it (at most 64 times this). Range
+ * 1..60000. */
+#ifndef MOTE_MCP_RESTART_MS
+#define MOTE_MCP_RESTART_MS 1000
+#endif
+
 /* ---- TLS (port/tls_mbedtls.c; mote_tls.h) ------------------------------------ */
 
 /* TLS sessions open at once in the process (one per model request that
@@ -1078,6 +1111,15 @@
     MOTE_MCP_RETRY_MS > 60000
 #error "MOTE_MCP_CONF_HEADERS must be 1..64 and MOTE_MCP_RETRY_MS 1..60000"
 #endif
+#if MOTE_MCP_DEADLINE_MAX_MS < 1000 || MOTE_MCP_DEADLINE_MAX_MS > 86400000 || \
+    MOTE_MCP_PROGRESS_MAX_MS < 0 || MOTE_MCP_PROGRESS_MAX_MS > 86400000 || \
+    MOTE_MCP_PROGRESS_LOG_MS < 0 || MOTE_MCP_PROGRESS_LOG_MS > 600000
+#error "MOTE_MCP_DEADLINE_MAX_MS must be 1000..86400000, MOTE_MCP_PROGRESS_MAX_MS 0..86400000 and MOTE_MCP_PROGRESS_LOG_MS 0..600000"
+#endif
+#if MOTE_MCP_RESTART_MAX < 0 || MOTE_MCP_RESTART_MAX > 255 || MOTE_MCP_RESTART_MS < 1 || \
+    MOTE_MCP_RESTART_MS > 60000
+#error "MOTE_MCP_RESTART_MAX must be 0..255 and MOTE_MCP_RESTART_MS 1..60000"
+#endif
 
 /* ---- mote serve's MQTT front door (mote_serve.h, docs/MQTT.md) --------------- */
 
@@ -1424,9 +1466,13 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TZ_NAME_MAX), MOTE_TZ_TRANSITIONS), MOTE_TZ_TYPES), MOTE_TZ_FILE_MAX), MOTE_SCHED_MAX), MOTE_SCHED_ID_MAX), MOTE_SCHED_PROMPT_MAX), MOTE_SCHED_ZONES), MOTE_SERVE_APPROVAL_TIMEOUT_MS), MOTE_CLOCK_FLOOR_S), MOTE_SCHED_MAX_LATE_S), MOTE_SCHED_JUMP_MS), MOTE_SCHED_LOG_MAX)
 #define MOTE_SIG_BUDGET_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_BUDGET_MODEL_MAX), MOTE_BUDGET_PRICES), MOTE_BUDGET_HOLDS), MOTE_BUDGET_LOG_MAX), MOTE_SCHED_RULE_MAX)
+/* MCP deadlines, progress and restarts: a chain of their own */
+#define MOTE_SIG_MCPLIFE_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_DEADLINE_MAX_MS), MOTE_MCP_PROGRESS_MAX_MS), MOTE_MCP_PROGRESS_LOG_MS), MOTE_MCP_RESTART_MAX), MOTE_MCP_RESTART_MS)
 #define MOTE_CONFIG_SIGNATURE ((MOTE_SIG_PROV_ * 29UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_UNATT_ * 19UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_BUDGET_ * 23UL & 0xFFFFFFFFUL) ^ MOTE_SIG_EDIT_ ^ MOTE_SIG_MORE_ ^ (MOTE_SIG_TLS_ * 3UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_SMCP_ * 23UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_SMCP_ * 23UL & 0xFFFFFFFFUL) ^ \
+                               (MOTE_SIG_MCPLIFE_ * 31UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

@@ -146,6 +146,16 @@ struct mote_mcp_server {
     bool paused;         /* its answer waits unread: a request's body is being sent */
     unsigned calls_waiting; /* calls waiting for the server to be free (they go before a
                              * new tool list) */
+    /* deadlines, progress and restarts */
+    uint32_t start_ms;   /* initialize and tools/list ("startup_timeout_sec"; 0: m->timeout_ms) */
+    uint32_t call_ms;    /* tools/call ("tool_timeout_sec"; 0: m->timeout_ms) */
+    uint32_t req_ms;     /* the pending request's deadline, ms (progress gives it again) */
+    uint32_t call_t0;    /* when the pending call was sent */
+    uint32_t progress_said; /* when its progress was last logged (0: not yet) */
+    uint32_t restart_at; /* a stdio server that exited starts again no sooner (0: now) */
+    uint8_t restarts;    /* times it was started again in this run */
+    bool was_ready;      /* it was ready once: it may be started again after an exit */
+    bool restarting;     /* started again: calls wait for it to be ready */
     size_t inlen, outlen;
     unsigned ntools, skipped_tools;
     char cursor[256];
@@ -322,6 +332,7 @@ struct mote_mcp_call {
     char params[MOTE_MCP_PARAMS_MAX];
     bool sent, done, is_error;
     bool waiting;        /* counted in its server's calls_waiting */
+    bool renamed;        /* its server was started again: its tool is found by name */
     int64_t id;
     mote_job_id job;
     size_t len;
@@ -460,7 +471,10 @@ int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action
  * ${VAR} and ${VAR:-default} in "command", "args", "env" values, "url"
  * and "headers" values are replaced by what cf->env returns for VAR (set
  * it before parsing; NULL: nothing is expanded). A variable it does not
- * know (NULL) without a default refuses the file, naming the variable. */
+ * know (NULL) without a default refuses the file, naming the variable.
+ * "startup_timeout_sec" and "tool_timeout_sec" (numbers of seconds above
+ * 0, at most MOTE_MCP_DEADLINE_MAX_MS) set the server's start_ms and
+ * call_ms. */
 
 /* Looks variable `name` up for the expansion: its value (kept by the
  * caller until parsing returns), or NULL when it is not set. `secret`:

@@ -604,7 +604,7 @@ def start_proxy():
     proc = subprocess.Popen([sys.executable, PROXY, "--port-file", port_file, "--log", log,
                              "--lifetime", "300"])
     SERVERS.append(proc)
-    deadline = time.time() + 10
+    deadline = time.time() + 60
     while not os.path.exists(port_file):
         check(proc.poll() is None and time.time() < deadline, "the proxy did not start")
         time.sleep(0.02)

@@ -232,7 +232,9 @@ def test_sigint_under_an_sse_ping_flood_ends_at_once():
         raise AssertionError("SIGINT under a ping flood: no exit within 10 s")
     took = time.time() - t0
     check(p.returncode == 130, p.returncode)
-    check(took < 3.0, "SIGINT to exit took %.2f s under the flood" % took)
+    # The flood lasts 25 s: an exit within seconds is the signal's (5.15 s
+    # seen at load 20, 0.03 s on a quiet machine).
+    check(took < 8.0, "SIGINT to exit took %.2f s under the flood" % took)
 
 
 def pipe_reads_per_turn(trace):

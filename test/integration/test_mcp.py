@@ -290,7 +290,9 @@ def test_slow_init_does_not_hold_up_the_prompt():
 def test_request_timeout():
     port, log = start_server([{"tool": "s__sleep", "input": {"seconds": 30}}, {"text": "done"}])
     t0 = time.monotonic()
-    p = subprocess.run(args(port, config({"s": fake()}), "-p", "x", "--yes"), capture_output=True,
+    # (the server's startup keeps 30 s: a loaded machine starts python slowly)
+    p = subprocess.run(args(port, config({"s": dict(fake(), startup_timeout_sec=30)}), "-p", "x",
+                            "--yes"), capture_output=True,
                        text=True, timeout=120, env=dict(env(), MOTE_MCP_TIMEOUT_MS="800"))
     took = time.monotonic() - t0
     check(p.returncode == 0 and "done" in p.stdout, p.stderr)
@@ -393,6 +395,117 @@ def test_server_runs_only_once_recorded():
         text = open(mark).read()
         check('"server":"r"' in text, "start %d: the server ran before its record was written "
               "(it saw %r)" % (i + 1, text))
+
+
+def call_results(log):
+    """The tool results of the last model request, in order."""
+    return [b for m in requests_in(log)[-1]["body"]["messages"] if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"]
+
+
+def test_per_server_deadlines():
+    # "startup_timeout_sec" bounds initialize and tools/list, "tool_timeout_sec"
+    # a call, for that server only (the others keep the default 30 s)
+    port, log = start_server([{"tool": "s__sleep", "input": {"seconds": 8}},
+                              {"tool": "o__sleep", "input": {"seconds": 2}}, {"text": "done"}])
+    cfg = config({"slow": dict(fake("--slow-init", "8"), startup_timeout_sec=1),
+                  "s": dict(fake(), tool_timeout_sec=1.5), "o": fake()})
+    t0 = time.monotonic()
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    took = time.monotonic() - t0
+    check(p.returncode == 0 and "done" in p.stdout, p.stderr)
+    check("mcp slow: no answer to initialize in time" in p.stderr, p.stderr)
+    res = call_results(log)
+    check(len(res) == 2 and res[0].get("is_error") and
+          "did not answer the call in time" in res[0]["content"], res)
+    check(res[1]["content"] == "slept" and not res[1].get("is_error"), "the other server's "
+          "2 s call is within its default deadline: %s" % res)
+    check(took < 12, "the 1 s and 1.5 s deadlines ended the 8 s waits (%.1f s)" % took)
+
+
+def test_bad_deadlines_exit_2():
+    port, _ = start_server()
+    for value in ('"30"', "0", "-1", "1e3", "3601", "true", "0.0001", "[1]"):
+        path = os.path.join(TMP, "bad-dl-%s.json" % uuid.uuid4().hex[:6])
+        open(path, "w").write('{"mcpServers": {"a": {"command": "x", "tool_timeout_sec": %s}}}'
+                              % value)
+        p = run(args(port, path, "-p", "x"))
+        check(p.returncode == 2 and '"tool_timeout_sec" must be a number of seconds' in p.stderr,
+              (value, p.returncode, p.stderr))
+    path = os.path.join(TMP, "ok-dl-%s.json" % uuid.uuid4().hex[:6])
+    json.dump({"mcpServers": {"a": dict(fake(), startup_timeout_sec=20.5, tool_timeout_sec=3600)}},
+              open(path, "w"))
+    p = run(args(port, path, "-p", "x"))
+    check(p.returncode == 0 and "mcp a: ready" in p.stderr, p.stderr)
+
+
+def test_progress_extends_the_call():
+    # a 3 s call with a 1 s deadline: the server's progress (every 0.3 s,
+    # for the token the call carries) gives it its deadline again
+    port, log = start_server([{"tool": "p__sleep", "input": {"seconds": 3}}, {"text": "done"}])
+    srvlog = os.path.join(TMP, "fake-progress-%s.log" % uuid.uuid4().hex[:6])
+    cfg = config({"p": dict(fake("--progress", "0.3", "--log", srvlog), tool_timeout_sec=1)})
+    p = run(args(port, cfg, "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, p.stderr)
+    call = [json.loads(l) for l in open(srvlog) if '"tools/call"' in l][0]
+    check(call["params"].get("_meta", {}).get("progressToken") == call["id"],
+          "the call carries its progress token: %s" % call["params"])
+    res = call_results(log)
+    check(res and res[0]["content"] == "slept" and not res[0].get("is_error"), res)
+    check("mcp p: progress 1/10: step 1" in p.stderr, p.stderr)
+
+
+def test_real_everything_progress_extends_the_call():
+    ev = os.path.join(NPM_BIN, "mcp-server-everything")
+    if not os.path.exists(ev):
+        raise Skip("the npm servers are not installed (make deps)")
+    port, log = start_server([{"tool": "e__trigger-long-running-operation",
+                               "input": {"duration": 4, "steps": 4}}, {"text": "done"}])
+    cfg = config({"e": {"command": ev, "args": [], "tool_timeout_sec": 2.5}})
+    p = subprocess.run(args(port, cfg, "-p", "x", "--yes"), capture_output=True, text=True,
+                       timeout=120, env=dict(env(), MOTE_MCP_TIMEOUT_MS="2500"))
+    check(p.returncode == 0 and "done" in p.stdout, p.stderr)
+    res = call_results(log)
+    check(res and "Long running operation completed" in res[0]["content"], res)
+    check("mcp e: progress 1/4" in p.stderr, p.stderr)
+
+
+def test_dead_server_started_again_on_the_next_call():
+    # the server exits after each answer: a call that goes out before its
+    # exit is seen fails (it may have been read), the next one starts it
+    # again; so of calls two and three at least one runs in a new process
+    starts = os.path.join(TMP, "starts-%s" % uuid.uuid4().hex[:6])
+    port, log = start_server([{"tool": "r__echo", "input": {"text": "one"}},
+                              {"tool": "r__echo", "input": {"text": "two"}},
+                              {"tool": "r__echo", "input": {"text": "three"}}, {"text": "done"}])
+    p = run(args(port, config({"r": fake("--exit-after-call", "--starts", starts)}), "-p", "x",
+                 "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, p.stderr)
+    res = [r["content"] for r in call_results(log)]
+    check(len(res) == 3 and res[0] == "echo: one" and res[2] == "echo: three" and
+          res[1] in ("echo: two", "the MCP server 'r' failed during the call: the server exited "
+                                  "(status 5)"), res)
+    check("mcp r: starting the server again (1 of 3, MOTE_MCP_RESTART_MAX)" in p.stderr, p.stderr)
+    ran = 3 if res[1] == "echo: two" else 2
+    check(len(open(starts).readlines()) == ran, "started %d times" % ran)
+    names = [t["name"] for t in requests_in(log)[1]["body"]["tools"]]
+    check("r__echo" in names, "its tools stay offered while it can be started again: %s" % names)
+
+
+def test_restarts_are_bounded():
+    starts = os.path.join(TMP, "starts-%s" % uuid.uuid4().hex[:6])
+    steps = [{"tool": "b__echo", "input": {"text": "n%d" % i}} for i in range(5)]
+    port, log = start_server(steps + [{"text": "done"}])
+    t0 = time.monotonic()
+    p = run(args(port, config({"b": fake("--crash-on-call", "--starts", starts)}), "-p", "x",
+                 "--yes"))
+    took = time.monotonic() - t0
+    check(p.returncode == 0 and "done" in p.stdout, p.stderr)
+    res = [r["content"] for r in call_results(log)]
+    check(len(res) == 5 and all("failed during the call" in r for r in res[:4]), res)
+    check("not running" in res[4] and "status 7" in res[4], res)
+    check(len(open(starts).readlines()) == 4, "1 start and 3 restarts")
+    NOTES.append("5 calls, each crashing its server, 3 restarts (1 + 2 + 4 s apart): %.1f s" % took)
 
 
 # ---- real servers ------------------------------------------------------------

@@ -642,6 +642,30 @@ def real_long_call(mode):
     check("new session" not in p.stderr, "one session all along: " + p.stderr)
 
 
+def real_progress(mode):
+    """A 4 s call with a 2.5 s deadline: server-everything's progress (one a
+    second, for the token the call carries) gives it its deadline again."""
+    proc, sport, slog = everything(mode)
+    port, log = start_server([{"tool": "ev__trigger-long-running-operation",
+                               "input": {"duration": 4, "steps": 4}},
+                              {"text": "all done"}])
+    kind = "http" if mode == "streamableHttp" else "sse"
+    cfg = config({"ev": {"type": kind, "url": ev_url(mode, sport), "tool_timeout_sec": 2.5}})
+    p = run(args(port, cfg, "-p", "x", "--yes"), MOTE_MCP_TIMEOUT_MS="2500")
+    check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr))
+    texts = [r["content"] for r in tool_results(requests_in(log))]
+    check(len(texts) == 1 and "Long running operation completed" in texts[0], (texts, p.stderr))
+    check("mcp ev: progress 1/4" in p.stderr, p.stderr)
+
+
+def test_real_progress_streamable_http():
+    real_progress("streamableHttp")
+
+
+def test_real_progress_sse():
+    real_progress("sse")
+
+
 def test_real_long_call_streamable_http():
     real_long_call("streamableHttp")
 

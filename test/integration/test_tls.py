@@ -533,7 +533,9 @@ def test_three_system_calls_per_chunk():
         NOTES.append("%s: %.2f poll/receive/read/write calls per chunk (%s for 400 chunks)" % (
             scheme, per, ", ".join("%s %d" % (k, calls[k]) for k in
                                    ("poll", "recvfrom", "read", "write", "writev") if k in calls)))
-        check(per <= 3.1, "%s: %.2f calls per chunk (%s)" % (scheme, per, calls))
+        # A defect costs a whole call per chunk (4.0); a loaded machine
+        # splits a few chunks between two wakes (3.12 seen at load 17).
+        check(per <= 3.5, "%s: %.2f calls per chunk (%s)" % (scheme, per, calls))
 
 
 def test_peak_rss_with_the_system_bundle():

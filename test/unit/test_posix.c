@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mote/mote.h"
@@ -762,14 +763,18 @@ static int64_t group_of(int64_t pid)
 {
     const struct mote_port *p = &pp.port;
     int64_t g = MOTE_ERR_AGAIN;
-    int i;
+    struct timespec t0, t;
 
-    for (i = 0; i < 2000 && g == MOTE_ERR_AGAIN; i++) {
+    /* bounded in time, not in tries: a loaded machine may take seconds
+     * to run the child as far as its own group */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
         g = p->proc_group(p->ctx, pid);
-        if (g == MOTE_ERR_AGAIN)
-            usleep(1000);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (g != MOTE_ERR_AGAIN || t.tv_sec - t0.tv_sec > 30)
+            return g;
+        usleep(1000);
     }
-    return g;
 }
 
 /* A held start runs nothing of its program until proc_go: the child
