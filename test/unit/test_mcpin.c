@@ -42,7 +42,7 @@ static void log_fn(void *arg, const char *server, const char *msg)
     strcat(logged, "\n");
 }
 
-static const struct mote_mcp_up up = {NULL, NULL, NULL, NULL, up_tool};
+static const struct mote_mcp_up up = {NULL, NULL, NULL, NULL, up_tool, NULL};
 
 static void fresh(uint8_t kind)
 {
