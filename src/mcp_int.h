@@ -168,4 +168,18 @@ void mote_mcp_http_dc_begin(struct mote_mcp_server *s);
 bool mote_mcp_http_dc_poll(struct mote_mcp_server *s, bool force, uint32_t el);
 void mote_mcp_http_dc_end(struct mote_mcp_server *s);
 
+/* Server `s` is ready and declared capability `cap` (MOTE_MCP_CAP_*). */
+static inline bool mcp_offers(const struct mote_mcp_server *s, uint8_t cap)
+{
+    return s->state == MOTE_MCP_READY && (s->caps & cap) != 0;
+}
+
+/* The first server from index `from` on that offers `cap`, or m->n. */
+static inline unsigned mcp_next_offering(const struct mote_mcp *m, unsigned from, uint8_t cap)
+{
+    while (from < m->n && !mcp_offers(&m->srv[from], cap))
+        from++;
+    return from;
+}
+
 #endif /* MOTE_MCP_INT_H */

@@ -19,14 +19,12 @@ enum { P_LIST, P_GET };
 
 static bool offers(const struct mote_mcp_server *s)
 {
-    return s->state == MOTE_MCP_READY && (s->caps & MOTE_MCP_CAP_PROMPTS) != 0;
+    return mcp_offers(s, MOTE_MCP_CAP_PROMPTS);
 }
 
 static unsigned next_offering(const struct mote_mcp *m, unsigned from)
 {
-    while (from < m->n && !offers(&m->srv[from]))
-        from++;
-    return from;
+    return mcp_next_offering(m, from, MOTE_MCP_CAP_PROMPTS);
 }
 
 static void refuse(struct mote_mcp_call *c, const char *a, const char *b, const char *d)

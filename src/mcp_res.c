@@ -49,15 +49,12 @@ static const char *const res_method[MOTE_MCP_RES_TOOLS] = {
 
 static bool offers(const struct mote_mcp_server *s)
 {
-    return s->state == MOTE_MCP_READY && (s->caps & MOTE_MCP_CAP_RESOURCES) != 0;
+    return mcp_offers(s, MOTE_MCP_CAP_RESOURCES);
 }
 
-/* The first server from index `from` on that offers resources, or m->n. */
 static unsigned next_offering(const struct mote_mcp *m, unsigned from)
 {
-    while (from < m->n && !offers(&m->srv[from]))
-        from++;
-    return from;
+    return mcp_next_offering(m, from, MOTE_MCP_CAP_RESOURCES);
 }
 
 unsigned mote_mcp_res_defs(const struct mote_mcp *m, struct mote_tool_def *defs, unsigned max)
