@@ -160,6 +160,28 @@ static void set_current(struct mote_conv *c)
     }
 }
 
+struct newest {
+    char *id;
+    size_t cap;
+    int64_t mtime;
+    bool found;
+};
+
+/* mote_session_list's callback: keeps the chat journal changed last. */
+static int keep_newest(void *arg, const struct mote_conv_info *c)
+{
+    struct newest *n = arg;
+
+    if (c->calls || c->damaged || c->newer || strlen(c->id) >= n->cap)
+        return 0;
+    if (n->found && (c->mtime < n->mtime || (c->mtime == n->mtime && strcmp(c->id, n->id) <= 0)))
+        return 0;
+    mote_str_copy(n->id, n->cap, c->id);
+    n->mtime = c->mtime;
+    n->found = true;
+    return 0;
+}
+
 int mote_session_recent(struct mote_session *s, char *id, size_t cap)
 {
     const struct mote_port *p = s->port;
@@ -169,6 +191,13 @@ int mote_session_recent(struct mote_session *s, char *id, size_t cap)
     if (cap < 2)
         return MOTE_ERR_INVAL;
     h = p->st_open(p->ctx, "current", MOTE_ST_READ);
+    if (h == MOTE_ERR_NOENT) {
+        struct newest nw = {.id = id, .cap = cap};
+
+        if ((n = mote_session_list(s, keep_newest, &nw)) < 0)
+            return n;
+        return nw.found ? 0 : MOTE_ERR_NOENT;
+    }
     if (h < 0)
         return h;
     n = p->st_read(p->ctx, h, 0, id, cap - 1);

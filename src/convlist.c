@@ -82,6 +82,7 @@ static int list_file(void *arg, const char *name)
             c->torn = w->scan.j.repaired;
             c->state = w->scan.r.action;
             c->user_messages = w->scan.user_messages;
+            c->calls = w->scan.r.calls_only;
             memcpy(c->first, w->scan.first, sizeof(c->first));
         }
         mote_jscan_end(&w->scan);

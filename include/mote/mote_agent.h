@@ -630,6 +630,7 @@ struct mote_conv_info {
                                           * opened, left alone; damaged is set too */
     int64_t mtime;                       /* its journal's last change, seconds of the
                                           * real-time clock (0: the port cannot tell) */
+    bool calls;                          /* a calls journal (mote_conv_create_calls) */
 };
 
 /* True if conversation `c` is finished: nothing for recovery to do, whole,
@@ -816,9 +817,13 @@ int mote_conv_close(struct mote_conv *c);
 struct mote_conv *mote_conv_find(struct mote_session *s, const char *id);
 
 /* The id of the most recent conversation (STATE/current) into `id` (cap
- * bytes). Returns 0, MOTE_ERR_NOENT (none yet), or the storage failure
- * that kept it from being read (an unreadable STATE/current is an error,
- * never taken as "none"). */
+ * bytes). Where STATE/current is missing (a start killed between its
+ * journal and STATE/current, or a file lost), the chat journal changed
+ * last (then the greatest id) is taken, found by mote_session_list: a
+ * conversation on disk is never left behind for a new one. Returns 0,
+ * MOTE_ERR_NOENT (none yet), or the storage failure that kept it from
+ * being read (an unreadable STATE/current is an error, never taken as
+ * "none"). Uses the session's journal scratch, as mote_session_list. */
 int mote_session_recent(struct mote_session *s, char *id, size_t cap);
 
 /* ---- shutdown --------------------------------------------------------- */

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from harness import (NOTES, Pty, TMP, check, journal, mote_env, read_until, requests_in, run_all,
+from harness import (NOTES, Pty, TMP, check, journal, journal_file, journal_files, mote_env, read_until, requests_in, run_all,
                      start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -473,6 +473,33 @@ def test_kill9_with_next_request_in_flight_then_continue():
     check(kinds[-2:] == ["tool_result", "request"], kinds)
     q = run(mote_args(port, state, "--continue"))
     check(q.returncode == 0 and "the answer after recovery" in q.stdout, (q.stdout, q.stderr))
+
+
+def test_continue_without_current_takes_the_newest_journal():
+    """A start killed after its journal was made but before STATE/current
+    named it (or a lost STATE/current): --continue goes on with the
+    conversation changed last, never beside it with a new one (the kill -9
+    storm met this window once in CI)."""
+    port, log = start_server([{"text": "one"}, {"text": "two"}, {"text": "three"}])
+    state = new_state()
+    q = run(mote_args(port, state, "-p", "first"))
+    check(q.returncode == 0, q.stderr)
+    older = journal_files(state)
+    q = run(mote_args(port, state, "-p", "second"))
+    check(q.returncode == 0, q.stderr)
+    check(len(older) == 1 and len(journal_files(state)) == 2, journal_files(state))
+    past = os.stat(older[0]).st_mtime - 100
+    os.utime(older[0], (past, past))  # the second one is the newer, whatever the ids
+    os.remove(os.path.join(state, "current"))
+    q = run(mote_args(port, state, "--continue", "-p", "third"))
+    check(q.returncode == 0 and "three" in q.stdout, (q.stdout, q.stderr))
+    files = journal_files(state)
+    check(len(files) == 2, "no new conversation beside the old ones: %s" % files)
+    newer = [f for f in files if f not in older][0]
+    said = [r.get("text") for r in journal_file(newer) if r["t"] == "user"]
+    check(said == ["second", "third"], said)
+    sent = json.dumps(requests_in(log)[-1])
+    check("second" in sent and "first" not in sent, sent[:400])
 
 
 def test_kill9_storm_every_line_valid():
