@@ -47,6 +47,12 @@ STATIC ?= 0
 PREFIX ?= /usr/local
 CFLAGS ?= -Os -g
 LDFLAGS ?=
+# The tests' Python: Debian's (the one `make deps` installs python3-selenium
+# and the like for) where it is. A python3 met earlier in PATH (a pyenv
+# shim) starts each of the check's hundreds of Python processes 4-14 times
+# slower; PYTHON=python3 takes PATH's. Scripts get it from the environment.
+PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+export PYTHON
 # A configuration header (MOTE_CONFIG_FILE) may come with its quotes as
 # the shell leaves them ('-DMOTE_CONFIG_FILE="file.h"'), escaped
 # (\"file.h\") or bare: the compiler gets it as one string literal
@@ -266,15 +272,15 @@ test-symbols: $(B)/libmote.a
 
 # One job per file: no circle in the call or include graph of src/ and
 # port/, no file over 1,200 lines, every file opening with its job
-# (read from the library's objects; `python3 test/check_arch.py
+# (read from the library's objects; `$(PYTHON) test/check_arch.py
 # $(B)/obj --graph` prints the map).
 test-arch: $(B)/libmote.a
-	$(Q)python3 test/check_arch.py $(B)/obj
+	$(Q)$(PYTHON) test/check_arch.py $(B)/obj
 
 # The struct sizes the docs quote (marked <!--size:NAME-->) are what
 # scripts/sizeof.sh measures; make doc-sizes rewrites them.
 test-docs:
-	$(Q)python3 scripts/doc_sizes.py $(B)
+	$(Q)$(PYTHON) scripts/doc_sizes.py $(B)
 
 ## doc-sizes: rewrite every size and memory figure of README.md and docs/:
 ## the structs, and the builds' figures (the tiny and cross builds, the
@@ -286,9 +292,9 @@ doc-sizes:
 	    for x in aarch64-linux-gnu- arm-linux-gnueabihf-; do \
 	      $(MAKE) --no-print-directory tiny CROSS_COMPILE=$$x || exit 1; \
 	      case $$x in arm*) n=armhf ;; *) n=aarch64 ;; esac; \
-	      python3 scripts/doc_sizes.py $(B) --figure tiny-$$n $$(wc -c < $(B)/tiny-$$n/mote); \
+	      $(PYTHON) scripts/doc_sizes.py $(B) --figure tiny-$$n $$(wc -c < $(B)/tiny-$$n/mote); \
 	    done; } >$(B)/doc-sizes.log 2>&1 || { tail -n 30 $(B)/doc-sizes.log; exit 1; }; fi
-	$(Q)python3 scripts/doc_sizes.py $(B) --write
+	$(Q)$(PYTHON) scripts/doc_sizes.py $(B) --write
 
 # The core allocates nothing and includes no OS header.
 test-core-rules:
@@ -306,7 +312,7 @@ $(SB)/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 	  $(MBEDTLS_LIBS) -lpthread
 
 test-agent: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_agent.py $(SB)
 
 # examples/embed (an embedder's agent with a custom tool) on mote's loop
 # and inside libev's, sanitizers on.
@@ -322,61 +328,61 @@ $(SB)/embed-loop: $(SB)/examples/embed/loop.o $(SB)/examples/embed/device.o $(SA
 
 # How turns end, compaction, the system prompt.
 test-turns: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_turns.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_turns.py $(SB)
 
 # Each cause of a failed request has its name in the error events (real
 # faults against the test server; stream-json and mote serve).
 test-errors: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_errors.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_errors.py $(SB)
 
 test-embed: $(SB)/embed $(SB)/embed-loop
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_embed.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_embed.py $(SB)
 
 # Trust stores (the system bundle, not loaded whole), as strict
 # as one root; the default build here, the tiny one in test-tiny.
 test-tls: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_tls.py $(SB)/mote
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_tls.py $(SB)/mote
 
 # The core's promises under hostile input (real binary).
 test-core: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_core.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_core.py $(SB)
 
 # The providers' APIs spoken exactly (real binary, test server).
 test-fidelity: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fidelity.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_fidelity.py $(SB)
 
 # The rules the real APIs enforce (the test server refuses what
 # they refuse), the bodies mote sends keep them, the SDKs' recorded streams.
 test-api-rules: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_api_rules.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_api_rules.py $(SB)
 
 # No tool or MCP process outlives mote, whatever a SIGKILL reaches.
 test-proc: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_proc.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_proc.py $(SB)
 
 # The CLI people reach for (tools, editing, paste, approval,
 # conversations, proxies, localhost).
 test-cli15: $(SB)/mote all
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_cli15.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_cli15.py $(SB)
 
 # What an adversarial test found in the file tools, the
 # state directory and the proxy client (ownership, /proc sizes, UTF-8 cuts,
 # FIFOs in the state, read-only and hard-linked files, CONNECT answers).
 test-tools15: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_tools15.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_tools15.py $(SB)
 
 # ---- mote serve (the agent as a service) ----
 # The API on a Unix socket and loopback TCP, event streams, approval through
 # the API, kill -9 with conversations in every state and the restart,
 # SIGTERM drains, 200 connections at once, slow and malformed requests.
 test-serve: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_serve.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_serve.py $(SB)
 # ---- end of mote serve's block ----
 
 # What is approved is exactly what runs: the question shows all of the
 # input, strict inputs (duplicate keys, NULs), no symlink or FIFO traps.
 test-approval: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_approval.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_approval.py $(SB)
 
 # ---- the MQTT client ----
 # The library's client (a small probe program, sanitizers on) against a
@@ -389,14 +395,14 @@ $(SB)/mqtt_probe: $(SB)/test/integration/mqtt_probe.o $(SAN_LIB_OBJ)
 	  $(MBEDTLS_LIBS) -lpthread
 
 test-mqtt: $(SB)/mqtt_probe
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt.py $(SB)/mqtt_probe
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mqtt.py $(SB)/mqtt_probe
 # ---- end of the MQTT client's block ----
 
 # mote serve as a device service: a slow job never stalls the other
 # clients, secrets wait for the kernel's pool, the socket's group, one
 # meaning per word in the API.
 test-service: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_service.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_service.py $(SB)
 
 # The systemd unit: valid, and hardened to an exposure of at most 3.0,
 # writes confined and privileges dropped, while the agent reads what an
@@ -423,7 +429,7 @@ test-unit: $(B)/mote
 # HTTP API while the broker is gone, a flood, approvals, a garbage broker.
 .PHONY: test-mqtt-serve
 test-mqtt-serve: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mqtt_serve.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mqtt_serve.py $(SB)
 CHECK_GROUPS += test-mqtt-serve
 
 ## bench-fleet: 200 `mote serve --mqtt` (small configuration) on one mosquitto:
@@ -431,14 +437,14 @@ CHECK_GROUPS += test-mqtt-serve
 .PHONY: bench-fleet
 bench-fleet: deps-check
 	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/small CFLAGS='$(SMALL_CFLAGS)' $(B)/small/mote
-	$(Q)python3 test/bench/mqtt_fleet_bench.py $(B)/small/mote 200
+	$(Q)$(PYTHON) test/bench/mqtt_fleet_bench.py $(B)/small/mote 200
 # ---- end of mote serve --mqtt's block ----
 
 
 # Regression tests of the agent's defects found in its first review
 # (real binary, test server).
 test-issue10: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_issue10.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_issue10.py $(SB)
 
 # make install into a staging root, then build the embedding example
 # against what was installed, through pkg-config (the README's example and
@@ -452,14 +458,16 @@ test-install: all
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig \
 	  $(CC) -std=c11 -o $(B)/stage/embed-loop examples/embed/loop.c examples/embed/device.c $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/stage \
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) -lev -lm
-	$(Q)python3 test/integration/test_embed.py $(B)/stage >$(B)/stage/embed.log 2>&1 || \
+	$(Q)$(PYTHON) test/integration/test_embed.py $(B)/stage >$(B)/stage/embed.log 2>&1 || \
 	  { cat $(B)/stage/embed.log; echo "test-install: the embed example built on the installed library failed"; exit 1; }
 	@# A configuration build (the small configuration, given as its own
 	@# usage line writes it) installs a library and a mote.pc whose flags
 	@# build the embed example as they are: no -D flag, the values come
-	@# from the installed mote/mote_build_config.h.
-	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/small \
-	  CFLAGS='$(SMALL_CFLAGS)' install PREFIX=/usr DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
+	@# from the installed mote/mote_build_config.h. (The library only, at
+	@# -O0: what is checked is the configuration's way, not the code.)
+	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/cfg \
+	  CFLAGS='-O0 -DMOTE_CONFIG_FILE=\"mote/mote_config_small.h\"' install-lib PREFIX=/usr \
+	  DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
 	$(Q)grep -q 'Cflags: -I$${includedir}$$' $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc || \
 	  { echo "test-install: the configuration build's mote.pc has more than -I:"; cat $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc; exit 1; }
 	$(Q)for p in embed embed-loop; do \
@@ -469,7 +477,7 @@ test-install: all
 	    pkg-config --cflags --libs --static mote) $$( [ $$p = embed ] || echo -lev -lm) || \
 	    { echo "test-install: $$p does not build against the installed configuration build"; exit 1; }; \
 	done
-	$(Q)python3 test/integration/test_embed.py $(B)/cfg-stage >$(B)/cfg-stage/embed.log 2>&1 || \
+	$(Q)$(PYTHON) test/integration/test_embed.py $(B)/cfg-stage >$(B)/cfg-stage/embed.log 2>&1 || \
 	  { cat $(B)/cfg-stage/embed.log; echo "test-install: the embed example on the installed configuration build failed"; exit 1; }
 	@# The library's link flags without --static (only a static library is
 	@# installed), and a program built with other MOTE_* values than the
@@ -493,7 +501,7 @@ test-install: all
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mcp.py $(SB)
 
 ## test-mcp-features: MCP resources (as tools), prompts (/prompt) and
 ## elicitation: the real server-everything (stdio, Streamable HTTP) and the
@@ -501,14 +509,14 @@ test-mcp: $(SB)/mote
 .PHONY: test-mcp-features
 CHECK_GROUPS += test-mcp-features
 test-mcp-features: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_features.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mcp_features.py $(SB)
 
 ## test-mcp-http: MCP servers over HTTP (Streamable HTTP, HTTP+SSE): a hostile
 ## server for the faults, the real server-everything in both modes
 .PHONY: test-mcp-http
 CHECK_GROUPS += test-mcp-http
 test-mcp-http: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_http.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mcp_http.py $(SB)
 
 $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
 	$(Q)$(CC) $(SAN) -o $@ $^ $(MBEDTLS_LIBS) -lpthread
@@ -516,11 +524,11 @@ $(SB)/llm_probe: $(SB)/test/integration/llm_probe.o $(SAN_LIB_OBJ)
 # The model client against the local test server (TCP and TLS on loopback),
 # with a TLS=none build beside it.
 test-client: $(SB)/llm_probe $(B)/mote $(B)/none/mote
-	$(Q)python3 test/integration/test_client.py $(B)
+	$(Q)$(PYTHON) test/integration/test_client.py $(B)
 # make check runs it in two halves side by side
 .PHONY: test-client-1 test-client-2
 test-client-1 test-client-2: $(SB)/llm_probe $(B)/mote $(B)/none/mote
-	$(Q)MOTE_TEST_SHARD=$(subst test-client-,,$@)/2 python3 test/integration/test_client.py $(B)
+	$(Q)MOTE_TEST_SHARD=$(subst test-client-,,$@)/2 $(PYTHON) test/integration/test_client.py $(B)
 
 # The TLS=none build of mote: the same objects (TLS=... changes no compile
 # flag), with the backend that refuses https:// in place of mbedTLS's.
@@ -625,7 +633,7 @@ bench-wire: $(B)/libmote.a $(B)/mote
 	@mkdir -p $(BB)
 	$(Q)$(CC) -std=c11 -Os -Iinclude $(JSMN_DEFS) -o $(BB)/llm_probe test/integration/llm_probe.c \
 	  $(B)/libmote.a $(LIBS)
-	$(Q)python3 test/bench/wire_bench.py $(B) --out $(BB)/wire.dat --mote $(B)/mote \
+	$(Q)$(PYTHON) test/bench/wire_bench.py $(B) --out $(BB)/wire.dat --mote $(B)/mote \
 	  --chart docs/wire.svg $(if $(MOTE_BEFORE),--mote-before "$(MOTE_BEFORE)")
 
 ## freestanding: compile src/ for Cortex-M4 and check it needs only mem*/str*
@@ -646,7 +654,7 @@ freestanding: deps-check
 	  echo "$$undef"; exit 1; fi
 	$(Q)arm-none-eabi-size $(FB)/core.o
 	$(Q)sh scripts/budget.sh mcu-core $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
-	$(Q)python3 scripts/doc_sizes.py $(B) --figure mcu-core \
+	$(Q)$(PYTHON) scripts/doc_sizes.py $(B) --figure mcu-core \
 	  $$(arm-none-eabi-size $(FB)/core.o | awk 'NR == 2 {print $$1}')
 	@echo "freestanding: src/ builds for Cortex-M4; undefined symbols only mem*/str*"
 
@@ -656,7 +664,7 @@ freestanding: deps-check
 SMALL_CFLAGS := -Os -g -DMOTE_CONFIG_FILE=\"mote/mote_config_small.h\"
 check-small: deps-check
 	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) BUILDDIR=$(B)/small CFLAGS='$(SMALL_CFLAGS)' all $(B)/small/asan/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_agent.py $(B)/small/asan
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_agent.py $(B)/small/asan
 	@# every limit at its floor builds too (-Werror), the CLI included
 	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) BUILDDIR=$(B)/floors \
 	  CFLAGS='-Os -DMOTE_CONFIG_FILE=\"$(abspath test/config_floors.h)\"' all >/dev/null
@@ -723,7 +731,7 @@ check-cross: deps-check
 	@# for aarch64 against a staged install-lib, run under qemu-user
 	$(Q)rm -rf $(XB)/embedding && $(MAKE) --no-print-directory WERROR=$(WERROR) CROSS_COMPILE=$(X) \
 	  STATIC=1 BUILDDIR=$(XB)/build install-lib PREFIX=/usr DESTDIR=$(abspath $(XB))/embedding/stage >/dev/null
-	$(Q)python3 test/integration/test_embedding.py $(XB)/embedding --cross=qemu-aarch64-static
+	$(Q)$(PYTHON) test/integration/test_embedding.py $(XB)/embedding --cross=qemu-aarch64-static
 
 ## tiny: the smallest static mote (musl, minimal mbedTLS from Debian's source);
 ## CROSS_COMPILE=aarch64-linux-gnu- or arm-linux-gnueabihf- for those, SERVE=1 with mote serve
@@ -735,21 +743,21 @@ tiny: deps-check
 # and verifies against the system bundle within 1 MiB of RSS.
 test-tiny: tiny $(B)/rss_exec
 	$(Q)sh scripts/budget.sh tiny-$$($(CC) -dumpmachine | cut -d- -f1) $$(wc -c < $(B)/tiny/mote)
-	$(Q)python3 scripts/doc_sizes.py $(B) --figure tiny-$$($(CC) -dumpmachine | cut -d- -f1) \
+	$(Q)$(PYTHON) scripts/doc_sizes.py $(B) --figure tiny-$$($(CC) -dumpmachine | cut -d- -f1) \
 	  $$(wc -c < $(B)/tiny/mote)
 	$(Q)sh test/integration/smoke.sh $(B)/tiny/mote
-	$(Q)python3 test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec \
+	$(Q)$(PYTHON) test/integration/test_tls.py $(B)/tiny/mote --rss-max=1024 --rss-exec=$(B)/rss_exec \
 	  --rss-figure=$(B)/rss-tls.kb
-	$(Q)python3 scripts/doc_sizes.py $(B) --figure rss-tls $$(cat $(B)/rss-tls.kb)
+	$(Q)$(PYTHON) scripts/doc_sizes.py $(B) --figure rss-tls $$(cat $(B)/rss-tls.kb)
 	@# roots built in (CA_BUNDLE): a throw-away CA as the only trust
 	$(Q)rm -rf $(B)/builtin/certs && sh test/make_certs.sh $(B)/builtin/certs
 	$(Q)$(MAKE) --no-print-directory BUILDDIR=$(B)/builtin CA_BUNDLE=$(abspath $(B))/builtin/certs/ca.crt \
 	  $(B)/builtin/mote >/dev/null
-	$(Q)python3 test/integration/test_tls.py $(B)/builtin/mote --certs=$(B)/builtin/certs --builtin
+	$(Q)$(PYTHON) test/integration/test_tls.py $(B)/builtin/mote --certs=$(B)/builtin/certs --builtin
 	@# what mote serve adds to the tiny build (the docs' figure; SERVE=1
 	@# links the serve objects in, the next make tiny links them out)
 	$(Q)base=$$(wc -c < $(B)/tiny/mote) && $(MAKE) --no-print-directory tiny SERVE=1 >/dev/null && \
-	  python3 scripts/doc_sizes.py $(B) --figure serve-adds $$(( $$(wc -c < $(B)/tiny/mote) - base ))
+	  $(PYTHON) scripts/doc_sizes.py $(B) --figure serve-adds $$(( $$(wc -c < $(B)/tiny/mote) - base ))
 
 # Runs a command and reports its own peak RSS (static musl: its fork
 # costs next to nothing, so small figures are not hidden).
@@ -820,13 +828,13 @@ help:
 .PHONY: test-mcp-server
 CHECK_GROUPS += test-mcp-server
 test-mcp-server: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_mcp_server.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mcp_server.py $(SB)
 
 ## bench-mcp-server: a tool call from the official MCP SDK's client through
 ## mote serve's /mcp and through mote mcp (median of 20); RSS per MCP session
 .PHONY: bench-mcp-server
 bench-mcp-server: $(B)/mote
-	$(Q)python3 test/bench/mcpserver_bench.py $(B) 20 8
+	$(Q)$(PYTHON) test/bench/mcpserver_bench.py $(B) 20 8
 # ---- end of the MCP server's block ----
 
 # ---- providers (a device user's picks) ----
@@ -836,7 +844,7 @@ bench-mcp-server: $(B)/mote
 # index.
 .PHONY: test-providers
 test-providers: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_providers.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_providers.py $(SB)
 CHECK_GROUPS += test-providers
 
 ## bench-providers: what the provider profiles cost the reference APIs: the
@@ -844,7 +852,7 @@ CHECK_GROUPS += test-providers
 ## rounds (median of 21), for MOTE_BEFORE=PATH (an older mote) and this one
 .PHONY: bench-providers
 bench-providers: $(B)/mote
-	$(Q)python3 test/bench/provider_bench.py $(MOTE_BEFORE) $(B)/mote --runs 21
+	$(Q)$(PYTHON) test/bench/provider_bench.py $(MOTE_BEFORE) $(B)/mote --runs 21
 # ---- end of the providers' block ----
 
 # ---- unattended devices (approvals' deadlines, schedules, the budget) ----
@@ -856,7 +864,7 @@ bench-providers: $(B)/mote
 # occurrences caught up once, the API, MQTT, the agent's schedule tool.
 .PHONY: test-unattended
 test-unattended: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_unattended.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_unattended.py $(SB)
 CHECK_GROUPS += test-unattended
 # ---- end of the unattended devices' block ----
 
@@ -864,7 +872,7 @@ CHECK_GROUPS += test-unattended
 ## random moments, a schedule every 2 s): every occurrence once or skipped
 .PHONY: bench-sched
 bench-sched: $(B)/mote
-	$(Q)python3 test/bench/sched_bench.py $(B) 100
+	$(Q)$(PYTHON) test/bench/sched_bench.py $(B) 100
 
 # ---- mote serve's page (GET /) ----
 # The page (examples/serve/page/: HTML, CSS, JavaScript; no build step but
@@ -912,21 +920,21 @@ $(SB)/nopage/mote: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ) $(B)/obj/examples/tiny/page_non
 test-page: $(SB)/mote $(SB)/nopage/mote $(B)/page/page.c $(B)/libmote.a
 	$(Q)sh scripts/budget.sh page $$(( $$(wc -c < $(B)/page/page.html.gz) + \
 	  $$($(SIZE) $(B)/obj/src/serve_page.o | awk 'NR == 2 {print $$1 + $$2}') ))
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_page.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_page.py $(SB)
 CHECK_GROUPS += test-page
 
 ## page-shot: docs/page.png, the page with a pending approval (made by the
 ## browser test)
 page-shot: $(SB)/mote
 	$(Q)MOTE_PAGE_SHOT=$(abspath docs/page.png) MOTE_TEST_ONLY=screenshot \
-	  python3 test/integration/test_page.py $(SB)
+	  $(PYTHON) test/integration/test_page.py $(SB)
 
 ## bench-page: the page's bytes, its time to first paint in headless Chromium
 ## and the RSS of mote serve with 5 pages open, from a tiny SERVE=1 build
 .PHONY: bench-page
 bench-page: deps-check
 	$(Q)$(MAKE) --no-print-directory tiny SERVE=1
-	$(Q)python3 test/bench/page_bench.py $(B)/tiny/mote $(B)/tiny/build/page
+	$(Q)$(PYTHON) test/bench/page_bench.py $(B)/tiny/mote $(B)/tiny/build/page
 # ---- end of mote serve's page block ----
 
 # ---- a fleet of devices (issue: configuration, metrics, the broker) ----
@@ -936,7 +944,7 @@ bench-page: deps-check
 # directory, links in the state directory.
 .PHONY: test-fleet
 test-fleet: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_fleet.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_fleet.py $(SB)
 CHECK_GROUPS += test-fleet
 # ---- end of the fleet's block ----
 
@@ -947,7 +955,7 @@ CHECK_GROUPS += test-fleet
 # bad file refused, secrets from files and credentials, the client id.
 .PHONY: test-config
 test-config: $(SB)/mote
-	$(Q)ASAN_OPTIONS=detect_leaks=1 python3 test/integration/test_config.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_config.py $(SB)
 CHECK_GROUPS += test-config
 # the file's reader, fuzzed (make test-fuzz runs every target)
 $(FZ)/fuzz_conf: FUZZ_EXTRA := examples/serve/conf.c examples/common/readfile.c
@@ -965,7 +973,7 @@ test-embedding: $(B)/libmote.a
 	$(Q)rm -rf $(EMB) && $(MAKE) --no-print-directory install-lib PREFIX=/usr \
 	  DESTDIR=$(abspath $(EMB))/stage >/dev/null
 	$(Q)$(MAKE) --no-print-directory install-lib PREFIX=$(abspath $(EMB))/prefix >/dev/null
-	$(Q)python3 test/integration/test_embedding.py $(EMB)
+	$(Q)$(PYTHON) test/integration/test_embedding.py $(EMB)
 CHECK_GROUPS += test-embedding
 # ---- end of the embedding guide's block ----
 

@@ -16,7 +16,7 @@ if [ "${1:-}" = --dropin ]; then dropin=$2; shift 2; fi
 unit=$1 mote=$2 budget=$3
 shift 3
 command -v systemd-analyze >/dev/null 2>&1 || { echo "test-unit: systemd-analyze missing (make deps installs systemd)"; exit 1; }
-command -v python3 >/dev/null 2>&1 || { echo "test-unit: python3 missing"; exit 1; }
+command -v "${PYTHON:-python3}" >/dev/null 2>&1 || { echo "test-unit: python3 missing"; exit 1; }
 d=$(mktemp -d) || exit 1
 trap 'rm -rf "$d"' EXIT
 name=$(basename "$unit")
@@ -53,7 +53,7 @@ if [ $# -gt 0 ]; then
             grep -qxF -- "${e#line=}" "$unit" || { echo "test-unit: $unit has no line '${e#line=}'"; fail=1; }
             ;;
         *=on | *=off)
-            got=$(python3 -c '
+            got=$("${PYTHON:-python3}" -c '
 import json, sys
 rows = [r for r in json.load(open(sys.argv[1])) if r["json_field"] == sys.argv[2]]
 print(("on" if rows[0]["set"] else "off") if len(rows) == 1 else "absent")

@@ -31,7 +31,7 @@ for f in $LIB_SRC; do
     objs="$objs $o"
 done
 sh scripts/budget.sh "tiny-$name" "$(wc -c < "$t/mote")" || fail=1
-python3 scripts/doc_sizes.py "$b" --figure "tiny-$name" "$(wc -c < "$t/mote")" || fail=1
+"${PYTHON:-python3}" scripts/doc_sizes.py "$b" --figure "tiny-$name" "$(wc -c < "$t/mote")" || fail=1
 passed=0
 for t_src in $UNIT_SRC; do
     n=$(basename "$t_src" .c)
@@ -42,5 +42,5 @@ for t_src in $UNIT_SRC; do
 done
 echo "cross-unit ($name): $passed of $(echo $UNIT_SRC | wc -w) programs passed"
 sh test/integration/smoke.sh "$t/mote" "$qemu" || fail=1
-python3 test/integration/test_tls.py "$t/mote" "$qemu" || fail=1
+"${PYTHON:-python3}" test/integration/test_tls.py "$t/mote" "$qemu" || fail=1
 exit $fail

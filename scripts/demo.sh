@@ -14,7 +14,7 @@ cat > "$d/script.json" <<'JSON'
  {"text": "This is a Linux machine; the shell told me its kernel and architecture. Everything ran locally: the model was the bundled test server, over HTTPS with a throw-away CA."}]
 JSON
 rm -f "$d/port"
-python3 test/llm_server.py --port-file "$d/port" --script "$d/script.json" \
+"${PYTHON:-python3}" test/llm_server.py --port-file "$d/port" --script "$d/script.json" \
     --cert "$d/certs/server.crt" --key "$d/certs/server.key" --lifetime 60 &
 srv=$!
 trap 'kill $srv 2>/dev/null || true' EXIT INT TERM

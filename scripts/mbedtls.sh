@@ -60,10 +60,10 @@ tar xf "$tarball" -C "$out" --strip-components=1
 if [ "$config" = debian ]; then
     # debian/rules of the series: upstream's default with these set
     for opt in MBEDTLS_THREADING_C MBEDTLS_THREADING_PTHREAD MBEDTLS_CMAC_C MBEDTLS_SSL_DTLS_SRTP; do
-        python3 "$out/scripts/config.py" -f "$out/include/mbedtls/$( [ "$series" = 2.28 ] && echo config.h || echo mbedtls_config.h)" set "$opt"
+        "${PYTHON:-python3}" "$out/scripts/config.py" -f "$out/include/mbedtls/$( [ "$series" = 2.28 ] && echo config.h || echo mbedtls_config.h)" set "$opt"
     done
     [ "$series" = 2.28 ] && for opt in MBEDTLS_HAVEGE_C MBEDTLS_MD2_C MBEDTLS_MD4_C; do
-        python3 "$out/scripts/config.py" -f "$out/include/mbedtls/config.h" set "$opt"
+        "${PYTHON:-python3}" "$out/scripts/config.py" -f "$out/include/mbedtls/config.h" set "$opt"
     done
 fi
 make -j2 -C "$out/library" static CC="$cc" AR="$ar" CFLAGS="$cflags $defs" \

@@ -20,7 +20,7 @@ fi
 tmp=$(mktemp -d)
 trap 'kill $(cat "$tmp"/pid* 2>/dev/null) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 sh test/make_certs.sh "$tmp/certs"
-python3 test/llm_server.py --port-file "$tmp/port" --cert "$tmp/certs/server.crt" \
+"${PYTHON:-python3}" test/llm_server.py --port-file "$tmp/port" --cert "$tmp/certs/server.crt" \
     --key "$tmp/certs/server.key" --lifetime 120 & echo $! > "$tmp/pid1"
 while [ ! -f "$tmp/port" ]; do sleep 0.05; done
 port=$(cat "$tmp/port")
@@ -34,7 +34,7 @@ if command -v valgrind >/dev/null; then
     done
 fi
 echo "== the agent"
-python3 test/bench/agent_bench.py "$(dirname "$b")"
+"${PYTHON:-python3}" test/bench/agent_bench.py "$(dirname "$b")"
 for f in "$(dirname "$b")/mote"; do
     strip -o "$b/mote.stripped" "$f" && echo "build/mote stripped (dynamic): $(wc -c < "$b/mote.stripped") bytes"
 done
@@ -43,19 +43,19 @@ for t in tiny tiny-aarch64 tiny-armhf; do
     [ -f "$(dirname "$b")/$t/mote" ] && echo "$t/mote stripped: $(wc -c < "$(dirname "$b")/$t/mote") bytes"
 done
 if [ -f "$(dirname "$b")/tiny/mote" ] && [ -x "$(dirname "$b")/rss_exec" ]; then
-    python3 test/bench/footprint_bench.py "$(dirname "$b")/rss_exec" \
+    "${PYTHON:-python3}" test/bench/footprint_bench.py "$(dirname "$b")/rss_exec" \
         "tiny=$(dirname "$b")/tiny/mote" "default=$(dirname "$b")/mote" --runs=20
 fi
 echo "== a cancel under a flood (issue 11.4)"
-python3 test/bench/flood_bench.py "$(dirname "$b")" 20
+"${PYTHON:-python3}" test/bench/flood_bench.py "$(dirname "$b")" 20
 echo "== MCP: a tool call through each transport (issue 25)"
-python3 test/bench/mcp_bench.py "$(dirname "$b")" 60
+"${PYTHON:-python3}" test/bench/mcp_bench.py "$(dirname "$b")" 60
 echo "== mote serve (issue 14)"
-python3 test/bench/serve_bench.py "$(dirname "$b")" 10
+"${PYTHON:-python3}" test/bench/serve_bench.py "$(dirname "$b")" 10
 echo "== the wire: round trips, kept connections, resumed TLS (issue 24)"
-python3 test/bench/wire_bench.py "$(dirname "$b")" --out "$b/wire.dat" --mote "$(dirname "$b")/mote" \
+"${PYTHON:-python3}" test/bench/wire_bench.py "$(dirname "$b")" --out "$b/wire.dat" --mote "$(dirname "$b")/mote" \
     --chart docs/wire.svg ${MOTE_BEFORE:+--mote-before "$MOTE_BEFORE"}
 echo "== mote serve: health while slow work runs"
-python3 test/bench/health_bench.py "$(dirname "$b")" 5
+"${PYTHON:-python3}" test/bench/health_bench.py "$(dirname "$b")" 5
 echo "== a long conversation, before and after compaction (issue 13)"
-python3 test/bench/compaction_bench.py "$(dirname "$b")" 500
+"${PYTHON:-python3}" test/bench/compaction_bench.py "$(dirname "$b")" 500

@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'kill $(cat "$tmp/pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 sh test/make_certs.sh "$tmp/certs"
 echo '[{"text":"Running it.","tool":"shell","input":{"command":"echo smoke-ok"}}]' > "$tmp/s.json"
-python3 test/llm_server.py --port-file "$tmp/port" --script "$tmp/s.json" \
+"${PYTHON:-python3}" test/llm_server.py --port-file "$tmp/port" --script "$tmp/s.json" \
     --cert "$tmp/certs/server.crt" --key "$tmp/certs/server.key" --lifetime 120 &
 echo $! > "$tmp/pid"
 i=0
