@@ -241,10 +241,7 @@ static void show_call(const struct mote_event *ev)
 
 static void show_result(const struct mote_event *ev)
 {
-    char first[100];
-    unsigned lines = 0;
-    size_t i, n = 0;
-    bool more;
+    char line[160];
 
     end_line();
     if (ui.json) {
@@ -258,20 +255,9 @@ static void show_result(const struct mote_event *ev)
         fflush(stdout);
         return;
     }
-    for (i = 0; i < ev->len; i++)
-        lines += ev->text[i] == '\n';
-    lines += ev->len > 0 && ev->text[ev->len - 1] != '\n';
-    while (n < ev->len && ev->text[n] != '\n')
-        n++;
-    mote_show_line(first, sizeof(first), ev->text, n);
-    more = lines > 1 || (n < ev->len && n + 1 < ev->len);
-    if (more)
-        fprintf(stderr, ui.color ? "  \033[2m%s %s ... (%u lines, %zu bytes)\033[0m\n"
-                                 : "  %s %s ... (%u lines, %zu bytes)\n",
-                ev->is_error ? "x" : "=", first, lines, ev->len);
-    else
-        fprintf(stderr, ui.color ? "  \033[2m%s %s\033[0m\n" : "  %s %s\n",
-                ev->is_error ? "x" : "=", first);
+    mote_show_result(ev->text, ev->len, line, sizeof(line));
+    fprintf(stderr, ui.color ? "  \033[2m%s %s\033[0m\n" : "  %s %s\n", ev->is_error ? "x" : "=",
+            line);
 }
 
 /* ---- shutdown requests ---- */
@@ -939,39 +925,6 @@ static ssize_t get_line(char *line, size_t cap)
     return (ssize_t)len;
 }
 
-/* An answer to an approval question: y or yes, a or always (for this
- * tool), n, no or nothing; any other text is a no that the model reads as
- * the reason ("you should use ls" refuses: it is not a yes). */
-static enum mote_answer parse_answer(char *line, const char **reason)
-{
-    size_t n;
-
-    *reason = NULL;
-    line += strspn(line, " \t");
-    n = strlen(line);
-    while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
-        line[--n] = '\0';
-    if (strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0)
-        return MOTE_ANSWER_YES;
-    if (strcasecmp(line, "a") == 0 || strcasecmp(line, "always") == 0)
-        return MOTE_ANSWER_ALWAYS;
-    if (line[0] != '\0' && strcasecmp(line, "n") != 0 && strcasecmp(line, "no") != 0)
-        *reason = line;
-    return MOTE_ANSWER_NO;
-}
-
-/* "v" or "view" (blanks around), the answer that shows a call whole. */
-static bool is_view(const char *line)
-{
-    size_t n;
-
-    line += strspn(line, " \t");
-    for (n = strlen(line); n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'); n--)
-        ;
-    return (n == 1 && (line[0] == 'v' || line[0] == 'V')) ||
-           (n == 4 && strncasecmp(line, "view", 4) == 0);
-}
-
 /* The end of the first line in the buffer ('\n', or '\r' from a terminal
  * in the editor's mode), or NULL. */
 static char *first_eol(void)
@@ -1020,7 +973,7 @@ static void drain_input(void)
         if (in.ask_id != 0) {
             /* The answer to the open question (only a in_line typed after it). */
             const char *why;
-            enum mote_answer a;
+            int a;
 
             n = get_line(in_line, sizeof(in_line));
             if (n == -1) {
@@ -1031,14 +984,14 @@ static void drain_input(void)
             if (n < 0)
                 n = 0; /* Ctrl+D answers no (the session goes on), as does a refused in_line */
             in_line[n] = '\0';
-            if (in.ask_cut && is_view(in_line)) {
+            a = mote_show_answer(in_line, in.ask_cut, &why);
+            if (a == MOTE_SHOW_VIEW) {
                 (void)show_ask(NULL, NULL, 0, true); /* then the same question */
                 in.prompt_shown = false;
                 ask_again();
                 continue;
             }
-            a = parse_answer(in_line, &why);
-            (void)mote_conv_approve(conv, in.ask_id, a, why);
+            (void)mote_conv_approve(conv, in.ask_id, (enum mote_answer)a, why);
             in.ask_id = 0;
             in.prompt_shown = false;
             continue;
