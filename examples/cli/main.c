@@ -98,11 +98,11 @@ static int out_sink(void *arg, const char *p, size_t n)
     return 0;
 }
 
-static void json_str(const char *s, size_t n)
+/* An event as a line of stream-json (mote_event_json). */
+static void json_event(const struct mote_event *ev)
 {
-    fputc('"', stdout);
-    mote_json_escape_to(out_sink, stdout, s, n);
-    fputc('"', stdout);
+    (void)mote_event_json(out_sink, stdout, ev);
+    fflush(stdout);
 }
 
 /* Untrusted text onto a terminal (mote_show.h); the last byte written. */
@@ -186,10 +186,9 @@ static void show_error(const char *msg, int code)
 {
     end_line();
     if (ui.json) {
-        printf("{\"type\":\"error\",\"code\":\"%s\",\"message\":", mote_err_name(code));
-        json_str(msg, strlen(msg));
-        printf("}\n");
-        fflush(stdout);
+        struct mote_event e = {.type = MOTE_EV_ERROR, .code = code, .text = msg, .len = strlen(msg)};
+
+        json_event(&e);
         return;
     }
     say("31", "mote: ", msg);
@@ -218,17 +217,7 @@ static void show_call(const struct mote_event *ev)
 
     end_line();
     if (ui.json) {
-        printf("{\"type\":\"tool_call\",\"id\":");
-        json_str(ev->id, strlen(ev->id));
-        printf(",\"name\":");
-        json_str(ev->name, strlen(ev->name));
-        printf(",\"input\":");
-        if (ev->input_len > 0)
-            fwrite(ev->input, 1, ev->input_len, stdout); /* as journaled: strict JSON */
-        else
-            printf("{}");
-        printf("}\n");
-        fflush(stdout);
+        json_event(ev);
         return;
     }
     mote_show_summary(&show_js, ev->input, ev->input_len, s, sizeof(s));
@@ -245,14 +234,7 @@ static void show_result(const struct mote_event *ev)
 
     end_line();
     if (ui.json) {
-        printf("{\"type\":\"tool_result\",\"id\":");
-        json_str(ev->id, strlen(ev->id));
-        printf(",\"name\":");
-        json_str(ev->name, strlen(ev->name));
-        printf(",\"is_error\":%s,\"text\":", ev->is_error ? "true" : "false");
-        json_str(ev->text, ev->len);
-        printf("}\n");
-        fflush(stdout);
+        json_event(ev);
         return;
     }
     mote_show_result(ev->text, ev->len, line, sizeof(line));
@@ -353,9 +335,7 @@ static void on_event(void *arg, const struct mote_event *ev)
         spin_clear();
         think_end();
         if (ui.json) {
-            printf("{\"type\":\"text\",\"text\":");
-            json_str(ev->text, ev->len);
-            printf("}\n");
+            json_event(ev);
         } else if (ev->len > 0) {
             ui.line_open = show_text(stdout, ev->text, ev->len) != '\n';
         }
@@ -363,10 +343,7 @@ static void on_event(void *arg, const struct mote_event *ev)
         break;
     case MOTE_EV_THINKING:
         if (ui.json) {
-            printf("{\"type\":\"thinking\",\"text\":");
-            json_str(ev->text, ev->len);
-            printf("}\n");
-            fflush(stdout);
+            json_event(ev);
         } else if (!o.quiet && ev->len > 0) {
             /* on stderr, dim: stdout keeps the answer alone (-q: not shown) */
             spin_clear();
@@ -421,26 +398,11 @@ static void on_event(void *arg, const struct mote_event *ev)
     case MOTE_EV_TURN_END:
         end_line();
         failed = false;
-        unfinished = strcmp(ev->stop_reason, "max_tokens") == 0 ||
-                     strcmp(ev->stop_reason, "refusal") == 0 ||
-                     strcmp(ev->stop_reason, "content_filter") == 0 ||
-                     strcmp(ev->stop_reason, "model_context_window_exceeded") == 0 ||
-                     strcmp(ev->stop_reason, "pause_turn") == 0;
+        unfinished = mote_stop_unfinished(ev->stop_reason);
         if (!ui.json && !o.quiet && (ev->turn_usage.input_tokens > 0 || ev->turn_usage.output_tokens > 0))
             show_usage(&ev->turn_usage);
-        if (ui.json) {
-            printf("{\"type\":\"turn_end\",\"stop_reason\":");
-            json_str(ev->stop_reason, strlen(ev->stop_reason));
-            printf(",\"usage\":{\"input_tokens\":%llu,\"output_tokens\":%llu",
-                   (unsigned long long)ev->turn_usage.input_tokens,
-                   (unsigned long long)ev->turn_usage.output_tokens);
-            if (ev->turn_usage.cache_read_tokens > 0 || ev->turn_usage.cache_write_tokens > 0)
-                printf(",\"cache_read_input_tokens\":%llu,\"cache_creation_input_tokens\":%llu",
-                       (unsigned long long)ev->turn_usage.cache_read_tokens,
-                       (unsigned long long)ev->turn_usage.cache_write_tokens);
-            printf("}}\n");
-            fflush(stdout);
-        }
+        if (ui.json)
+            json_event(ev);
         break;
     case MOTE_EV_NOTE:
         say("2", "", ev->text);

@@ -76,23 +76,10 @@ static void done(struct mote_loop *loop, mote_job_id job, enum mote_job_state ho
 /* Starts the command kept in ui.line. */
 static void start(void)
 {
-    char *name = ui.line + (ui.get ? 7 : 8), *args;
     int rc;
 
     ui.pending = false;
-    if (ui.get) {
-        name += strspn(name, " \t");
-        args = name + strcspn(name, " \t");
-        if (*args != '\0')
-            *args++ = '\0';
-        if (name[0] == '\0') {
-            fprintf(stderr, "mote: /prompt NAME [ARG=VALUE...] (/prompts lists them)\n");
-            return;
-        }
-        (void)mote_mcp_prompt_init(&ui.call, ui.m, name, args);
-    } else {
-        mote_mcp_prompts_init(&ui.call, ui.m);
-    }
+    ui.get = mote_mcp_prompt_command(&ui.call, ui.m, ui.line) == 1;
     rc = mote_job_spawn(ui.loop, ui.get ? "prompt" : "prompts", &mote_mcp_call_ops, &ui.call,
                         NULL, &ui.job);
     if (rc == 0)
@@ -109,10 +96,7 @@ static void start(void)
 
 bool mcpui_command(const char *line)
 {
-    bool get = strncmp(line, "/prompt", 7) == 0 && (line[7] == ' ' || line[7] == '\t' ||
-                                                     line[7] == '\0');
-
-    if (!get && strcmp(line, "/prompts") != 0)
+    if (mote_mcp_prompt_command(NULL, NULL, line) < 0)
         return false;
     if (ui.m == NULL) {
         fprintf(stderr, "mote: no MCP server is configured (--mcp-config)\n");
@@ -123,7 +107,6 @@ bool mcpui_command(const char *line)
         return true;
     }
     memcpy(ui.line, line, strlen(line) + 1);
-    ui.get = get;
     ui.pending = true;
     mcpui_poll();
     return true;

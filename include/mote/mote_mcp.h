@@ -379,6 +379,12 @@ void mote_mcp_res_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigne
 void mote_mcp_prompts_init(struct mote_mcp_call *c, struct mote_mcp *m);
 int mote_mcp_prompt_init(struct mote_mcp_call *c, struct mote_mcp *m, const char *name,
                          const char *args);
+/* A chat's commands for them: "/prompts" (the list: returns 0) and
+ * "/prompt NAME [ARG=VALUE...]" (returns 1; without a NAME the call is
+ * done at once with the command's usage as its error); the call is
+ * prepared as above. MOTE_ERR_NOENT: not one of them (`c` untouched).
+ * `c` NULL: only says which it is. */
+int mote_mcp_prompt_command(struct mote_mcp_call *c, struct mote_mcp *m, const char *line);
 
 /* Prepares a call of tool `tool` of server `srv` with `args`. */
 void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned srv, unsigned tool,
