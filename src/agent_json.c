@@ -10,6 +10,18 @@ int mote_event_json(mote_sink_fn sink, void *arg, const struct mote_event *ev)
     bool result = ev->type == MOTE_EV_TOOL_RESULT;
     struct mote_jw w;
 
+    switch (ev->type) {
+    case MOTE_EV_TEXT:
+    case MOTE_EV_THINKING:
+    case MOTE_EV_APPROVAL:
+    case MOTE_EV_TOOL_CALL:
+    case MOTE_EV_TOOL_RESULT:
+    case MOTE_EV_TURN_END:
+    case MOTE_EV_ERROR:
+        break;
+    default:
+        return 0; /* not in the format: nothing written */
+    }
     mote_jw_init(&w, sink, arg);
     mote_jw_obj(&w);
     mote_jw_key(&w, "type");
@@ -58,15 +70,13 @@ int mote_event_json(mote_sink_fn sink, void *arg, const struct mote_event *ev)
         }
         mote_jw_obj_end(&w);
         break;
-    case MOTE_EV_ERROR:
+    default:
         mote_jw_str(&w, "error");
         mote_jw_key(&w, "code");
         mote_jw_str(&w, mote_err_name(ev->code));
         mote_jw_key(&w, "message");
         mote_jw_strn(&w, ev->text, ev->len);
         break;
-    default:
-        return 0;
     }
     mote_jw_obj_end(&w);
     if (w.err == 0)
