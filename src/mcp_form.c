@@ -133,57 +133,50 @@ size_t mote_mcp_form_field(const struct mote_mcp_form *f, char *text, size_t tca
 }
 
 /* True when s is a JSON number (RFC 8259 6; `integer`: without a
- * fraction or exponent, at most 18 digits, then *v is its value). */
-static bool json_number(const char *s, bool integer, int64_t *v)
+ * fraction or exponent, at most 18 digits). */
+static bool json_number(const char *s, bool integer)
 {
-    bool neg = *s == '-';
-    size_t d = 0;
+    size_t d;
 
-    s += neg;
-    *v = 0;
-    if (*s == '0' && s[1] >= '0' && s[1] <= '9')
+    s += *s == '-';
+    d = strspn(s, "0123456789");
+    if (d == 0 || (d > 1 && *s == '0') || (integer && (d > 18 || s[d] != '\0')))
         return false;
-    for (; *s >= '0' && *s <= '9'; s++, d++)
-        *v = d < 18 ? *v * 10 + (*s - '0') : *v;
-    if (neg)
-        *v = -*v;
-    if (d == 0 || (integer && (d > 18 || *s != '\0')))
-        return false;
+    s += d;
     if (*s == '.') {
-        for (d = 0, s++; *s >= '0' && *s <= '9'; s++, d++) {
-        }
-        if (d == 0)
+        if ((d = strspn(++s, "0123456789")) == 0)
             return false;
+        s += d;
     }
     if (*s == 'e' || *s == 'E') {
         s++;
         s += *s == '+' || *s == '-';
-        for (d = 0; *s >= '0' && *s <= '9'; s++, d++) {
-        }
-        if (d == 0)
+        if ((d = strspn(s, "0123456789")) == 0)
             return false;
+        s += d;
     }
     return *s == '\0';
 }
 
-/* The hint for a number out of the field's bounds (NULL: within them, or
- * not comparable: a bound or the number with a fraction). */
+/* The hint for a number past one of the field's bounds (NULL: within
+ * them, or not comparable: a bound or the number with a fraction). */
 static const char *out_of_range(struct mote_mcp_form *f, int t, const char *line)
 {
     int64_t v, lo = INT64_MIN, hi = INT64_MAX;
-    bool has_lo = mote_json_int(&f->js, member(f, t, "minimum"), &lo) == 0;
-    bool has_hi = mote_json_int(&f->js, member(f, t, "maximum"), &hi) == 0;
+    bool neg = line[0] == '-';
+    uint64_t u;
     struct mote_sb sb;
 
-    if (!json_number(line, true, &v) || (v >= lo && v <= hi))
+    (void)mote_json_int(&f->js, member(f, t, "minimum"), &lo);
+    (void)mote_json_int(&f->js, member(f, t, "maximum"), &hi);
+    if (!json_number(line, true) || mote_dec_parse(line + neg, strlen(line + neg), &u) < 0)
+        return NULL;
+    v = neg ? -(int64_t)u : (int64_t)u;
+    if (v >= lo && v <= hi)
         return NULL;
     mote_sb_init(&sb, f->hint, sizeof(f->hint));
-    mote_sb_s(&sb, has_lo && has_hi ? "(a number from " : has_lo ? "(at least " : "(at most ");
-    if (has_lo)
-        mote_sb_i(&sb, lo);
-    mote_sb_s(&sb, has_lo && has_hi ? " to " : "");
-    if (has_hi)
-        mote_sb_i(&sb, hi);
+    mote_sb_s(&sb, v < lo ? "(at least " : "(at most ");
+    mote_sb_i(&sb, v < lo ? lo : hi);
     mote_sb_s(&sb, ")");
     return f->hint;
 }
@@ -194,15 +187,13 @@ static const char *take(struct mote_mcp_form *f, int t, const char *line)
 {
     int en = choices(f, t), e = -1, i;
     char type[16];
-    int64_t v;
+    uint64_t u;
 
     if (mote_json_str(&f->js, member(f, t, "type"), type, sizeof(type)) < 0)
         type[0] = '\0';
     if (en >= 0) {
-        for (i = 0, v = 0; line[i] >= '0' && line[i] <= '9' && i < 4; i++)
-            v = v * 10 + (line[i] - '0');
-        if (line[i] == '\0' && v >= 1)
-            e = mote_json_elem(&f->js, en, (int)v - 1);
+        if (mote_dec_parse(line, strlen(line), &u) == 0 && u >= 1 && u <= 256)
+            e = mote_json_elem(&f->js, en, (int)u - 1);
         for (i = 0; e < 0 && mote_json_elem(&f->js, en, i) >= 0; i++) {
             if (mote_json_eq(&f->js, mote_json_elem(&f->js, en, i), line))
                 e = mote_json_elem(&f->js, en, i);
@@ -211,19 +202,20 @@ static const char *take(struct mote_mcp_form *f, int t, const char *line)
             return "(one of the choices: its number or its value)";
         mote_jw_value(&f->w, &f->js, e);
     } else if (strcmp(type, "boolean") == 0) {
-        bool yes = strcmp(line, "y") == 0 || strcmp(line, "yes") == 0 || strcmp(line, "true") == 0;
+        static const char *const words[] = {"y", "yes", "true", "n", "no", "false"};
 
-        if (!yes && strcmp(line, "n") != 0 && strcmp(line, "no") != 0 &&
-            strcmp(line, "false") != 0)
+        for (i = 0; i < 6 && strcmp(line, words[i]) != 0; i++) {
+        }
+        if (i == 6)
             return "(y or n)";
-        mote_jw_bool(&f->w, yes);
+        mote_jw_bool(&f->w, i < 3);
     } else if (strcmp(type, "string") == 0) {
         mote_jw_str(&f->w, line);
     } else {
         bool integer = strcmp(type, "integer") == 0;
         const char *range = out_of_range(f, t, line);
 
-        if (!json_number(line, integer, &v))
+        if (!json_number(line, integer))
             return integer ? "(a number without a fraction)" : "(a number)";
         if (range != NULL)
             return range;

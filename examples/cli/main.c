@@ -105,8 +105,7 @@ static void json_event(const struct mote_event *ev)
     fflush(stdout);
 }
 
-/* Untrusted text onto a terminal (mote_show.h); the last byte written. */
-static int show_text(FILE *f, const char *s, size_t n)
+int show_text(FILE *f, const char *s, size_t n)
 {
     return mote_show_text(out_sink, f, s, n, MOTE_SHOW_TEXT);
 }

@@ -31,18 +31,6 @@ void mcpui_init(struct mote_loop *loop, struct mote_mcp *m, void (*send)(const c
     ui.send = send;
 }
 
-static int out_sink(void *arg, const char *p, size_t n)
-{
-    fwrite(p, 1, n, (FILE *)arg);
-    return 0;
-}
-
-/* A server's text onto the terminal, neutralised (mote_show.h). */
-static void show(FILE *f, const char *s, size_t n)
-{
-    (void)mote_show_text(out_sink, f, s, n, MOTE_SHOW_TEXT);
-}
-
 static void done(struct mote_loop *loop, mote_job_id job, enum mote_job_state how,
                  const char *errmsg, void *arg)
 {
@@ -58,17 +46,17 @@ static void done(struct mote_loop *loop, mote_job_id job, enum mote_job_state ho
     }
     if (c->is_error) {
         fputs("mote: ", stderr);
-        show(stderr, c->result, c->len);
+        (void)show_text(stderr, c->result, c->len);
         fputc('\n', stderr);
         return;
     }
     if (!ui.get) {
-        show(stdout, c->result, c->len);
+        (void)show_text(stdout, c->result, c->len);
         fflush(stdout);
         return;
     }
     fputs("  (the prompt, sent as your message:)\n", stderr);
-    show(stderr, c->result, c->len);
+    (void)show_text(stderr, c->result, c->len);
     fputc('\n', stderr);
     ui.send(c->result, c->len);
 }

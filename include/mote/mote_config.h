@@ -538,8 +538,8 @@
 #define MOTE_MCP_ASK_MAX 4096
 #endif
 /* Bytes of the hint a frontend shows when a line typed for a question's
- * field is refused (mote_mcp_form_reply: "(a number from 1 to 10)", with
- * the field's bounds). Range 64..1024. */
+ * field is refused (mote_mcp_form_reply: "(at least 1)", with the
+ * field's bound). Range 64..1024. */
 #ifndef MOTE_MCP_FORM_HINT_MAX
 #define MOTE_MCP_FORM_HINT_MAX 96
 #endif

@@ -470,7 +470,7 @@ int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action
  * server's words neutralised, mote_show_line), a typed line checked
  * against its field (a choice by its number or its value, y/n, a JSON
  * number - an integer without a fraction -, within the field's minimum
- * and maximum where both are integers; Enter: the default of a required
+ * and maximum where the bound and the number are integers; Enter: the default of a required
  * field, nothing for an optional one; /decline and /cancel) and the
  * answer's content built for mote_mcp_elicit_answer (which checks it
  * again). The caller owns the struct (the form parsed, the answer). */

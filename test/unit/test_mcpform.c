@@ -84,8 +84,8 @@ static void test_a_form_walked_field_by_field(void **state)
     reply("1e3", "(a number without a fraction)");
     reply("abc", "(a number without a fraction)");
     reply("007", "(a number without a fraction)");
-    reply("-1", "(a number from 0 to 150)");
-    reply("151", "(a number from 0 to 150)");
+    reply("-1", "(at least 0)");
+    reply("151", "(at most 150)");
     reply("9999999999999999999999", "(a number without a fraction)");
     assert_int_equal(reply("42", NULL), MOTE_MCP_FORM_NEXT);
     field();
