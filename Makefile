@@ -554,11 +554,11 @@ fuzz: $(FUZZ_BIN)
 
 # Targets of the CLI's parsers take its source file too.
 $(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c
-$(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/cli/mcpconf.c examples/common/readfile.c
+$(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/common/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
 $(FZ)/fuzz_opts: examples/cli/opts.c
-$(FZ)/fuzz_mcpconf: examples/cli/mcpconf.c examples/common/readfile.c
+$(FZ)/fuzz_mcpconf: examples/common/mcpconf.c examples/common/readfile.c
 # The MCP targets (stdio, HTTP) share their checks and outcome hash.
 $(FZ)/fuzz_mcp $(FZ)/fuzz_mcphttp: FUZZ_EXTRA := test/fuzz/mcp_kit.c
 $(FZ)/fuzz_mcp $(FZ)/fuzz_mcphttp: test/fuzz/mcp_kit.c test/fuzz/mcp_kit.h

@@ -217,6 +217,18 @@ static void emit_turn_end(struct mote_conv *c)
     mote_emit(c->s, &ev);
 }
 
+bool mote_stop_unfinished(const char *stop_reason)
+{
+    static const char *const stops[] = {"max_tokens", "refusal", "content_filter",
+                                        "model_context_window_exceeded", "pause_turn"};
+    size_t i;
+
+    for (i = 0; stop_reason != NULL && i < MOTE_ARRAY_LEN(stops); i++)
+        if (strcmp(stop_reason, stops[i]) == 0)
+            return true;
+    return false;
+}
+
 /* A warning for a stop that is not a plain end of the answer. */
 static void stop_warning(struct mote_conv *c)
 {

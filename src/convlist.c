@@ -1,6 +1,6 @@
 /*
  * convlist.c - the conversations on disk: a listing with what opening
- * each would do (read only: a journal another process is writing is never
+ * each would do (in words too: mote_conv_info_say) (read only: a journal another process is writing is never
  * touched), and the removal of finished ones (retention).
  */
 #include <string.h>
@@ -329,4 +329,30 @@ int mote_session_prune(struct mote_session *s, unsigned long keep, uint64_t keep
             break;
     }
     return 0;
+}
+
+const char *mote_conv_info_say(const struct mote_conv_info *c, char *buf, size_t cap)
+{
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, buf, cap);
+    if (c->not_file)
+        mote_sb_s(&sb, "not a regular file");
+    else if (c->damaged)
+        mote_sb_num(&sb, "damaged (line ", c->bad_line, ")");
+    else if (c->newer)
+        mote_sb_s(&sb, "newer format");
+    else if (c->loaded)
+        mote_sb_s(&sb, "open here");
+    else if (c->holder > 0)
+        mote_sb_num(&sb, "open (pid ", (uint64_t)c->holder, ")");
+    else if (c->holder != 0)
+        mote_sb_s(&sb, "open elsewhere");
+    else if (c->state == MOTE_RECOVER_TOOL_INTERRUPTED)
+        mote_sb_s(&sb, "interrupted tool");
+    else if (c->state != MOTE_RECOVER_IDLE || c->torn)
+        mote_sb_s(&sb, "needs recovery");
+    else
+        mote_sb_s(&sb, "idle");
+    return buf;
 }

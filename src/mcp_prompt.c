@@ -329,3 +329,32 @@ int mote_mcp_prompt_init(struct mote_mcp_call *c, struct mote_mcp *m, const char
     }
     return 0;
 }
+
+int mote_mcp_prompt_command(struct mote_mcp_call *c, struct mote_mcp *m, const char *line)
+{
+    char name[2 * MOTE_MCP_NAME_MAX];
+    const char *p = line + 7;
+    size_t n;
+
+    if (strcmp(line, "/prompts") == 0) {
+        if (c != NULL)
+            mote_mcp_prompts_init(c, m);
+        return 0;
+    }
+    if (strncmp(line, "/prompt", 7) != 0 || (*p != '\0' && *p != ' ' && *p != '\t'))
+        return MOTE_ERR_NOENT;
+    if (c == NULL)
+        return 1;
+    p += strspn(p, " \t");
+    n = strcspn(p, " \t");
+    mote_mcp_call_init(c, m, 0, 0, NULL, 0);
+    if (n == 0 || n >= sizeof(name)) {
+        refuse(c, n == 0 ? "/prompt NAME [ARG=VALUE...] (/prompts lists them)"
+                         : "the prompt's name is too long", NULL, NULL);
+        return 1;
+    }
+    memcpy(name, p, n);
+    name[n] = '\0';
+    (void)mote_mcp_prompt_init(c, m, name, p + n);
+    return 1;
+}

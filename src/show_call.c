@@ -1,5 +1,5 @@
-/* show_call.c - a tool call's display (mote_show_call, mote_show_summary
- * in mote_show.h): every member of its input, exactly, as lines to a
+/* show_call.c - a tool call's display (mote_show_call, mote_show_summary,
+ * mote_show_result in mote_show.h): every member of its input, exactly, as lines to a
  * sink. Strings are read a character at a time from the JSON text (no
  * buffer the size of the input); a long text is shown as its head and
  * tail with what lies between counted. */
@@ -483,4 +483,26 @@ void mote_show_summary(struct mote_json *js, const char *input, size_t len, char
             n--;
         memcpy(out + n, "...", 4);
     }
+}
+
+size_t mote_show_result(const char *text, size_t len, char *out, size_t cap)
+{
+    char first[100];
+    unsigned lines = 0;
+    size_t i, n = 0;
+    struct mote_sb sb;
+
+    for (i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    lines += len > 0 && text[len - 1] != '\n';
+    while (n < len && text[n] != '\n')
+        n++;
+    mote_show_line(first, sizeof(first), text, n);
+    mote_sb_init(&sb, out, cap);
+    mote_sb_s(&sb, first);
+    if (lines > 1 || (n < len && n + 1 < len)) {
+        mote_sb_num(&sb, " ... (", lines, " lines, ");
+        mote_sb_num(&sb, "", len, " bytes)");
+    }
+    return sb.len;
 }

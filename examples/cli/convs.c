@@ -18,13 +18,10 @@
 struct row {
     char id[MOTE_CONV_ID_MAX];
     char first[48];
+    char state[32];  /* in words (mote_conv_info_say) */
     int64_t mtime;
-    uint64_t bytes;
-    int64_t holder;
-    uint32_t bad_line;
     unsigned msgs;
-    uint8_t state;
-    bool loaded, torn, damaged, newer, not_file;
+    bool openable;   /* the picker offers it */
 };
 
 static struct {
@@ -67,16 +64,9 @@ static int add(void *arg, const struct mote_conv_info *c)
         memcpy(r->first, c->first, k);
     }
     r->mtime = m;
-    r->bytes = c->bytes;
-    r->holder = c->holder;
-    r->bad_line = c->bad_line;
     r->msgs = c->user_messages;
-    r->state = (uint8_t)c->state;
-    r->loaded = c->loaded;
-    r->torn = c->torn;
-    r->damaged = c->damaged;
-    r->newer = c->newer;
-    r->not_file = c->not_file;
+    (void)mote_conv_info_say(c, r->state, sizeof(r->state));
+    r->openable = !c->damaged && !c->newer && c->holder == 0;
     return 0;
 }
 
@@ -97,29 +87,6 @@ const char *convs_id(unsigned i)
     return i < t.n ? t.row[i].id : NULL;
 }
 
-static const char *state_of(const struct row *r, char *buf, size_t cap)
-{
-    if (r->not_file)
-        snprintf(buf, cap, "not a regular file");
-    else if (r->damaged)
-        snprintf(buf, cap, "damaged (line %u)", (unsigned)r->bad_line);
-    else if (r->newer)
-        snprintf(buf, cap, "newer format");
-    else if (r->loaded)
-        snprintf(buf, cap, "open here");
-    else if (r->holder > 0)
-        snprintf(buf, cap, "open (pid %lld)", (long long)r->holder);
-    else if (r->holder != 0)
-        snprintf(buf, cap, "open elsewhere");
-    else if (r->state == MOTE_RECOVER_TOOL_INTERRUPTED)
-        snprintf(buf, cap, "interrupted tool");
-    else if (r->state != MOTE_RECOVER_IDLE || r->torn)
-        snprintf(buf, cap, "needs recovery");
-    else
-        snprintf(buf, cap, "idle");
-    return buf;
-}
-
 static void when(int64_t m, char *buf, size_t cap)
 {
     time_t tt = (time_t)m;
@@ -131,12 +98,6 @@ static void when(int64_t m, char *buf, size_t cap)
         snprintf(buf, cap, "%04u-%02u-%02u %02u:%02u", (unsigned)(tm.tm_year + 1900) % 10000u,
                  (unsigned)(tm.tm_mon + 1) % 100u, (unsigned)tm.tm_mday % 100u,
                  (unsigned)tm.tm_hour % 100u, (unsigned)tm.tm_min % 100u);
-}
-
-/* The picker offers what can be opened. */
-static bool openable(const struct row *r)
-{
-    return !r->damaged && !r->newer && r->holder == 0;
 }
 
 unsigned convs_print(FILE *out, bool numbered, unsigned max)
@@ -151,17 +112,17 @@ unsigned convs_print(FILE *out, bool numbered, unsigned max)
             "last activity", "state", "msgs", "first words");
     for (i = 0; i < n; i++) {
         const struct row *r = &t.row[i];
-        char st[40], tm[32], first[64];
+        char tm[32], first[64];
 
         when(r->mtime, tm, sizeof(tm));
         mote_show_line(first, sizeof(first), r->first, strlen(r->first));
-        if (numbered && openable(r))
+        if (numbered && r->openable)
             fprintf(out, "  %2u ", ++k);
         else if (numbered)
             fputs("   - ", out);
         else
             fputs("  ", out);
-        fprintf(out, "%-26s %-16s %-18s %5u  %s\n", r->id, tm, state_of(r, st, sizeof(st)),
+        fprintf(out, "%-26s %-16s %-18s %5u  %s\n", r->id, tm, r->state,
                 r->msgs, first);
     }
     if (t.n > n || t.dropped > 0)
@@ -174,7 +135,7 @@ const char *convs_pick(unsigned k, unsigned max)
     unsigned i, n = t.n < max ? t.n : max;
 
     for (i = 0; i < n; i++)
-        if (openable(&t.row[i]) && --k == 0)
+        if (t.row[i].openable && --k == 0)
             return t.row[i].id;
     return NULL;
 }

@@ -98,15 +98,14 @@ static int out_sink(void *arg, const char *p, size_t n)
     return 0;
 }
 
-static void json_str(const char *s, size_t n)
+/* An event as a line of stream-json (mote_event_json). */
+static void json_event(const struct mote_event *ev)
 {
-    fputc('"', stdout);
-    mote_json_escape_to(out_sink, stdout, s, n);
-    fputc('"', stdout);
+    (void)mote_event_json(out_sink, stdout, ev);
+    fflush(stdout);
 }
 
-/* Untrusted text onto a terminal (mote_show.h); the last byte written. */
-static int show_text(FILE *f, const char *s, size_t n)
+int show_text(FILE *f, const char *s, size_t n)
 {
     return mote_show_text(out_sink, f, s, n, MOTE_SHOW_TEXT);
 }
@@ -186,10 +185,9 @@ static void show_error(const char *msg, int code)
 {
     end_line();
     if (ui.json) {
-        printf("{\"type\":\"error\",\"code\":\"%s\",\"message\":", mote_err_name(code));
-        json_str(msg, strlen(msg));
-        printf("}\n");
-        fflush(stdout);
+        struct mote_event e = {.type = MOTE_EV_ERROR, .code = code, .text = msg, .len = strlen(msg)};
+
+        json_event(&e);
         return;
     }
     say("31", "mote: ", msg);
@@ -218,17 +216,7 @@ static void show_call(const struct mote_event *ev)
 
     end_line();
     if (ui.json) {
-        printf("{\"type\":\"tool_call\",\"id\":");
-        json_str(ev->id, strlen(ev->id));
-        printf(",\"name\":");
-        json_str(ev->name, strlen(ev->name));
-        printf(",\"input\":");
-        if (ev->input_len > 0)
-            fwrite(ev->input, 1, ev->input_len, stdout); /* as journaled: strict JSON */
-        else
-            printf("{}");
-        printf("}\n");
-        fflush(stdout);
+        json_event(ev);
         return;
     }
     mote_show_summary(&show_js, ev->input, ev->input_len, s, sizeof(s));
@@ -241,37 +229,16 @@ static void show_call(const struct mote_event *ev)
 
 static void show_result(const struct mote_event *ev)
 {
-    char first[100];
-    unsigned lines = 0;
-    size_t i, n = 0;
-    bool more;
+    char line[160];
 
     end_line();
     if (ui.json) {
-        printf("{\"type\":\"tool_result\",\"id\":");
-        json_str(ev->id, strlen(ev->id));
-        printf(",\"name\":");
-        json_str(ev->name, strlen(ev->name));
-        printf(",\"is_error\":%s,\"text\":", ev->is_error ? "true" : "false");
-        json_str(ev->text, ev->len);
-        printf("}\n");
-        fflush(stdout);
+        json_event(ev);
         return;
     }
-    for (i = 0; i < ev->len; i++)
-        lines += ev->text[i] == '\n';
-    lines += ev->len > 0 && ev->text[ev->len - 1] != '\n';
-    while (n < ev->len && ev->text[n] != '\n')
-        n++;
-    mote_show_line(first, sizeof(first), ev->text, n);
-    more = lines > 1 || (n < ev->len && n + 1 < ev->len);
-    if (more)
-        fprintf(stderr, ui.color ? "  \033[2m%s %s ... (%u lines, %zu bytes)\033[0m\n"
-                                 : "  %s %s ... (%u lines, %zu bytes)\n",
-                ev->is_error ? "x" : "=", first, lines, ev->len);
-    else
-        fprintf(stderr, ui.color ? "  \033[2m%s %s\033[0m\n" : "  %s %s\n",
-                ev->is_error ? "x" : "=", first);
+    mote_show_result(ev->text, ev->len, line, sizeof(line));
+    fprintf(stderr, ui.color ? "  \033[2m%s %s\033[0m\n" : "  %s %s\n", ev->is_error ? "x" : "=",
+            line);
 }
 
 /* ---- shutdown requests ---- */
@@ -367,9 +334,7 @@ static void on_event(void *arg, const struct mote_event *ev)
         spin_clear();
         think_end();
         if (ui.json) {
-            printf("{\"type\":\"text\",\"text\":");
-            json_str(ev->text, ev->len);
-            printf("}\n");
+            json_event(ev);
         } else if (ev->len > 0) {
             ui.line_open = show_text(stdout, ev->text, ev->len) != '\n';
         }
@@ -377,10 +342,7 @@ static void on_event(void *arg, const struct mote_event *ev)
         break;
     case MOTE_EV_THINKING:
         if (ui.json) {
-            printf("{\"type\":\"thinking\",\"text\":");
-            json_str(ev->text, ev->len);
-            printf("}\n");
-            fflush(stdout);
+            json_event(ev);
         } else if (!o.quiet && ev->len > 0) {
             /* on stderr, dim: stdout keeps the answer alone (-q: not shown) */
             spin_clear();
@@ -435,26 +397,11 @@ static void on_event(void *arg, const struct mote_event *ev)
     case MOTE_EV_TURN_END:
         end_line();
         failed = false;
-        unfinished = strcmp(ev->stop_reason, "max_tokens") == 0 ||
-                     strcmp(ev->stop_reason, "refusal") == 0 ||
-                     strcmp(ev->stop_reason, "content_filter") == 0 ||
-                     strcmp(ev->stop_reason, "model_context_window_exceeded") == 0 ||
-                     strcmp(ev->stop_reason, "pause_turn") == 0;
+        unfinished = mote_stop_unfinished(ev->stop_reason);
         if (!ui.json && !o.quiet && (ev->turn_usage.input_tokens > 0 || ev->turn_usage.output_tokens > 0))
             show_usage(&ev->turn_usage);
-        if (ui.json) {
-            printf("{\"type\":\"turn_end\",\"stop_reason\":");
-            json_str(ev->stop_reason, strlen(ev->stop_reason));
-            printf(",\"usage\":{\"input_tokens\":%llu,\"output_tokens\":%llu",
-                   (unsigned long long)ev->turn_usage.input_tokens,
-                   (unsigned long long)ev->turn_usage.output_tokens);
-            if (ev->turn_usage.cache_read_tokens > 0 || ev->turn_usage.cache_write_tokens > 0)
-                printf(",\"cache_read_input_tokens\":%llu,\"cache_creation_input_tokens\":%llu",
-                       (unsigned long long)ev->turn_usage.cache_read_tokens,
-                       (unsigned long long)ev->turn_usage.cache_write_tokens);
-            printf("}}\n");
-            fflush(stdout);
-        }
+        if (ui.json)
+            json_event(ev);
         break;
     case MOTE_EV_NOTE:
         say("2", "", ev->text);
@@ -939,39 +886,6 @@ static ssize_t get_line(char *line, size_t cap)
     return (ssize_t)len;
 }
 
-/* An answer to an approval question: y or yes, a or always (for this
- * tool), n, no or nothing; any other text is a no that the model reads as
- * the reason ("you should use ls" refuses: it is not a yes). */
-static enum mote_answer parse_answer(char *line, const char **reason)
-{
-    size_t n;
-
-    *reason = NULL;
-    line += strspn(line, " \t");
-    n = strlen(line);
-    while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
-        line[--n] = '\0';
-    if (strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0)
-        return MOTE_ANSWER_YES;
-    if (strcasecmp(line, "a") == 0 || strcasecmp(line, "always") == 0)
-        return MOTE_ANSWER_ALWAYS;
-    if (line[0] != '\0' && strcasecmp(line, "n") != 0 && strcasecmp(line, "no") != 0)
-        *reason = line;
-    return MOTE_ANSWER_NO;
-}
-
-/* "v" or "view" (blanks around), the answer that shows a call whole. */
-static bool is_view(const char *line)
-{
-    size_t n;
-
-    line += strspn(line, " \t");
-    for (n = strlen(line); n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'); n--)
-        ;
-    return (n == 1 && (line[0] == 'v' || line[0] == 'V')) ||
-           (n == 4 && strncasecmp(line, "view", 4) == 0);
-}
-
 /* The end of the first line in the buffer ('\n', or '\r' from a terminal
  * in the editor's mode), or NULL. */
 static char *first_eol(void)
@@ -1020,7 +934,7 @@ static void drain_input(void)
         if (in.ask_id != 0) {
             /* The answer to the open question (only a in_line typed after it). */
             const char *why;
-            enum mote_answer a;
+            int a;
 
             n = get_line(in_line, sizeof(in_line));
             if (n == -1) {
@@ -1031,14 +945,14 @@ static void drain_input(void)
             if (n < 0)
                 n = 0; /* Ctrl+D answers no (the session goes on), as does a refused in_line */
             in_line[n] = '\0';
-            if (in.ask_cut && is_view(in_line)) {
+            a = mote_show_answer(in_line, in.ask_cut, &why);
+            if (a == MOTE_SHOW_VIEW) {
                 (void)show_ask(NULL, NULL, 0, true); /* then the same question */
                 in.prompt_shown = false;
                 ask_again();
                 continue;
             }
-            a = parse_answer(in_line, &why);
-            (void)mote_conv_approve(conv, in.ask_id, a, why);
+            (void)mote_conv_approve(conv, in.ask_id, (enum mote_answer)a, why);
             in.ask_id = 0;
             in.prompt_shown = false;
             continue;

@@ -5,9 +5,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mote/mote_loop.h"
 #include "mote/mote_mcp.h"
+
+/* Untrusted text onto a terminal (mote_show.h; main.c): the last byte
+ * written. */
+int show_text(FILE *f, const char *s, size_t n);
 
 /* `m` NULL: no MCP servers. `send` sends a text as the user's turn. */
 void mcpui_init(struct mote_loop *loop, struct mote_mcp *m, void (*send)(const char *, size_t));

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../cli/mcpconf.h"
+#include "mcpconf.h"
 #include "mote/mote_client.h"
 #include "readfile.h"
 

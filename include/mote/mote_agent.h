@@ -122,6 +122,22 @@ struct mote_event {
 
 typedef void (*mote_event_fn)(void *arg, const struct mote_event *ev);
 
+/* Event `ev` as one line of JSON to `sink` (the stream-json format of
+ * `mote --output-format stream-json`, docs/CLI.md, for any front door
+ * that streams events to a program): "text" and "thinking" {text};
+ * "tool_call" {id, name, input} (an approval's call too); "tool_result"
+ * {id, name, is_error, text}; "turn_end" {stop_reason, usage:
+ * {input_tokens, output_tokens, and cache_read_input_tokens,
+ * cache_creation_input_tokens when there are any}}; "error" {code
+ * (mote_err_name), message}. Returns 1 (written), 0 (another event:
+ * nothing written) or the sink's error. */
+int mote_event_json(mote_sink_fn sink, void *arg, const struct mote_event *ev);
+
+/* True when a turn's `stop_reason` (MOTE_EV_TURN_END) says the answer is
+ * not finished: max_tokens, refusal, content_filter,
+ * model_context_window_exceeded, pause_turn (a one-shot run exits 3). */
+bool mote_stop_unfinished(const char *stop_reason);
+
 /* ---- tools ------------------------------------------------------------ */
 
 /* A tool runs each call as a job: `step` is the task's step (see
@@ -637,6 +653,12 @@ struct mote_conv_info {
  * and open nowhere (here or in another process). Only finished ones are
  * ever removed, and only they count against a retention limit. */
 bool mote_conv_info_finished(const struct mote_conv_info *c);
+
+/* What conversation `c` is, in a few words for a listing, into `buf`
+ * (`cap` bytes; 32 hold every one): "idle", "needs recovery",
+ * "interrupted tool", "open here", "open (pid N)", "open elsewhere",
+ * "damaged (line N)", "newer format", "not a regular file". Returns buf. */
+const char *mote_conv_info_say(const struct mote_conv_info *c, char *buf, size_t cap);
 
 /* Calls `fn` for each conversation in STATE/conversations (in no
  * particular order; return non-zero to stop). Each journal is read, never

@@ -537,6 +537,12 @@
 #ifndef MOTE_MCP_ASK_MAX
 #define MOTE_MCP_ASK_MAX 4096
 #endif
+/* Bytes of the hint a frontend shows when a line typed for a question's
+ * field is refused (mote_mcp_form_reply: "(at least 1)", with the
+ * field's bound). Range 64..1024. */
+#ifndef MOTE_MCP_FORM_HINT_MAX
+#define MOTE_MCP_FORM_HINT_MAX 96
+#endif
 /* After a server's event stream ended or could not be opened, the wait
  * before the next attempt, ms: doubled for each failure in a row, at most
  * 64 times this. Range 1..60000. */
@@ -715,6 +721,9 @@
 #endif
 #if MOTE_MCP_ASK_MAX < 512 || MOTE_MCP_ASK_MAX > 65535
 #error "MOTE_MCP_ASK_MAX must be 512..65535 (offsets are 16 bits)"
+#endif
+#if MOTE_MCP_FORM_HINT_MAX < 64 || MOTE_MCP_FORM_HINT_MAX > 1024
+#error "MOTE_MCP_FORM_HINT_MAX must be 64..1024"
 #endif
 #if MOTE_PROC_TAG_MAX < 17
 #error "MOTE_PROC_TAG_MAX must be at least 17 (the POSIX port's tags are 16 hex digits)"
@@ -1457,7 +1466,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_JOURNAL_RIDS), MOTE_JOURNAL_RID_MAX), MOTE_SERVE_MQTT_OUTS), MOTE_SERVE_MQTT_WAIT), MOTE_SERVE_MQTT_WAIT_BYTES), MOTE_SERVE_MQTT_STOP_MS)
 /* the providers' limits: a chain of their own */
 #define MOTE_SIG_PROV_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_ANSWER_REASON_MAX), MOTE_CONTEXT_RESULT_SHARE), MOTE_CONTEXT_BYTES_PER_TOKEN)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_ANSWER_REASON_MAX), MOTE_CONTEXT_RESULT_SHARE), MOTE_CONTEXT_BYTES_PER_TOKEN), MOTE_MCP_FORM_HINT_MAX)
 /* mote serve's MCP server and OpenAI endpoint: a chain of their own */
 #define MOTE_SIG_SMCP_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_SERVE_MCP_SESSIONS), MOTE_SERVE_FOLLOWS), MOTE_SERVE_FOLLOW_TEXT), MOTE_SERVE_MCP_PAGE), MOTE_SERVE_MCP_BATCH), MOTE_SERVE_MCP_ID_MAX), MOTE_SERVE_MCP_PROGRESS_MS)

@@ -379,6 +379,12 @@ void mote_mcp_res_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigne
 void mote_mcp_prompts_init(struct mote_mcp_call *c, struct mote_mcp *m);
 int mote_mcp_prompt_init(struct mote_mcp_call *c, struct mote_mcp *m, const char *name,
                          const char *args);
+/* A chat's commands for them: "/prompts" (the list: returns 0) and
+ * "/prompt NAME [ARG=VALUE...]" (returns 1; without a NAME the call is
+ * done at once with the command's usage as its error); the call is
+ * prepared as above. MOTE_ERR_NOENT: not one of them (`c` untouched).
+ * `c` NULL: only says which it is. */
+int mote_mcp_prompt_command(struct mote_mcp_call *c, struct mote_mcp *m, const char *line);
 
 /* Prepares a call of tool `tool` of server `srv` with `args`. */
 void mote_mcp_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigned srv, unsigned tool,
@@ -457,6 +463,57 @@ void mote_mcp_elicit_on(struct mote_mcp *m, struct mote_mcp_asks *a, mote_mcp_as
  * server's queue is full: nothing sent, the question stays open). */
 int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action action,
                            const char *content, size_t len, char *err, size_t cap);
+
+/* ---- a question asked field by field ----
+ * For a frontend that reads one line per field (a terminal, a chat over
+ * HTTP or MQTT): the question's and each field's text and prompt (the
+ * server's words neutralised, mote_show_line), a typed line checked
+ * against its field (a choice by its number or its value, y/n, a JSON
+ * number - an integer without a fraction -, within the field's minimum
+ * and maximum where the bound and the number are integers; Enter: the default of a required
+ * field, nothing for an optional one; /decline and /cancel) and the
+ * answer's content built for mote_mcp_elicit_answer (which checks it
+ * again). The caller owns the struct (the form parsed, the answer). */
+
+enum mote_mcp_form_step {
+    MOTE_MCP_FORM_DONE,    /* every field answered: content[] is the answer */
+    MOTE_MCP_FORM_NEXT,    /* taken: the next field is asked */
+    MOTE_MCP_FORM_AGAIN,   /* refused: the same field again (*hint says why) */
+    MOTE_MCP_FORM_DECLINE, /* the user typed /decline */
+    MOTE_MCP_FORM_CANCEL   /* the user typed /cancel */
+};
+
+struct mote_mcp_form {
+    uint32_t id;           /* the question's (for mote_mcp_elicit_answer) */
+    int fields;            /* the form's "fields" token */
+    int field;             /* the field being asked (index) */
+    bool closing;          /* the answer's closing brace is written */
+    struct mote_jw w;      /* the answer as it grows */
+    size_t len;            /* content's bytes */
+    char content[MOTE_MCP_ASK_MAX];
+    char hint[MOTE_MCP_FORM_HINT_MAX];
+    struct mote_json js;   /* the form */
+};
+
+/* Starts the walk of question q's form. Returns its number of fields (0:
+ * it asks for a yes only: mote_mcp_form_reply with any line is DONE), or
+ * MOTE_ERR_INVAL (not a form: decline it). */
+int mote_mcp_form_begin(struct mote_mcp_form *f, const struct mote_mcp_ask *q);
+/* Back to the first field, the answer emptied (when the server's form
+ * refused the answer). */
+void mote_mcp_form_restart(struct mote_mcp_form *f);
+/* "mcp SERVER asks: MESSAGE" into out (cap bytes, NUL-ended); its length. */
+size_t mote_mcp_form_title(const struct mote_mcp_form *f, char *out, size_t cap);
+/* The field being asked: its text ("  NAME (TITLE: DESCRIPTION)", its
+ * choices numbered on a second line, a newline at the end) into text,
+ * and the prompt for its line ("  integer, required, default 3; /decline,
+ * /cancel > ") into prompt; each NUL-ended within its cap. Returns the
+ * prompt's length. */
+size_t mote_mcp_form_field(const struct mote_mcp_form *f, char *text, size_t tcap, char *prompt,
+                           size_t pcap);
+/* The line typed for the field being asked (without its newline). */
+enum mote_mcp_form_step mote_mcp_form_reply(struct mote_mcp_form *f, const char *line,
+                                            const char **hint);
 
 /* ---- configuration files ----
  * The format Claude Code's .mcp.json has: {"mcpServers": {"NAME":

@@ -126,6 +126,24 @@ int mote_show_call(struct mote_json *js, const struct mote_port *port, const cha
  * at most 100 bytes ("..." where cut), into `out` (`cap` bytes). */
 void mote_show_summary(struct mote_json *js, const char *input, size_t len, char *out, size_t cap);
 
+/* A one-line, safe summary of a tool's result (`len` bytes of `text`):
+ * its first line (at most 99 bytes), then " ... (N lines, M bytes)" when
+ * there is more, into `out` (`cap` bytes, NUL-ended). Returns the length. */
+size_t mote_show_result(const char *text, size_t len, char *out, size_t cap);
+
+/* ---- the answer typed to the question ---------------------------------------- */
+
+#define MOTE_SHOW_VIEW 3 /* "v": show the call whole, then ask again */
+
+/* An answer typed to the approval question (a terminal, a chat): "y" or
+ * "yes", "a" or "always" (for this tool), "n", "no" or nothing, in any
+ * case, blanks around it ignored; "v" or "view" (only if `can_view`: the
+ * display left a part out). Any other text is a no that the model reads
+ * as the reason (`*reason` points into `line`, its blanks cut; NULL
+ * otherwise): "you should use ls" refuses, it is not a yes. Returns
+ * MOTE_ANSWER_NO, _YES, _ALWAYS (mote_agent.h: 0, 1, 2) or MOTE_SHOW_VIEW. */
+int mote_show_answer(char *line, bool can_view, const char **reason);
+
 /* ---- the plain-text sink ---------------------------------------------------- */
 
 /* The display as a terminal shows it, written to `out`: "* shell", then

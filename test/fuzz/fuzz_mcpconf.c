@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../examples/cli/mcpconf.h"
+#include "../../examples/common/mcpconf.h"
 
 static struct mote_mcp m;
 static struct mote_loop loop;

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "mote/mote_agent.h"
 #include "mote/mote_err.h"
 #include "mote/mote_show.h"
 
@@ -499,6 +500,63 @@ static void test_a_summary_is_one_safe_line(void **state)
     assert_int_equal(strlen(s), 8);
 }
 
+
+/* A tool's result in one line: its first line, what else it holds counted. */
+static void test_a_result_is_one_safe_line(void **state)
+{
+    char s[160], text[5000];
+
+    (void)state;
+    assert_int_equal(mote_show_result("ok", 2, s, sizeof(s)), 2);
+    assert_string_equal(s, "ok");
+    mote_show_result("ok\n", 3, s, sizeof(s));
+    assert_string_equal(s, "ok");
+    mote_show_result("", 0, s, sizeof(s));
+    assert_string_equal(s, "");
+    mote_show_result("a\x1b[2Jb\nc\n\nd", 11, s, sizeof(s));
+    assert_string_equal(s, "a^[[2Jb ... (4 lines, 11 bytes)");
+    memset(text, 'x', sizeof(text));
+    text[10] = '\n';
+    mote_show_result(text, sizeof(text), s, sizeof(s));
+    assert_string_equal(s, "xxxxxxxxxx ... (2 lines, 5000 bytes)");
+    mote_show_result(text + 11, sizeof(text) - 11, s, sizeof(s));
+    assert_int_equal(strlen(s), 99); /* a first line cut, one line in all */
+    assert_true(mote_show_result(text, sizeof(text), s, 8) < 8);
+}
+
+/* The answer typed to the approval question. */
+static void test_an_answer_typed_to_the_question(void **state)
+{
+    static const struct {
+        const char *typed;
+        bool view;
+        int want;
+        const char *reason;
+    } cases[] = {
+        {"y", false, MOTE_ANSWER_YES, NULL},       {" YES \t", false, MOTE_ANSWER_YES, NULL},
+        {"a", false, MOTE_ANSWER_ALWAYS, NULL},    {"Always", false, MOTE_ANSWER_ALWAYS, NULL},
+        {"", false, MOTE_ANSWER_NO, NULL},         {"  ", false, MOTE_ANSWER_NO, NULL},
+        {"No", false, MOTE_ANSWER_NO, NULL},       {"n", false, MOTE_ANSWER_NO, NULL},
+        {"v", true, MOTE_SHOW_VIEW, NULL},         {" View ", true, MOTE_SHOW_VIEW, NULL},
+        {"v", false, MOTE_ANSWER_NO, "v"},         {"yes please", false, MOTE_ANSWER_NO, "yes please"},
+        {" you should use ls ", false, MOTE_ANSWER_NO, "you should use ls"},
+        {"yy", false, MOTE_ANSWER_NO, "yy"},       {"alwaysx", true, MOTE_ANSWER_NO, "alwaysx"},
+    };
+    char line[64];
+    const char *why;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(line, sizeof(line), "%s", cases[i].typed);
+        assert_int_equal(mote_show_answer(line, cases[i].view, &why), cases[i].want);
+        if (cases[i].reason == NULL)
+            assert_null(why);
+        else
+            assert_string_equal(why, cases[i].reason);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -517,6 +575,8 @@ int main(void)
         cmocka_unit_test(test_the_json_form_is_bounded_by_its_writer),
         cmocka_unit_test(test_text_made_safe),
         cmocka_unit_test(test_a_summary_is_one_safe_line),
+        cmocka_unit_test(test_a_result_is_one_safe_line),
+        cmocka_unit_test(test_an_answer_typed_to_the_question),
     };
 
     return cmocka_run_group_tests_name("show", tests, NULL, NULL);

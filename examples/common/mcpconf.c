@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "mcpconf.h"
 
-#include "../common/readfile.h"
+#include "readfile.h"
 
 #include <errno.h>
 #include <stdio.h>
