@@ -549,7 +549,7 @@ deps-check:
 FZ := $(B)/fuzz
 FUZZ_SRC := $(sort $(wildcard test/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:test/fuzz/%.c=$(FZ)/%)
-FUZZ_SECONDS ?= 8
+FUZZ_SECONDS ?= 5
 fuzz: $(FUZZ_BIN)
 
 # Targets of the CLI's parsers take its source file too.
