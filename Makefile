@@ -233,10 +233,18 @@ CHECK_FIRST := test-client-1 test-client-2 test-fuzz-1 test-fuzz-2 test-page tes
   test-providers test-cli15 test-mcp test-agent test-unattended test-approval test-mcp-server
 # (a -j given to make itself is used as it is)
 CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
+# What the groups run is built first, one compiler per core: compilers are
+# all CPU, and more of them than cores cost more CPU here, not less time.
+# Built among the groups, the last binaries (the fuzzers, the unit tests)
+# waited for a group to end to get a job slot, and their runs ended last.
+CHECK_BUILD = all $(B)/none/mote $(SB)/mote $(SB)/nopage/mote $(SB)/llm_probe $(SB)/mqtt_probe \
+  $(UNIT_BIN) $(FUZZ_BIN)
+CHECK_BUILD_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
 ## check: build and run every test: unit (cmocka, ASan+UBSan), integration,
 ## fuzz; CHECK_JOBS (twice the cores) groups at a time, then the tree
 check: deps-check
+	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_BUILD_J) $(CHECK_BUILD)
 	$(Q)$(MAKE) --no-print-directory WERROR=1 $(CHECK_J) --output-sync=target \
 	  $(filter $(CHECK_GROUPS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST),$(CHECK_GROUPS))
 	$(Q)$(MAKE) --no-print-directory WERROR=1 test-tree
