@@ -133,15 +133,6 @@ CONFIG_CFLAGS := $(filter -DMOTE_%,$(CFLAGS))
 # Sanitizer build for the tests (make check).
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS := -O1 -g $(SAN) -Iport/test
-# LeakSanitizer's pass at each exit of a sanitized program costs ~70 ms
-# of CPU here (it reads all of mote's static tables, 6.8 MB of bss: perf stat,
-# `mote --version` 106 ms with it, 35 ms without), and a group starts
-# many. The core has no heap; the port's (mbedTLS, libc's FILE, DIR
-# and getaddrinfo) is checked where it is used: the unit tests, the
-# fuzzers and the groups of TLS, processes, the agent, serve, MQTT, MCP
-# over HTTP, the page and the CLI. These groups run without it (ASan and
-# UBSan stay on):
-NOLEAKS := ASAN_OPTIONS=detect_leaks=0
 SB := $(B)/asan
 SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c port/tls_roots.c port/tls_sessions.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
@@ -345,7 +336,7 @@ $(SB)/embed-loop: $(SB)/examples/embed/loop.o $(SB)/examples/embed/device.o $(SA
 
 # How turns end, compaction, the system prompt.
 test-turns: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_turns.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_turns.py $(SB)
 
 # Each cause of a failed request has its name in the error events (real
 # faults against the test server; stream-json and mote serve).
@@ -362,16 +353,16 @@ test-tls: $(SB)/mote
 
 # The core's promises under hostile input (real binary).
 test-core: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_core.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_core.py $(SB)
 
 # The providers' APIs spoken exactly (real binary, test server).
 test-fidelity: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_fidelity.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_fidelity.py $(SB)
 
 # The rules the real APIs enforce (the test server refuses what
 # they refuse), the bodies mote sends keep them, the SDKs' recorded streams.
 test-api-rules: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_api_rules.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_api_rules.py $(SB)
 
 # No tool or MCP process outlives mote, whatever a SIGKILL reaches.
 test-proc: $(SB)/mote
@@ -419,7 +410,7 @@ test-mqtt: $(SB)/mqtt_probe
 # clients, secrets wait for the kernel's pool, the socket's group, one
 # meaning per word in the API.
 test-service: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_service.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_service.py $(SB)
 
 # The systemd unit: valid, and hardened to an exposure of at most 3.0,
 # writes confined and privileges dropped, while the agent reads what an
@@ -461,7 +452,7 @@ bench-fleet: deps-check
 # Regression tests of the agent's defects found in its first review
 # (real binary, test server).
 test-issue10: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_issue10.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_issue10.py $(SB)
 
 # make install into a staging root, then build the embedding example
 # against what was installed, through pkg-config (the README's example and
@@ -518,7 +509,7 @@ test-install: all
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_mcp.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mcp.py $(SB)
 
 ## test-mcp-features: MCP resources (as tools), prompts (/prompt) and
 ## elicitation: the real server-everything (stdio, Streamable HTTP) and the
@@ -526,7 +517,7 @@ test-mcp: $(SB)/mote
 .PHONY: test-mcp-features
 CHECK_GROUPS += test-mcp-features
 test-mcp-features: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_mcp_features.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mcp_features.py $(SB)
 
 ## test-mcp-http: MCP servers over HTTP (Streamable HTTP, HTTP+SSE): a hostile
 ## server for the faults, the real server-everything in both modes
@@ -845,7 +836,7 @@ help:
 .PHONY: test-mcp-server
 CHECK_GROUPS += test-mcp-server
 test-mcp-server: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_mcp_server.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_mcp_server.py $(SB)
 
 ## bench-mcp-server: a tool call from the official MCP SDK's client through
 ## mote serve's /mcp and through mote mcp (median of 20); RSS per MCP session
@@ -861,7 +852,7 @@ bench-mcp-server: $(B)/mote
 # index.
 .PHONY: test-providers
 test-providers: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_providers.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_providers.py $(SB)
 CHECK_GROUPS += test-providers
 
 ## bench-providers: what the provider profiles cost the reference APIs: the
@@ -881,7 +872,7 @@ bench-providers: $(B)/mote
 # occurrences caught up once, the API, MQTT, the agent's schedule tool.
 .PHONY: test-unattended
 test-unattended: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_unattended.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_unattended.py $(SB)
 CHECK_GROUPS += test-unattended
 # ---- end of the unattended devices' block ----
 
@@ -972,7 +963,7 @@ CHECK_GROUPS += test-fleet
 # bad file refused, secrets from files and credentials, the client id.
 .PHONY: test-config
 test-config: $(SB)/mote
-	$(Q)$(NOLEAKS) $(PYTHON) test/integration/test_config.py $(SB)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $(PYTHON) test/integration/test_config.py $(SB)
 CHECK_GROUPS += test-config
 # the file's reader, fuzzed (make test-fuzz runs every target)
 $(FZ)/fuzz_conf: FUZZ_EXTRA := examples/serve/conf.c examples/common/readfile.c

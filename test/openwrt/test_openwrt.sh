@@ -208,9 +208,8 @@ done
 # with test/openwrt/sdk/ standing for the SDK (the host's compiler and
 # mbedTLS): the tree copied, built with the given flags, installed as the
 # package lays it out. The flags are the SDK's to give: -O0 here (about
-# half the CPU of -Os), as what is checked is the package, not the code;
-# one job, as other groups run beside it.
-if make -s -C "$pkg" TOPDIR="$here/sdk" BUILD_DIR="$t/pkg" DEST="$t/root" TARGET_CFLAGS="-O0 -pipe" PKG_JOBS=-j1 \
+# half the CPU of -Os), as what is checked is the package, not the code.
+if make -s -C "$pkg" TOPDIR="$here/sdk" BUILD_DIR="$t/pkg" DEST="$t/root" TARGET_CFLAGS="-O0 -pipe" \
 	compile install \
 	> "$t/pkg.log" 2>&1; then
 	ok
