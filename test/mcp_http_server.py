@@ -34,6 +34,11 @@ Options:
   --drop-call N       the first N tools/call POSTs are read and their connection closed
                       without a byte of answer (a proxy's idle timeout during a long
                       tool, a server restart): the call may have run
+  --forget-at-call    (mode http) the first tools/call makes the server forget the
+                      session; the call's 404 (400 with --forget-400) is held until
+                      the session's GET stream, reopened, has had its own, and the
+                      next initialize is held until the call's is sent: the client
+                      learns of the loss on its GET stream first
   --move-endpoint     (mode sse) a POST whose body is over 8 KiB: before its body is read,
                       the stream names a new endpoint (a longer path) for the session,
                       and the body is read only 0.3 s later; a body shorter than its
@@ -76,6 +81,7 @@ P.add_argument("--slow-list", type=float, default=0)
 P.add_argument("--json", action="store_true")
 P.add_argument("--drop-call", type=int, default=0)
 P.add_argument("--move-endpoint", action="store_true")
+P.add_argument("--forget-at-call", action="store_true")
 P.add_argument("--rcvbuf", type=int, default=0)
 P.add_argument("--log")
 P.add_argument("--tools-file")
@@ -87,7 +93,9 @@ A = P.parse_args()
 
 LOCK = threading.Lock()
 SESSIONS = {}  # id -> {"q": queue of messages for the GET stream, "reqs": count}
-STATE = {"lists": 0, "deletes": 0, "dropped": 0}
+STATE = {"lists": 0, "deletes": 0, "dropped": 0, "forgot": False}
+GET_TOLD = threading.Event()   # --forget-at-call: a GET had its unknown session's answer
+CALL_TOLD = threading.Event()  # --forget-at-call: the call had it
 
 
 def log(entry):
@@ -282,6 +290,19 @@ class H(BaseHTTPRequestHandler):
             if drop:
                 self.close_connection = True
                 return
+        if A.forget_at_call and msg.get("method") == "tools/call":
+            with LOCK:
+                first = not STATE["forgot"]
+                STATE["forgot"] = True
+                if first:
+                    SESSIONS.pop(self.headers.get("mcp-session-id"), None)
+            if first:
+                GET_TOLD.wait(20)
+                self.unknown_session()
+                CALL_TOLD.set()
+                return
+        if A.forget_at_call and msg.get("method") == "initialize" and STATE["forgot"]:
+            CALL_TOLD.wait(20)
         if A.invalid_400 and msg.get("method") == "tools/call":
             a = (msg.get("params") or {}).get("arguments") or {}
             if any(not isinstance(a.get(k), (int, float)) for k in ("a", "b")):
@@ -342,6 +363,8 @@ class H(BaseHTTPRequestHandler):
         sid = self.session()
         if sid is None:
             self.unknown_session()
+            if A.forget_at_call and STATE["forgot"]:
+                GET_TOLD.set()
             return
         self.sse_head()
         q = SESSIONS[sid]["q"]

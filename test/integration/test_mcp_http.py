@@ -409,6 +409,31 @@ def test_session_lost_while_its_get_stream_stays_open():
     check(took < 30, "no call waited for its deadline (%.1f s)" % took)
 
 
+def lost_first_on_the_get_stream(*flags):
+    """The server forgets the session at a call, and the client learns it
+    on its GET stream before the call's own answer says so: the call is
+    sent again in the new session (it was refused as the request of a
+    session gone, not failed)."""
+    url, slog = hostile("--forget-at-call", *flags)
+    port, log = start_server([{"tool": "f__add", "input": {"a": 1, "b": 2}},
+                              {"text": "finished"}])
+    p = run(args(port, config({"f": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "finished" in p.stdout, (p.returncode, p.stderr))
+    res = tool_results(requests_in(log)[-1:])
+    check(len(res) == 1 and not res[0].get("is_error") and "3" in res[0]["content"],
+          "the call ran in the new session: %s" % res)
+    inits = [r for r in hlog(slog) if r.get("method") == "POST" and '"initialize"' in r.get("body", "")]
+    check(len(inits) == 2, "one new session: %d initialize" % len(inits))
+
+
+def test_session_lost_on_the_get_stream_first_404():
+    lost_first_on_the_get_stream()
+
+
+def test_session_lost_on_the_get_stream_first_400():
+    lost_first_on_the_get_stream("--forget-400")
+
+
 def test_http_400_is_the_call_error_not_a_lost_session():
     url, slog = hostile("--invalid-400")
     port, log = start_server([{"tool": "i__add", "input": {"a": "one", "b": 2}},
