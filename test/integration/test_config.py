@@ -175,6 +175,12 @@ def test_sighup_under_load_drops_nothing_and_the_next_turns_use_the_new_model():
             answers = [r for r in recs if r["t"] == "assistant"]
             check(len(answers) == 1 and answers[0]["stop"] == "end_turn" and
                   not answers[0].get("interrupted"), (cid, answers))
+        # The answers on MQTT travel apart from the event streams (the
+        # broker, the subscriber's thread): waited for, then counted.
+        try:
+            sub.wait(lambda: all(sub.answers(cid) for cid in convs), "every answer on MQTT", 30)
+        except AssertionError:
+            pass  # (said by the check below, with what came)
         check(sorted(len(sub.answers(cid)) for cid in convs) == [1] * n,
               [(cid, sub.answers(cid)) for cid in convs])
         check(sub.errors() == [], sub.errors())
