@@ -687,6 +687,21 @@ int mote_json_str(const struct mote_json *j, int t, char *out, size_t cap)
 
 /* ---- writer ---- */
 
+/* Eight bytes at once: true when none of them needs escaping or a UTF-8
+ * check (all are ASCII, none is below 0x20, '"' or '\\'). A body's long
+ * strings are mostly such bytes, and a long one is escaped again at each
+ * read of a request body (mote_llm_body_read skips what was sent). */
+static bool plain8(const char *p)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t v, q, b;
+
+    memcpy(&v, p, sizeof(v));
+    q = v ^ (ones * '"');
+    b = v ^ (ones * '\\');
+    return ((v | ((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) == 0;
+}
+
 int mote_json_escape_to(mote_sink_fn sink, void *arg, const char *s, size_t n)
 {
     static const char hexd[] = "0123456789abcdef";
@@ -694,10 +709,17 @@ int mote_json_escape_to(mote_sink_fn sink, void *arg, const char *s, size_t n)
     int rc;
 
     while (i < n) {
-        unsigned char c = (unsigned char)s[i];
+        unsigned char c;
         char esc[8];
         size_t en = 0, v;
 
+        while (n - i >= 8 && plain8(s + i)) {
+            run += 8;
+            i += 8;
+        }
+        if (i == n)
+            break;
+        c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
             run++;
             i++;

@@ -192,6 +192,71 @@ static int rsink(void *arg, const char *p, size_t n)
     return 0;
 }
 
+/* The escaper against a byte-at-a-time one, on strings of every length
+ * and alignment mixing plain bytes with every kind that needs care: the
+ * fast path over eight plain bytes at once changes nothing. (Bytes
+ * >= 0x80 come as valid two-byte UTF-8, kept as they are.) */
+static size_t ref_escape(const char *s, size_t n, char *out)
+{
+    static const char hexd[] = "0123456789abcdef";
+    size_t i, o = 0;
+
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        if (c == '"' || c == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)c;
+        } else if (c == '\n' || c == '\t' || c == '\r') {
+            out[o++] = '\\';
+            out[o++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        } else if (c < 0x20) {
+            memcpy(out + o, "\\u00", 4);
+            out[o + 4] = hexd[c >> 4];
+            out[o + 5] = hexd[c & 15];
+            o += 6;
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    return o;
+}
+
+static void test_escape_fast_path(void **state)
+{
+    static const char odd[] = {'"', '\\', '\n', '\t', '\r', 0x01, 0x1f, 0x00, 0x7f, ' ', '~'};
+    char buf[72], want[64 * 6 + 1];
+    uint32_t r = 12345;
+    int round;
+
+    (void)state;
+    for (round = 0; round < 4000; round++) {
+        size_t n = 0, len, wn, k;
+        char *in = buf + round % 8; /* every alignment */
+
+        r = r * 1103515245u + 12345u;
+        len = (r >> 8) % 48;
+        while (n < len) {
+            r = r * 1103515245u + 12345u;
+            k = (r >> 16) % 64;
+            if (k < 6 && n + 2 <= len) {
+                in[n++] = (char)0xc3; /* U+00E9, valid UTF-8 */
+                in[n++] = (char)0xa9;
+            } else if (k >= 6 && k < 6 + sizeof(odd)) {
+                in[n++] = odd[k - 6];
+            } else {
+                in[n++] = (char)('a' + k % 26);
+            }
+        }
+        wn = ref_escape(in, n, want);
+        rlen = 0;
+        rout[0] = '\0';
+        assert_int_equal(mote_json_escape_to(rsink, NULL, in, n), 0);
+        assert_int_equal(rlen, wn);
+        assert_memory_equal(rout, want, wn);
+    }
+}
+
 static void test_value_reencoded(void **state)
 {
     static const char in[] = " { \"a\" : [ 1 , -2.5e3 , true , null , \"x\\n\\\"y\\u00e9\" ] ,"
@@ -387,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_int_range),       cmocka_unit_test(test_writer),
         cmocka_unit_test(test_mcp_fixtures_parse), cmocka_unit_test(test_strict),
+        cmocka_unit_test(test_escape_fast_path),
     };
 
     return cmocka_run_group_tests_name("json", tests, NULL, NULL);
