@@ -399,11 +399,13 @@ static void exchange_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, i
             break;
         }
         if (rc == MCP_WIRE_SESSION && (e->kind == MCP_MSG_REQUEST || e->kind == MCP_MSG_CALL) &&
-            !e->renewed && (ch->session_sent || !streamable(s))) {
-            /* The server lost the session: sent again in a new one. (The
-             * loss may be known already, from the GET stream's answer:
-             * the session is then blank, and the call waits for the new
-             * one all the same.) */
+            !e->renewed) {
+            /* The server lost the session: sent again in a new one.
+             * (MCP_WIRE_SESSION is only said of a message sent in a
+             * session, or posted to an HTTP+SSE endpoint. The loss may be
+             * known already, from the GET stream's answer: the session is
+             * then blank, and the call waits for the new one all the
+             * same.) */
             e->renewed = true;
             e->sending = false;
             session_lost(s, "the server no longer knows the session");
