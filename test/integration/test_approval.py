@@ -774,11 +774,13 @@ def test_an_mcp_servers_setsid_child_is_ended_after_everything_was_killed():
     try:
         wait_for(lambda: leftovers() or p.poll() is not None, "the MCP server's setsid child", 20)
         check(p.poll() is None, "mote runs")
-        # mote, its supervisors and the MCP server, all killed at once
+        # mote, its supervisors and the MCP server, all killed at once:
+        # the supervisors first (a supervisor that saw mote die first ends
+        # the setsid child itself, and the next start has nothing to do)
         ps = procs()
         sups = [pid for pid, ppid, _ in ps if ppid == p.pid]
         servers = [pid for pid, ppid, l in ps if ppid in sups and "fake_mcp" in l]
-        for v in [p.pid] + sups + servers:
+        for v in sups + [p.pid] + servers:
             try:
                 os.kill(v, signal.SIGKILL)
             except ProcessLookupError:
