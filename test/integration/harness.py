@@ -155,8 +155,11 @@ def run_all(group, namespace, setup=None):
     try:
         if setup is not None:
             setup()
+        times = os.environ.get("MOTE_TEST_TIMES")  # a file: each test's wall and CPU (by hand)
         for fn in tests:
             name = fn.__name__[5:]
+            if times:
+                t0 = (time.monotonic(), os.times())
             try:
                 fn()
             except Skip as e:
@@ -169,6 +172,12 @@ def run_all(group, namespace, setup=None):
                 continue
             counts["passed"] += 1
             print("ok   %s" % name)
+            if times:
+                t1 = os.times()
+                with open(times, "a") as f:
+                    f.write("%.2f %.2f %s %s\n" % (
+                        time.monotonic() - t0[0],
+                        sum(t1[:4]) - sum(t0[1][:4]), group, name))
     finally:
         for s in SERVERS:
             s.kill()
