@@ -228,9 +228,13 @@ CHECK_GROUPS := test-client-1 test-client-2 test-fuzz-1 test-fuzz-2 test-serve t
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 CHECK_JOBS ?= $(shell echo $$(( $(NPROC) * 2 > 2 ? $(NPROC) * 2 : 2 )))
 # The longest groups start first (make starts the goals in this order as
-# their builds are ready), so that the last to end are short ones.
-CHECK_FIRST := test-client-1 test-client-2 test-fuzz-1 test-fuzz-2 test-page test-api-rules \
-  test-providers test-cli15 test-mcp test-agent test-unattended test-approval test-mcp-server
+# their builds are ready), so that the last to end are short ones: the
+# order of their wall times in a run with MOTE_TEST_TIMES=FILE (each
+# test's wall and CPU seconds), the builds of test-install and
+# test-openwrt among them.
+CHECK_FIRST := test-page test-unattended test-install test-proc test-mcp-http test-mcp \
+  test-api-rules test-providers test-fuzz-1 test-fuzz-2 test-openwrt test-cli15 test-client-1 \
+  test-tls test-fleet test-agent test-client-2 test-approval test-mcp-server
 # (a -j given to make itself is used as it is)
 CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 # What the groups run is built first, one compiler per core: compilers are
