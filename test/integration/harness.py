@@ -56,11 +56,13 @@ def start_server(script=None, cert=None, host="127.0.0.1", certs_dir=None, extra
 
 
 def requests_in(log):
-    """The requests the server received, in order."""
+    """The requests the server received, in order. (A line the server is
+    still writing - a big one goes out in several writes - has no newline
+    yet: it is not one yet.)"""
     if not os.path.exists(log):
         return []
     with open(log) as f:
-        return [json.loads(line) for line in f if line.strip()]
+        return [json.loads(line) for line in f if line.strip() and line.endswith("\n")]
 
 
 def mote_env(key, openai=False, **more):
