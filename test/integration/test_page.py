@@ -183,11 +183,43 @@ class Browser:
         self.d.quit()
 
 
+# One browser of the usual size serves the tests one after another (a
+# Chromium's start is most of a test's CPU): each test's mote serve has a
+# port of its own, so its page is another origin, with a storage of its
+# own; between tests the browser shows a blank page and its console is
+# emptied. A browser in another state (a failed test) is replaced.
+_shared = None
+
+
+def shared_browser():
+    global _shared
+    if _shared is not None:
+        try:
+            _shared.d.get("about:blank")
+            _shared.d.get_log("browser")
+            _shared.logs = []
+            return _shared
+        except Exception:  # noqa: BLE001 - not usable: a new one
+            quit_shared()
+    _shared = Browser()
+    return _shared
+
+
+def quit_shared():
+    global _shared
+    if _shared is not None:
+        try:
+            _shared.quit()
+        except Exception:  # noqa: BLE001 - it is gone already
+            pass
+        _shared = None
+
+
 def session(script, args=(), width=1100, height=800):
     port, log = start_server(script)
     s = Serve(port, args)
     try:
-        b = Browser(width, height)
+        b = shared_browser() if (width, height) == (1100, 800) else Browser(width, height)
     except BaseException:
         s.stop()
         raise
@@ -196,7 +228,13 @@ def session(script, args=(), width=1100, height=800):
 
 def end(s, b):
     try:
-        b.quit()
+        if b is _shared:
+            try:
+                b.d.get("about:blank")  # the page lets go of mote serve
+            except Exception:  # noqa: BLE001 - replaced at the next test
+                quit_shared()
+        else:
+            b.quit()
     finally:
         s.stop()
 
@@ -619,4 +657,8 @@ def test_screenshot_of_a_pending_approval():
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    sys.exit(run_all("page", globals()))
+    try:
+        rc = run_all("page", globals())
+    finally:
+        quit_shared()
+    sys.exit(rc)
