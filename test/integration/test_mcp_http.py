@@ -243,6 +243,92 @@ def test_an_approved_call_is_never_sent_twice():
           "may or may not have run" in json.dumps(res[0]["content"]), res)
 
 
+# ---- resumption: Last-Event-ID and retry ----------------------------------------
+
+def resumed_call(*flags, text="resumed"):
+    """A turn whose r__echo call's event stream the hostile server cuts
+    (--cut-call 1 and `flags`); returns (mote's run, the server's log, the
+    tool results the model got)."""
+    url, slog = hostile("--cut-call", "1", *flags)
+    port, log = start_server([{"tool": "r__echo", "input": {"text": text}}, {"text": "done"}])
+    p = run(args(port, config({"r": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr[-600:]))
+    reqs = hlog(slog)
+    calls = [r for r in reqs if r.get("body") and '"tools/call"' in r["body"]]
+    check(len(calls) == 1, "tools/call was POSTed %d times (never again after a cut)" % len(calls))
+    return reqs, calls[0], tool_results(requests_in(log))
+
+
+def resumes(reqs):
+    return [r for r in reqs if r["method"] == "GET" and hdr(r, "last-event-id") is not None]
+
+
+def test_a_cut_call_stream_is_resumed_after_its_retry():
+    # The call's event stream breaks after an event with an id and before
+    # the answer: a GET with that Last-Event-ID (and the session) after the
+    # server's `retry:` brings the answer; the call is not sent again.
+    reqs, call, res = resumed_call("--retry", "1500")
+    check(len(res) == 1 and not res[0].get("is_error") and
+          json.dumps(res[0]["content"]).find("echo: resumed") >= 0, res)
+    got = resumes(reqs)
+    check(len(got) == 1, "resumption GETs: %d" % len(got))
+    check(hdr(got[0], "last-event-id") == "c1-2", hdr(got[0], "last-event-id"))
+    check(hdr(got[0], "mcp-session-id") == hdr(call, "mcp-session-id") is not None,
+          (hdr(got[0], "mcp-session-id"), hdr(call, "mcp-session-id")))
+    cut = [r for r in reqs if r["method"] == "CUT"][0]
+    waited = got[0]["t"] - cut["t"]
+    check(1.3 <= waited <= 15, "the resumption came %.2f s after the cut (retry: 1500)" % waited)
+
+
+def test_a_resumption_refused_fails_the_call_clearly():
+    for status in ("405", "404"):
+        reqs, call, res = resumed_call("--refuse-resume", status)
+        text = json.dumps(res[0]["content"]) if res else ""
+        check(len(res) == 1 and res[0].get("is_error") and "refused to resume" in text and
+              "HTTP %s" % status in text and "may or may not have run" in text, (status, res))
+        check(len(resumes(reqs)) == 1, (status, len(resumes(reqs))))
+
+
+def test_resumptions_that_bring_nothing_end_the_call():
+    reqs, call, res = resumed_call("--empty-resume", "--retry", "100")
+    n = config_value("MOTE_MCP_RESUME_MAX")
+    text = json.dumps(res[0]["content"]) if res else ""
+    check(len(res) == 1 and res[0].get("is_error") and
+          "resuming it failed %d times in a row" % n in text, res)
+    check(len(resumes(reqs)) == n, "%d resumption GETs, not %d" % (len(resumes(reqs)), n))
+
+
+def test_an_event_id_over_the_limit_is_not_sent():
+    # A 4,000-byte id (over MOTE_MCP_EVENT_ID_MAX) is ignored, not cut: the
+    # resumption names the last id that fitted.
+    reqs, call, res = resumed_call("--huge-id")
+    check(len(res) == 1 and not res[0].get("is_error"), res)
+    got = resumes(reqs)
+    check(len(got) == 1 and hdr(got[0], "last-event-id") == "c1-2",
+          [(hdr(r, "last-event-id") or "")[:40] for r in got])
+    longest = max(len(v) for r in reqs for v in r.get("headers", {}).values())
+    check(longest < 1000, "a request header of %d bytes" % longest)
+
+
+def test_the_get_stream_is_reopened_with_last_event_id_after_retry():
+    # (the conformance suite's sse-retry scenario, here) each GET stream
+    # sends one event with an id and `retry: 1200`, then ends: the next
+    # GET carries that id, 1.2 s after the end (not the default wait).
+    url, slog = hostile("--poll-get", "--retry", "1200")
+    port, log = start_server([{"tool": "g__sleep", "input": {"seconds": 3.5}}, {"text": "done"}])
+    p = run(args(port, config({"g": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr[-600:]))
+    reqs = hlog(slog)
+    gets = [r for r in reqs if r["method"] == "GET"]
+    ends = [r for r in reqs if r["method"] == "END"]
+    check(len(gets) >= 2 and len(ends) >= 1, (len(gets), len(ends)))
+    check(hdr(gets[0], "last-event-id") is None, hdr(gets[0], "last-event-id"))
+    check(hdr(gets[1], "last-event-id") == ends[0]["id"], (hdr(gets[1], "last-event-id"), ends[0]))
+    waited = gets[1]["t"] - ends[0]["t"]
+    check(1.1 <= waited <= 10, "the stream was opened again %.2f s after its end (retry: 1200)"
+          % waited)
+
+
 def sndbuf_shim():
     """test/shim/sndbuf.c built (small send buffers, LD_PRELOAD), or Skip."""
     so = os.path.join(TMP, "sndbuf.so")
