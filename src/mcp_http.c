@@ -296,13 +296,8 @@ static void session_lost(struct mote_mcp_server *s, const char *how)
     if (s->lost || s->state == MOTE_MCP_STARTING || s->m->dc)
         return;
     mcp_log(s, how, "; a new session is started", NULL);
-    if (s->res_seq != 0) {
-        /* its stream's events were the old session's */
-        if (s->ch[MCP_CH_REQ].seq == s->res_seq)
-            mote_mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
-        request_failed(s, s->res_seq, "the MCP server's session ended while its answer's "
-                                      "event stream was being resumed");
-    }
+    if (s->res_seq != 0) /* (its stream's events were the old session's) */
+        request_failed(s, s->res_seq, "the session ended during the resumption");
     s->ch[MCP_CH_GET].last_id[0] = '\0';
     s->lost = true;
     s->session[0] = '\0';
@@ -373,9 +368,8 @@ static bool resume(struct mote_mcp_server *s, struct mote_mcp_chan *ch, struct m
 {
     uint32_t at;
 
-    if (!streamable(s) || ch != &s->ch[MCP_CH_REQ] || e->kind == MCP_MSG_NOTE ||
-        e->id != s->req_id || ch->last_id[0] == '\0' || rc == MOTE_ERR_TIMEDOUT ||
-        rc == MOTE_ERR_CANCELED || s->lost || s->m->dc ||
+    if (!streamable(s) || e->kind == MCP_MSG_NOTE || e->id != s->req_id ||
+        ch->last_id[0] == '\0' || rc == MOTE_ERR_TIMEDOUT || s->lost ||
         (mote_mcp_wire_refused(ch) && ch->resp.status != 409))
         return false; /* (409: the server has not yet seen the old stream end) */
     if (ch->method == MCP_POST || ch->id_new)
@@ -387,30 +381,21 @@ static bool resume(struct mote_mcp_server *s, struct mote_mcp_chan *ch, struct m
     s->res_seq = e->seq;
     s->res_at = at != 0 ? at : 1;
     if (s->res_tries == 1)
-        mcp_log(s, "the answer's event stream broke before the answer; it is resumed "
-                   "(Last-Event-ID)", NULL, NULL);
+        mcp_log(s, "its event stream broke: resumed (Last-Event-ID)", NULL, NULL);
     return true;
 }
 
 /* The resumption of request `seq`'s stream failed for good: the request
  * fails (it is not sent again). */
-static void resume_failed(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
-                          struct mote_mcp_queued *e, int rc, const char *why)
+static void resume_failed(struct mote_mcp_server *s, struct mote_mcp_queued *e, int rc,
+                          const char *why)
 {
     char msg[320];
-    struct mote_sb sb;
 
-    mote_sb_init(&sb, msg, sizeof(msg));
-    mote_sb_s(&sb, "the MCP server's event stream broke before the answer and ");
-    if (mote_mcp_wire_refused(ch))
-        mote_sb_s(&sb, "the server refused to resume it");
-    else if (rc != MOTE_ERR_TIMEDOUT)
-        mote_sb_num(&sb, "resuming it failed ", s->res_tries, " times in a row");
-    else
-        mote_sb_s(&sb, "its resumption failed");
-    mote_sb_join(&sb, ": ", why != NULL ? why : "the resumed stream ended without it", NULL);
-    if (e->kind == MCP_MSG_CALL)
-        mote_sb_s(&sb, "; the call may or may not have run");
+    mote_str_join(msg, sizeof(msg),
+                  "the event stream broke before the answer and was not resumed: ",
+                  why != NULL ? why : "MOTE_MCP_RESUME_MAX tries brought nothing",
+                  e->kind == MCP_MSG_CALL ? "; the call may or may not have run" : NULL);
     request_failed(s, e->seq, msg);
     if (rc == MCP_WIRE_SESSION)
         session_lost(s, "the server no longer knows the session");
@@ -474,7 +459,7 @@ static void exchange_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, i
         if (resume(s, ch, e, rc))
             break;
         if (ch->method == MCP_GET) {
-            resume_failed(s, ch, e, rc, why);
+            resume_failed(s, e, rc, why);
             break;
         }
         if (rc == MCP_WIRE_SESSION && (e->kind == MCP_MSG_REQUEST || e->kind == MCP_MSG_CALL) &&

@@ -486,11 +486,13 @@ static void line_end(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
         ch->id_in[ch->id_len] = '\0';
         ch->id_ok = true;
     } else if (ch->field[0] == 'r' && ch->retry_n > 0 && ch->retry_n < 255) {
-        ch->retry_ms = ch->retry_in < MOTE_MCP_SSE_RETRY_MIN_MS   ? MOTE_MCP_SSE_RETRY_MIN_MS
-                       : ch->retry_in > MOTE_MCP_SSE_RETRY_MAX_MS ? MOTE_MCP_SSE_RETRY_MAX_MS
-                                                                  : ch->retry_in;
-        if (ch->retry_ms == 0)
-            ch->retry_ms = 1; /* (0 means none said) */
+        uint32_t ms = ch->retry_in > MOTE_MCP_SSE_RETRY_MAX_MS ? MOTE_MCP_SSE_RETRY_MAX_MS
+                                                                : ch->retry_in;
+
+        /* (0 means none said) */
+        ch->retry_ms = ms > MOTE_MCP_SSE_RETRY_MIN_MS
+                           ? ms
+                           : MOTE_MCP_SSE_RETRY_MIN_MS + (MOTE_MCP_SSE_RETRY_MIN_MS == 0);
     }
 }
 
