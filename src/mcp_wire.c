@@ -141,6 +141,8 @@ static const char *body_of(struct mote_mcp_server *s, struct mote_mcp_chan *ch, 
     struct mote_mcp_queued *e;
 
     *len = 0;
+    if (ch->method != MCP_POST)
+        return NULL; /* (a resumption's GET carries a request's seq, not its message) */
     switch (ch->role) {
     case MCP_ROLE_MSG:
         e = mcp_q_find(s, ch->seq);

@@ -785,6 +785,107 @@ def test_real_long_call_sse():
     real_long_call("sse")
 
 
+class CuttingRelay:
+    """A TCP relay to a server on loopback that cuts, once, the connection
+    carrying a tools/call right after the answer stream's event that
+    matches `after` (the bytes behind it are dropped), and keeps what the
+    client sent (the first 4 KiB of each read)."""
+
+    def __init__(self, to_port, after):
+        import re
+        import threading
+        self.to, self.after, self.cut_at, self.heads = to_port, re.compile(after), None, []
+        self.lock = threading.Lock()
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(16)
+        self.port = self.srv.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        import threading
+        while True:
+            try:
+                c, _ = self.srv.accept()
+                s = socket.create_connection(("127.0.0.1", self.to))
+            except OSError:
+                return
+            st = {"call": False}
+            threading.Thread(target=self.up, args=(c, s, st), daemon=True).start()
+            threading.Thread(target=self.down, args=(s, c, st), daemon=True).start()
+
+    def up(self, c, s, st):
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                with self.lock:
+                    self.heads.append((time.time(), d[:4096].decode(errors="replace")))
+                    if b'"tools/call"' in d:
+                        st["call"] = True
+                s.sendall(d)
+        except OSError:
+            pass
+        for x in (c, s):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def down(self, s, c, st):
+        buf = b""
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                if st["call"] and self.cut_at is None:
+                    buf += d
+                    m = self.after.search(buf)
+                    if m:
+                        c.sendall(d[:len(d) - (len(buf) - m.end())])
+                        self.cut_at = time.time()
+                        break
+                c.sendall(d)
+        except OSError:
+            pass
+        for x in (c, s):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.srv.close()
+
+
+def test_real_everything_resumes_a_cut_call_stream():
+    # server-everything (streamableHttp, its event store) behind a relay that
+    # cuts the call's answer stream after its last progress event: mote
+    # resumes it with a GET carrying that event's id, and the answer the
+    # server kept comes back on it; the call is POSTed once.
+    proc, sport, slog = everything("streamableHttp")
+    relay = CuttingRelay(sport, rb'"progress":2[^\n]*\n\n')
+    try:
+        port, log = start_server([{"tool": "ev__trigger-long-running-operation",
+                                   "input": {"duration": 2, "steps": 2}},
+                                  {"text": "all done"}])
+        cfg = config({"ev": {"type": "http", "url": "http://127.0.0.1:%d/mcp" % relay.port}})
+        p = run(args(port, cfg, "-p", "x", "--yes"))
+        check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr[-600:]))
+        texts = [r["content"] for r in tool_results(requests_in(log))]
+        check(len(texts) == 1 and "Long running operation completed" in texts[0], texts)
+        check(relay.cut_at is not None, "the relay never cut the call's stream")
+        heads = [h for t, h in relay.heads if t >= relay.cut_at]
+        check(any(h.startswith("GET ") and "last-event-id:" in h.lower() for h in heads),
+              [h[:200] for h in heads])
+        check(sum(1 for t, d in relay.heads if '"tools/call"' in d) == 1, "tools/call sent again")
+        check("resumed (Last-Event-ID)" in p.stderr, p.stderr[-600:])
+    finally:
+        relay.close()
+
+
 def test_real_kill_9_then_a_new_session():
     proc, sport, slog = everything("streamableHttp")
     port, _ = start_server([{"stall": 60, "after_text": "working"}, {"text": "again"}])
