@@ -50,8 +50,8 @@ Options:
                       "retry: MS" with --retry MS) and a notification with an id; the
                       call runs on and its answer is kept for a GET with Last-Event-ID,
                       which replays the stream's events after that id (resumption)
-  --huge-id           (with --cut-call) the notification is followed by another whose
-                      id is 4,000 bytes, just before the cut
+  --huge-id           (with --cut-call) the notification is followed by events whose ids
+                      mote must ignore (4,000 bytes; a NUL; a space), just before the cut
   --refuse-resume S   a GET with Last-Event-ID is answered HTTP S (405, 404, 400)
   --empty-resume      a GET with Last-Event-ID of a call's stream is answered with an
                       event stream that ends at once, with no event
@@ -399,6 +399,8 @@ class H(BaseHTTPRequestHandler):
         self.chunk(event(store(stream, note), note))
         if A.huge_id:
             self.chunk(event("h" * 4000, note))
+            self.chunk(event("n\x00l", note))
+            self.chunk(b"id: with space\nretry: 12x\ndata: \n\n")
         self.close_connection = True
         try:
             self.connection.shutdown(socket.SHUT_RDWR)

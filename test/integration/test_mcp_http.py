@@ -299,8 +299,8 @@ def test_resumptions_that_bring_nothing_end_the_call():
 
 
 def test_an_event_id_over_the_limit_is_not_sent():
-    # A 4,000-byte id (over MOTE_MCP_EVENT_ID_MAX) is ignored, not cut: the
-    # resumption names the last id that fitted.
+    # A 4,000-byte id (over MOTE_MCP_EVENT_ID_MAX), one with a NUL, one with
+    # a space are ignored, not cut: the resumption names the last good id.
     reqs, call, res = resumed_call("--huge-id")
     check(len(res) == 1 and not res[0].get("is_error"), res)
     got = resumes(reqs)
