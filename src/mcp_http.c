@@ -522,6 +522,15 @@ static void on_message(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cons
     s->m->up->message(s, msg, len);
     if (before != 0 && s->req_id != before) {
         struct mote_mcp_queued *e = ch->role == MCP_ROLE_MSG ? mcp_q_find(s, ch->seq) : NULL;
+        struct mote_mcp_queued *r = mcp_q_find(s, s->res_seq);
+
+        if (r != NULL && r->id == before && ch->seq != s->res_seq) {
+            /* answered on another stream: its own is not resumed */
+            if (s->ch[MCP_CH_REQ].seq == s->res_seq)
+                mote_mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
+            q_remove(s, s->res_seq);
+            kick(s);
+        }
 
         /* The exchange that carried its request is answered: it gets only
          * a short tail for its end. Not the event stream (HTTP+SSE brings

@@ -55,6 +55,8 @@ Options:
   --refuse-resume S   a GET with Last-Event-ID is answered HTTP S (405, 404, 400)
   --empty-resume      a GET with Last-Event-ID of a call's stream is answered with an
                       event stream that ends at once, with no event
+  --answer-on-get     (with --cut-call) the cut call's answer goes out on the session's
+                      GET stream, not to a resumption
   --poll-get          (mode http) every GET stream sends one event with an id (and
                       "retry: MS" with --retry MS), no data, and ends 0.1 s later
   --log F             every request as one JSON line: method, path, headers, body
@@ -101,6 +103,7 @@ P.add_argument("--retry", type=int, default=0)
 P.add_argument("--refuse-resume", type=int, default=0)
 P.add_argument("--empty-resume", action="store_true")
 P.add_argument("--poll-get", action="store_true")
+P.add_argument("--answer-on-get", action="store_true")
 P.add_argument("--log")
 P.add_argument("--tools-file")
 P.add_argument("--big-tool", action="store_true")
@@ -407,7 +410,11 @@ class H(BaseHTTPRequestHandler):
         except OSError:
             pass
         log({"method": "CUT", "stream": stream})
-        store(stream, result_of(msg, self.headers.get("authorization", "")))
+        ans = result_of(msg, self.headers.get("authorization", ""))
+        if A.answer_on_get:
+            self.notify(self.headers.get("mcp-session-id"), ans)
+        else:
+            store(stream, ans)
 
     def resume(self, lid):
         """A GET with Last-Event-ID: the events of its stream after it."""

@@ -310,6 +310,25 @@ def test_an_event_id_over_the_limit_is_not_sent():
     check(longest < 1000, "a request header of %d bytes" % longest)
 
 
+def test_an_answer_on_the_get_stream_ends_the_resumption():
+    # The cut call's answer comes on the GET stream before the resumption's
+    # wait is over: the call completes, no GET resumes its stream, and the
+    # next call goes at once (not after a resumption's 30 s deadline).
+    url, slog = hostile("--cut-call", "1", "--answer-on-get", "--retry", "1500")
+    port, log = start_server([{"tools": [{"tool": "r__echo", "input": {"text": "one"}}]},
+                              {"tools": [{"tool": "r__echo", "input": {"text": "two"}}]},
+                              {"text": "done"}])
+    t0 = time.time()
+    p = run(args(port, config({"r": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    took = time.time() - t0
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr[-600:]))
+    texts = [json.dumps(r["content"]) for r in tool_results(requests_in(log)[-1:])]
+    check(len(texts) == 2 and "echo: one" in texts[0] and "echo: two" in texts[1], texts)
+    reqs = hlog(slog)
+    check(not resumes(reqs), "a resumption after the answer came: %s" % resumes(reqs))
+    check(took < 20, "the run took %.1f s" % took)
+
+
 def test_the_get_stream_is_reopened_with_last_event_id_after_retry():
     # (the conformance suite's sse-retry scenario, here) each GET stream
     # sends one event with an id and `retry: 1200`, then ends: the next
