@@ -43,6 +43,9 @@ NPM_PKGS="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotoco
 NPM_PKGS="$NPM_PKGS @modelcontextprotocol/sdk@1.32.2 openai@6.30.1"
 # A server with a large tool list (the MCP client's list parse; a dummy token lists).
 NPM_PKGS="$NPM_PKGS @modelcontextprotocol/server-github@2025.4.8"
+# The MCP conformance suite (its client scenarios run against mote; 0.1.16
+# wants Node.js 22's fs.globSync: the test lends it on Node.js 20).
+NPM_PKGS="$NPM_PKGS @modelcontextprotocol/conformance@0.1.16"
 
 npm_missing() {
     command -v npm >/dev/null 2>&1 || return 1
@@ -50,7 +53,8 @@ npm_missing() {
         [ -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem" ] &&
         [ -x "$NPM_DIR/node_modules/.bin/mcp-server-github" ] &&
         [ -f "$NPM_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
-        [ -f "$NPM_DIR/node_modules/openai/package.json" ] && return 1
+        [ -f "$NPM_DIR/node_modules/openai/package.json" ] &&
+        [ -f "$NPM_DIR/node_modules/@modelcontextprotocol/conformance/package.json" ] && return 1
     return 0
 }
 

@@ -31,6 +31,8 @@ static void q_remove(struct mote_mcp_server *s, uint32_t seq)
 
     if (e == NULL)
         return;
+    if (s->res_seq == seq)
+        s->res_seq = s->res_at = 0; /* (its stream is no longer resumed) */
     off = e->off;
     len = e->len;
     at = (unsigned)(e - s->q);
@@ -118,6 +120,11 @@ static void arm(struct mote_mcp_server *s)
             due = s->get_retry;
         any = true;
     }
+    if (s->res_at != 0 && !s->ch[MCP_CH_REQ].busy) {
+        if (mote_before(s->res_at, due))
+            due = s->res_at;
+        any = true;
+    }
     if (s->io_timer != 0)
         (void)mote_timer_stop(loop, s->io_timer);
     s->io_timer = 0;
@@ -174,11 +181,13 @@ static bool get_wanted(const struct mote_mcp_server *s)
             ((s->state == MOTE_MCP_LISTING || s->state == MOTE_MCP_READY) && !s->lost));
 }
 
-/* The next try of the event stream after `fails` failures in a row. */
+/* The next try of the event stream after `fails` failures in a row: the
+ * server's `retry:` when it said one, doubled for each failure. */
 static void get_later(struct mote_mcp_server *s)
 {
     unsigned sh = s->get_fails < 6 ? s->get_fails : 6;
-    uint32_t at = mote_loop_now(s->m->loop) + ((uint32_t)MOTE_MCP_RETRY_MS << sh);
+    uint32_t ms = s->ch[MCP_CH_GET].retry_ms != 0 ? s->ch[MCP_CH_GET].retry_ms : MOTE_MCP_RETRY_MS;
+    uint32_t at = mote_loop_now(s->m->loop) + (ms << sh);
 
     s->get_retry = at != 0 ? at : 1;
     if (s->get_fails < 255)
@@ -237,6 +246,8 @@ bool mote_mcp_http_start(struct mote_mcp_server *s)
     s->session[0] = s->version[0] = '\0';
     s->get_retry = 0;
     s->get_fails = 0;
+    s->res_seq = s->res_at = 0;
+    s->res_tries = 0;
     s->lost = s->gate = s->get_up = s->get_none = s->have_endpoint = false;
     s->renew = MCP_RENEW_NONE;
     if (!streamable(s))
@@ -285,6 +296,9 @@ static void session_lost(struct mote_mcp_server *s, const char *how)
     if (s->lost || s->state == MOTE_MCP_STARTING || s->m->dc)
         return;
     mcp_log(s, how, "; a new session is started", NULL);
+    if (s->res_seq != 0) /* (its stream's events were the old session's) */
+        request_failed(s, s->res_seq, "the session ended during the resumption");
+    s->ch[MCP_CH_GET].last_id[0] = '\0';
     s->lost = true;
     s->session[0] = '\0';
     s->have_endpoint = false;
@@ -309,6 +323,8 @@ static void session_lost(struct mote_mcp_server *s, const char *how)
 static void get_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, int rc, const char *why)
 {
     s->get_up = false;
+    if (mote_mcp_wire_refused(ch))
+        ch->last_id[0] = '\0'; /* (no replay from there: the next try opens it anew) */
     if (s->gate) {
         /* no stream to wait for: the first messages go now */
         s->gate = false;
@@ -341,6 +357,48 @@ static void get_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, int rc
     if (why != NULL && s->get_fails == 0)
         mcp_log(s, why, "; the event stream is opened again later", NULL);
     get_later(s);
+}
+
+/* The event stream carrying request e broke before its answer, after an
+ * event with an id: it is resumed by a GET with Last-Event-ID on the
+ * requests' channel, after the server's retry (the request is never sent
+ * again: it may have run). False when it is not to be resumed. */
+static bool resume(struct mote_mcp_server *s, struct mote_mcp_chan *ch, struct mote_mcp_queued *e,
+                   int rc)
+{
+    uint32_t at;
+
+    if (!streamable(s) || e->kind == MCP_MSG_NOTE || e->id != s->req_id ||
+        ch->last_id[0] == '\0' || rc == MOTE_ERR_TIMEDOUT || s->lost ||
+        (mote_mcp_wire_refused(ch) && ch->resp.status != 409))
+        return false; /* (409: the server has not yet seen the old stream end) */
+    if (ch->method == MCP_POST || ch->id_new)
+        s->res_tries = 0; /* it moved on since the last try */
+    if (s->res_tries + 1 > MOTE_MCP_RESUME_MAX)
+        return false;
+    s->res_tries++;
+    at = mote_loop_now(s->m->loop) + (ch->retry_ms != 0 ? ch->retry_ms : MOTE_MCP_RETRY_MS);
+    s->res_seq = e->seq;
+    s->res_at = at != 0 ? at : 1;
+    if (s->res_tries == 1)
+        mcp_log(s, "its event stream broke: resumed (Last-Event-ID)", NULL, NULL);
+    return true;
+}
+
+/* The resumption of request `seq`'s stream failed for good: the request
+ * fails (it is not sent again). */
+static void resume_failed(struct mote_mcp_server *s, struct mote_mcp_queued *e, int rc,
+                          const char *why)
+{
+    char msg[320];
+
+    mote_str_join(msg, sizeof(msg),
+                  "the event stream broke before the answer and was not resumed: ",
+                  why != NULL ? why : "MOTE_MCP_RESUME_MAX tries brought nothing",
+                  e->kind == MCP_MSG_CALL ? "; the call may or may not have run" : NULL);
+    request_failed(s, e->seq, msg);
+    if (rc == MCP_WIRE_SESSION)
+        session_lost(s, "the server no longer knows the session");
 }
 
 /* Called by the wire when an exchange of channel `ch` ends: rc 0 (done),
@@ -396,6 +454,12 @@ static void exchange_done(struct mote_mcp_server *s, struct mote_mcp_chan *ch, i
             break; /* (given up meanwhile) */
         if (ch->answered) {
             q_remove(s, seq); /* its answer is in: what came after does not matter */
+            break;
+        }
+        if (resume(s, ch, e, rc))
+            break;
+        if (ch->method == MCP_GET) {
+            resume_failed(s, e, rc, why);
             break;
         }
         if (rc == MCP_WIRE_SESSION && (e->kind == MCP_MSG_REQUEST || e->kind == MCP_MSG_CALL) &&
@@ -460,6 +524,15 @@ static void on_message(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cons
     s->m->up->message(s, msg, len);
     if (before != 0 && s->req_id != before) {
         struct mote_mcp_queued *e = ch->role == MCP_ROLE_MSG ? mcp_q_find(s, ch->seq) : NULL;
+        struct mote_mcp_queued *r = mcp_q_find(s, s->res_seq);
+
+        if (r != NULL && r->id == before && ch->seq != s->res_seq) {
+            /* answered on another stream: its own is not resumed */
+            if (s->ch[MCP_CH_REQ].seq == s->res_seq)
+                mote_mcp_wire_stop(s, &s->ch[MCP_CH_REQ]);
+            q_remove(s, s->res_seq);
+            kick(s);
+        }
 
         /* The exchange that carried its request is answered: it gets only
          * a short tail for its end. Not the event stream (HTTP+SSE brings
@@ -608,6 +681,10 @@ static void pump(struct mote_mcp_server *s)
         s->get_retry = 0;
         start(s, MCP_CH_GET, MCP_ROLE_GET, MCP_GET, 0);
     }
+    if (s->res_at != 0 && !req->busy && !s->lost && !mote_before(now, s->res_at)) {
+        s->res_at = 0; /* the broken stream of the request goes on */
+        start(s, MCP_CH_REQ, MCP_ROLE_MSG, MCP_GET, s->res_seq);
+    }
     if (s->lost) {
         if (req->busy)
             return;
@@ -642,7 +719,7 @@ static void pump(struct mote_mcp_server *s)
         }
         if (e == NULL)
             return;
-        if (!req->busy)
+        if (!req->busy && s->res_seq == 0)
             start(s, MCP_CH_REQ, MCP_ROLE_MSG, MCP_POST, e->seq);
         else if (e->kind == MCP_MSG_NOTE && streamable(s) && !note->busy)
             start(s, MCP_CH_NOTE, MCP_ROLE_MSG, MCP_POST, e->seq);

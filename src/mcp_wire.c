@@ -141,6 +141,8 @@ static const char *body_of(struct mote_mcp_server *s, struct mote_mcp_chan *ch, 
     struct mote_mcp_queued *e;
 
     *len = 0;
+    if (ch->method != MCP_POST)
+        return NULL; /* (a resumption's GET carries a request's seq, not its message) */
     switch (ch->role) {
     case MCP_ROLE_MSG:
         e = mcp_q_find(s, ch->seq);
@@ -163,13 +165,14 @@ static const char *body_of(struct mote_mcp_server *s, struct mote_mcp_chan *ch, 
 static int build_head(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool body,
                       size_t body_len)
 {
-    const char *hdrs[MOTE_MCP_CONF_HEADERS + 12];
+    const char *hdrs[MOTE_MCP_CONF_HEADERS + 13];
     char sid[MOTE_MCP_SESSION_MAX + 20], ver[sizeof(s->version) + 24];
+    char lid[MOTE_MCP_EVENT_ID_MAX + 16];
     char path[MOTE_MCP_PATH_MAX + sizeof(s->to.host) + 16];
     struct mote_sb hb, sb;
     bool init = ch->role == MCP_ROLE_RENEW_INIT ||
-                (ch->role == MCP_ROLE_MSG && mcp_q_find(s, ch->seq) != NULL &&
-                 mcp_q_find(s, ch->seq)->kind == MCP_MSG_INIT);
+                (ch->role == MCP_ROLE_MSG && ch->method == MCP_POST &&
+                 mcp_q_find(s, ch->seq) != NULL && mcp_q_find(s, ch->seq)->kind == MCP_MSG_INIT);
     unsigned n = 0, i;
     int rc;
 
@@ -181,6 +184,11 @@ static int build_head(struct mote_mcp_server *s, struct mote_mcp_chan *ch, bool 
     } else if (ch->method == MCP_GET) {
         hdrs[n++] = "Accept: text/event-stream";
         hdrs[n++] = "Cache-Control: no-cache";
+        if (s->kind == MOTE_MCP_HTTP && ch->last_id[0] != '\0') {
+            /* where the stream broke: the server replays what came after */
+            mote_str_join(lid, sizeof(lid), "Last-Event-ID: ", ch->last_id, NULL);
+            hdrs[n++] = lid;
+        }
     }
     ch->session_sent = false;
     if (s->kind == MOTE_MCP_HTTP && !init && s->session[0] != '\0') {
@@ -430,6 +438,12 @@ static void dispatch(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     bool data = ch->sse_data, over = ch->msg_over;
     size_t len = ch->msg_len;
 
+    if (ch->id_ok) {
+        /* (an event with no data, a server's "priming" one, moves it too) */
+        memcpy(ch->last_id, ch->id_in, (size_t)ch->id_len + 1);
+        ch->id_ok = false;
+        ch->id_new = true;
+    }
     ch->sse_data = ch->msg_over = false;
     ch->msg_len = 0;
     if (!data)
@@ -462,10 +476,31 @@ static void line_end(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
             put(ch, '\n');
         ch->sse_data = true;
     }
+    if (st == S_FIELD && ch->field_len == 2 && memcmp(ch->field, "id", 2) == 0) {
+        ch->id_len = 0; /* "id" alone: no id from here on */
+        ch->id_in[0] = '\0';
+        ch->id_ok = true;
+    }
+    if ((st != S_SPACE && st != S_VALUE) || ch->sse_skip)
+        return;
+    if (ch->field[0] == 'i' && !ch->id_bad) {
+        /* taken whole or not at all: a cut id would replay the wrong events */
+        ch->id_in[ch->id_len] = '\0';
+        ch->id_ok = true;
+    } else if (ch->field[0] == 'r' && ch->retry_n > 0 && ch->retry_n < 255) {
+        uint32_t ms = ch->retry_in > MOTE_MCP_SSE_RETRY_MAX_MS ? MOTE_MCP_SSE_RETRY_MAX_MS
+                                                                : ch->retry_in;
+
+        /* (0 means none said) */
+        ch->retry_ms = ms > MOTE_MCP_SSE_RETRY_MIN_MS
+                           ? ms
+                           : MOTE_MCP_SSE_RETRY_MIN_MS + (MOTE_MCP_SSE_RETRY_MIN_MS == 0);
+    }
 }
 
 /* Event-stream bytes (WHATWG rules: CR, LF or CRLF; comments; several
- * data lines joined with LF; event names; ids and retry ignored). */
+ * data lines joined with LF; event names; the last event id, kept when
+ * its event ends; retry, in ms). */
 static void sse_feed(struct mote_mcp_server *s, struct mote_mcp_chan *ch, const char *p, size_t n)
 {
     size_t i, elen;
@@ -511,6 +546,17 @@ static void sse_feed(struct mote_mcp_server *s, struct mote_mcp_chan *ch, const 
                 ch->event[0] = '\0';
                 ch->sse_skip = false;
                 ch->field[0] = 'e';
+            } else if (ch->field_len == 2 && memcmp(ch->field, "id", 2) == 0) {
+                /* (a refused id after a good one in the same event leaves
+                 * the stream's id as it was: the event may come again) */
+                ch->id_len = 0;
+                ch->id_ok = ch->id_bad = ch->sse_skip = false;
+                ch->field[0] = 'i';
+            } else if (ch->field_len == 5 && memcmp(ch->field, "retry", 5) == 0) {
+                ch->retry_in = 0;
+                ch->retry_n = 0;
+                ch->sse_skip = false;
+                ch->field[0] = 'r';
             }
             ch->sse_state = S_SPACE;
             break;
@@ -524,6 +570,22 @@ static void sse_feed(struct mote_mcp_server *s, struct mote_mcp_chan *ch, const 
                 break;
             if (ch->field[0] == 'd') {
                 put(ch, c);
+            } else if (ch->field[0] == 'i') {
+                /* visible ASCII only: it goes into a request's head */
+                if ((unsigned char)c < 0x21 || (unsigned char)c > 0x7e ||
+                    ch->id_len + 1u >= sizeof(ch->id_in))
+                    ch->id_bad = true;
+                else
+                    ch->id_in[ch->id_len++] = c;
+            } else if (ch->field[0] == 'r') {
+                if (c < '0' || c > '9' || ch->retry_n == 255) {
+                    ch->retry_n = 255; /* (not a number: ignored) */
+                } else {
+                    if (ch->retry_in < 100000000u)
+                        ch->retry_in = ch->retry_in * 10u + (uint32_t)(c - '0');
+                    if (ch->retry_n < 254)
+                        ch->retry_n++;
+                }
             } else {
                 elen = strlen(ch->event);
                 if (elen + 1 < sizeof(ch->event)) {
@@ -557,7 +619,7 @@ static int on_header(void *arg, const char *name, size_t n, const char *v, size_
     size_t i;
 
     if (!mote_ascii_is(name, n, "mcp-session-id") || ch->resp.status < 200 ||
-        ch->resp.status >= 300)
+        ch->resp.status >= 300 || ch->method != MCP_POST)
         return 0;
     if (ch->role != MCP_ROLE_RENEW_INIT && (e == NULL || e->kind != MCP_MSG_INIT))
         return 0; /* (a session is given by its initialize's answer) */
@@ -763,8 +825,14 @@ void mote_mcp_wire_begin(struct mote_mcp_server *s, struct mote_mcp_chan *ch,
     ch->msg_over = ch->sse_cr = ch->sse_data = false;
     ch->sse_state = S_START;
     ch->event[0] = '\0';
-    ch->once = ch->role == MCP_ROLE_MSG && mcp_q_find(s, ch->seq) != NULL &&
-               mcp_q_find(s, ch->seq)->kind == MCP_MSG_CALL;
+    ch->id_ok = ch->id_new = false;
+    if (ch->method != MCP_GET) {
+        /* a new stream (a GET goes on from where its stream broke) */
+        ch->last_id[0] = '\0';
+        ch->retry_ms = 0;
+    }
+    ch->once = ch->role == MCP_ROLE_MSG && ch->method == MCP_POST &&
+               mcp_q_find(s, ch->seq) != NULL && mcp_q_find(s, ch->seq)->kind == MCP_MSG_CALL;
     if (build_request(s, ch) < 0)
         return;
     open_conn(s, ch);
@@ -1034,4 +1102,9 @@ bool mote_mcp_wire_answer_of(struct mote_mcp_server *s, const char *msg, size_t 
         return false;
     return got == id &&
            (mote_json_member(j, 0, "result") >= 0 || mote_json_member(j, 0, "error") >= 0);
+}
+
+bool mote_mcp_wire_refused(const struct mote_mcp_chan *ch)
+{
+    return ch->body == B_ERROR || ch->body == B_OTHER;
 }

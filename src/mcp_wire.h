@@ -84,6 +84,10 @@ void mote_mcp_wire_run(struct mote_mcp_server *s, struct mote_mcp_chan *ch);
  * parser returns). */
 void mote_mcp_wire_stop(struct mote_mcp_server *s, struct mote_mcp_chan *ch);
 
+/* True when the exchange's response was refused (not 2xx) or was neither
+ * JSON nor an event stream (after its end too, until the next begin). */
+bool mote_mcp_wire_refused(const struct mote_mcp_chan *ch);
+
 /* Parses `msg` into s->m->json: true when it is an answer (result or
  * error) to request `id`. */
 bool mote_mcp_wire_answer_of(struct mote_mcp_server *s, const char *msg, size_t len, int64_t id);

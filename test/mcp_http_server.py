@@ -45,6 +45,20 @@ Options:
                       Content-Length is logged as "short"
   --rcvbuf N          the listening socket's receive buffer (a peer that takes little
                       at a time)
+  --cut-call N        (mode http) the first N tools/call event streams are cut (the
+                      connection closed mid-body) after a first event with an id (and
+                      "retry: MS" with --retry MS) and a notification with an id; the
+                      call runs on and its answer is kept for a GET with Last-Event-ID,
+                      which replays the stream's events after that id (resumption)
+  --huge-id           (with --cut-call) the notification is followed by events whose ids
+                      mote must ignore (4,000 bytes; a NUL; a space), just before the cut
+  --refuse-resume S   a GET with Last-Event-ID is answered HTTP S (405, 404, 400)
+  --empty-resume      a GET with Last-Event-ID of a call's stream is answered with an
+                      event stream that ends at once, with no event
+  --answer-on-get     (with --cut-call) the cut call's answer goes out on the session's
+                      GET stream, not to a resumption
+  --poll-get          (mode http) every GET stream sends one event with an id (and
+                      "retry: MS" with --retry MS), no data, and ends 0.1 s later
   --log F             every request as one JSON line: method, path, headers, body
   --tools-file F      more tools, from a JSON file (a list of tool objects); each
                       answers "called NAME"
@@ -83,6 +97,13 @@ P.add_argument("--drop-call", type=int, default=0)
 P.add_argument("--move-endpoint", action="store_true")
 P.add_argument("--forget-at-call", action="store_true")
 P.add_argument("--rcvbuf", type=int, default=0)
+P.add_argument("--cut-call", type=int, default=0)
+P.add_argument("--huge-id", action="store_true")
+P.add_argument("--retry", type=int, default=0)
+P.add_argument("--refuse-resume", type=int, default=0)
+P.add_argument("--empty-resume", action="store_true")
+P.add_argument("--poll-get", action="store_true")
+P.add_argument("--answer-on-get", action="store_true")
 P.add_argument("--log")
 P.add_argument("--tools-file")
 P.add_argument("--big-tool", action="store_true")
@@ -93,12 +114,15 @@ A = P.parse_args()
 
 LOCK = threading.Lock()
 SESSIONS = {}  # id -> {"q": queue of messages for the GET stream, "reqs": count}
-STATE = {"lists": 0, "deletes": 0, "dropped": 0, "forgot": False}
+STATE = {"lists": 0, "deletes": 0, "dropped": 0, "forgot": False, "cut": 0, "streams": 0}
+EVENTS = []  # --cut-call, --poll-get: {"id", "stream", "msg"} in order, for replay
+EVENTS_CV = threading.Condition(LOCK)
 GET_TOLD = threading.Event()   # --forget-at-call: a GET had its unknown session's answer
 CALL_TOLD = threading.Event()  # --forget-at-call: the call had it
 
 
 def log(entry):
+    entry["t"] = time.time()
     if A.log:
         with LOCK, open(A.log, "a") as f:
             f.write(json.dumps(entry) + "\n")
@@ -171,6 +195,21 @@ def result_of(msg, auth):
                               (name, auth if A.echo_secret else "hidden")}}
         return {"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}}
     return {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no method"}}
+
+
+def store(stream, msg):
+    """Keeps an event of `stream` for replay; returns its id."""
+    with EVENTS_CV:
+        eid = "%s-%d" % (stream, len(EVENTS) + 1)
+        EVENTS.append({"id": eid, "stream": stream, "msg": msg})
+        EVENTS_CV.notify_all()
+        return eid
+
+
+def event(eid, msg, retry=0):
+    head = ("id: %s\n" % eid) + ("retry: %d\n" % retry if retry else "")
+    return (head + ("event: message\ndata: %s\n\n" % json.dumps(msg) if msg is not None
+                    else "data: \n\n")).encode()
 
 
 class H(BaseHTTPRequestHandler):
@@ -317,6 +356,12 @@ class H(BaseHTTPRequestHandler):
             if sid is None:
                 self.unknown_session()
                 return
+        if A.cut_call and msg.get("method") == "tools/call":
+            with LOCK:
+                cut = STATE["cut"] < A.cut_call
+                STATE["cut"] += cut
+            if cut:
+                return self.cut_call(msg)
         ans = result_of(msg, self.headers.get("authorization", ""))
         if ans is None:
             self.plain(202, "")
@@ -345,6 +390,77 @@ class H(BaseHTTPRequestHandler):
         if A.flip and msg.get("method") == "tools/call":
             self.notify(sid, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
+    def cut_call(self, msg):
+        """A call's stream cut after its first events; its answer kept for replay."""
+        with LOCK:
+            STATE["streams"] += 1
+            stream = "c%d" % STATE["streams"]
+        self.sse_head()
+        self.chunk(event(store(stream, None), None, A.retry))
+        note = {"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "working"}}
+        self.chunk(event(store(stream, note), note))
+        if A.huge_id:
+            self.chunk(event("h" * 4000, note))
+            self.chunk(event("n\x00l", note))
+            self.chunk(b"id: with space\nretry: 12x\ndata: \n\n")
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        log({"method": "CUT", "stream": stream})
+        ans = result_of(msg, self.headers.get("authorization", ""))
+        if A.answer_on_get:
+            self.notify(self.headers.get("mcp-session-id"), ans)
+        else:
+            store(stream, ans)
+
+    def resume(self, lid):
+        """A GET with Last-Event-ID: the events of its stream after it."""
+        if A.refuse_resume:
+            self.jsonrpc_error(A.refuse_resume, "no resumption here")
+            return
+        with LOCK:
+            at = [i for i, e in enumerate(EVENTS) if e["id"] == lid]
+        if not at:
+            self.jsonrpc_error(400, "unknown event id")
+            return
+        stream = EVENTS[at[0]]["stream"]
+        self.sse_head()
+        self.close_connection = True
+        if stream.startswith("g"):
+            return self.poll_get()
+        if A.empty_resume:
+            self.chunk(b"")
+            return
+        i, deadline = at[0] + 1, time.time() + 30
+        while time.time() < deadline:
+            with EVENTS_CV:
+                while i >= len(EVENTS) and time.time() < deadline:
+                    EVENTS_CV.wait(0.2)
+                batch = EVENTS[i:]
+                i = len(EVENTS)
+            for e in batch:
+                if e["stream"] != stream or e["msg"] is None:
+                    continue
+                self.chunk(event(e["id"], e["msg"]))
+                if "result" in e["msg"] or "error" in e["msg"]:
+                    self.chunk(b"")
+                    return
+        self.chunk(b"")
+
+    def poll_get(self):
+        """--poll-get: one event with an id and no data, then the stream's end."""
+        with LOCK:
+            STATE["streams"] += 1
+            stream = "g%d" % STATE["streams"]
+        eid = store(stream, None)
+        self.chunk(event(eid, None, A.retry))
+        time.sleep(0.1)
+        self.chunk(b"")
+        log({"method": "END", "stream": stream, "id": eid})
+
     def notify(self, sid, msg):
         with LOCK:
             s = SESSIONS.get(sid)
@@ -366,6 +482,12 @@ class H(BaseHTTPRequestHandler):
             if A.forget_at_call and STATE["forgot"]:
                 GET_TOLD.set()
             return
+        if self.headers.get("last-event-id") is not None:
+            return self.resume(self.headers.get("last-event-id"))
+        if A.poll_get:
+            self.sse_head()
+            self.close_connection = True
+            return self.poll_get()
         self.sse_head()
         q = SESSIONS[sid]["q"]
         self.close_connection = True

@@ -549,6 +549,28 @@
 #ifndef MOTE_MCP_RETRY_MS
 #define MOTE_MCP_RETRY_MS 500
 #endif
+/* Resuming a broken Streamable HTTP event stream (a GET with
+ * Last-Event-ID, docs/MCP.md). Bytes of a stream's last event id kept,
+ * including the NUL: a longer id, or one with a byte outside visible
+ * ASCII (a NUL, a space), is ignored, never cut. Range 16..1024. */
+#ifndef MOTE_MCP_EVENT_ID_MAX
+#define MOTE_MCP_EVENT_ID_MAX 128
+#endif
+/* A server's `retry:` (the wait before a broken stream is opened again,
+ * ms) is taken within MIN..MAX (a smaller or larger one is raised or
+ * lowered to it). Ranges 0..60000 and MIN..3600000. */
+#ifndef MOTE_MCP_SSE_RETRY_MIN_MS
+#define MOTE_MCP_SSE_RETRY_MIN_MS 100
+#endif
+#ifndef MOTE_MCP_SSE_RETRY_MAX_MS
+#define MOTE_MCP_SSE_RETRY_MAX_MS 60000
+#endif
+/* Resumptions in a row that bring no new event before the request they
+ * carry fails ("the event stream broke ... not resumed"); 0: a request's
+ * broken stream is never resumed. Range 0..255. */
+#ifndef MOTE_MCP_RESUME_MAX
+#define MOTE_MCP_RESUME_MAX 5
+#endif
 
 /* MCP deadlines per server, progress, restarts (docs/MCP.md).
  * The longest deadline a configuration may give a server
@@ -1125,6 +1147,15 @@
     MOTE_MCP_PROGRESS_LOG_MS < 0 || MOTE_MCP_PROGRESS_LOG_MS > 600000
 #error "MOTE_MCP_DEADLINE_MAX_MS must be 1000..86400000, MOTE_MCP_PROGRESS_MAX_MS 0..86400000 and MOTE_MCP_PROGRESS_LOG_MS 0..600000"
 #endif
+#if MOTE_MCP_EVENT_ID_MAX < 16 || MOTE_MCP_EVENT_ID_MAX > 1024 || MOTE_MCP_RESUME_MAX < 0 || \
+    MOTE_MCP_RESUME_MAX > 255
+#error "MOTE_MCP_EVENT_ID_MAX must be 16..1024 and MOTE_MCP_RESUME_MAX 0..255"
+#endif
+#if MOTE_MCP_SSE_RETRY_MIN_MS < 0 || MOTE_MCP_SSE_RETRY_MIN_MS > 60000 || \
+    MOTE_MCP_SSE_RETRY_MAX_MS < MOTE_MCP_SSE_RETRY_MIN_MS || MOTE_MCP_SSE_RETRY_MAX_MS > 3600000 || \
+    MOTE_MCP_SSE_RETRY_MAX_MS < 1
+#error "MOTE_MCP_SSE_RETRY_MIN_MS must be 0..60000 and MOTE_MCP_SSE_RETRY_MAX_MS 1..3600000, at least MIN"
+#endif
 #if MOTE_MCP_RESTART_MAX < 0 || MOTE_MCP_RESTART_MAX > 255 || MOTE_MCP_RESTART_MS < 1 || \
     MOTE_MCP_RESTART_MS > 60000
 #error "MOTE_MCP_RESTART_MAX must be 0..255 and MOTE_MCP_RESTART_MS 1..60000"
@@ -1475,6 +1506,9 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_TZ_NAME_MAX), MOTE_TZ_TRANSITIONS), MOTE_TZ_TYPES), MOTE_TZ_FILE_MAX), MOTE_SCHED_MAX), MOTE_SCHED_ID_MAX), MOTE_SCHED_PROMPT_MAX), MOTE_SCHED_ZONES), MOTE_SERVE_APPROVAL_TIMEOUT_MS), MOTE_CLOCK_FLOOR_S), MOTE_SCHED_MAX_LATE_S), MOTE_SCHED_JUMP_MS), MOTE_SCHED_LOG_MAX)
 #define MOTE_SIG_BUDGET_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_BUDGET_MODEL_MAX), MOTE_BUDGET_PRICES), MOTE_BUDGET_HOLDS), MOTE_BUDGET_LOG_MAX), MOTE_SCHED_RULE_MAX)
+/* Streamable HTTP resumption: a chain of its own */
+#define MOTE_SIG_MCPRES_ \
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_EVENT_ID_MAX), MOTE_MCP_SSE_RETRY_MIN_MS), MOTE_MCP_SSE_RETRY_MAX_MS), MOTE_MCP_RESUME_MAX)
 /* MCP deadlines, progress and restarts: a chain of their own */
 #define MOTE_SIG_MCPLIFE_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_DEADLINE_MAX_MS), MOTE_MCP_PROGRESS_MAX_MS), MOTE_MCP_PROGRESS_LOG_MS), MOTE_MCP_RESTART_MAX), MOTE_MCP_RESTART_MS)
@@ -1482,6 +1516,6 @@
                                (MOTE_SIG_MQTT_ * 5UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_WIRE_ * 7UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SVC_ * 11UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPHTTP_ * 13UL & 0xFFFFFFFFUL) ^ \
                                (MOTE_SIG_SMQTT_ * 17UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_SMCP_ * 23UL & 0xFFFFFFFFUL) ^ \
-                               (MOTE_SIG_MCPLIFE_ * 31UL & 0xFFFFFFFFUL))
+                               (MOTE_SIG_MCPLIFE_ * 31UL & 0xFFFFFFFFUL) ^ (MOTE_SIG_MCPRES_ * 37UL & 0xFFFFFFFFUL))
 
 #endif /* MOTE_CONFIG_H */

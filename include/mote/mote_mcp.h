@@ -110,6 +110,16 @@ struct mote_mcp_chan {
                                * again once the server may have received it */
     bool whole;               /* the message is in `req` after the head */
     size_t head_len, req_len; /* of `req`: the head, and all of it */
+    /* the stream's place, for its resumption (Streamable HTTP) */
+    bool id_ok;               /* the event being read has a valid id (in id_in) */
+    bool id_bad;              /* the id field being read is refused (too long, a NUL) */
+    bool id_new;              /* an event id came in this exchange */
+    uint8_t retry_n;          /* digits of the retry field being read (0: none, 255: bad) */
+    uint16_t id_len;          /* bytes of the id field being read */
+    uint32_t retry_in;        /* the retry field being read */
+    uint32_t retry_ms;        /* the server's `retry:` for this stream, ms (0: none said) */
+    char id_in[MOTE_MCP_EVENT_ID_MAX];   /* the id field being read */
+    char last_id[MOTE_MCP_EVENT_ID_MAX]; /* the last event's id ("" none): Last-Event-ID */
     struct mote_http_resp resp;
     char req[MOTE_NET_BUF];   /* the request as it goes out, built once at its start */
 };
@@ -195,6 +205,9 @@ struct mote_mcp_server {
             bool kicked;         /* the queue is looked at on the next turn */
             uint32_t seq;        /* the last message queued */
             uint32_t get_retry;  /* when to open the event stream again */
+            uint32_t res_seq;    /* the request whose broken stream is resumed (0: none) */
+            uint32_t res_at;     /* when its resumption GET goes (0: under way) */
+            uint8_t res_tries;   /* resumptions in a row that brought no event */
             uint32_t dc_t0;      /* when the disconnect began */
             int64_t init_id;     /* the id of the initialize request */
             mote_timer_id io_timer; /* the channels' deadlines, the stream's retry */

@@ -243,6 +243,111 @@ def test_an_approved_call_is_never_sent_twice():
           "may or may not have run" in json.dumps(res[0]["content"]), res)
 
 
+# ---- resumption: Last-Event-ID and retry ----------------------------------------
+
+def resumed_call(*flags, text="resumed"):
+    """A turn whose r__echo call's event stream the hostile server cuts
+    (--cut-call 1 and `flags`); returns (mote's run, the server's log, the
+    tool results the model got)."""
+    url, slog = hostile("--cut-call", "1", *flags)
+    port, log = start_server([{"tool": "r__echo", "input": {"text": text}}, {"text": "done"}])
+    p = run(args(port, config({"r": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr[-600:]))
+    reqs = hlog(slog)
+    calls = [r for r in reqs if r.get("body") and '"tools/call"' in r["body"]]
+    check(len(calls) == 1, "tools/call was POSTed %d times (never again after a cut)" % len(calls))
+    return reqs, calls[0], tool_results(requests_in(log))
+
+
+def resumes(reqs):
+    return [r for r in reqs if r["method"] == "GET" and hdr(r, "last-event-id") is not None]
+
+
+def test_a_cut_call_stream_is_resumed_after_its_retry():
+    # The call's event stream breaks after an event with an id and before
+    # the answer: a GET with that Last-Event-ID (and the session) after the
+    # server's `retry:` brings the answer; the call is not sent again.
+    reqs, call, res = resumed_call("--retry", "1500")
+    check(len(res) == 1 and not res[0].get("is_error") and
+          json.dumps(res[0]["content"]).find("echo: resumed") >= 0, res)
+    got = resumes(reqs)
+    check(len(got) == 1, "resumption GETs: %d" % len(got))
+    check(hdr(got[0], "last-event-id") == "c1-2", hdr(got[0], "last-event-id"))
+    check(hdr(got[0], "mcp-session-id") == hdr(call, "mcp-session-id") is not None,
+          (hdr(got[0], "mcp-session-id"), hdr(call, "mcp-session-id")))
+    cut = [r for r in reqs if r["method"] == "CUT"][0]
+    waited = got[0]["t"] - cut["t"]
+    check(1.3 <= waited <= 15, "the resumption came %.2f s after the cut (retry: 1500)" % waited)
+
+
+def test_a_resumption_refused_fails_the_call_clearly():
+    for status in ("405", "404"):
+        reqs, call, res = resumed_call("--refuse-resume", status)
+        text = json.dumps(res[0]["content"]) if res else ""
+        check(len(res) == 1 and res[0].get("is_error") and "was not resumed" in text and
+              "HTTP %s" % status in text and "may or may not have run" in text, (status, res))
+        check(len(resumes(reqs)) == 1, (status, len(resumes(reqs))))
+
+
+def test_resumptions_that_bring_nothing_end_the_call():
+    reqs, call, res = resumed_call("--empty-resume", "--retry", "100")
+    n = config_value("MOTE_MCP_RESUME_MAX")
+    text = json.dumps(res[0]["content"]) if res else ""
+    check(len(res) == 1 and res[0].get("is_error") and
+          "was not resumed: MOTE_MCP_RESUME_MAX tries brought nothing" in text, res)
+    check(len(resumes(reqs)) == n, "%d resumption GETs, not %d" % (len(resumes(reqs)), n))
+
+
+def test_an_event_id_over_the_limit_is_not_sent():
+    # A 4,000-byte id (over MOTE_MCP_EVENT_ID_MAX), one with a NUL, one with
+    # a space are ignored, not cut: the resumption names the last good id.
+    reqs, call, res = resumed_call("--huge-id")
+    check(len(res) == 1 and not res[0].get("is_error"), res)
+    got = resumes(reqs)
+    check(len(got) == 1 and hdr(got[0], "last-event-id") == "c1-2",
+          [(hdr(r, "last-event-id") or "")[:40] for r in got])
+    longest = max(len(v) for r in reqs for v in r.get("headers", {}).values())
+    check(longest < 1000, "a request header of %d bytes" % longest)
+
+
+def test_an_answer_on_the_get_stream_ends_the_resumption():
+    # The cut call's answer comes on the GET stream before the resumption's
+    # wait is over: the call completes, no GET resumes its stream, and the
+    # next call goes at once (not after a resumption's 30 s deadline).
+    url, slog = hostile("--cut-call", "1", "--answer-on-get", "--retry", "1500")
+    port, log = start_server([{"tools": [{"tool": "r__echo", "input": {"text": "one"}}]},
+                              {"tools": [{"tool": "r__echo", "input": {"text": "two"}}]},
+                              {"text": "done"}])
+    t0 = time.time()
+    p = run(args(port, config({"r": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    took = time.time() - t0
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr[-600:]))
+    texts = [json.dumps(r["content"]) for r in tool_results(requests_in(log)[-1:])]
+    check(len(texts) == 2 and "echo: one" in texts[0] and "echo: two" in texts[1], texts)
+    reqs = hlog(slog)
+    check(not resumes(reqs), "a resumption after the answer came: %s" % resumes(reqs))
+    check(took < 20, "the run took %.1f s" % took)
+
+
+def test_the_get_stream_is_reopened_with_last_event_id_after_retry():
+    # (the conformance suite's sse-retry scenario, here) each GET stream
+    # sends one event with an id and `retry: 1200`, then ends: the next
+    # GET carries that id, 1.2 s after the end (not the default wait).
+    url, slog = hostile("--poll-get", "--retry", "1200")
+    port, log = start_server([{"tool": "g__sleep", "input": {"seconds": 3.5}}, {"text": "done"}])
+    p = run(args(port, config({"g": {"type": "http", "url": url}}), "-p", "x", "--yes"))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr[-600:]))
+    reqs = hlog(slog)
+    gets = [r for r in reqs if r["method"] == "GET"]
+    ends = [r for r in reqs if r["method"] == "END"]
+    check(len(gets) >= 2 and len(ends) >= 1, (len(gets), len(ends)))
+    check(hdr(gets[0], "last-event-id") is None, hdr(gets[0], "last-event-id"))
+    check(hdr(gets[1], "last-event-id") == ends[0]["id"], (hdr(gets[1], "last-event-id"), ends[0]))
+    waited = gets[1]["t"] - ends[0]["t"]
+    check(1.1 <= waited <= 10, "the stream was opened again %.2f s after its end (retry: 1200)"
+          % waited)
+
+
 def sndbuf_shim():
     """test/shim/sndbuf.c built (small send buffers, LD_PRELOAD), or Skip."""
     so = os.path.join(TMP, "sndbuf.so")
@@ -697,6 +802,157 @@ def test_real_long_call_streamable_http():
 
 def test_real_long_call_sse():
     real_long_call("sse")
+
+
+class CuttingRelay:
+    """A TCP relay to a server on loopback that cuts, once, the connection
+    carrying a tools/call right after the answer stream's event that
+    matches `after` (the bytes behind it are dropped), and keeps what the
+    client sent (the first 4 KiB of each read)."""
+
+    def __init__(self, to_port, after):
+        import re
+        import threading
+        self.to, self.after, self.cut_at, self.heads = to_port, re.compile(after), None, []
+        self.lock = threading.Lock()
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(16)
+        self.port = self.srv.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        import threading
+        while True:
+            try:
+                c, _ = self.srv.accept()
+                s = socket.create_connection(("127.0.0.1", self.to))
+            except OSError:
+                return
+            st = {"call": False}
+            threading.Thread(target=self.up, args=(c, s, st), daemon=True).start()
+            threading.Thread(target=self.down, args=(s, c, st), daemon=True).start()
+
+    def up(self, c, s, st):
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                with self.lock:
+                    self.heads.append((time.time(), d[:4096].decode(errors="replace")))
+                    if b'"tools/call"' in d:
+                        st["call"] = True
+                s.sendall(d)
+        except OSError:
+            pass
+        for x in (c, s):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def down(self, s, c, st):
+        buf = b""
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                if st["call"] and self.cut_at is None:
+                    buf += d
+                    m = self.after.search(buf)
+                    if m:
+                        c.sendall(d[:len(d) - (len(buf) - m.end())])
+                        self.cut_at = time.time()
+                        break
+                c.sendall(d)
+        except OSError:
+            pass
+        for x in (c, s):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.srv.close()
+
+
+def test_real_everything_resumes_a_cut_call_stream():
+    # server-everything (streamableHttp, its event store) behind a relay that
+    # cuts the call's answer stream after its last progress event: mote
+    # resumes it with a GET carrying that event's id, and the answer the
+    # server kept comes back on it; the call is POSTed once.
+    proc, sport, slog = everything("streamableHttp")
+    relay = CuttingRelay(sport, rb'"progress":2[^\n]*\n\n')
+    try:
+        port, log = start_server([{"tool": "ev__trigger-long-running-operation",
+                                   "input": {"duration": 2, "steps": 2}},
+                                  {"text": "all done"}])
+        cfg = config({"ev": {"type": "http", "url": "http://127.0.0.1:%d/mcp" % relay.port}})
+        p = run(args(port, cfg, "-p", "x", "--yes"))
+        check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr[-600:]))
+        texts = [r["content"] for r in tool_results(requests_in(log))]
+        check(len(texts) == 1 and "Long running operation completed" in texts[0], texts)
+        check(relay.cut_at is not None, "the relay never cut the call's stream")
+        heads = [h for t, h in relay.heads if t >= relay.cut_at]
+        check(any(h.startswith("GET ") and "last-event-id:" in h.lower() for h in heads),
+              [h[:200] for h in heads])
+        check(sum(1 for t, d in relay.heads if '"tools/call"' in d) == 1, "tools/call sent again")
+        check("resumed (Last-Event-ID)" in p.stderr, p.stderr[-600:])
+    finally:
+        relay.close()
+
+
+CONFORMANCE = os.path.join(ROOT, ".deps", "npm", "node_modules", "@modelcontextprotocol",
+                           "conformance", "dist", "index.js")
+# Node.js 20 has no fs.globSync, which the suite's bundle imports (for a
+# command the client scenarios do not use): a loader hook drops the import.
+GLOB_HOOK = """export async function load(url, context, next) {
+  const r = await next(url, context);
+  if (url.endsWith('/conformance/dist/index.js'))
+    return {...r, shortCircuit: true, source: String(r.source).replace('globSync as o,', '')};
+  return r;
+}
+"""
+
+
+def conformance(scenario, tool):
+    """Runs the MCP conformance suite's client scenario against mote (its
+    server, mote with a model calling `tool`); returns {check id: status}."""
+    if not os.path.exists(CONFORMANCE):
+        raise Skip("@modelcontextprotocol/conformance is not installed (make deps)")
+    cmd = ["node"]
+    if subprocess.run(["node", "-e", "process.exit(require('fs').globSync ? 0 : 1)"]).returncode:
+        hook = os.path.join(TMP, "glob-hook.mjs")
+        reg = os.path.join(TMP, "glob-register.mjs")
+        with open(hook, "w") as f:
+            f.write(GLOB_HOOK)
+        with open(reg, "w") as f:
+            f.write("import {register} from 'node:module';\nregister(%s);\n" %
+                    json.dumps("file://" + hook))
+        cmd += ["--import", reg]
+    out = tempfile.mkdtemp(dir=TMP)
+    client = "%s %s %s %s" % (sys.executable, os.path.join(ROOT, "test", "integration",
+                                                           "conformance_client.py"), BUILD, tool)
+    p = subprocess.run(cmd + [CONFORMANCE, "client", "--command", client, "--scenario", scenario,
+                              "-o", out, "--timeout", "60000"],
+                       capture_output=True, text=True, timeout=120)
+    found = glob.glob(os.path.join(out, "*", "checks.json"))
+    check(len(found) == 1, (p.returncode, p.stdout[-800:], p.stderr[-800:]))
+    return {c["id"]: c["status"] for c in json.load(open(found[0])) if c["id"].startswith("client-")}
+
+
+def test_conformance_sse_retry():
+    # The suite's sse-retry scenario (SEP-1699): a call's stream closed after
+    # an event with an id and `retry: 500`; the answer comes to the GET that
+    # resumes it. "Slightly late" (a WARNING, within 2x retry) is accepted:
+    # a loaded machine may add its own latency.
+    got = conformance("sse-retry", "test_reconnection")
+    check(got.get("client-sse-graceful-reconnect") == "SUCCESS" and
+          got.get("client-sse-last-event-id") == "SUCCESS" and
+          got.get("client-sse-retry-timing") in ("SUCCESS", "WARNING"), got)
 
 
 def test_real_kill_9_then_a_new_session():

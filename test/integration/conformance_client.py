@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""The client the MCP conformance suite runs (`conformance client --command
+"conformance_client.py BUILDDIR TOOL" --scenario S`; the suite appends its
+server's URL): mote against that server, with a scripted model (the test
+LLM server) that calls the server's tool TOOL once, then answers "done".
+Exits with mote's status; mote's stderr is passed on.
+
+    conformance_client.py BUILDDIR TOOL URL
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from harness import SERVERS, TMP, mote_env, start_server
+
+
+def main():
+    build, tool, url = sys.argv[1], sys.argv[2], sys.argv[3]
+    port, _ = start_server([{"tool": "c__" + tool, "input": {}}, {"text": "done"}])
+    try:
+        st = tempfile.mkdtemp(dir=TMP)
+        cfg = os.path.join(st, "mcp.json")
+        with open(cfg, "w") as f:
+            json.dump({"mcpServers": {"c": {"type": "http", "url": url}}}, f)
+        p = subprocess.run([os.path.join(build, "mote"), "--state-dir", st, "--base-url",
+                            "http://127.0.0.1:%d" % port, "--mcp-config", cfg, "-p", "x", "--yes"],
+                           capture_output=True, text=True, timeout=60,
+                           env=mote_env("sk-ant-conformance"))
+        sys.stderr.write(p.stderr)
+        sys.stdout.write(p.stdout)
+        return p.returncode
+    finally:
+        for s in SERVERS:  # (the suite waits for the client's output to close)
+            s.kill()
+            s.wait()
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
