@@ -461,7 +461,9 @@ def test_real_everything_progress_extends_the_call():
         raise Skip("the npm servers are not installed (make deps)")
     port, log = start_server([{"tool": "e__trigger-long-running-operation",
                                "input": {"duration": 4, "steps": 4}}, {"text": "done"}])
-    cfg = config({"e": {"command": ev, "args": [], "tool_timeout_sec": 2.5}})
+    # (the server's startup keeps 30 s: a loaded machine starts node slowly)
+    cfg = config({"e": {"command": ev, "args": [], "tool_timeout_sec": 2.5,
+                        "startup_timeout_sec": 30}})
     p = subprocess.run(args(port, cfg, "-p", "x", "--yes"), capture_output=True, text=True,
                        timeout=120, env=dict(env(), MOTE_MCP_TIMEOUT_MS="2500"))
     check(p.returncode == 0 and "done" in p.stdout, p.stderr)

@@ -780,7 +780,8 @@ def real_progress(mode):
                                "input": {"duration": 4, "steps": 4}},
                               {"text": "all done"}])
     kind = "http" if mode == "streamableHttp" else "sse"
-    cfg = config({"ev": {"type": kind, "url": ev_url(mode, sport), "tool_timeout_sec": 2.5}})
+    cfg = config({"ev": {"type": kind, "url": ev_url(mode, sport), "tool_timeout_sec": 2.5,
+                         "startup_timeout_sec": 30}})
     p = run(args(port, cfg, "-p", "x", "--yes"), MOTE_MCP_TIMEOUT_MS="2500")
     check(p.returncode == 0 and "all done" in p.stdout, (p.returncode, p.stderr))
     texts = [r["content"] for r in tool_results(requests_in(log))]
