@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from harness import ROOT, Skip, TMP, check, mote_env, run_all, start_server
+from harness import ROOT, Skip, TMP, check, mote_env, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -262,10 +262,20 @@ def test_serve_error_event_code():
         c.close()
         return r.status, data
     try:
-        deadline = time.time() + 20
-        while not os.path.exists(sock) and time.time() < deadline and srv.poll() is None:
-            time.sleep(0.02)
-        check(os.path.exists(sock), "mote serve listens")
+        # listening once a connection is taken (the file is there from
+        # bind(), a moment before listen())
+        def listens():
+            c = socket.socket(socket.AF_UNIX)
+            try:
+                c.connect(sock)
+                return True
+            except OSError:
+                return srv.poll() is not None
+            finally:
+                c.close()
+        wait_for(listens, "mote serve to listen", 20)
+        if srv.poll() is not None:
+            raise AssertionError("mote serve exited: %r" % srv.stderr.read()[-2000:])
         st, data = call("POST", "/v1/conversations")
         check(st in (200, 201), (st, data))
         cid = json.loads(data)["id"]
