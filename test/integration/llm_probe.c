@@ -35,6 +35,7 @@
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
 #include "mote/mote_tls.h"
+#include "probe_out.h"
 
 static struct mote_posix pp;
 static struct mote_loop loop;
@@ -42,20 +43,6 @@ static struct mote_llm_call call;
 static struct mote_conn conn;
 static struct mote_llm_conf conf;
 static struct mote_llm_req req;
-
-static int sink_stdout(void *arg, const char *p, size_t n)
-{
-    (void)arg;
-    fwrite(p, 1, n, stdout);
-    return 0;
-}
-
-static void jstr(const char *key, const char *s, size_t n)
-{
-    printf(",\"%s\":\"", key);
-    mote_json_escape_to(sink_stdout, NULL, s, n);
-    printf("\"");
-}
 
 static int on_event(void *arg, const struct mote_llm_event *ev)
 {

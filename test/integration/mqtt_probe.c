@@ -29,6 +29,7 @@
 #include "mote/mote_json.h"
 #include "mote/mote_mqtt.h"
 #include "mote/mote_posix.h"
+#include "probe_out.h"
 
 static struct mote_posix pp;
 static struct mote_loop loop;
@@ -36,20 +37,6 @@ static struct mote_mqtt mq;
 static struct mote_mqtt_conf conf;
 static char status_topic[256], in_topic[256], out_topic[256];
 static const char *reason;
-
-static int sink_stdout(void *arg, const char *p, size_t n)
-{
-    (void)arg;
-    fwrite(p, 1, n, stdout);
-    return 0;
-}
-
-static void jstr(const char *key, const char *s, size_t n)
-{
-    printf(",\"%s\":\"", key);
-    mote_json_escape_to(sink_stdout, NULL, s, n);
-    printf("\"");
-}
 
 static void publish_status(const char *json)
 {

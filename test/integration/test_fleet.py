@@ -15,11 +15,10 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
-from harness import SERVERS, TMP, check, run_all, start_server, wait_for
-from test_mqtt import Broker, tool
+from harness import TMP, check, run_all, start_server, wait_for
+from test_mqtt import Broker, Subscriber, tool
 from test_mqtt_serve import FAST, Sub, connected, mserve, req, stop, users
 from test_serve import Serve, journal_of
 from test_service import write_journal
@@ -320,39 +319,16 @@ def test_the_watchdog_is_fed_only_by_a_turning_loop():
 PAYLOAD_MAX = 16384  # MOTE_MQTT_PAYLOAD_MAX (mote_config.h's default)
 
 
-class Replies:
+class Replies(Subscriber):
     """mosquitto_sub on PREFIX/reply/# and PREFIX/error: (topic, raw
     payload) pairs gathered by a thread."""
 
     def __init__(self, broker, prefix):
         self.prefix = prefix
-        self.lines = []
-        self.lock = threading.Lock()
-        self.proc = subprocess.Popen(
-            [tool("mosquitto_sub")] + broker.args() +
-            ["-q", "1", "-v", "-t", prefix + "/reply/#", "-t", prefix + "/error"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        SERVERS.append(self.proc)
-        threading.Thread(target=self._read, daemon=True).start()
-        mark = "ready-%d" % time.time_ns()
-        for _ in range(20):
-            broker.pub(prefix + "/reply/_sub", mark)
-            try:
-                wait_for(lambda: any(p == mark.encode() for _, p in self.all()), "subscribed", 1)
-                return
-            except AssertionError:
-                continue
-        raise AssertionError("the subscriber never subscribed")
-
-    def _read(self):
-        for line in self.proc.stdout:
-            topic, _, payload = line.rstrip(b"\n").partition(b" ")
-            with self.lock:
-                self.lines.append((topic.decode(), payload))
+        super().__init__(broker, [prefix + "/reply/#", prefix + "/error"], prefix + "/reply/_sub")
 
     def all(self):
-        with self.lock:
-            return list(self.lines)
+        return self.raw()
 
     def reply(self, rid, timeout=30):
         """The reply to request `rid` (the first; its size checked)."""
@@ -371,10 +347,6 @@ class Replies:
                         return e
             return None
         return wait_for(find, "the error of " + rid, timeout)
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait()
 
 
 def test_list_and_read_conversations_over_the_broker():

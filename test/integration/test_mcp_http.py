@@ -805,6 +805,15 @@ def test_real_long_call_sse():
     real_long_call("sse")
 
 
+def shut(*socks):
+    """Both ways of each socket shut (one already gone is no error)."""
+    for x in socks:
+        try:
+            x.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 class CuttingRelay:
     """A TCP relay to a server on loopback that cuts, once, the connection
     carrying a tools/call right after the answer stream's event that
@@ -847,11 +856,7 @@ class CuttingRelay:
                 s.sendall(d)
         except OSError:
             pass
-        for x in (c, s):
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        shut(c, s)
 
     def down(self, s, c, st):
         buf = b""
@@ -870,11 +875,7 @@ class CuttingRelay:
                 c.sendall(d)
         except OSError:
             pass
-        for x in (c, s):
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        shut(c, s)
 
     def close(self):
         self.srv.close()

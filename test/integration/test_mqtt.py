@@ -194,6 +194,46 @@ class Probe:
             return f.read()
 
 
+
+class Subscriber:
+    """mosquitto_sub (QoS 1, `more` options) on `topics`: (topic, payload
+    bytes) pairs gathered by a thread; ready once a message of its own,
+    published on `mark_topic`, came back."""
+
+    def __init__(self, broker, topics, mark_topic, more=()):
+        self.lines = []
+        self.lock = threading.Lock()
+        cmd = [tool("mosquitto_sub")] + broker.args() + list(more) + ["-q", "1", "-v"]
+        for t in topics:
+            cmd += ["-t", t]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        SERVERS.append(self.proc)
+        threading.Thread(target=self._read, daemon=True).start()
+        mark = ("ready-%d" % time.time_ns()).encode()
+        for _ in range(20):
+            broker.pub(mark_topic, mark)
+            try:
+                wait_for(lambda: any(p == mark for _, p in self.raw()), "the subscriber", 1)
+                return
+            except AssertionError:
+                continue
+        raise AssertionError("the subscriber never subscribed")
+
+    def _read(self):
+        for line in self.proc.stdout:
+            topic, _, payload = line.rstrip(b"\n").partition(b" ")
+            with self.lock:
+                self.lines.append((topic.decode(errors="replace"), payload))
+
+    def raw(self):
+        with self.lock:
+            return list(self.lines)
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
 def sanitizer_clean(p):
     err = p.stderr()
     check("ERROR: AddressSanitizer" not in err and "runtime error" not in err and

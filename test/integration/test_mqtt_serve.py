@@ -22,47 +22,24 @@ import threading
 import time
 
 from harness import SERVERS, TMP, check, requests_in, run_all, start_server, wait_for
-from test_mqtt import Broker, free_port, tool
+from test_mqtt import Broker, Subscriber, free_port, tool
 from test_serve import Events, Serve, journal_of
 
 FAST = {"MOTE_MQTT_BACKOFF_MAX_MS": "400"}
 
 
-class Sub:
+class Sub(Subscriber):
     """mosquitto_sub on PREFIX/out/# and PREFIX/error with a persistent
     QoS 1 session (it reconnects by itself after a broker restart, and
     gets what was queued meanwhile); messages gathered by a thread."""
 
     def __init__(self, broker, prefix, cid):
         self.prefix = prefix
-        self.lines = []
-        self.lock = threading.Lock()
-        self.proc = subprocess.Popen(
-            [tool("mosquitto_sub")] + broker.args() +
-            ["-c", "-i", cid, "-q", "1", "-v", "-t", prefix + "/out/#", "-t", prefix + "/error"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        SERVERS.append(self.proc)
-        threading.Thread(target=self._read, daemon=True).start()
-        # subscribed once a message of its own comes back
-        mark = "ready-%d" % time.time_ns()
-        for _ in range(20):
-            broker.pub(prefix + "/out/_sub", mark)
-            try:
-                wait_for(lambda: any(p == mark for _, p in self.all()), "the subscriber", 1)
-                return
-            except AssertionError:
-                continue
-        raise AssertionError("the subscriber never subscribed")
-
-    def _read(self):
-        for line in self.proc.stdout:
-            topic, _, payload = line.decode(errors="replace").rstrip("\n").partition(" ")
-            with self.lock:
-                self.lines.append((topic, payload))
+        super().__init__(broker, [prefix + "/out/#", prefix + "/error"], prefix + "/out/_sub",
+                         ["-c", "-i", cid])
 
     def all(self):
-        with self.lock:
-            return list(self.lines)
+        return [(t, p.decode(errors="replace")) for t, p in self.raw()]
 
     def events(self, conv):
         out = []
@@ -89,10 +66,6 @@ class Sub:
 
     def wait(self, cond, what, timeout=30):
         return wait_for(cond, what, timeout)
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait()
 
 
 def mserve(port, broker, dev, state=None, args=(), env=None):

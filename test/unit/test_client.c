@@ -11,6 +11,7 @@
 #include "mote/mote.h"
 #include "mote/mote_client.h"
 #include "mote_tport.h"
+#include "one_part.h"
 
 static struct mote_tport tp;
 static struct mote_tport_net tn;
@@ -45,19 +46,6 @@ static int failing_send(void *ctx, int fd, const void *buf, size_t n)
             return MOTE_ERR_PIPE;
     }
     return tn_send(ctx, fd, buf, n);
-}
-
-static int one_part(void *arg, unsigned index, struct mote_part *p)
-{
-    (void)arg;
-    if (index > 0)
-        return 0;
-    memset(p, 0, sizeof(*p));
-    p->role = MOTE_ROLE_USER;
-    p->type = MOTE_PART_TEXT;
-    p->text = "hi";
-    p->text_len = 2;
-    return 1;
 }
 
 static void setup_script(const struct mote_tport_resp *script, unsigned n, unsigned fail_mask)

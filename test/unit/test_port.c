@@ -16,6 +16,7 @@
 #include "mote/mote_journal.h"
 #include "mote/mote_mcp.h"
 #include "mote_tport.h"
+#include "one_part.h"
 
 static struct mote_tport tp;
 static struct mote_loop loop;
@@ -343,19 +344,6 @@ static void test_missing_names_and_sizes(void **state)
     assert_string_equal(mote_port_missing(&p, MOTE_PORT_STORAGE), "st_open");
     assert_string_equal(mote_port_missing(NULL, MOTE_PORT_CORE), "the port itself");
     mote_tport_deinit(&tp);
-}
-
-static int one_part(void *arg, unsigned index, struct mote_part *p)
-{
-    (void)arg;
-    if (index > 0)
-        return 0;
-    memset(p, 0, sizeof(*p));
-    p->role = MOTE_ROLE_USER;
-    p->type = MOTE_PART_TEXT;
-    p->text = "hi";
-    p->text_len = 2;
-    return 1;
 }
 
 /* The body sent is the body counted. Parts that change
