@@ -10,9 +10,11 @@
 
 #include <cmocka.h>
 
+#include "body_pull.h"
 #include "fixtures.h"
 #include "mote/mote_llm.h"
 #include "mote/mote_sse.h"
+#include "sse_steps.h"
 
 struct seen {
     int ncalls, ended[8], done, errors;
@@ -279,6 +281,13 @@ static int decode_rs(enum mote_provider prov, const char *s)
     return mote_sse_feed(&sse, s, strlen(s));
 }
 
+/* The reasoning piece `i` seen: its kind and its text. */
+static void rs_is(int i, const char *kind, const char *data)
+{
+    assert_string_equal(rs.kind[i], kind);
+    assert_string_equal(rs.data[i], data);
+}
+
 #define AEV(name, json) "event: " name "\ndata: " json "\n\n"
 
 static void test_reasoning_decoded_with_signatures(void **state)
@@ -305,17 +314,13 @@ static void test_reasoning_decoded_with_signatures(void **state)
     (void)state;
     assert_int_equal(decode_rs(MOTE_PROVIDER_ANTHROPIC, anthropic), 0);
     assert_int_equal(rs.n, 3);
-    assert_string_equal(rs.kind[0], "T:thinking:0");
-    assert_string_equal(rs.data[0], "Let me \xc3\xa9 see.");
-    assert_string_equal(rs.kind[1], "S:thinking:0");
-    assert_string_equal(rs.data[1], "EqQBCkYI+/sig==");
-    assert_string_equal(rs.kind[2], "S:redacted:1");
-    assert_string_equal(rs.data[2], "EmwKAhgBEgy3va==");
+    rs_is(0, "T:thinking:0", "Let me \xc3\xa9 see.");
+    rs_is(1, "S:thinking:0", "EqQBCkYI+/sig==");
+    rs_is(2, "S:redacted:1", "EmwKAhgBEgy3va==");
     assert_true(dec.content); /* reasoning counts: never sent again after it */
     assert_int_equal(decode_rs(MOTE_PROVIDER_OPENAI, gemini), 0);
     assert_int_equal(rs.n, 1); /* once, with the call's start */
-    assert_string_equal(rs.kind[0], "X:0");
-    assert_string_equal(rs.data[0], "{\"google\":{\"thought_signature\":\"CiQB\"}}");
+    rs_is(0, "X:0", "{\"google\":{\"thought_signature\":\"CiQB\"}}");
 }
 
 /* A conversation with reasoning, as the journal replays it. */
@@ -804,17 +809,10 @@ static void test_results_cut_to_fit(void **state)
     assert_true(b->n > sizeof(big_result)); /* the newest whole */
     /* the same through the pull stream, any piece size */
     {
-        struct mote_llm_body body;
         static char got[20000];
-        size_t n = 0;
-        int rc;
 
-        mote_llm_body_init(&body, &req);
-        while ((rc = mote_llm_body_read(&body, got + n, 7)) > 0)
-            n += (size_t)rc;
-        assert_int_equal(rc, 0);
-        assert_int_equal(n, b->n);
-        assert_memory_equal(got, b->p, n);
+        assert_int_equal(body_pull(&req, got, sizeof(got), 7), b->n);
+        assert_memory_equal(got, b->p, b->n);
     }
 }
 
@@ -822,23 +820,16 @@ static void test_results_cut_to_fit(void **state)
 
 static int decode_file(const char *name, size_t step)
 {
-    size_t n = 0, at = 0;
+    size_t n = 0;
     char *buf = fixture_read(name, &n);
-    int rc = 0;
+    int rc;
 
     if (buf == NULL)
         return 1;
     memset(&sn, 0, sizeof(sn));
     mote_llm_dec_init(&dec, MOTE_PROVIDER_OPENAI_RESPONSES, on_llm, &sn);
     mote_sse_init(&sse, on_sse, NULL);
-    while (at < n && rc == 0) {
-        size_t k = step == 0 || step > n - at ? n - at : step;
-
-        rc = mote_sse_feed(&sse, buf + at, k);
-        at += k;
-    }
-    if (rc == 0)
-        rc = mote_sse_feed(&sse, "\n\n", 2);
+    rc = sse_feed_steps(&sse, buf, n, step);
     free(buf);
     return rc;
 }
@@ -918,8 +909,7 @@ static void test_responses_events(void **state)
     assert_string_equal(sn.stop, "max_tokens");
     assert_int_equal(sn.done, 1);
     assert_int_equal(decode_rs(MOTE_PROVIDER_OPENAI_RESPONSES, stream), 0);
-    assert_string_equal(rs.kind[1], "S:responses:0");
-    assert_string_equal(rs.data[1], "gAAAAB==");
+    rs_is(1, "S:responses:0", "gAAAAB==");
     (void)decode(MOTE_PROVIDER_OPENAI_RESPONSES, failed); /* (the test callback goes on) */
     assert_int_equal(sn.errors, 1);
     assert_string_equal(sn.err, "The model had a hiccup.");

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer_put.h"
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 #include "mote_tport.h"
@@ -27,22 +28,9 @@ static char logbuf[16384];
 
 /* ---- the scripted model ---- */
 
-#define HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
 #define NRESP 16
 static struct mote_tport_resp script[NRESP];
 static char bodies[NRESP][8192];
-
-static size_t put(char *out, size_t cap, size_t at, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(out + at, cap - at, fmt, ap);
-    va_end(ap);
-    assert_true(n >= 0 && (size_t)n < cap - at);
-    return at + (size_t)n;
-}
 
 /* An answer: `text` in words, then an optional call of `tool` with `input`. */
 static void answer(const char *text, const char *tool, const char *input, bool stall)
@@ -146,6 +134,16 @@ static int client(const char *req)
     return p;
 }
 
+/* A client on the events of conversation `id`, from its start: its peer. */
+static int events_client(const char *id)
+{
+    char req[160];
+
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
+             id);
+    return client(req);
+}
+
 /* One request on a new connection; turns until the server closed it.
  * Returns the status; *body points at the body. */
 static int http(const char *method, const char *path, const char *body, const char **resp_body)
@@ -170,6 +168,29 @@ static int http(const char *method, const char *path, const char *body, const ch
     if (resp_body != NULL)
         *resp_body = b + 4;
     return status;
+}
+
+/* Posts a message, body `json`, to conversation `id`: the status; *b
+ * the answer's body. */
+static int post_message(const char *id, const char *json, const char **b)
+{
+    char path[128];
+
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    return http("POST", path, json, b);
+}
+
+/* Turns (at most `max`) until conversation `id` awaits an approval. */
+static void until_asked(const char *id, unsigned max)
+{
+    unsigned i;
+
+    for (i = 0; i < max; i++) {
+        turns(1);
+        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
+            break;
+    }
+    assert_int_equal(mote_conv_state(mote_conv_find(&ses, id)), MOTE_CONV_AWAITING_APPROVAL);
 }
 
 /* The "id" of a created conversation. */
@@ -239,13 +260,10 @@ static void test_turn_events_and_records(void **state)
 
     (void)state;
     create(id, sizeof(id));
-    snprintf(path, sizeof(path), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
-             id);
-    ev = client(path);
+    ev = events_client(id);
     turns(3);
     answer("hello from the model", NULL, NULL, false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"hi \\u00e9\"}", &b), 202);
+    assert_int_equal(post_message(id, "{\"text\":\"hi \\u00e9\"}", &b), 202);
     assert_non_null(strstr(b, "\"offset\":"));
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
@@ -294,7 +312,7 @@ static void test_turn_events_and_records(void **state)
 
 static void test_resume_with_last_event_id(void **state)
 {
-    char id[64], req[256], path[128];
+    char id[64], req[256];
     const char *b, *s;
     unsigned long user_off;
     int ev;
@@ -303,8 +321,7 @@ static void test_resume_with_last_event_id(void **state)
     (void)state;
     create(id, sizeof(id));
     answer("one two", NULL, NULL, false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"first\"}", &b), 202);
+    assert_int_equal(post_message(id, "{\"text\":\"first\"}", &b), 202);
     user_off = strtoul(strstr(b, "\"offset\":") + 9, NULL, 10);
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
@@ -344,9 +361,7 @@ static void test_slow_reader_is_fed_at_its_pace(void **state)
     (void)state;
     create(id, sizeof(id));
     /* a client that takes 7 bytes at a time */
-    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
-             id);
-    ev = client(req);
+    ev = events_client(id);
     turns(3);
     q = mote_tport_peer_get(&tp, ev);
     mote_tport_peer_read(&tp, ev, (size_t)-1); /* the head and what came so far */
@@ -412,7 +427,7 @@ static void test_slow_reader_is_fed_at_its_pace(void **state)
 static void test_a_long_record_replayed_whole(void **state)
 {
     static char body[MOTE_SERVE_BODY_MAX];
-    char id[64], path[128], req[256];
+    char id[64];
     const char *b;
     size_t n = 0;
     unsigned i;
@@ -425,13 +440,10 @@ static void test_a_long_record_replayed_whole(void **state)
     memset(body + n, 'q', 50000);
     n += 50000;
     memcpy(body + n, "\"}", 3);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, body, &b), 202);
+    assert_int_equal(post_message(id, body, &b), 202);
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
-    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
-             id);
-    ev = client(req);
+    ev = events_client(id);
     for (i = 0; i < 50 && !strstr(sent(ev), "event: state"); i++)
         turns(1);
     b = strstr(sent(ev), "\"t\":\"user\",\"text\":\"qqq");
@@ -583,16 +595,13 @@ static void test_slots_lru_and_busy(void **state)
     for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
         struct mote_conv *c = &ses.conv[i];
 
-        snprintf(path, sizeof(path), "/v1/conversations/%s/messages", mote_conv_id(c));
-        assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 202);
+        assert_int_equal(post_message(mote_conv_id(c), "{\"text\":\"go\"}", &b), 202);
     }
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", ids[1]);
-    assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 503);
+    assert_int_equal(post_message(ids[1], "{\"text\":\"go\"}", &b), 503);
     assert_non_null(strstr(b, "\"error\":\"busy\""));
     assert_int_equal(http("POST", "/v1/conversations", NULL, &b), 503);
     /* a message to a busy conversation: 409 */
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", mote_conv_id(&ses.conv[0]));
-    assert_int_equal(http("POST", path, "{\"text\":\"again\"}", &b), 409);
+    assert_int_equal(post_message(mote_conv_id(&ses.conv[0]), "{\"text\":\"again\"}", &b), 409);
     /* cancel one: its slot can be taken again */
     snprintf(path, sizeof(path), "/v1/conversations/%s/cancel", mote_conv_id(&ses.conv[0]));
     assert_int_equal(http("POST", path, NULL, &b), 202);
@@ -600,8 +609,7 @@ static void test_slots_lru_and_busy(void **state)
         turns(1);
     assert_false(mote_conv_busy(&ses.conv[0]));
     answer("done", NULL, NULL, false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", ids[1]);
-    assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 202);
+    assert_int_equal(post_message(ids[1], "{\"text\":\"go\"}", &b), 202);
 }
 
 static void test_approval_through_the_api(void **state)
@@ -618,13 +626,8 @@ static void test_approval_through_the_api(void **state)
     create(id, sizeof(id));
     answer("let me look", "probe", "{\\\"what\\\":1}", false);
     answer("it said ok", NULL, NULL, false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"look\"}", &b), 202);
-    for (i = 0; i < 100; i++) {
-        turns(1);
-        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
-            break;
-    }
+    assert_int_equal(post_message(id, "{\"text\":\"look\"}", &b), 202);
+    until_asked(id, 100);
     assert_int_equal(tool_runs, 0);
     snprintf(path, sizeof(path), "/v1/conversations/%s?records=0", id);
     assert_int_equal(http("GET", path, NULL, &b), 200);
@@ -925,14 +928,13 @@ static size_t journal_len(const char *id)
  * answer `text` (or to stall after it). */
 static void start_turn(const char *id, const char *text, bool stall)
 {
-    char path[96], body[96];
+    char body[96];
     const char *b;
 
     snprintf(body, sizeof(body), "{\"id\":\"%s\"}", id);
     assert_int_equal(http("POST", "/v1/conversations", body, &b), 201);
     answer(text, NULL, NULL, stall);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"hi\"}", &b), 202);
+    assert_int_equal(post_message(id, "{\"text\":\"hi\"}", &b), 202);
 }
 
 static void wait_idle(void)
@@ -952,7 +954,7 @@ static void test_torn_tail_never_streamed(void **state)
 {
     static const char torn[] = "{\"t\":\"user\",\"text\":\"this line was torn by a power cu";
     static unsigned char data[8192];
-    char path[128], req[256];
+    char path[128];
     const struct mote_tport_file *f;
     unsigned long first = 0, next = 0;
     const char *b;
@@ -973,8 +975,7 @@ static void test_torn_tail_never_streamed(void **state)
                      0);
     mote_tport_serve_init(&tp, &ts);
     start();
-    snprintf(req, sizeof(req), "GET /v1/conversations/t4/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
-    ev = client(req);
+    ev = events_client("t4");
     turns(10);
     assert_null(strstr(sent(ev), "torn by"));
     assert_non_null(strstr(sent(ev), "event: state"));
@@ -1095,12 +1096,7 @@ static void test_slow_follower_gets_the_approval(void **state)
     answer("let me look", "probe", input, false);
     snprintf(req, sizeof(req), "/v1/conversations/ap/messages");
     assert_int_equal(http("POST", req, "{\"text\":\"look\"}", &s), 202);
-    for (i = 0; i < 200; i++) {
-        turns(1);
-        if (mote_conv_state(mote_conv_find(&ses, "ap")) == MOTE_CONV_AWAITING_APPROVAL)
-            break;
-    }
-    assert_int_equal(mote_conv_state(mote_conv_find(&ses, "ap")), MOTE_CONV_AWAITING_APPROVAL);
+    until_asked("ap", 200);
     turns(3);
     /* it reads on */
     q->window = 0;
@@ -1176,7 +1172,7 @@ static void test_delete_ends_event_streams(void **state)
     (void)state;
     start_turn("c5", "first life", false);
     wait_idle();
-    ev = client("GET /v1/conversations/c5/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    ev = events_client("c5");
     turns(5);
     assert_int_equal(stream_records(sent(ev), "c5", NULL, &next), 4);
     assert_int_equal(http("DELETE", "/v1/conversations/c5", NULL, &b), 200);
@@ -1189,7 +1185,7 @@ static void test_delete_ends_event_streams(void **state)
     assert_int_equal(mote_serve_state(&srv)->http.nconns, 0);
     /* born again: a new stream has it from its own start */
     assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"c5\"}", &b), 201);
-    ev = client("GET /v1/conversations/c5/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    ev = events_client("c5");
     turns(5);
     assert_int_equal(stream_records(sent(ev), "c5", NULL, &next), 1);
     assert_int_equal(next, journal_len("c5"));
@@ -1244,7 +1240,6 @@ static void pending_probe(const char *id, char *call, size_t cap)
 {
     char path[128], body[64];
     const char *b, *q;
-    unsigned i;
 
     rules[0].name = "probe";
     rules[0].approval = MOTE_APPROVE_ASK;
@@ -1253,13 +1248,8 @@ static void pending_probe(const char *id, char *call, size_t cap)
     snprintf(body, sizeof(body), "{\"id\":\"%s\"}", id);
     assert_int_equal(http("POST", "/v1/conversations", body, &b), 201);
     answer("let me look", "probe", "{}", false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"look\"}", &b), 202);
-    for (i = 0; i < 100; i++) {
-        turns(1);
-        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
-            break;
-    }
+    assert_int_equal(post_message(id, "{\"text\":\"look\"}", &b), 202);
+    until_asked(id, 100);
     snprintf(path, sizeof(path), "/v1/conversations/%s?records=0", id);
     assert_int_equal(http("GET", path, NULL, &b), 200);
     q = strstr(b, "\"call_id\":\"");
@@ -1390,31 +1380,38 @@ static void put_journal(const char *id)
 static void test_list_pages(void **state)
 {
     static const char *const ids[] = {"p5", "p0", "p3", "p6", "p1", "p4", "p2"};
+    /* each page: what it holds and what it must not */
+    static const struct {
+        const char *url;
+        const char *has[4];
+        const char *not_has;
+    } pages[] = {
+        {"/v1/conversations?limit=3",
+         {"{\"conversations\":[{\"id\":\"p0\"", "},{\"id\":\"p1\"", "},{\"id\":\"p2\"",
+          "],\"truncated\":true,\"next\":\"p2\"}"},
+         "\"p3\""},
+        {"/v1/conversations?after=p2&limit=3", {"[{\"id\":\"p3\"", "\"next\":\"p5\"}"}, "\"p2\""},
+        {"/v1/conversations?after=p5&limit=3",
+         {"[{\"id\":\"p6\"", "],\"truncated\":false,\"next\":null}"},
+         NULL},
+        /* without a limit: the default page, here all of them */
+        {"/v1/conversations", {"\"p0\"", "\"p6\"", "\"truncated\":false"}, NULL},
+    };
     const char *b;
-    unsigned i;
+    unsigned i, k;
 
     (void)state;
     assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
     for (i = 0; i < 7; i++)
         put_journal(ids[i]);
-    assert_int_equal(http("GET", "/v1/conversations?limit=3", NULL, &b), 200);
-    assert_non_null(strstr(b, "{\"conversations\":[{\"id\":\"p0\""));
-    assert_non_null(strstr(b, "},{\"id\":\"p1\""));
-    assert_non_null(strstr(b, "},{\"id\":\"p2\""));
-    assert_null(strstr(b, "\"p3\""));
-    assert_non_null(strstr(b, "],\"truncated\":true,\"next\":\"p2\"}"));
-    assert_int_equal(http("GET", "/v1/conversations?after=p2&limit=3", NULL, &b), 200);
-    assert_non_null(strstr(b, "[{\"id\":\"p3\""));
-    assert_non_null(strstr(b, "\"next\":\"p5\"}"));
-    assert_null(strstr(b, "\"p2\""));
-    assert_int_equal(http("GET", "/v1/conversations?after=p5&limit=3", NULL, &b), 200);
-    assert_non_null(strstr(b, "[{\"id\":\"p6\""));
-    assert_non_null(strstr(b, "],\"truncated\":false,\"next\":null}"));
-    /* without a limit: the default page, here all of them */
-    assert_int_equal(http("GET", "/v1/conversations", NULL, &b), 200);
-    assert_non_null(strstr(b, "\"p0\""));
-    assert_non_null(strstr(b, "\"p6\""));
-    assert_non_null(strstr(b, "\"truncated\":false"));
+    for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+        assert_int_equal(http("GET", pages[i].url, NULL, &b), 200);
+        for (k = 0; k < 4 && pages[i].has[k] != NULL; k++)
+            if (strstr(b, pages[i].has[k]) == NULL)
+                fail_msg("%s: no %s in %s", pages[i].url, pages[i].has[k], b);
+        if (pages[i].not_has != NULL && strstr(b, pages[i].not_has) != NULL)
+            fail_msg("%s: %s in %s", pages[i].url, pages[i].not_has, b);
+    }
     assert_int_equal(http("GET", "/v1/conversations?limit=0", NULL, &b), 400);
     assert_int_equal(http("GET", "/v1/conversations?after=..%2Fx", NULL, &b), 400);
 }
@@ -1546,7 +1543,7 @@ static void test_locked_elsewhere_is_said(void **state)
     assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
     put_journal("held");
     tp.port.st_lock = lock_held;
-    ev = client("GET /v1/conversations/held/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    ev = events_client("held");
     turns(5);
     assert_non_null(strstr(sent(ev), "event: state\ndata: {\"state\":\"locked\",\"loaded\":false,"
                                      "\"busy\":false,\"holder\":4242"));
