@@ -828,6 +828,13 @@ int mote_mcp_send_result(struct mote_mcp_server *s, const char *rid, const char 
     return send_msg(s, fill_result, &r);
 }
 
+/* The capability initialize declares: "elicitation" when questions are
+ * taken and the frontend wants it said (else NULL). */
+static const char *asks_declared(const struct mote_mcp *m)
+{
+    return m->ask_in != NULL && !m->asks->undeclared ? "elicitation" : NULL;
+}
+
 /* A stdio server that exited is started again (mcp_life.c made it
  * ready for it): initialize, as at its first start. */
 static void up_restarted(struct mote_mcp_server *s)
@@ -836,7 +843,7 @@ static void up_restarted(struct mote_mcp_server *s)
 
     memset(&r, 0, sizeof(r));
     r.method = "initialize";
-    r.tool = s->m->ask_in != NULL ? "elicitation" : NULL;
+    r.tool = asks_declared(s->m);
     if (request(s, MCP_REQ_INIT, &r) < 0)
         fail_server(s, "cannot write to the server");
 }
@@ -863,7 +870,7 @@ void mote_mcp_start_all(struct mote_mcp *m)
         s->state = MOTE_MCP_STARTING;
         memset(&r, 0, sizeof(r));
         r.method = "initialize";
-        r.tool = m->ask_in != NULL ? "elicitation" : NULL;
+        r.tool = asks_declared(m);
         if (request(s, MCP_REQ_INIT, &r) < 0)
             fail_server(s, "cannot write to the server");
     }

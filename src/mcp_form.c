@@ -120,13 +120,13 @@ size_t mote_mcp_form_field(const struct mote_mcp_form *f, char *text, size_t tca
     mote_sb_init(&sb, prompt, pcap);
     mote_sb_s(&sb, "  ");
     mote_sb_s(&sb, i > 0 ? "choice" : strcmp(type, "boolean") == 0 ? "y/n" : type);
-    mote_sb_s(&sb, req ? ", required" : ", Enter: none");
+    mote_sb_s(&sb, req ? ", required" : def >= 0 ? "" : ", Enter: none");
     if (def >= 0) {
         size_t dl;
         const char *d = mote_json_raw(&f->js, def, &dl);
 
         mote_show_line(safe, sizeof(safe), d, dl);
-        mote_sb_join(&sb, ", default ", safe, NULL);
+        mote_sb_join(&sb, req ? ", default " : ", Enter: default ", safe, NULL);
     }
     mote_sb_s(&sb, "; /decline, /cancel > ");
     return sb.len;
@@ -242,13 +242,14 @@ enum mote_mcp_form_step mote_mcp_form_reply(struct mote_mcp_form *f, const char 
         (void)mote_json_bool(&f->js, member(f, t, "required"), &req);
         if (mote_json_cstr(&f->js, member(f, t, "name"), name, sizeof(name)) < 0)
             name[0] = '\0';
-        if (line[0] == '\0' && req && member(f, t, "default") >= 0) {
+        if (line[0] == '\0' && member(f, t, "default") >= 0) {
+            /* the form comes filled with its defaults (SEP-1034): Enter keeps one */
             mote_jw_key(&f->w, name); /* (the default, re-encoded) */
             mote_jw_value(&f->w, &f->js, member(f, t, "default"));
         } else if (line[0] == '\0' && req) {
             *hint = "(required)";
         } else if (line[0] != '\0') {
-            /* (empty and optional: left out, a default is the server's to apply) */
+            /* (empty, optional, no default: left out) */
             mote_jw_key(&f->w, name);
             *hint = take(f, t, line);
         }

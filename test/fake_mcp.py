@@ -139,6 +139,14 @@ ELICIT = {
         "ok": {"type": "boolean", "description": "agree?"},
         "color": {"type": "string", "enum": ["red", "green"]}},
         "required": ["name", "color"]},
+    "defaults": {"type": "object", "properties": {
+        "name": {"type": "string", "default": "Ann"},
+        "age": {"type": "integer", "default": 7},
+        "color": {"type": "string", "enum": ["red", "green"], "default": "green"}},
+        "required": ["name"]},
+    "partial": {"type": "object", "properties": {
+        "name": {"type": "string", "default": "Ann"},
+        "note": {"type": "string"}}},
     "nested": {"type": "object", "properties": {
         "addr": {"type": "object", "properties": {"street": {"type": "string"}}}},
         "required": ["addr"]},

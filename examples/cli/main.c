@@ -1198,6 +1198,8 @@ int main(int argc, char **argv)
     mote_loop_on_signal(&loop, on_signal, NULL);
     if (have_mcp && ui.tty_in && (ui.interactive || cconf.approval == MOTE_APPROVE_ASK))
         mcpui_elicit_on(&mcp, cconf.approval_timeout_ms, editor_start); /* servers' questions */
+    else if (have_mcp && cconf.approval == MOTE_APPROVE_ALLOW)
+        mcpui_elicit_defaults(&mcp, sconf.tool_timeout_ms); /* a form of defaults only taken */
     if (have_mcp)
         fe_mcp_start(&ses, &mcp, &loop); /* the prompt does not wait for them */
     mcpui_init(&loop, have_mcp ? &mcp : NULL, send_turn);

@@ -30,6 +30,11 @@ void mcpui_cancel(void);
  * start): `editor` starts the line editor after a prompt (false: none). */
 void mcpui_elicit_on(struct mote_mcp *m, uint32_t timeout_ms,
                      bool (*editor)(const char *prompt, size_t width));
+/* Every call approved (--yes) and nobody asked: a question whose every
+ * field has a default is accepted with them, any other declined, each
+ * said on stderr (one whose answer cannot be sent: cancelled after
+ * timeout_ms); the capability is not declared (before the servers start). */
+void mcpui_elicit_defaults(struct mote_mcp *m, uint32_t timeout_ms);
 /* True while a question waits for the next line. */
 bool mcpui_asking(void);
 /* The next line for the question (NULL or n < 0: Ctrl+D, cancel). */

@@ -459,6 +459,10 @@ struct mote_mcp_asks {
     void *arg;
     uint32_t timeout_ms;
     uint32_t next_id;
+    /* Set after mote_mcp_elicit_on, before the servers start: the
+     * capability is not declared (nobody is asked: a frontend that answers
+     * by a policy alone), a question a server asks anyway still goes to fn. */
+    bool undeclared;
 };
 
 /* Takes the servers' questions (before mote_mcp_start_all: the capability
@@ -483,8 +487,9 @@ int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action
  * server's words neutralised, mote_show_line), a typed line checked
  * against its field (a choice by its number or its value, y/n, a JSON
  * number - an integer without a fraction -, within the field's minimum
- * and maximum where the bound and the number are integers; Enter: the default of a required
- * field, nothing for an optional one; /decline and /cancel) and the
+ * and maximum where the bound and the number are integers; Enter: the
+ * field's default (the form comes filled with them, SEP-1034), else
+ * nothing for an optional field; /decline and /cancel) and the
  * answer's content built for mote_mcp_elicit_answer (which checks it
  * again). The caller owns the struct (the form parsed, the answer). */
 
@@ -520,7 +525,7 @@ size_t mote_mcp_form_title(const struct mote_mcp_form *f, char *out, size_t cap)
 /* The field being asked: its text ("  NAME (TITLE: DESCRIPTION)", its
  * choices numbered on a second line, a newline at the end) into text,
  * and the prompt for its line ("  integer, required, default 3; /decline,
- * /cancel > ") into prompt; each NUL-ended within its cap. Returns the
+ * /cancel > ", "  integer, Enter: default 3; ...") into prompt; each NUL-ended within its cap. Returns the
  * prompt's length. */
 size_t mote_mcp_form_field(const struct mote_mcp_form *f, char *text, size_t tcap, char *prompt,
                            size_t pcap);

@@ -325,15 +325,26 @@ def test_elicitation_at_the_terminal():
 
 
 def test_elicitation_without_anyone_to_ask():
+    # A one-shot with --yes and no terminal: nobody is asked; a question
+    # whose every field has a default is accepted with them (the server's
+    # own values), one with a field to fill is declined.
     ilog = os.path.join(TMP, "fake-init-%s.log" % uuid.uuid4().hex[:8])
     port, log = start_server([{"tools": [{"tool": "f__ask", "input": {"mode": "flat"}}]},
+                              {"tools": [{"tool": "f__ask", "input": {"mode": "defaults"}}]},
+                              {"tools": [{"tool": "f__ask", "input": {"mode": "partial"}}]},
                               {"text": "done"}])
     srv = dict(fake("--features"), env={"FAKE_INIT_LOG": ilog})
     t0 = time.monotonic()
     p = run(args(port, config({"f": srv}), "-p", "x", "--yes"))
     check(p.returncode == 0, p.stderr)
-    res = results(log)
-    check(res == [('elicited: {"action": "decline"}', False)], res)
+    res = results(log, 3)
+    check(res == [('elicited: {"action": "decline"}', False),
+                  ('elicited: {"action": "accept", "content": {"age": 7, "color": "green", '
+                   '"name": "Ann"}}', False),
+                  ('elicited: {"action": "decline"}', False)], res)
+    check(p.stderr.count("(--yes: declined: a field without a default, and nobody to ask)") == 2 and
+          '(--yes: accepted with its defaults: {"name":"Ann","age":7,"color":"green"})' in p.stderr,
+          p.stderr)
     init = [json.loads(l) for l in open(ilog)]
     check(init and init[0]["capabilities"] == {}, init)  # nothing declared: nobody to ask
     NOTES.append("a question with nobody to ask, declined: the one-shot took %.0f ms" %
@@ -353,14 +364,14 @@ def test_real_elicitation_stdio():
     tty.read_until("mcp ev asks: Please provide inputs for the following fields:")
     tty.read_until("string, required")
     tty.send("Ann Example\r")
-    for i in range(30):  # the optional fields: left out
+    for i in range(30):  # the optional fields: Enter (a default kept, else left out)
         if b"(sent)" in tty.out:
             break
-        tty.read_until("Enter: none", since=len(tty.out) - 400)
+        tty.read_until("Enter: ", since=len(tty.out) - 400)
         at = len(tty.out)
         tty.send("\r")
         deadline = time.time() + 10
-        while b"Enter: none" not in tty.out[at:] and b"(sent)" not in tty.out[at:]:
+        while b"Enter: " not in tty.out[at:] and b"(sent)" not in tty.out[at:]:
             check(time.time() < deadline, "the next field or the end: %r" % tty.out[-300:])
             try:
                 tty.read_until("\n", timeout=1, since=len(tty.out))
@@ -373,6 +384,9 @@ def test_real_elicitation_stdio():
     res = results(log)
     check(len(res) == 1 and "User provided the requested information" in res[0][0] and
           "- Name: Ann Example" in res[0][0] and not res[0][1], res)
+    # the form came filled with its defaults: Enter kept them (SEP-1034)
+    check('"firstLine": "It was a dark and stormy night."' in res[0][0] and
+          '"integer": 42' in res[0][0], res)
 
 
 def main():

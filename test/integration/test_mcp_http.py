@@ -981,6 +981,19 @@ def test_conformance_tools_call():
           [("tool-add-numbers", "SUCCESS", {"a": 2, "b": 40, "result": 42})], got)
 
 
+def test_conformance_elicitation_defaults():
+    # The suite's elicitation-sep1034-client-defaults scenario: its tool asks
+    # a question whose every field has a default; mote runs with --yes and
+    # no terminal (nobody to ask), so it accepts with the server's defaults.
+    got = conformance_checks("elicitation-sep1034-client-defaults",
+                             "test_client_elicitation_defaults")
+    check({c["id"]: c["status"] for c in got} == {
+        "client-elicitation-sep1034-%s-default" % k: "SUCCESS"
+        for k in ("string", "integer", "number", "enum", "boolean")}, got)
+    check({c["details"]["field"]: c["details"]["receivedValue"] for c in got} ==
+          {"name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": True}, got)
+
+
 def test_real_kill_9_then_a_new_session():
     proc, sport, slog = everything("streamableHttp")
     port, _ = start_server([{"stall": 60, "after_text": "working"}, {"text": "again"}])

@@ -134,6 +134,39 @@ static void test_optional_fields_left_out_and_choices_by_number(void **state)
                         "{\"name\":\"Cy\",\"age\":0,\"ok\":true,\"color\":\"red\",\"x\":0}");
 }
 
+/* The form comes filled with its defaults (SEP-1034): Enter keeps an
+ * optional field's default too; one without a default is left out. */
+static void test_enter_keeps_an_optional_fields_default(void **state)
+{
+    (void)state;
+    assert_int_equal(begin("{\"server\":\"d\",\"message\":\"ok?\",\"fields\":["
+                           "{\"name\":\"name\",\"type\":\"string\",\"default\":\"John Doe\","
+                           "\"required\":false},"
+                           "{\"name\":\"age\",\"type\":\"integer\",\"default\":30,\"required\":false},"
+                           "{\"name\":\"note\",\"type\":\"string\",\"required\":false},"
+                           "{\"name\":\"score\",\"type\":\"number\",\"default\":95.5,\"required\":false},"
+                           "{\"name\":\"status\",\"type\":\"string\",\"default\":\"active\","
+                           "\"required\":false,\"enum\":[\"active\",\"pending\"],"
+                           "\"enumTitles\":[\"Active\",\"Pending\"]},"
+                           "{\"name\":\"verified\",\"type\":\"boolean\",\"default\":true,"
+                           "\"required\":false}]}"),
+                     6);
+    field();
+    assert_string_equal(prompt, "  string, Enter: default John Doe; /decline, /cancel > ");
+    assert_int_equal(reply("", NULL), MOTE_MCP_FORM_NEXT);
+    field();
+    assert_string_equal(prompt, "  integer, Enter: default 30; /decline, /cancel > ");
+    assert_int_equal(reply("31", NULL), MOTE_MCP_FORM_NEXT); /* typed: the default replaced */
+    field();
+    assert_string_equal(prompt, "  string, Enter: none; /decline, /cancel > ");
+    assert_int_equal(reply("", NULL), MOTE_MCP_FORM_NEXT);
+    reply("", NULL);
+    reply("", NULL);
+    assert_int_equal(reply("", NULL), MOTE_MCP_FORM_DONE);
+    assert_string_equal(f.content, "{\"name\":\"John Doe\",\"age\":31,\"score\":95.5,"
+                                   "\"status\":\"active\",\"verified\":true}");
+}
+
 static void test_decline_cancel_and_a_form_without_fields(void **state)
 {
     (void)state;
@@ -271,6 +304,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_form_walked_field_by_field),
         cmocka_unit_test(test_optional_fields_left_out_and_choices_by_number),
+        cmocka_unit_test(test_enter_keeps_an_optional_fields_default),
         cmocka_unit_test(test_decline_cancel_and_a_form_without_fields),
         cmocka_unit_test(test_the_servers_words_are_neutralised),
         cmocka_unit_test(test_hostile_forms),
