@@ -17,24 +17,13 @@ import tempfile
 import time
 import uuid
 
-from harness import (NOTES, ROOT, TMP, Skip, check, config_value, mote_env, requests_in, run_all,
-                     big_tool_list, start_server)
+from harness import (FAKE_MCP, NOTES, ROOT, TMP, Skip, build_shim, check, config_value,
+                     mote_env, requests_in, run_all, big_tool_list, start_server)
+from harness import fake_mcp as fake, mcp_config as config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
-FAKE = os.path.join(ROOT, "test", "fake_mcp.py")
 NPM_BIN = os.path.join(ROOT, ".deps", "npm", "node_modules", ".bin")
-
-
-def config(servers):
-    path = os.path.join(TMP, "mcp-%s.json" % uuid.uuid4().hex[:8])
-    with open(path, "w") as f:
-        json.dump({"mcpServers": servers}, f)
-    return path
-
-
-def fake(*flags):
-    return {"command": sys.executable, "args": [FAKE] + list(flags)}
 
 
 def env():
@@ -187,7 +176,6 @@ def test_huge_line_is_a_clear_error():
     check(p.returncode == 0 and "over" in p.stderr and "limit" in p.stderr, p.stderr)
     names = [t["name"] for t in requests_in(log)[0]["body"]["tools"]]
     check("ok__echo" in names and not any(n.startswith("h__") for n in names), names)
-
 
 
 def test_large_tool_list_loads_tool_by_tool():
@@ -359,25 +347,13 @@ def test_env_is_minimal():
           "the API key never reaches an MCP server")
 
 
-def slowstore_shim():
-    """test/shim/slowstore.c built (slow flock and fsync, LD_PRELOAD), or Skip."""
-    so = os.path.join(TMP, "slowstore.so")
-    if not os.path.exists(so):
-        r = subprocess.run(["cc", "-shared", "-fPIC", "-o", so,
-                            os.path.join(ROOT, "test", "shim", "slowstore.c"), "-ldl"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise Skip("cannot build the slow-storage shim: " + r.stderr[-200:])
-    return so
-
-
 def test_server_runs_only_once_recorded():
     # What a server does first (here: look for its record in the state)
     # happens only after its record is on disk, so a `setsid` helper it
     # starts at once can never outlive mote, its supervisor and itself
     # unrecorded. Each lock and sync takes 300 ms more (a slow flash): the
     # server must still find its record, in each of three starts.
-    so = slowstore_shim()
+    so = build_shim("slowstore", "slow-storage shim")  # slow flock and fsync
     port, _ = start_server([{"text": "ok"}] * 3)
     for i in range(3):
         st = tempfile.mkdtemp(dir=TMP)
@@ -385,7 +361,7 @@ def test_server_runs_only_once_recorded():
         script = ('cat "$0"/mcp/*.run > "$1" 2>/dev/null; echo end >> "$1"; '
                   'exec "$2" "$3"')
         cfg = config({"r": {"command": "/bin/sh", "args": ["-c", script, st, mark,
-                                                            sys.executable, FAKE]}})
+                                                            sys.executable, FAKE_MCP]}})
         a = [MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
              "--mcp-config", cfg, "-p", "x"]
         p = subprocess.run(a, capture_output=True, text=True, timeout=90,
