@@ -37,8 +37,7 @@ def rss_idle(runs=5):
             time.sleep(0.5)
             vals.append(harness.proc_status(s.p.pid, "VmRSS"))
         finally:
-            s.kill(signal.SIGTERM)
-            s.wait()
+            s.stop()
     return statistics.median(vals), min(vals), max(vals)
 
 
@@ -95,8 +94,7 @@ def rss_four_streams():
             e.close()
         return base, most, peak, streaming_max
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 def sigterm_times(runs):
@@ -112,12 +110,7 @@ def sigterm_times(runs):
         idle.append(time.time() - t0)
     for k in range(2 * runs):
         s = Serve(port, args=["--shutdown-timeout", "1000"])
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "go")
-        ev.wait(lambda v: v["event"] == "text", "streaming")
-        t0 = time.time()
-        s.kill(signal.SIGTERM)
+        _, ev, t0 = s.signal_streaming_turn(signal.SIGTERM, "go")
         code = s.wait(30)
         (finishing if k % 2 == 0 else stalled).append(time.time() - t0)
         assert code == (0 if k % 2 == 0 else 143), code

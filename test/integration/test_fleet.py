@@ -133,8 +133,7 @@ def test_creating_a_conversation_never_replaces_what_is_there():
         check(st == 201, (st, body))
         check(not [n for n in os.listdir(convs) if n.endswith(".tmp")], os.listdir(convs))
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_one_serve_per_state_directory():
@@ -148,15 +147,13 @@ def test_one_serve_per_state_directory():
               (rc, b.log()))
         check(a.req("GET", "/v1/health")[0] == 200, "the first one still serves")
     finally:
-        a.kill(signal.SIGTERM)
-        check(a.wait() == 0, a.log())
+        check(a.stop() == 0, a.log())
     # the lock goes with the process: a kill -9 leaves nothing that stops the next
     c = Serve(port, state=a.state)
     c.kill(signal.SIGKILL)
     c.wait()
     d = Serve(port, state=a.state)
-    d.kill(signal.SIGTERM)
-    check(d.wait() == 0, d.log())
+    check(d.stop() == 0, d.log())
 
 
 def test_directory_links_in_the_state_directory_are_refused():
@@ -247,8 +244,7 @@ def test_metrics_in_the_prometheus_text_format():
         st, _ = s.req("POST", "/v1/metrics", {})
         check(st == 405, st)
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_stats_retained_on_the_broker():
@@ -309,8 +305,7 @@ def test_the_watchdog_is_fed_only_by_a_turning_loop():
         check("WATCHDOG_USEC" not in out and "NOTIFY_SOCKET" not in out, out)
     finally:
         s.kill(signal.SIGCONT)
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
         ns.close()
 
 
