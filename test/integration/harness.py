@@ -268,6 +268,29 @@ def free_port():
         return s.getsockname()[1]
 
 
+def shut(*socks):
+    """Both ways of each socket shut (one already gone is no error)."""
+    for x in socks:
+        try:
+            x.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def pump(src, dst):
+    """Relays what `src` receives to `dst` until `src` ends or fails; then
+    shuts both (which ends the pump the other way too)."""
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    shut(src, dst)
+
+
 def wait_listening(port, proc, timeout=30):
     """Waits (bounded) until something accepts on 127.0.0.1:`port`; False
     when `proc` (the server started for it) exited or the time ran out."""

@@ -582,30 +582,28 @@ def test_no_orphans_after_quit():
     orphan_case("/quit", how)
 
 
-def test_no_orphans_after_ctrl_c():
+def orphans_after_signal(name, sig, code, *extra):
+    """`mote -p x` (with `extra`) sent `sig` while its servers'
+    grandchildren run: it exits with `code`, and nothing is left."""
     def how(port, cfg, tag):
-        p = start_and_wait(args(port, cfg, "-p", "x"), tag)
-        p.send_signal(signal.SIGINT)
+        p = start_and_wait(args(port, cfg, "-p", "x", *extra), tag)
+        p.send_signal(sig)
         p.communicate(timeout=30)
-        check(p.returncode == 130, p.returncode)
-    orphan_case("Ctrl+C", how)
+        check(p.returncode == code, p.returncode)
+    orphan_case(name, how)
+
+
+def test_no_orphans_after_ctrl_c():
+    orphans_after_signal("Ctrl+C", signal.SIGINT, 130)
 
 
 def test_no_orphans_after_sigterm():
-    def how(port, cfg, tag):
-        p = start_and_wait(args(port, cfg, "-p", "x", "--shutdown-timeout", "600"), tag)
-        p.send_signal(signal.SIGTERM)
-        p.communicate(timeout=30)
-        check(p.returncode == 143, p.returncode)
-    orphan_case("SIGTERM (with a shutdown timeout)", how)
+    orphans_after_signal("SIGTERM (with a shutdown timeout)", signal.SIGTERM, 143,
+                         "--shutdown-timeout", "600")
 
 
 def test_no_orphans_after_kill_9():
-    def how(port, cfg, tag):
-        p = start_and_wait(args(port, cfg, "-p", "x"), tag)
-        p.kill()
-        p.communicate(timeout=30)
-    orphan_case("kill -9", how)
+    orphans_after_signal("kill -9", signal.SIGKILL, -signal.SIGKILL)
 
 
 def main():

@@ -19,7 +19,7 @@ import uuid
 
 from harness import (NOTES, ROOT, TMP, Skip, build_shim, check, config_value, free_port,
                      requests_in, run_all, big_tool_list, start_server, wait_for,
-                     wait_listening)
+                     shut, wait_listening)
 from harness import mcp_config as config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -770,14 +770,6 @@ def test_real_long_call_streamable_http():
 def test_real_long_call_sse():
     real_long_call("sse")
 
-
-def shut(*socks):
-    """Both ways of each socket shut (one already gone is no error)."""
-    for x in socks:
-        try:
-            x.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 class CuttingRelay:

@@ -19,7 +19,7 @@ import time
 import sched_sweep
 from harness import NOTES, TMP, check, requests_in, run_all, start_server, wait_for
 from test_mqtt import Broker
-from test_mqtt_serve import Sub, mserve, req, stop
+from test_mqtt_serve import Sub, device, mserve, req, stop
 from test_serve import Events, Serve, journal_of
 
 
@@ -156,14 +156,11 @@ def test_approvals_reach_mqtt_and_expire():
     """PREFIX/out/ID has the question and its expiry; the retained
     PREFIX/approvals holds what waits, with the input, and is emptied
     when the question expires."""
-    b = Broker("un-a")
-    port, _ = start_server([{"tool": "shell", "input": {"command": "echo from-the-phone"}}])
-    s = mserve(port, b, "dev-a", args=["--approval-timeout", "3s"])
-    sub = Sub(b, "mote/dev-a", "w-a")
+    b, _, _, s, sub = device("un-a", "a", [{"tool": "shell", "input": {"command": "echo from-the-phone"}}],
+                             args=["--approval-timeout", "3s"])
     try:
         b.pub("mote/dev-a/in", req("a1", "garage", "check it"))
-        q = sub.wait(lambda: [e for e in sub.events("garage") if e["event"] == "approval"],
-                     "the question")[0]["data"]
+        q = sub.question("garage")
         check(q["timeout_ms"] == 3000 and q["input"] == {"command": "echo from-the-phone"}, q)
 
         def summary():
@@ -213,8 +210,7 @@ def test_home_assistant_recipe_clears_every_question():
         for n, how in enumerate(("yes", "no", "expire", "cancel")):
             conv = "phone%d" % n
             b.pub("mote/dev-h/in", req("h%d" % n, conv, "check it"))
-            q = sub.wait(lambda: [e for e in sub.events(conv) if e["event"] == "approval"],
-                         "the question")[0]["data"]
+            q = sub.question(conv)
             if how == "yes":  # the payload the recipe publishes for Approve
                 b.pub("mote/dev-h/in", req("ha-tap%d" % n, conv, approve={
                     "call_id": q["call_id"], "answer": "yes", "reason": "denied from the phone"}))
@@ -478,10 +474,7 @@ def test_schedules_api():
 
 
 def test_schedules_over_mqtt():
-    b = Broker("un-s")
-    port, _ = start_server()
-    s = mserve(port, b, "dev-s")
-    sub = Sub(b, "mote/dev-s", "w-s")
+    b, _, _, s, sub = device("un-s", "s")
     try:
         b.pub("mote/dev-s/in", json.dumps({"id": "s1", "schedule": {
             "id": "pump", "prompt": "tick", "every": "2s", "conversation": "pump"}}))
