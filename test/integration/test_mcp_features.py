@@ -14,8 +14,8 @@ import tempfile
 import time
 import uuid
 
-from harness import (NOTES, ROOT, TMP, Pty, Skip, check, free_port, mote_env,
-                     requests_in, run_all, start_server, wait_listening)
+from harness import (NOTES, ROOT, TMP, Pty, Skip, check, free_port, mote_env, request_results,
+                     requests_in, result_text, run_all, start_server, wait_listening)
 from harness import fake_mcp as fake, mcp_config as config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -41,18 +41,9 @@ def need_everything():
 
 
 def results(log, n=1):
-    """The tool results the model got in request n, in order."""
-    body = requests_in(log)[n]["body"]
-    out = []
-    for m in body.get("messages", []):
-        if isinstance(m.get("content"), list):
-            for c in m["content"]:
-                if c.get("type") == "tool_result":
-                    cc = c.get("content")
-                    if isinstance(cc, list):
-                        cc = "".join(x.get("text", "") for x in cc)
-                    out.append((cc, bool(c.get("is_error"))))
-    return out
+    """The tool results the model got in request n, in order: (text, is
+    it an error)."""
+    return [(result_text(b), bool(b.get("is_error"))) for b in request_results(log, n)]
 
 
 def tool_names(log, n=0):

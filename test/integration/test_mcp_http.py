@@ -17,6 +17,7 @@ import tempfile
 import time
 import uuid
 
+import harness
 from harness import (NOTES, ROOT, TMP, Skip, build_shim, check, config_value, free_port,
                      requests_in, run_all, big_tool_list, start_server, wait_for,
                      shut, wait_listening)
@@ -74,12 +75,8 @@ def hdr(entry, name):
 
 
 def tool_results(reqs):
-    out = []
-    for r in reqs:
-        for m in r["body"].get("messages", []):
-            if m["role"] == "user" and isinstance(m["content"], list):
-                out += [b for b in m["content"] if b.get("type") == "tool_result"]
-    return out
+    """The tool results (Anthropic blocks) of these requests, in order."""
+    return [b for r in reqs for b in harness.tool_results(r["body"])]
 
 
 def everything(mode, port=None):

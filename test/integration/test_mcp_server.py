@@ -25,7 +25,7 @@ import threading
 import time
 
 from harness import ROOT, SERVERS, TMP, Skip, check, requests_in, run_all, start_server, wait_for
-from harness import free_port, proc_status
+from harness import free_port, journal_of as journal, proc_status
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -174,10 +174,6 @@ class Sdk:
             self.p.kill()
             self.p.wait()
 
-
-def journal(state, cid):
-    with open(os.path.join(state, "conversations", cid + ".jsonl")) as f:
-        return [json.loads(l) for l in f if l.strip()]
 
 
 def calls_conv(state):

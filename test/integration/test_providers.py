@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 
+import harness
 from harness import SERVERS, TMP, Skip, check, requests_in, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -57,13 +58,8 @@ def mote(port, *args, state=None, provider="openai", prompt="hi", stdin=None, ti
 
 
 def journal(state):
-    d = os.path.join(state, "conversations")
-    recs = []
-    for f in sorted(os.listdir(d)):
-        if f.endswith(".jsonl"):
-            with open(os.path.join(d, f)) as fh:
-                recs += [json.loads(line) for line in fh]
-    return recs
+    """Every conversation's records, by journal."""
+    return harness.journal(state, single=False)
 
 
 def errors(events):
