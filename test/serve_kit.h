@@ -4,7 +4,7 @@
  * port with a scripted model network and served sockets, the model and
  * conversation confs they share, the loop, a session with the test's
  * tools, the server listening, and its end. The state is this file's
- * statics (one server per test program).
+ * statics and model_kit.h's (one server per test program).
  */
 #ifndef MOTE_TEST_SERVE_KIT_H
 #define MOTE_TEST_SERVE_KIT_H
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../port/test/mote_tport.h"
+#include "model_kit.h"
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 
@@ -23,8 +24,6 @@ static struct mote_tport_serve ts;
 static struct mote_loop loop;
 static struct mote_session ses;
 static struct mote_serve srv;
-static struct mote_llm_conf llm;
-static struct mote_conv_conf cc;
 static struct mote_serve_conf vc;
 
 /* The session's events go to the server. */
@@ -32,19 +31,6 @@ static inline void kit_on_event(void *arg, const struct mote_event *e)
 {
     (void)arg;
     mote_serve_event(&srv, e);
-}
-
-/* The model at http://model.test (the scripted network), one attempt a
- * request; the conversations' model "m". */
-static inline void kit_model(void)
-{
-    mote_llm_conf_defaults(&llm);
-    llm.base_url = "http://model.test";
-    llm.api_key = "k";
-    llm.max_attempts = 1;
-    memset(&cc, 0, sizeof(cc));
-    cc.llm = &llm;
-    cc.model = "m";
 }
 
 /* The port (its clock at 1000 ms) with `script` as the model's network

@@ -204,28 +204,21 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool hold, bool 
     fs.piece = piece;
     fs.now = 1000;
     memset(o, 0, sizeof(*o));
-    memset(&port, 0, sizeof(port));
-    port.size = sizeof(port);
-    port.version = MOTE_PORT_VERSION;
-    port.now_ms = f_now;
-    port.wait = f_wait;
+    mcp_kit_port(&port, f_now, f_wait);
     port.proc_spawn = f_spawn;
     port.proc_signal = f_signal;
     port.proc_reap = f_reap;
     port.pipe_read = f_read;
     port.pipe_write = f_write;
     port.pipe_close = f_close;
-    if (mote_loop_init(&loop, &port) != 0)
-        __builtin_trap();
-    mote_mcp_init(&mcp, &loop, NULL, NULL);
+    mcp_kit_client(&loop, &port, &mcp);
     if (mote_mcp_add(&mcp, "f", argv, NULL) != 0)
         __builtin_trap();
     mote_mcp_start_all(&mcp);
     /* One line per turn, then the timers (request deadlines, the exit):
      * bounded by the lines and the waits a request can take. */
     for (turn = 0; turn < size + 400; turn++) {
-        if (job == 0 && s->state == MOTE_MCP_READY && s->ntools > 0) {
-            mcp_kit_call(&loop, &mcp, &call, &job);
+        if (mcp_kit_call(&loop, &mcp, &call, &job)) {
             call_line = fs.lines;
             if (hold && !held) {
                 mote_mcp_hold(&mcp);

@@ -347,11 +347,7 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool sse, bool c
     fs.sse = sse;
     fs.now = 1000;
     memset(o, 0, sizeof(*o));
-    memset(&port, 0, sizeof(port));
-    port.size = sizeof(port);
-    port.version = MOTE_PORT_VERSION;
-    port.now_ms = f_now;
-    port.wait = f_wait;
+    mcp_kit_port(&port, f_now, f_wait);
     port.net_resolve = f_resolve;
     port.net_resolve_result = f_resolve_result;
     port.net_resolve_end = f_resolve_end;
@@ -360,9 +356,7 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool sse, bool c
     port.net_send = f_send;
     port.net_recv = f_recv;
     port.net_close = f_close;
-    if (mote_loop_init(&loop, &port) != 0)
-        __builtin_trap();
-    mote_mcp_init(&mcp, &loop, NULL, NULL);
+    mcp_kit_client(&loop, &port, &mcp);
     mcp.timeout_ms = 2000;
     if (mote_mcp_add_http(&mcp, "f", sse ? MOTE_MCP_SSE : MOTE_MCP_HTTP,
                           sse ? "http://h.example/sse" : "http://h.example/mcp", headers) != 0)
@@ -370,8 +364,7 @@ static void run(const uint8_t *data, size_t size, size_t piece, bool sse, bool c
     mote_mcp_start_all(&mcp);
     /* Bounded: the responses, and the waits the deadlines take. */
     for (turn = 0; turn < size + 600; turn++) {
-        if (job == 0 && s->state == MOTE_MCP_READY && s->ntools > 0) {
-            mcp_kit_call(&loop, &mcp, &call, &job);
+        if (mcp_kit_call(&loop, &mcp, &call, &job)) {
             call_turn = turn;
         }
         if (cancel && job != 0 && turn == call_turn + 2)

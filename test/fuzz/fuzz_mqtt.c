@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../mqtt_drain.h"
 #include "mote/mote_mqtt.h"
 
 static struct mote_mqtt_parser parser;
@@ -120,21 +121,10 @@ static int on_event(void *arg, const struct mote_mqtt_event *ev)
 static size_t drain(uint32_t now)
 {
     static uint8_t w[MOTE_MQTT_OUT_MAX + MOTE_MQTT_CTL_MAX];
-    size_t total = 0;
-    unsigned guard;
+    size_t total = mqtt_drain(&sess, now, w, sizeof(w), 64);
 
-    for (guard = 0; guard < 64; guard++) {
-        const uint8_t *p;
-        size_t n = mote_mqtt_sess_out(&sess, now, &p);
-
-        if (n == 0)
-            break;
-        if (n > sizeof(w) - total)
-            __builtin_trap();
-        memcpy(w + total, p, n);
-        mote_mqtt_sess_sent(&sess, now, n);
-        total += n;
-    }
+    if (total == (size_t)-1)
+        __builtin_trap();
     check_out(w, total);
     return total;
 }

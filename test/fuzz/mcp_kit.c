@@ -40,12 +40,32 @@ void mcp_kit_check_tools(struct mote_json *js, const struct mote_mcp_server *s)
     }
 }
 
-void mcp_kit_call(struct mote_loop *loop, struct mote_mcp *mcp, struct mote_mcp_call *call,
+void mcp_kit_port(struct mote_port *port, uint32_t (*now)(void *),
+                  int (*wait)(void *, struct mote_pollfd *, unsigned, int32_t))
+{
+    memset(port, 0, sizeof(*port));
+    port->size = sizeof(*port);
+    port->version = MOTE_PORT_VERSION;
+    port->now_ms = now;
+    port->wait = wait;
+}
+
+void mcp_kit_client(struct mote_loop *loop, struct mote_port *port, struct mote_mcp *mcp)
+{
+    if (mote_loop_init(loop, port) != 0)
+        __builtin_trap();
+    mote_mcp_init(mcp, loop, NULL, NULL);
+}
+
+bool mcp_kit_call(struct mote_loop *loop, struct mote_mcp *mcp, struct mote_mcp_call *call,
                   mote_job_id *job)
 {
+    if (*job != 0 || mcp->srv[0].state != MOTE_MCP_READY || mcp->srv[0].ntools == 0)
+        return false;
     mote_mcp_call_init(call, mcp, 0, 0, "{\"a\":1}", 7);
     if (mote_job_spawn(loop, "mcp", &mote_mcp_call_ops, call, NULL, job) != 0)
         __builtin_trap();
+    return true;
 }
 
 bool mcp_kit_call_over(struct mote_loop *loop, mote_job_id job)

@@ -17,9 +17,20 @@
  * given twice. `js` is the caller's scratch. */
 void mcp_kit_check_tools(struct mote_json *js, const struct mote_mcp_server *s);
 
-/* Starts the tool call a run makes once the server is ready (its first
- * tool, a fixed input) as a job; sets *job. */
-void mcp_kit_call(struct mote_loop *loop, struct mote_mcp *mcp, struct mote_mcp_call *call,
+/* The port a run begins with: zeroed, of this version, with the
+ * target's clock and wait (the target adds its transport). */
+void mcp_kit_port(struct mote_port *port, uint32_t (*now)(void *),
+                  int (*wait)(void *, struct mote_pollfd *, unsigned, int32_t));
+
+/* The loop on `port` and the MCP client on it (no hooks); traps when the
+ * loop does not start. */
+void mcp_kit_client(struct mote_loop *loop, struct mote_port *port, struct mote_mcp *mcp);
+
+/* Starts the tool call a run makes (the first tool of the first server,
+ * a fixed input) as a job, once that server is ready with tools and no
+ * call was made yet (*job == 0); sets *job. Returns true when it started
+ * the call now. */
+bool mcp_kit_call(struct mote_loop *loop, struct mote_mcp *mcp, struct mote_mcp_call *call,
                   mote_job_id *job);
 
 /* True when no call was made or it has ended. */

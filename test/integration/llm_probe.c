@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../one_part.h"
 #include "mote/mote.h"
 #include "mote/mote_client.h"
 #include "mote/mote_posix.h"
@@ -87,17 +88,12 @@ static int on_event(void *arg, const struct mote_llm_event *ev)
 static char *big_text; /* --body-bytes: the prompt, that long */
 static size_t big_len;
 
-static int one_part(void *arg, unsigned index, struct mote_part *p)
+/* The conversation: the prompt, "probe" or --body-bytes' text. */
+static int probe_part(void *arg, unsigned index, struct mote_part *p)
 {
     (void)arg;
-    if (index > 0)
-        return 0;
-    memset(p, 0, sizeof(*p));
-    p->role = MOTE_ROLE_USER;
-    p->type = MOTE_PART_TEXT;
-    p->text = big_text != NULL ? big_text : "probe";
-    p->text_len = big_text != NULL ? big_len : 5;
-    return 1;
+    return big_text != NULL ? one_text_part(index, p, big_text, big_len)
+                            : one_text_part(index, p, "probe", 5);
 }
 
 static double now_ms(void)
@@ -152,7 +148,7 @@ int main(int argc, char **argv)
     memset(&req, 0, sizeof(req));
     req.provider = conf.provider;
     req.model = "probe-model";
-    req.parts = one_part;
+    req.parts = probe_part;
     for (i = 3; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : "";
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../model_kit.h"
+#include "answer_put.h"
 #include "mote/mote_agent.h"
 #include "mote/mote_budget.h"
 #include "mote_tport.h"
@@ -21,8 +23,6 @@ static struct mote_tport tp;
 static struct mote_tport_net net;
 static struct mote_loop loop;
 static struct mote_session ses;
-static struct mote_llm_conf llm;
-static struct mote_conv_conf cc;
 
 /* ---- what the session told ---- */
 
@@ -164,19 +164,6 @@ static const struct mote_tool sensor = {
 
 /* ---- the scripted model (Anthropic streams) ---- */
 
-#define HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-
-static size_t put(char *out, size_t cap, size_t at, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(out + at, cap - at, fmt, ap);
-    va_end(ap);
-    assert_true(n >= 0 && (size_t)n < cap - at);
-    return at + (size_t)n;
-}
 
 /* JSON string content for `s` (quotes and backslashes escaped). */
 static const char *esc(const char *s, char *buf, size_t cap)
@@ -371,13 +358,7 @@ static int setup(void **state)
     call_name = "read_sensor";
     session_port = NULL;
     mote_tport_init(&tp, 1000);
-    mote_llm_conf_defaults(&llm);
-    llm.base_url = "http://model.test";
-    llm.api_key = "k";
-    llm.max_attempts = 1;
-    memset(&cc, 0, sizeof(cc));
-    cc.llm = &llm;
-    cc.model = "m";
+    kit_model();
     cc.tools = true;
     cc.approval = MOTE_APPROVE_ALLOW;
     return 0;

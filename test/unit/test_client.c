@@ -11,7 +11,7 @@
 #include "mote/mote.h"
 #include "mote/mote_client.h"
 #include "mote_tport.h"
-#include "one_part.h"
+#include "../one_part.h"
 
 static struct mote_tport tp;
 static struct mote_tport_net tn;

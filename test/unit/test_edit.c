@@ -245,6 +245,13 @@ static const char *line_of(void)
     return l;
 }
 
+/* Keys `in` leave the line still being edited, row r showing `want`. */
+static void keys_show(const char *in, unsigned r, const char *want)
+{
+    assert_int_equal(feed(in), MOTE_EDIT_MORE);
+    assert_string_equal(row(r), want);
+}
+
 /* ---- tests ---- */
 
 static void test_typing_and_keys(void **state)
@@ -254,21 +261,15 @@ static void test_typing_and_keys(void **state)
     mote_edit_start(&ed, "> ", 2);
     assert_true(mote_edit_started(&ed));
     assert_int_equal(feed("world"), MOTE_EDIT_MORE);
-    assert_int_equal(feed("\x01hello \x05!"), MOTE_EDIT_MORE); /* Ctrl+A, text, Ctrl+E */
-    assert_string_equal(row(0), "> hello world!");
+    keys_show("\x01hello \x05!", 0, "> hello world!"); /* Ctrl+A, text, Ctrl+E */
     assert_int_equal(t.c, 2 + 12);
     assert_int_equal(feed("\x1b[D\x1b[D\x1b[D"), MOTE_EDIT_MORE); /* Left x3 */
     assert_int_equal(t.c, 2 + 9);
-    assert_int_equal(feed("\x0b"), MOTE_EDIT_MORE); /* Ctrl+K */
-    assert_string_equal(row(0), "> hello wor");
-    assert_int_equal(feed("\x17"), MOTE_EDIT_MORE); /* Ctrl+W */
-    assert_string_equal(row(0), "> hello");
-    assert_int_equal(feed("\x1b[H\x1b[3~\x1b[F"), MOTE_EDIT_MORE); /* Home, Delete, End */
-    assert_string_equal(row(0), "> ello");
-    assert_int_equal(feed("\x1b" "b" "\x15"), MOTE_EDIT_MORE); /* Alt+B, Ctrl+U */
-    assert_string_equal(row(0), "> ello");
-    assert_int_equal(feed("y \x7f"), MOTE_EDIT_MORE); /* Backspace */
-    assert_string_equal(row(0), "> yello");
+    keys_show("\x0b", 0, "> hello wor"); /* Ctrl+K */
+    keys_show("\x17", 0, "> hello"); /* Ctrl+W */
+    keys_show("\x1b[H\x1b[3~\x1b[F", 0, "> ello"); /* Home, Delete, End */
+    keys_show("\x1b" "b" "\x15", 0, "> ello"); /* Alt+B, Ctrl+U */
+    keys_show("y \x7f", 0, "> yello"); /* Backspace */
     assert_int_equal(feed("\r"), MOTE_EDIT_LINE);
     assert_string_equal(line_of(), "yello ");
     assert_false(mote_edit_started(&ed));
@@ -301,8 +302,8 @@ static void test_wide_and_combining(void **state)
     assert_int_equal(feed("\x1b[D\x1b[D\x1b[D\x1b[D"), MOTE_EDIT_MORE); /* to the e with its mark */
     assert_int_equal(t.r, 0);
     assert_int_equal(t.c, 2);
-    assert_int_equal(feed("\x1b[3~"), MOTE_EDIT_MORE); /* Delete: the e and its mark */
-    assert_string_equal(row(0), "> \xe4\xbd\xa0\xe5\xa5\xbd\xe4\xb8\x96\xe7\x95\x8c");
+    /* Delete: the e and its mark */
+    keys_show("\x1b[3~", 0, "> \xe4\xbd\xa0\xe5\xa5\xbd\xe4\xb8\x96\xe7\x95\x8c");
     assert_string_equal(row(1), "");
     /* 2 + 8 = 10 cells: the row is full, the cursor waits at the next row */
     assert_int_equal(feed("\x05"), MOTE_EDIT_MORE);
@@ -311,8 +312,7 @@ static void test_wide_and_combining(void **state)
     /* one narrow character more, then a wide one at the last cell: wraps */
     term_reset(10);
     mote_edit_start(&ed, "> ", 2);
-    assert_int_equal(feed("abcdefg\xe4\xbd\xa0"), MOTE_EDIT_MORE);
-    assert_string_equal(row(0), "> abcdefg");
+    keys_show("abcdefg\xe4\xbd\xa0", 0, "> abcdefg");
     assert_string_equal(row(1), "\xe4\xbd\xa0");
     assert_int_equal(t.r, 1);
     assert_int_equal(t.c, 2);
@@ -332,18 +332,13 @@ static void test_history_recall_and_search(void **state)
     mote_edit_history_add(&ed, "third", 5);
     mote_edit_start(&ed, "> ", 2);
     assert_int_equal(feed("draft"), MOTE_EDIT_MORE);
-    assert_int_equal(feed("\x1b[A"), MOTE_EDIT_MORE);
-    assert_string_equal(row(0), "> third");
-    assert_int_equal(feed("\x1b[A\x1b[A\x1b[A\x1b[A"), MOTE_EDIT_MORE); /* past the oldest */
-    assert_string_equal(row(0), "> first");
-    assert_int_equal(feed("\x1b[B\x1b[B\x1b[B"), MOTE_EDIT_MORE); /* back to the draft */
-    assert_string_equal(row(0), "> draft");
-    assert_int_equal(feed("\x15\x12" "sec"), MOTE_EDIT_MORE); /* Ctrl+U, Ctrl+R sec */
-    assert_string_equal(row(0), "(search)'sec': second line");
+    keys_show("\x1b[A", 0, "> third");
+    keys_show("\x1b[A\x1b[A\x1b[A\x1b[A", 0, "> first"); /* past the oldest */
+    keys_show("\x1b[B\x1b[B\x1b[B", 0, "> draft"); /* back to the draft */
+    keys_show("\x15\x12" "sec", 0, "(search)'sec': second line"); /* Ctrl+U, Ctrl+R sec */
     assert_int_equal(feed("\x12"), MOTE_EDIT_MORE); /* none older: a bell */
     assert_int_equal(t.bells, 1);
-    assert_int_equal(feed("\x07"), MOTE_EDIT_MORE); /* Ctrl+G: as it was */
-    assert_string_equal(row(0), ">");
+    keys_show("\x07", 0, ">"); /* Ctrl+G: as it was */
     assert_int_equal(feed("\x12" "fir\x05"), MOTE_EDIT_MORE); /* taken, then Ctrl+E */
     assert_int_equal(feed("!\r"), MOTE_EDIT_LINE);
     assert_string_equal(line_of(), "first!");
@@ -452,16 +447,13 @@ static void test_failed_search_sends_nothing_else(void **state)
     term_reset(80);
     mote_edit_history_add(&ed, "rm -rf build", 12);
     mote_edit_start(&ed, "> ", 2);
-    assert_int_equal(feed("\x12"), MOTE_EDIT_MORE);
-    assert_string_equal(row(0), "(search)'':");
-    assert_int_equal(feed("xyz"), MOTE_EDIT_MORE);
-    assert_string_equal(row(0), "(failed search)'xyz':");
+    keys_show("\x12", 0, "(search)'':");
+    keys_show("xyz", 0, "(failed search)'xyz':");
     assert_int_equal(feed("\r"), MOTE_EDIT_LINE);
     assert_string_equal(line_of(), "");
     /* Backspace back to a query that matches finds it again */
     mote_edit_start(&ed, "> ", 2);
-    assert_int_equal(feed("\x12rmx\x7f"), MOTE_EDIT_MORE);
-    assert_string_equal(row(t.r), "(search)'rm': rm -rf build");
+    keys_show("\x12rmx\x7f", t.r, "(search)'rm': rm -rf build");
 }
 
 /* A prompt wider than the screen (the approval question on a narrow

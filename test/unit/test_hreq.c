@@ -134,6 +134,25 @@ static void test_refusals_say_which_status(void **state)
     }
 }
 
+/* Gives the chunked body in[0..n) to the request in pieces of at most
+ * `step` bytes, while it is still reading; sets *at to the bytes it took
+ * and *got to those it made in out (cap bytes). Returns its last answer. */
+static int body_in_steps(const char *in, size_t n, size_t step, char *out, size_t cap,
+                         size_t *at, size_t *got)
+{
+    int rc = MOTE_HREQ_READING;
+    size_t used, made;
+
+    *at = *got = 0;
+    while (rc == MOTE_HREQ_READING && *at < n) {
+        rc = mote_hreq_body(&r, in + *at, step < n - *at ? step : n - *at, &used, out + *got,
+                            cap - *got, &made);
+        *at += used;
+        *got += made;
+    }
+    return rc;
+}
+
 /* RFC 9112 6: a chunked body is taken (Transfer-Encoding's list, chunked
  * last and once); with Content-Length too the chunks frame it and the
  * connection closes after the answer; the body decoded whatever its
@@ -166,17 +185,10 @@ static void test_chunked_bodies(void **state)
     assert_false(r.has_length);
     assert_false(r.keep_alive); /* both framings: closed after the answer */
     for (step = 1; step <= sizeof(body); step++) {
-        size_t at = 0, got = 0;
+        size_t at, got;
 
         assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
-        rc = MOTE_HREQ_READING;
-        while (rc == MOTE_HREQ_READING && at < sizeof(body) - 1) {
-            size_t n = step < sizeof(body) - 1 - at ? step : sizeof(body) - 1 - at;
-
-            rc = mote_hreq_body(&r, body + at, n, &used, out + got, sizeof(out) - got, &made);
-            at += used;
-            got += made;
-        }
+        rc = body_in_steps(body, sizeof(body) - 1, step, out, sizeof(out), &at, &got);
         assert_int_equal(rc, MOTE_HREQ_DONE);
         assert_int_equal(got, 15);
         assert_memory_equal(out, "hello, chunked!", 15);
@@ -192,17 +204,10 @@ static void test_chunked_bodies(void **state)
      * the bytes came (the bytes made before it are said, at once or not) */
     for (step = 1; step <= 64; step *= 4) {
         static const char tail[] = "5;e=1\r\nhello\r\n0\r\n\025X-T: 1\r\n\r\n";
-        size_t at = 0, got = 0;
+        size_t at, got;
 
         assert_int_equal(feed(head, &used), MOTE_HREQ_DONE);
-        rc = MOTE_HREQ_READING;
-        while (rc == MOTE_HREQ_READING && at < sizeof(tail) - 1) {
-            size_t n = step < sizeof(tail) - 1 - at ? step : sizeof(tail) - 1 - at;
-
-            rc = mote_hreq_body(&r, tail + at, n, &used, out + got, sizeof(out) - got, &made);
-            at += used;
-            got += made;
-        }
+        rc = body_in_steps(tail, sizeof(tail) - 1, step, out, sizeof(out), &at, &got);
         assert_int_equal(rc, MOTE_HREQ_BAD);
         assert_int_equal(r.status, 400);
         assert_int_equal(got, 5);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "body_pull.h"
 #include "../../src/conv.h"
 #include "mote/mote_journal.h"
 #include "mote_tport.h"
@@ -103,13 +104,27 @@ static int write_script(void)
 
 static const struct mote_tool_def shell_tool[] = {{"shell", "Run", "{\"type\":\"object\"}"}};
 
+/* A request for Anthropic's model "m", offering the shell tool (without
+ * it the history's tool blocks go as text), its conversation straight
+ * from the journal jr. */
+static void journal_req(struct mote_llm_req *req)
+{
+    memset(req, 0, sizeof(*req));
+    req->provider = MOTE_PROVIDER_ANTHROPIC;
+    req->model = "m";
+    req->tools = shell_tool;
+    req->ntools = 1;
+    req->parts = mote_journal_parts;
+    req->parts_arg = &jr;
+}
+
 static void test_roundtrip_and_parts(void **state)
 {
     static struct mote_json js;
     static char body[16384];
     struct mote_llm_req req;
     struct mote_part p;
-    size_t n = 0;
+    size_t n;
     int rc, count = 0;
 
     (void)state;
@@ -137,29 +152,34 @@ static void test_roundtrip_and_parts(void **state)
         count++;
     assert_int_equal(rc, 0);
     assert_int_equal(count, 1 + 3 + 2 + 1 + 1 + 1 + 1 + 1); /* 11 parts */
-    /* A request body straight from the journal (tools offered: without
-     * them the history's tool blocks go as text). */
-    memset(&req, 0, sizeof(req));
-    req.provider = MOTE_PROVIDER_ANTHROPIC;
-    req.model = "m";
-    req.tools = shell_tool;
-    req.ntools = 1;
-    req.parts = mote_journal_parts;
-    req.parts_arg = &jr;
+    /* A request body straight from the journal. */
+    journal_req(&req);
     assert_true(mote_llm_body_length(&req) > 0);
-    {
-        struct mote_llm_body b;
-        int r;
-
-        mote_llm_body_init(&b, &req);
-        while ((r = mote_llm_body_read(&b, body + n, 100)) > 0)
-            n += (size_t)r;
-        assert_int_equal(r, 0);
-    }
+    n = body_pull(&req, body, sizeof(body), 100);
     assert_int_equal((int64_t)n, mote_llm_body_length(&req));
     assert_true(mote_json_parse(&js, body, n) > 0);
     assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "messages.1.content.1.input.command"), "ls"));
     assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "messages.2.content.1.tool_use_id"), "call_b"));
+}
+
+/* r names one process group to kill: its id, its start time and its tag
+ * (NULL: not looked at). */
+static void one_kill(const struct mote_recovery *r, int64_t pgid, uint64_t start, const char *tag)
+{
+    assert_int_equal(r->nkill, 1);
+    assert_int_equal(r->kill_pgid[0], pgid);
+    assert_int_equal(r->kill_start[0], start);
+    if (tag != NULL)
+        assert_string_equal(r->kill_tag[0], tag);
+}
+
+/* Applies recovery r; recovering again then finds the conversation idle
+ * (r holds that second look). */
+static void apply_then_idle(struct mote_recovery *r)
+{
+    assert_int_equal(mote_recover_apply(&jr, r), 0);
+    assert_int_equal(mote_recover(&jr, r), 0);
+    assert_int_equal(r->action, MOTE_RECOVER_IDLE);
 }
 
 static void test_recovery_rules(void **state)
@@ -186,13 +206,8 @@ static void test_recovery_rules(void **state)
     assert_int_equal(r.nstarted, 1);
     assert_true(r.calls[0].started);
     assert_false(r.calls[1].started);
-    assert_int_equal(r.nkill, 1);
-    assert_int_equal(r.kill_pgid[0], 4242);
-    assert_int_equal(r.kill_start[0], 777);
-    assert_string_equal(r.kill_tag[0], "t0123456789abcdef");
-    assert_int_equal(mote_recover_apply(&jr, &r), 0);
-    assert_int_equal(mote_recover(&jr, &r), 0);
-    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    one_kill(&r, 4242, 777, "t0123456789abcdef");
+    apply_then_idle(&r);
     assert_int_equal(r.nmissing, 0);
     assert_true(strstr(r.last_error, "interrupted") != NULL);
     /* /retry then continues; the API sees no dangling call. */
@@ -571,21 +586,11 @@ static void every_call_answered(void)
     static char body[65536];
     static struct mote_json js;
     struct mote_llm_req req;
-    struct mote_llm_body b;
-    size_t n = 0;
-    int r, m, k, uses = 0, results = 0;
+    size_t n;
+    int m, k, uses = 0, results = 0;
 
-    memset(&req, 0, sizeof(req));
-    req.provider = MOTE_PROVIDER_ANTHROPIC;
-    req.model = "m";
-    req.tools = shell_tool;
-    req.ntools = 1;
-    req.parts = mote_journal_parts;
-    req.parts_arg = &jr;
-    mote_llm_body_init(&b, &req);
-    while ((r = mote_llm_body_read(&b, body + n, sizeof(body) - n)) > 0)
-        n += (size_t)r;
-    assert_int_equal(r, 0);
+    journal_req(&req);
+    n = body_pull(&req, body, sizeof(body), sizeof(body));
     assert_true(mote_json_parse(&js, body, n) > 0);
     m = mote_json_member(&js, 0, "messages");
     for (k = 0; mote_json_elem(&js, m, k) >= 0; k++) {
@@ -667,9 +672,7 @@ static void test_calls_past_the_table(void **state)
     assert_int_equal(mote_recover(&jr, &r), 0);
     assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
     assert_int_equal(r.over.left, 2);
-    assert_int_equal(mote_recover_apply(&jr, &r), 0);
-    assert_int_equal(mote_recover(&jr, &r), 0);
-    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    apply_then_idle(&r);
     assert_int_equal(r.over.left, 0);
     assert_int_equal(r.nmissing, 0);
     every_call_answered();
@@ -845,15 +848,10 @@ static void test_recorded_groups(void **state)
     assert_int_equal(r.nkill, 0); /* group 1 is none, and no tag */
     assert_int_equal(mote_journal_tool_start(&jr, "call_b", -1, -3, "0123456789abcdef"), 0);
     assert_int_equal(mote_recover(&jr, &r), 0);
-    assert_int_equal(r.nkill, 1);
-    assert_int_equal(r.kill_pgid[0], 0);
-    assert_int_equal(r.kill_start[0], 0);
-    assert_string_equal(r.kill_tag[0], "0123456789abcdef");
+    one_kill(&r, 0, 0, "0123456789abcdef");
     assert_int_equal(mote_journal_tool_start(&jr, "call_b", 4242, 777, NULL), 0);
     assert_int_equal(mote_recover(&jr, &r), 0);
-    assert_int_equal(r.nkill, 1);
-    assert_int_equal(r.kill_pgid[0], 4242);
-    assert_int_equal(r.kill_start[0], 777);
+    one_kill(&r, 4242, 777, NULL);
 }
 
 /* An answer holding one id twice (as older motes journaled what the
@@ -891,13 +889,8 @@ static void test_one_id_twice(void **state)
     assert_int_equal(r.action, MOTE_RECOVER_TOOL_INTERRUPTED);
     assert_int_equal(r.nmissing, 1);
     assert_int_equal(r.nstarted, 1);
-    assert_int_equal(r.nkill, 1);
-    assert_int_equal(r.kill_pgid[0], 5000); /* the second's group, not the first's */
-    assert_int_equal(r.kill_start[0], 888);
-    assert_string_equal(r.kill_tag[0], "");
-    assert_int_equal(mote_recover_apply(&jr, &r), 0);
-    assert_int_equal(mote_recover(&jr, &r), 0);
-    assert_int_equal(r.action, MOTE_RECOVER_IDLE);
+    one_kill(&r, 5000, 888, ""); /* the second's group, not the first's */
+    apply_then_idle(&r);
     assert_int_equal(r.nmissing, 0);
     /* two results in the requests, one per call */
     for (i = 0; i < 64 && mote_journal_parts(&jr, i, &p) == 1; i++)

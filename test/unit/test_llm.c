@@ -8,9 +8,11 @@
 
 #include <cmocka.h>
 
+#include "body_pull.h"
 #include "fixtures.h"
 #include "mote/mote_llm.h"
 #include "mote/mote_sse.h"
+#include "sse_steps.h"
 #include "text_out.h"
 
 /* What a decoded stream amounted to. */
@@ -140,21 +142,10 @@ static int on_sse(void *arg, const char *event, const char *data, size_t len, co
 static int decode(struct transcript *t, enum mote_provider prov, const char *buf, size_t n,
                   size_t step)
 {
-    size_t at = 0;
-    int rc = 0;
-
     memset(t, 0, sizeof(*t));
     mote_llm_dec_init(&dec, prov, on_llm, t);
     mote_sse_init(&sse, on_sse, NULL);
-    while (at < n && rc == 0) {
-        size_t piece = step == 0 || step > n - at ? n - at : step;
-
-        rc = mote_sse_feed(&sse, buf + at, piece);
-        at += piece;
-    }
-    if (rc == 0)
-        rc = mote_sse_feed(&sse, "\n\n", 2);
-    return rc;
+    return sse_feed_steps(&sse, buf, n, step);
 }
 
 static struct transcript t1, t2;
@@ -529,6 +520,27 @@ static int next_part(void *arg, unsigned index, struct mote_part *p)
     return 1;
 }
 
+/* The body of `req` written in one go into o. */
+static void write_whole(const struct mote_llm_req *req, struct out *o)
+{
+    o->n = 0;
+    assert_int_equal(mote_llm_write_body(req, to_out, o), 0);
+}
+
+/* The pull stream gives the one-go writer's bytes (o), whatever the size
+ * of its reads: each of caps[0..ncaps). */
+static void pulls_as_written(const struct mote_llm_req *req, const struct out *o,
+                             const size_t *caps, size_t ncaps)
+{
+    static char pulled[8192];
+    size_t k;
+
+    for (k = 0; k < ncaps; k++) {
+        assert_int_equal(body_pull(req, pulled, sizeof(pulled), caps[k]), o->n);
+        assert_memory_equal(pulled, o->s, o->n);
+    }
+}
+
 /* Issue 13.7: OpenAI's own endpoint gets max_completion_tokens (max_tokens
  * is deprecated there and refused by reasoning models); compatible servers
  * keep max_tokens. */
@@ -556,14 +568,11 @@ static void test_openai_token_limit_field(void **state)
     req.parts = next_part;
     req.parts_arg = &src;
     req.max_completion_tokens = true;
-    o.n = 0;
-    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    write_whole(&req, &o);
     assert_non_null(strstr(o.s, "\"max_completion_tokens\":777"));
     assert_null(strstr(o.s, "\"max_tokens\""));
     req.max_completion_tokens = false;
-    src.calls = 0;
-    o.n = 0;
-    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    write_whole(&req, &o);
     assert_non_null(strstr(o.s, "\"max_tokens\":777"));
     assert_null(strstr(o.s, "max_completion_tokens"));
 }
@@ -585,12 +594,10 @@ static void test_prompt_cache_breakpoints(void **state)
     };
     static struct mote_json js;
     static struct out o;
-    static char pulled[8192];
+    static const size_t caps[] = {1, 5, 300};
     struct parts src = {conv, 4, 0};
     struct mote_llm_req req;
-    struct mote_llm_body body;
-    size_t caps[] = {1, 5, 300}, k;
-    int n, t;
+    int t;
 
     (void)state;
     memset(&req, 0, sizeof(req));
@@ -602,8 +609,7 @@ static void test_prompt_cache_breakpoints(void **state)
     req.parts = next_part;
     req.parts_arg = &src;
     req.cache = true;
-    o.n = 0;
-    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    write_whole(&req, &o);
     assert_true(mote_json_parse(&js, o.s, o.n) > 0);
     t = mote_json_path(&js, 0, "system.0.cache_control.type");
     assert_true(mote_json_eq(&js, t, "ephemeral"));
@@ -615,24 +621,10 @@ static void test_prompt_cache_breakpoints(void **state)
     assert_int_equal(mote_json_path(&js, 0, "messages.2.content.0.cache_control"), -1);
     assert_int_equal(mote_json_path(&js, 0, "messages.1.content.0.cache_control"), -1);
     assert_int_equal(mote_json_path(&js, 0, "messages.0.content.0.cache_control"), -1);
-    for (k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
-        size_t got = 0;
-
-        src.calls = 0;
-        mote_llm_body_init(&body, &req);
-        while ((n = mote_llm_body_read(&body, pulled + got, caps[k] < sizeof(pulled) - got
-                                                                  ? caps[k]
-                                                                  : sizeof(pulled) - got)) > 0)
-            got += (size_t)n;
-        assert_int_equal(n, 0);
-        assert_int_equal(got, o.n);
-        assert_memory_equal(pulled, o.s, o.n);
-    }
+    pulls_as_written(&req, &o, caps, sizeof(caps) / sizeof(caps[0]));
     /* Off: the plain forms. */
     req.cache = false;
-    src.calls = 0;
-    o.n = 0;
-    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    write_whole(&req, &o);
     assert_null(strstr(o.s, "cache_control"));
     assert_non_null(strstr(o.s, "\"system\":\"be brief\""));
 }
@@ -682,18 +674,15 @@ static void test_request_bodies(void **state)
         {"shell", "Run a command", "{\"type\":\"object\"}"},
     };
     static struct mote_json js;
+    static const size_t caps[] = {1, 7, 64, 5000};
     struct parts src = {conv, 6, 0};
-    static char pulled[8192];
-    struct mote_llm_body body;
-    size_t caps[] = {1, 7, 64, 5000}, k;
     struct mote_llm_req req = {MOTE_PROVIDER_ANTHROPIC, "m1", "be brief", 1000, tools, 1,
                                next_part, &src, false, false, false, 0, 0, 0, 0, 0, 0, 0, 0};
     static struct out o;
     int m;
 
     (void)state;
-    o.n = 0;
-    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    write_whole(&req, &o);
     assert_true(mote_json_parse(&js, o.s, o.n) > 0);
     assert_true(mote_json_eq(&js, mote_json_member(&js, 0, "system"), "be brief"));
     m = mote_json_member(&js, 0, "messages");
@@ -706,8 +695,7 @@ static void test_request_bodies(void **state)
     assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "tools.0.input_schema.type"), "object"));
 
     req.provider = MOTE_PROVIDER_OPENAI;
-    o.n = 0;
-    assert_int_equal(mote_llm_write_body(&req, to_out, &o), 0);
+    write_whole(&req, &o);
     assert_true(mote_json_parse(&js, o.s, o.n) > 0);
     m = mote_json_member(&js, 0, "messages");
     assert_int_equal(js.tok[m].size, 5); /* system, user, assistant, tool, tool */
@@ -721,19 +709,7 @@ static void test_request_bodies(void **state)
     assert_true(mote_json_eq(&js, mote_json_path(&js, 0, "stream_options.include_usage"), "") ==
                 false);
     /* The pull stream gives the same bytes, whatever the buffer size. */
-    for (k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
-        size_t got = 0;
-        int r;
-
-        mote_llm_body_init(&body, &req);
-        while ((r = mote_llm_body_read(&body, pulled + got,
-                                       caps[k] < sizeof(pulled) - got ? caps[k]
-                                                                      : sizeof(pulled) - got)) > 0)
-            got += (size_t)r;
-        assert_int_equal(r, 0);
-        assert_int_equal(got, o.n);
-        assert_memory_equal(pulled, o.s, o.n);
-    }
+    pulls_as_written(&req, &o, caps, sizeof(caps) / sizeof(caps[0]));
     assert_int_equal(mote_llm_body_length(&req), (int64_t)o.n);
     assert_string_equal(mote_llm_path(MOTE_PROVIDER_OPENAI, "/v1"), "/chat/completions");
     assert_string_equal(mote_llm_path(MOTE_PROVIDER_ANTHROPIC, ""), "/v1/messages");
@@ -741,32 +717,23 @@ static void test_request_bodies(void **state)
 
 /* ---- the APIs' rules kept in what is sent ---- */
 
-/* Writes `conv` one go (into o) and pulled in pieces of 1 and 7 bytes
- * (the same bytes), and parses it into js. */
-static void body_of(struct mote_llm_req *req, struct parts *src, struct out *o,
-                    struct mote_json *js)
+/* Writes the body of `req` over conv[0..n) one go (into o) and pulled in
+ * pieces of 1 and 7 bytes (the same bytes), and parses it into js.
+ * Returns its "messages" member. */
+static int body_of(struct mote_llm_req *req, const struct mote_part *conv, int n, struct out *o,
+                   struct mote_json *js)
 {
-    static char pulled[8192];
-    static struct mote_llm_body body;
-    size_t caps[] = {1, 7}, k;
-    int r;
+    static const size_t caps[] = {1, 7};
+    static struct parts src;
 
+    src = (struct parts){conv, n, 0};
     req->parts = next_part;
-    req->parts_arg = src;
-    o->n = 0;
-    assert_int_equal(mote_llm_write_body(req, to_out, o), 0);
+    req->parts_arg = &src;
+    write_whole(req, o);
     assert_int_equal(mote_llm_body_length(req), (int64_t)o->n);
-    for (k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
-        size_t got = 0;
-
-        mote_llm_body_init(&body, req);
-        while ((r = mote_llm_body_read(&body, pulled + got, caps[k])) > 0)
-            got += (size_t)r;
-        assert_int_equal(r, 0);
-        assert_int_equal(got, o->n);
-        assert_memory_equal(pulled, o->s, o->n);
-    }
+    pulls_as_written(req, o, caps, sizeof(caps) / sizeof(caps[0]));
     assert_true(mote_json_parse(js, o->s, o->n) > 0);
+    return mote_json_member(js, 0, "messages");
 }
 
 static const struct mote_tool_def one_tool[] = {{"shell", "Run", "{\"type\":\"object\"}"}};
@@ -808,7 +775,6 @@ static void test_body_whitespace_rules(void **state)
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "search.\n\n\xc2\xa0", 11, NULL, NULL, NULL, 0,
          false, false, NULL, 0, NULL, 0, 0, false},
     };
-    struct parts src = {conv, 10, 0};
     static struct mote_json js;
     static struct out o;
     struct mote_llm_req req;
@@ -816,8 +782,7 @@ static void test_body_whitespace_rules(void **state)
 
     (void)state;
     anthropic_req(&req, true);
-    body_of(&req, &src, &o, &js);
-    m = mote_json_member(&js, 0, "messages");
+    m = body_of(&req, conv, 10, &o, &js);
     assert_int_equal(js.tok[m].size, 4); /* user, assistant, user, assistant */
     /* the "\n\n" before the call is no block */
     assert_true(mote_json_eq(&js, mote_json_path(&js, m, "1.content.0.type"), "tool_use"));
@@ -845,7 +810,6 @@ static void test_body_empty_results(void **state)
         {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, " ", 1, "c1", NULL, NULL, 0, true, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "", 0, "c2", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
-    struct parts src = {conv, 5, 0};
     static struct mote_json js;
     static struct out o;
     struct mote_llm_req req;
@@ -853,15 +817,13 @@ static void test_body_empty_results(void **state)
 
     (void)state;
     anthropic_req(&req, true);
-    body_of(&req, &src, &o, &js);
-    m = mote_json_member(&js, 0, "messages");
+    m = body_of(&req, conv, 5, &o, &js);
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content.0.content")),
                         "the tool failed without a message");
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content.1.content")),
                         "(the tool gave no output)");
     req.provider = MOTE_PROVIDER_OPENAI;
-    body_of(&req, &src, &o, &js);
-    m = mote_json_member(&js, 0, "messages");
+    m = body_of(&req, conv, 5, &o, &js);
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content")),
                         "Error: the tool failed without a message");
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "3.content")), "");
@@ -879,7 +841,6 @@ static void test_body_tool_history_without_tools(void **state)
         {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "toolu_1", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_USER, MOTE_PART_TEXT, "thanks", 6, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
-    struct parts src = {conv, 5, 0};
     static struct mote_json js;
     static struct out o;
     struct mote_llm_req req;
@@ -887,11 +848,10 @@ static void test_body_tool_history_without_tools(void **state)
 
     (void)state;
     anthropic_req(&req, false);
-    body_of(&req, &src, &o, &js);
+    m = body_of(&req, conv, 5, &o, &js);
     assert_null(strstr(o.s, "tool_use"));
     assert_null(strstr(o.s, "tool_result"));
     assert_int_equal(mote_json_member(&js, 0, "tools"), -1);
-    m = mote_json_member(&js, 0, "messages");
     assert_int_equal(js.tok[m].size, 3);
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "1.content.1.text")),
                         "[called the tool list_dir (call toolu_1) with input "
@@ -916,7 +876,6 @@ static void test_body_lone_surrogates(void **state)
         {"shell", "Run", "{\"type\":\"object\",\"description\":\"\\udfff\"}"}};
     static const char want[] =
         "{\"a\":\"\\ufffd \\ufffdx \\\\ud800 \\ud83d\\ude00 \\ufffd\\ud800\\udc00\"}";
-    struct parts src = {conv, 3, 0};
     static struct mote_json js;
     static struct out o;
     struct mote_llm_req req;
@@ -924,11 +883,11 @@ static void test_body_lone_surrogates(void **state)
     (void)state;
     anthropic_req(&req, true);
     req.tools = tool;
-    body_of(&req, &src, &o, &js);
+    (void)body_of(&req, conv, 3, &o, &js);
     assert_non_null(strstr(o.s, want));
     assert_non_null(strstr(o.s, "\"description\":\"\\ufffd\""));
     req.provider = MOTE_PROVIDER_OPENAI;
-    body_of(&req, &src, &o, &js);
+    (void)body_of(&req, conv, 3, &o, &js);
     assert_string_equal(str_at(&js, mote_json_path(&js, 0, "messages.1.tool_calls.0.function."
                                                            "arguments")),
                         want);
@@ -948,7 +907,6 @@ static void test_body_cut_answer_kept_apart(void **state)
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "", 0, NULL, NULL, NULL, 0, false, true, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_USER, MOTE_PART_TEXT, "z", 1, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
-    struct parts src = {conv, 6, 0};
     static struct mote_json js;
     static struct out o;
     struct mote_llm_req req;
@@ -956,16 +914,14 @@ static void test_body_cut_answer_kept_apart(void **state)
 
     (void)state;
     anthropic_req(&req, true);
-    body_of(&req, &src, &o, &js);
-    m = mote_json_member(&js, 0, "messages");
+    m = body_of(&req, conv, 6, &o, &js);
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "1.content.0.text")),
                         "a partial answer that [interrupted: the answer was cut off here]");
     assert_true(mote_json_eq(&js, mote_json_path(&js, m, "1.content.1.text"), "recovered"));
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "3.content.0.text")),
                         "[interrupted: the answer was cut off here]");
     req.provider = MOTE_PROVIDER_OPENAI;
-    body_of(&req, &src, &o, &js);
-    m = mote_json_member(&js, 0, "messages");
+    m = body_of(&req, conv, 6, &o, &js);
     assert_int_equal(js.tok[m].size, 6); /* x, cut, recovered, y, cut, z */
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "1.content")),
                         "a partial answer that [interrupted: the answer was cut off here]");
@@ -983,7 +939,6 @@ static void test_body_long_whitespace_between_pieces(void **state)
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, a, 0, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, b, 3, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
-    struct parts src = {conv, 3, 0};
     static struct mote_json js;
     static struct out o;
     struct mote_llm_req req;
@@ -998,15 +953,14 @@ static void test_body_long_whitespace_between_pieces(void **state)
     }
     conv[1].text_len = n;
     anthropic_req(&req, true);
-    body_of(&req, &src, &o, &js);
+    (void)body_of(&req, conv, 3, &o, &js);
     assert_true(mote_utf8_valid(o.s, o.n));
     got = str_at(&js, mote_json_path(&js, 0, "messages.1.content.0.text"));
     assert_int_equal(got[0], 'w');
     assert_int_equal(strlen(got), 1 + (MOTE_LLM_WS_HOLD / 3) * 3 + 3);
     assert_string_equal(got + strlen(got) - 3, "end");
     /* as the final message: nothing after the last text */
-    src.n = 2;
-    body_of(&req, &src, &o, &js);
+    (void)body_of(&req, conv, 2, &o, &js);
     assert_string_equal(str_at(&js, mote_json_path(&js, 0, "messages.1.content.0.text")), "w");
 }
 

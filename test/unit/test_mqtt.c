@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "../mqtt_drain.h"
 #include "mote/mote.h"
 #include "mote/mote_mqtt.h"
 #include "mote_tport.h"
@@ -639,21 +640,21 @@ static uint8_t wbuf[2 * MOTE_MQTT_OUT_MAX];
 
 static size_t drain(uint32_t now)
 {
-    size_t total = 0;
-    unsigned guard;
+    size_t total = mqtt_drain(&S, now, wbuf, sizeof(wbuf), 100);
 
-    for (guard = 0; guard < 100; guard++) {
-        const uint8_t *p;
-        size_t n = mote_mqtt_sess_out(&S, now, &p);
-
-        if (n == 0)
-            break;
-        assert_true(total + n <= sizeof(wbuf));
-        memcpy(wbuf + total, p, n);
-        mote_mqtt_sess_sent(&S, now, n);
-        total += n;
-    }
+    assert_true(total != (size_t)-1);
     return total;
+}
+
+/* The one packet the session writes at `now`, of type byte `hdr` (kept
+ * until the next call). */
+static const struct cpkt *one_sent(uint32_t now, uint8_t hdr)
+{
+    static struct cpkt pk[4];
+
+    assert_int_equal(split(wbuf, drain(now), pk, 4), 1);
+    assert_int_equal(pk[0].hdr, hdr);
+    return &pk[0];
 }
 
 static void feed(uint32_t now, const uint8_t *b, size_t n)
@@ -696,13 +697,8 @@ static int no_teardown(void **state)
 /* Connect, CONNACK, SUBSCRIBE, SUBACK. */
 static void online(uint32_t now, bool session_present)
 {
-    struct cpkt pk[8];
-    size_t n;
-
     mote_mqtt_sess_start(&S, now);
-    n = drain(now);
-    assert_int_equal(split(wbuf, n, pk, 8), 1);
-    assert_int_equal(pk[0].hdr, 0x10);
+    (void)one_sent(now, 0x10);
     /* nothing else before CONNACK */
     assert_int_equal(drain(now), 0);
     if (session_present)
@@ -714,30 +710,26 @@ static void online(uint32_t now, bool session_present)
 
 static void test_session_connect_subscribe(void **state)
 {
-    struct cpkt pk[8];
-    size_t n;
+    const struct cpkt *sub;
     uint8_t suback[5] = {0x90, 3, 0, 0, 1};
 
     (void)state;
     online(1000, false);
     assert_int_equal(E.type[0], MOTE_MQTT_EV_CONNECTED);
     assert_false(E.sp[0]);
-    n = drain(1000);
-    assert_int_equal(split(wbuf, n, pk, 8), 1);
-    assert_int_equal(pk[0].hdr, 0x82);
-    assert_memory_equal(pk[0].body + 4, "mote/dev1/in", 12);
-    suback[2] = pk[0].body[0];
-    suback[3] = pk[0].body[1];
+    sub = one_sent(1000, 0x82);
+    assert_memory_equal(sub->body + 4, "mote/dev1/in", 12);
+    suback[2] = sub->body[0];
+    suback[3] = sub->body[1];
     feed(1000, suback, sizeof(suback));
     assert_int_equal(E.type[1], MOTE_MQTT_EV_SUBSCRIBED);
     assert_int_equal(E.granted[1], 1);
     /* a refused subscription is reported too (after a reconnect) */
     mote_mqtt_sess_lost(&S);
     online(2000, true);
-    n = drain(2000);
-    assert_int_equal(split(wbuf, n, pk, 8), 1); /* subscribed again: filters may change */
-    suback[2] = pk[0].body[0];
-    suback[3] = pk[0].body[1];
+    sub = one_sent(2000, 0x82); /* subscribed again: filters may change */
+    suback[2] = sub->body[0];
+    suback[3] = sub->body[1];
     suback[4] = 0x80;
     feed(2000, suback, sizeof(suback));
     assert_int_equal(E.type[E.n - 1], MOTE_MQTT_EV_SUBSCRIBED);
@@ -977,9 +969,7 @@ static void test_session_deferred_acks_in_order(void **state)
  * stale. */
 static void test_session_redelivery_and_lost_session(void **state)
 {
-    struct cpkt pk[8];
     uint32_t h;
-    size_t n;
 
     (void)state;
     online(0, false);
@@ -992,10 +982,7 @@ static void test_session_redelivery_and_lost_session(void **state)
     publish_in(100, 1, 21, "job", true);
     assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 1);
     assert_int_equal(mote_mqtt_sess_ack(&S, h), 0);
-    n = drain(100);
-    assert_int_equal(split(wbuf, n, pk, 8), 1);
-    assert_int_equal(pk[0].hdr, 0x40);
-    assert_int_equal(id_of(&pk[0]), 21);
+    assert_int_equal(id_of(one_sent(100, 0x40)), 21);
     /* an ack owed to a session the broker lost */
     publish_in(100, 1, 22, "job2", false);
     h = E.ack[E.n - 1];
@@ -1067,29 +1054,18 @@ static void test_session_application_pause(void **state)
 
 static void test_session_qos2_flow(void **state)
 {
-    struct cpkt pk[4];
-    size_t n;
-
     (void)state;
     E.ack_at_once = true;
     online(0, false);
     (void)drain(0);
     publish_in(0, 2, 0x0A0B, "two", false);
     assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 1);
-    n = drain(0);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0x50); /* PUBREC */
-    assert_int_equal(id_of(&pk[0]), 0x0A0B);
+    assert_int_equal(id_of(one_sent(0, 0x50)), 0x0A0B); /* PUBREC */
     FEED(0, 0x62, 2, 0x0A, 0x0B);
-    n = drain(0);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0x70); /* PUBCOMP */
-    assert_int_equal(id_of(&pk[0]), 0x0A0B);
+    assert_int_equal(id_of(one_sent(0, 0x70)), 0x0A0B); /* PUBCOMP */
     /* a PUBREL whose PUBCOMP was lost is answered again */
     FEED(0, 0x62, 2, 0x0A, 0x0B);
-    n = drain(0);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0x70);
+    (void)one_sent(0, 0x70);
 }
 
 /* QoS 2 is exactly once to the application: a PUBLISH whose PUBREC went
@@ -1098,36 +1074,26 @@ static void test_session_qos2_flow(void **state)
  * never delivered a second time; its PUBREL then frees the id. */
 static void test_session_qos2_once_across_a_reconnect(void **state)
 {
-    struct cpkt pk[4];
-    size_t n;
-
     (void)state;
     E.ack_at_once = true;
     online(0, false);
     (void)drain(0);
     publish_in(0, 2, 0x0C0D, "once", false);
     assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 1);
-    n = drain(0);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0x50); /* PUBREC written... */
-    mote_mqtt_sess_lost(&S);           /* ...and lost with the connection */
+    (void)one_sent(0, 0x50); /* PUBREC written... */
+    mote_mqtt_sess_lost(&S); /* ...and lost with the connection */
     online(100, true);
     (void)drain(100);
     publish_in(100, 2, 0x0C0D, "once", true);
     assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 1); /* not delivered again */
-    n = drain(100);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0x50); /* PUBREC again */
-    assert_int_equal(id_of(&pk[0]), 0x0C0D);
+    assert_int_equal(id_of(one_sent(100, 0x50)), 0x0C0D); /* PUBREC again */
     FEED(100, 0x62, 2, 0x0C, 0x0D); /* PUBREL */
-    n = drain(100);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0x70); /* PUBCOMP */
+    (void)one_sent(100, 0x70); /* PUBCOMP */
     /* the id is free again: a new message with it is a new message */
     publish_in(100, 2, 0x0C0D, "next", false);
     assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 2);
     /* within one connection too: sent again before the PUBREL */
-    n = drain(100);
+    (void)drain(100);
     publish_in(100, 2, 0x0C0D, "next", true);
     assert_int_equal(count(MOTE_MQTT_EV_MESSAGE), 2);
 }
@@ -1136,8 +1102,6 @@ static void test_session_oversize_message_is_reported_and_acked(void **state)
 {
     static uint8_t b[MOTE_MQTT_PAYLOAD_MAX + 64];
     static uint8_t big[MOTE_MQTT_PAYLOAD_MAX + 1];
-    struct cpkt pk[4];
-    size_t n;
     int rc;
 
     (void)state;
@@ -1149,28 +1113,20 @@ static void test_session_oversize_message_is_reported_and_acked(void **state)
     assert_int_equal(E.type[E.n - 1], MOTE_MQTT_EV_MESSAGE);
     assert_true(E.oversize[E.n - 1]);
     assert_string_equal(E.topic[E.n - 1], "mote/dev1/in");
-    n = drain(0);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0x40);
-    assert_int_equal(id_of(&pk[0]), 3);
+    assert_int_equal(id_of(one_sent(0, 0x40)), 3);
     publish_in(0, 1, 4, "after", false);
     assert_string_equal(E.payload[E.n - 1], "after");
 }
 
 static void test_session_keepalive(void **state)
 {
-    struct cpkt pk[4];
-    size_t n;
-
     (void)state;
     online(0, false);
     (void)drain(0);
     assert_int_equal(mote_mqtt_sess_tick(&S, 0), 10000);
     assert_int_equal(mote_mqtt_sess_tick(&S, 4000), 6000);
     assert_int_equal(mote_mqtt_sess_tick(&S, 10000), 0);
-    n = drain(10000);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0xC0);
+    (void)one_sent(10000, 0xC0);
     assert_int_equal(mote_mqtt_sess_tick(&S, 11000), 2000);
     FEED(11500, 0xD0, 0);
     assert_int_equal(mote_mqtt_sess_tick(&S, 11500), 10000 - 1500); /* since the PINGREQ */
@@ -1193,9 +1149,7 @@ static void test_session_keepalive(void **state)
  * acknowledged, then DISCONNECT; nothing new is taken meanwhile. */
 static void test_session_clean_disconnect(void **state)
 {
-    struct cpkt pk[4];
     int id;
-    size_t n;
     uint8_t ack[4] = {0x40, 2, 0, 0};
 
     (void)state;
@@ -1205,16 +1159,12 @@ static void test_session_clean_disconnect(void **state)
     assert_true(id > 0);
     mote_mqtt_sess_disconnect(&S);
     assert_int_equal(mote_mqtt_sess_publish(&S, "t", "x", 1, 0, false), MOTE_ERR_SHUTDOWN);
-    n = drain(0);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0x33); /* QoS 1, retained */
+    (void)one_sent(0, 0x33); /* QoS 1, retained */
     assert_int_equal(drain(0), 0);     /* DISCONNECT waits for the PUBACK */
     ack[2] = (uint8_t)(id >> 8);
     ack[3] = (uint8_t)id;
     feed(0, ack, 4);
-    n = drain(0);
-    assert_int_equal(split(wbuf, n, pk, 4), 1);
-    assert_int_equal(pk[0].hdr, 0xE0);
+    (void)one_sent(0, 0xE0);
     assert_int_equal(S.state, MOTE_MQTT_S_DONE);
 }
 

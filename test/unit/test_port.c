@@ -16,7 +16,7 @@
 #include "mote/mote_journal.h"
 #include "mote/mote_mcp.h"
 #include "mote_tport.h"
-#include "one_part.h"
+#include "../one_part.h"
 
 static struct mote_tport tp;
 static struct mote_loop loop;
@@ -362,14 +362,8 @@ static int growing_part(void *arg, unsigned index, struct mote_part *p)
     (void)arg;
     if (index == 0)
         part_calls++;
-    if (index > 0)
-        return 0;
-    memset(p, 0, sizeof(*p));
-    p->role = MOTE_ROLE_USER;
-    p->type = MOTE_PART_TEXT;
-    p->text = text;
-    p->text_len = part_calls > 1 ? sizeof(text) - 1 : 6; /* counted short, sent long */
-    return 1;
+    /* counted short, sent long */
+    return one_text_part(index, p, text, part_calls > 1 ? sizeof(text) - 1 : 6);
 }
 
 static struct mote_tport_net tn;

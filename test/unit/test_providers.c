@@ -10,9 +10,11 @@
 
 #include <cmocka.h>
 
+#include "body_pull.h"
 #include "fixtures.h"
 #include "mote/mote_llm.h"
 #include "mote/mote_sse.h"
+#include "sse_steps.h"
 
 struct seen {
     int ncalls, ended[8], done, errors;
@@ -804,17 +806,10 @@ static void test_results_cut_to_fit(void **state)
     assert_true(b->n > sizeof(big_result)); /* the newest whole */
     /* the same through the pull stream, any piece size */
     {
-        struct mote_llm_body body;
         static char got[20000];
-        size_t n = 0;
-        int rc;
 
-        mote_llm_body_init(&body, &req);
-        while ((rc = mote_llm_body_read(&body, got + n, 7)) > 0)
-            n += (size_t)rc;
-        assert_int_equal(rc, 0);
-        assert_int_equal(n, b->n);
-        assert_memory_equal(got, b->p, n);
+        assert_int_equal(body_pull(&req, got, sizeof(got), 7), b->n);
+        assert_memory_equal(got, b->p, b->n);
     }
 }
 
@@ -822,23 +817,16 @@ static void test_results_cut_to_fit(void **state)
 
 static int decode_file(const char *name, size_t step)
 {
-    size_t n = 0, at = 0;
+    size_t n = 0;
     char *buf = fixture_read(name, &n);
-    int rc = 0;
+    int rc;
 
     if (buf == NULL)
         return 1;
     memset(&sn, 0, sizeof(sn));
     mote_llm_dec_init(&dec, MOTE_PROVIDER_OPENAI_RESPONSES, on_llm, &sn);
     mote_sse_init(&sse, on_sse, NULL);
-    while (at < n && rc == 0) {
-        size_t k = step == 0 || step > n - at ? n - at : step;
-
-        rc = mote_sse_feed(&sse, buf + at, k);
-        at += k;
-    }
-    if (rc == 0)
-        rc = mote_sse_feed(&sse, "\n\n", 2);
+    rc = sse_feed_steps(&sse, buf, n, step);
     free(buf);
     return rc;
 }

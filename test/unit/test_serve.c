@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer_put.h"
 #include "mote/mote_agent.h"
 #include "mote/mote_serve.h"
 #include "mote_tport.h"
@@ -27,22 +28,9 @@ static char logbuf[16384];
 
 /* ---- the scripted model ---- */
 
-#define HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
 #define NRESP 16
 static struct mote_tport_resp script[NRESP];
 static char bodies[NRESP][8192];
-
-static size_t put(char *out, size_t cap, size_t at, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(out + at, cap - at, fmt, ap);
-    va_end(ap);
-    assert_true(n >= 0 && (size_t)n < cap - at);
-    return at + (size_t)n;
-}
 
 /* An answer: `text` in words, then an optional call of `tool` with `input`. */
 static void answer(const char *text, const char *tool, const char *input, bool stall)
@@ -146,6 +134,16 @@ static int client(const char *req)
     return p;
 }
 
+/* A client on the events of conversation `id`, from its start: its peer. */
+static int events_client(const char *id)
+{
+    char req[160];
+
+    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
+             id);
+    return client(req);
+}
+
 /* One request on a new connection; turns until the server closed it.
  * Returns the status; *body points at the body. */
 static int http(const char *method, const char *path, const char *body, const char **resp_body)
@@ -239,9 +237,7 @@ static void test_turn_events_and_records(void **state)
 
     (void)state;
     create(id, sizeof(id));
-    snprintf(path, sizeof(path), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
-             id);
-    ev = client(path);
+    ev = events_client(id);
     turns(3);
     answer("hello from the model", NULL, NULL, false);
     snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
@@ -344,9 +340,7 @@ static void test_slow_reader_is_fed_at_its_pace(void **state)
     (void)state;
     create(id, sizeof(id));
     /* a client that takes 7 bytes at a time */
-    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
-             id);
-    ev = client(req);
+    ev = events_client(id);
     turns(3);
     q = mote_tport_peer_get(&tp, ev);
     mote_tport_peer_read(&tp, ev, (size_t)-1); /* the head and what came so far */
@@ -412,7 +406,7 @@ static void test_slow_reader_is_fed_at_its_pace(void **state)
 static void test_a_long_record_replayed_whole(void **state)
 {
     static char body[MOTE_SERVE_BODY_MAX];
-    char id[64], path[128], req[256];
+    char id[64], path[128];
     const char *b;
     size_t n = 0;
     unsigned i;
@@ -429,9 +423,7 @@ static void test_a_long_record_replayed_whole(void **state)
     assert_int_equal(http("POST", path, body, &b), 202);
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
-    snprintf(req, sizeof(req), "GET /v1/conversations/%s/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n",
-             id);
-    ev = client(req);
+    ev = events_client(id);
     for (i = 0; i < 50 && !strstr(sent(ev), "event: state"); i++)
         turns(1);
     b = strstr(sent(ev), "\"t\":\"user\",\"text\":\"qqq");
@@ -952,7 +944,7 @@ static void test_torn_tail_never_streamed(void **state)
 {
     static const char torn[] = "{\"t\":\"user\",\"text\":\"this line was torn by a power cu";
     static unsigned char data[8192];
-    char path[128], req[256];
+    char path[128];
     const struct mote_tport_file *f;
     unsigned long first = 0, next = 0;
     const char *b;
@@ -973,8 +965,7 @@ static void test_torn_tail_never_streamed(void **state)
                      0);
     mote_tport_serve_init(&tp, &ts);
     start();
-    snprintf(req, sizeof(req), "GET /v1/conversations/t4/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
-    ev = client(req);
+    ev = events_client("t4");
     turns(10);
     assert_null(strstr(sent(ev), "torn by"));
     assert_non_null(strstr(sent(ev), "event: state"));
@@ -1176,7 +1167,7 @@ static void test_delete_ends_event_streams(void **state)
     (void)state;
     start_turn("c5", "first life", false);
     wait_idle();
-    ev = client("GET /v1/conversations/c5/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    ev = events_client("c5");
     turns(5);
     assert_int_equal(stream_records(sent(ev), "c5", NULL, &next), 4);
     assert_int_equal(http("DELETE", "/v1/conversations/c5", NULL, &b), 200);
@@ -1189,7 +1180,7 @@ static void test_delete_ends_event_streams(void **state)
     assert_int_equal(mote_serve_state(&srv)->http.nconns, 0);
     /* born again: a new stream has it from its own start */
     assert_int_equal(http("POST", "/v1/conversations", "{\"id\":\"c5\"}", &b), 201);
-    ev = client("GET /v1/conversations/c5/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    ev = events_client("c5");
     turns(5);
     assert_int_equal(stream_records(sent(ev), "c5", NULL, &next), 1);
     assert_int_equal(next, journal_len("c5"));
@@ -1390,31 +1381,38 @@ static void put_journal(const char *id)
 static void test_list_pages(void **state)
 {
     static const char *const ids[] = {"p5", "p0", "p3", "p6", "p1", "p4", "p2"};
+    /* each page: what it holds and what it must not */
+    static const struct {
+        const char *url;
+        const char *has[4];
+        const char *not_has;
+    } pages[] = {
+        {"/v1/conversations?limit=3",
+         {"{\"conversations\":[{\"id\":\"p0\"", "},{\"id\":\"p1\"", "},{\"id\":\"p2\"",
+          "],\"truncated\":true,\"next\":\"p2\"}"},
+         "\"p3\""},
+        {"/v1/conversations?after=p2&limit=3", {"[{\"id\":\"p3\"", "\"next\":\"p5\"}"}, "\"p2\""},
+        {"/v1/conversations?after=p5&limit=3",
+         {"[{\"id\":\"p6\"", "],\"truncated\":false,\"next\":null}"},
+         NULL},
+        /* without a limit: the default page, here all of them */
+        {"/v1/conversations", {"\"p0\"", "\"p6\"", "\"truncated\":false"}, NULL},
+    };
     const char *b;
-    unsigned i;
+    unsigned i, k;
 
     (void)state;
     assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
     for (i = 0; i < 7; i++)
         put_journal(ids[i]);
-    assert_int_equal(http("GET", "/v1/conversations?limit=3", NULL, &b), 200);
-    assert_non_null(strstr(b, "{\"conversations\":[{\"id\":\"p0\""));
-    assert_non_null(strstr(b, "},{\"id\":\"p1\""));
-    assert_non_null(strstr(b, "},{\"id\":\"p2\""));
-    assert_null(strstr(b, "\"p3\""));
-    assert_non_null(strstr(b, "],\"truncated\":true,\"next\":\"p2\"}"));
-    assert_int_equal(http("GET", "/v1/conversations?after=p2&limit=3", NULL, &b), 200);
-    assert_non_null(strstr(b, "[{\"id\":\"p3\""));
-    assert_non_null(strstr(b, "\"next\":\"p5\"}"));
-    assert_null(strstr(b, "\"p2\""));
-    assert_int_equal(http("GET", "/v1/conversations?after=p5&limit=3", NULL, &b), 200);
-    assert_non_null(strstr(b, "[{\"id\":\"p6\""));
-    assert_non_null(strstr(b, "],\"truncated\":false,\"next\":null}"));
-    /* without a limit: the default page, here all of them */
-    assert_int_equal(http("GET", "/v1/conversations", NULL, &b), 200);
-    assert_non_null(strstr(b, "\"p0\""));
-    assert_non_null(strstr(b, "\"p6\""));
-    assert_non_null(strstr(b, "\"truncated\":false"));
+    for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+        assert_int_equal(http("GET", pages[i].url, NULL, &b), 200);
+        for (k = 0; k < 4 && pages[i].has[k] != NULL; k++)
+            if (strstr(b, pages[i].has[k]) == NULL)
+                fail_msg("%s: no %s in %s", pages[i].url, pages[i].has[k], b);
+        if (pages[i].not_has != NULL && strstr(b, pages[i].not_has) != NULL)
+            fail_msg("%s: %s in %s", pages[i].url, pages[i].not_has, b);
+    }
     assert_int_equal(http("GET", "/v1/conversations?limit=0", NULL, &b), 400);
     assert_int_equal(http("GET", "/v1/conversations?after=..%2Fx", NULL, &b), 400);
 }
@@ -1546,7 +1544,7 @@ static void test_locked_elsewhere_is_said(void **state)
     assert_int_equal(tp.port.st_mkdir(tp.port.ctx, "conversations"), 0);
     put_journal("held");
     tp.port.st_lock = lock_held;
-    ev = client("GET /v1/conversations/held/events?from=0 HTTP/1.1\r\nHost: t\r\n\r\n");
+    ev = events_client("held");
     turns(5);
     assert_non_null(strstr(sent(ev), "event: state\ndata: {\"state\":\"locked\",\"loaded\":false,"
                                      "\"busy\":false,\"holder\":4242"));

@@ -83,15 +83,24 @@ static int feed(struct events *e, const char *buf, size_t n, int mode, unsigned 
     return rc;
 }
 
-static void test_mixed_line_endings(void **state)
+/* Feeds fixture `name` as feed() does (the test is skipped when the
+ * fixtures are absent); the parse must succeed. */
+static void feed_fixture(struct events *e, const char *name, int mode, unsigned seed)
 {
-    struct events e;
     size_t n = 0;
     char *buf;
 
+    FIXTURE_OR_SKIP(buf, name, &n);
+    assert_int_equal(feed(e, buf, n, mode, seed), 0);
+    free(buf);
+}
+
+static void test_mixed_line_endings(void **state)
+{
+    struct events e;
+
     (void)state;
-    FIXTURE_OR_SKIP(buf, "sse-mixed-line-endings.bin", &n);
-    assert_int_equal(feed(&e, buf, n, 0, 0), 0);
+    feed_fixture(&e, "sse-mixed-line-endings.bin", 0, 0);
     assert_int_equal(e.n, 2);
     assert_string_equal(e.data[0], "известни");
     assert_string_equal(e.id[0], "one");
@@ -99,7 +108,6 @@ static void test_mixed_line_endings(void **state)
     assert_string_equal(e.id[1], "one"); /* the id carries over */
     assert_true(mote_sse_pending(&sse)); /* "data:unfinished" is dropped */
     events_free(&e);
-    free(buf);
 }
 
 static int hexval(char c)
@@ -135,43 +143,32 @@ static void test_utf8_split_chunks(void **state)
 static void test_u2028_does_not_end_a_line(void **state)
 {
     struct events e;
-    size_t n = 0;
-    char *buf;
 
     (void)state;
-    FIXTURE_OR_SKIP(buf, "sse-u2028-in-json.sse", &n);
-    assert_int_equal(feed(&e, buf, n, 1, 0), 0);
+    feed_fixture(&e, "sse-u2028-in-json.sse", 1, 0);
     assert_int_equal(e.n, 3);
     assert_string_equal(e.data[1], "{\"content\":\" \xe2\x80\xa8\"}");
     events_free(&e);
-    free(buf);
 }
 
 static void test_multiline_data(void **state)
 {
     struct events e;
-    size_t n = 0;
-    char *buf;
 
     (void)state;
-    FIXTURE_OR_SKIP(buf, "sse-multiline-data.sse", &n);
-    assert_int_equal(feed(&e, buf, n, 0, 0), 0);
+    feed_fixture(&e, "sse-multiline-data.sse", 0, 0);
     assert_int_equal(e.n, 1);
     assert_string_equal(e.name[0], "ping");
     assert_string_equal(e.data[0], "{\n\"foo\":\n\n\ntrue}");
     events_free(&e);
-    free(buf);
 }
 
 static void test_retry_and_priming(void **state)
 {
     struct events e;
-    size_t n = 0;
-    char *buf;
 
     (void)state;
-    FIXTURE_OR_SKIP(buf, "sse-retry-priming.sse", &n);
-    assert_int_equal(feed(&e, buf, n, 1, 0), 0);
+    feed_fixture(&e, "sse-retry-priming.sse", 1, 0);
     /* The priming event has empty data (dispatched empty, as WHATWG says;
      * MCP readers ignore it), then the notification. */
     assert_int_equal(e.n, 2);
@@ -181,25 +178,20 @@ static void test_retry_and_priming(void **state)
     assert_true(strstr(e.data[1], "\"notification\"") != NULL);
     assert_int_equal(sse.retry_ms, 3000);
     events_free(&e);
-    free(buf);
 }
 
 static void test_no_space_after_colon(void **state)
 {
     struct events e;
-    size_t n = 0;
-    char *buf;
 
     (void)state;
-    FIXTURE_OR_SKIP(buf, "mcp-spring-sse-nospace.sse", &n);
-    assert_int_equal(feed(&e, buf, n, 2, 7), 0);
+    feed_fixture(&e, "mcp-spring-sse-nospace.sse", 2, 7);
     assert_int_equal(e.n, 4);
     assert_string_equal(e.name[0], "endpoint");
     assert_string_equal(e.id[0], "b3c02e8a-7cc2-4d09-a3d5-1916c895e279");
     assert_true(strncmp(e.data[0], "/api/mcp/message?sessionId=", 27) == 0);
     assert_string_equal(e.name[1], "message");
     events_free(&e);
-    free(buf);
 }
 
 /* Every stream fixture parses to the same events whole, byte by byte and
@@ -253,19 +245,15 @@ static void test_all_fixtures_split_invariant(void **state)
 static void test_error_event_needs_terminator(void **state)
 {
     struct events e;
-    size_t n = 0;
-    char *buf;
 
     (void)state;
-    FIXTURE_OR_SKIP(buf, "anthropic-error-event-docs.sse", &n);
-    assert_int_equal(feed(&e, buf, n, 0, 0), 0);
+    feed_fixture(&e, "anthropic-error-event-docs.sse", 0, 0);
     assert_int_equal(e.n, 0);
     assert_int_equal(mote_sse_feed(&sse, "\n", 1), 0);
     assert_int_equal(e.n, 1);
     assert_string_equal(e.name[0], "error");
     assert_true(strstr(e.data[0], "overloaded_error") != NULL);
     events_free(&e);
-    free(buf);
 }
 
 static void test_long_line_and_limit(void **state)

@@ -25,6 +25,12 @@ static void test_durations(void **state)
                 {"3650d", UINT64_C(315360000000)}};
     static const char *const bad[] = {"",  "s",   "10x",  "1h30", "-1",  "1.5h", "3651d",
                                       "10 m", "m10", "9999999999999", "1h 30m", "nonE"};
+    static const struct {
+        uint64_t ms;
+        const char *said;
+    } say[] = {{2000, "2 seconds"}, {600000, "10 minutes"}, {60000, "1 minute"},
+               {7200000, "2 hours"}, {86400000, "1 day"},   {90000, "90 seconds"},
+               {1500, "1500 ms"},    {0, "0 ms"}};
     char out[48];
     uint64_t ms;
     size_t i;
@@ -38,22 +44,10 @@ static void test_durations(void **state)
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(mote_duration_parse(bad[i], &ms), MOTE_ERR_INVAL);
     assert_int_equal(mote_duration_parse(NULL, &ms), MOTE_ERR_INVAL);
-    mote_duration_say(out, sizeof(out), 2000);
-    assert_string_equal(out, "2 seconds");
-    mote_duration_say(out, sizeof(out), 600000);
-    assert_string_equal(out, "10 minutes");
-    mote_duration_say(out, sizeof(out), 60000);
-    assert_string_equal(out, "1 minute");
-    mote_duration_say(out, sizeof(out), 7200000);
-    assert_string_equal(out, "2 hours");
-    mote_duration_say(out, sizeof(out), 86400000);
-    assert_string_equal(out, "1 day");
-    mote_duration_say(out, sizeof(out), 90000);
-    assert_string_equal(out, "90 seconds");
-    mote_duration_say(out, sizeof(out), 1500);
-    assert_string_equal(out, "1500 ms");
-    mote_duration_say(out, sizeof(out), 0);
-    assert_string_equal(out, "0 ms");
+    for (i = 0; i < sizeof(say) / sizeof(say[0]); i++) {
+        mote_duration_say(out, sizeof(out), say[i].ms);
+        assert_string_equal(out, say[i].said);
+    }
 }
 
 static void test_division(void **state)
