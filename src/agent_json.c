@@ -36,10 +36,8 @@ int mote_event_json(mote_sink_fn sink, void *arg, const struct mote_event *ev)
     case MOTE_EV_TOOL_CALL:
     case MOTE_EV_TOOL_RESULT:
         mote_jw_str(&w, result ? "tool_result" : "tool_call");
-        mote_jw_key(&w, "id");
-        mote_jw_str(&w, ev->id);
-        mote_jw_key(&w, "name");
-        mote_jw_str(&w, ev->name);
+        mote_jw_kstr(&w, "id", ev->id);
+        mote_jw_kstr(&w, "name", ev->name);
         mote_jw_key(&w, result ? "is_error" : "input");
         if (result)
             mote_jw_bool(&w, ev->is_error);
@@ -54,26 +52,20 @@ int mote_event_json(mote_sink_fn sink, void *arg, const struct mote_event *ev)
         break;
     case MOTE_EV_TURN_END:
         mote_jw_str(&w, "turn_end");
-        mote_jw_key(&w, "stop_reason");
-        mote_jw_str(&w, ev->stop_reason != NULL ? ev->stop_reason : "");
+        mote_jw_kstr(&w, "stop_reason", ev->stop_reason != NULL ? ev->stop_reason : "");
         mote_jw_key(&w, "usage");
         mote_jw_obj(&w);
-        mote_jw_key(&w, "input_tokens");
-        mote_jw_int(&w, (int64_t)u->input_tokens);
-        mote_jw_key(&w, "output_tokens");
-        mote_jw_int(&w, (int64_t)u->output_tokens);
+        mote_jw_kint(&w, "input_tokens", (int64_t)u->input_tokens);
+        mote_jw_kint(&w, "output_tokens", (int64_t)u->output_tokens);
         if (u->cache_read_tokens > 0 || u->cache_write_tokens > 0) {
-            mote_jw_key(&w, "cache_read_input_tokens");
-            mote_jw_int(&w, (int64_t)u->cache_read_tokens);
-            mote_jw_key(&w, "cache_creation_input_tokens");
-            mote_jw_int(&w, (int64_t)u->cache_write_tokens);
+            mote_jw_kint(&w, "cache_read_input_tokens", (int64_t)u->cache_read_tokens);
+            mote_jw_kint(&w, "cache_creation_input_tokens", (int64_t)u->cache_write_tokens);
         }
         mote_jw_obj_end(&w);
         break;
     default:
         mote_jw_str(&w, "error");
-        mote_jw_key(&w, "code");
-        mote_jw_str(&w, mote_err_name(ev->code));
+        mote_jw_kstr(&w, "code", mote_err_name(ev->code));
         mote_jw_key(&w, "message");
         mote_jw_strn(&w, ev->text, ev->len);
         break;

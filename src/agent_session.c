@@ -486,19 +486,29 @@ static void begin_turn(struct mote_conv *c)
     c->ovf_tried = c->compact_shrink = false;
 }
 
+/* Why a turn cannot begin now (0: it can): shutting down, storage failed
+ * (where the turn writes before anything else), calls from outside only
+ * (no model turn), or busy. */
+static int turn_refused(const struct mote_conv *c, bool storage)
+{
+    if (c->s->sd_phase != MOTE_SDP_NONE)
+        return MOTE_ERR_SHUTDOWN;
+    if (storage && c->storage_failed)
+        return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
+    if (c->jr.calls_only)
+        return MOTE_ERR_NOTSUP;
+    return mote_conv_busy(c) ? MOTE_ERR_BUSY : 0;
+}
+
 int mote_conv_send(struct mote_conv *c, const char *text, size_t len)
 {
     size_t i;
     int rc;
 
-    if (c->s->sd_phase != MOTE_SDP_NONE)
-        return MOTE_ERR_SHUTDOWN;
-    if (c->storage_failed)
-        return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
-    if (c->jr.calls_only)
-        return MOTE_ERR_NOTSUP; /* calls from outside only: no model turn */
-    if (mote_conv_busy(c) || (mote_conv_next(c->st, MOTE_CEV_USER).effects &
-                              MOTE_CEFF_JOURNAL_USER) == 0)
+    rc = turn_refused(c, true);
+    if (rc != 0)
+        return rc;
+    if ((mote_conv_next(c->st, MOTE_CEV_USER).effects & MOTE_CEFF_JOURNAL_USER) == 0)
         return MOTE_ERR_BUSY;
     for (i = 0; i < len; i++) {
         if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
@@ -518,14 +528,9 @@ int mote_conv_retry(struct mote_conv *c)
 {
     int rc;
 
-    if (c->s->sd_phase != MOTE_SDP_NONE)
-        return MOTE_ERR_SHUTDOWN;
-    if (c->storage_failed)
-        return c->jr.err != 0 ? c->jr.err : MOTE_ERR_IO;
-    if (c->jr.calls_only)
-        return MOTE_ERR_NOTSUP;
-    if (mote_conv_busy(c))
-        return MOTE_ERR_BUSY;
+    rc = turn_refused(c, true);
+    if (rc != 0)
+        return rc;
     /* Only what ends with something for the model to answer: a finished
      * answer sent again would be a prefill it continues (and a second
      * assistant record in a row). */
@@ -542,12 +547,10 @@ int mote_conv_retry(struct mote_conv *c)
 
 int mote_conv_compact(struct mote_conv *c)
 {
-    if (c->s->sd_phase != MOTE_SDP_NONE)
-        return MOTE_ERR_SHUTDOWN;
-    if (c->jr.calls_only)
-        return MOTE_ERR_NOTSUP;
-    if (mote_conv_busy(c))
-        return MOTE_ERR_BUSY;
+    int rc = turn_refused(c, false);
+
+    if (rc != 0)
+        return rc;
     if (c->jr.last_user_end == 0)
         return MOTE_ERR_ALREADY; /* nothing said yet */
     begin_turn(c);

@@ -275,14 +275,30 @@ static void jw_open(struct mote_budget *b, struct mote_sb *k, struct mote_jw *w,
     mote_sb_init(k, b->line, sizeof(b->line) - 1);
     mote_jw_init(w, mote_sb_put, k);
     mote_jw_obj(w);
-    mote_jw_key(w, "t");
-    mote_jw_str(w, t);
+    mote_jw_kstr(w, "t", t);
 }
 
 static void jw_num(struct mote_jw *w, const char *key, uint64_t v)
 {
     mote_jw_key(w, key);
     mote_jw_int(w, (int64_t)v);
+}
+
+/* The keys of the windows in a "sum" line: the day's, then the hour's
+ * (start, requests, input, output, cached, cost). */
+static const char *const window_keys[2][6] = {
+    {"at", "requests", "in", "out", "cached", "cost"},
+    {"h_at", "h_requests", "h_in", "h_out", "h_cached", "h_cost"},
+};
+
+static void jw_window(struct mote_jw *w, const char *const *k, const struct mote_budget_window *x)
+{
+    jw_num(w, k[0], (uint64_t)x->start);
+    jw_num(w, k[1], x->requests);
+    jw_num(w, k[2], x->input);
+    jw_num(w, k[3], x->output);
+    jw_num(w, k[4], x->cached);
+    jw_num(w, k[5], x->cost_pico);
 }
 
 /* Reads every line of the journal through `fn`. A line that is not JSON
@@ -337,6 +353,13 @@ static uint64_t num(const struct mote_budget *b, const char *key)
     if (mote_json_int(&b->json, mote_json_member(&b->json, 0, key), &v) < 0 || v < 0)
         return 0;
     return (uint64_t)v;
+}
+
+/* Adds what a "sum" line says window `w` held (keys `k`, from `start`). */
+static void add_window(struct mote_budget *b, struct mote_budget_window *w, const char *const *k,
+                       int64_t start)
+{
+    add(w, start, (uint32_t)num(b, k[1]), num(b, k[2]), num(b, k[3]), num(b, k[4]), num(b, k[5]));
 }
 
 static void find_last(struct mote_budget *b, int64_t at)
@@ -409,10 +432,8 @@ static void replay(struct mote_budget *b, int64_t at)
                 num(b, "cost"));
     else if (mote_json_eq(j, t, "sum")) {
         /* a rewritten journal's: what its windows held */
-        add(&b->day, at, (uint32_t)num(b, "requests"), num(b, "in"), num(b, "out"),
-            num(b, "cached"), num(b, "cost"));
-        add(&b->hour, (int64_t)num(b, "h_at"), (uint32_t)num(b, "h_requests"), num(b, "h_in"),
-            num(b, "h_out"), num(b, "h_cached"), num(b, "h_cost"));
+        add_window(b, &b->day, window_keys[0], at);
+        add_window(b, &b->hour, window_keys[1], (int64_t)num(b, window_keys[1][0]));
     }
 }
 
@@ -444,18 +465,8 @@ static int rewrite_line(void *arg, char *buf, size_t cap)
             h.requests -= h.requests > 0 && b->holds[i].at >= h.start;
         }
         jw_open(b, &k, &w, "sum");
-        jw_num(&w, "at", (uint64_t)d.start);
-        jw_num(&w, "requests", d.requests);
-        jw_num(&w, "in", d.input);
-        jw_num(&w, "out", d.output);
-        jw_num(&w, "cached", d.cached);
-        jw_num(&w, "cost", d.cost_pico);
-        jw_num(&w, "h_at", (uint64_t)h.start);
-        jw_num(&w, "h_requests", h.requests);
-        jw_num(&w, "h_in", h.input);
-        jw_num(&w, "h_out", h.output);
-        jw_num(&w, "h_cached", h.cached);
-        jw_num(&w, "h_cost", h.cost_pico);
+        jw_window(&w, window_keys[0], &d);
+        jw_window(&w, window_keys[1], &h);
         jw_num(&w, "id", b->next_id);
     } else {
         const struct mote_budget_hold *o = &b->holds[r->next - 1];
@@ -569,10 +580,8 @@ int mote_budget_reserve(struct mote_budget *b, const char *conv, const char *mod
     jw_open(b, &k, &w, "reserve");
     jw_num(&w, "id", b->next_id);
     jw_num(&w, "at", (uint64_t)now);
-    mote_jw_key(&w, "conv");
-    mote_jw_str(&w, conv != NULL ? conv : "");
-    mote_jw_key(&w, "model");
-    mote_jw_str(&w, model != NULL ? model : "");
+    mote_jw_kstr(&w, "conv", conv != NULL ? conv : "");
+    mote_jw_kstr(&w, "model", model != NULL ? model : "");
     jw_num(&w, "max_out", max_out);
     jw_num(&w, "pout", pout);
     mote_jw_obj_end(&w);

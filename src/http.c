@@ -32,22 +32,30 @@ static int status_line(struct mote_http_resp *r)
     return 0;
 }
 
+/* The next element of a comma-separated header list from v[*i] on, blanks
+ * around it left out, as v[*s..*e); false when none is left (empty
+ * elements are allowed and skipped, RFC 9110 5.6.1). */
+static bool list_next(const char *v, size_t n, size_t *i, size_t *s, size_t *e)
+{
+    while (*i < n && (v[*i] == ',' || v[*i] == ' ' || v[*i] == '\t'))
+        (*i)++;
+    if (*i == n)
+        return false;
+    *s = *i;
+    while (*i < n && v[*i] != ',')
+        (*i)++;
+    *e = *i;
+    while (*e > *s && (v[*e - 1] == ' ' || v[*e - 1] == '\t'))
+        (*e)--;
+    return true;
+}
+
 /* The tokens of a Connection header ("close", "keep-alive, Upgrade"). */
 static void connection_tokens(struct mote_http_resp *r, const char *v, size_t n)
 {
-    size_t i = 0;
+    size_t i = 0, s, e;
 
-    while (i < n) {
-        size_t s, e;
-
-        while (i < n && (v[i] == ',' || v[i] == ' ' || v[i] == '\t'))
-            i++;
-        s = i;
-        while (i < n && v[i] != ',')
-            i++;
-        e = i;
-        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-            e--;
+    while (list_next(v, n, &i, &s, &e)) {
         if (mote_ascii_is(v + s, e - s, "close"))
             r->close = true;
         else if (mote_ascii_is(v + s, e - s, "keep-alive"))
@@ -67,22 +75,10 @@ static void trim(const char **s, size_t *n)
 
 int mote_http_te_list(const char *v, size_t n, uint8_t *te)
 {
-    size_t i = 0;
+    size_t i = 0, s, e;
 
     *te |= MOTE_HTTP_TE_SEEN;
-    while (i < n) {
-        size_t s, e;
-
-        while (i < n && (v[i] == ',' || v[i] == ' ' || v[i] == '\t'))
-            i++; /* (empty elements of the list are allowed) */
-        if (i == n)
-            break;
-        s = i;
-        while (i < n && v[i] != ',')
-            i++;
-        e = i;
-        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-            e--;
+    while (list_next(v, n, &i, &s, &e)) {
         if (!mote_ascii_is(v + s, e - s, "chunked")) {
             size_t k;
 

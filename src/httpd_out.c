@@ -187,10 +187,8 @@ void mote_httpd_error(struct mote_httpd_conn *c, unsigned status, const char *co
     mote_sb_init(&s, body, sizeof(body));
     mote_jw_init(&w, mote_sb_put, &s);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "error");
-    mote_jw_str(&w, code);
-    mote_jw_key(&w, "message");
-    mote_jw_str(&w, message);
+    mote_jw_kstr(&w, "error", code);
+    mote_jw_kstr(&w, "message", message);
     mote_jw_obj_end(&w);
     (void)mote_sb_put(&s, "\n", 1);
     mote_httpd_reply(c, status, s.p, w.err == 0 ? s.len : 0, extra);

@@ -178,8 +178,7 @@ static void rec_begin(struct mote_journal *j, struct mote_jw *w, struct mote_sb 
     mote_sb_init(b, j->buf->line, sizeof(j->buf->line));
     mote_jw_init(w, mote_sb_put, b);
     mote_jw_obj(w);
-    mote_jw_key(w, "t");
-    mote_jw_str(w, rec_names[type]);
+    mote_jw_kstr(w, "t", rec_names[type]);
 }
 
 static int rec_end(struct mote_journal *j, struct mote_jw *w, struct mote_sb *b, bool sync)
@@ -243,13 +242,10 @@ static int create(struct mote_journal *j, const struct mote_port *port, const ch
      * whatever is at its path (another process's new journal, an empty
      * file, a link, a FIFO) stays, and the id is taken. */
     rec_begin(j, &w, &b, MOTE_REC_OPEN);
-    mote_jw_key(&w, "v");
-    mote_jw_int(&w, calls ? MOTE_JOURNAL_VERSION : MOTE_JOURNAL_CHAT_VERSION);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, id);
+    mote_jw_kint(&w, "v", calls ? MOTE_JOURNAL_VERSION : MOTE_JOURNAL_CHAT_VERSION);
+    mote_jw_kstr(&w, "id", id);
     if (calls) {
-        mote_jw_key(&w, "kind");
-        mote_jw_str(&w, "calls");
+        mote_jw_kstr(&w, "kind", "calls");
     }
     mote_jw_obj_end(&w);
     if (w.err != 0)
@@ -411,22 +407,18 @@ int mote_journal_request(struct mote_journal *j, uint32_t attempt)
     struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_REQUEST);
-    mote_jw_key(&w, "attempt");
-    mote_jw_int(&w, attempt);
+    mote_jw_kint(&w, "attempt", attempt);
     return rec_end(j, &w, &b, true);
 }
 
 static void write_call(struct mote_jw *w, const struct mote_call_rec *c)
 {
-    mote_jw_key(w, "id");
-    mote_jw_str(w, c->id);
-    mote_jw_key(w, "name");
-    mote_jw_str(w, c->name);
+    mote_jw_kstr(w, "id", c->id);
+    mote_jw_kstr(w, "name", c->name);
     mote_jw_key(w, "input");
     mote_jw_raw(w, c->input_len > 0 ? c->input : "{}", c->input_len > 0 ? c->input_len : 2);
     if (c->refused != NULL) {
-        mote_jw_key(w, "refused");
-        mote_jw_str(w, c->refused);
+        mote_jw_kstr(w, "refused", c->refused);
     }
     if (c->extra != NULL && c->extra_len > 0) {
         mote_jw_key(w, "extra");
@@ -442,26 +434,20 @@ static void write_answer(struct mote_jw *w, const char *text, size_t len, const 
 
     mote_jw_key(w, "text");
     mote_jw_strn(w, text, len);
-    mote_jw_key(w, "stop");
-    mote_jw_str(w, stop != NULL ? stop : "");
+    mote_jw_kstr(w, "stop", stop != NULL ? stop : "");
     if (interrupted) {
-        mote_jw_key(w, "interrupted");
-        mote_jw_bool(w, true);
+        mote_jw_kbool(w, "interrupted", true);
     }
     if (u != NULL) {
         /* the names of the API's turn_end (docs/JOURNAL.md: older
          * journals say in, out, cache_read, cache_write; both are read) */
         mote_jw_key(w, "usage");
         mote_jw_obj(w);
-        mote_jw_key(w, "input_tokens");
-        mote_jw_int(w, (int64_t)u->input);
-        mote_jw_key(w, "output_tokens");
-        mote_jw_int(w, (int64_t)u->output);
+        mote_jw_kint(w, "input_tokens", (int64_t)u->input);
+        mote_jw_kint(w, "output_tokens", (int64_t)u->output);
         if (u->cache_read > 0 || u->cache_write > 0) {
-            mote_jw_key(w, "cache_read_tokens");
-            mote_jw_int(w, (int64_t)u->cache_read);
-            mote_jw_key(w, "cache_write_tokens");
-            mote_jw_int(w, (int64_t)u->cache_write);
+            mote_jw_kint(w, "cache_read_tokens", (int64_t)u->cache_read);
+            mote_jw_kint(w, "cache_write_tokens", (int64_t)u->cache_write);
         }
         mote_jw_obj_end(w);
     }
@@ -536,8 +522,7 @@ int64_t mote_journal_assistant_size(const char *text, size_t len, const char *st
 
     mote_jw_init(&w, count_sink, &n);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "t");
-    mote_jw_str(&w, rec_names[MOTE_REC_ASSISTANT]);
+    mote_jw_kstr(&w, "t", rec_names[MOTE_REC_ASSISTANT]);
     write_answer(&w, text, len, stop, interrupted, calls, ncalls, NULL);
     mote_jw_obj_end(&w);
     /* with its newline, and room for a usage member */
@@ -571,10 +556,8 @@ int mote_journal_reason(struct mote_journal *j, const struct mote_reason_rec *r)
     if (r->kind >= MOTE_ARRAY_LEN(kinds) || r->fmt == NULL)
         return MOTE_ERR_INVAL;
     rec_begin(j, &w, &b, MOTE_REC_REASON);
-    mote_jw_key(&w, "fmt");
-    mote_jw_str(&w, r->fmt);
-    mote_jw_key(&w, "b");
-    mote_jw_int(&w, r->block);
+    mote_jw_kstr(&w, "fmt", r->fmt);
+    mote_jw_kint(&w, "b", r->block);
     mote_jw_key(&w, kinds[r->kind]);
     mote_jw_strn(&w, r->data, r->len);
     return rec_end(j, &w, &b, false);
@@ -595,8 +578,7 @@ int mote_journal_compact(struct mote_journal *j, const char *summary, size_t len
     rec_begin(j, &w, &b, MOTE_REC_COMPACT);
     mote_jw_key(&w, "summary");
     mote_jw_strn(&w, summary, len);
-    mote_jw_key(&w, "resume");
-    mote_jw_bool(&w, resume);
+    mote_jw_kbool(&w, "resume", resume);
     rc = rec_end(j, &w, &b, true);
     if (rc == 0) {
         j->compact_off = at;
@@ -617,15 +599,11 @@ int mote_journal_tool_start(struct mote_journal *j, const char *call_id, int64_t
     struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_TOOL_START);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, call_id);
-    mote_jw_key(&w, "pgid");
-    mote_jw_int(&w, pgid);
-    mote_jw_key(&w, "start");
-    mote_jw_int(&w, (int64_t)start_time);
+    mote_jw_kstr(&w, "id", call_id);
+    mote_jw_kint(&w, "pgid", pgid);
+    mote_jw_kint(&w, "start", (int64_t)start_time);
     if (tag != NULL && tag[0] != '\0') {
-        mote_jw_key(&w, "tag");
-        mote_jw_str(&w, tag);
+        mote_jw_kstr(&w, "tag", tag);
     }
     return rec_end(j, &w, &b, true); /* durable before the tool runs */
 }
@@ -637,12 +615,10 @@ int mote_journal_tool_result(struct mote_journal *j, const char *call_id, const 
     struct mote_sb b;
 
     rec_begin(j, &w, &b, MOTE_REC_TOOL_RESULT);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, call_id);
+    mote_jw_kstr(&w, "id", call_id);
     mote_jw_key(&w, "text");
     mote_jw_strn(&w, text, len);
-    mote_jw_key(&w, "error");
-    mote_jw_bool(&w, is_error);
+    mote_jw_kbool(&w, "error", is_error);
     return rec_end(j, &w, &b, true);
 }
 

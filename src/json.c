@@ -923,6 +923,24 @@ void mote_jw_null(struct mote_jw *w)
     put(w, "null", 4);
 }
 
+void mote_jw_kstr(struct mote_jw *w, const char *key, const char *s)
+{
+    mote_jw_key(w, key);
+    mote_jw_str(w, s);
+}
+
+void mote_jw_kint(struct mote_jw *w, const char *key, int64_t v)
+{
+    mote_jw_key(w, key);
+    mote_jw_int(w, v);
+}
+
+void mote_jw_kbool(struct mote_jw *w, const char *key, bool v)
+{
+    mote_jw_key(w, key);
+    mote_jw_bool(w, v);
+}
+
 void mote_jw_raw(struct mote_jw *w, const char *json, size_t n)
 {
     sep(w);

@@ -250,8 +250,7 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
         mote_jw_key(w, "tool_choice");
         if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
             mote_jw_obj(w);
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "none");
+            mote_jw_kstr(w, "type", "none");
             mote_jw_obj_end(w);
         } else {
             mote_jw_str(w, "none");
@@ -264,10 +263,8 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
 
         mote_jw_obj(w);
         if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
-            mote_jw_key(w, "name");
-            mote_jw_str(w, t->name);
-            mote_jw_key(w, "description");
-            mote_jw_str(w, t->description);
+            mote_jw_kstr(w, "name", t->name);
+            mote_jw_kstr(w, "description", t->description);
             mote_jw_key(w, "input_schema");
             json_fixed(w, t->schema, strlen(t->schema), false);
             if (cache_on(req) && i + 1 == req->ntools)
@@ -275,16 +272,13 @@ static void write_tools(struct mote_jw *w, const struct mote_llm_req *req)
         } else {
             bool flat = req->provider == MOTE_PROVIDER_OPENAI_RESPONSES;
 
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "function");
+            mote_jw_kstr(w, "type", "function");
             if (!flat) { /* chat completions nests it, the Responses API does not */
                 mote_jw_key(w, "function");
                 mote_jw_obj(w);
             }
-            mote_jw_key(w, "name");
-            mote_jw_str(w, t->name);
-            mote_jw_key(w, "description");
-            mote_jw_str(w, t->description);
+            mote_jw_kstr(w, "name", t->name);
+            mote_jw_kstr(w, "description", t->description);
             mote_jw_key(w, "parameters");
             json_fixed(w, t->schema, strlen(t->schema), false);
             if (!flat)
@@ -300,8 +294,7 @@ static void cache_mark(struct mote_jw *w)
 {
     mote_jw_key(w, "cache_control");
     mote_jw_obj(w);
-    mote_jw_key(w, "type");
-    mote_jw_str(w, "ephemeral");
+    mote_jw_kstr(w, "type", "ephemeral");
     mote_jw_obj_end(w);
 }
 
@@ -310,25 +303,20 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
 {
     memset(ws, 0, sizeof(*ws));
     mote_jw_obj(w);
-    mote_jw_key(w, "model");
-    mote_jw_str(w, req->model);
-    mote_jw_key(w, "stream");
-    mote_jw_bool(w, true);
+    mote_jw_kstr(w, "model", req->model);
+    mote_jw_kbool(w, "stream", true);
     if (req->provider == MOTE_PROVIDER_ANTHROPIC) {
         uint32_t max = req->max_tokens > 0 ? req->max_tokens : 4096;
 
         /* extended thinking: its budget must stay below max_tokens */
         if (req->thinking_budget > 0 && max <= req->thinking_budget)
             max = req->thinking_budget + 4096;
-        mote_jw_key(w, "max_tokens");
-        mote_jw_int(w, max);
+        mote_jw_kint(w, "max_tokens", max);
         if (req->thinking_budget > 0) {
             mote_jw_key(w, "thinking");
             mote_jw_obj(w);
-            mote_jw_key(w, "type");
-            mote_jw_str(w, "enabled");
-            mote_jw_key(w, "budget_tokens");
-            mote_jw_int(w, req->thinking_budget);
+            mote_jw_kstr(w, "type", "enabled");
+            mote_jw_kint(w, "budget_tokens", req->thinking_budget);
             mote_jw_obj_end(w);
         }
         if (req->system != NULL && req->system[0] != '\0') {
@@ -336,10 +324,8 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
             if (cache_on(req)) {
                 mote_jw_arr(w);
                 mote_jw_obj(w);
-                mote_jw_key(w, "type");
-                mote_jw_str(w, "text");
-                mote_jw_key(w, "text");
-                mote_jw_str(w, req->system);
+                mote_jw_kstr(w, "type", "text");
+                mote_jw_kstr(w, "text", req->system);
                 cache_mark(w);
                 mote_jw_obj_end(w);
                 mote_jw_arr_end(w);
@@ -356,8 +342,7 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
         /* stateless: nothing kept by the server, the reasoning items come
          * back encrypted and go back whole (docs/LLM.md, "The Responses
          * API") */
-        mote_jw_key(w, "store");
-        mote_jw_bool(w, false);
+        mote_jw_kbool(w, "store", false);
         if ((req->omit & MOTE_LLM_KEY_INCLUDE) == 0) {
             mote_jw_key(w, "include");
             mote_jw_arr(w);
@@ -365,12 +350,10 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
             mote_jw_arr_end(w);
         }
         if (req->system != NULL && req->system[0] != '\0') {
-            mote_jw_key(w, "instructions");
-            mote_jw_str(w, req->system);
+            mote_jw_kstr(w, "instructions", req->system);
         }
         if (req->max_tokens > 0) {
-            mote_jw_key(w, "max_output_tokens");
-            mote_jw_int(w, req->max_tokens);
+            mote_jw_kint(w, "max_output_tokens", req->max_tokens);
         }
         write_tools(w, req);
         mote_jw_key(w, "input");
@@ -380,8 +363,7 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
     if ((req->omit & MOTE_LLM_KEY_STREAM_OPTIONS) == 0) {
         mote_jw_key(w, "stream_options");
         mote_jw_obj(w);
-        mote_jw_key(w, "include_usage");
-        mote_jw_bool(w, true);
+        mote_jw_kbool(w, "include_usage", true);
         mote_jw_obj_end(w);
     }
     if (req->max_tokens > 0) {
@@ -396,10 +378,8 @@ static void write_head(struct mote_jw *w, const struct mote_llm_req *req,
     mote_jw_arr(w);
     if (req->system != NULL && req->system[0] != '\0') {
         mote_jw_obj(w);
-        mote_jw_key(w, "role");
-        mote_jw_str(w, "system");
-        mote_jw_key(w, "content");
-        mote_jw_str(w, req->system);
+        mote_jw_kstr(w, "role", "system");
+        mote_jw_kstr(w, "content", req->system);
         mote_jw_obj_end(w);
     }
 }
@@ -465,16 +445,14 @@ static void a_block(struct mote_jw *w, struct mote_llm_wstate *ws, enum mote_rol
             mote_jw_obj_end(w);
         }
         mote_jw_obj(w);
-        mote_jw_key(w, "role");
-        mote_jw_str(w, role == MOTE_ROLE_USER ? "user" : "assistant");
+        mote_jw_kstr(w, "role", role == MOTE_ROLE_USER ? "user" : "assistant");
         mote_jw_key(w, "content");
         mote_jw_arr(w);
         ws->open_role = (int)role;
     }
     mote_jw_obj(w);
     ws->block_open = true; /* closed by the next block, or by the tail */
-    mote_jw_key(w, "type");
-    mote_jw_str(w, type);
+    mote_jw_kstr(w, "type", type);
 }
 
 /* Keeps the last MOTE_LLM_WS_HOLD bytes of the white space held and s[0..n)
@@ -525,8 +503,7 @@ static void a_answer_text(struct mote_jw *w, struct mote_llm_wstate *ws, const s
     if (p->cut) {
         if (!ws->text_open) {
             a_block(w, ws, MOTE_ROLE_ASSISTANT, "text");
-            mote_jw_key(w, "text");
-            mote_jw_str(w, cut_note + 1);
+            mote_jw_kstr(w, "text", cut_note + 1);
         } else {
             mote_jw_str_more(w, cut_note, sizeof(cut_note) - 1);
         }
@@ -614,8 +591,7 @@ static void a_reason(struct mote_jw *w, struct mote_llm_wstate *ws, const struct
         if (ws->rs_open == 1)
             mote_jw_str_end(w);
         if (code == RS_THINKING && !ws->rs_text) {
-            mote_jw_key(w, "thinking");
-            mote_jw_str(w, "");
+            mote_jw_kstr(w, "thinking", "");
         }
         mote_jw_key(w, code == RS_THINKING ? "signature" : "data");
         mote_jw_str_begin(w);
@@ -624,9 +600,30 @@ static void a_reason(struct mote_jw *w, struct mote_llm_wstate *ws, const struct
     mote_jw_str_more(w, p->text, p->text_len);
 }
 
+/* Opens the tool block of a call or result, with its id under `id_key`: 0
+ * when it is open, 1 when the part went out as text (the request offers no
+ * tools), <0 when the part stands under the wrong role. */
+static int a_tool_open(struct mote_jw *w, const struct mote_llm_req *req,
+                       struct mote_llm_wstate *ws, const struct mote_part *p, enum mote_role role,
+                       const char *type, const char *id_key)
+{
+    if (p->role != role)
+        return MOTE_ERR_INVAL;
+    if (req->ntools == 0) {
+        a_tool_as_text(w, req, ws, p);
+        return 1;
+    }
+    a_block(w, ws, role, type);
+    mote_jw_key(w, id_key);
+    a_id(w, p->id);
+    return 0;
+}
+
 static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
                           struct mote_llm_wstate *ws, const struct mote_part *p)
 {
+    int rc;
+
     if (p->type == MOTE_PART_REASONING) {
         if (p->role != MOTE_ROLE_ASSISTANT)
             return MOTE_ERR_INVAL;
@@ -654,31 +651,18 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
         mote_jw_strn(w, p->text, p->text_len);
         return 0;
     case MOTE_PART_TOOL_CALL:
-        if (p->role != MOTE_ROLE_ASSISTANT)
-            return MOTE_ERR_INVAL;
-        if (req->ntools == 0) {
-            a_tool_as_text(w, req, ws, p);
-            return 0;
-        }
-        a_block(w, ws, MOTE_ROLE_ASSISTANT, "tool_use");
-        mote_jw_key(w, "id");
-        a_id(w, p->id);
-        mote_jw_key(w, "name");
-        mote_jw_str(w, p->name);
+        rc = a_tool_open(w, req, ws, p, MOTE_ROLE_ASSISTANT, "tool_use", "id");
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+        mote_jw_kstr(w, "name", p->name);
         mote_jw_key(w, "input");
         json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,
                    false);
         return 0;
     case MOTE_PART_TOOL_RESULT:
-        if (p->role != MOTE_ROLE_USER)
-            return MOTE_ERR_INVAL;
-        if (req->ntools == 0) {
-            a_tool_as_text(w, req, ws, p);
-            return 0;
-        }
-        a_block(w, ws, MOTE_ROLE_USER, "tool_result");
-        mote_jw_key(w, "tool_use_id");
-        a_id(w, p->id);
+        rc = a_tool_open(w, req, ws, p, MOTE_ROLE_USER, "tool_result", "tool_use_id");
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
         mote_jw_key(w, "content");
         /* "content cannot be empty if `is_error` is true"; an empty or
          * white-space content would be a text block the API refuses. */
@@ -693,8 +677,7 @@ static int anthropic_part(struct mote_jw *w, const struct mote_llm_req *req,
             mote_jw_str(w, p->is_error ? no_message : no_output);
         }
         if (p->is_error) {
-            mote_jw_key(w, "is_error");
-            mote_jw_bool(w, true);
+            mote_jw_kbool(w, "is_error", true);
         }
         return 0;
     default:
@@ -726,8 +709,7 @@ static void openai_close_assistant(struct mote_jw *w, struct mote_llm_wstate *ws
 static void openai_open_assistant(struct mote_jw *w, struct mote_llm_wstate *ws)
 {
     mote_jw_obj(w);
-    mote_jw_key(w, "role");
-    mote_jw_str(w, "assistant");
+    mote_jw_kstr(w, "role", "assistant");
     ws->in_assistant = true;
     ws->content_done = false;
 }
@@ -819,14 +801,11 @@ static int openai_part(struct mote_jw *w, const struct mote_llm_req *req,
             ws->in_calls = true;
         }
         mote_jw_obj(w);
-        mote_jw_key(w, "id");
-        mote_jw_str(w, p->id);
-        mote_jw_key(w, "type");
-        mote_jw_str(w, "function");
+        mote_jw_kstr(w, "id", p->id);
+        mote_jw_kstr(w, "type", "function");
         mote_jw_key(w, "function");
         mote_jw_obj(w);
-        mote_jw_key(w, "name");
-        mote_jw_str(w, p->name);
+        mote_jw_kstr(w, "name", p->name);
         mote_jw_key(w, "arguments");
         mote_jw_str_begin(w);
         json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,
@@ -843,15 +822,12 @@ static int openai_part(struct mote_jw *w, const struct mote_llm_req *req,
     }
     mote_jw_obj(w);
     if (p->type == MOTE_PART_TEXT) {
-        mote_jw_key(w, "role");
-        mote_jw_str(w, "user");
+        mote_jw_kstr(w, "role", "user");
         mote_jw_key(w, "content");
         mote_jw_strn(w, p->text, p->text_len);
     } else if (p->type == MOTE_PART_TOOL_RESULT) {
-        mote_jw_key(w, "role");
-        mote_jw_str(w, "tool");
-        mote_jw_key(w, "tool_call_id");
-        mote_jw_str(w, p->id);
+        mote_jw_kstr(w, "role", "tool");
+        mote_jw_kstr(w, "tool_call_id", p->id);
         mote_jw_key(w, "content");
         /* chat completions has no error flag: it is said in the text */
         if (p->is_error && trimmed(p->text, p->text_len) == 0) {
@@ -891,8 +867,7 @@ static void r_message(struct mote_jw *w, struct mote_llm_wstate *ws, const char 
 {
     r_close(w, ws);
     mote_jw_obj(w);
-    mote_jw_key(w, "role");
-    mote_jw_str(w, role);
+    mote_jw_kstr(w, "role", role);
     mote_jw_key(w, "content");
     mote_jw_str_begin(w);
     ws->in_assistant = ws->text_open = true;
@@ -913,8 +888,7 @@ static int responses_part(struct mote_jw *w, const struct mote_llm_req *req,
             if (ws->rs_open != 3 || ws->rs_block != p->block) {
                 r_close(w, ws);
                 mote_jw_obj(w);
-                mote_jw_key(w, "type");
-                mote_jw_str(w, "reasoning");
+                mote_jw_kstr(w, "type", "reasoning");
                 mote_jw_key(w, "summary");
                 mote_jw_arr(w);
                 mote_jw_arr_end(w);
@@ -959,13 +933,10 @@ static int responses_part(struct mote_jw *w, const struct mote_llm_req *req,
     }
     r_close(w, ws);
     mote_jw_obj(w);
-    mote_jw_key(w, "type");
-    mote_jw_str(w, assistant ? "function_call" : "function_call_output");
-    mote_jw_key(w, "call_id");
-    mote_jw_str(w, p->id);
+    mote_jw_kstr(w, "type", assistant ? "function_call" : "function_call_output");
+    mote_jw_kstr(w, "call_id", p->id);
     if (assistant) {
-        mote_jw_key(w, "name");
-        mote_jw_str(w, p->name);
+        mote_jw_kstr(w, "name", p->name);
         mote_jw_key(w, "arguments");
         mote_jw_str_begin(w);
         json_fixed(w, p->input_len > 0 ? p->input : "{}", p->input_len > 0 ? p->input_len : 2,

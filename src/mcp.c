@@ -144,8 +144,7 @@ static int send_kind(struct mote_mcp_server *s, int kind, void (*fill)(struct mo
         return MOTE_ERR_PIPE;
     mote_jw_init(&w, out_sink, s);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "jsonrpc");
-    mote_jw_str(&w, "2.0");
+    mote_jw_kstr(&w, "jsonrpc", "2.0");
     fill(&w, arg);
     mote_jw_obj_end(&w);
     if (w.err != 0) {
@@ -177,10 +176,8 @@ static void fill_request(struct mote_jw *w, void *arg)
 {
     struct req_args *r = arg;
 
-    mote_jw_key(w, "id");
-    mote_jw_int(w, r->id);
-    mote_jw_key(w, "method");
-    mote_jw_str(w, r->method);
+    mote_jw_kint(w, "id", r->id);
+    mote_jw_kstr(w, "method", r->method);
     mote_jw_key(w, "params");
     if (r->raw_params != NULL) {
         mote_jw_raw(w, r->raw_params, strlen(r->raw_params));
@@ -188,33 +185,27 @@ static void fill_request(struct mote_jw *w, void *arg)
     }
     mote_jw_obj(w);
     if (strcmp(r->method, "initialize") == 0) {
-        mote_jw_key(w, "protocolVersion");
-        mote_jw_str(w, PROTOCOL_VERSION);
+        mote_jw_kstr(w, "protocolVersion", PROTOCOL_VERSION);
         mote_jw_key(w, "capabilities"); /* (r->tool set: questions are taken) */
         mote_jw_raw(w, r->tool != NULL ? "{\"elicitation\":{}}" : "{}", r->tool != NULL ? 18 : 2);
         mote_jw_key(w, "clientInfo");
         mote_jw_obj(w);
-        mote_jw_key(w, "name");
-        mote_jw_str(w, "mote");
-        mote_jw_key(w, "version");
-        mote_jw_str(w, MOTE_VERSION_STRING);
+        mote_jw_kstr(w, "name", "mote");
+        mote_jw_kstr(w, "version", MOTE_VERSION_STRING);
         mote_jw_obj_end(w);
     } else if (strcmp(r->method, "tools/list") == 0) {
         if (r->cursor != NULL && r->cursor[0] != '\0') {
-            mote_jw_key(w, "cursor");
-            mote_jw_str(w, r->cursor);
+            mote_jw_kstr(w, "cursor", r->cursor);
         }
     } else if (strcmp(r->method, "tools/call") == 0) {
-        mote_jw_key(w, "name");
-        mote_jw_str(w, r->tool);
+        mote_jw_kstr(w, "name", r->tool);
         mote_jw_key(w, "arguments");
         mote_jw_raw(w, r->args, r->args_len);
         /* its id as its progress token: a server's notifications/progress
          * for it give it its deadline again */
         mote_jw_key(w, "_meta");
         mote_jw_obj(w);
-        mote_jw_key(w, "progressToken");
-        mote_jw_int(w, r->id);
+        mote_jw_kint(w, "progressToken", r->id);
         mote_jw_obj_end(w);
     }
     mote_jw_obj_end(w);
@@ -256,22 +247,18 @@ static int request(struct mote_mcp_server *s, int kind, struct req_args *r)
 static void fill_initialized(struct mote_jw *w, void *arg)
 {
     (void)arg;
-    mote_jw_key(w, "method");
-    mote_jw_str(w, "notifications/initialized");
+    mote_jw_kstr(w, "method", "notifications/initialized");
 }
 
 static void fill_cancelled(struct mote_jw *w, void *arg)
 {
     int64_t *id = arg;
 
-    mote_jw_key(w, "method");
-    mote_jw_str(w, "notifications/cancelled");
+    mote_jw_kstr(w, "method", "notifications/cancelled");
     mote_jw_key(w, "params");
     mote_jw_obj(w);
-    mote_jw_key(w, "requestId");
-    mote_jw_int(w, *id);
-    mote_jw_key(w, "reason");
-    mote_jw_str(w, "cancelled by the user");
+    mote_jw_kint(w, "requestId", *id);
+    mote_jw_kstr(w, "reason", "cancelled by the user");
     mote_jw_obj_end(w);
 }
 
@@ -295,10 +282,8 @@ static void fill_answer(struct mote_jw *w, void *arg)
     }
     mote_jw_key(w, "error");
     mote_jw_obj(w);
-    mote_jw_key(w, "code");
-    mote_jw_int(w, -32601);
-    mote_jw_key(w, "message");
-    mote_jw_str(w, "Method not found (mote offers no client features)");
+    mote_jw_kint(w, "code", -32601);
+    mote_jw_kstr(w, "message", "Method not found (mote offers no client features)");
     mote_jw_obj_end(w);
 }
 

@@ -160,8 +160,7 @@ static int take_field(struct mote_mcp_ask *q, struct mote_jw *w, const struct mo
     copy_member(w, j, p, "minimum");
     copy_member(w, j, p, "maximum");
     copy_member(w, j, p, "format");
-    mote_jw_key(w, "required");
-    mote_jw_bool(w, required);
+    mote_jw_kbool(w, "required", required);
     if (ft == MOTE_MCP_F_STRING && (mote_json_type_of(j, en) == MOTE_JSON_ARRAY ||
                                     mote_json_type_of(j, one) == MOTE_JSON_ARRAY)) {
         /* a choice: "enum" (titles in "enumNames"), or "oneOf" of const/title */
@@ -249,8 +248,7 @@ static void ask_in(struct mote_mcp_server *s, const struct mote_json *j, int id,
     mote_sb_init(&sb, q->form, sizeof(q->form));
     mote_jw_init(&w, mote_sb_put, &sb);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "server");
-    mote_jw_str(&w, s->name);
+    mote_jw_kstr(&w, "server", s->name);
     mote_jw_key(&w, "message");
     if (mote_json_type_of(j, mote_json_member(j, params, "message")) == MOTE_JSON_STRING)
         mote_jw_value(&w, j, mote_json_member(j, params, "message"));

@@ -182,4 +182,16 @@ static inline unsigned mcp_next_offering(const struct mote_mcp *m, unsigned from
     return from;
 }
 
+/* Call `c` ends at once with `a` (then b, d where not NULL) as its error. */
+static inline void mcp_refuse(struct mote_mcp_call *c, const char *a, const char *b, const char *d)
+{
+    struct mote_sb sb;
+
+    mote_sb_init(&sb, c->result, sizeof(c->result));
+    mote_sb_join(&sb, a, b, d);
+    c->len = sb.len;
+    c->is_error = true;
+    c->done = true;
+}
+
 #endif /* MOTE_MCP_INT_H */

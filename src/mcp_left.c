@@ -61,14 +61,10 @@ int mote_mcp_left_record(const struct mote_port *p, const char *server, int64_t 
     mote_sb_init(&sb, line, sizeof(line));
     mote_jw_init(&w, mote_sb_put, &sb);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "server");
-    mote_jw_str(&w, server);
-    mote_jw_key(&w, "tag");
-    mote_jw_str(&w, tag);
-    mote_jw_key(&w, "pgid");
-    mote_jw_int(&w, g > 1 ? g : 0);
-    mote_jw_key(&w, "start");
-    mote_jw_int(&w, start > 0 && start <= (uint64_t)INT64_MAX ? (int64_t)start : 0);
+    mote_jw_kstr(&w, "server", server);
+    mote_jw_kstr(&w, "tag", tag);
+    mote_jw_kint(&w, "pgid", g > 1 ? g : 0);
+    mote_jw_kint(&w, "start", start > 0 && start <= (uint64_t)INT64_MAX ? (int64_t)start : 0);
     mote_jw_obj_end(&w);
     if (w.err != 0 || mote_sb_put(&sb, "\n", 1) < 0)
         return MOTE_ERR_TOO_LARGE;

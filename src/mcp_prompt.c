@@ -27,17 +27,6 @@ static unsigned next_offering(const struct mote_mcp *m, unsigned from)
     return mcp_next_offering(m, from, MOTE_MCP_CAP_PROMPTS);
 }
 
-static void refuse(struct mote_mcp_call *c, const char *a, const char *b, const char *d)
-{
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, c->result, sizeof(c->result));
-    mote_sb_join(&sb, a, b, d);
-    c->len = sb.len;
-    c->is_error = true;
-    c->done = true;
-}
-
 /* Appends string `t` of j to `sb` (at most `max` bytes, "..." when cut). */
 static void put_str(struct mote_sb *sb, const struct mote_json *j, int t, size_t max)
 {
@@ -100,8 +89,7 @@ static bool take_list(struct mote_mcp_call *c, const struct mote_json *j, int re
         mote_sb_init(&pb, c->params, sizeof(c->params));
         mote_jw_init(&w, mote_sb_put, &pb);
         mote_jw_obj(&w);
-        mote_jw_key(&w, "cursor");
-        mote_jw_str(&w, cur);
+        mote_jw_kstr(&w, "cursor", cur);
         mote_jw_obj_end(&w);
         return w.err == 0; /* the next page of the same server */
     }
@@ -224,7 +212,7 @@ void mote_mcp_prompts_init(struct mote_mcp_call *c, struct mote_mcp *m)
     c->which = P_LIST;
     mote_str_copy(c->params, sizeof(c->params), "{}");
     if (c->srv >= m->n)
-        refuse(c, "no MCP server offers prompts (yet)", NULL, NULL);
+        mcp_refuse(c, "no MCP server offers prompts (yet)", NULL, NULL);
 }
 
 /* The next word of *p (blanks skipped): a NAME=VALUE, the value in double
@@ -287,13 +275,13 @@ int mote_mcp_prompt_init(struct mote_mcp_call *c, struct mote_mcp *m, const char
                           : srv == m->n) {
             srv = i;
         } else if (slash == NULL) {
-            refuse(c, "more than one MCP server offers prompts: say which, as SERVER/",
+            mcp_refuse(c, "more than one MCP server offers prompts: say which, as SERVER/",
                    name, " (/prompts lists them)");
             return MOTE_ERR_INVAL;
         }
     }
     if (srv >= m->n) {
-        refuse(c, "no MCP server that offers prompts is named so: ", name,
+        mcp_refuse(c, "no MCP server that offers prompts is named so: ", name,
                " (/prompts lists them)");
         return MOTE_ERR_NOENT;
     }
@@ -302,8 +290,7 @@ int mote_mcp_prompt_init(struct mote_mcp_call *c, struct mote_mcp *m, const char
     mote_sb_init(&sb, c->params, sizeof(c->params));
     mote_jw_init(&w, mote_sb_put, &sb);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "name");
-    mote_jw_str(&w, name);
+    mote_jw_kstr(&w, "name", name);
     mote_jw_key(&w, "arguments");
     mote_jw_obj(&w);
     for (;;) {
@@ -317,12 +304,12 @@ int mote_mcp_prompt_init(struct mote_mcp_call *c, struct mote_mcp *m, const char
     mote_jw_obj_end(&w);
     mote_jw_obj_end(&w);
     if (bad) {
-        refuse(c, "a prompt's arguments are NAME=VALUE words (a value with blanks in double "
+        mcp_refuse(c, "a prompt's arguments are NAME=VALUE words (a value with blanks in double "
                   "quotes)", NULL, NULL);
         return MOTE_ERR_INVAL;
     }
     if (name[0] == '\0' || w.err != 0) {
-        refuse(c, name[0] == '\0' ? "no prompt named" : "the arguments are over "
+        mcp_refuse(c, name[0] == '\0' ? "no prompt named" : "the arguments are over "
                                                          "MOTE_MCP_PARAMS_MAX bytes",
                NULL, NULL);
         return MOTE_ERR_INVAL;
@@ -349,7 +336,7 @@ int mote_mcp_prompt_command(struct mote_mcp_call *c, struct mote_mcp *m, const c
     n = strcspn(p, " \t");
     mote_mcp_call_init(c, m, 0, 0, NULL, 0);
     if (n == 0 || n >= sizeof(name)) {
-        refuse(c, n == 0 ? "/prompt NAME [ARG=VALUE...] (/prompts lists them)"
+        mcp_refuse(c, n == 0 ? "/prompt NAME [ARG=VALUE...] (/prompts lists them)"
                          : "the prompt's name is too long", NULL, NULL);
         return 1;
     }

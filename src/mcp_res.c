@@ -86,18 +86,6 @@ bool mote_mcp_res_find(const struct mote_mcp *m, const char *name, unsigned *whi
     return false;
 }
 
-/* The call ends at once with `a` (then b, c where not NULL) as its error. */
-static void refuse(struct mote_mcp_call *c, const char *a, const char *b, const char *d)
-{
-    struct mote_sb sb;
-
-    mote_sb_init(&sb, c->result, sizeof(c->result));
-    mote_sb_join(&sb, a, b, d);
-    c->len = sb.len;
-    c->is_error = true;
-    c->done = true;
-}
-
 /* Appends the names of the servers that offer resources to `sb`. */
 static void say_servers(const struct mote_mcp *m, struct mote_sb *sb)
 {
@@ -131,19 +119,19 @@ void mote_mcp_res_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigne
     c->which = (uint8_t)which;
     server[0] = cursor[0] = '\0';
     if (which >= MOTE_MCP_RES_TOOLS || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT) {
-        refuse(c, "the input is not an object", NULL, NULL);
+        mcp_refuse(c, "the input is not an object", NULL, NULL);
         return;
     }
     if (ts >= 0 && mote_json_cstr(j, ts, server, sizeof(server)) < 0) {
-        refuse(c, "\"server\" is not the name of an MCP server", NULL, NULL);
+        mcp_refuse(c, "\"server\" is not the name of an MCP server", NULL, NULL);
         return;
     }
     if (tc >= 0 && (which == RES_READ || mote_json_cstr(j, tc, cursor, sizeof(cursor)) < 0)) {
-        refuse(c, "\"cursor\" is not a cursor an answer gave", NULL, NULL);
+        mcp_refuse(c, "\"cursor\" is not a cursor an answer gave", NULL, NULL);
         return;
     }
     if (server[0] == '\0' && (which == RES_READ || cursor[0] != '\0')) {
-        refuse(c, "\"server\" is needed (servers with resources: ", NULL, NULL);
+        mcp_refuse(c, "\"server\" is needed (servers with resources: ", NULL, NULL);
         mote_sb_init(&sb, c->result + c->len, sizeof(c->result) - c->len);
         say_servers(m, &sb);
         mote_sb_s(&sb, ")");
@@ -154,7 +142,7 @@ void mote_mcp_res_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigne
         for (i = 0; i < m->n && strcmp(m->srv[i].name, server) != 0; i++) {
         }
         if (i >= m->n || !offers(&m->srv[i])) {
-            refuse(c, "no MCP server named '", server, "' offers resources now (servers with "
+            mcp_refuse(c, "no MCP server named '", server, "' offers resources now (servers with "
                                                        "resources: ");
             mote_sb_init(&sb, c->result + c->len, sizeof(c->result) - c->len);
             say_servers(m, &sb);
@@ -171,26 +159,24 @@ void mote_mcp_res_call_init(struct mote_mcp_call *c, struct mote_mcp *m, unsigne
     mote_jw_init(&w, mote_sb_put, &sb);
     mote_jw_obj(&w);
     if (cursor[0] != '\0') {
-        mote_jw_key(&w, "cursor");
-        mote_jw_str(&w, cursor);
+        mote_jw_kstr(&w, "cursor", cursor);
     }
     if (which == RES_READ) {
         /* (the result's buffer holds the URI meanwhile) */
         rc = mote_json_cstr(j, tu, c->result, sizeof(c->result));
         if (rc <= 0) {
-            refuse(c, rc == MOTE_ERR_TOO_LARGE ? "\"uri\" is over MOTE_MCP_RESULT_MAX bytes"
+            mcp_refuse(c, rc == MOTE_ERR_TOO_LARGE ? "\"uri\" is over MOTE_MCP_RESULT_MAX bytes"
                                                : "\"uri\" is needed: a resource's URI "
                                                  "(list_mcp_resources gives them)",
                    NULL, NULL);
             return;
         }
-        mote_jw_key(&w, "uri");
-        mote_jw_str(&w, c->result);
+        mote_jw_kstr(&w, "uri", c->result);
         c->result[0] = '\0';
     }
     mote_jw_obj_end(&w);
     if (w.err != 0)
-        refuse(c, "the request is over MOTE_MCP_PARAMS_MAX bytes (a URI that long?)", NULL,
+        mcp_refuse(c, "the request is over MOTE_MCP_PARAMS_MAX bytes (a URI that long?)", NULL,
                NULL);
 }
 

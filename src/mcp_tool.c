@@ -110,8 +110,7 @@ int mote_mcp_take_schema(const struct mote_json *j, int schema, char *out, size_
     mote_jw_init(&w, fixed_sink, &f);
     mote_jw_obj(&w);
     if (type < 0) {
-        mote_jw_key(&w, "type");
-        mote_jw_str(&w, "object");
+        mote_jw_kstr(&w, "type", "object");
     }
     for (i = 0, k = schema + 1; i < j->tok[schema].size && w.err == 0; i++) {
         char key[128];

@@ -166,37 +166,30 @@ void mote_sched_write(const struct mote_sched *s, struct mote_jw *w)
     static const char *const kinds[] = {"", "cron", "every", "at"};
     char d[48];
 
-    mote_jw_key(w, "id");
-    mote_jw_str(w, s->id);
-    mote_jw_key(w, "prompt");
-    mote_jw_str(w, s->prompt);
+    mote_jw_kstr(w, "id", s->id);
+    mote_jw_kstr(w, "prompt", s->prompt);
     mote_jw_key(w, kinds[s->kind <= MOTE_SCHED_AT ? s->kind : 0]);
     mote_jw_str(w, s->rule);
     if (s->tz[0] != '\0') {
-        mote_jw_key(w, "tz");
-        mote_jw_str(w, s->tz);
+        mote_jw_kstr(w, "tz", s->tz);
     }
     mote_jw_key(w, "conversation");
     if (s->conversation[0] != '\0')
         mote_jw_str(w, s->conversation);
     else
         mote_jw_null(w);
-    mote_jw_key(w, "catch_up");
-    mote_jw_str(w, s->catch_up == MOTE_CATCH_NONE ? "none" : "latest");
+    mote_jw_kstr(w, "catch_up", s->catch_up == MOTE_CATCH_NONE ? "none" : "latest");
     if (s->max_late_set) {
         struct mote_sb sb;
 
         mote_sb_init(&sb, d, sizeof(d));
         mote_sb_u(&sb, s->max_late_s);
         mote_sb_s(&sb, "s");
-        mote_jw_key(w, "max_late");
-        mote_jw_str(w, d);
+        mote_jw_kstr(w, "max_late", d);
     }
-    mote_jw_key(w, "enabled");
-    mote_jw_bool(w, s->enabled);
+    mote_jw_kbool(w, "enabled", s->enabled);
     if (s->created_by[0] != '\0') {
-        mote_jw_key(w, "created_by");
-        mote_jw_str(w, s->created_by);
+        mote_jw_kstr(w, "created_by", s->created_by);
     }
 }
 

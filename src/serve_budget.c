@@ -13,14 +13,10 @@
 void mote_serve_usage_json(struct mote_jw *w, const struct mote_rec_usage *u)
 {
     mote_jw_obj(w);
-    mote_jw_key(w, "input_tokens");
-    mote_jw_int(w, (int64_t)u->input);
-    mote_jw_key(w, "output_tokens");
-    mote_jw_int(w, (int64_t)u->output);
-    mote_jw_key(w, "cache_read_tokens");
-    mote_jw_int(w, (int64_t)u->cache_read);
-    mote_jw_key(w, "cache_write_tokens");
-    mote_jw_int(w, (int64_t)u->cache_write);
+    mote_jw_kint(w, "input_tokens", (int64_t)u->input);
+    mote_jw_kint(w, "output_tokens", (int64_t)u->output);
+    mote_jw_kint(w, "cache_read_tokens", (int64_t)u->cache_read);
+    mote_jw_kint(w, "cache_write_tokens", (int64_t)u->cache_write);
     mote_jw_obj_end(w);
 }
 
@@ -46,16 +42,11 @@ static void window(struct mote_jw *w, const char *key, const struct mote_budget_
     mote_jw_key(w, key);
     mote_jw_obj(w);
     when(w, "start", win->start);
-    mote_jw_key(w, "requests");
-    mote_jw_int(w, win->requests);
-    mote_jw_key(w, "input_tokens");
-    mote_jw_int(w, (int64_t)win->input);
-    mote_jw_key(w, "output_tokens");
-    mote_jw_int(w, (int64_t)win->output);
-    mote_jw_key(w, "cached_tokens");
-    mote_jw_int(w, (int64_t)win->cached);
-    mote_jw_key(w, "cost_micro");
-    mote_jw_int(w, mote_time_div((int64_t)win->cost_pico, 1000000u, NULL));
+    mote_jw_kint(w, "requests", win->requests);
+    mote_jw_kint(w, "input_tokens", (int64_t)win->input);
+    mote_jw_kint(w, "output_tokens", (int64_t)win->output);
+    mote_jw_kint(w, "cached_tokens", (int64_t)win->cached);
+    mote_jw_kint(w, "cost_micro", mote_time_div((int64_t)win->cost_pico, 1000000u, NULL));
     mote_jw_obj_end(w);
 }
 
@@ -91,12 +82,9 @@ void mote_serve_budget_json(struct serve *sv, struct mote_jw *w)
     mote_jw_obj_end(w);
     window(w, "hour", &b->hour);
     window(w, "day", &b->day);
-    mote_jw_key(w, "in_flight");
-    mote_jw_int(w, b->nholds);
-    mote_jw_key(w, "spent");
-    mote_jw_bool(w, blocked || b->err < 0);
-    mote_jw_key(w, "waiting");
-    mote_jw_int(w, waiting);
+    mote_jw_kint(w, "in_flight", b->nholds);
+    mote_jw_kbool(w, "spent", blocked || b->err < 0);
+    mote_jw_kint(w, "waiting", waiting);
     mote_jw_key(w, "reason");
     if (b->err < 0)
         mote_jw_str(w, "the budget's journal cannot be written: nothing is sent");

@@ -40,13 +40,10 @@ static void ev_open_call(struct serve *sv, struct mote_sb *k, struct mote_jw *w,
 {
     ev_open(sv, k, w, name);
     if (asked) {
-        mote_jw_key(w, "ask_id");
-        mote_jw_int(w, ev->ask_id);
+        mote_jw_kint(w, "ask_id", ev->ask_id);
     }
-    mote_jw_key(w, "call_id");
-    mote_jw_str(w, ev->id);
-    mote_jw_key(w, "name");
-    mote_jw_str(w, ev->name);
+    mote_jw_kstr(w, "call_id", ev->id);
+    mote_jw_kstr(w, "name", ev->name);
 }
 
 /* Sends the event to every client of conversation `id` that is caught up
@@ -152,12 +149,9 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         break;
     case MOTE_EV_STATE:
         ev_open(sv, &k, &w, "state");
-        mote_jw_key(&w, "state");
-        mote_jw_str(&w, mote_conv_state_name(ev->state));
-        mote_jw_key(&w, "loaded");
-        mote_jw_bool(&w, true);
-        mote_jw_key(&w, "busy");
-        mote_jw_bool(&w, mote_conv_busy(ev->conv));
+        mote_jw_kstr(&w, "state", mote_conv_state_name(ev->state));
+        mote_jw_kbool(&w, "loaded", true);
+        mote_jw_kbool(&w, "busy", mote_conv_busy(ev->conv));
         if (!mote_conv_busy(ev->conv))
             mote_serve_recover_soon(sv); /* a slot may be free for one waiting */
         break;
@@ -170,8 +164,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
             mote_jw_raw(&w, ev->input, ev->input_len);
         else
             mote_jw_null(&w);
-        mote_jw_key(&w, "input_bytes");
-        mote_jw_int(&w, (int64_t)ev->input_len);
+        mote_jw_kint(&w, "input_bytes", (int64_t)ev->input_len);
         if (ev->conv != NULL && mote_conv_pending(ev->conv, &call) == ev->ask_id) {
             mote_jw_key(&w, "record"); /* where the whole input is, inline or not */
             mote_jw_int(&w, (int64_t)call->rec_off);
@@ -185,20 +178,17 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         char iso[MOTE_ISO_MAX];
 
         ev_open(sv, &k, &w, "budget");
-        mote_jw_key(&w, "code");
-        mote_jw_str(&w, "budget");
+        mote_jw_kstr(&w, "code", "budget");
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
         mote_iso_write(iso, ev->until, 0, true);
-        mote_jw_key(&w, "until");
-        mote_jw_str(&w, iso);
+        mote_jw_kstr(&w, "until", iso);
         mote_httpd_say(&sv->http, id, ": ", ev->text);
         break;
     }
     case MOTE_EV_APPROVAL_EXPIRED:
         ev_open_call(sv, &k, &w, "approval_expired", ev, true);
-        mote_jw_key(&w, "timeout_ms");
-        mote_jw_int(&w, ev->timeout_ms);
+        mote_jw_kint(&w, "timeout_ms", ev->timeout_ms);
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
         mote_httpd_say(&sv->http, id, ": ", ev->text);
@@ -208,25 +198,18 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         break;
     case MOTE_EV_TOOL_RESULT:
         ev_open_call(sv, &k, &w, "tool_result", ev, false);
-        mote_jw_key(&w, "is_error");
-        mote_jw_bool(&w, ev->is_error);
-        mote_jw_key(&w, "bytes");
-        mote_jw_int(&w, (int64_t)ev->len);
+        mote_jw_kbool(&w, "is_error", ev->is_error);
+        mote_jw_kint(&w, "bytes", (int64_t)ev->len);
         break;
     case MOTE_EV_TURN_END:
         ev_open(sv, &k, &w, "turn_end");
-        mote_jw_key(&w, "stop_reason");
-        mote_jw_str(&w, ev->stop_reason != NULL ? ev->stop_reason : "");
+        mote_jw_kstr(&w, "stop_reason", ev->stop_reason != NULL ? ev->stop_reason : "");
         mote_jw_key(&w, "usage");
         mote_jw_obj(&w);
-        mote_jw_key(&w, "input_tokens");
-        mote_jw_int(&w, (int64_t)ev->turn_usage.input_tokens);
-        mote_jw_key(&w, "output_tokens");
-        mote_jw_int(&w, (int64_t)ev->turn_usage.output_tokens);
-        mote_jw_key(&w, "cache_read_tokens");
-        mote_jw_int(&w, (int64_t)ev->turn_usage.cache_read_tokens);
-        mote_jw_key(&w, "cache_write_tokens");
-        mote_jw_int(&w, (int64_t)ev->turn_usage.cache_write_tokens);
+        mote_jw_kint(&w, "input_tokens", (int64_t)ev->turn_usage.input_tokens);
+        mote_jw_kint(&w, "output_tokens", (int64_t)ev->turn_usage.output_tokens);
+        mote_jw_kint(&w, "cache_read_tokens", (int64_t)ev->turn_usage.cache_read_tokens);
+        mote_jw_kint(&w, "cache_write_tokens", (int64_t)ev->turn_usage.cache_write_tokens);
         mote_jw_obj_end(&w);
         mote_serve_recover_soon(sv);
         break;
@@ -235,8 +218,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         break;
     case MOTE_EV_RECOVERY:
         ev_open(sv, &k, &w, "recovery");
-        mote_jw_key(&w, "action");
-        mote_jw_str(&w, mote_recovery_name((enum mote_recovery_action)ev->code));
+        mote_jw_kstr(&w, "action", mote_recovery_name((enum mote_recovery_action)ev->code));
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
         mote_httpd_say(&sv->http, id, ": ", ev->text);
@@ -249,12 +231,11 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         break;
     case MOTE_EV_ERROR:
         ev_open(sv, &k, &w, "error");
-        mote_jw_key(&w, "code");
-        mote_jw_str(&w, mote_err_name(ev->code)); /* stable: "rate_limit", "storage", ... */
+        mote_jw_kstr(&w, "code",
+                     mote_err_name(ev->code)); /* stable: "rate_limit", "storage", ... */
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
-        mote_jw_key(&w, "fatal");
-        mote_jw_bool(&w, ev->fatal);
+        mote_jw_kbool(&w, "fatal", ev->fatal);
         mote_httpd_say(&sv->http, id, ": ", ev->text);
         mote_serve_recover_soon(sv);
         break;

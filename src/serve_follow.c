@@ -278,18 +278,25 @@ static int calls_conv(struct serve *sv, struct serve_mcp_sess *se, struct mote_c
     return 0;
 }
 
-/* Keeps a waiting follow's input in its text. False: too long to keep. */
-static bool keep(struct serve_follow *f, const char *input, size_t len)
+/* The follow waits: its input is kept in its text, to start when a slot or
+ * the conversation's load allows (`load`: the disk worker is asked to go
+ * on). Input too long to keep: the follow fails as busy, saying `why`. */
+static int wait_for(struct serve *sv, struct serve_follow *f, const char *input, size_t len,
+                    bool load, const char *why)
 {
-    if (f->kept)
-        return true;
-    if (len > sizeof(f->text))
-        return false;
-    if (input != f->text)
-        memmove(f->text, input, len);
-    f->text_len = len;
-    f->kept = true;
-    return true;
+    if (!f->kept) {
+        if (len > sizeof(f->text)) {
+            fail(sv, f, MOTE_ERR_BUSY, why, NULL);
+            return MOTE_ERR_BUSY;
+        }
+        if (input != f->text)
+            memmove(f->text, input, len);
+        f->text_len = len;
+        f->kept = true;
+    }
+    if (load)
+        mote_serve_disk_kick(sv);
+    return 0;
 }
 
 static void progress_arm(struct serve *sv);
@@ -340,18 +347,10 @@ static int start_call(struct serve *sv, struct serve_follow *f, const char *inpu
             return rc;
         }
     }
-    if (rc == MOTE_ERR_AGAIN || rc == MOTE_ERR_BUSY || rc == MOTE_ERR_FULL) {
-        if (!keep(f, input, len)) {
-            fail(sv, f, MOTE_ERR_BUSY,
-                 "busy: another call of this session runs, and these arguments are too large to "
-                 "wait (MOTE_SERVE_FOLLOW_TEXT)",
-                 NULL);
-            return MOTE_ERR_BUSY;
-        }
-        if (rc == MOTE_ERR_AGAIN)
-            mote_serve_disk_kick(sv);
-        return 0;
-    }
+    if (rc == MOTE_ERR_AGAIN || rc == MOTE_ERR_BUSY || rc == MOTE_ERR_FULL)
+        return wait_for(sv, f, input, len, rc == MOTE_ERR_AGAIN,
+                        "busy: another call of this session runs, and these arguments are too "
+                        "large to wait (MOTE_SERVE_FOLLOW_TEXT)");
     fail(sv, f, rc, "the call cannot start: ", mote_strerror(rc));
     return rc;
 }
@@ -379,17 +378,10 @@ static int start_turn(struct serve *sv, struct serve_follow *f, const char *text
         running(sv, f);
         return 0;
     }
-    if (rc == MOTE_ERR_AGAIN) {
-        if (!keep(f, text, len)) {
-            fail(sv, f, MOTE_ERR_BUSY,
-                 "busy: the conversation is being loaded, and this message is too long to wait "
-                 "(MOTE_SERVE_FOLLOW_TEXT)",
-                 NULL);
-            return MOTE_ERR_BUSY;
-        }
-        mote_serve_disk_kick(sv);
-        return 0;
-    }
+    if (rc == MOTE_ERR_AGAIN)
+        return wait_for(sv, f, text, len, true,
+                        "busy: the conversation is being loaded, and this message is too long to "
+                        "wait (MOTE_SERVE_FOLLOW_TEXT)");
     switch (rc) {
     case MOTE_ERR_BUSY:
         fail(sv, f, rc, "busy: a turn runs in conversation ", f->conv);

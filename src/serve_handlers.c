@@ -161,31 +161,21 @@ void mote_serve_http_health(struct serve *sv, struct mote_httpd_conn *c)
         busy += mote_conv_busy(&s->conv[i]);
     }
     answer_open(sv, &k, &w);
-    mote_jw_key(&w, "status");
-    mote_jw_str(&w, sv->pub->phase == MOTE_SERVE_RUN ? "ok" : "shutting_down");
-    mote_jw_key(&w, "version");
-    mote_jw_str(&w, mote_version());
-    mote_jw_key(&w, "model");
-    mote_jw_str(&w, sv->conf.conv->model != NULL ? sv->conf.conv->model : "");
+    mote_jw_kstr(&w, "status", sv->pub->phase == MOTE_SERVE_RUN ? "ok" : "shutting_down");
+    mote_jw_kstr(&w, "version", mote_version());
+    mote_jw_kstr(&w, "model", sv->conf.conv->model != NULL ? sv->conf.conv->model : "");
     mote_jw_key(&w, "conversations");
     mote_jw_obj(&w);
-    mote_jw_key(&w, "loaded");
-    mote_jw_int(&w, loaded);
-    mote_jw_key(&w, "busy");
-    mote_jw_int(&w, busy);
-    mote_jw_key(&w, "max");
-    mote_jw_int(&w, MOTE_MAX_CONVERSATIONS);
-    mote_jw_key(&w, "recovering");
-    mote_jw_int(&w, sv->nrec);
+    mote_jw_kint(&w, "loaded", loaded);
+    mote_jw_kint(&w, "busy", busy);
+    mote_jw_kint(&w, "max", MOTE_MAX_CONVERSATIONS);
+    mote_jw_kint(&w, "recovering", sv->nrec);
     mote_jw_obj_end(&w);
     mote_jw_key(&w, "connections");
     mote_jw_obj(&w);
-    mote_jw_key(&w, "open");
-    mote_jw_int(&w, sv->http.nconns);
-    mote_jw_key(&w, "max");
-    mote_jw_int(&w, MOTE_SERVE_MAX_CONNS);
-    mote_jw_key(&w, "refused");
-    mote_jw_int(&w, sv->http.refused);
+    mote_jw_kint(&w, "open", sv->http.nconns);
+    mote_jw_kint(&w, "max", MOTE_SERVE_MAX_CONNS);
+    mote_jw_kint(&w, "refused", sv->http.refused);
     mote_jw_obj_end(&w);
     mote_serve_budget_json(sv, &w);
     mote_serve_sched_health(sv, &w);
@@ -207,28 +197,20 @@ size_t mote_serve_list_entry(struct serve *sv, const char *id, const struct serv
     mote_sb_init(&k, sv->resp, sizeof(sv->resp));
     mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, id);
+    mote_jw_kstr(&w, "id", id);
     mote_jw_key(&w, "state");
     mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv))
                                : mote_serve_sum_state(e, holder));
-    mote_jw_key(&w, "loaded");
-    mote_jw_bool(&w, cv != NULL);
-    mote_jw_key(&w, "busy");
-    mote_jw_bool(&w, cv != NULL && mote_conv_busy(cv));
-    mote_jw_key(&w, "bytes");
-    mote_jw_int(&w, (int64_t)e->bytes);
-    mote_jw_key(&w, "user_messages");
-    mote_jw_int(&w, e->user_messages);
-    mote_jw_key(&w, "first");
-    mote_jw_str(&w, e->first);
+    mote_jw_kbool(&w, "loaded", cv != NULL);
+    mote_jw_kbool(&w, "busy", cv != NULL && mote_conv_busy(cv));
+    mote_jw_kint(&w, "bytes", (int64_t)e->bytes);
+    mote_jw_kint(&w, "user_messages", e->user_messages);
+    mote_jw_kstr(&w, "first", e->first);
     if (cv == NULL && e->rc < 0 && e->rc != MOTE_ERR_NOTSUP) {
-        mote_jw_key(&w, "bad_line");
-        mote_jw_int(&w, e->bad_line);
+        mote_jw_kint(&w, "bad_line", e->bad_line);
     }
     if (cv == NULL && holder > 0) {
-        mote_jw_key(&w, "holder");
-        mote_jw_int(&w, holder);
+        mote_jw_kint(&w, "holder", holder);
     }
     mote_jw_obj_end(&w);
     return w.err == 0 ? k.len : 0;
@@ -440,10 +422,8 @@ void mote_serve_http_create(struct serve *sv, struct mote_httpd_conn *c, const c
         return;
     }
     answer_open(sv, &k, &w);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, mote_conv_id(cv));
-    mote_jw_key(&w, "state");
-    mote_jw_str(&w, mote_conv_state_name(mote_conv_state(cv)));
+    mote_jw_kstr(&w, "id", mote_conv_id(cv));
+    mote_jw_kstr(&w, "state", mote_conv_state_name(mote_conv_state(cv)));
     mote_sb_init(&loc, where, sizeof(where));
     mote_sb_s(&loc, "Location: /v1/conversations/");
     mote_sb_s(&loc, mote_conv_id(cv)); /* an id: nothing to escape */
@@ -490,20 +470,14 @@ void mote_serve_http_get(struct serve *sv, struct mote_httpd_conn *c, const char
         return;
     }
     answer_open(sv, &k, &w);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, id);
-    mote_jw_key(&w, "state");
-    mote_jw_str(&w, look.state);
-    mote_jw_key(&w, "loaded");
-    mote_jw_bool(&w, look.cv != NULL);
-    mote_jw_key(&w, "busy");
-    mote_jw_bool(&w, look.busy);
+    mote_jw_kstr(&w, "id", id);
+    mote_jw_kstr(&w, "state", look.state);
+    mote_jw_kbool(&w, "loaded", look.cv != NULL);
+    mote_jw_kbool(&w, "busy", look.busy);
     if (look.holder > 0) {
-        mote_jw_key(&w, "holder");
-        mote_jw_int(&w, look.holder);
+        mote_jw_kint(&w, "holder", look.holder);
     }
-    mote_jw_key(&w, "size");
-    mote_jw_int(&w, (int64_t)look.end);
+    mote_jw_kint(&w, "size", (int64_t)look.end);
     mote_jw_key(&w, "last_error");
     if (look.last_error[0] != '\0')
         mote_jw_str(&w, look.last_error);
@@ -560,8 +534,7 @@ void mote_serve_http_delete(struct serve *sv, struct mote_httpd_conn *c, const c
         return;
     }
     answer_open(sv, &k, &w);
-    mote_jw_key(&w, "removed");
-    mote_jw_str(&w, id);
+    mote_jw_kstr(&w, "removed", id);
     answer_send(c, 200, &k, &w);
 }
 
@@ -576,13 +549,10 @@ static void accepted(struct serve *sv, struct mote_httpd_conn *c, struct mote_co
     struct mote_jw w;
 
     answer_open(sv, &k, &w);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, mote_conv_id(cv));
-    mote_jw_key(&w, "state");
-    mote_jw_str(&w, state != NULL ? state : mote_conv_state_name(mote_conv_state(cv)));
+    mote_jw_kstr(&w, "id", mote_conv_id(cv));
+    mote_jw_kstr(&w, "state", state != NULL ? state : mote_conv_state_name(mote_conv_state(cv)));
     if (offset >= 0) {
-        mote_jw_key(&w, "offset");
-        mote_jw_int(&w, offset);
+        mote_jw_kint(&w, "offset", offset);
     }
     answer_send(c, 202, &k, &w);
 }
@@ -727,12 +697,9 @@ void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const
         return;
     }
     answer_open(sv, &k, &w);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, mote_conv_id(cv));
-    mote_jw_key(&w, "call_id");
-    mote_jw_str(&w, call_id);
-    mote_jw_key(&w, "answer");
-    mote_jw_str(&w, answer);
+    mote_jw_kstr(&w, "id", mote_conv_id(cv));
+    mote_jw_kstr(&w, "call_id", call_id);
+    mote_jw_kstr(&w, "answer", answer);
     answer_send(c, 202, &k, &w); /* taken: the call runs (or is refused) from here */
 }
 

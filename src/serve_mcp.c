@@ -348,8 +348,7 @@ static int id_of(const struct mote_json *j, int t, char *out, size_t cap)
 void mote_serve_rpc_open(struct mote_jw *w, const char *id)
 {
     mote_jw_obj(w);
-    mote_jw_key(w, "jsonrpc");
-    mote_jw_str(w, "2.0");
+    mote_jw_kstr(w, "jsonrpc", "2.0");
     mote_jw_key(w, "id");
     if (id != NULL && id[0] != '\0')
         mote_jw_raw(w, id, strlen(id));
@@ -362,10 +361,8 @@ void mote_serve_rpc_error(struct mote_jw *w, const char *id, int code, const cha
     mote_serve_rpc_open(w, id);
     mote_jw_key(w, "error");
     mote_jw_obj(w);
-    mote_jw_key(w, "code");
-    mote_jw_int(w, code);
-    mote_jw_key(w, "message");
-    mote_jw_str(w, msg);
+    mote_jw_kint(w, "code", code);
+    mote_jw_kstr(w, "message", msg);
     mote_jw_obj_end(w);
     mote_jw_obj_end(w);
 }
@@ -476,25 +473,20 @@ static void do_initialize(struct ans *a, const char *id, int params)
     ans_begin(a, &w, id);
     mote_jw_key(&w, "result");
     mote_jw_obj(&w);
-    mote_jw_key(&w, "protocolVersion");
-    mote_jw_str(&w, versions[v]);
+    mote_jw_kstr(&w, "protocolVersion", versions[v]);
     mote_jw_key(&w, "capabilities");
     mote_jw_obj(&w);
     mote_jw_key(&w, "tools");
     mote_jw_obj(&w);
-    mote_jw_key(&w, "listChanged");
-    mote_jw_bool(&w, true);
+    mote_jw_kbool(&w, "listChanged", true);
     mote_jw_obj_end(&w);
     mote_jw_obj_end(&w);
     mote_jw_key(&w, "serverInfo");
     mote_jw_obj(&w);
-    mote_jw_key(&w, "name");
-    mote_jw_str(&w, "mote");
-    mote_jw_key(&w, "version");
-    mote_jw_str(&w, mote_version());
+    mote_jw_kstr(&w, "name", "mote");
+    mote_jw_kstr(&w, "version", mote_version());
     mote_jw_obj_end(&w);
-    mote_jw_key(&w, "instructions");
-    mote_jw_str(&w, instructions);
+    mote_jw_kstr(&w, "instructions", instructions);
     mote_jw_obj_end(&w);
     ans_end(a, &w, id);
 }
@@ -547,17 +539,14 @@ static void do_list(struct ans *a, const char *id, int params)
         if (n > 0 && a->sb.len >= page_end)
             break;
         mote_jw_obj(&w);
-        mote_jw_key(&w, "name");
-        mote_jw_str(&w, o.name);
-        mote_jw_key(&w, "description");
-        mote_jw_str(&w, o.desc);
+        mote_jw_kstr(&w, "name", o.name);
+        mote_jw_kstr(&w, "description", o.desc);
         mote_jw_key(&w, "inputSchema");
         mote_jw_raw(&w, o.schema, strlen(o.schema));
         if (o.read_only) {
             mote_jw_key(&w, "annotations");
             mote_jw_obj(&w);
-            mote_jw_key(&w, "readOnlyHint");
-            mote_jw_bool(&w, true);
+            mote_jw_kbool(&w, "readOnlyHint", true);
             mote_jw_obj_end(&w);
         }
         mote_jw_obj_end(&w);
@@ -580,8 +569,7 @@ static void do_list(struct ans *a, const char *id, int params)
         mote_sb_u(&cb, sv->mcp.list_gen);
         mote_sb_s(&cb, ".");
         mote_sb_u(&cb, start + n);
-        mote_jw_key(&w, "nextCursor");
-        mote_jw_str(&w, cur);
+        mote_jw_kstr(&w, "nextCursor", cur);
     }
     mote_jw_obj_end(&w);
     ans_end(a, &w, id);

@@ -78,14 +78,11 @@ static void rpc_out(struct serve *sv, struct mote_sb *sb, struct mote_jw *w, int
     mote_sb_init(sb, sv->resp, sizeof(sv->resp));
     mote_jw_init(w, mote_sb_put, sb);
     mote_jw_obj(w);
-    mote_jw_key(w, "jsonrpc");
-    mote_jw_str(w, "2.0");
+    mote_jw_kstr(w, "jsonrpc", "2.0");
     if (id != 0) {
-        mote_jw_key(w, "id");
-        mote_jw_int(w, id);
+        mote_jw_kint(w, "id", id);
     }
-    mote_jw_key(w, "method");
-    mote_jw_str(w, method);
+    mote_jw_kstr(w, "method", method);
 }
 
 /* The elicitation of follow f's approval into sv->resp: its length, or 0
@@ -163,8 +160,7 @@ static size_t progress_note(struct serve *sv, struct serve_follow *f)
     mote_jw_obj(&w);
     mote_jw_key(&w, "progressToken");
     mote_jw_raw(&w, f->token, strlen(f->token));
-    mote_jw_key(&w, "progress");
-    mote_jw_int(&w, (int64_t)++f->progress);
+    mote_jw_kint(&w, "progress", (int64_t)++f->progress);
     mote_jw_key(&w, "message");
     if (f->kind == SF_ASK && f->sent < f->text_len && !asking) {
         /* the answer as it streams: what came since the last note */
@@ -193,10 +189,8 @@ static size_t note(struct serve *sv, const char *method, int64_t cancel_id)
     if (cancel_id != 0) {
         mote_jw_key(&w, "params");
         mote_jw_obj(&w);
-        mote_jw_key(&w, "requestId");
-        mote_jw_int(&w, cancel_id);
-        mote_jw_key(&w, "reason");
-        mote_jw_str(&w, "answered on the device");
+        mote_jw_kint(&w, "requestId", cancel_id);
+        mote_jw_kstr(&w, "reason", "answered on the device");
         mote_jw_obj_end(&w);
     }
     mote_jw_obj_end(&w);

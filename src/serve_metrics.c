@@ -462,23 +462,16 @@ void mote_serve_metrics_json(struct serve *sv, struct mote_jw *w)
 
     snap_take(sv, &s);
     mote_jw_obj(w);
-    mote_jw_key(w, "version");
-    mote_jw_str(w, mote_version());
-    mote_jw_key(w, "model");
-    mote_jw_str(w, sv->conf.conv->model != NULL ? sv->conf.conv->model : "");
-    mote_jw_key(w, "uptime_s");
-    mote_jw_int(w, s.uptime_s);
+    mote_jw_kstr(w, "version", mote_version());
+    mote_jw_kstr(w, "model", sv->conf.conv->model != NULL ? sv->conf.conv->model : "");
+    mote_jw_kint(w, "uptime_s", s.uptime_s);
     mote_jw_key(w, "turns");
     mote_jw_obj(w);
-    mote_jw_key(w, "answered");
-    mote_jw_int(w, (int64_t)m->turns_answered);
-    mote_jw_key(w, "cancelled");
-    mote_jw_int(w, (int64_t)m->turns_cancelled);
-    mote_jw_key(w, "failed");
-    mote_jw_int(w, (int64_t)m->turns_failed);
+    mote_jw_kint(w, "answered", (int64_t)m->turns_answered);
+    mote_jw_kint(w, "cancelled", (int64_t)m->turns_cancelled);
+    mote_jw_kint(w, "failed", (int64_t)m->turns_failed);
     mote_jw_obj_end(w);
-    mote_jw_key(w, "model_requests");
-    mote_jw_int(w, (int64_t)m->model_requests);
+    mote_jw_kint(w, "model_requests", (int64_t)m->model_requests);
     mote_jw_key(w, "tokens");
     mote_jw_obj(w);
     for (i = 0; i < 4; i++) {
@@ -499,21 +492,15 @@ void mote_serve_metrics_json(struct serve *sv, struct mote_jw *w)
         mote_jw_key(w, mote_err_name(m->errors[i].code));
         mote_jw_int(w, (int64_t)m->errors[i].n);
     }
-    mote_jw_key(w, "other");
-    mote_jw_int(w, (int64_t)m->errors_other);
+    mote_jw_kint(w, "other", (int64_t)m->errors_other);
     mote_jw_obj_end(w);
-    mote_jw_key(w, "tool_calls");
-    mote_jw_int(w, (int64_t)m->tool_calls);
-    mote_jw_key(w, "tool_errors");
-    mote_jw_int(w, (int64_t)m->tool_errors);
+    mote_jw_kint(w, "tool_calls", (int64_t)m->tool_calls);
+    mote_jw_kint(w, "tool_errors", (int64_t)m->tool_errors);
     mote_jw_key(w, "approvals");
     mote_jw_obj(w);
-    mote_jw_key(w, "pending");
-    mote_jw_int(w, s.pending);
-    mote_jw_key(w, "asked");
-    mote_jw_int(w, (int64_t)m->approvals_asked);
-    mote_jw_key(w, "expired");
-    mote_jw_int(w, (int64_t)m->approvals_expired);
+    mote_jw_kint(w, "pending", s.pending);
+    mote_jw_kint(w, "asked", (int64_t)m->approvals_asked);
+    mote_jw_kint(w, "expired", (int64_t)m->approvals_expired);
     mote_jw_obj_end(w);
     mote_jw_key(w, "budget");
     n = limits_of(sv, lim);
@@ -530,8 +517,7 @@ void mote_serve_metrics_json(struct serve *sv, struct mote_jw *w)
             mote_jw_int(w, (int64_t)(lim[i].used < lim[i].limit ? lim[i].limit - lim[i].used : 0));
             mote_jw_obj_end(w);
         }
-        mote_jw_key(w, "waiting");
-        mote_jw_int(w, s.budget_waiting);
+        mote_jw_kint(w, "waiting", s.budget_waiting);
         mote_jw_obj_end(w);
     }
     /* the tightest limit, in percent of it (Home Assistant's "budget left") */
@@ -555,27 +541,19 @@ void mote_serve_metrics_json(struct serve *sv, struct mote_jw *w)
     }
     mote_jw_key(w, "conversations");
     mote_jw_obj(w);
-    mote_jw_key(w, "loaded");
-    mote_jw_int(w, s.loaded);
-    mote_jw_key(w, "busy");
-    mote_jw_int(w, s.busy);
-    mote_jw_key(w, "stored");
-    mote_jw_int(w, (int64_t)s.on_disk);
+    mote_jw_kint(w, "loaded", s.loaded);
+    mote_jw_kint(w, "busy", s.busy);
+    mote_jw_kint(w, "stored", (int64_t)s.on_disk);
     mote_jw_obj_end(w);
-    mote_jw_key(w, "journal_bytes");
-    mote_jw_int(w, (int64_t)s.journal_bytes);
+    mote_jw_kint(w, "journal_bytes", (int64_t)s.journal_bytes);
     mote_jw_key(w, "rss_bytes");
     if (s.have_rss)
         mote_jw_int(w, (int64_t)s.rss);
     else
         mote_jw_null(w);
-    mote_jw_key(w, "loop_lag_ms");
-    mote_jw_int(w, m->lag_ms);
-    mote_jw_key(w, "loop_lag_max_ms");
-    mote_jw_int(w, m->lag_max_ms);
-    mote_jw_key(w, "http_requests");
-    mote_jw_int(w, (int64_t)m->http_requests);
-    mote_jw_key(w, "mqtt_requests");
-    mote_jw_int(w, (int64_t)m->mqtt_requests);
+    mote_jw_kint(w, "loop_lag_ms", m->lag_ms);
+    mote_jw_kint(w, "loop_lag_max_ms", m->lag_max_ms);
+    mote_jw_kint(w, "http_requests", (int64_t)m->http_requests);
+    mote_jw_kint(w, "mqtt_requests", (int64_t)m->mqtt_requests);
     mote_jw_obj_end(w);
 }

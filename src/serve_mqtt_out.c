@@ -65,28 +65,18 @@ int mote_serve_mqtt_status(struct mq *q, const char *state, const char *reason)
     mote_sb_init(&k, q->pay, sizeof(q->pay));
     mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "state");
-    mote_jw_str(&w, state);
+    mote_jw_kstr(&w, "state", state);
     if (reason != NULL) {
-        mote_jw_key(&w, "reason");
-        mote_jw_str(&w, reason);
+        mote_jw_kstr(&w, "reason", reason);
     } else {
-        mote_jw_key(&w, "id");
-        mote_jw_str(&w, sv->conf.mqtt_id);
-        mote_jw_key(&w, "version");
-        mote_jw_str(&w, mote_version());
-        mote_jw_key(&w, "model");
-        mote_jw_str(&w, sv->conf.conv->model != NULL ? sv->conf.conv->model : "");
-        mote_jw_key(&w, "in");
-        mote_jw_str(&w, q->t_in);
-        mote_jw_key(&w, "error");
-        mote_jw_str(&w, q->t_error);
-        mote_jw_key(&w, "max_conversations");
-        mote_jw_int(&w, MOTE_MAX_CONVERSATIONS);
-        mote_jw_key(&w, "payload_max");
-        mote_jw_int(&w, MOTE_MQTT_PAYLOAD_MAX);
-        mote_jw_key(&w, "connects");
-        mote_jw_int(&w, q->connects);
+        mote_jw_kstr(&w, "id", sv->conf.mqtt_id);
+        mote_jw_kstr(&w, "version", mote_version());
+        mote_jw_kstr(&w, "model", sv->conf.conv->model != NULL ? sv->conf.conv->model : "");
+        mote_jw_kstr(&w, "in", q->t_in);
+        mote_jw_kstr(&w, "error", q->t_error);
+        mote_jw_kint(&w, "max_conversations", MOTE_MAX_CONVERSATIONS);
+        mote_jw_kint(&w, "payload_max", MOTE_MQTT_PAYLOAD_MAX);
+        mote_jw_kint(&w, "connects", q->connects);
     }
     mote_jw_obj_end(&w);
     if (w.err != 0)
@@ -140,18 +130,15 @@ int mote_serve_mqtt_approvals(struct mq *q, bool force, bool closing)
         if (!cv->used || mote_conv_pending(cv, NULL) == 0)
             continue;
         mote_jw_obj(&w);
-        mote_jw_key(&w, "conversation");
-        mote_jw_str(&w, mote_conv_id(cv));
+        mote_jw_kstr(&w, "conversation", mote_conv_id(cv));
         mote_serve_question_json(sv, cv, &w, SERVE_INPUT_INLINE_MAX);
         mote_jw_obj_end(&w);
         count++;
     }
     mote_jw_arr_end(&w);
-    mote_jw_key(&w, "count");
-    mote_jw_int(&w, count);
+    mote_jw_kint(&w, "count", count);
     if (closing) {
-        mote_jw_key(&w, "reason");
-        mote_jw_str(&w, "mote stopped: questions are asked again when it is back");
+        mote_jw_kstr(&w, "reason", "mote stopped: questions are asked again when it is back");
     }
     mote_jw_obj_end(&w);
     if (w.err != 0)
@@ -197,10 +184,8 @@ int mote_serve_mqtt_error(struct mq *q, const char *rid, const char *conv, const
         mote_jw_str(&w, conv);
     else
         mote_jw_null(&w);
-    mote_jw_key(&w, "error");
-    mote_jw_str(&w, code);
-    mote_jw_key(&w, "message");
-    mote_jw_str(&w, m);
+    mote_jw_kstr(&w, "error", code);
+    mote_jw_kstr(&w, "message", m);
     mote_jw_obj_end(&w);
     if (w.err != 0)
         return w.err;
@@ -399,16 +384,12 @@ static int publish_state(struct mq *q, struct mq_out *o)
     mote_sb_init(&k, q->pay, sizeof(q->pay));
     mote_jw_init(&w, mote_sb_put, &k);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "event");
-    mote_jw_str(&w, "state");
+    mote_jw_kstr(&w, "event", "state");
     mote_jw_key(&w, "data");
     mote_jw_obj(&w);
-    mote_jw_key(&w, "state");
-    mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv)) : "idle");
-    mote_jw_key(&w, "loaded");
-    mote_jw_bool(&w, cv != NULL);
-    mote_jw_key(&w, "busy");
-    mote_jw_bool(&w, cv != NULL && mote_conv_busy(cv));
+    mote_jw_kstr(&w, "state", cv != NULL ? mote_conv_state_name(mote_conv_state(cv)) : "idle");
+    mote_jw_kbool(&w, "loaded", cv != NULL);
+    mote_jw_kbool(&w, "busy", cv != NULL && mote_conv_busy(cv));
     mote_serve_approval_json(sv, cv, &w, SERVE_INPUT_INLINE_MAX);
     mote_jw_obj_end(&w);
     mote_jw_obj_end(&w);

@@ -38,8 +38,7 @@ static size_t error_body(char *buf, size_t cap, unsigned status, const char *cod
     mote_jw_obj(&w);
     mote_jw_key(&w, "error");
     mote_jw_obj(&w);
-    mote_jw_key(&w, "message");
-    mote_jw_str(&w, message);
+    mote_jw_kstr(&w, "message", message);
     mote_jw_key(&w, "type");
     mote_jw_str(&w, status == 401   ? "authentication_error"
                     : status == 429 ? "rate_limit_error"
@@ -47,8 +46,7 @@ static size_t error_body(char *buf, size_t cap, unsigned status, const char *cod
                                     : "server_error");
     mote_jw_key(&w, "param");
     mote_jw_null(&w);
-    mote_jw_key(&w, "code");
-    mote_jw_str(&w, code);
+    mote_jw_kstr(&w, "code", code);
     mote_jw_obj_end(&w);
     mote_jw_obj_end(&w);
     return w.err == 0 ? sb.len : 0;
@@ -117,19 +115,14 @@ void mote_serve_oai_models(struct serve *sv, struct mote_httpd_conn *c)
     mote_sb_init(&sb, body, sizeof(body));
     mote_jw_init(&w, mote_sb_put, &sb);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "object");
-    mote_jw_str(&w, "list");
+    mote_jw_kstr(&w, "object", "list");
     mote_jw_key(&w, "data");
     mote_jw_arr(&w);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "id");
-    mote_jw_str(&w, model_name(sv));
-    mote_jw_key(&w, "object");
-    mote_jw_str(&w, "model");
-    mote_jw_key(&w, "created");
-    mote_jw_int(&w, 0);
-    mote_jw_key(&w, "owned_by");
-    mote_jw_str(&w, "mote");
+    mote_jw_kstr(&w, "id", model_name(sv));
+    mote_jw_kstr(&w, "object", "model");
+    mote_jw_kint(&w, "created", 0);
+    mote_jw_kstr(&w, "owned_by", "mote");
     mote_jw_obj_end(&w);
     mote_jw_arr_end(&w);
     mote_jw_obj_end(&w);
@@ -357,14 +350,10 @@ static void opening(struct serve *sv, struct serve_follow *f, struct mote_jw *w,
     mote_sb_join(&sb, "chatcmpl-", f->conv, "-");
     mote_sb_u(&sb, f->user_off);
     mote_jw_obj(w);
-    mote_jw_key(w, "id");
-    mote_jw_str(w, id);
-    mote_jw_key(w, "object");
-    mote_jw_str(w, object);
-    mote_jw_key(w, "created");
-    mote_jw_int(w, f->created);
-    mote_jw_key(w, "model");
-    mote_jw_str(w, model_name(sv));
+    mote_jw_kstr(w, "id", id);
+    mote_jw_kstr(w, "object", object);
+    mote_jw_kint(w, "created", f->created);
+    mote_jw_kstr(w, "model", model_name(sv));
 }
 
 static void usage_obj(struct mote_jw *w, const struct mote_usage *u)
@@ -373,16 +362,12 @@ static void usage_obj(struct mote_jw *w, const struct mote_usage *u)
 
     mote_jw_key(w, "usage");
     mote_jw_obj(w);
-    mote_jw_key(w, "prompt_tokens");
-    mote_jw_int(w, (int64_t)prompt);
-    mote_jw_key(w, "completion_tokens");
-    mote_jw_int(w, (int64_t)u->output_tokens);
-    mote_jw_key(w, "total_tokens");
-    mote_jw_int(w, (int64_t)(prompt + u->output_tokens));
+    mote_jw_kint(w, "prompt_tokens", (int64_t)prompt);
+    mote_jw_kint(w, "completion_tokens", (int64_t)u->output_tokens);
+    mote_jw_kint(w, "total_tokens", (int64_t)(prompt + u->output_tokens));
     mote_jw_key(w, "prompt_tokens_details");
     mote_jw_obj(w);
-    mote_jw_key(w, "cached_tokens");
-    mote_jw_int(w, (int64_t)u->cache_read_tokens);
+    mote_jw_kint(w, "cached_tokens", (int64_t)u->cache_read_tokens);
     mote_jw_obj_end(w);
     mote_jw_obj_end(w);
 }
@@ -490,8 +475,7 @@ static size_t chunk_json(struct serve *sv, struct serve_follow *f, const char *d
     mote_jw_arr(&w);
     if (!usage) {
         mote_jw_obj(&w);
-        mote_jw_key(&w, "index");
-        mote_jw_int(&w, 0);
+        mote_jw_kint(&w, "index", 0);
         mote_jw_key(&w, "delta");
         mote_jw_raw(&w, delta, strlen(delta));
         mote_jw_key(&w, "finish_reason");

@@ -41,8 +41,7 @@ static void iso(struct mote_jw *w, const char *key, int64_t t)
 static void occurrence(struct mote_jw *w, int64_t key, int64_t at)
 {
     mote_jw_obj(w);
-    mote_jw_key(w, "key");
-    mote_jw_int(w, key);
+    mote_jw_kint(w, "key", key);
     iso(w, "at", at);
 }
 
@@ -52,8 +51,7 @@ void mote_sched_json(struct sched *q, const struct sched_slot *s, struct mote_jw
 
     mote_jw_obj(w);
     mote_sched_write(&s->def, w);
-    mote_jw_key(w, "origin");
-    mote_jw_str(w, origins[s->def.origin <= MOTE_SCHED_FILE ? s->def.origin : 0]);
+    mote_jw_kstr(w, "origin", origins[s->def.origin <= MOTE_SCHED_FILE ? s->def.origin : 0]);
     mote_jw_key(w, "error");
     if (s->error[0] != '\0')
         mote_jw_str(w, s->error);
@@ -69,8 +67,7 @@ void mote_sched_json(struct sched *q, const struct sched_slot *s, struct mote_jw
     mote_jw_key(w, "last");
     if (s->has_last) {
         occurrence(w, s->last_key, s->last_at);
-        mote_jw_key(w, "outcome");
-        mote_jw_str(w, s->last_outcome);
+        mote_jw_kstr(w, "outcome", s->last_outcome);
         mote_jw_obj_end(w);
     } else {
         mote_jw_null(w);
@@ -78,20 +75,15 @@ void mote_sched_json(struct sched *q, const struct sched_slot *s, struct mote_jw
     mote_jw_key(w, "running");
     if (s->open != SO_NONE) {
         occurrence(w, s->open_key, s->open_at);
-        mote_jw_key(w, "conversation");
-        mote_jw_str(w, s->open_conv);
-        mote_jw_key(w, "phase");
-        mote_jw_str(w, s->open == SO_CLAIMED ? "claimed" : "started");
+        mote_jw_kstr(w, "conversation", s->open_conv);
+        mote_jw_kstr(w, "phase", s->open == SO_CLAIMED ? "claimed" : "started");
         mote_jw_obj_end(w);
     } else {
         mote_jw_null(w);
     }
-    mote_jw_key(w, "runs");
-    mote_jw_int(w, (int64_t)s->runs);
-    mote_jw_key(w, "failed");
-    mote_jw_int(w, (int64_t)s->failed);
-    mote_jw_key(w, "skipped");
-    mote_jw_int(w, (int64_t)s->skips);
+    mote_jw_kint(w, "runs", (int64_t)s->runs);
+    mote_jw_kint(w, "failed", (int64_t)s->failed);
+    mote_jw_kint(w, "skipped", (int64_t)s->skips);
     mote_jw_key(w, "usage");
     mote_serve_usage_json(w, &s->usage);
     mote_jw_obj_end(w);
@@ -105,12 +97,9 @@ static void clock_json(struct sched *q, struct mote_jw *w)
     mote_jw_key(w, "clock");
     mote_jw_obj(w);
     iso(w, "now", set ? mote_time_div(ms, 1000u, NULL) : 0);
-    mote_jw_key(w, "set");
-    mote_jw_bool(w, set);
-    mote_jw_key(w, "synchronised");
-    mote_jw_bool(w, q->synced);
-    mote_jw_key(w, "jumps");
-    mote_jw_int(w, (int64_t)q->jumps);
+    mote_jw_kbool(w, "set", set);
+    mote_jw_kbool(w, "synchronised", q->synced);
+    mote_jw_kint(w, "jumps", (int64_t)q->jumps);
     mote_jw_obj_end(w);
 }
 
@@ -156,16 +145,11 @@ void mote_serve_sched_health(struct serve *sv, struct mote_jw *w)
         failing += q->slots[i].used && q->slots[i].error[0] != '\0';
     }
     mote_jw_obj(w);
-    mote_jw_key(w, "count");
-    mote_jw_int(w, n);
-    mote_jw_key(w, "max");
-    mote_jw_int(w, MOTE_SCHED_MAX);
-    mote_jw_key(w, "running");
-    mote_jw_int(w, running);
-    mote_jw_key(w, "broken");
-    mote_jw_int(w, failing);
-    mote_jw_key(w, "journal");
-    mote_jw_str(w, q->err < 0 ? mote_err_name(q->err) : "ok");
+    mote_jw_kint(w, "count", n);
+    mote_jw_kint(w, "max", MOTE_SCHED_MAX);
+    mote_jw_kint(w, "running", running);
+    mote_jw_kint(w, "broken", failing);
+    mote_jw_kstr(w, "journal", q->err < 0 ? mote_err_name(q->err) : "ok");
     clock_json(q, w);
     mote_jw_obj_end(w);
 }
@@ -362,8 +346,7 @@ void mote_serve_http_schedules(struct serve *sv, struct mote_httpd_conn *c, cons
         mote_sb_init(&k, ok, sizeof(ok));
         mote_jw_init(&w, mote_sb_put, &k);
         mote_jw_obj(&w);
-        mote_jw_key(&w, "removed");
-        mote_jw_str(&w, id);
+        mote_jw_kstr(&w, "removed", id);
         mote_jw_obj_end(&w);
         (void)mote_sb_put(&k, "\n", 1);
         mote_httpd_reply(c, 200, k.p, k.len, NULL);
@@ -528,8 +511,7 @@ static int tool_step(struct mote_loop *loop, mote_job_id self, struct mote_tool_
         mote_sb_init(&k, sv->scratch, sizeof(sv->scratch));
         mote_jw_init(&w, mote_sb_put, &k);
         mote_jw_obj(&w);
-        mote_jw_key(&w, "id");
-        mote_jw_str(&w, id);
+        mote_jw_kstr(&w, "id", id);
         for (i = 0; i < MOTE_ARRAY_LEN(keys); i++) {
             t = mote_json_member(&run->json, 0, keys[i]);
             if (t >= 0 && !mote_json_is_null(&run->json, t)) {

@@ -52,11 +52,9 @@ static void rec_open(struct sched *q, struct mote_sb *k, struct mote_jw *w, cons
     mote_sb_init(k, q->line, sizeof(q->line) - 1);
     mote_jw_init(w, mote_sb_put, k);
     mote_jw_obj(w);
-    mote_jw_key(w, "t");
-    mote_jw_str(w, t);
+    mote_jw_kstr(w, "t", t);
     if (s != NULL) {
-        mote_jw_key(w, "s");
-        mote_jw_str(w, s->def.id);
+        mote_jw_kstr(w, "s", s->def.id);
     }
 }
 
@@ -129,8 +127,7 @@ int mote_sched_log_claim(struct sched *q, struct sched_slot *s)
     else
         mote_jw_null(&w);
     ms_of(&w, s->def.kind == MOTE_SCHED_EVERY ? s->last_ms : 0);
-    mote_jw_key(&w, "conv");
-    mote_jw_str(&w, s->open_conv);
+    mote_jw_kstr(&w, "conv", s->open_conv);
     /* durable before anything of the occurrence happens */
     return rec_end(q, &k, &w, true);
 }
@@ -152,8 +149,7 @@ int mote_sched_log_done(struct sched *q, struct sched_slot *s, const char *outco
 
     rec_open(q, &k, &w, "done", s);
     num(&w, "k", s->open_key);
-    mote_jw_key(&w, "outcome");
-    mote_jw_str(&w, outcome);
+    mote_jw_kstr(&w, "outcome", outcome);
     num(&w, "in", (int64_t)s->open_usage.input);
     num(&w, "out", (int64_t)s->open_usage.output);
     num(&w, "cr", (int64_t)s->open_usage.cache_read);
@@ -173,8 +169,7 @@ int mote_sched_log_skip(struct sched *q, struct sched_slot *s, int64_t from, int
     num(&w, "count", (int64_t)count);
     if (s->def.kind == MOTE_SCHED_EVERY)
         ms_of(&w, s->last_ms);
-    mote_jw_key(&w, "reason");
-    mote_jw_str(&w, reason);
+    mote_jw_kstr(&w, "reason", reason);
     return rec_end(q, &k, &w, true);
 }
 
@@ -382,8 +377,7 @@ static int tidy_line(void *arg, char *buf, size_t cap)
         num(&w, "cw", (int64_t)s->usage.cache_write);
         num(&w, "last_key", s->has_last ? s->last_key : -1);
         num(&w, "last_at", s->last_at);
-        mote_jw_key(&w, "outcome");
-        mote_jw_str(&w, s->last_outcome);
+        mote_jw_kstr(&w, "outcome", s->last_outcome);
         mote_jw_obj_end(&w);
     }
     if (w.err != 0 || k.len + 1 > cap)

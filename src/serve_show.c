@@ -96,18 +96,12 @@ void mote_serve_http_show(struct serve *sv, struct mote_httpd_conn *c, const cha
     } else {
         mote_jw_init(&w, mote_sb_put, &k);
         mote_jw_obj(&w);
-        mote_jw_key(&w, "id");
-        mote_jw_str(&w, id);
-        mote_jw_key(&w, "ask_id");
-        mote_jw_int(&w, ask);
-        mote_jw_key(&w, "call_id");
-        mote_jw_str(&w, call->id);
-        mote_jw_key(&w, "name");
-        mote_jw_str(&w, call->name);
-        mote_jw_key(&w, "record");
-        mote_jw_int(&w, (int64_t)call->rec_off);
-        mote_jw_key(&w, "input_bytes");
-        mote_jw_int(&w, (int64_t)len);
+        mote_jw_kstr(&w, "id", id);
+        mote_jw_kint(&w, "ask_id", ask);
+        mote_jw_kstr(&w, "call_id", call->id);
+        mote_jw_kstr(&w, "name", call->name);
+        mote_jw_kint(&w, "record", (int64_t)call->rec_off);
+        mote_jw_kint(&w, "input_bytes", (int64_t)len);
         mote_jw_key(&w, "display");
         rc = mote_show_call_json(&sv->json, sv->port, call->name, sv->scratch, (size_t)n, flags,
                                  &w);

@@ -127,21 +127,16 @@ void mote_serve_question_json(struct serve *sv, struct mote_conv *cv, struct mot
     if (ask == 0)
         return;
     n = pending_input(sv, cv, call, max, &len);
-    mote_jw_key(w, "ask_id");
-    mote_jw_int(w, ask);
-    mote_jw_key(w, "call_id");
-    mote_jw_str(w, call->id);
-    mote_jw_key(w, "name");
-    mote_jw_str(w, call->name);
-    mote_jw_key(w, "record");
-    mote_jw_int(w, (int64_t)call->rec_off);
+    mote_jw_kint(w, "ask_id", ask);
+    mote_jw_kstr(w, "call_id", call->id);
+    mote_jw_kstr(w, "name", call->name);
+    mote_jw_kint(w, "record", (int64_t)call->rec_off);
     mote_jw_key(w, "input");
     if (n >= 0)
         mote_jw_raw(w, sv->small, (size_t)n);
     else
         mote_jw_null(w);
-    mote_jw_key(w, "input_bytes");
-    mote_jw_int(w, (int64_t)len);
+    mote_jw_kint(w, "input_bytes", (int64_t)len);
     mote_serve_deadline_json(sv, cv, w);
     if (n >= 0)
         (void)mote_serve_show_into(sv, w, 1024, call->name, sv->small, (size_t)n);
@@ -151,8 +146,7 @@ void mote_serve_deadline_json(struct serve *sv, const struct mote_conv *cv, stru
 {
     uint32_t now = mote_loop_now(sv->loop);
 
-    mote_jw_key(w, "timeout_ms");
-    mote_jw_int(w, cv->ask_timed ? cv->conf.approval_timeout_ms : 0);
+    mote_jw_kint(w, "timeout_ms", cv->ask_timed ? cv->conf.approval_timeout_ms : 0);
     if (!cv->ask_timed)
         return;
     mote_jw_key(w, "expires_in_ms"); /* from now: the deadline is on the monotonic clock */
@@ -193,13 +187,10 @@ static bool state_event(struct serve *sv, struct mote_httpd_conn *c, struct serv
     mote_jw_str(&w, cv != NULL ? mote_conv_state_name(mote_conv_state(cv))
                     : queued   ? "needs_recovery"
                                : state);
-    mote_jw_key(&w, "loaded");
-    mote_jw_bool(&w, cv != NULL);
-    mote_jw_key(&w, "busy");
-    mote_jw_bool(&w, cv != NULL && mote_conv_busy(cv));
+    mote_jw_kbool(&w, "loaded", cv != NULL);
+    mote_jw_kbool(&w, "busy", cv != NULL && mote_conv_busy(cv));
     if (holder > 0) {
-        mote_jw_key(&w, "holder");
-        mote_jw_int(&w, holder);
+        mote_jw_kint(&w, "holder", holder);
     }
     mote_serve_approval_json(sv, cv, &w, SERVE_INPUT_INLINE_MAX);
     mote_jw_obj_end(&w);
@@ -217,12 +208,9 @@ static bool final_event(struct serve *sv, struct mote_httpd_conn *c)
     mote_jw_init(&w, mote_sb_put, &k);
     (void)mote_sb_put(&k, "event: shutdown\ndata: ", 22);
     mote_jw_obj(&w);
-    mote_jw_key(&w, "reason");
-    mote_jw_str(&w, sv->sd_reason);
-    mote_jw_key(&w, "timed_out");
-    mote_jw_bool(&w, sv->sd_timed_out);
-    mote_jw_key(&w, "marked");
-    mote_jw_int(&w, sv->sd_marked);
+    mote_jw_kstr(&w, "reason", sv->sd_reason);
+    mote_jw_kbool(&w, "timed_out", sv->sd_timed_out);
+    mote_jw_kint(&w, "marked", sv->sd_marked);
     mote_jw_obj_end(&w);
     (void)mote_sb_put(&k, "\n\n", 2);
     return w.err == 0 && mote_httpd_out(c, k.p, k.len);

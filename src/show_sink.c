@@ -137,25 +137,20 @@ static int json_begin(void *arg, const struct mote_show_line *l)
     char mark[2] = {l->mark, '\0'};
 
     mote_jw_obj(w);
-    mote_jw_key(w, "kind");
-    mote_jw_str(w, (unsigned)l->kind < MOTE_ARRAY_LEN(kind_names) ? kind_names[l->kind] : "");
+    mote_jw_kstr(w, "kind",
+                 (unsigned)l->kind < MOTE_ARRAY_LEN(kind_names) ? kind_names[l->kind] : "");
     if (l->key != NULL) {
-        mote_jw_key(w, "key");
-        mote_jw_str(w, l->key);
+        mote_jw_kstr(w, "key", l->key);
     }
     if (l->kind == MOTE_SHOW_LINE || l->kind == MOTE_SHOW_EMPTY) {
-        mote_jw_key(w, "mark");
-        mote_jw_str(w, mark);
+        mote_jw_kstr(w, "mark", mark);
     }
     if (l->kind == MOTE_SHOW_SIZE || l->kind == MOTE_SHOW_GAP) {
-        mote_jw_key(w, "bytes");
-        mote_jw_int(w, (int64_t)l->bytes);
-        mote_jw_key(w, "lines");
-        mote_jw_int(w, (int64_t)l->lines);
+        mote_jw_kint(w, "bytes", (int64_t)l->bytes);
+        mote_jw_kint(w, "lines", (int64_t)l->lines);
     }
     if (l->kind == MOTE_SHOW_SIZE) {
-        mote_jw_key(w, "no_eol");
-        mote_jw_bool(w, l->no_eol);
+        mote_jw_kbool(w, "no_eol", l->no_eol);
     }
     if (l->kind == MOTE_SHOW_FIELD && l->file >= -1) {
         mote_jw_key(w, "file");
@@ -236,8 +231,7 @@ int mote_show_call_json(struct mote_json *js, const struct mote_port *port, cons
     mote_jw_arr(w);
     rc = mote_show_call(js, port, name, input, len, flags, &s);
     mote_jw_arr_end(w);
-    mote_jw_key(w, "cut");
-    mote_jw_bool(w, rc > 0);
+    mote_jw_kbool(w, "cut", rc > 0);
     mote_jw_obj_end(w);
     return w->err != 0 ? w->err : rc;
 }

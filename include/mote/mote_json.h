@@ -189,6 +189,10 @@ void mote_jw_str2(struct mote_jw *w, const char *a, size_t an, const char *b, si
 void mote_jw_int(struct mote_jw *w, int64_t v);
 void mote_jw_bool(struct mote_jw *w, bool v);
 void mote_jw_null(struct mote_jw *w);
+/* A member: key `key`, then its value (a string, an integer, true/false). */
+void mote_jw_kstr(struct mote_jw *w, const char *key, const char *s);
+void mote_jw_kint(struct mote_jw *w, const char *key, int64_t v);
+void mote_jw_kbool(struct mote_jw *w, const char *key, bool v);
 /* Inserts already-valid JSON (a stored tool input, say) as one value. */
 void mote_jw_raw(struct mote_jw *w, const char *json, size_t n);
 /* Bytes at the writer's position as they are, no separator (the rest of a

@@ -281,32 +281,34 @@ static int replace_spot(const char *path, struct spot *sp, unsigned *mode)
     return rc;
 }
 
-static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void *arg)
+/* Replaces `path` in its directory: written whole by `produce`, or (NULL)
+ * opened to be written in parts (fs_replace_write, _end). */
+static int replace_in(const char *path, mote_produce_fn produce, void *arg)
 {
     struct spot sp;
     unsigned mode;
     int rc;
 
-    (void)ctx;
     if ((rc = replace_spot(path, &sp, &mode)) != 0)
         return rc;
-    rc = mote_posix_replace_at(sp.dir, sp.name, mode, sp.exists ? &sp.st : NULL, produce, arg);
+    if (produce != NULL)
+        rc = mote_posix_replace_at(sp.dir, sp.name, mode, sp.exists ? &sp.st : NULL, produce, arg);
+    else
+        rc = mote_posix_replace_open(sp.dir, sp.name, mode, sp.exists ? &sp.st : NULL);
     close(sp.dir);
     return rc;
 }
 
+static int fs_replace(void *ctx, const char *path, mote_produce_fn produce, void *arg)
+{
+    (void)ctx;
+    return produce != NULL ? replace_in(path, produce, arg) : MOTE_ERR_INVAL;
+}
+
 static int fs_replace_begin(void *ctx, const char *path)
 {
-    struct spot sp;
-    unsigned mode;
-    int rc;
-
     (void)ctx;
-    if ((rc = replace_spot(path, &sp, &mode)) != 0)
-        return rc;
-    rc = mote_posix_replace_open(sp.dir, sp.name, mode, sp.exists ? &sp.st : NULL);
-    close(sp.dir);
-    return rc;
+    return replace_in(path, NULL, NULL);
 }
 
 static int fs_replace_write(void *ctx, int h, const void *buf, size_t len)

@@ -116,6 +116,22 @@ static int keep_owner(int fd, const struct stat *old, mode_t *mode)
     return lost;
 }
 
+/* Writes what `produce` gives to `fd` until it says the end (0) or fails. */
+static int pour(int fd, mote_produce_fn produce, void *arg)
+{
+    char buf[COPY_BUF];
+    int rc = 0;
+
+    while (rc == 0) {
+        int n = produce(arg, buf, sizeof(buf));
+
+        if (n <= 0)
+            return n;
+        rc = mote_posix_write_all(fd, buf, (size_t)n);
+    }
+    return rc;
+}
+
 /* The end of a replacement whose content is in temporary `fd` (named
  * `tmp` in `dir`): its mode, the sync, the rename onto `name`, the
  * directory's sync; `rc` < 0 (a failure before) only cleans up. The
@@ -145,7 +161,6 @@ int mote_posix_replace_at(int dir, const char *name, unsigned mode, const void *
                           mote_produce_fn produce, void *arg)
 {
     char tmp[TEMP_HEX + 16];
-    char buf[COPY_BUF];
     mode_t m = (mode_t)mode;
     int fd, rc = 0, lost = 0;
 
@@ -154,15 +169,8 @@ int mote_posix_replace_at(int dir, const char *name, unsigned mode, const void *
         return fd;
     if (owner != NULL && (lost = keep_owner(fd, owner, &m)) < 0)
         rc = lost;
-    while (rc == 0) {
-        int n = produce(arg, buf, sizeof(buf));
-
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
-        rc = mote_posix_write_all(fd, buf, (size_t)n);
-    }
+    if (rc == 0)
+        rc = pour(fd, produce, arg);
     rc = commit_temp(dir, fd, tmp, name, m, rc);
     return rc < 0 ? rc : lost;
 }
@@ -196,21 +204,12 @@ int mote_posix_create_at(int dir, const char *name, unsigned mode, mote_produce_
                          void *arg)
 {
     char tmp[TEMP_HEX + 16];
-    char buf[COPY_BUF];
     int fd, rc = 0;
 
     fd = make_temp(dir, tmp, sizeof(tmp));
     if (fd < 0)
         return fd;
-    while (rc == 0) {
-        int n = produce(arg, buf, sizeof(buf));
-
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
-        rc = mote_posix_write_all(fd, buf, (size_t)n);
-    }
+    rc = pour(fd, produce, arg);
     if (rc == 0 && fchmod(fd, (mode_t)mode) < 0)
         rc = mote_posix_err(errno);
     if (rc == 0 && fsync(fd) < 0)

@@ -7,11 +7,6 @@
 #define RESOLVE_FD 46
 #define CONN_FD0 48
 
-static struct mote_tport *TP(void *ctx)
-{
-    return ctx;
-}
-
 static struct mote_tport_conn *conn_of(struct mote_tport *tp, int fd)
 {
     unsigned i;
@@ -27,7 +22,7 @@ static int tn_resolve(void *ctx, const char *host, uint16_t port, int *wait_fd)
 {
     (void)host, (void)port;
     *wait_fd = RESOLVE_FD;
-    mote_tport_fd_ready(TP(ctx), RESOLVE_FD, MOTE_POLL_IN);
+    mote_tport_fd_ready(ctx, RESOLVE_FD, MOTE_POLL_IN);
     return 0;
 }
 
@@ -47,12 +42,12 @@ static int tn_resolve_result(void *ctx, int req, struct mote_addr *out, unsigned
 static void tn_resolve_end(void *ctx, int req)
 {
     (void)req;
-    mote_tport_fd_ready(TP(ctx), RESOLVE_FD, 0);
+    mote_tport_fd_ready(ctx, RESOLVE_FD, 0);
 }
 
 static int tn_connect(void *ctx, const struct mote_addr *a)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_net *n = tp->net;
     unsigned i;
 
@@ -77,12 +72,12 @@ static int tn_connect(void *ctx, const struct mote_addr *a)
 
 static int tn_connect_done(void *ctx, int fd)
 {
-    return conn_of(TP(ctx), fd) != NULL ? 0 : MOTE_ERR_BADF;
+    return conn_of(ctx, fd) != NULL ? 0 : MOTE_ERR_BADF;
 }
 
 static int tn_send(void *ctx, int fd, const void *buf, size_t len)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_conn *c = conn_of(tp, fd);
     size_t take;
 
@@ -106,7 +101,7 @@ static int tn_send(void *ctx, int fd, const void *buf, size_t len)
 
 static int tn_recv(void *ctx, int fd, void *buf, size_t len)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_conn *c = conn_of(tp, fd);
     const struct mote_tport_resp *r;
     size_t left, take;
@@ -137,7 +132,7 @@ static int tn_recv(void *ctx, int fd, void *buf, size_t len)
 
 static void tn_close(void *ctx, int fd)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_conn *c = conn_of(tp, fd);
 
     if (c != NULL)

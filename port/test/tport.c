@@ -6,22 +6,17 @@
 
 #include "mote/mote_err.h"
 
-static struct mote_tport *TP(void *ctx)
-{
-    return ctx;
-}
-
 /* ---- clock, wait, signals, random ---- */
 
 static uint32_t tp_now(void *ctx)
 {
-    return TP(ctx)->now;
+    return ((struct mote_tport *)ctx)->now;
 }
 
 /* The real-time clock runs with the simulated one, from where a test set it. */
 static int tp_clock_real(void *ctx, int64_t *ms)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
 
     *ms = tp->real_base + (int64_t)(uint32_t)(tp->now - tp->real_at);
     return tp->real_state;
@@ -36,7 +31,7 @@ void mote_tport_set_real(struct mote_tport *tp, int64_t ms, int state)
 
 static int tp_wait(void *ctx, struct mote_pollfd *fds, unsigned nfds, int32_t timeout_ms)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     unsigned i, s;
     int ready = 0;
 
@@ -67,7 +62,7 @@ static int tp_wait(void *ctx, struct mote_pollfd *fds, unsigned nfds, int32_t ti
 
 static int tp_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     unsigned s;
     int total = 0;
 
@@ -81,7 +76,7 @@ static int tp_signals_take(void *ctx, uint8_t counts[MOTE_SIG_COUNT])
 
 static int tp_random(void *ctx, void *buf, size_t len)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     unsigned char *p = buf;
 
     while (len-- > 0) {
@@ -97,7 +92,7 @@ static int tp_random(void *ctx, void *buf, size_t len)
  * at early boot) MOTE_ERR_AGAIN with nothing written. */
 static int tp_random_secret(void *ctx, void *buf, size_t len, int *wait_fd)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
 
     *wait_fd = -1;
     if (tp->secret_not_seeded) {
@@ -220,7 +215,7 @@ static struct mote_tport_file *handle_file(struct mote_tport *tp, int h)
 
 static int tp_open(void *ctx, const char *name, unsigned flags)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file *f;
     int rc = fault(tp, MOTE_TP_OPEN);
     int h;
@@ -252,7 +247,7 @@ static int tp_open(void *ctx, const char *name, unsigned flags)
 
 static int tp_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file *f = handle_file(tp, h);
     int rc = fault(tp, MOTE_TP_READ);
 
@@ -273,7 +268,7 @@ static int tp_read(void *ctx, int h, uint64_t offset, void *buf, size_t len)
 
 static int tp_append(void *ctx, int h, const void *buf, size_t len)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file *f = handle_file(tp, h);
     int rc = fault(tp, MOTE_TP_APPEND);
     size_t n = len;
@@ -302,7 +297,7 @@ static int tp_append(void *ctx, int h, const void *buf, size_t len)
 
 static int tp_sync(void *ctx, int h)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file *f = handle_file(tp, h);
     int rc = fault(tp, MOTE_TP_SYNC);
 
@@ -316,7 +311,7 @@ static int tp_sync(void *ctx, int h)
 
 static int64_t tp_size(void *ctx, int h)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file *f = handle_file(tp, h);
     int rc = fault(tp, MOTE_TP_SIZE);
 
@@ -329,7 +324,7 @@ static int64_t tp_size(void *ctx, int h)
 
 static int tp_truncate(void *ctx, int h, uint64_t size)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file *f = handle_file(tp, h);
     int rc = fault(tp, MOTE_TP_TRUNCATE);
 
@@ -349,7 +344,7 @@ static int tp_truncate(void *ctx, int h, uint64_t size)
 
 static void tp_close(void *ctx, int h)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
 
     if (h >= 0 && h < MOTE_TPORT_HANDLES)
         tp->handles[h] = 0;
@@ -358,7 +353,7 @@ static void tp_close(void *ctx, int h)
 /* st_write_atomic, or st_create (`fresh`: only where nothing is). */
 static int put_whole(void *ctx, const char *name, mote_produce_fn produce, void *arg, bool fresh)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file tmp, *f;
     char buf[512];
     int rc = fault(tp, MOTE_TP_ATOMIC);
@@ -419,7 +414,7 @@ static int tp_create(void *ctx, const char *name, mote_produce_fn produce, void 
 
 static int tp_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     size_t dl = strlen(dir);
     unsigned i;
     int rc = fault(tp, MOTE_TP_LIST);
@@ -454,7 +449,7 @@ static int tp_list(void *ctx, const char *dir, mote_list_fn fn, void *arg)
 
 static int tp_remove(void *ctx, const char *name)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file *f;
     int rc = fault(tp, MOTE_TP_REMOVE);
     unsigned h;
@@ -477,7 +472,7 @@ static int tp_remove(void *ctx, const char *name)
 
 static int tp_mkdir(void *ctx, const char *name)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_file *f;
     int rc = fault(tp, MOTE_TP_MKDIR);
 

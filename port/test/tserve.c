@@ -8,11 +8,6 @@
 #define LFD_TCP 61
 #define PEER_FD0 64
 
-static struct mote_tport *TP(void *ctx)
-{
-    return ctx;
-}
-
 static struct mote_tport_peer *peer_of(struct mote_tport *tp, int fd)
 {
     unsigned i;
@@ -69,7 +64,7 @@ static void listeners_ready(struct mote_tport *tp)
 
 static int ts_listen_unix(void *ctx, const char *path)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
 
     (void)path;
     if (tp->serve->unix_open)
@@ -81,7 +76,7 @@ static int ts_listen_unix(void *ctx, const char *path)
 
 static int ts_listen_tcp(void *ctx, const struct mote_addr *a, struct mote_addr *bound)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
 
     if (tp->serve->tcp_open)
         return MOTE_ERR_ADDRINUSE;
@@ -95,7 +90,7 @@ static int ts_listen_tcp(void *ctx, const struct mote_addr *a, struct mote_addr 
 
 static int ts_accept(void *ctx, int lfd)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_serve *s = tp->serve;
     unsigned i;
 
@@ -116,7 +111,7 @@ static int ts_accept(void *ctx, int lfd)
 
 static void ts_unlisten(void *ctx, int lfd)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
 
     if (lfd == LFD_UNIX)
         tp->serve->unix_open = false;
@@ -127,7 +122,7 @@ static void ts_unlisten(void *ctx, int lfd)
 
 static int ts_send(void *ctx, int fd, const void *buf, size_t n)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_peer *p = peer_of(tp, fd);
     size_t k, unread;
 
@@ -153,7 +148,7 @@ static int ts_send(void *ctx, int fd, const void *buf, size_t n)
 
 static int ts_recv(void *ctx, int fd, void *buf, size_t n)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_peer *p = peer_of(tp, fd);
     size_t k;
 
@@ -172,7 +167,7 @@ static int ts_recv(void *ctx, int fd, void *buf, size_t n)
 
 static void ts_close(void *ctx, int fd)
 {
-    struct mote_tport *tp = TP(ctx);
+    struct mote_tport *tp = ctx;
     struct mote_tport_peer *p = peer_of(tp, fd);
 
     if (p == NULL) {
@@ -186,7 +181,7 @@ static void ts_close(void *ctx, int fd)
 
 static int ts_shutdown(void *ctx, int fd)
 {
-    struct mote_tport_peer *p = peer_of(TP(ctx), fd);
+    struct mote_tport_peer *p = peer_of(ctx, fd);
 
     if (p == NULL)
         return MOTE_ERR_BADF;

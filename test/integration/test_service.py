@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 
-from harness import TMP, Skip, check, run_all, start_server, strace_cmd, wait_for
+from harness import TMP, Skip, check, requests_in, run_all, start_server, strace_cmd, wait_for
 from test_serve import Events, Serve, UConn, journal_of
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -456,10 +456,10 @@ def test_status_codes_location_and_the_state_after_a_cancel():
     """201 has a Location; an approval is taken like a message, a retry or
     a cancel: 202; the cancel's body says the state it leaves (the turn
     ends: idle), not the one it found."""
-    port, _ = start_server([{"stall": 30, "after_text": "never"},
-                            {"tool": "write_file", "input": {"path": "/nonexistent/x",
-                                                             "content": "x"}},
-                            {"text": "done"}])
+    port, log = start_server([{"stall": 30, "after_text": "never"},
+                              {"tool": "write_file", "input": {"path": "/nonexistent/x",
+                                                               "content": "x"}},
+                              {"text": "done"}])
     s = Serve(port, args=["--ask", "write_file"])
     try:
         c = UConn(s.sock)
@@ -472,6 +472,9 @@ def test_status_codes_location_and_the_state_after_a_cancel():
         cid = body["id"]
         s.say(cid, "stall")
         s.wait_state(cid, ("llm_requesting", "streaming"))
+        # the state is llm_requesting before the request reaches the server:
+        # cancelled sooner, the stall would answer the next message instead
+        wait_for(lambda: len(requests_in(log)) == 1, "the first request at the server")
         st, b = s.req("POST", "/v1/conversations/%s/cancel" % cid)
         check(st == 202 and b["state"] == "idle", (st, b))
         s.wait_state(cid, "idle")

@@ -245,6 +245,13 @@ static const char *line_of(void)
     return l;
 }
 
+/* Keys `in` end the line being edited: it is `want`. */
+static void keys_send(const char *in, const char *want)
+{
+    assert_int_equal(feed(in), MOTE_EDIT_LINE);
+    assert_string_equal(line_of(), want);
+}
+
 /* Keys `in` leave the line still being edited, row r showing `want`. */
 static void keys_show(const char *in, unsigned r, const char *want)
 {
@@ -270,15 +277,13 @@ static void test_typing_and_keys(void **state)
     keys_show("\x1b[H\x1b[3~\x1b[F", 0, "> ello"); /* Home, Delete, End */
     keys_show("\x1b" "b" "\x15", 0, "> ello"); /* Alt+B, Ctrl+U */
     keys_show("y \x7f", 0, "> yello"); /* Backspace */
-    assert_int_equal(feed("\r"), MOTE_EDIT_LINE);
-    assert_string_equal(line_of(), "yello ");
+    keys_send("\r", "yello ");
     assert_false(mote_edit_started(&ed));
     /* a "\n" after the "\r" of the same Enter, in the next read, is not a
      * second, empty line */
     mote_edit_start(&ed, "> ", 2);
     assert_int_equal(feed("\nnext"), MOTE_EDIT_MORE);
-    assert_int_equal(feed("\r\n"), MOTE_EDIT_LINE);
-    assert_string_equal(line_of(), "next");
+    keys_send("\r\n", "next");
 }
 
 /* Wide characters take two cells, marks none; the cursor moves over a
@@ -317,8 +322,7 @@ static void test_wide_and_combining(void **state)
     assert_int_equal(t.r, 1);
     assert_int_equal(t.c, 2);
     assert_int_equal(feed("\x7f"), MOTE_EDIT_MORE); /* Backspace: the whole character */
-    assert_int_equal(feed("\r"), MOTE_EDIT_LINE);
-    assert_string_equal(line_of(), "abcdefg");
+    keys_send("\r", "abcdefg");
     assert_int_equal(mote_text_cells("e\xcc\x81\xe4\xbd\xa0\xf0\x9f\x98\x80", 10), 5);
 }
 
@@ -340,8 +344,7 @@ static void test_history_recall_and_search(void **state)
     assert_int_equal(t.bells, 1);
     keys_show("\x07", 0, ">"); /* Ctrl+G: as it was */
     assert_int_equal(feed("\x12" "fir\x05"), MOTE_EDIT_MORE); /* taken, then Ctrl+E */
-    assert_int_equal(feed("!\r"), MOTE_EDIT_LINE);
-    assert_string_equal(line_of(), "first!");
+    keys_send("!\r", "first!");
 }
 
 static void test_history_keeps_the_newest_that_fit(void **state)
@@ -374,8 +377,7 @@ static void test_paste_and_continuation(void **state)
     assert_int_equal(feed("\x1b[200~one\r\ntwo\rth\x7free\x1b[A\x03\x04\x1b[201~"), MOTE_EDIT_MORE);
     assert_int_equal(feed(" \\"), MOTE_EDIT_MORE);
     assert_int_equal(feed("\r"), MOTE_EDIT_MORE); /* continued */
-    assert_int_equal(feed("four\r"), MOTE_EDIT_LINE);
-    assert_string_equal(line_of(), "one\ntwo\nthree \nfour");
+    keys_send("four\r", "one\ntwo\nthree \nfour");
     /* the screen shows the newlines as one visible cell each */
     assert_non_null(strstr(row(0), "one\xe2\x86\xb5two"));
 }
@@ -394,8 +396,7 @@ static void test_over_the_limit_is_refused_whole(void **state)
     assert_int_equal(mote_edit_feed(&ed, big, sizeof(big) - 1, &used), MOTE_EDIT_MORE);
     assert_int_equal(feed("\x1b[201~\r"), MOTE_EDIT_REFUSED);
     mote_edit_start(&ed, "> ", 2);
-    assert_int_equal(feed("small\r"), MOTE_EDIT_LINE);
-    assert_string_equal(line_of(), "small");
+    keys_send("small\r", "small");
 }
 
 /* Text from history (it may come from anywhere) never acts on the
@@ -435,8 +436,7 @@ static void test_too_long_then_cleared(void **state)
     assert_int_equal(mote_edit_feed(&ed, big, sizeof(big) - 1, &used), MOTE_EDIT_MORE);
     assert_non_null(strstr(row(t.r), "too long: Enter refuses it"));
     assert_int_equal(feed("\x15" "short"), MOTE_EDIT_MORE);
-    assert_int_equal(feed("\r"), MOTE_EDIT_LINE);
-    assert_string_equal(line_of(), "short");
+    keys_send("\r", "short");
 }
 
 /* Ctrl+R with a query nothing matches: no line is shown and Enter sends
@@ -449,8 +449,7 @@ static void test_failed_search_sends_nothing_else(void **state)
     mote_edit_start(&ed, "> ", 2);
     keys_show("\x12", 0, "(search)'':");
     keys_show("xyz", 0, "(failed search)'xyz':");
-    assert_int_equal(feed("\r"), MOTE_EDIT_LINE);
-    assert_string_equal(line_of(), "");
+    keys_send("\r", "");
     /* Backspace back to a query that matches finds it again */
     mote_edit_start(&ed, "> ", 2);
     keys_show("\x12rmx\x7f", t.r, "(search)'rm': rm -rf build");

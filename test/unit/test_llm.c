@@ -747,12 +747,25 @@ static void anthropic_req(struct mote_llm_req *req, bool tools)
     req->ntools = tools ? 1 : 0;
 }
 
+/* The body last written (anthropic_body, body_of) and its parse. */
+static struct out o;
+static struct mote_json js;
+
+/* Conversation `conv` (n parts) as an Anthropic request's body, with one
+ * tool offered or none; returns the messages array's token. */
+static int anthropic_body(struct mote_llm_req *req, const struct mote_part *conv, int n,
+                          bool tools)
+{
+    anthropic_req(req, tools);
+    return body_of(req, conv, n, &o, &js);
+}
+
 /* The unescaped text of string token t. */
-static const char *str_at(const struct mote_json *js, int t)
+static const char *str_at(const struct mote_json *j, int t)
 {
     static char buf[4096];
 
-    assert_true(mote_json_str(js, t, buf, sizeof(buf)) >= 0);
+    assert_true(mote_json_str(j, t, buf, sizeof(buf)) >= 0);
     return buf;
 }
 
@@ -775,14 +788,11 @@ static void test_body_whitespace_rules(void **state)
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "search.\n\n\xc2\xa0", 11, NULL, NULL, NULL, 0,
          false, false, NULL, 0, NULL, 0, 0, false},
     };
-    static struct mote_json js;
-    static struct out o;
     struct mote_llm_req req;
     int m;
 
     (void)state;
-    anthropic_req(&req, true);
-    m = body_of(&req, conv, 10, &o, &js);
+    m = anthropic_body(&req, conv, 10, true);
     assert_int_equal(js.tok[m].size, 4); /* user, assistant, user, assistant */
     /* the "\n\n" before the call is no block */
     assert_true(mote_json_eq(&js, mote_json_path(&js, m, "1.content.0.type"), "tool_use"));
@@ -810,14 +820,11 @@ static void test_body_empty_results(void **state)
         {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, " ", 1, "c1", NULL, NULL, 0, true, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "", 0, "c2", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
-    static struct mote_json js;
-    static struct out o;
     struct mote_llm_req req;
     int m;
 
     (void)state;
-    anthropic_req(&req, true);
-    m = body_of(&req, conv, 5, &o, &js);
+    m = anthropic_body(&req, conv, 5, true);
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content.0.content")),
                         "the tool failed without a message");
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "2.content.1.content")),
@@ -841,14 +848,11 @@ static void test_body_tool_history_without_tools(void **state)
         {MOTE_ROLE_USER, MOTE_PART_TOOL_RESULT, "a\nb", 3, "toolu_1", NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_USER, MOTE_PART_TEXT, "thanks", 6, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
-    static struct mote_json js;
-    static struct out o;
     struct mote_llm_req req;
     int m;
 
     (void)state;
-    anthropic_req(&req, false);
-    m = body_of(&req, conv, 5, &o, &js);
+    m = anthropic_body(&req, conv, 5, false);
     assert_null(strstr(o.s, "tool_use"));
     assert_null(strstr(o.s, "tool_result"));
     assert_int_equal(mote_json_member(&js, 0, "tools"), -1);
@@ -876,8 +880,6 @@ static void test_body_lone_surrogates(void **state)
         {"shell", "Run", "{\"type\":\"object\",\"description\":\"\\udfff\"}"}};
     static const char want[] =
         "{\"a\":\"\\ufffd \\ufffdx \\\\ud800 \\ud83d\\ude00 \\ufffd\\ud800\\udc00\"}";
-    static struct mote_json js;
-    static struct out o;
     struct mote_llm_req req;
 
     (void)state;
@@ -907,14 +909,11 @@ static void test_body_cut_answer_kept_apart(void **state)
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, "", 0, NULL, NULL, NULL, 0, false, true, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_USER, MOTE_PART_TEXT, "z", 1, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
-    static struct mote_json js;
-    static struct out o;
     struct mote_llm_req req;
     int m;
 
     (void)state;
-    anthropic_req(&req, true);
-    m = body_of(&req, conv, 6, &o, &js);
+    m = anthropic_body(&req, conv, 6, true);
     assert_string_equal(str_at(&js, mote_json_path(&js, m, "1.content.0.text")),
                         "a partial answer that [interrupted: the answer was cut off here]");
     assert_true(mote_json_eq(&js, mote_json_path(&js, m, "1.content.1.text"), "recovered"));
@@ -939,8 +938,6 @@ static void test_body_long_whitespace_between_pieces(void **state)
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, a, 0, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
         {MOTE_ROLE_ASSISTANT, MOTE_PART_TEXT, b, 3, NULL, NULL, NULL, 0, false, false, NULL, 0, NULL, 0, 0, false},
     };
-    static struct mote_json js;
-    static struct out o;
     struct mote_llm_req req;
     const char *got;
     size_t i, n = 0;

@@ -281,6 +281,13 @@ static int decode_rs(enum mote_provider prov, const char *s)
     return mote_sse_feed(&sse, s, strlen(s));
 }
 
+/* The reasoning piece `i` seen: its kind and its text. */
+static void rs_is(int i, const char *kind, const char *data)
+{
+    assert_string_equal(rs.kind[i], kind);
+    assert_string_equal(rs.data[i], data);
+}
+
 #define AEV(name, json) "event: " name "\ndata: " json "\n\n"
 
 static void test_reasoning_decoded_with_signatures(void **state)
@@ -307,17 +314,13 @@ static void test_reasoning_decoded_with_signatures(void **state)
     (void)state;
     assert_int_equal(decode_rs(MOTE_PROVIDER_ANTHROPIC, anthropic), 0);
     assert_int_equal(rs.n, 3);
-    assert_string_equal(rs.kind[0], "T:thinking:0");
-    assert_string_equal(rs.data[0], "Let me \xc3\xa9 see.");
-    assert_string_equal(rs.kind[1], "S:thinking:0");
-    assert_string_equal(rs.data[1], "EqQBCkYI+/sig==");
-    assert_string_equal(rs.kind[2], "S:redacted:1");
-    assert_string_equal(rs.data[2], "EmwKAhgBEgy3va==");
+    rs_is(0, "T:thinking:0", "Let me \xc3\xa9 see.");
+    rs_is(1, "S:thinking:0", "EqQBCkYI+/sig==");
+    rs_is(2, "S:redacted:1", "EmwKAhgBEgy3va==");
     assert_true(dec.content); /* reasoning counts: never sent again after it */
     assert_int_equal(decode_rs(MOTE_PROVIDER_OPENAI, gemini), 0);
     assert_int_equal(rs.n, 1); /* once, with the call's start */
-    assert_string_equal(rs.kind[0], "X:0");
-    assert_string_equal(rs.data[0], "{\"google\":{\"thought_signature\":\"CiQB\"}}");
+    rs_is(0, "X:0", "{\"google\":{\"thought_signature\":\"CiQB\"}}");
 }
 
 /* A conversation with reasoning, as the journal replays it. */
@@ -906,8 +909,7 @@ static void test_responses_events(void **state)
     assert_string_equal(sn.stop, "max_tokens");
     assert_int_equal(sn.done, 1);
     assert_int_equal(decode_rs(MOTE_PROVIDER_OPENAI_RESPONSES, stream), 0);
-    assert_string_equal(rs.kind[1], "S:responses:0");
-    assert_string_equal(rs.data[1], "gAAAAB==");
+    rs_is(1, "S:responses:0", "gAAAAB==");
     (void)decode(MOTE_PROVIDER_OPENAI_RESPONSES, failed); /* (the test callback goes on) */
     assert_int_equal(sn.errors, 1);
     assert_string_equal(sn.err, "The model had a hiccup.");

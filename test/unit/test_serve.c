@@ -170,6 +170,29 @@ static int http(const char *method, const char *path, const char *body, const ch
     return status;
 }
 
+/* Posts a message, body `json`, to conversation `id`: the status; *b
+ * the answer's body. */
+static int post_message(const char *id, const char *json, const char **b)
+{
+    char path[128];
+
+    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
+    return http("POST", path, json, b);
+}
+
+/* Turns (at most `max`) until conversation `id` awaits an approval. */
+static void until_asked(const char *id, unsigned max)
+{
+    unsigned i;
+
+    for (i = 0; i < max; i++) {
+        turns(1);
+        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
+            break;
+    }
+    assert_int_equal(mote_conv_state(mote_conv_find(&ses, id)), MOTE_CONV_AWAITING_APPROVAL);
+}
+
 /* The "id" of a created conversation. */
 static void create(char *id, size_t cap)
 {
@@ -240,8 +263,7 @@ static void test_turn_events_and_records(void **state)
     ev = events_client(id);
     turns(3);
     answer("hello from the model", NULL, NULL, false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"hi \\u00e9\"}", &b), 202);
+    assert_int_equal(post_message(id, "{\"text\":\"hi \\u00e9\"}", &b), 202);
     assert_non_null(strstr(b, "\"offset\":"));
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
@@ -290,7 +312,7 @@ static void test_turn_events_and_records(void **state)
 
 static void test_resume_with_last_event_id(void **state)
 {
-    char id[64], req[256], path[128];
+    char id[64], req[256];
     const char *b, *s;
     unsigned long user_off;
     int ev;
@@ -299,8 +321,7 @@ static void test_resume_with_last_event_id(void **state)
     (void)state;
     create(id, sizeof(id));
     answer("one two", NULL, NULL, false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"first\"}", &b), 202);
+    assert_int_equal(post_message(id, "{\"text\":\"first\"}", &b), 202);
     user_off = strtoul(strstr(b, "\"offset\":") + 9, NULL, 10);
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
@@ -406,7 +427,7 @@ static void test_slow_reader_is_fed_at_its_pace(void **state)
 static void test_a_long_record_replayed_whole(void **state)
 {
     static char body[MOTE_SERVE_BODY_MAX];
-    char id[64], path[128];
+    char id[64];
     const char *b;
     size_t n = 0;
     unsigned i;
@@ -419,8 +440,7 @@ static void test_a_long_record_replayed_whole(void **state)
     memset(body + n, 'q', 50000);
     n += 50000;
     memcpy(body + n, "\"}", 3);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, body, &b), 202);
+    assert_int_equal(post_message(id, body, &b), 202);
     for (i = 0; i < 100 && mote_session_busy(&ses); i++)
         turns(1);
     ev = events_client(id);
@@ -575,16 +595,13 @@ static void test_slots_lru_and_busy(void **state)
     for (i = 0; i < MOTE_MAX_CONVERSATIONS; i++) {
         struct mote_conv *c = &ses.conv[i];
 
-        snprintf(path, sizeof(path), "/v1/conversations/%s/messages", mote_conv_id(c));
-        assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 202);
+        assert_int_equal(post_message(mote_conv_id(c), "{\"text\":\"go\"}", &b), 202);
     }
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", ids[1]);
-    assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 503);
+    assert_int_equal(post_message(ids[1], "{\"text\":\"go\"}", &b), 503);
     assert_non_null(strstr(b, "\"error\":\"busy\""));
     assert_int_equal(http("POST", "/v1/conversations", NULL, &b), 503);
     /* a message to a busy conversation: 409 */
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", mote_conv_id(&ses.conv[0]));
-    assert_int_equal(http("POST", path, "{\"text\":\"again\"}", &b), 409);
+    assert_int_equal(post_message(mote_conv_id(&ses.conv[0]), "{\"text\":\"again\"}", &b), 409);
     /* cancel one: its slot can be taken again */
     snprintf(path, sizeof(path), "/v1/conversations/%s/cancel", mote_conv_id(&ses.conv[0]));
     assert_int_equal(http("POST", path, NULL, &b), 202);
@@ -592,8 +609,7 @@ static void test_slots_lru_and_busy(void **state)
         turns(1);
     assert_false(mote_conv_busy(&ses.conv[0]));
     answer("done", NULL, NULL, false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", ids[1]);
-    assert_int_equal(http("POST", path, "{\"text\":\"go\"}", &b), 202);
+    assert_int_equal(post_message(ids[1], "{\"text\":\"go\"}", &b), 202);
 }
 
 static void test_approval_through_the_api(void **state)
@@ -610,13 +626,8 @@ static void test_approval_through_the_api(void **state)
     create(id, sizeof(id));
     answer("let me look", "probe", "{\\\"what\\\":1}", false);
     answer("it said ok", NULL, NULL, false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"look\"}", &b), 202);
-    for (i = 0; i < 100; i++) {
-        turns(1);
-        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
-            break;
-    }
+    assert_int_equal(post_message(id, "{\"text\":\"look\"}", &b), 202);
+    until_asked(id, 100);
     assert_int_equal(tool_runs, 0);
     snprintf(path, sizeof(path), "/v1/conversations/%s?records=0", id);
     assert_int_equal(http("GET", path, NULL, &b), 200);
@@ -917,14 +928,13 @@ static size_t journal_len(const char *id)
  * answer `text` (or to stall after it). */
 static void start_turn(const char *id, const char *text, bool stall)
 {
-    char path[96], body[96];
+    char body[96];
     const char *b;
 
     snprintf(body, sizeof(body), "{\"id\":\"%s\"}", id);
     assert_int_equal(http("POST", "/v1/conversations", body, &b), 201);
     answer(text, NULL, NULL, stall);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"hi\"}", &b), 202);
+    assert_int_equal(post_message(id, "{\"text\":\"hi\"}", &b), 202);
 }
 
 static void wait_idle(void)
@@ -1086,12 +1096,7 @@ static void test_slow_follower_gets_the_approval(void **state)
     answer("let me look", "probe", input, false);
     snprintf(req, sizeof(req), "/v1/conversations/ap/messages");
     assert_int_equal(http("POST", req, "{\"text\":\"look\"}", &s), 202);
-    for (i = 0; i < 200; i++) {
-        turns(1);
-        if (mote_conv_state(mote_conv_find(&ses, "ap")) == MOTE_CONV_AWAITING_APPROVAL)
-            break;
-    }
-    assert_int_equal(mote_conv_state(mote_conv_find(&ses, "ap")), MOTE_CONV_AWAITING_APPROVAL);
+    until_asked("ap", 200);
     turns(3);
     /* it reads on */
     q->window = 0;
@@ -1235,7 +1240,6 @@ static void pending_probe(const char *id, char *call, size_t cap)
 {
     char path[128], body[64];
     const char *b, *q;
-    unsigned i;
 
     rules[0].name = "probe";
     rules[0].approval = MOTE_APPROVE_ASK;
@@ -1244,13 +1248,8 @@ static void pending_probe(const char *id, char *call, size_t cap)
     snprintf(body, sizeof(body), "{\"id\":\"%s\"}", id);
     assert_int_equal(http("POST", "/v1/conversations", body, &b), 201);
     answer("let me look", "probe", "{}", false);
-    snprintf(path, sizeof(path), "/v1/conversations/%s/messages", id);
-    assert_int_equal(http("POST", path, "{\"text\":\"look\"}", &b), 202);
-    for (i = 0; i < 100; i++) {
-        turns(1);
-        if (mote_conv_state(mote_conv_find(&ses, id)) == MOTE_CONV_AWAITING_APPROVAL)
-            break;
-    }
+    assert_int_equal(post_message(id, "{\"text\":\"look\"}", &b), 202);
+    until_asked(id, 100);
     snprintf(path, sizeof(path), "/v1/conversations/%s?records=0", id);
     assert_int_equal(http("GET", path, NULL, &b), 200);
     q = strstr(b, "\"call_id\":\"");
