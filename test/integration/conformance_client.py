@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The client the MCP conformance suite runs (`conformance client --command
-"conformance_client.py BUILDDIR TOOL" --scenario S`; the suite appends its
-server's URL): mote against that server, with a scripted model (the test
-LLM server) that calls the server's tool TOOL once, then answers "done".
-Exits with mote's status; mote's stderr is passed on.
+"conformance_client.py BUILDDIR TOOL [INPUT]" --scenario S`; the suite
+appends its server's URL): mote against that server, with a scripted model
+(the test LLM server) that calls the server's tool TOOL once, with INPUT
+(a JSON object; none: {}) as its arguments, then answers "done". Exits with
+mote's status; mote's stderr is passed on.
 
-    conformance_client.py BUILDDIR TOOL URL
+    conformance_client.py BUILDDIR TOOL [INPUT] URL
 """
 import json
 import os
@@ -18,8 +19,9 @@ from harness import SERVERS, TMP, mote_env, start_server
 
 
 def main():
-    build, tool, url = sys.argv[1], sys.argv[2], sys.argv[3]
-    port, _ = start_server([{"tool": "c__" + tool, "input": {}}, {"text": "done"}])
+    build, tool, url = sys.argv[1], sys.argv[2], sys.argv[-1]
+    arguments = json.loads(sys.argv[3]) if len(sys.argv) == 5 else {}
+    port, _ = start_server([{"tool": "c__" + tool, "input": arguments}, {"text": "done"}])
     try:
         st = tempfile.mkdtemp(dir=TMP)
         cfg = os.path.join(st, "mcp.json")

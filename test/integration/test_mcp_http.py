@@ -9,6 +9,7 @@ and sse modes (installed into .deps/npm by `make deps`).
 import glob
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -875,9 +876,10 @@ GLOB_HOOK = """export async function load(url, context, next) {
 """
 
 
-def conformance(scenario, tool):
+def conformance_checks(scenario, tool, arguments=None):
     """Runs the MCP conformance suite's client scenario against mote (its
-    server, mote with a model calling `tool`); returns {check id: status}."""
+    server, mote with a model calling `tool` with `arguments`); returns the
+    checks it wrote (its INFO lines left out)."""
     if not os.path.exists(CONFORMANCE):
         raise Skip("@modelcontextprotocol/conformance is not installed (make deps)")
     cmd = ["node"]
@@ -893,12 +895,19 @@ def conformance(scenario, tool):
     out = tempfile.mkdtemp(dir=TMP)
     client = "%s %s %s %s" % (sys.executable, os.path.join(ROOT, "test", "integration",
                                                            "conformance_client.py"), BUILD, tool)
+    if arguments is not None:  # (the suite splits the command at spaces, runs it in a shell)
+        client += " " + shlex.quote(json.dumps(arguments, separators=(",", ":")))
     p = subprocess.run(cmd + [CONFORMANCE, "client", "--command", client, "--scenario", scenario,
                               "-o", out, "--timeout", "60000"],
                        capture_output=True, text=True, timeout=120)
     found = glob.glob(os.path.join(out, "*", "checks.json"))
     check(len(found) == 1, (p.returncode, p.stdout[-800:], p.stderr[-800:]))
-    return {c["id"]: c["status"] for c in json.load(open(found[0])) if c["id"].startswith("client-")}
+    return [c for c in json.load(open(found[0])) if c["status"] != "INFO"]
+
+
+def conformance(scenario, tool, arguments=None):
+    """{check id: status} of the scenario's checks (conformance_checks)."""
+    return {c["id"]: c["status"] for c in conformance_checks(scenario, tool, arguments)}
 
 
 def test_conformance_sse_retry():
@@ -910,6 +919,21 @@ def test_conformance_sse_retry():
     check(got.get("client-sse-graceful-reconnect") == "SUCCESS" and
           got.get("client-sse-last-event-id") == "SUCCESS" and
           got.get("client-sse-retry-timing") in ("SUCCESS", "WARNING"), got)
+
+
+def test_conformance_initialize():
+    # The suite's initialize scenario: the protocol version mote asks for is
+    # one the suite knows, and its clientInfo has a name and a version.
+    got = conformance("initialize", "none")
+    check(got == {"mcp-client-initialization": "SUCCESS"}, got)
+
+
+def test_conformance_tools_call():
+    # The suite's tools_call scenario: a stateless Streamable HTTP server (no
+    # session id) whose add_numbers is called with the model's arguments.
+    got = conformance_checks("tools_call", "add_numbers", {"a": 2, "b": 40})
+    check([(c["id"], c["status"], c.get("details")) for c in got] ==
+          [("tool-add-numbers", "SUCCESS", {"a": 2, "b": 40, "result": 42})], got)
 
 
 def test_real_kill_9_then_a_new_session():
