@@ -18,7 +18,7 @@ import time
 import uuid
 
 from harness import (FAKE_MCP, NOTES, ROOT, TMP, Skip, build_shim, check, config_value,
-                     mote_env, requests_in, run_all, big_tool_list, start_server)
+                     mote_env, requests_in, run_all, big_tool_list, start_server, wait_for)
 from harness import fake_mcp as fake, mcp_config as config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -295,12 +295,9 @@ def test_cancel_sends_notifications_cancelled():
     tag = uuid.uuid4().hex
     p = subprocess.Popen(args(port, config({"s": fake("--log", srvlog, "--tag", tag)}), "-p", "x",
                               "--yes"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        if os.path.exists(srvlog) and "tools/call" in open(srvlog).read():
-            break
-        time.sleep(0.05)
-    time.sleep(0.1)
+    # the call is on its way once the server has it: Ctrl+C must cancel it
+    wait_for(lambda: os.path.exists(srvlog) and "tools/call" in open(srvlog).read(),
+             "the tools/call at the server", 20)
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=20)
     check(p.returncode == 130, p.returncode)
@@ -552,30 +549,31 @@ def test_real_github_server_list_loads():
 # ---- zero orphans --------------------------------------------------------------
 
 def orphan_case(name, how):
-    port, _ = start_server([{"after_text": "working", "stall": 60}])
+    port, log = start_server([{"after_text": "working", "stall": 60}])
     tag = uuid.uuid4().hex
     cfg = config({"a": fake("--grandchild", "--tag", tag),
                   "b": fake("--grandchild", "--ignore-sigterm", "--tag", tag)})
-    code = how(port, cfg, tag)
+    code = how(port, log, cfg, tag)
     left = wait_gone(tag)
     NOTES.append("processes left after %s: %d" % (name, len(left)))
     check(not left, "left after %s: %s" % (name, left))
     return code
 
 
-def start_and_wait(a, tag, stdin=None):
+def start_and_wait(a, tag, log=None, stdin=None):
+    """Starts mote (`a`); returns once both servers and their grandchildren
+    run (each carries the tag) and, with `log`, the turn's request has
+    reached the model server (which stalls it)."""
     p = subprocess.Popen(a, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
-    deadline = time.time() + 20
-    while time.time() < deadline and len(tagged(tag)) < 2:
-        time.sleep(0.05)
-    check(len(tagged(tag)) >= 2, "the servers' grandchildren run")
-    time.sleep(0.3)
+    wait_for(lambda: len(tagged(tag)) >= 4, "the servers and their grandchildren to run", 20)
+    if log:
+        wait_for(lambda: requests_in(log), "the turn's request at the model server", 20)
     return p
 
 
 def test_no_orphans_after_quit():
-    def how(port, cfg, tag):
+    def how(port, log, cfg, tag):
         p = start_and_wait(args(port, cfg), tag, stdin=True)
         out, err = p.communicate("/quit\n", timeout=30)
         check(p.returncode == 0, err)
@@ -585,8 +583,8 @@ def test_no_orphans_after_quit():
 def orphans_after_signal(name, sig, code, *extra):
     """`mote -p x` (with `extra`) sent `sig` while its servers'
     grandchildren run: it exits with `code`, and nothing is left."""
-    def how(port, cfg, tag):
-        p = start_and_wait(args(port, cfg, "-p", "x", *extra), tag)
+    def how(port, log, cfg, tag):
+        p = start_and_wait(args(port, cfg, "-p", "x", *extra), tag, log)
         p.send_signal(sig)
         p.communicate(timeout=30)
         check(p.returncode == code, p.returncode)
