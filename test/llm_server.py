@@ -826,24 +826,28 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
 
-    def events(self, events, dialect):
-        """A stream made of exactly these events."""
+    def send_stream(self, pieces):
+        """A chunked event stream of exactly `pieces`; then the connection
+        closes (a client going away meanwhile ends it quietly)."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         self.close_connection = True
         try:
-            for ev in events:
-                if isinstance(ev, str):
-                    self.chunk("data: %s\n\n" % ev)
-                elif dialect in ("anthropic", "responses"):
-                    self.chunk(sse(ev.get("type"), ev))
-                else:
-                    self.chunk(sse(None, ev))
+            for piece in pieces:
+                self.chunk(piece)
             self.end_chunks()
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             pass
+
+    def events(self, events, dialect):
+        """A stream made of exactly these events."""
+        def piece(ev):
+            if isinstance(ev, str):
+                return "data: %s\n\n" % ev
+            return sse(ev.get("type") if dialect in ("anthropic", "responses") else None, ev)
+        self.send_stream(piece(ev) for ev in events)
 
     def replay(self, step):
         """A recorded stream as it was sent, in pieces that fall anywhere."""
@@ -857,17 +861,7 @@ class Handler(BaseHTTPRequestHandler):
         # last event (fixtures/SOURCES.md): the stream as the API sent it.
         if not data.endswith(b"\n\n") and not data.endswith(b"\r\n\r\n"):
             data += b"\n" if data.endswith(b"\n") else b"\n\n"
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        self.close_connection = True
-        try:
-            for i in range(0, len(data), 997):
-                self.chunk(data[i:i + 997])
-            self.end_chunks()
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
-            pass
+        self.send_stream(data[i:i + 997] for i in range(0, len(data), 997))
 
 
 def sse(event, data):
@@ -897,6 +891,17 @@ def tool_list(step):
             c["raw_input"] = step["raw_input"]
         return [c]
     return []
+
+
+def stall_or_error(step):
+    """An Anthropic stream's scripted end at this point, if any: a stall
+    (it hangs there) or an error event (it ends on it)."""
+    if "stall" in step:
+        yield ("STALL", step["stall"])
+    if "error_event" in step:
+        yield "event: error\ndata: %s\n\n" % json.dumps({"type": "error", "error": {
+            "type": step["error_event"], "message": "scripted " + step["error_event"]}})
+        yield ("END",)
 
 
 def anthropic_events(step, body):
@@ -942,21 +947,11 @@ def anthropic_events(step, body):
         for w in pieces:
             yield sse("content_block_delta", {"type": "content_block_delta", "index": t0,
                                               "delta": {"type": "text_delta", "text": w}})
-        if "stall" in step:
-            yield ("STALL", step["stall"])
-        if "error_event" in step:
-            yield "event: error\ndata: %s\n\n" % json.dumps({"type": "error", "error": {
-                "type": step["error_event"], "message": "scripted " + step["error_event"]}})
-            yield ("END",)
+        yield from stall_or_error(step)
         yield sse("content_block_stop", {"type": "content_block_stop", "index": t0})
         idx = t0 + 1
     else:
-        if "stall" in step:
-            yield ("STALL", step["stall"])
-        if "error_event" in step:
-            yield "event: error\ndata: %s\n\n" % json.dumps({"type": "error", "error": {
-                "type": step["error_event"], "message": "scripted " + step["error_event"]}})
-            yield ("END",)
+        yield from stall_or_error(step)
     for n, call in enumerate(tool_list(step)):
         args = call["raw_input"] if "raw_input" in call else json.dumps(call.get("input", {}))
         if step.get("cut_input"):

@@ -11,7 +11,6 @@ BUILDDIR is a normal (not sanitizer) build.
 """
 import os
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -32,8 +31,7 @@ def one_run():
         test_service.big_journals(state)
         times, took, _ = test_service.list_and_edit(s, state, cid)
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
         shutil.rmtree(state, ignore_errors=True)
     return times, took
 

@@ -13,40 +13,23 @@ call apart (it opens the connection).
 """
 import json
 import os
-import socket
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from harness import ROOT, TMP, free_port, wait_listening  # noqa: E402
+
 B = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 40
 MOTE = os.path.join(B, "mote")
 EV = os.path.join(ROOT, ".deps", "npm", "node_modules", "@modelcontextprotocol",
                   "server-everything", "dist", "index.js")
-TMP = tempfile.mkdtemp(prefix="mote-mcpbench-")
 PROCS = []
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_listening(port, proc):
-    deadline = time.time() + 30
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server-everything did not listen")
 
 
 def llm(script):
@@ -69,7 +52,8 @@ def server_conf(mode):
     p = subprocess.Popen(["node", EV, mode], env=dict(os.environ, PORT=str(port)),
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     PROCS.append(p)
-    wait_listening(port, p)
+    if not wait_listening(port, p):
+        raise RuntimeError("server-everything did not listen")
     if mode == "sse":
         return {"type": "sse", "url": "http://127.0.0.1:%d/sse" % port}
     return {"type": "http", "url": "http://127.0.0.1:%d/mcp" % port}
@@ -105,10 +89,10 @@ def one(mode):
 
 
 def main():
-    if not os.path.exists(EV):
-        print("mcp bench: server-everything is not installed (make deps); skipped")
-        return 0
     try:
+        if not os.path.exists(EV):
+            print("mcp bench: server-everything is not installed (make deps); skipped")
+            return 0
         for mode in ("stdio", "sse", "streamableHttp"):
             first, med, p90 = one(mode)
             print("MCP tool call (echo), %-14s: median %.2f ms, p90 %.2f ms, first %.2f ms "
@@ -117,6 +101,7 @@ def main():
         for p in PROCS:
             p.kill()
             p.wait()
+        shutil.rmtree(TMP, ignore_errors=True)
     return 0
 
 

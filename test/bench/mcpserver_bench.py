@@ -16,7 +16,7 @@ import http.client
 import json
 import os
 import queue
-import socket
+import shutil
 import statistics
 import subprocess
 import sys
@@ -24,7 +24,9 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from harness import ROOT, TMP, free_port, proc_status  # noqa: E402
+
 B = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 SESSIONS = int(sys.argv[3]) if len(sys.argv) > 3 else 8
@@ -40,21 +42,6 @@ def env():
     e["MOTE_SERVE_TOKEN"] = TOKEN
     return e
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def rss(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 class Sdk:
@@ -147,17 +134,17 @@ def main():
         time.sleep(0.05)
     url = "http://127.0.0.1:%d/mcp" % port
     time.sleep(0.5)
-    r0 = rss(srv.pid)
+    r0 = proc_status(srv.pid, "VmRSS")
     # sessions: initialized, then a call each
     clients = []
     for _ in range(SESSIONS):
         sdk = Sdk()
         sdk.do(op="connect", transport="http", url=url, token=TOKEN)
         clients.append(sdk)
-    r_init = rss(srv.pid)
+    r_init = proc_status(srv.pid, "VmRSS")
     for i, sdk in enumerate(clients):
         sdk.do(op="call", id="w%d" % i, name="list_dir", args={"path": small})
-    r_call = rss(srv.pid)
+    r_call = proc_status(srv.pid, "VmRSS")
     # the timed calls, over HTTP
     http = calls(clients[0], small)
     raw = raw_calls(port, small)
@@ -183,4 +170,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)  # the harness's, made at its import

@@ -28,23 +28,10 @@ import tempfile
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from harness import ROOT, TMP, free_port, proc_status, wait_for  # noqa: E402
+
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def status(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
 
 
 def private(pid):
@@ -57,15 +44,6 @@ def private(pid):
                 n += int(line.split()[1])
     return n
 
-
-def wait_for(cond, what, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise SystemExit("fleet bench: timed out waiting for " + what)
 
 
 class Broker:
@@ -276,7 +254,7 @@ def main():
         wait_for(online, "%d devices online" % n, 120)
         t_online = time.time() - t_start
         time.sleep(1)  # each one's subscription in place
-        rss_idle = [status(p.pid, "VmRSS") for p in procs[1:]]
+        rss_idle = [proc_status(p.pid, "VmRSS") for p in procs[1:]]
         priv_idle = [private(p.pid) for p in procs[1:]]
 
         def phase(k, restart):
@@ -301,9 +279,9 @@ def main():
             return lat
 
         lat1 = phase(1, False)
-        rss = [status(p.pid, "VmRSS") for p in procs[1:]]
+        rss = [proc_status(p.pid, "VmRSS") for p in procs[1:]]
         priv = [private(p.pid) for p in procs[1:]]
-        hwm = [status(p.pid, "VmHWM") for p in procs[1:]]
+        hwm = [proc_status(p.pid, "VmHWM") for p in procs[1:]]
         lat3 = phase(2, False)  # the slow answers alone, to compare with
         lat2 = phase(3, True)
         time.sleep(1)  # anything late would show now
@@ -333,7 +311,7 @@ def main():
             sock = os.path.join(st, "mote.sock")
             wait_for(lambda: os.path.exists(sock), "a plain server", 20)
             time.sleep(1)
-            base_idle.append(status(p.pid, "VmRSS"))
+            base_idle.append(proc_status(p.pid, "VmRSS"))
             bpriv_idle.append(private(p.pid))
             body = json.dumps({"text": "prompt 1"})
             r = subprocess.run(["curl", "-s", "--unix-socket", sock, "-d", body,
@@ -348,9 +326,9 @@ def main():
                                    capture_output=True, text=True)
                 return r.stdout and json.loads(r.stdout)["state"] in ("idle", "error")
             wait_for(idle, "the plain turn", 60)
-            base.append(status(p.pid, "VmRSS"))
+            base.append(proc_status(p.pid, "VmRSS"))
             bpriv.append(private(p.pid))
-        broker_rss = status(broker.proc.pid, "VmRSS")
+        broker_rss = proc_status(broker.proc.pid, "VmRSS")
         back = sum(1 for d in devs
                    if open(os.path.join(tmp, d, "serve.err")).read().count("mqtt: connected to") >= 2)
         ms = [x * 1000 for x in lat1]
@@ -401,6 +379,7 @@ def main():
         if broker is not None and broker.proc.poll() is None:
             broker.proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(TMP, ignore_errors=True)  # the harness's, made at its import
 
 
 if __name__ == "__main__":

@@ -12,12 +12,10 @@
 BUILDDIR is a normal (not sanitizer) build: build, or a build made with
 -DMOTE_MAX_STREAMS=4 to let four answers stream at once.
 """
-import json
 import os
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,13 +26,6 @@ from test_serve import Events, Serve  # noqa: E402
 import test_serve  # noqa: E402
 
 
-def status(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
 
 def rss_idle(runs=5):
     """VmRSS of a server that listens and has nothing to do, median."""
@@ -44,10 +35,9 @@ def rss_idle(runs=5):
         s = Serve(port)
         try:
             time.sleep(0.5)
-            vals.append(status(s.p.pid, "VmRSS"))
+            vals.append(harness.proc_status(s.p.pid, "VmRSS"))
         finally:
-            s.kill(signal.SIGTERM)
-            s.wait()
+            s.stop()
     return statistics.median(vals), min(vals), max(vals)
 
 
@@ -68,7 +58,7 @@ def rss_cli_idle(runs=5):
         while b"> " not in seen and time.monotonic() - t0 < 10:
             if select.select([fd], [], [], 1)[0]:
                 seen += os.read(fd, 4096)
-        vals.append(status(pid, "VmRSS"))
+        vals.append(harness.proc_status(pid, "VmRSS"))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(fd)
@@ -85,7 +75,7 @@ def rss_four_streams():
         evs = [Events(s.sock, i) for i in ids]
         for e in evs:
             e.wait(lambda v: v["event"] == "state", "caught up")
-        base = status(s.p.pid, "VmRSS")
+        base = harness.proc_status(s.p.pid, "VmRSS")
         for i in ids:
             s.say(i, "talk")
         most = 0
@@ -95,17 +85,16 @@ def rss_four_streams():
             st, h = s.req("GET", "/v1/health")
             states = [s.state_of(i) for i in ids]
             streaming_max = max(streaming_max, states.count("streaming"))
-            most = max(most, status(s.p.pid, "VmRSS"))
+            most = max(most, harness.proc_status(s.p.pid, "VmRSS"))
             if all(x == "idle" for x in states):
                 break
             time.sleep(0.02)
-        peak = status(s.p.pid, "VmHWM")
+        peak = harness.proc_status(s.p.pid, "VmHWM")
         for e in evs:
             e.close()
         return base, most, peak, streaming_max
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 def sigterm_times(runs):
@@ -121,12 +110,7 @@ def sigterm_times(runs):
         idle.append(time.time() - t0)
     for k in range(2 * runs):
         s = Serve(port, args=["--shutdown-timeout", "1000"])
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "go")
-        ev.wait(lambda v: v["event"] == "text", "streaming")
-        t0 = time.time()
-        s.kill(signal.SIGTERM)
+        _, ev, t0 = s.signal_streaming_turn(signal.SIGTERM, "go")
         code = s.wait(30)
         (finishing if k % 2 == 0 else stalled).append(time.time() - t0)
         assert code == (0 if k % 2 == 0 else 143), code

@@ -7,13 +7,16 @@ import pty
 import select
 import signal
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SERVER = os.path.join(ROOT, "test", "llm_server.py")
+FAKE_MCP = os.path.join(ROOT, "test", "fake_mcp.py")
 TMP = tempfile.mkdtemp(prefix="mote-it-")
 SERVERS = []
 NOTES = []
@@ -208,7 +211,6 @@ def big_tool_list(extra_base=0):
     one schema over MOTE_MCP_SCHEMA_MAX ("wide") and one of more values than
     MOTE_JSON_MAX_TOKENS ("many") in the middle. Returns (file, names of the
     ordinary tools)."""
-    import uuid
     line_max, tokens = config_value("MOTE_MCP_LINE_MAX"), config_value("MOTE_JSON_MAX_TOKENS")
     n = config_value("MOTE_MCP_MAX_TOOLS") - extra_base
     tools, names = [], []
@@ -256,6 +258,85 @@ def wait_for(cond, what, timeout=30):
             return v
         time.sleep(0.02)
     raise AssertionError("timed out waiting for " + what)
+
+
+def free_port():
+    """A TCP port of 127.0.0.1 that was free a moment ago (nothing listens
+    there now)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def shut(*socks):
+    """Both ways of each socket shut (one already gone is no error)."""
+    for x in socks:
+        try:
+            x.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def pump(src, dst):
+    """Relays what `src` receives to `dst` until `src` ends or fails; then
+    shuts both (which ends the pump the other way too)."""
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    shut(src, dst)
+
+
+def wait_listening(port, proc, timeout=30):
+    """Waits (bounded) until something accepts on 127.0.0.1:`port`; False
+    when `proc` (the server started for it) exited or the time ran out."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def proc_status(pid, key):
+    """A field of /proc/PID/status in kB (VmRSS, VmHWM); 0 when absent."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def mcp_config(servers):
+    """An --mcp-config file (in TMP) naming `servers`; returns its path."""
+    path = os.path.join(TMP, "mcp-%s.json" % uuid.uuid4().hex[:8])
+    with open(path, "w") as f:
+        json.dump({"mcpServers": servers}, f)
+    return path
+
+
+def fake_mcp(*flags):
+    """An MCP server entry running test/fake_mcp.py with `flags`."""
+    return {"command": sys.executable, "args": [FAKE_MCP] + list(flags)}
+
+
+def build_shim(name, what):
+    """test/shim/NAME.c built into TMP as a library for LD_PRELOAD (once);
+    Skip, naming `what`, where it cannot be built."""
+    so = os.path.join(TMP, name + ".so")
+    if not os.path.exists(so):
+        r = subprocess.run(["cc", "-shared", "-fPIC", "-o", so,
+                            os.path.join(ROOT, "test", "shim", name + ".c"), "-ldl"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Skip("cannot build the %s: %s" % (what, r.stderr[-200:]))
+    return so
 
 
 def read_until(proc, what, timeout=30):

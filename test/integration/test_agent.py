@@ -8,8 +8,6 @@ Prints one line per test and "N passed, M failed".
 """
 import json
 import os
-import pty
-import select
 import signal
 import subprocess
 import sys
@@ -251,13 +249,21 @@ def test_retry_after_a_complete_answer_sends_nothing():
 
 # ---- pty: Ctrl+C ----------------------------------------------------------------
 
-def test_pty_ctrl_c_cancels_turn_then_quit():
-    port, _ = start_server([{"after_text": "thinking hard", "stall": 30}])
+def pty_turn_streaming(text, stall):
+    """The interactive CLI in a pty, a question asked whose answer streams
+    `text` and then stalls for `stall` seconds: (Pty, state directory)
+    once the text is on the screen."""
+    port, _ = start_server([{"after_text": text, "stall": stall}])
     state = new_state()
     t = Pty(mote_args(port, state), env())
     t.read_until("> ")
     t.send("question\r")
-    t.read_until("thinking hard")
+    t.read_until(text)
+    return t, state
+
+
+def test_pty_ctrl_c_cancels_turn_then_quit():
+    t, state = pty_turn_streaming("thinking hard", 30)
     t0 = time.time()
     os.kill(t.pid, signal.SIGINT)  # what the terminal sends on Ctrl+C
     t1 = t.read_until("(cancelled)")
@@ -310,12 +316,7 @@ def test_pty_ctrl_c_at_prompt_exits_130():
 
 
 def test_pty_double_ctrl_c_during_turn_exits_130():
-    port, _ = start_server([{"after_text": "slow", "stall": 30}])
-    state = new_state()
-    t = Pty(mote_args(port, state), env())
-    t.read_until("> ")
-    t.send("q\r")
-    t.read_until("slow")
+    t, state = pty_turn_streaming("slow", 30)
     os.kill(t.pid, signal.SIGINT)
     t.read_until("(cancelled)")  # the first one taken: two signals are not merged into one
     os.kill(t.pid, signal.SIGINT)
@@ -580,12 +581,7 @@ def test_sighup_drains_and_exits_129():
 
 
 def test_pty_quit_during_a_turn_cancels_it():
-    port, _ = start_server([{"after_text": "streaming", "stall": 60}])
-    state = new_state()
-    t = Pty(mote_args(port, state), env())
-    t.read_until("> ")
-    t.send("hello\r")
-    t.read_until("streaming")
+    t, state = pty_turn_streaming("streaming", 60)
     t0 = time.time()
     t.send("/quit\r")
     check(t.wait() == 0, "exit 0")

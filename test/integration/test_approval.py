@@ -10,18 +10,18 @@ The real binary against the local test LLM server, in pipes and a pty.
 
     test_approval.py BUILDDIR
 """
+import contextlib
 import json
 import os
 import pwd
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
 import time
 
-from harness import (NOTES, Pty, ROOT, Skip, TMP, check, journal, mote_env, request_results,
+from harness import (Pty, ROOT, Skip, TMP, check, journal, mote_env, request_results,
                      requests_in, result_text, run_all, start_server, wait_for)
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -177,17 +177,28 @@ def test_a_question_shows_every_member_and_invisible_characters():
           "every member shown: %r" % shown)
 
 
+@contextlib.contextmanager
+def serve_asking(script):
+    """`mote serve --approval ask` against a test server playing `script`,
+    a turn ("go") begun: yields (Serve, conversation id, Events); stops
+    the server after."""
+    from test_serve import Serve  # noqa: E402
+    port, _ = start_server(script)
+    s = Serve(port, args=["--approval", "ask"])
+    try:
+        cid, ev = s.start_turn("go")
+        yield s, cid, ev
+        ev.close()
+    finally:
+        s.stop()
+
+
 def test_serve_tells_where_an_input_too_long_to_inline_is():
     # a client must show the whole input: when it is too long for the event
     # or the state, `input` is null and `record` says where it is
-    from test_serve import Serve, Events  # noqa: E402
     cmd = "echo " + "x" * 5000 + " LAST-WORDS"
-    port, _ = start_server([{"tool": "shell", "input": {"command": cmd}}, {"text": "ok"}])
-    s = Serve(port, args=["--approval", "ask"])
-    try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "go")
+    script = [{"tool": "shell", "input": {"command": cmd}}, {"text": "ok"}]
+    with serve_asking(script) as (s, cid, ev):
         got = ev.wait(lambda e: e["event"] == "approval", "the approval event")[0]["json"]
         check(got["input"] is None and got["input_bytes"] > 5000 and "record" in got, got)
         ap = s.conv(cid, records=False)["approval"]
@@ -198,10 +209,6 @@ def test_serve_tells_where_an_input_too_long_to_inline_is():
         recs = b["records"]
         check(recs and recs[0]["offset"] == ap["record"] and
               "LAST-WORDS" in json.dumps(recs[0]["record"]), recs[:1])
-        ev.close()
-    finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
 
 
 def drawn(display):
@@ -242,23 +249,17 @@ def test_serve_shows_the_call_as_the_cli_does():
     # the approval event, the state and GET .../approval carry the
     # library's display: the same text the CLI's question shows, with the
     # stand-ins apart (odd places of "text")
-    from test_serve import Serve, Events  # noqa: E402
     d = new_dir()
     p = os.path.join(d, "P")
     cmd = "ls /tmp" + " " * 300 + "; echo HIDDEN >> " + p + "\x1b[2K"
-    port, _ = start_server([{"tool": "shell", "input": {"command": cmd, "timeout": 5}},
-                            {"text": "ok"}])
     cli, t, _ = question([{"tool": "shell", "input": {"command": cmd, "timeout": 5}},
                           {"text": "done"}])
     t.read_until("done")
     t.send("/quit\r")
     t.wait()
     cli = cli.replace("\r\n", "\n")
-    s = Serve(port, args=["--approval", "ask"])
-    try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "go")
+    with serve_asking([{"tool": "shell", "input": {"command": cmd, "timeout": 5}},
+                       {"text": "ok"}]) as (s, cid, ev):
         got = ev.wait(lambda e: e["event"] == "approval", "the approval event")[0]["json"]
         want = "* shell\n  | ls /tmp<300 spaces>; echo HIDDEN >> %s^[[2K\n  timeout: 5\n" % p
         check(drawn(got["display"]) == want, (drawn(got["display"]), want))
@@ -269,53 +270,40 @@ def test_serve_shows_the_call_as_the_cli_does():
         check(got["display"]["cut"] is False, got["display"])
         ap = s.conv(cid, records=False)["approval"]
         check(ap["display"] == got["display"], ap)
-        st, b = s.req("GET", "/v1/conversations/%s/approval" % cid)
+        st, b = s.approval(cid)
         check(st == 200 and b["display"] == got["display"] and b["call_id"] == got["call_id"] and
               b["ask_id"] == got["ask_id"] and b["name"] == "shell", (st, b))
-        st, r, text = s.req("GET", "/v1/conversations/%s/approval?format=text" % cid, raw=True)
+        st, r, text = s.approval(cid, "?format=text", raw=True)
         check(st == 200 and r.getheader("Content-Type").startswith("text/plain") and
               text.decode() == want, (st, text))
-        st, b = s.req("GET", "/v1/conversations/%s/approval?format=xml" % cid)
+        st, b = s.approval(cid, "?format=xml")
         check(st == 400 and b["error"] == "bad_format", (st, b))
-        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
-                      {"call_id": got["call_id"], "answer": "no"})
+        st, b = s.answer(cid, got["call_id"], "no")
         check(st == 202, (st, b))
-        st, b = s.req("GET", "/v1/conversations/%s/approval" % cid)
+        st, b = s.approval(cid)
         check(st == 409 and b["error"] == "no_question", (st, b))
-        ev.close()
-    finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
     check(not os.path.exists(p), "refused: nothing ran")
 
 
 def test_serve_shows_a_long_input_cut_and_whole_on_request():
-    from test_serve import Serve  # noqa: E402
     d = new_dir()
     target = os.path.join(d, "long.txt")
     content = "".join("row %03d\n" % i for i in range(200))
-    port, _ = start_server([{"tool": "write_file", "input": {"path": target, "content": content}},
-                            {"text": "ok"}])
-    s = Serve(port, args=["--approval", "ask"])
-    try:
-        cid = s.create()
-        s.say(cid, "go")
+    with serve_asking([{"tool": "write_file", "input": {"path": target, "content": content}},
+                       {"text": "ok"}]) as (s, cid, _):
         s.wait_state(cid, "awaiting_approval")
-        st, b = s.req("GET", "/v1/conversations/%s/approval" % cid)
+        st, b = s.approval(cid)
         check(st == 200, (st, b))
         shown = drawn(b["display"])
         check(b["display"]["cut"] is True and "row 029" in shown and "row 030" not in shown and
               "row 190" in shown and "1280 bytes (160 lines) not shown here" in shown, shown)
         check("  path: %s (a new file)\n  content: 1600 bytes, 200 lines\n" % target in shown,
               shown[:300])
-        st, b = s.req("GET", "/v1/conversations/%s/approval?whole=1" % cid)
+        st, b = s.approval(cid, "?whole=1")
         check(st == 200 and b["display"]["cut"] is False and
               all("row %03d" % i in drawn(b["display"]) for i in range(200)), (st, b))
-        st, r, text = s.req("GET", "/v1/conversations/%s/approval?format=text" % cid, raw=True)
+        st, r, text = s.approval(cid, "?format=text", raw=True)
         check(st == 200 and text.decode() == shown, (text.decode()[-400:], shown[-400:]))
-    finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
     check(not os.path.exists(target), "nothing written")
 
 
@@ -378,8 +366,7 @@ def test_duplicate_keys_in_a_serve_body_are_refused():
                       '{"text":"FIRST","text":"SECOND"}', {"content-type": "application/json"})
         check(st == 400, "a body with a duplicate key is refused: %r" % ((st, b),))
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 # ---- 3. NUL in strings that become C strings ---------------------------------------
@@ -464,14 +451,12 @@ def test_nul_in_serve_ids_is_refused():
         s.say(cid, "write")
         s.wait_state(cid, "awaiting_approval")
         call = s.conv(cid, records=False)["approval"]["call_id"]
-        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
-                      {"call_id": call + "\u0000x", "answer": "yes"})
+        st, b = s.answer(cid, call + "\u0000x", "yes")
         check(st in (400, 409), "a call_id with a NUL tail answers nothing: %r" % ((st, b),))
         check(s.state_of(cid) == "awaiting_approval" and not os.path.exists(target),
               "the pending call was approved through a NUL tail")
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 # ---- 4. symlinks in sticky directories ------------------------------------------------
@@ -909,8 +894,7 @@ def test_an_event_reader_that_never_reads_is_closed_in_seconds():
         check(took < 20, "a reader that never reads was closed after %.1f s" % took)
         c.close()
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 if __name__ == "__main__":

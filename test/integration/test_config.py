@@ -76,8 +76,7 @@ def test_the_file_sets_everything_and_a_flag_wins():
         st, h = s.req("GET", "/v1/health")
         check(h["budget"]["limits"]["requests_day"] == 1000, h["budget"])
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
     # a flag wins over the file's key
     s = Serve(port, args=["--config", c, "--model", "model-from-flag"])
     try:
@@ -86,8 +85,7 @@ def test_the_file_sets_everything_and_a_flag_wins():
         s.wait_state(cid, "idle")
         check(requests_in(log)[-1]["body"]["model"] == "model-from-flag", models(log))
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
     check(not os.path.exists(target), "")
 
 
@@ -216,8 +214,7 @@ def test_a_bad_reload_is_refused_and_the_old_configuration_stays():
         check(models(log) == ["model-good", "model-good"], models(log))
         check(s.p.poll() is None, "exited")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_a_reload_changes_the_key_the_policy_and_the_mcp_servers():
@@ -259,8 +256,7 @@ def test_a_reload_changes_the_key_the_policy_and_the_mcp_servers():
         # the keys never reach the log
         check("FIRST-key" not in s.log() and "SECOND-key" not in s.log(), "a key in the log")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 # ---- secrets --------------------------------------------------------------------------------
@@ -288,8 +284,7 @@ def test_secrets_from_files_and_credentials_never_reach_tools():
         env_of = open("/proc/%d/environ" % s.p.pid, "rb").read()
         check(b"CREDENTIAL-key" not in env_of, "")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
     # a key file others may read is refused
     loose = conf("loose-key", "sk-ant-LOOSE\n")
     os.chmod(loose, 0o644)

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from harness import ROOT, Skip, TMP, check, mote_env, run_all, start_server, wait_for
+from harness import ROOT, Skip, TMP, check, free_port, mote_env, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -57,14 +57,6 @@ def expect(code, url, **kw):
 def scripted(code, step, copies=1, **envs):
     port, _ = start_server([step] * copies)
     return expect(code, "http://127.0.0.1:%d" % port, **envs)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens there now
-    return port
 
 
 def make_certs():

@@ -19,7 +19,7 @@ import time
 
 from harness import TMP, check, run_all, start_server, wait_for
 from test_mqtt import Broker, Subscriber, tool
-from test_mqtt_serve import FAST, Sub, connected, mserve, req, stop, users
+from test_mqtt_serve import FAST, Sub, connected, device, mserve, req, stop, users
 from test_serve import Serve, journal_of
 from test_service import write_journal
 
@@ -56,16 +56,13 @@ def test_mqtt_request_to_a_long_conversation_on_disk_is_answered():
 # ---- MQTT requests as strict as HTTP bodies ---------------------------------------------
 
 def test_mqtt_requests_refuse_nuls_and_duplicate_keys():
-    b = Broker("fl-strict")
     target = os.path.join(TMP, "strict-%d.txt" % os.getpid())
-    port, _ = start_server([{"tool": "write_file", "input": {"path": target, "content": "ok"}},
-                            {"text": "written"}, {"text": "later"}])
-    s = mserve(port, b, "dev-st", args=["--ask", "write_file"])
-    sub = Sub(b, "mote/dev-st", "w-st")
+    b, _, _, s, sub = device("fl-strict", "st",
+                             [{"tool": "write_file", "input": {"path": target, "content": "ok"}},
+                              {"text": "written"}, {"text": "later"}], args=["--ask", "write_file"])
     try:
         b.pub("mote/dev-st/in", req("s1", "k", "write it"))
-        ev = sub.wait(lambda: [e for e in sub.events("k") if e["event"] == "approval"],
-                      "the question")[0]["data"]
+        ev = sub.question("k")
         cid = json.dumps(ev["call_id"])
         bad = [
             # a NUL in the request id or the conversation: refused, not cut
@@ -133,8 +130,7 @@ def test_creating_a_conversation_never_replaces_what_is_there():
         check(st == 201, (st, body))
         check(not [n for n in os.listdir(convs) if n.endswith(".tmp")], os.listdir(convs))
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_one_serve_per_state_directory():
@@ -148,15 +144,13 @@ def test_one_serve_per_state_directory():
               (rc, b.log()))
         check(a.req("GET", "/v1/health")[0] == 200, "the first one still serves")
     finally:
-        a.kill(signal.SIGTERM)
-        check(a.wait() == 0, a.log())
+        check(a.stop() == 0, a.log())
     # the lock goes with the process: a kill -9 leaves nothing that stops the next
     c = Serve(port, state=a.state)
     c.kill(signal.SIGKILL)
     c.wait()
     d = Serve(port, state=a.state)
-    d.kill(signal.SIGTERM)
-    check(d.wait() == 0, d.log())
+    check(d.stop() == 0, d.log())
 
 
 def test_directory_links_in_the_state_directory_are_refused():
@@ -247,15 +241,12 @@ def test_metrics_in_the_prometheus_text_format():
         st, _ = s.req("POST", "/v1/metrics", {})
         check(st == 405, st)
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_stats_retained_on_the_broker():
-    b = Broker("fl-stats")
-    port, _ = start_server([{"text": "counted", "input_tokens": 42}])
-    s = mserve(port, b, "dev-stats", args=["--stats-interval", "1s"])
-    sub = Sub(b, "mote/dev-stats", "w-stats")
+    b, _, _, s, sub = device("fl-stats", "stats", [{"text": "counted", "input_tokens": 42}],
+                             args=["--stats-interval", "1s"])
     try:
         b.pub("mote/dev-stats/in", req("s1", "k", "count me"))
         sub.wait(lambda: sub.answers("k"), "the answer")
@@ -309,8 +300,7 @@ def test_the_watchdog_is_fed_only_by_a_turning_loop():
         check("WATCHDOG_USEC" not in out and "NOTIFY_SOCKET" not in out, out)
     finally:
         s.kill(signal.SIGCONT)
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
         ns.close()
 
 
@@ -502,8 +492,7 @@ def test_mqtt_approve_off_leaves_approvals_to_the_other_doors():
     sub = Sub(b, "mote/dev-ao", "w-ao")
     try:
         b.pub("mote/dev-ao/in", req("a1", "k", "write it"))
-        ev = sub.wait(lambda: [e for e in sub.events("k") if e["event"] == "approval"],
-                      "the question")[0]["data"]
+        ev = sub.question("k")
         b.pub("mote/dev-ao/in", req("a2", "k", approve={"call_id": ev["call_id"],
                                                        "answer": "yes"}))
         sub.wait(lambda: [e for e in sub.errors() if e["id"] == "a2"], "the refusal")

@@ -161,15 +161,23 @@ def new_dir():
     return tempfile.mkdtemp(prefix="d-", dir=TMP)
 
 
+def tool_after_text(text, delay_ms, after):
+    """A test server whose first answer streams `text` (`delay_ms` between
+    pieces) and then asks to touch a marker file, its second `after`:
+    (port, request log, the marker's path)."""
+    marker = os.path.join(new_dir(), "MARKER")
+    port, log = start_server([
+        {"text": text, "delay_ms": delay_ms, "tool": "shell",
+         "input": {"command": "touch " + marker}},
+        {"text": after}])
+    return port, log, marker
+
+
 # ---- 1. approval takes no type-ahead --------------------------------------------
 
 def test_approval_ignores_type_ahead():
-    d = new_dir()
-    marker = os.path.join(d, "MARKER")
-    port, log = start_server([
-        {"text": "one two three four five six seven eight", "delay_ms": 120,
-         "tool": "shell", "input": {"command": "touch " + marker}},
-        {"text": "answer-after-the-tool-round"}])
+    port, log, marker = tool_after_text("one two three four five six seven eight", 120,
+                                        "answer-after-the-tool-round")
     t = Tty(mote_args(port, new_state()), env())
     try:
         t.read_until("> ")
@@ -243,12 +251,8 @@ def test_ctrl_c_during_tool_not_resent():
 # ---- 3. after a SIGTERM drain, calls that never started are "not run" ----------
 
 def test_sigterm_drain_calls_not_started_are_not_interrupted():
-    d = new_dir()
-    marker = os.path.join(d, "MARKER2")
-    port, log = start_server([
-        {"text": "alpha beta gamma delta epsilon zeta", "delay_ms": 60,
-         "tool": "shell", "input": {"command": "touch " + marker}},
-        {"text": "finished-after-restart"}])
+    port, log, marker = tool_after_text("alpha beta gamma delta epsilon zeta", 60,
+                                        "finished-after-restart")
     state = new_state()
     p = spawn_bin(mote_args(port, state, "-p", "go", "--yes", "--shutdown-timeout", "20000"))
     try:

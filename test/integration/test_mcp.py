@@ -17,24 +17,13 @@ import tempfile
 import time
 import uuid
 
-from harness import (NOTES, ROOT, TMP, Skip, check, config_value, mote_env, requests_in, run_all,
-                     big_tool_list, start_server)
+from harness import (FAKE_MCP, NOTES, ROOT, TMP, Skip, build_shim, check, config_value,
+                     mote_env, requests_in, run_all, big_tool_list, start_server, wait_for)
+from harness import fake_mcp as fake, mcp_config as config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
-FAKE = os.path.join(ROOT, "test", "fake_mcp.py")
 NPM_BIN = os.path.join(ROOT, ".deps", "npm", "node_modules", ".bin")
-
-
-def config(servers):
-    path = os.path.join(TMP, "mcp-%s.json" % uuid.uuid4().hex[:8])
-    with open(path, "w") as f:
-        json.dump({"mcpServers": servers}, f)
-    return path
-
-
-def fake(*flags):
-    return {"command": sys.executable, "args": [FAKE] + list(flags)}
 
 
 def env():
@@ -189,7 +178,6 @@ def test_huge_line_is_a_clear_error():
     check("ok__echo" in names and not any(n.startswith("h__") for n in names), names)
 
 
-
 def test_large_tool_list_loads_tool_by_tool():
     path, names = big_tool_list()
     last = names[-1]
@@ -307,12 +295,9 @@ def test_cancel_sends_notifications_cancelled():
     tag = uuid.uuid4().hex
     p = subprocess.Popen(args(port, config({"s": fake("--log", srvlog, "--tag", tag)}), "-p", "x",
                               "--yes"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        if os.path.exists(srvlog) and "tools/call" in open(srvlog).read():
-            break
-        time.sleep(0.05)
-    time.sleep(0.1)
+    # the call is on its way once the server has it: Ctrl+C must cancel it
+    wait_for(lambda: os.path.exists(srvlog) and "tools/call" in open(srvlog).read(),
+             "the tools/call at the server", 20)
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=20)
     check(p.returncode == 130, p.returncode)
@@ -359,25 +344,13 @@ def test_env_is_minimal():
           "the API key never reaches an MCP server")
 
 
-def slowstore_shim():
-    """test/shim/slowstore.c built (slow flock and fsync, LD_PRELOAD), or Skip."""
-    so = os.path.join(TMP, "slowstore.so")
-    if not os.path.exists(so):
-        r = subprocess.run(["cc", "-shared", "-fPIC", "-o", so,
-                            os.path.join(ROOT, "test", "shim", "slowstore.c"), "-ldl"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise Skip("cannot build the slow-storage shim: " + r.stderr[-200:])
-    return so
-
-
 def test_server_runs_only_once_recorded():
     # What a server does first (here: look for its record in the state)
     # happens only after its record is on disk, so a `setsid` helper it
     # starts at once can never outlive mote, its supervisor and itself
     # unrecorded. Each lock and sync takes 300 ms more (a slow flash): the
     # server must still find its record, in each of three starts.
-    so = slowstore_shim()
+    so = build_shim("slowstore", "slow-storage shim")  # slow flock and fsync
     port, _ = start_server([{"text": "ok"}] * 3)
     for i in range(3):
         st = tempfile.mkdtemp(dir=TMP)
@@ -385,7 +358,7 @@ def test_server_runs_only_once_recorded():
         script = ('cat "$0"/mcp/*.run > "$1" 2>/dev/null; echo end >> "$1"; '
                   'exec "$2" "$3"')
         cfg = config({"r": {"command": "/bin/sh", "args": ["-c", script, st, mark,
-                                                            sys.executable, FAKE]}})
+                                                            sys.executable, FAKE_MCP]}})
         a = [MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
              "--mcp-config", cfg, "-p", "x"]
         p = subprocess.run(a, capture_output=True, text=True, timeout=90,
@@ -576,60 +549,59 @@ def test_real_github_server_list_loads():
 # ---- zero orphans --------------------------------------------------------------
 
 def orphan_case(name, how):
-    port, _ = start_server([{"after_text": "working", "stall": 60}])
+    port, log = start_server([{"after_text": "working", "stall": 60}])
     tag = uuid.uuid4().hex
     cfg = config({"a": fake("--grandchild", "--tag", tag),
                   "b": fake("--grandchild", "--ignore-sigterm", "--tag", tag)})
-    code = how(port, cfg, tag)
+    code = how(port, log, cfg, tag)
     left = wait_gone(tag)
     NOTES.append("processes left after %s: %d" % (name, len(left)))
     check(not left, "left after %s: %s" % (name, left))
     return code
 
 
-def start_and_wait(a, tag, stdin=None):
+def start_and_wait(a, tag, log=None, stdin=None):
+    """Starts mote (`a`); returns once both servers and their grandchildren
+    run (each carries the tag) and, with `log`, the turn's request has
+    reached the model server (which stalls it)."""
     p = subprocess.Popen(a, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
-    deadline = time.time() + 20
-    while time.time() < deadline and len(tagged(tag)) < 2:
-        time.sleep(0.05)
-    check(len(tagged(tag)) >= 2, "the servers' grandchildren run")
-    time.sleep(0.3)
+    wait_for(lambda: len(tagged(tag)) >= 4, "the servers and their grandchildren to run", 20)
+    if log:
+        wait_for(lambda: requests_in(log), "the turn's request at the model server", 20)
     return p
 
 
 def test_no_orphans_after_quit():
-    def how(port, cfg, tag):
+    def how(port, log, cfg, tag):
         p = start_and_wait(args(port, cfg), tag, stdin=True)
         out, err = p.communicate("/quit\n", timeout=30)
         check(p.returncode == 0, err)
     orphan_case("/quit", how)
 
 
-def test_no_orphans_after_ctrl_c():
-    def how(port, cfg, tag):
-        p = start_and_wait(args(port, cfg, "-p", "x"), tag)
-        p.send_signal(signal.SIGINT)
+def orphans_after_signal(name, sig, code, *extra):
+    """`mote -p x` (with `extra`) sent `sig` while its servers'
+    grandchildren run: it exits with `code`, and nothing is left."""
+    def how(port, log, cfg, tag):
+        p = start_and_wait(args(port, cfg, "-p", "x", *extra), tag, log)
+        p.send_signal(sig)
         p.communicate(timeout=30)
-        check(p.returncode == 130, p.returncode)
-    orphan_case("Ctrl+C", how)
+        check(p.returncode == code, p.returncode)
+    orphan_case(name, how)
+
+
+def test_no_orphans_after_ctrl_c():
+    orphans_after_signal("Ctrl+C", signal.SIGINT, 130)
 
 
 def test_no_orphans_after_sigterm():
-    def how(port, cfg, tag):
-        p = start_and_wait(args(port, cfg, "-p", "x", "--shutdown-timeout", "600"), tag)
-        p.send_signal(signal.SIGTERM)
-        p.communicate(timeout=30)
-        check(p.returncode == 143, p.returncode)
-    orphan_case("SIGTERM (with a shutdown timeout)", how)
+    orphans_after_signal("SIGTERM (with a shutdown timeout)", signal.SIGTERM, 143,
+                         "--shutdown-timeout", "600")
 
 
 def test_no_orphans_after_kill_9():
-    def how(port, cfg, tag):
-        p = start_and_wait(args(port, cfg, "-p", "x"), tag)
-        p.kill()
-        p.communicate(timeout=30)
-    orphan_case("kill -9", how)
+    orphans_after_signal("kill -9", signal.SIGKILL, -signal.SIGKILL)
 
 
 def main():

@@ -8,32 +8,20 @@ fake server (test/fake_mcp.py) for hostile answers.
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 
-from harness import (NOTES, ROOT, TMP, Pty, Skip, check, mote_env, requests_in, run_all,
-                     start_server)
+from harness import (NOTES, ROOT, TMP, Pty, Skip, check, free_port, mote_env, request_results,
+                     requests_in, result_text, run_all, start_server, wait_listening)
+from harness import fake_mcp as fake, mcp_config as config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
-FAKE = os.path.join(ROOT, "test", "fake_mcp.py")
 NPM_BIN = os.path.join(ROOT, ".deps", "npm", "node_modules", ".bin")
 EVERYTHING = os.path.join(NPM_BIN, "mcp-server-everything")
-
-
-def config(servers):
-    path = os.path.join(TMP, "mcpf-%s.json" % uuid.uuid4().hex[:8])
-    with open(path, "w") as f:
-        json.dump({"mcpServers": servers}, f)
-    return path
-
-
-def fake(*flags):
-    return {"command": sys.executable, "args": [FAKE] + list(flags)}
 
 
 def args(port, cfg, *extra):
@@ -53,18 +41,9 @@ def need_everything():
 
 
 def results(log, n=1):
-    """The tool results the model got in request n, in order."""
-    body = requests_in(log)[n]["body"]
-    out = []
-    for m in body.get("messages", []):
-        if isinstance(m.get("content"), list):
-            for c in m["content"]:
-                if c.get("type") == "tool_result":
-                    cc = c.get("content")
-                    if isinstance(cc, list):
-                        cc = "".join(x.get("text", "") for x in cc)
-                    out.append((cc, bool(c.get("is_error"))))
-    return out
+    """The tool results the model got in request n, in order: (text, is
+    it an error)."""
+    return [(result_text(b), bool(b.get("is_error"))) for b in request_results(log, n)]
 
 
 def tool_names(log, n=0):
@@ -106,15 +85,6 @@ def test_real_resources_stdio():
     resources_turn({"ev": {"command": EVERYTHING, "args": []}}, "ev")
 
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def everything_http():
     """server-everything in its streamableHttp mode; returns (proc, url)."""
     need_everything()
@@ -122,14 +92,7 @@ def everything_http():
     log = open(os.path.join(TMP, "everything-f-%d.log" % port), "a")
     p = subprocess.Popen([EVERYTHING, "streamableHttp"], env=dict(os.environ, PORT=str(port)),
                          stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 30
-    while time.time() < deadline and p.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    check(p.poll() is None, "server-everything streamableHttp runs")
+    check(wait_listening(port, p), "server-everything streamableHttp listens")
     return p, "http://127.0.0.1:%d/mcp" % port
 
 
@@ -191,7 +154,6 @@ def test_no_resource_tools_without_resources():
     check("plain__echo" in names and not any("mcp_resource" in n for n in names), names)
 
 
-
 def test_resource_read_is_approved_like_a_tool():
     mlog = os.path.join(TMP, "fake-approve-%s.log" % uuid.uuid4().hex[:8])
     port, log = start_server([{"tools": [
@@ -202,7 +164,6 @@ def test_resource_read_is_approved_like_a_tool():
     res = results(log)
     check(len(res) == 1 and res[0][1] and "approval" in res[0][0], res)
     check("resources/read" not in open(mlog).read(), "nothing read without approval")
-
 
 
 # ---- prompts --------------------------------------------------------------------
@@ -271,7 +232,6 @@ def test_real_prompts_streamable_http():
     finally:
         p.terminate()
         p.wait(10)
-
 
 
 # ---- elicitation ------------------------------------------------------------------
@@ -349,7 +309,6 @@ def test_elicitation_without_anyone_to_ask():
     check(init and init[0]["capabilities"] == {}, init)  # nothing declared: nobody to ask
     NOTES.append("a question with nobody to ask, declined: the one-shot took %.0f ms" %
                  ((time.monotonic() - t0) * 1000))
-
 
 
 def test_real_elicitation_stdio():

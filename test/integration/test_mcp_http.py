@@ -18,8 +18,11 @@ import tempfile
 import time
 import uuid
 
-from harness import (NOTES, ROOT, TMP, Skip, check, config_value, requests_in, run_all,
-                     big_tool_list, start_server, wait_for)
+import harness
+from harness import (NOTES, ROOT, TMP, Skip, build_shim, check, config_value, free_port,
+                     requests_in, run_all, big_tool_list, start_server, wait_for,
+                     shut, wait_listening)
+from harness import mcp_config as config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -28,13 +31,6 @@ EVERYTHING = os.path.join(ROOT, ".deps", "npm", "node_modules", "@modelcontextpr
                           "server-everything", "dist", "index.js")
 PROCS = []
 SECRET = "s3cr3t-mcp-token-%s" % uuid.uuid4().hex[:12]
-
-
-def config(servers):
-    path = os.path.join(TMP, "mcp-%s.json" % uuid.uuid4().hex[:8])
-    with open(path, "w") as f:
-        json.dump({"mcpServers": servers}, f)
-    return path
 
 
 def env(**extra):
@@ -80,28 +76,8 @@ def hdr(entry, name):
 
 
 def tool_results(reqs):
-    out = []
-    for r in reqs:
-        for m in r["body"].get("messages", []):
-            if m["role"] == "user" and isinstance(m["content"], list):
-                out += [b for b in m["content"] if b.get("type") == "tool_result"]
-    return out
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def listening(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
+    """The tool results (Anthropic blocks) of these requests, in order."""
+    return [b for r in reqs for b in harness.tool_results(r["body"])]
 
 
 def everything(mode, port=None):
@@ -114,8 +90,8 @@ def everything(mode, port=None):
     p = subprocess.Popen(["node", EVERYTHING, mode], env=dict(os.environ, PORT=str(port)),
                          stdout=open(log, "a"), stderr=subprocess.STDOUT)
     PROCS.append(p)
-    wait_for(lambda: listening(port) or p.poll() is not None, "server-everything listening", 30)
-    check(p.poll() is None, "server-everything %s ended: %s" % (mode, open(log).read()[-400:]))
+    check(wait_listening(port, p), "server-everything %s does not listen: %s"
+          % (mode, open(log).read()[-400:]))
     return p, port, log
 
 
@@ -349,25 +325,13 @@ def test_the_get_stream_is_reopened_with_last_event_id_after_retry():
           % waited)
 
 
-def sndbuf_shim():
-    """test/shim/sndbuf.c built (small send buffers, LD_PRELOAD), or Skip."""
-    so = os.path.join(TMP, "sndbuf.so")
-    if not os.path.exists(so):
-        r = subprocess.run(["cc", "-shared", "-fPIC", "-o", so,
-                            os.path.join(ROOT, "test", "shim", "sndbuf.c"), "-ldl"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise Skip("cannot build the send-buffer shim: " + r.stderr[-200:])
-    return so
-
-
 def test_a_request_sent_in_steps_keeps_its_head():
     # HTTP+SSE: a tools/call whose body takes several sends (mote's send
     # buffer is small, the server reads the body only 0.3 s after it named a
     # new endpoint on its stream): the request goes out as it was begun, its
     # head and Content-Length one piece with its body, never rebuilt half
     # way from the new path; later requests go to the new endpoint.
-    so = sndbuf_shim()
+    so = build_shim("sndbuf", "send-buffer shim")  # small send buffers
     url, slog = hostile("--move-endpoint", "--rcvbuf", "2048", mode="sse")
     big = "x" * 15000
     port, log = start_server([{"tool": "m__echo", "input": {"text": big}},
@@ -645,7 +609,6 @@ def test_variables_and_defaults():
           (p.returncode, p.stderr))
 
 
-
 def large_list(mode):
     path, names = big_tool_list(4)  # (the hostile server's own four tools besides)
     url, _ = hostile("--tools-file", path, mode=mode)
@@ -805,14 +768,6 @@ def test_real_long_call_streamable_http():
 def test_real_long_call_sse():
     real_long_call("sse")
 
-
-def shut(*socks):
-    """Both ways of each socket shut (one already gone is no error)."""
-    for x in socks:
-        try:
-            x.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 class CuttingRelay:

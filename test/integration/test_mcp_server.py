@@ -25,6 +25,7 @@ import threading
 import time
 
 from harness import ROOT, SERVERS, TMP, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import free_port, journal_of as journal, proc_status
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -48,14 +49,6 @@ def need_sdk():
     for pkg in ("@modelcontextprotocol/sdk", "openai"):
         if not os.path.exists(os.path.join(NPM, pkg, "package.json")):
             cannot("%s is not in .deps/npm: make deps installs it" % pkg)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def base_env(extra=None):
@@ -181,10 +174,6 @@ class Sdk:
             self.p.kill()
             self.p.wait()
 
-
-def journal(state, cid):
-    with open(os.path.join(state, "conversations", cid + ".jsonl")) as f:
-        return [json.loads(l) for l in f if l.strip()]
 
 
 def calls_conv(state):
@@ -717,14 +706,6 @@ def status(reply):
     return int(reply.split(b" ", 2)[1]) if reply else 0
 
 
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def init(port):
     r = post(port, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                     "params": {"protocolVersion": "2025-03-26", "capabilities": {},
@@ -787,7 +768,7 @@ def test_hostile_clients_get_errors_and_memory_stays_bounded():
         r = post(t, b"[" + b"1," * 40000 + b"1]", sid)
         check(status(r) == 413, r[:200])
         # floods: sessions are capped (the oldest idle one is let go)
-        rss0 = rss_kb(s.p.pid)
+        rss0 = proc_status(s.p.pid, "VmRSS")
         sids = [init(t) for _ in range(60)]
         r = post(t, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, sids[0])
         check(status(r) == 404, "the least recently used session was let go")
@@ -802,7 +783,7 @@ def test_hostile_clients_get_errors_and_memory_stays_bounded():
             c.close()
         for _ in range(100):
             post(t, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, sids[-1])
-        rss1 = rss_kb(s.p.pid)
+        rss1 = proc_status(s.p.pid, "VmRSS")
         check(rss1 - rss0 < 4096, "RSS grew %d kB under the floods" % (rss1 - rss0))
         # a client that never reads: a large result it does not take is
         # dropped at the send timeout; the server goes on
@@ -822,7 +803,7 @@ def test_hostile_clients_get_errors_and_memory_stays_bounded():
                 pass
         threading.Thread(target=deaf, daemon=True).start()
         wait_for(lambda: "does not read its response" in s.log(), "the deaf client dropped", 60)
-        rss2 = rss_kb(s.p.pid)
+        rss2 = proc_status(s.p.pid, "VmRSS")
         check(rss2 - rss0 < 4096, "RSS grew %d kB with a deaf client" % (rss2 - rss0))
         c.close()
         r = post(t, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, sids[-1])
@@ -860,7 +841,7 @@ def test_stdio_hostile_lines():
         check(r == {"jsonrpc": "2.0", "id": 3, "result": {}}, r)
         # a client that writes and does not read: mote stops reading it
         # (memory bounded), and every answer comes once it reads again
-        rss0 = rss_kb(p.pid)
+        rss0 = proc_status(p.pid, "VmRSS")
         lines = b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % (100 + i)
                          for i in range(400))
         w = threading.Thread(target=lambda: (p.stdin.write(lines), p.stdin.flush()), daemon=True)
@@ -870,7 +851,8 @@ def test_stdio_hostile_lines():
         deadline = time.time() + 60
         while got < 400 and time.time() < deadline:
             if got == 5:
-                check(rss_kb(p.pid) - rss0 < 2048, "RSS bounded while the client does not read")
+                check(proc_status(p.pid, "VmRSS") - rss0 < 2048,
+                      "RSS bounded while the client does not read")
             r = json.loads(p.stdout.readline())
             check(r["id"] == 100 + got and "tools" in r["result"], r)
             got += 1

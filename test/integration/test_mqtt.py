@@ -16,17 +16,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ROOT, SERVERS, TMP, check, run_all, wait_for  # noqa: E402
+from harness import ROOT, SERVERS, TMP, check, free_port, run_all, wait_for  # noqa: E402
 
 PROBE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/asan/mqtt_probe"
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 PROBES = []
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tool(name):
@@ -192,7 +186,6 @@ class Probe:
     def stderr(self):
         with open(self.err_path, errors="replace") as f:
             return f.read()
-
 
 
 class Subscriber:

@@ -21,9 +21,10 @@ import sys
 import threading
 import time
 
-from harness import SERVERS, TMP, check, requests_in, run_all, start_server, wait_for
-from test_mqtt import Broker, Subscriber, free_port, tool
-from test_serve import Events, Serve, journal_of
+from harness import (SERVERS, TMP, check, proc_status, pump, requests_in, run_all, shut,
+                     start_server, wait_for)
+from test_mqtt import Broker, Subscriber, tool
+from test_serve import Serve, journal_of
 
 FAST = {"MOTE_MQTT_BACKOFF_MAX_MS": "400"}
 
@@ -67,6 +68,11 @@ class Sub(Subscriber):
     def wait(self, cond, what, timeout=30):
         return wait_for(cond, what, timeout)
 
+    def question(self, conv):
+        """The data of the first approval event on out/CONV, once it came."""
+        return self.wait(lambda: [e for e in self.events(conv) if e["event"] == "approval"],
+                         "the question")[0]["data"]
+
 
 def mserve(port, broker, dev, state=None, args=(), env=None):
     e = dict(FAST)
@@ -75,6 +81,17 @@ def mserve(port, broker, dev, state=None, args=(), env=None):
               env_more=e)
     connected(s, 1)
     return s
+
+
+def device(broker, tag, script=None, args=()):
+    """A private broker named `broker`, the test LLM server playing
+    `script`, `mote serve --mqtt` as device dev-TAG (with `args`) and a
+    subscriber to its topics: (Broker, the LLM server's port, its
+    request log, Serve, Sub)."""
+    b = Broker(broker)
+    port, log = start_server(script)
+    s = mserve(port, b, "dev-" + tag, args=args)
+    return b, port, log, s, Sub(b, "mote/dev-" + tag, "w-" + tag)
 
 
 def connected(s, n, timeout=30):
@@ -114,10 +131,7 @@ def status(b, prefix):
 # ---- requests and answers ---------------------------------------------------------------
 
 def test_prompt_answered_status_and_clean_stop():
-    b = Broker("ms-a")
-    port, _ = start_server()
-    s = mserve(port, b, "dev-a")
-    sub = Sub(b, "mote/dev-a", "w-a")
+    b, _, _, s, sub = device("ms-a", "a")
     try:
         st = wait_for(lambda: status(b, "mote/dev-a"), "the online status")
         check(st["state"] == "online" and st["id"] == "dev-a" and st["in"] == "mote/dev-a/in" and
@@ -154,10 +168,7 @@ def test_errors_on_the_error_topic():
     with open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
             os.path.abspath(__file__)))), "include", "mote", "mote_config.h")) as f:
         limit = int(re.search(r"#define MOTE_MQTT_PAYLOAD_MAX (\d+)", f.read()).group(1))
-    b = Broker("ms-e")
-    port, _ = start_server()
-    s = mserve(port, b, "dev-e")
-    sub = Sub(b, "mote/dev-e", "w-e")
+    b, port, _, s, sub = device("ms-e", "e")
     cases = [
         ("not json", None, "bad_json"),
         ('{"id":"d","id":"d2","conversation":"c","text":"x"}', None, "bad_json"),
@@ -257,10 +268,8 @@ def test_puback_only_after_the_record_is_synced():
 
 
 def test_same_request_id_twice_runs_once():
-    b = Broker("ms-d")
-    port, log = start_server([{"text": "answer %d" % i, "delay_ms": 30} for i in range(4)])
-    s = mserve(port, b, "dev-d")
-    sub = Sub(b, "mote/dev-d", "w-d")
+    b, port, log, s, sub = device("ms-d", "d", [{"text": "answer %d" % i, "delay_ms": 30}
+                                                for i in range(4)])
     try:
         # the second copy comes while the first one's turn runs, the third after it
         b.pub("mote/dev-d/in", req("same", "k", "once please"))
@@ -304,24 +313,8 @@ class DropAck:
             except OSError:
                 return
             u = socket.create_connection(("127.0.0.1", self.broker_port))
-            threading.Thread(target=self._down, args=(u, c), daemon=True).start()
+            threading.Thread(target=pump, args=(u, c), daemon=True).start()
             threading.Thread(target=self._up, args=(c, u), daemon=True).start()
-
-    @staticmethod
-    def _down(u, c):
-        try:
-            while True:
-                d = u.recv(65536)
-                if not d:
-                    break
-                c.sendall(d)
-        except OSError:
-            pass
-        for x in (c, u):
-            try:
-                x.close()
-            except OSError:
-                pass
 
     def _up(self, c, u):
         """mote -> broker, packet by packet."""
@@ -352,12 +345,7 @@ class DropAck:
                     u.sendall(pkt)
         except OSError:
             pass
-        for x in (c, u):
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-                x.close()
-            except OSError:
-                pass
+        shut(c, u)
 
 
 def test_broker_redelivery_after_a_reconnect_runs_once():
@@ -397,10 +385,7 @@ def test_broker_redelivery_after_a_reconnect_runs_once():
 
 
 def test_prompt_sent_while_mote_is_down():
-    b = Broker("ms-w")
-    port, _ = start_server()
-    s = mserve(port, b, "dev-w")
-    sub = Sub(b, "mote/dev-w", "w-w")
+    b, port, _, s, sub = device("ms-w", "w")
     try:
         check(stop(s) == 0, s.log())
         # mote is away: the broker keeps the requests (clean session off)
@@ -417,10 +402,7 @@ def test_prompt_sent_while_mote_is_down():
 
 
 def test_kill9_with_a_prompt_in_flight_and_the_will():
-    b = Broker("ms-k")
-    port, log = start_server([{"stall": 60, "after_text": "half an"}])
-    s = mserve(port, b, "dev-k")
-    sub = Sub(b, "mote/dev-k", "w-k")
+    b, port, log, s, sub = device("ms-k", "k", [{"stall": 60, "after_text": "half an"}])
     try:
         wait_for(lambda: (status(b, "mote/dev-k") or {}).get("state") == "online", "online")
         b.pub("mote/dev-k/in", req("k1", "k", "answer me"))
@@ -451,10 +433,8 @@ def test_kill9_with_a_prompt_in_flight_and_the_will():
 
 
 def test_broker_restarted_mid_conversation():
-    b = Broker("ms-b")
-    port, _ = start_server([{"text": "a slow answer in many small pieces " * 3, "delay_ms": 40}])
-    s = mserve(port, b, "dev-b")
-    sub = Sub(b, "mote/dev-b", "w-b")
+    b, _, _, s, sub = device("ms-b", "b", [{"text": "a slow answer in many small pieces " * 3,
+                                            "delay_ms": 40}])
     try:
         b.pub("mote/dev-b/in", req("b1", "k", "slowly"))
         sub.wait(lambda: any(e["event"] == "text" for e in sub.events("k")), "the answer streams")
@@ -569,16 +549,13 @@ def test_requests_wait_for_a_busy_conversation_and_cancel_goes_first():
 
 
 def test_approval_over_mqtt():
-    b = Broker("ms-p")
     target = os.path.join(TMP, "approved-%d.txt" % os.getpid())
-    port, _ = start_server([{"tool": "write_file", "input": {"path": target, "content": "ok"}},
-                            {"text": "written"}])
-    s = mserve(port, b, "dev-p", args=["--ask", "write_file"])
-    sub = Sub(b, "mote/dev-p", "w-p")
+    b, _, _, s, sub = device("ms-p", "p",
+                             [{"tool": "write_file", "input": {"path": target, "content": "ok"}},
+                              {"text": "written"}], args=["--ask", "write_file"])
     try:
         b.pub("mote/dev-p/in", req("p1", "k", "write it"))
-        ev = sub.wait(lambda: [e for e in sub.events("k") if e["event"] == "approval"],
-                      "the question")[0]["data"]
+        ev = sub.question("k")
         check(ev["name"] == "write_file" and ev["input"]["path"] == target, ev)
         # the library's display, as the CLI and the page show it
         lines = ev["display"]["lines"]
@@ -605,10 +582,7 @@ def test_approval_over_mqtt():
 
 
 def test_flood_of_requests_is_bounded_and_all_answered_once():
-    b = Broker("ms-f")
-    port, log = start_server()
-    s = mserve(port, b, "dev-f")
-    sub = Sub(b, "mote/dev-f", "w-f")
+    b, _, log, s, sub = device("ms-f", "f")
     n, convs = 120, ["f%d" % i for i in range(12)]
     try:
         lines = "".join(req("f%d" % i, convs[i % len(convs)], "flood %d" % i) + "\n"
@@ -628,9 +602,8 @@ def test_flood_of_requests_is_bounded_and_all_answered_once():
             check([x["rid"] for x in u] == want, (c, [x["rid"] for x in u]))
         check(len(requests_in(log)) == n, "model requests: %d" % len(requests_in(log)))
         check("left out" not in s.log(), s.log()[-2000:])
-        vm = open("/proc/%d/status" % s.p.pid).read()
-        hwm = int([x for x in vm.splitlines() if x.startswith("VmHWM")][0].split()[1])
-        check(hwm < 200000, "peak RSS %d kB" % hwm)  # ASan's shadow included
+        hwm = proc_status(s.p.pid, "VmHWM")
+        check(0 < hwm < 200000, "peak RSS %d kB" % hwm)  # ASan's shadow included
     finally:
         check(stop(s) == 0, s.log())
         sub.stop()
@@ -642,10 +615,7 @@ def test_more_conversations_than_out_slots_one_after_another():
     conversations, one after another, all reach the broker."""
     from harness import config_value
     n = config_value("MOTE_SERVE_MQTT_OUTS") + 3
-    b = Broker("ms-o")
-    port, _ = start_server()
-    s = mserve(port, b, "dev-o")
-    sub = Sub(b, "mote/dev-o", "w-o")
+    b, _, _, s, sub = device("ms-o", "o")
     try:
         for i in range(n):
             b.pub("mote/dev-o/in", req("o%d" % i, "c%d" % i, "number %d" % i))

@@ -12,8 +12,8 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
+import harness
 from harness import SERVERS, TMP, Skip, check, requests_in, run_all, start_server, wait_for
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -58,13 +58,8 @@ def mote(port, *args, state=None, provider="openai", prompt="hi", stdin=None, ti
 
 
 def journal(state):
-    d = os.path.join(state, "conversations")
-    recs = []
-    for f in sorted(os.listdir(d)):
-        if f.endswith(".jsonl"):
-            with open(os.path.join(d, f)) as fh:
-                recs += [json.loads(line) for line in fh]
-    return recs
+    """Every conversation's records, by journal."""
+    return harness.journal(state, single=False)
 
 
 def errors(events):
@@ -112,43 +107,58 @@ def test_error_reason_cli_text():
     check("HTTP 422" in p.stderr and SHAPES[3][3] in p.stderr, p.stderr)
 
 
-def test_error_reason_in_serve_events():
-    from test_serve import Events, Serve
-    port, _ = server("gemini", [SHAPES[1][1]] * 3)
+def serve_events(provider, script, until):
+    """One turn ("hi") through `mote serve` (--provider openai) against the
+    test server speaking as `provider`: its events, once one named `until`
+    came."""
+    from test_serve import Serve
+    port, _ = server(provider, script)
     s = Serve(port, args=["--provider", "openai"], env_more=env())
     try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "hi")
-        wait_for(lambda: any(e.get("event") == "error" for e in ev.events), "the error event")
-        e = [x for x in ev.events if x.get("event") == "error"][-1]["json"]
-        check(e.get("code") == "bad_request", e)
-        check(SHAPES[1][3] in e.get("text", ""), e)
+        _, ev = s.start_turn("hi")
+        ev.wait(lambda e: e["event"] == until, "the %s event" % until, 30)
+        return ev.all()
     finally:
         s.p.terminate()
         s.p.wait(timeout=30)
 
 
-def test_error_reason_over_mqtt():
+def mqtt_events(tag, provider, script, until):
+    """One request ("hi" in conversation c1) through `mote serve --mqtt`
+    (--provider openai, a private broker) against the test server
+    speaking as `provider`: the events on out/c1, once one named `until`
+    came."""
     from test_mqtt import Broker
     from test_mqtt_serve import Sub, mserve, req, stop
     try:
-        b = Broker("prov-e")
+        b = Broker("prov-" + tag)
     except Exception as e:  # noqa: BLE001 - no mosquitto here
         raise Skip("no broker: %s" % e)
-    port, _ = server("mistral", [SHAPES[3][1]])
-    s = mserve(port, b, "dev-p", args=["--provider", "openai"], env=env())
-    sub = Sub(b, "mote/dev-p", "w-p")
+    port, _ = server(provider, script)
+    s = mserve(port, b, "dev-" + tag, args=["--provider", "openai"], env=env())
+    sub = Sub(b, "mote/dev-" + tag, "w-" + tag)
     try:
-        b.pub("mote/dev-p/in", req("r1", "c1", "hi"))
-        sub.wait(lambda: any(e.get("event") == "error" for e in sub.events("c1")),
-                 "the error event on out/c1")
-        e = [x for x in sub.events("c1") if x.get("event") == "error"][-1]
-        text = json.dumps(e)
-        check("bad_request" in text and SHAPES[3][3] in text, e)
+        b.pub("mote/dev-%s/in" % tag, req("r1", "c1", "hi"))
+        sub.wait(lambda: any(e.get("event") == until for e in sub.events("c1")),
+                 "the %s event on out/c1" % until)
+        return sub.events("c1")
     finally:
         sub.stop()
         stop(s)
+
+
+def test_error_reason_in_serve_events():
+    evs = serve_events("gemini", [SHAPES[1][1]] * 3, "error")
+    e = [x for x in evs if x["event"] == "error"][-1]["json"]
+    check(e.get("code") == "bad_request", e)
+    check(SHAPES[1][3] in e.get("text", ""), e)
+
+
+def test_error_reason_over_mqtt():
+    e = [x for x in mqtt_events("e", "mistral", [SHAPES[3][1]], "error")
+         if x.get("event") == "error"][-1]
+    text = json.dumps(e)
+    check("bad_request" in text and SHAPES[3][3] in text, e)
 
 
 # ---- streams that end after finish_reason without [DONE] -----------------------
@@ -487,35 +497,11 @@ def test_reasoning_field_shown_and_journaled_not_sent():
 
 
 def test_reasoning_in_serve_and_mqtt_events():
-    from test_serve import Events, Serve
-    port, _ = server("vllm", [{"text": "served"}])
-    s = Serve(port, args=["--provider", "openai"], env_more=env())
-    try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "hi")
-        wait_for(lambda: any(e.get("event") == "turn_end" for e in ev.events), "the turn's end")
-        th = "".join(e["json"]["text"] for e in ev.events if e.get("event") == "thinking")
-        check("vLLM reasons" in th, ev.events)
-    finally:
-        s.p.terminate()
-        s.p.wait(timeout=30)
-    from test_mqtt import Broker
-    from test_mqtt_serve import Sub, mserve, req, stop
-    try:
-        b = Broker("prov-t")
-    except Exception as e:  # noqa: BLE001 - no mosquitto here
-        raise Skip("no broker: %s" % e)
-    port, _ = server("vllm", [{"text": "over mqtt"}])
-    s = mserve(port, b, "dev-t", args=["--provider", "openai"], env=env())
-    sub = Sub(b, "mote/dev-t", "w-t")
-    try:
-        b.pub("mote/dev-t/in", req("r1", "c1", "hi"))
-        sub.wait(lambda: any(e.get("event") == "thinking" for e in sub.events("c1")),
-                 "a thinking event on out/c1")
-    finally:
-        sub.stop()
-        stop(s)
+    evs = serve_events("vllm", [{"text": "served"}], "turn_end")
+    th = "".join(e["json"]["text"] for e in evs if e["event"] == "thinking")
+    check("vLLM reasons" in th, evs)
+    evs = mqtt_events("t", "vllm", [{"text": "over mqtt"}], "thinking")
+    check(any(e.get("event") == "thinking" for e in evs), evs)
 
 
 def test_reasoning_of_any_length_in_bounded_memory():

@@ -103,6 +103,32 @@ class Serve:
         check(st == 202, (st, b))
         return b
 
+    def start_turn(self, text):
+        """A new conversation, its event stream open, and `text` said in
+        it; returns (conversation id, Events)."""
+        cid = self.create()
+        ev = Events(self.sock, cid)
+        self.say(cid, text)
+        return cid, ev
+
+    def signal_streaming_turn(self, sig, text):
+        """Starts a turn (start_turn) and sends `sig` once its answer
+        streams; returns (conversation id, Events, the time it was sent)."""
+        cid, ev = self.start_turn(text)
+        ev.wait(lambda e: e["event"] == "text", "streaming")
+        t0 = time.time()
+        self.kill(sig)
+        return cid, ev, t0
+
+    def approval(self, cid, query="", raw=False):
+        """GET the conversation's open question (`query`: "?format=text"...)."""
+        return self.req("GET", "/v1/conversations/%s/approval%s" % (cid, query), raw=raw)
+
+    def answer(self, cid, call_id, answer):
+        """POST an answer to the conversation's question; (status, body)."""
+        return self.req("POST", "/v1/conversations/%s/approval" % cid,
+                        {"call_id": call_id, "answer": answer})
+
     def conv(self, cid, records=True):
         st, b = self.req("GET", "/v1/conversations/%s%s" % (cid, "" if records else "?records=0"))
         check(st == 200, (st, b))
@@ -125,6 +151,11 @@ class Serve:
             return self.p.wait(timeout)
         finally:
             self.err.close()
+
+    def stop(self, timeout=30):
+        """SIGTERM (a drain), then its exit code."""
+        self.kill(signal.SIGTERM)
+        return self.wait(timeout)
 
 
 class Events:
@@ -239,8 +270,7 @@ def test_socket_mode_endpoints_and_records():
                                                              cid + ".jsonl")), (st, b))
         ev.close()
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
     check(not os.path.exists(s.sock), "the socket is removed at exit")
 
 
@@ -286,8 +316,7 @@ def test_retention_at_start_and_when_a_conversation_is_created():
         left = conv_ids(state)
         check(sorted([new] + later) == left, (new, later, left))
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_tcp_token_file_env_and_modes():
@@ -314,8 +343,7 @@ def test_tcp_token_file_env_and_modes():
         check(st == 200 and b["status"] == "ok", (st, b))
         check(s.req("GET", "/v1/health")[0] == 200, "the Unix socket needs no token")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
     # MOTE_SERVE_TOKEN: used, no file made; never on the command line
     etok = "env-token-%d-abcdefgh" % os.getpid()
     s = Serve(port, args=["--listen", "127.0.0.1:0"], env_more={"MOTE_SERVE_TOKEN": etok})
@@ -328,8 +356,7 @@ def test_tcp_token_file_env_and_modes():
         env_of = open("/proc/%d/environ" % s.p.pid, "rb").read()
         check(etok.encode() not in env_of, "the token left mote's environment")
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
     # not loopback: refused with a usage error
     r = subprocess.run([MOTE, "serve", "--state-dir", tempfile.mkdtemp(dir=TMP), "--listen",
                         "0.0.0.0:8080", "--base-url", "http://127.0.0.1:1"],
@@ -357,8 +384,7 @@ def test_two_clients_follow_one_conversation():
         a.close()
         b.close()
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_approval_through_the_api():
@@ -367,24 +393,20 @@ def test_approval_through_the_api():
                             {"text": "written"}])
     s = Serve(port, args=["--ask", "write_file", "--approval", "deny"])
     try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "write it")
+        cid, ev = s.start_turn("write it")
         q = ev.wait(lambda e: e["event"] == "approval", "the approval event")[0]["json"]
         check(q["name"] == "write_file" and q["input"]["path"] == target, q)
         got = s.conv(cid, records=False)
         check(got["state"] == "awaiting_approval" and got["approval"]["call_id"] == q["call_id"]
               and got["approval"]["input"]["content"] == "yes\n", got)
-        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
-                      {"call_id": "toolu_other", "answer": "yes"})
+        st, b = s.answer(cid, "toolu_other", "yes")
         check(st == 409 and b["error"] == "stale", (st, b))
         # the refusal left the question as it was: nothing runs, the same call is asked
         got = s.conv(cid, records=False)
         check(got["state"] == "awaiting_approval" and got["approval"]["call_id"] == q["call_id"],
               got)
         check(not os.path.exists(target), "an answer to another call ran nothing")
-        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
-                      {"call_id": q["call_id"], "answer": "yes"})
+        st, b = s.answer(cid, q["call_id"], "yes")
         check(st == 202, (st, b))
         ev.wait(lambda e: e["event"] == "turn_end", "turn_end")
         check(open(target).read() == "yes\n", "the file was written after the answer")
@@ -392,8 +414,7 @@ def test_approval_through_the_api():
         check(len(res) == 1 and not res[0]["error"], res)
         ev.close()
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_policy_file_per_tool():
@@ -415,8 +436,7 @@ def test_policy_file_per_tool():
               not res[1]["error"], res)
         check(not os.path.exists(never) and open(written).read() == "ok", "deny and allow")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
     bad = os.path.join(TMP, "policy-bad.json")
     with open(bad, "w") as f:
         f.write('{"tools": {"shell": "sometimes"}}')
@@ -444,8 +464,7 @@ def test_mcp_server_tools_and_no_orphan():
         res = [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"]
         check(len(res) == 1 and "through MCP" in res[0]["text"] and not res[0]["error"], res)
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
     check(not procs_with(mlog), "the MCP server ended with mote serve")
 
 
@@ -527,8 +546,7 @@ def test_kill9_four_states_then_restart():
         check(sum(1 for r in requests_in(log) if "first A" in json.dumps(r["body"])) >= 2,
               "A's request went again after the restart")
     finally:
-        s2.kill(signal.SIGTERM)
-        check(s2.wait() == 0, s2.log())
+        check(s2.stop() == 0, s2.log())
     check(not procs_with("sleep " + marker), "no tool left")
 
 
@@ -589,12 +607,7 @@ def test_sigterm_drain_finishes_exit_0_and_second_signal_forces():
                             {"stall": 60, "after_text": "stuck"}])
     s = Serve(port)  # the default drain timeout: 30 s
     try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "go")
-        ev.wait(lambda e: e["event"] == "text", "streaming")
-        t0 = time.time()
-        s.kill(signal.SIGTERM)
+        cid, _, t0 = s.signal_streaming_turn(signal.SIGTERM, "go")
         check(s.wait(20) == 0, s.log())
         took = time.time() - t0
         j = journal_of(s.state, cid)
@@ -640,26 +653,19 @@ def test_pending_approval_survives_sigterm_as_pending():
         s.wait_state(cid, "awaiting_approval")
         check(s.conv(cid, records=False)["approval"]["call_id"] == call, "the same call, asked again")
         check(not os.path.exists(target), "never taken as approved")
-        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
-                      {"call_id": call, "answer": "yes"})
+        st, b = s.answer(cid, call, "yes")
         check(st == 202, (st, b))
         s.wait_state(cid, "idle")
         check(open(target).read() == "1", "runs once answered")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_sigint_cancels():
     port, _ = start_server([{"stall": 60, "after_text": "cut"}])
     s = Serve(port)
     try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "stall")
-        ev.wait(lambda e: e["event"] == "text", "streaming")
-        t0 = time.time()
-        s.kill(signal.SIGINT)
+        cid, _, t0 = s.signal_streaming_turn(signal.SIGINT, "stall")
         check(s.wait(10) == 130, s.log())
         check(time.time() - t0 < 3, time.time() - t0)
         j = journal_of(s.state, cid)
@@ -730,8 +736,7 @@ def test_200_connections_with_the_cap_at_32():
     finally:
         for c in socks:
             c.close()
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_slow_and_malformed_requests():
@@ -808,8 +813,7 @@ def test_slow_and_malformed_requests():
               "the long message is journaled whole")
         check(s.req("GET", "/v1/health")[0] == 200, "still serving")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 class Reader:
@@ -898,17 +902,14 @@ def test_http_framing_by_rfc_9112():
             c.close()
         check(s.req("GET", "/v1/health")[0] == 200, "still serving")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_a_client_leaving_mid_stream_does_not_disturb_the_turn():
     port, _ = start_server([{"text": "w " * 60, "delay_ms": 15}])
     s = Serve(port)
     try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "talk")
+        cid, ev = s.start_turn("talk")
         ev.wait(lambda e: e["event"] == "text", "streaming")
         ev.s.close()  # gone, unread data and all
         s.wait_state(cid, "idle")
@@ -916,8 +917,7 @@ def test_a_client_leaving_mid_stream_does_not_disturb_the_turn():
         check(j[-1]["t"] == "assistant" and not j[-1].get("interrupted") and
               j[-1]["text"] == "w " * 60, j[-1])
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_socket_path_not_ours_and_a_second_server():
@@ -938,8 +938,7 @@ def test_socket_path_not_ours_and_a_second_server():
         check(code == 1 and "another server listens" in b.log(), (code, b.log()))
         check(a.req("GET", "/v1/health")[0] == 200, "the first still serves")
     finally:
-        a.kill(signal.SIGTERM)
-        check(a.wait() == 0, a.log())
+        check(a.stop() == 0, a.log())
 
 
 # ---- regressions: each shows a defect found in the server -------------------------------------
@@ -976,8 +975,7 @@ def test_token_leaves_the_environment_without_listen():
         env_of = open("/proc/%d/environ" % s.p.pid, "rb").read()
         check(etok.encode() not in env_of, "the token left mote's environment")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_token_file_others_may_read_is_refused():
@@ -999,8 +997,7 @@ def test_token_file_others_may_read_is_refused():
         c.request("GET", "/v1/health", headers={"Authorization": "Bearer " + "ab" * 32})
         check(c.getresponse().status == 200, "the private file's token")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_listen_v6_is_logged_as_such():
@@ -1020,8 +1017,7 @@ def test_listen_v6_is_logged_as_such():
         c.request("GET", "/v1/health", headers={"Authorization": "Bearer " + token})
         check(c.getresponse().status == 200, "served on [::1]")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_notify_socket_not_inherited_by_tools():

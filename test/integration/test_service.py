@@ -163,8 +163,7 @@ def test_health_answers_while_the_list_reads_big_journals_and_a_tool_edits():
             f.seek(-20, 2)
             check(f.read().endswith(b"EDITED\n"), "the file was edited")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_a_message_to_a_long_unloaded_conversation_never_stalls_the_others():
@@ -212,8 +211,7 @@ def test_a_message_to_a_long_unloaded_conversation_never_stalls_the_others():
         check(worst < 0.5, "health waited %.0f ms while a 64 MB conversation loaded" %
               (worst * 1000))
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_a_tool_start_does_not_wait_for_its_exec():
@@ -330,8 +328,7 @@ def test_the_token_waits_for_the_kernels_pool_or_the_start_fails():
         check(len(tok) == 64 and all(ch in "0123456789abcdef" for ch in tok), tok)
         check(not os.path.exists(blocked), "no blocking getrandom")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 # ---- the socket's group --------------------------------------------------------------
@@ -410,8 +407,7 @@ def test_socket_group_serves_its_members_and_no_one_else():
             check(out.startswith("refused") or out == "closed", "a stranger: %r" % out)
             check(s.req("GET", "/v1/health")[0] == 200, "root is served")
         finally:
-            s.kill(signal.SIGTERM)
-            check(s.wait() == 0, s.log())
+            check(s.stop() == 0, s.log())
         check(not os.path.exists(sock), "the socket is removed at exit")
         # a group that does not exist: a usage error, before anything is served
         r = subprocess.run([MOTE, "serve", "--state-dir", tempfile.mkdtemp(dir=TMP),
@@ -453,8 +449,7 @@ def test_retry_with_nothing_to_retry_is_refused():
               "assistant" not in [types[i] for i in range(len(types) - 1)
                                   if types[i + 1] == "assistant"], types)
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_status_codes_location_and_the_state_after_a_cancel():
@@ -486,13 +481,11 @@ def test_status_codes_location_and_the_state_after_a_cancel():
         s.say(cid, "write")
         s.wait_state(cid, "awaiting_approval")
         call = s.conv(cid, records=False)["approval"]["call_id"]
-        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
-                      {"call_id": call, "answer": "no"})
+        st, b = s.answer(cid, call, "no")
         check(st == 202 and b["answer"] == "no", (st, b))
         s.wait_state(cid, "idle")
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_usage_is_named_one_way():
@@ -510,15 +503,13 @@ def test_usage_is_named_one_way():
               rec["cache_read_tokens"] == 3, (rec, end))
         ev.close()
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def test_the_shutdown_log_says_stopped_once():
     port, _ = start_server()
     s = Serve(port)
-    s.kill(signal.SIGTERM)
-    check(s.wait() == 0, s.log())
+    check(s.stop() == 0, s.log())
     check(s.log().count("stopped") == 1, s.log())
 
 
@@ -571,8 +562,7 @@ def test_connections_cannot_take_the_watches_of_a_turn():
     finally:
         for c in idle:
             c.close()
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log())
+        check(s.stop() == 0, s.log())
 
 
 def http_get_on(conn, path):
@@ -601,8 +591,7 @@ def test_a_call_waiting_for_approval_is_never_told_as_executing_first():
         check(tools and tools[0] == "awaiting_approval", states)
         ev.close()
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 def test_one_tool_start_record_per_call():
@@ -619,8 +608,7 @@ def test_one_tool_start_record_per_call():
         starts = [x for x in journal_of(s.state, cid) if x["t"] == "tool_start"]
         check(len(starts) == 1 and starts[0]["pgid"] > 0, starts)
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 if __name__ == "__main__":

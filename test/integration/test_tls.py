@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 
-from harness import NOTES, TMP, Skip, check, requests_in, run_all
+from harness import NOTES, TMP, Skip, check, pump, requests_in, run_all
 from harness import start_server as _start_server
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -330,24 +330,8 @@ class Relay:
                 c.close()
                 continue
             for a, b in ((c, u), (u, c)):
-                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def pump(a, b):
-        a.settimeout(60)
-        try:
-            while True:
-                data = a.recv(65536)
-                if not data:
-                    break
-                b.sendall(data)
-        except OSError:
-            pass
-        for s in (a, b):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+                a.settimeout(60)
+                threading.Thread(target=pump, args=(a, b), daemon=True).start()
 
     def close(self):
         self.stop = True

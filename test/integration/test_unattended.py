@@ -19,7 +19,7 @@ import time
 import sched_sweep
 from harness import NOTES, TMP, check, requests_in, run_all, start_server, wait_for
 from test_mqtt import Broker
-from test_mqtt_serve import Sub, mserve, req, stop
+from test_mqtt_serve import Sub, device, mserve, req, stop
 from test_serve import Events, Serve, journal_of
 
 
@@ -42,9 +42,7 @@ def test_approval_with_a_deadline_is_denied_by_itself():
     port, log = start_server([{"tool": "shell", "input": {"command": "touch " + marker}}])
     s = serve(port, ["--approval-timeout", "2s"])
     try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "make the file")
+        cid, ev = s.start_turn("make the file")
         asked = ev.wait(lambda e: e["event"] == "approval", "the question")[0]
         t_asked = time.time()
         check(asked["json"]["timeout_ms"] == 2000, asked)
@@ -71,8 +69,7 @@ def test_approval_with_a_deadline_is_denied_by_itself():
         check("denied" in answers[-1]["text"], answers[-1])
         ev.close()
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log()[-2000:])
+        check(s.stop() == 0, s.log()[-2000:])
 
 
 def test_an_answer_in_time_beats_the_deadline():
@@ -80,12 +77,9 @@ def test_an_answer_in_time_beats_the_deadline():
     port, _ = start_server([{"tool": "shell", "input": {"command": "touch " + marker}}])
     s = serve(port, ["--approval-timeout", "3s"])
     try:
-        cid = s.create()
-        ev = Events(s.sock, cid)
-        s.say(cid, "make the file")
+        cid, ev = s.start_turn("make the file")
         asked = ev.wait(lambda e: e["event"] == "approval", "the question")[0]["json"]
-        st, b = s.req("POST", "/v1/conversations/%s/approval" % cid,
-                      {"call_id": asked["call_id"], "answer": "yes"})
+        st, b = s.answer(cid, asked["call_id"], "yes")
         check(st == 202, (st, b))
         s.wait_state(cid, "idle")
         time.sleep(3.5)  # past the deadline: it must do nothing now
@@ -95,8 +89,7 @@ def test_an_answer_in_time_beats_the_deadline():
         check(len(res) == 1 and not res[0]["error"], res)
         ev.close()
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log()[-2000:])
+        check(s.stop() == 0, s.log()[-2000:])
 
 
 def test_default_policy_asks_even_for_reading():
@@ -114,8 +107,7 @@ def test_default_policy_asks_even_for_reading():
         check(st["approval"]["name"] == "read_file", st)
         check(st["approval"]["timeout_ms"] == 600000, st)
         check(590000 < st["approval"]["expires_in_ms"] <= 600000, st)
-        s.req("POST", "/v1/conversations/%s/approval" % cid,
-              {"call_id": st["approval"]["call_id"], "answer": "no"})
+        s.answer(cid, st["approval"]["call_id"], "no")
         wait_for(lambda: (s.conv(cid, records=False).get("approval") or {}).get("name") ==
                  "list_dir", "list_dir asks too")
     finally:
@@ -164,14 +156,11 @@ def test_approvals_reach_mqtt_and_expire():
     """PREFIX/out/ID has the question and its expiry; the retained
     PREFIX/approvals holds what waits, with the input, and is emptied
     when the question expires."""
-    b = Broker("un-a")
-    port, _ = start_server([{"tool": "shell", "input": {"command": "echo from-the-phone"}}])
-    s = mserve(port, b, "dev-a", args=["--approval-timeout", "3s"])
-    sub = Sub(b, "mote/dev-a", "w-a")
+    b, _, _, s, sub = device("un-a", "a", [{"tool": "shell", "input": {"command": "echo from-the-phone"}}],
+                             args=["--approval-timeout", "3s"])
     try:
         b.pub("mote/dev-a/in", req("a1", "garage", "check it"))
-        q = sub.wait(lambda: [e for e in sub.events("garage") if e["event"] == "approval"],
-                     "the question")[0]["data"]
+        q = sub.question("garage")
         check(q["timeout_ms"] == 3000 and q["input"] == {"command": "echo from-the-phone"}, q)
 
         def summary():
@@ -221,8 +210,7 @@ def test_home_assistant_recipe_clears_every_question():
         for n, how in enumerate(("yes", "no", "expire", "cancel")):
             conv = "phone%d" % n
             b.pub("mote/dev-h/in", req("h%d" % n, conv, "check it"))
-            q = sub.wait(lambda: [e for e in sub.events(conv) if e["event"] == "approval"],
-                         "the question")[0]["data"]
+            q = sub.question(conv)
             if how == "yes":  # the payload the recipe publishes for Approve
                 b.pub("mote/dev-h/in", req("ha-tap%d" % n, conv, approve={
                     "call_id": q["call_id"], "answer": "yes", "reason": "denied from the phone"}))
@@ -401,8 +389,7 @@ def test_downtime_of_12_occurrences():
         wait_for(lambda: len([r for r in sched_journal(state) if r["t"] == "done"]) >= 2,
                  "two occurrences", 20)
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log()[-1500:])
+        check(s.stop() == 0, s.log()[-1500:])
     claims = [r for r in sched_journal(state) if r["t"] == "claim"]
     last = claims[-1]
     # back 12 intervals (and a little) after the last one
@@ -423,8 +410,7 @@ def test_downtime_of_12_occurrences():
         st, b = s.req("GET", "/v1/schedules/dt")
         check(st == 200 and b["skipped"] == 11 and b["runs"] >= 2, b)
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log()[-1500:])
+        check(s.stop() == 0, s.log()[-1500:])
 
 
 def test_schedules_api():
@@ -471,8 +457,7 @@ def test_schedules_api():
         st, b = s.req("DELETE", "/v1/schedules/nope")
         check(st == 404, (st, b))
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log()[-1500:])
+        check(s.stop() == 0, s.log()[-1500:])
     with open(os.path.join(state, "schedules.json")) as f:
         kept = json.load(f)["schedules"]
     check([x["id"] for x in kept] == ["morning"], kept)  # the fixed one is not copied
@@ -485,15 +470,11 @@ def test_schedules_api():
         st, b = s.req("GET", "/v1/schedules/morning")
         check(st == 404, (st, b))
     finally:
-        s.kill(signal.SIGTERM)
-        check(s.wait() == 0, s.log()[-1500:])
+        check(s.stop() == 0, s.log()[-1500:])
 
 
 def test_schedules_over_mqtt():
-    b = Broker("un-s")
-    port, _ = start_server()
-    s = mserve(port, b, "dev-s")
-    sub = Sub(b, "mote/dev-s", "w-s")
+    b, _, _, s, sub = device("un-s", "s")
     try:
         b.pub("mote/dev-s/in", json.dumps({"id": "s1", "schedule": {
             "id": "pump", "prompt": "tick", "every": "2s", "conversation": "pump"}}))
@@ -524,8 +505,7 @@ def test_the_agent_schedules_for_itself():
         s.wait_state(cid, "awaiting_approval")
         q = s.conv(cid, records=False)["approval"]
         check(q["name"] == "schedule" and q["input"]["every"] == "2s", q)
-        st, _ = s.req("POST", "/v1/conversations/%s/approval" % cid,
-                      {"call_id": q["call_id"], "answer": "yes"})
+        st, _ = s.answer(cid, q["call_id"], "yes")
         check(st == 202, st)
         wait_for(lambda: [r for r in journal_of(s.state, cid)
                           if r["t"] == "user" and r.get("rid", "").startswith("s:remind:")],
@@ -536,8 +516,7 @@ def test_the_agent_schedules_for_itself():
         check(st == 200 and b["origin"] == "agent" and b["created_by"] == cid and
               b["conversation"] == cid, b)
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 def test_budget_holds_scheduled_turns():
@@ -554,8 +533,7 @@ def test_budget_holds_scheduled_turns():
               b["skipped"] >= 1, b)
         check("the previous occurrence had not finished" in s.log(), s.log()[-1500:])
     finally:
-        s.kill(signal.SIGTERM)
-        s.wait()
+        s.stop()
 
 
 if __name__ == "__main__":
