@@ -689,11 +689,13 @@ static int64_t px_group(void *ctx, int64_t pid)
     if (c == NULL)
         return MOTE_ERR_NOENT;
     /* The supervisor says it right after its fork (the exec is not waited
-     * for): until then, the caller asks again later. */
+     * for): until then, the caller asks again later. A failed exec says so
+     * on the same pipe, and may say it first: the group may still come
+     * until the pipe ends (a failed fork says only its error). */
     hear(c);
     if (c->group > 0)
         return c->group;
-    return c->exec_err != 0 ? mote_posix_err(c->exec_err) : MOTE_ERR_AGAIN;
+    return c->exec_err != 0 && c->ready < 0 ? mote_posix_err(c->exec_err) : MOTE_ERR_AGAIN;
 }
 
 static uint64_t px_start_time(void *ctx, int64_t pid)

@@ -873,6 +873,34 @@ static void test_spawn_without_waiting_for_the_exec(void **state)
     assert_string_equal(out, "ran\n");
 }
 
+/* A program only its exec finds unrunnable: its failure (said on the ready
+ * pipe by the child) may come before the supervisor says the group; the
+ * group is known all the same, every time. */
+static void test_exec_failure_never_hides_the_group(void **state)
+{
+    const struct mote_port *p = &pp.port;
+    const char *argv[2] = {NULL, NULL};
+    char path[320], out[512];
+    int64_t pid = 0;
+    int fds[3], status = 0, fd, i;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/badinterp2", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "#!/nonexistent/interp\n", 22), 22);
+    close(fd);
+    argv[0] = path;
+    for (i = 0; i < 500; i++) {
+        assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), 0);
+        p->pipe_close(p->ctx, fds[0]);
+        assert_true(group_of(pid) > 1);
+        assert_int_equal(output_and_status(fds[1], pid, out, sizeof(out), &status), 0);
+        p->pipe_close(p->ctx, fds[1]);
+        assert_int_equal(status, 127);
+    }
+}
+
 /* Secrets never come from the fallback: before the pool is ready the
  * port says so (a descriptor to wait on, nothing written), and never
  * blocks; once it is, the bytes are getrandom's. */
@@ -1115,6 +1143,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fs_replace_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_read_huge_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spawn_without_waiting_for_the_exec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_failure_never_hides_the_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_held_spawn_runs_only_after_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_tools_work_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fs_paths_follow_links, setup, teardown),
