@@ -828,6 +828,20 @@ static void test_held_spawn_runs_only_after_go(void **state)
     assert_true(status != 0);
 }
 
+/* Writes program `name` in the test's directory (to `path`): a script
+ * whose interpreter is not there, so only its exec finds it unrunnable. */
+static const char *bad_interp(char *path, size_t cap, const char *name)
+{
+    int fd;
+
+    snprintf(path, cap, "%s/%s", dir, name);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "#!/nonexistent/interp\n", 22), 22);
+    close(fd);
+    return path;
+}
+
 /* The spawn does not wait for the child's exec: a program that is not
  * there is said at once (a look in PATH), one that only its exec finds
  * unrunnable says why on its output and exits 127, its group known. */
@@ -837,7 +851,7 @@ static void test_spawn_without_waiting_for_the_exec(void **state)
     const char *argv[2] = {NULL, NULL};
     char path[320], out[512];
     int64_t pid = 0;
-    int fds[3], status = 0, fd;
+    int fds[3], status = 0;
 
     (void)state;
     argv[0] = "/nonexistent/program";
@@ -845,12 +859,7 @@ static void test_spawn_without_waiting_for_the_exec(void **state)
     argv[0] = "mote-no-such-program-in-path";
     assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), MOTE_ERR_NOENT);
     /* found, but its interpreter is not: only the exec can tell */
-    snprintf(path, sizeof(path), "%s/badinterp", dir);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0700);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, "#!/nonexistent/interp\n", 22), 22);
-    close(fd);
-    argv[0] = path;
+    argv[0] = bad_interp(path, sizeof(path), "badinterp");
     assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), 0);
     p->pipe_close(p->ctx, fds[0]);
     assert_true(group_of(pid) > 1);
@@ -882,15 +891,10 @@ static void test_exec_failure_never_hides_the_group(void **state)
     const char *argv[2] = {NULL, NULL};
     char path[320], out[512];
     int64_t pid = 0;
-    int fds[3], status = 0, fd, i;
+    int fds[3], status = 0, i;
 
     (void)state;
-    snprintf(path, sizeof(path), "%s/badinterp2", dir);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0700);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, "#!/nonexistent/interp\n", 22), 22);
-    close(fd);
-    argv[0] = path;
+    argv[0] = bad_interp(path, sizeof(path), "badinterp2");
     for (i = 0; i < 500; i++) {
         assert_int_equal(p->proc_spawn(p->ctx, argv, NULL, true, fds, &pid), 0);
         p->pipe_close(p->ctx, fds[0]);
