@@ -268,3 +268,80 @@ enum mote_mcp_form_step mote_mcp_form_reply(struct mote_mcp_form *f, const char 
     mote_jw_obj_end(&f->w);
     return MOTE_MCP_FORM_DONE;
 }
+
+/* True when default d fits field t (its type; an enum's value one of its
+ * choices), so that the answer mote_mcp_elicit_answer checks is taken. */
+static bool default_fits(const struct mote_mcp_form *f, int t, int d)
+{
+    int en = choices(f, t), i;
+    const struct mote_json *j = &f->js;
+    char type[16];
+    int64_t v;
+    bool b;
+
+    if (mote_json_str(j, member(f, t, "type"), type, sizeof(type)) < 0)
+        return false;
+    if (strcmp(type, "string") == 0) {
+        if (mote_json_type_of(j, d) != MOTE_JSON_STRING)
+            return false;
+        if (en < 0)
+            return true;
+        for (i = 0; mote_json_elem(j, en, i) >= 0; i++) {
+            size_t n, m;
+            const char *a = mote_json_raw(j, mote_json_elem(j, en, i), &n);
+            const char *c = mote_json_raw(j, d, &m);
+
+            if (n == m && memcmp(a, c, n) == 0) /* (both re-encoded by mcp_elicit.c) */
+                return true;
+        }
+        return false;
+    }
+    if (mote_json_type_of(j, d) != MOTE_JSON_PRIMITIVE || mote_json_is_null(j, d))
+        return false;
+    if (strcmp(type, "boolean") == 0)
+        return mote_json_bool(j, d, &b) == 0;
+    if (mote_json_bool(j, d, &b) == 0)
+        return false;
+    return strcmp(type, "integer") != 0 || mote_json_int(j, d, &v) == 0;
+}
+
+int mote_mcp_form_defaults(struct mote_mcp_form *f, const struct mote_mcp_ask *q, char *why,
+                           size_t cap)
+{
+    int n = mote_mcp_form_begin(f, q), i, t;
+    const char *hint, *said = NULL, *what = NULL;
+    char raw[256], name[128];
+    struct mote_sb sb;
+
+    if (n < 0)
+        said = "a form mote cannot read";
+    for (i = 0; said == NULL && i < n; i++) {
+        t = mote_json_elem(&f->js, f->fields, i);
+        if (member(f, t, "default") < 0)
+            what = " has no default";
+        else if (!default_fits(f, t, member(f, t, "default")))
+            what = "'s default does not fit its type or choices";
+        if (what == NULL)
+            continue;
+        raw[0] = '\0';
+        if (mote_json_cstr(&f->js, member(f, t, "name"), raw, sizeof(raw)) < 0)
+            raw[0] = '\0';
+        mote_show_line(name, sizeof(name), raw, strlen(raw));
+        said = "";
+    }
+    while (said == NULL && mote_mcp_form_reply(f, "", &hint) == MOTE_MCP_FORM_NEXT) {
+    }
+    if (said == NULL && (f->w.err != 0 || !f->closing))
+        said = "its defaults are over MOTE_MCP_ASK_MAX bytes";
+    if (said == NULL)
+        return 0;
+    if (why != NULL && cap > 0) {
+        mote_sb_init(&sb, why, cap);
+        if (what != NULL)
+            mote_sb_join(&sb, "field \"", name, "\"");
+        mote_sb_s(&sb, what != NULL ? what : said);
+    }
+    f->len = 0;
+    f->content[0] = '\0';
+    return MOTE_ERR_INVAL;
+}

@@ -173,38 +173,28 @@ void mcpui_elicit_on(struct mote_mcp *m, uint32_t timeout_ms,
 }
 
 /* A question answered by --yes alone: the server's own defaults, the only
- * values nobody has to type, else declined. */
+ * values nobody has to type, else declined (mote_mcp_form_defaults). */
 static void on_ask_defaults(void *arg, const struct mote_mcp_ask *a, bool closed)
 {
     struct mote_mcp *m = arg;
-    enum mote_mcp_form_step step = MOTE_MCP_FORM_DONE;
-    const char *hint, *why = "a field without a default, and nobody to ask";
-    char shown[512];
-    int n, i;
+    char shown[512], why[160];
+    int rc;
 
     if (closed)
         return;
-    n = mote_mcp_form_begin(&q.form, a);
-    for (i = 0; i < n && mote_json_member(&q.form.js, mote_json_elem(&q.form.js, q.form.fields, i),
-                                           "default") >= 0;
-         i++) {
-    }
+    rc = mote_mcp_form_defaults(&q.form, a, why, sizeof(why));
     (void)mote_mcp_form_title(&q.form, q.text, sizeof(q.text));
     fprintf(stderr, "%s\n", q.text);
-    if (n >= 0 && i == n) {
-        do
-            step = mote_mcp_form_reply(&q.form, "", &hint);
-        while (step == MOTE_MCP_FORM_NEXT);
-        why = "its defaults do not fit its form";
-        if (step == MOTE_MCP_FORM_DONE &&
-            mote_mcp_elicit_answer(m, a->id, MOTE_MCP_ACCEPT, q.form.content, q.form.len, NULL,
-                                   0) == 0) {
+    if (rc == 0) {
+        snprintf(why, sizeof(why), "its answer was not sent");
+        if (mote_mcp_elicit_answer(m, a->id, MOTE_MCP_ACCEPT, q.form.content, q.form.len, why,
+                                   sizeof(why)) == 0) {
             mote_show_line(shown, sizeof(shown), q.form.content, q.form.len);
             fprintf(stderr, "  (--yes: accepted with its defaults: %s)\n", shown);
             return;
         }
     }
-    fprintf(stderr, "  (--yes: declined: %s)\n", n < 0 ? "a form mote cannot read" : why);
+    fprintf(stderr, "  (--yes: declined: %s, and nobody to ask)\n", why);
     (void)mote_mcp_elicit_answer(m, a->id, MOTE_MCP_DECLINE, NULL, 0, NULL, 0);
 }
 

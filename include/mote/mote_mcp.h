@@ -532,6 +532,18 @@ size_t mote_mcp_form_field(const struct mote_mcp_form *f, char *text, size_t tca
 /* The line typed for the field being asked (without its newline). */
 enum mote_mcp_form_step mote_mcp_form_reply(struct mote_mcp_form *f, const char *line,
                                             const char **hint);
+/* Question q answered by a policy alone, with nobody asked (`mote -p
+ * --yes`, `mote serve --approval allow` with nobody connected): its form
+ * filled with the server's own defaults (SEP-1034), the only values
+ * nobody has to type. Returns 0: every field has a default that fits it
+ * (its type, an enum's choices), f->content (f->len bytes) is the answer
+ * to accept; or MOTE_ERR_INVAL: decline it, `why` (cap bytes, NUL-ended,
+ * may be NULL) says why: `field "NAME" has no default` (the first such
+ * field, required or not, its name neutralised), `field "NAME"'s default
+ * does not fit its type or choices`, "a form mote cannot read", "its
+ * defaults are over MOTE_MCP_ASK_MAX bytes". */
+int mote_mcp_form_defaults(struct mote_mcp_form *f, const struct mote_mcp_ask *q, char *why,
+                           size_t cap);
 
 /* ---- configuration files ----
  * The format Claude Code's .mcp.json has: {"mcpServers": {"NAME":

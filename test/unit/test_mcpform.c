@@ -299,6 +299,111 @@ static void test_an_answer_over_its_buffer(void **state)
     assert_true(f.len < sizeof(f.content));
 }
 
+/* Answered by a policy alone (mote_mcp_form_defaults): every field of
+ * each type with a default, required or not, is accepted with exactly
+ * those values. */
+static void test_defaults_fill_every_field_of_each_type(void **state)
+{
+    char why[128] = "unset";
+
+    (void)state;
+    memset(&q, 0, sizeof(q));
+    q.id = 9;
+    strcpy(q.form, "{\"server\":\"d\",\"message\":\"ok?\",\"fields\":["
+                   "{\"name\":\"name\",\"type\":\"string\",\"default\":\"John \\\"J\\\" Doe\","
+                   "\"required\":true},"
+                   "{\"name\":\"age\",\"type\":\"integer\",\"default\":-30,\"required\":false},"
+                   "{\"name\":\"score\",\"type\":\"number\",\"default\":95.5e1,\"required\":true},"
+                   "{\"name\":\"status\",\"type\":\"string\",\"default\":\"pending\","
+                   "\"required\":false,\"enum\":[\"active\",\"pending\"],"
+                   "\"enumTitles\":[\"Active\",\"Pending\"]},"
+                   "{\"name\":\"verified\",\"type\":\"boolean\",\"default\":false,"
+                   "\"required\":true}]}");
+    q.form_len = strlen(q.form);
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, why, sizeof(why)), 0);
+    assert_string_equal(why, "unset"); /* (nothing said when taken) */
+    assert_int_equal(f.id, 9);
+    assert_string_equal(f.content, "{\"name\":\"John \\\"J\\\" Doe\",\"age\":-30,\"score\":95.5e1,"
+                                   "\"status\":\"pending\",\"verified\":false}");
+    assert_int_equal(f.len, strlen(f.content));
+    /* a form without fields asks for a yes only */
+    assert_int_equal(begin("{\"server\":\"d\",\"message\":\"go?\",\"fields\":[]}"), 0);
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, NULL, 0), 0);
+    assert_string_equal(f.content, "{}");
+}
+
+/* A field without a default, required or optional: refused, the reason
+ * naming the first such field (neutralised), the answer left empty. */
+static void test_defaults_refused_naming_the_field(void **state)
+{
+    char why[128];
+
+    (void)state;
+    begin("{\"fields\":[{\"name\":\"ok\",\"type\":\"boolean\",\"default\":true,\"required\":true},"
+          "{\"name\":\"age\",\"type\":\"integer\",\"required\":true},"
+          "{\"name\":\"note\",\"type\":\"string\",\"required\":false}]}");
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, why, sizeof(why)), MOTE_ERR_INVAL);
+    assert_string_equal(why, "field \"age\" has no default");
+    assert_int_equal(f.len, 0);
+    assert_string_equal(f.content, "");
+    begin("{\"fields\":[{\"name\":\"ok\",\"type\":\"boolean\",\"default\":true,\"required\":true},"
+          "{\"name\":\"note\",\"type\":\"string\",\"required\":false}]}");
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, why, sizeof(why)), MOTE_ERR_INVAL);
+    assert_string_equal(why, "field \"note\" has no default"); /* optional: nobody to fill it */
+    begin("{\"fields\":[{\"name\":\"a\\u001b[31mb\\nc\",\"type\":\"string\",\"required\":true}]}");
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, why, sizeof(why)), MOTE_ERR_INVAL);
+    assert_null(strchr(why, '\033'));
+    assert_null(strchr(why, '\n'));
+    assert_non_null(strstr(why, "\" has no default"));
+    /* a short buffer: cut, NUL-ended */
+    begin("{\"fields\":[{\"name\":\"age\",\"type\":\"integer\",\"required\":true}]}");
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, why, 8), MOTE_ERR_INVAL);
+    assert_true(strlen(why) < 8);
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, NULL, 0), MOTE_ERR_INVAL);
+    /* not a form */
+    memset(&q, 0, sizeof(q));
+    strcpy(q.form, "[1,2");
+    q.form_len = strlen(q.form);
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, why, sizeof(why)), MOTE_ERR_INVAL);
+    assert_string_equal(why, "a form mote cannot read");
+}
+
+/* A default the form's own checks would refuse (its type, an enum's
+ * choices): refused here, naming the field, rather than sent. */
+static void test_defaults_that_do_not_fit_their_field(void **state)
+{
+    static const char *const bad[] = {
+        "{\"name\":\"f\",\"type\":\"integer\",\"default\":\"7\",\"required\":true}",
+        "{\"name\":\"f\",\"type\":\"integer\",\"default\":7.5,\"required\":true}",
+        "{\"name\":\"f\",\"type\":\"number\",\"default\":true,\"required\":true}",
+        "{\"name\":\"f\",\"type\":\"boolean\",\"default\":\"true\",\"required\":true}",
+        "{\"name\":\"f\",\"type\":\"boolean\",\"default\":1,\"required\":true}",
+        "{\"name\":\"f\",\"type\":\"string\",\"default\":3,\"required\":false}",
+        "{\"name\":\"f\",\"type\":\"string\",\"default\":\"blue\",\"required\":true,"
+        "\"enum\":[\"red\",\"green\"],\"enumTitles\":[\"Red\",\"Green\"]}",
+    };
+    char form[512], why[128];
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(form, sizeof(form), "{\"fields\":[%s]}", bad[i]);
+        assert_int_equal(begin(form), 1);
+        assert_int_equal(mote_mcp_form_defaults(&f, &q, why, sizeof(why)), MOTE_ERR_INVAL);
+        assert_string_equal(why, "field \"f\"'s default does not fit its type or choices");
+        assert_int_equal(f.len, 0);
+    }
+    /* the same fields with defaults that fit */
+    assert_int_equal(begin("{\"fields\":[{\"name\":\"i\",\"type\":\"integer\",\"default\":7},"
+                           "{\"name\":\"n\",\"type\":\"number\",\"default\":7},"
+                           "{\"name\":\"b\",\"type\":\"boolean\",\"default\":true},"
+                           "{\"name\":\"c\",\"type\":\"string\",\"default\":\"green\","
+                           "\"enum\":[\"red\",\"green\"]}]}"),
+                     4);
+    assert_int_equal(mote_mcp_form_defaults(&f, &q, why, sizeof(why)), 0);
+    assert_string_equal(f.content, "{\"i\":7,\"n\":7,\"b\":true,\"c\":\"green\"}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +415,9 @@ int main(void)
         cmocka_unit_test(test_hostile_forms),
         cmocka_unit_test(test_numbers_out_of_range),
         cmocka_unit_test(test_an_answer_over_its_buffer),
+        cmocka_unit_test(test_defaults_fill_every_field_of_each_type),
+        cmocka_unit_test(test_defaults_refused_naming_the_field),
+        cmocka_unit_test(test_defaults_that_do_not_fit_their_field),
     };
 
     return cmocka_run_group_tests_name("mcpform", tests, NULL, NULL);
