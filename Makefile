@@ -487,25 +487,6 @@ test-install: all
 	  PKG_CONFIG_LIBDIR=$(abspath $(B))/stage/usr/lib/pkgconfig pkg-config --cflags --libs --static mote) -lev -lm
 	$(Q)$(PYTHON) test/integration/test_embed.py $(B)/stage >$(B)/stage/embed.log 2>&1 || \
 	  { cat $(B)/stage/embed.log; echo "test-install: the embed example built on the installed library failed"; exit 1; }
-	@# A configuration build (the small configuration, given as its own
-	@# usage line writes it) installs a library and a mote.pc whose flags
-	@# build the embed example as they are: no -D flag, the values come
-	@# from the installed mote/mote_build_config.h. (The library only, at
-	@# -O0: what is checked is the configuration's way, not the code.)
-	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/cfg \
-	  CFLAGS='-O0 -DMOTE_CONFIG_FILE=\"mote/mote_config_small.h\"' install-lib PREFIX=/usr \
-	  DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
-	$(Q)grep -q 'Cflags: -I$${includedir}$$' $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc || \
-	  { echo "test-install: the configuration build's mote.pc has more than -I:"; cat $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc; exit 1; }
-	$(Q)for p in embed embed-loop; do \
-	  PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/cfg-stage PKG_CONFIG_LIBDIR=$(abspath $(B))/cfg-stage/usr/lib/pkgconfig \
-	    $(CC) -std=c11 -o $(B)/cfg-stage/$$p examples/embed/$$( [ $$p = embed ] && echo main || echo loop).c examples/embed/device.c \
-	    $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/cfg-stage PKG_CONFIG_LIBDIR=$(abspath $(B))/cfg-stage/usr/lib/pkgconfig \
-	    pkg-config --cflags --libs --static mote) $$( [ $$p = embed ] || echo -lev -lm) || \
-	    { echo "test-install: $$p does not build against the installed configuration build"; exit 1; }; \
-	done
-	$(Q)$(PYTHON) test/integration/test_embed.py $(B)/cfg-stage >$(B)/cfg-stage/embed.log 2>&1 || \
-	  { cat $(B)/cfg-stage/embed.log; echo "test-install: the embed example on the installed configuration build failed"; exit 1; }
 	@# The library's link flags without --static (only a static library is
 	@# installed), and a program built with other MOTE_* values than the
 	@# library is refused with a message, not run into memory corruption.
@@ -524,7 +505,7 @@ test-install: all
 	$(Q)out=$$(cd $(B)/stage && ./embed64 2>&1); rc=$$?; \
 	  if [ $$rc -ne 1 ] || ! echo "$$out" | grep -q "different MOTE_\* values"; then \
 	    echo "test-install: a program built with MOTE_POSIX_PATH_MAX=64 on a default library: exit $$rc: $$out"; exit 1; fi
-	@echo "test-install: 6 passed, 0 failed"
+	@echo "test-install: 5 passed, 0 failed"
 
 # MCP servers: a fake one for faults, the real npm ones, zero orphans.
 test-mcp: $(SB)/mote
@@ -695,7 +676,30 @@ check-small: deps-check
 	@# every limit at its floor builds too (-Werror), the CLI included
 	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) BUILDDIR=$(B)/floors \
 	  CFLAGS='-Os -DMOTE_CONFIG_FILE=\"$(abspath test/config_floors.h)\"' all >/dev/null
-	@echo "check-small: the small configuration passed the agent tests; the floors build"
+	$(Q)$(MAKE) --no-print-directory WERROR=$(WERROR) test-install-config
+	@echo "check-small: the small configuration passed the agent tests and installs as a configuration build; the floors build"
+
+# A configuration build (the small configuration, given as its own usage
+# line writes it) installs a library and a mote.pc whose flags build the
+# embed example as they are: no -D flag, the values come from the
+# installed mote/mote_build_config.h. check-small runs it on the library
+# it built (make check compiled the library a second time for it).
+.PHONY: test-install-config
+test-install-config: deps-check
+	$(Q)rm -rf $(B)/cfg-stage && $(MAKE) --no-print-directory BUILDDIR=$(B)/small \
+	  CFLAGS='$(SMALL_CFLAGS)' install-lib PREFIX=/usr DESTDIR=$(abspath $(B))/cfg-stage >/dev/null
+	$(Q)grep -q 'Cflags: -I$${includedir}$$' $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc || \
+	  { echo "test-install-config: the configuration build's mote.pc has more than -I:"; cat $(B)/cfg-stage/usr/lib/pkgconfig/mote.pc; exit 1; }
+	$(Q)for p in embed embed-loop; do \
+	  PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/cfg-stage PKG_CONFIG_LIBDIR=$(abspath $(B))/cfg-stage/usr/lib/pkgconfig \
+	    $(CC) -std=c11 -o $(B)/cfg-stage/$$p examples/embed/$$( [ $$p = embed ] && echo main || echo loop).c examples/embed/device.c \
+	    $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B))/cfg-stage PKG_CONFIG_LIBDIR=$(abspath $(B))/cfg-stage/usr/lib/pkgconfig \
+	    pkg-config --cflags --libs --static mote) $$( [ $$p = embed ] || echo -lev -lm) || \
+	    { echo "test-install-config: $$p does not build against the installed configuration build"; exit 1; }; \
+	done
+	$(Q)$(PYTHON) test/integration/test_embed.py $(B)/cfg-stage >$(B)/cfg-stage/embed.log 2>&1 || \
+	  { cat $(B)/cfg-stage/embed.log; echo "test-install-config: the embed example on the installed configuration build failed"; exit 1; }
+	@echo "test-install-config: 3 passed, 0 failed"
 
 ## check-mcu: the core's unit tests built for a Cortex-M4 and run under
 ## qemu-system-arm (mps2-an386, semihosting); prints the RAM and flash used
