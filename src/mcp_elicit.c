@@ -363,10 +363,9 @@ int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action
         rc = send_action(&m->srv[q->srv], q->rid, action == MOTE_MCP_CANCEL ? action
                                                                           : MOTE_MCP_DECLINE,
                          NULL, 0);
-        if (rc < 0)
-            return rc;
-        close_ask(m);
-        return 0;
+        if (rc != MOTE_ERR_FULL)
+            close_ask(m); /* (sent, or its server cannot be told: over either way) */
+        return rc < 0 ? rc : 0;
     }
     rc = content != NULL ? mote_json_parse(j, content, len) : MOTE_ERR_INVAL;
     if (rc <= 0 || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT ||
@@ -409,10 +408,9 @@ int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action
         goto bad;
     }
     rc = send_action(&m->srv[q->srv], q->rid, MOTE_MCP_ACCEPT, out, sb.len);
-    if (rc < 0)
-        return rc;
-    close_ask(m);
-    return 0;
+    if (rc != MOTE_ERR_FULL)
+        close_ask(m);
+    return rc < 0 ? rc : 0;
 bad:
     if (err != NULL && cap > 0) {
         mote_sb_init(&sb, err, cap);

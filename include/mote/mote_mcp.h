@@ -477,7 +477,8 @@ void mote_mcp_elicit_on(struct mote_mcp *m, struct mote_mcp_asks *a, mote_mcp_as
  * MOTE_ERR_NOENT (no such question open: answered or expired),
  * MOTE_ERR_INVAL (content does not fit the form: the question stays
  * open; `err` (cap bytes, may be NULL) says why), MOTE_ERR_FULL (the
- * server's queue is full: nothing sent, the question stays open). */
+ * server's queue is full: nothing sent, the question stays open), or
+ * another failure to send it (its server gone: the question is over). */
 int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action action,
                            const char *content, size_t len, char *err, size_t cap);
 
