@@ -13,6 +13,7 @@
 #include "mote/mote.h"
 #include "mote/mote_mcp.h"
 #include "serve_int.h"
+#include "serve_mqtt.h"
 #include "util.h"
 
 static const char *const action_names[] = {"accept", "decline", "cancel"};
@@ -35,17 +36,16 @@ static struct mote_conv *conv_of(struct serve *sv, struct mote_mcp *m, unsigned 
  * stream follows it, or MQTT is online and takes answers. */
 static bool someone_there(struct serve *sv, const char *id)
 {
-    bool online = false;
-    uint32_t connects;
+    const struct mq *q = mote_serve_mqtt_of(sv);
     unsigned i;
 
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
-        const struct serve_stream *st = &sv->streams[i];
-
-        if (st->kind == SERVE_STREAM_EVENTS && !st->gone && strcmp(st->conv_id, id) == 0)
+        if (mote_serve_follower(sv, i, id) != NULL)
             return true;
     }
-    return !sv->conf.mqtt_approve_off && mote_serve_mqtt_info(sv, &online, &connects) && online;
+    /* (read here, not asked of serve_mqtt.c: its requests answer questions) */
+    return !sv->conf.mqtt_approve_off && q != NULL && q->phase != MQ_OFF &&
+           q->client->sess.state == MOTE_MQTT_S_ONLINE;
 }
 
 /* The question's members (the form's: server, message, fields) and its deadline. */

@@ -11,6 +11,7 @@
  *   serve_handlers.c the HTTP request handlers: JSON in, an action, JSON out
  *   serve_stream.c   the journal streamed to clients (records, event streams)
  *   serve_events.c   the session's live events to the event streams
+ *   serve_live.c     one live event to a conversation's streams and MQTT
  *   serve_elicit.c   an MCP server's question to whoever approves the calls
  *   serve_token.c    the TCP listener's token file
  *   serve_disk.c     the journals on disk as the server knows them: each
@@ -537,7 +538,10 @@ bool mote_serve_mqtt_stopped(const struct serve *sv);
 /* Lets go of everything (the timer, the journals read). */
 void mote_serve_mqtt_deinit(struct serve *sv);
 
-/* ---- serve_events.c: live events --------------------------------------------------- */
+/* ---- serve_live.c: one live event --------------------------------------------------- */
+
+/* The event stream of connection i following conversation `id`, or NULL. */
+struct serve_stream *mote_serve_follower(struct serve *sv, unsigned i, const char *id);
 
 struct mote_sb;
 /* A live event `name` opened in sv->ev (its JSON object open in w). */

@@ -1,8 +1,8 @@
 /*
  * serve_mqtt_in.c - requests to mote serve's MQTT front door (serve_mqtt.h):
  * a message on PREFIX/in is one JSON object, {"id", "conversation", and
- * "text" | "approve": {...} | "cancel": true}, run through the API's
- * actions (serve_api.c).
+ * "text" | "approve": {...} | "elicit": {...} | "cancel": true}, run
+ * through the API's actions (serve_api.c, serve_elicit.c).
  *
  * Exactly once in effect: a message is acknowledged (PUBACK) only once
  * its user record, with the request's id, is journaled and synced, and
@@ -225,6 +225,58 @@ static enum mq_res take_approve(struct mq *q, const struct mq_req *r, int t, uin
     return ctl_ok(q, r, h);
 }
 
+/* "elicit": {"action", "content", "ask_id"} in token `t`: the answer to
+ * an MCP server's question (serve_elicit.c). */
+static enum mq_res take_elicit(struct mq *q, const struct mq_req *r, int t, uint64_t h)
+{
+    static const char *const actions[] = {"accept", "decline", "cancel"};
+    struct serve *sv = q->sv;
+    const struct mote_json *js = &sv->json;
+    int ta = mote_json_member(js, t, "action"), tc = mote_json_member(js, t, "content");
+    int tk = mote_json_member(js, t, "ask_id"), rc;
+    const char *content = NULL;
+    char action[16], err[200];
+    size_t clen = 0;
+    int64_t ask = 0;
+    unsigned a = 3;
+
+    if (mote_json_type_of(js, t) == MOTE_JSON_OBJECT &&
+        mote_json_type_of(js, ta) == MOTE_JSON_STRING &&
+        mote_json_cstr(js, ta, action, sizeof(action)) >= 0)
+        for (a = 0; a < 3 && strcmp(action, actions[a]) != 0; a++) {
+        }
+    if (a == 3)
+        return fail(q, r, "bad_field", "\"elicit\" needs \"action\": accept, decline or cancel",
+                    NULL, NULL);
+    if (tk >= 0 && (mote_json_int(js, tk, &ask) < 0 || ask < 1 || ask > (int64_t)UINT32_MAX))
+        return fail(q, r, "bad_field", "\"ask_id\" must be a number from 1 to 4294967295", NULL,
+                    NULL);
+    if (a == MOTE_MCP_ACCEPT) {
+        if (mote_json_type_of(js, tc) != MOTE_JSON_OBJECT)
+            return fail(q, r, "bad_field",
+                        "accept needs \"content\": an object of the form's fields", NULL, NULL);
+        content = mote_json_raw(js, tc, &clen);
+    }
+    err[0] = '\0';
+    rc = mote_serve_elicit_answer(sv, r->conv, (uint32_t)ask, (enum mote_mcp_action)a, content,
+                                  clen, err, sizeof(err), "mqtt");
+    if (rc == MOTE_ERR_NOENT)
+        return known(sv, r->conv) ? fail(q, r, "no_question",
+                                         "no MCP server's question waits in this conversation",
+                                         NULL, NULL)
+                                  : fail(q, r, "unknown_conversation", "no such conversation",
+                                         NULL, NULL);
+    if (rc == MOTE_ERR_STALE)
+        return fail(q, r, "stale", "that question is not the one waiting for an answer", NULL,
+                    NULL);
+    if (rc == MOTE_ERR_INVAL)
+        return fail(q, r, "bad_content", "the answer does not fit the form: ", err,
+                    " (the question stays open)");
+    if (rc < 0)
+        return fail(q, r, "busy", "the MCP server's queue is full: send it again", NULL, NULL);
+    return ctl_ok(q, r, h);
+}
+
 static enum mq_res take_cancel(struct mq *q, const struct mq_req *r, uint64_t h)
 {
     struct mote_conv *cv;
@@ -236,8 +288,8 @@ static enum mq_res take_cancel(struct mq *q, const struct mq_req *r, uint64_t h)
                : fail(q, r, "unknown_conversation", "no such conversation", NULL, NULL);
 }
 
-/* An approval or a cancel: run at once (a busy conversation is what they
- * are for), once per id. */
+/* An approval, an answer to an MCP server's question or a cancel: run at
+ * once (a busy conversation is what they are for), once per id. */
 static enum mq_res take_ctl(struct mq *q, const struct mq_req *r, int approve_tok)
 {
     uint64_t h = ctl_hash(r);
@@ -246,11 +298,13 @@ static enum mq_res take_ctl(struct mq *q, const struct mq_req *r, int approve_to
         mote_serve_mqtt_say(q, "request ", r->rid, " was done already: not again");
         return done(q, r->ack);
     }
-    if (r->kind == MQ_APPROVE && q->sv->conf.mqtt_approve_off)
+    if ((r->kind == MQ_APPROVE || r->kind == MQ_ELICIT) && q->sv->conf.mqtt_approve_off)
         return fail(q, r, "approve_off",
                     "approvals over MQTT are off (--mqtt-approve off): answer on the device's "
                     "API",
                     NULL, NULL);
+    if (r->kind == MQ_ELICIT)
+        return take_elicit(q, r, approve_tok, h);
     return r->kind == MQ_APPROVE ? take_approve(q, r, approve_tok, h) : take_cancel(q, r, h);
 }
 
@@ -344,7 +398,7 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
     const struct mote_json *js = &sv->json;
     struct mq_req r;
     enum mq_res res;
-    int rc, n, tt, ta, tc, tl, tr, kinds;
+    int rc, n, tt, ta, tc, tl, tr, te, kinds;
 
     memset(&r, 0, sizeof(r));
     r.ack = ev->ack;
@@ -426,12 +480,18 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
     ta = mote_json_member(js, 0, "approve");
     tc = mote_json_member(js, 0, "cancel");
     tr = mote_json_member(js, 0, "read");
-    kinds = (tt >= 0) + (ta >= 0) + (tc >= 0) + (tl >= 0) + (tr >= 0);
+    te = mote_json_member(js, 0, "elicit");
+    kinds = (tt >= 0) + (ta >= 0) + (tc >= 0) + (tl >= 0) + (tr >= 0) + (te >= 0);
     if (kinds != 1) {
         res = fail(q, &r, "bad_field",
-                   "a request has one of \"text\", \"approve\": {...}, \"cancel\": true, "
-                   "\"list\": {...} and \"read\": {...}",
+                   "a request has one of \"text\", \"approve\": {...}, \"elicit\": {...}, "
+                   "\"cancel\": true, \"list\": {...} and \"read\": {...}",
                    NULL, NULL);
+        goto out;
+    }
+    if (te >= 0) {
+        r.kind = MQ_ELICIT;
+        res = take_ctl(q, &r, te);
         goto out;
     }
     if (tl >= 0 || tr >= 0) {
