@@ -269,7 +269,7 @@ int mote_serve_elicit_answer(struct serve *sv, const char *id, uint32_t ask,
         return rc; /* (the question stays open) */
     mote_httpd_say(&sv->http, "mcp question answered: ", action_names[action], NULL);
     ended(sv, sa, action, by, rc == 0 ? "answered" : "its server could not be told");
-    return rc == MOTE_ERR_NOENT ? MOTE_ERR_NOENT : 0;
+    return rc;
 }
 
 bool mote_serve_elicit_json(struct serve *sv, const char *id, struct mote_jw *w)

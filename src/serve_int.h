@@ -558,7 +558,8 @@ bool mote_serve_ev_send(struct serve *sv, struct mote_sb *k, struct mote_jw *w, 
  * for `by` (the door: "client", "mqtt"). Returns 0, MOTE_ERR_NOENT (none
  * open), MOTE_ERR_STALE (another ask_id), MOTE_ERR_INVAL (content does
  * not fit the form: `err` says why, the question stays open),
- * MOTE_ERR_FULL (the server's queue is full: try again). */
+ * MOTE_ERR_FULL (the server's queue is full: try again), or another
+ * failure to send it (the question is over). */
 int mote_serve_elicit_answer(struct serve *sv, const char *id, uint32_t ask,
                              enum mote_mcp_action action, const char *content, size_t len,
                              char *err, size_t cap, const char *by);

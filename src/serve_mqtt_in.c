@@ -272,8 +272,11 @@ static enum mq_res take_elicit(struct mq *q, const struct mq_req *r, int t, uint
     if (rc == MOTE_ERR_INVAL)
         return fail(q, r, "bad_content", "the answer does not fit the form: ", err,
                     " (the question stays open)");
-    if (rc < 0)
+    if (rc == MOTE_ERR_FULL)
         return fail(q, r, "busy", "the MCP server's queue is full: send it again", NULL, NULL);
+    if (rc < 0)
+        return fail(q, r, "mcp_failed", "the MCP server could not be told: ",
+                    mote_strerror(rc), " (the question is over)");
     return ctl_ok(q, r, h);
 }
 
