@@ -142,7 +142,7 @@ static void on_ask(void *arg, const struct mote_mcp_ask *q, bool closed)
 
     if (closed) {
         if (sa->ask != 0 && sa->ask == q->id)
-            ended(sv, sa, MOTE_MCP_CANCEL, "server", "the question was closed");
+            ended(sv, sa, MOTE_MCP_CANCEL, "server", "its MCP server stopped");
         return;
     }
     sa->ask = 0;
@@ -280,5 +280,53 @@ bool mote_serve_elicit_json(struct serve *sv, const char *id, struct mote_jw *w)
         return false;
     put_question(sv, sa, w);
     return true;
+}
+
+const char *mote_serve_elicit_take(struct serve *sv, const struct mote_json *js, int t,
+                                   const char *id, const char *by, char *msg, size_t cap,
+                                   const char **action)
+{
+    int ta = mote_json_member(js, t, "action"), tk = mote_json_member(js, t, "ask_id");
+    int tc = mote_json_member(js, t, "content"), rc;
+    const char *content = NULL, *code = "bad_field", *m;
+    char name[16], err[200];
+    size_t clen = 0;
+    int64_t ask = 0;
+    unsigned a = 3;
+    struct mote_sb sb;
+
+    err[0] = '\0';
+    if (mote_json_type_of(js, ta) == MOTE_JSON_STRING && mote_json_cstr(js, ta, name, 16) >= 0)
+        for (a = 0; a < 3 && strcmp(name, action_names[a]) != 0; a++) {
+        }
+    if (a == 3) {
+        m = "\"action\" is accept, decline or cancel";
+    } else if (tk >= 0 &&
+               (mote_json_int(js, tk, &ask) < 0 || ask < 1 || ask > (int64_t)UINT32_MAX)) {
+        m = "\"ask_id\" must be a number from 1 to 4294967295";
+    } else if (a == MOTE_MCP_ACCEPT && mote_json_type_of(js, tc) != MOTE_JSON_OBJECT) {
+        m = "accept needs \"content\": an object of the form's fields";
+    } else {
+        if (a == MOTE_MCP_ACCEPT)
+            content = mote_json_raw(js, tc, &clen);
+        *action = action_names[a];
+        rc = mote_serve_elicit_answer(sv, id, (uint32_t)ask, (enum mote_mcp_action)a, content,
+                                      clen, err, sizeof(err), by);
+        if (rc == 0)
+            return NULL;
+        code = rc == MOTE_ERR_NOENT   ? "no_question"
+               : rc == MOTE_ERR_STALE ? "stale"
+               : rc == MOTE_ERR_INVAL ? "bad_content"
+               : rc == MOTE_ERR_FULL  ? "busy"
+                                      : "mcp_failed";
+        m = rc == MOTE_ERR_NOENT   ? "no MCP server's question waits in this conversation"
+            : rc == MOTE_ERR_STALE ? "that question is not the one waiting for an answer"
+            : rc == MOTE_ERR_INVAL ? "the answer does not fit the form (the question stays open): "
+            : rc == MOTE_ERR_FULL  ? "the MCP server's queue is full: try again"
+                                   : "the MCP server could not be told (the question is over)";
+    }
+    mote_sb_init(&sb, msg, cap);
+    mote_sb_join(&sb, m, err, NULL);
+    return code;
 }
 

@@ -708,16 +708,10 @@ void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const
 void mote_serve_http_elicit(struct serve *sv, struct mote_httpd_conn *c, const char *id,
                             const char *body, size_t len)
 {
-    static const char *const actions[] = {"accept", "decline", "cancel"};
-    char action[16], err[200], m[260];
-    bool has_action;
-    int64_t ask = 0;
-    size_t clen = 0;
-    const char *content = NULL;
+    const char *code, *action = "";
+    char m[260];
     struct mote_sb k;
     struct mote_jw w;
-    unsigned a;
-    int t, rc;
 
     if (c->io->req.method == MOTE_HM_GET) {
         answer_open(sv, &k, &w);
@@ -735,59 +729,21 @@ void mote_serve_http_elicit(struct serve *sv, struct mote_httpd_conn *c, const c
         answer_send(c, 200, &k, &w);
         return;
     }
-    if (!body_json(sv, c, body, len, false) ||
-        !json_str_member(sv, c, "action", action, sizeof(action), &has_action))
+    if (!body_json(sv, c, body, len, false))
         return;
-    for (a = 0; has_action && a < 3 && strcmp(action, actions[a]) != 0; a++) {
-    }
-    if (!has_action || a == 3) {
-        mote_httpd_error(c, 400, "bad_field", "\"action\" is accept, decline or cancel", NULL);
-        return;
-    }
-    t = mote_json_member(&sv->json, 0, "ask_id");
-    if (t >= 0 &&
-        (mote_json_int(&sv->json, t, &ask) < 0 || ask < 1 || ask > (int64_t)UINT32_MAX)) {
-        mote_httpd_error(c, 400, "bad_field", "\"ask_id\" must be a number from 1 to 4294967295",
-                         NULL);
-        return;
-    }
-    t = mote_json_member(&sv->json, 0, "content");
-    if (a == MOTE_MCP_ACCEPT) {
-        if (mote_json_type_of(&sv->json, t) != MOTE_JSON_OBJECT) {
-            mote_httpd_error(c, 400, "bad_field",
-                             "accept needs \"content\": an object of the form's fields", NULL);
-            return;
-        }
-        content = mote_json_raw(&sv->json, t, &clen);
-    }
-    err[0] = '\0';
-    rc = mote_serve_elicit_answer(sv, id, (uint32_t)ask, (enum mote_mcp_action)a, content, clen,
-                                  err, sizeof(err), "client");
-    if (rc == MOTE_ERR_NOENT) {
-        mote_httpd_error(c, 409, "no_question",
-                         "no MCP server's question waits in this conversation", NULL);
-        return;
-    }
-    if (rc == MOTE_ERR_STALE) {
-        mote_httpd_error(c, 409, "stale", "that question is not the one waiting for an answer",
-                         NULL);
-        return;
-    }
-    if (rc == MOTE_ERR_INVAL) {
-        mote_sb_init(&k, m, sizeof(m));
-        mote_sb_join(&k, "the answer does not fit the form: ", err, " (the question stays open)");
-        mote_httpd_error(c, 400, "bad_content", m, NULL);
-        return;
-    }
-    if (rc == MOTE_ERR_FULL) {
-        mote_httpd_error(c, 503, "busy", "the MCP server's queue is full: try again",
-                         "Retry-After: 1\r\n");
+    code = mote_serve_elicit_take(sv, &sv->json, 0, id, "client", m, sizeof(m), &action);
+    if (code != NULL) {
+        mote_httpd_error(c, code[0] == 'b' && code[1] == 'a'   ? 400
+                            : code[0] == 'n' || code[0] == 's' ? 409
+                            : code[0] == 'b'                   ? 503
+                                                               : 502,
+                         code, m, code[0] == 'b' && code[1] == 'u' ? "Retry-After: 1\r\n" : NULL);
         return;
     }
     answer_open(sv, &k, &w);
     mote_jw_kstr(&w, "id", id);
-    mote_jw_kstr(&w, "action", actions[a]);
-    answer_send(c, rc == 0 ? 202 : 502, &k, &w);
+    mote_jw_kstr(&w, "action", action);
+    answer_send(c, 202, &k, &w);
 }
 
 /* ---- GET /v1/conversations/ID/events ------------------------------------------------ */

@@ -563,6 +563,14 @@ bool mote_serve_ev_send(struct serve *sv, struct mote_sb *k, struct mote_jw *w, 
 int mote_serve_elicit_answer(struct serve *sv, const char *id, uint32_t ask,
                              enum mote_mcp_action action, const char *content, size_t len,
                              char *err, size_t cap, const char *by);
+/* The answer to conversation `id`'s question in object t of js
+ * ({"action", "content", "ask_id"}, from door `by`): NULL when it was
+ * sent (*action: its name), else the refusal's code ("bad_field",
+ * "bad_content", "no_question", "stale", "busy", "mcp_failed") with
+ * msg (cap bytes) saying why. */
+const char *mote_serve_elicit_take(struct serve *sv, const struct mote_json *js, int t,
+                                   const char *id, const char *by, char *msg, size_t cap,
+                                   const char **action);
 /* Conversation `id`'s open question into w ({"ask_id", "server",
  * "message", "fields", "timeout_ms", "expires_in_ms"} members); false: none. */
 bool mote_serve_elicit_json(struct serve *sv, const char *id, struct mote_jw *w);

@@ -229,55 +229,17 @@ static enum mq_res take_approve(struct mq *q, const struct mq_req *r, int t, uin
  * an MCP server's question (serve_elicit.c). */
 static enum mq_res take_elicit(struct mq *q, const struct mq_req *r, int t, uint64_t h)
 {
-    static const char *const actions[] = {"accept", "decline", "cancel"};
-    struct serve *sv = q->sv;
-    const struct mote_json *js = &sv->json;
-    int ta = mote_json_member(js, t, "action"), tc = mote_json_member(js, t, "content");
-    int tk = mote_json_member(js, t, "ask_id"), rc;
-    const char *content = NULL;
-    char action[16], err[200];
-    size_t clen = 0;
-    int64_t ask = 0;
-    unsigned a = 3;
+    const char *code, *action;
+    char m[260];
 
-    if (mote_json_type_of(js, t) == MOTE_JSON_OBJECT &&
-        mote_json_type_of(js, ta) == MOTE_JSON_STRING &&
-        mote_json_cstr(js, ta, action, sizeof(action)) >= 0)
-        for (a = 0; a < 3 && strcmp(action, actions[a]) != 0; a++) {
-        }
-    if (a == 3)
-        return fail(q, r, "bad_field", "\"elicit\" needs \"action\": accept, decline or cancel",
-                    NULL, NULL);
-    if (tk >= 0 && (mote_json_int(js, tk, &ask) < 0 || ask < 1 || ask > (int64_t)UINT32_MAX))
-        return fail(q, r, "bad_field", "\"ask_id\" must be a number from 1 to 4294967295", NULL,
-                    NULL);
-    if (a == MOTE_MCP_ACCEPT) {
-        if (mote_json_type_of(js, tc) != MOTE_JSON_OBJECT)
-            return fail(q, r, "bad_field",
-                        "accept needs \"content\": an object of the form's fields", NULL, NULL);
-        content = mote_json_raw(js, tc, &clen);
-    }
-    err[0] = '\0';
-    rc = mote_serve_elicit_answer(sv, r->conv, (uint32_t)ask, (enum mote_mcp_action)a, content,
-                                  clen, err, sizeof(err), "mqtt");
-    if (rc == MOTE_ERR_NOENT)
-        return known(sv, r->conv) ? fail(q, r, "no_question",
-                                         "no MCP server's question waits in this conversation",
-                                         NULL, NULL)
-                                  : fail(q, r, "unknown_conversation", "no such conversation",
-                                         NULL, NULL);
-    if (rc == MOTE_ERR_STALE)
-        return fail(q, r, "stale", "that question is not the one waiting for an answer", NULL,
-                    NULL);
-    if (rc == MOTE_ERR_INVAL)
-        return fail(q, r, "bad_content", "the answer does not fit the form: ", err,
-                    " (the question stays open)");
-    if (rc == MOTE_ERR_FULL)
-        return fail(q, r, "busy", "the MCP server's queue is full: send it again", NULL, NULL);
-    if (rc < 0)
-        return fail(q, r, "mcp_failed", "the MCP server could not be told: ",
-                    mote_strerror(rc), " (the question is over)");
-    return ctl_ok(q, r, h);
+    if (mote_json_type_of(&q->sv->json, t) != MOTE_JSON_OBJECT)
+        return fail(q, r, "bad_field", "\"elicit\" must be an object", NULL, NULL);
+    code = mote_serve_elicit_take(q->sv, &q->sv->json, t, r->conv, "mqtt", m, sizeof(m), &action);
+    if (code == NULL)
+        return ctl_ok(q, r, h);
+    if (code[0] == 'n' && !known(q->sv, r->conv))
+        return fail(q, r, "unknown_conversation", "no such conversation", NULL, NULL);
+    return fail(q, r, code, m, NULL, NULL);
 }
 
 static enum mq_res take_cancel(struct mq *q, const struct mq_req *r, uint64_t h)

@@ -267,7 +267,7 @@ struct mote_mcp {
     void *log_arg;
     struct mote_mcp_asks *asks; /* elicitation (mote_mcp_elicit_on; NULL: declined) */
     /* internal: a server's elicitation/create (request id token `id`, params `params` of
-     * j) taken by mcp_elicit.c */
+     * j) taken by mcp_elicit.c; j NULL: the server stopped (its question is over) */
     void (*ask_in)(struct mote_mcp_server *s, const struct mote_json *j, int id, int params);
     struct mote_json json;
     char text[MOTE_MCP_LINE_MAX]; /* unescape scratch */
@@ -420,7 +420,7 @@ extern const struct mote_task_ops mote_mcp_call_ops;
  * Without it (or while nobody can answer) every question is declined at
  * once. The question waits `timeout_ms` (0: for ever; the call that asked
  * does not time out meanwhile), then it is answered "cancel" and `fn`
- * hears it closed. */
+ * hears it closed; `fn` hears it closed too when its server stops. */
 
 enum mote_mcp_action { MOTE_MCP_ACCEPT, MOTE_MCP_DECLINE, MOTE_MCP_CANCEL };
 

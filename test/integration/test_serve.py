@@ -593,6 +593,32 @@ def test_mcp_question_with_nobody_there():
             check(s.stop() == 0, s.log())
 
 
+def test_mcp_question_closed_when_its_server_stops():
+    tag = "serve-ask-%d" % os.getpid()
+    mlog = os.path.join(TMP, tag + ".log")
+    port, log = start_server([{"tool": "f__ask", "input": {"mode": "flat"}}, {"text": "done"}])
+    cfg = mcp_config({"f": {"command": sys.executable, "args": [
+        os.path.join(ROOT, "test", "fake_mcp.py"), "--features", "--log", mlog]}})
+    s = Serve(port, args=["--mcp-config", cfg, "--allow", "f__ask"])
+    try:
+        wait_for(lambda: "mcp f: ready" in s.log(), "the MCP server ready", 30)
+        cid, ev = s.start_turn("ask me")
+        q = ev.wait(lambda e: e["event"] == "elicitation", "the elicitation event")[0]["json"]
+        for l in procs_with(mlog):
+            os.kill(int(l.split()[0]), signal.SIGKILL)
+        end = ev.wait(lambda e: e["event"] == "elicitation_end", "elicitation_end")[0]["json"]
+        check(end["ask_id"] == q["ask_id"] and end["action"] == "cancel" and
+              end["by"] == "server", end)
+        ev.wait(lambda e: e["event"] == "turn_end", "turn_end", 30)
+        st, b = s.req("GET", "/v1/conversations/%s/elicitation" % cid)
+        check(st == 409 and b["error"] == "no_question", (st, b))
+        res = tool_results(s, cid)
+        check(len(res) == 1 and res[0]["error"], res)
+        ev.close()
+    finally:
+        check(s.stop() == 0, s.log())
+
+
 # ---- kill -9 and the restart ------------------------------------------------------------
 
 def test_kill9_four_states_then_restart():
