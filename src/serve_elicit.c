@@ -98,6 +98,7 @@ static void by_policy(struct serve *sv, struct mote_serve_asks *sa, uint32_t id,
     struct mote_sb sb;
 
     reason[0] = '\0';
+    sv->met.questions_policy++;
     if (allow && mote_mcp_form_defaults(&sa->form, &sa->a.q, reason, sizeof(reason)) == 0 &&
         mote_mcp_elicit_answer(sa->m, id, MOTE_MCP_ACCEPT, sa->form.content, sa->form.len,
                                reason, sizeof(reason)) == 0)
@@ -147,6 +148,7 @@ static void on_ask(void *arg, const struct mote_mcp_ask *q, bool closed)
     }
     sa->ask = 0;
     sa->conv[0] = '\0';
+    sv->met.questions++;
     cv = conv_of(sv, sa->m, q->srv);
     if (cv == NULL || sv->pub->phase != MOTE_SERVE_RUN) {
         by_policy(sv, sa, q->id, false, "nobody",

@@ -135,6 +135,8 @@ struct serve_metrics {
     int64_t day;                    /* that day (days since 1970; -1: no real-time clock) */
     uint64_t tool_calls, tool_errors;
     uint64_t approvals_asked, approvals_expired;
+    uint64_t questions, questions_policy; /* MCP servers' questions: asked, answered by the
+                                           * policy (nobody there, the deadline) */
     uint64_t http_requests, mqtt_requests;
     uint64_t errors_other;
     unsigned ncodes;

@@ -556,6 +556,10 @@ def test_mcp_question_declined_at_its_deadline():
         check(len(res) == 1 and "User declined" in res[0]["text"], res)
         st, b = elicit(s, cid, {"action": "accept", "content": {"name": "late"}})
         check(st == 409 and b["error"] == "no_question", (st, b))
+        st, _, text = s.req("GET", "/v1/metrics", raw=True)
+        text = text.decode()
+        check(st == 200 and "\nmote_mcp_questions_total 1\n" in text and
+              "\nmote_mcp_questions_unanswered_total 1\n" in text, text)
         NOTES.append("an MCP question nobody answered: declined %.1f s after it was asked "
                      "(deadline 2 s)" % waited)
         ev.close()
