@@ -326,6 +326,8 @@ static void fail_server(struct mote_mcp_server *s, const char *why)
 
     if (s->state == MOTE_MCP_FAILED || s->state == MOTE_MCP_CLOSED)
         return;
+    if (s->asking && s->m->ask_in != NULL)
+        s->m->ask_in(s, NULL, -1, -1); /* its open question is over (mcp_elicit.c) */
     mote_str_copy(s->errmsg, sizeof(s->errmsg), why);
     mote_mcp_redact(s, s->errmsg, strlen(s->errmsg));
     mote_mcp_life_failed(s);

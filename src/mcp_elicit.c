@@ -201,16 +201,28 @@ static int take_field(struct mote_mcp_ask *q, struct mote_jw *w, const struct mo
 
 static void on_deadline(struct mote_loop *loop, mote_timer_id t, void *arg);
 
+static void close_ask(struct mote_mcp *m);
+
 static void ask_in(struct mote_mcp_server *s, const struct mote_json *j, int id, int params)
 {
     struct mote_mcp *m = s->m;
     struct mote_mcp_asks *a = m->asks;
     struct mote_mcp_ask *q = &a->q;
-    int schema = mote_json_member(j, params, "requestedSchema");
-    int props = mote_json_member(j, schema, "properties"), req, k, i, rc;
+    int schema = j != NULL ? mote_json_member(j, params, "requestedSchema") : -1;
+    int props = j != NULL ? mote_json_member(j, schema, "properties") : -1, req, k, i, rc;
     const char *why = NULL;
     struct mote_sb sb;
     struct mote_jw w;
+
+    if (j == NULL) {
+        /* its server stopped (mcp.c): a question of its is over */
+        if (q->id != 0 && m->srv + q->srv == s) {
+            mcp_log(s, "the server stopped: its question is closed", NULL, NULL);
+            a->fn(a->arg, q, true);
+            close_ask(m);
+        }
+        return;
+    }
 
     if (a->fn == NULL)
         {
@@ -307,8 +319,8 @@ static void on_deadline(struct mote_loop *loop, mote_timer_id t, void *arg)
         return;
     mcp_log(s, "nobody answered the server's question in time: cancelled", NULL, NULL);
     (void)send_action(s, q->rid, MOTE_MCP_CANCEL, NULL, 0);
+    m->asks->fn(m->asks->arg, q, true); /* (q->id still names it) */
     close_ask(m);
-    m->asks->fn(m->asks->arg, q, true);
 }
 
 /* True when value t of j fits field f of q (*why otherwise). */
@@ -363,10 +375,9 @@ int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action
         rc = send_action(&m->srv[q->srv], q->rid, action == MOTE_MCP_CANCEL ? action
                                                                           : MOTE_MCP_DECLINE,
                          NULL, 0);
-        if (rc < 0)
-            return rc;
-        close_ask(m);
-        return 0;
+        if (rc != MOTE_ERR_FULL)
+            close_ask(m); /* (sent, or its server cannot be told: over either way) */
+        return rc < 0 ? rc : 0;
     }
     rc = content != NULL ? mote_json_parse(j, content, len) : MOTE_ERR_INVAL;
     if (rc <= 0 || mote_json_type_of(j, 0) != MOTE_JSON_OBJECT ||
@@ -409,10 +420,9 @@ int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action
         goto bad;
     }
     rc = send_action(&m->srv[q->srv], q->rid, MOTE_MCP_ACCEPT, out, sb.len);
-    if (rc < 0)
-        return rc;
-    close_ask(m);
-    return 0;
+    if (rc != MOTE_ERR_FULL)
+        close_ask(m);
+    return rc < 0 ? rc : 0;
 bad:
     if (err != NULL && cap > 0) {
         mote_sb_init(&sb, err, cap);

@@ -12,65 +12,17 @@
 #include "serve_int.h"
 #include "util.h"
 
-/* The event stream of connection i following conversation `id`, or NULL. */
-static struct serve_stream *follower(struct serve *sv, unsigned i, const char *id)
-{
-    struct serve_stream *st = &sv->streams[i];
-
-    if (st->kind != SERVE_STREAM_EVENTS || st->gone || strcmp(st->conv_id, id) != 0)
-        return NULL;
-    MOTE_ASSERT(sv->http.conns[i].state == MOTE_HTTPD_RESP);
-    return st;
-}
-
-static void ev_open(struct serve *sv, struct mote_sb *k, struct mote_jw *w, const char *name)
-{
-    mote_sb_init(k, sv->ev, sizeof(sv->ev) - 2);
-    (void)mote_sb_put(k, "event: ", 7);
-    (void)mote_sb_put(k, name, strlen(name));
-    (void)mote_sb_put(k, "\ndata: ", 7);
-    mote_jw_init(w, mote_sb_put, k);
-    mote_jw_obj(w);
-}
-
 /* An event about a tool call opened: its "ask_id" (when `asked`: the
  * approval's events), "call_id" and "name". */
 static void ev_open_call(struct serve *sv, struct mote_sb *k, struct mote_jw *w, const char *name,
                          const struct mote_event *ev, bool asked)
 {
-    ev_open(sv, k, w, name);
+    mote_serve_ev_open(sv, k, w, name);
     if (asked) {
         mote_jw_kint(w, "ask_id", ev->ask_id);
     }
     mote_jw_kstr(w, "call_id", ev->id);
     mote_jw_kstr(w, "name", ev->name);
-}
-
-/* Sends the event to every client of conversation `id` that is caught up
- * (one that is not gets the records when it reads on, never a live event
- * out of order). */
-static void ev_send(struct serve *sv, struct mote_sb *k, struct mote_jw *w, const char *id)
-{
-    unsigned i;
-
-    mote_jw_obj_end(w);
-    if (w->err != 0)
-        return; /* larger than a live event may be: the record has it */
-    k->cap += 2;
-    (void)mote_sb_put(k, "\n\n", 2);
-    mote_serve_mqtt_live(sv, id, k->p, k->len);
-    for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
-        struct serve_stream *st = follower(sv, i, id);
-        struct mote_httpd_conn *c = &sv->http.conns[i];
-
-        if (st == NULL || !st->told_state || !mote_serve_caught_up(sv, st))
-            continue;
-        /* No room (a slow reader): it is behind now, and is told the
-         * state (with a pending approval) once it has room. */
-        if (!mote_httpd_out(c, k->p, k->len))
-            st->told_state = false;
-        mote_httpd_poke(&sv->http, c);
-    }
 }
 
 /* A new record of conversation `id` at `off`: sent at once to the
@@ -81,7 +33,7 @@ static void on_record(struct serve *sv, const char *id, uint64_t off, const char
     unsigned i;
 
     for (i = 0; i < MOTE_SERVE_MAX_CONNS; i++) {
-        struct serve_stream *st = follower(sv, i, id);
+        struct serve_stream *st = mote_serve_follower(sv, i, id);
         struct mote_httpd_conn *c = &sv->http.conns[i];
         char d[24];
         size_t nd;
@@ -143,12 +95,12 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         return;
     case MOTE_EV_TEXT:
     case MOTE_EV_THINKING:
-        ev_open(sv, &k, &w, ev->type == MOTE_EV_TEXT ? "text" : "thinking");
+        mote_serve_ev_open(sv, &k, &w, ev->type == MOTE_EV_TEXT ? "text" : "thinking");
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
         break;
     case MOTE_EV_STATE:
-        ev_open(sv, &k, &w, "state");
+        mote_serve_ev_open(sv, &k, &w, "state");
         mote_jw_kstr(&w, "state", mote_conv_state_name(ev->state));
         mote_jw_kbool(&w, "loaded", true);
         mote_jw_kbool(&w, "busy", mote_conv_busy(ev->conv));
@@ -177,7 +129,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
     case MOTE_EV_BUDGET: {
         char iso[MOTE_ISO_MAX];
 
-        ev_open(sv, &k, &w, "budget");
+        mote_serve_ev_open(sv, &k, &w, "budget");
         mote_jw_kstr(&w, "code", "budget");
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
@@ -202,7 +154,7 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         mote_jw_kint(&w, "bytes", (int64_t)ev->len);
         break;
     case MOTE_EV_TURN_END:
-        ev_open(sv, &k, &w, "turn_end");
+        mote_serve_ev_open(sv, &k, &w, "turn_end");
         mote_jw_kstr(&w, "stop_reason", ev->stop_reason != NULL ? ev->stop_reason : "");
         mote_jw_key(&w, "usage");
         mote_jw_obj(&w);
@@ -214,10 +166,10 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         mote_serve_recover_soon(sv);
         break;
     case MOTE_EV_CANCELLED:
-        ev_open(sv, &k, &w, "cancelled");
+        mote_serve_ev_open(sv, &k, &w, "cancelled");
         break;
     case MOTE_EV_RECOVERY:
-        ev_open(sv, &k, &w, "recovery");
+        mote_serve_ev_open(sv, &k, &w, "recovery");
         mote_jw_kstr(&w, "action", mote_recovery_name((enum mote_recovery_action)ev->code));
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
@@ -225,12 +177,12 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
         break;
     case MOTE_EV_WARNING:
     case MOTE_EV_NOTE:
-        ev_open(sv, &k, &w, ev->type == MOTE_EV_WARNING ? "warning" : "note");
+        mote_serve_ev_open(sv, &k, &w, ev->type == MOTE_EV_WARNING ? "warning" : "note");
         mote_jw_key(&w, "text");
         mote_jw_strn(&w, ev->text, ev->len);
         break;
     case MOTE_EV_ERROR:
-        ev_open(sv, &k, &w, "error");
+        mote_serve_ev_open(sv, &k, &w, "error");
         mote_jw_kstr(&w, "code",
                      mote_err_name(ev->code)); /* stable: "rate_limit", "storage", ... */
         mote_jw_key(&w, "text");
@@ -245,5 +197,5 @@ void mote_serve_event(struct mote_serve *pub, const struct mote_event *ev)
     default:
         return;
     }
-    ev_send(sv, &k, &w, id);
+    (void)mote_serve_ev_send(sv, &k, &w, id);
 }

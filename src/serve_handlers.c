@@ -703,6 +703,49 @@ void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const
     answer_send(c, 202, &k, &w); /* taken: the call runs (or is refused) from here */
 }
 
+/* ---- an MCP server's question: GET and POST /v1/conversations/ID/elicitation ------- */
+
+void mote_serve_http_elicit(struct serve *sv, struct mote_httpd_conn *c, const char *id,
+                            const char *body, size_t len)
+{
+    const char *code, *action = "";
+    char m[260];
+    struct mote_sb k;
+    struct mote_jw w;
+
+    if (c->io->req.method == MOTE_HM_GET) {
+        answer_open(sv, &k, &w);
+        mote_jw_kstr(&w, "id", id);
+        if (!mote_serve_elicit_json(sv, id, &w)) {
+            mote_httpd_error(c, 409, "no_question",
+                             "no MCP server's question waits in this conversation", NULL);
+            return;
+        }
+        if (w.err != 0) {
+            mote_httpd_error(c, 413, "too_large", "the question is larger than a response",
+                             NULL);
+            return;
+        }
+        answer_send(c, 200, &k, &w);
+        return;
+    }
+    if (!body_json(sv, c, body, len, false))
+        return;
+    code = mote_serve_elicit_take(sv, &sv->json, 0, id, "client", m, sizeof(m), &action);
+    if (code != NULL) {
+        mote_httpd_error(c, code[0] == 'b' && code[1] == 'a'   ? 400
+                            : code[0] == 'n' || code[0] == 's' ? 409
+                            : code[0] == 'b'                   ? 503
+                                                               : 502,
+                         code, m, code[0] == 'b' && code[1] == 'u' ? "Retry-After: 1\r\n" : NULL);
+        return;
+    }
+    answer_open(sv, &k, &w);
+    mote_jw_kstr(&w, "id", id);
+    mote_jw_kstr(&w, "action", action);
+    answer_send(c, 202, &k, &w);
+}
+
 /* ---- GET /v1/conversations/ID/events ------------------------------------------------ */
 
 /* Server-sent events: the records after Last-Event-ID (or ?after=), from

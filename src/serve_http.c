@@ -30,6 +30,7 @@ enum route {
     R_OAI_CHAT,   /* /v1/chat/completions */
     R_OAI_MODELS, /* /v1/models */
     R_METRICS,    /* /v1/metrics */
+    R_ELICIT,     /* /v1/conversations/ID/elicitation */
 };
 
 /* /v1/schedules[/ID]: the route, the id into `id`. */
@@ -60,7 +61,8 @@ static enum route route_of(const char *path, char *id)
         const char *suffix;
         enum route r;
     } subs[] = {{"", R_CONV},           {"/messages", R_MESSAGES}, {"/retry", R_RETRY},
-                {"/cancel", R_CANCEL}, {"/approval", R_APPROVAL}, {"/events", R_EVENTS}};
+                {"/cancel", R_CANCEL}, {"/approval", R_APPROVAL}, {"/events", R_EVENTS},
+                {"/elicitation", R_ELICIT}};
     const char *rest, *slash;
     size_t n, i;
 
@@ -114,6 +116,7 @@ static const char *allow_of(enum route r)
     case R_OAI_MODELS: return "GET";
     case R_METRICS: return "GET";
     case R_APPROVAL: return "GET, POST";
+    case R_ELICIT: return "GET, POST";
     default: return "POST";
     }
 }
@@ -132,6 +135,7 @@ static bool method_ok(enum route r, enum mote_hreq_method m)
     case R_OAI_MODELS: return m == MOTE_HM_GET;
     case R_METRICS: return m == MOTE_HM_GET;
     case R_APPROVAL: return m == MOTE_HM_GET || m == MOTE_HM_POST;
+    case R_ELICIT: return m == MOTE_HM_GET || m == MOTE_HM_POST;
     default: return m == MOTE_HM_POST;
     }
 }
@@ -261,6 +265,9 @@ void mote_serve_on_request(void *app, struct mote_httpd_conn *c, const char *bod
         break;
     case R_EVENTS:
         mote_serve_http_events(sv, c, id);
+        break;
+    case R_ELICIT:
+        mote_serve_http_elicit(sv, c, id, body, len);
         break;
     case R_SCHEDULES:
         mote_serve_http_schedules(sv, c, NULL, body, len);

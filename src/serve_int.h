@@ -11,6 +11,8 @@
  *   serve_handlers.c the HTTP request handlers: JSON in, an action, JSON out
  *   serve_stream.c   the journal streamed to clients (records, event streams)
  *   serve_events.c   the session's live events to the event streams
+ *   serve_live.c     one live event to a conversation's streams and MQTT
+ *   serve_elicit.c   an MCP server's question to whoever approves the calls
  *   serve_token.c    the TCP listener's token file
  *   serve_disk.c     the journals on disk as the server knows them: each
  *                    one's summary, read in bounded steps and kept
@@ -133,6 +135,8 @@ struct serve_metrics {
     int64_t day;                    /* that day (days since 1970; -1: no real-time clock) */
     uint64_t tool_calls, tool_errors;
     uint64_t approvals_asked, approvals_expired;
+    uint64_t questions, questions_policy; /* MCP servers' questions: asked, answered by the
+                                           * policy (nobody there, the deadline) */
     uint64_t http_requests, mqtt_requests;
     uint64_t errors_other;
     unsigned ncodes;
@@ -200,6 +204,10 @@ struct serve {
     char ev[MOTE_SERVE_OUT_BUF];       /* one live event, formatted once for every client */
     char scratch[MOTE_SERVE_BODY_MAX]; /* a message's text; a record read back; list ids */
     struct serve_mcp mcp;              /* the MCP server and the OpenAI door (serve_mcp.h) */
+    /* MCP servers' questions (serve_elicit.c): the caller's memory, one per
+     * struct mote_mcp, and the hook that tells a stream that caught up */
+    struct mote_serve_asks *asks;
+    bool (*elicit_tell)(struct serve *sv, struct mote_httpd_conn *c, const char *id);
 };
 
 /* The state in the caller's struct. */
@@ -394,6 +402,9 @@ void mote_serve_http_cancel(struct serve *sv, struct mote_httpd_conn *c, const c
 void mote_serve_http_approval(struct serve *sv, struct mote_httpd_conn *c, const char *id,
                            const char *body, size_t len);
 void mote_serve_http_events(struct serve *sv, struct mote_httpd_conn *c, const char *id);
+/* GET and POST /v1/conversations/ID/elicitation: an MCP server's question. */
+void mote_serve_http_elicit(struct serve *sv, struct mote_httpd_conn *c, const char *id,
+                            const char *body, size_t len);
 /* One conversation's entry of a list (GET /v1/conversations, MQTT's
  * list), a JSON object in sv->resp: its length, 0 if it does not fit. */
 size_t mote_serve_list_entry(struct serve *sv, const char *id, const struct serve_sum *e,
@@ -528,5 +539,42 @@ void mote_serve_mqtt_shutdown(struct serve *sv, const struct mote_shutdown_req *
 bool mote_serve_mqtt_stopped(const struct serve *sv);
 /* Lets go of everything (the timer, the journals read). */
 void mote_serve_mqtt_deinit(struct serve *sv);
+
+/* ---- serve_live.c: one live event --------------------------------------------------- */
+
+/* The event stream of connection i following conversation `id`, or NULL. */
+struct serve_stream *mote_serve_follower(struct serve *sv, unsigned i, const char *id);
+
+struct mote_sb;
+/* A live event `name` opened in sv->ev (its JSON object open in w). */
+void mote_serve_ev_open(struct serve *sv, struct mote_sb *k, struct mote_jw *w, const char *name);
+/* Closes it and sends it to every client of conversation `id` that is
+ * caught up (one that is not gets the records when it reads on, never a
+ * live event out of order) and to MQTT. False: larger than a live event
+ * may be, sent to nobody. */
+bool mote_serve_ev_send(struct serve *sv, struct mote_sb *k, struct mote_jw *w, const char *id);
+
+/* ---- serve_elicit.c: an MCP server's question -------------------------------------- */
+
+/* Answers conversation `id`'s open question (`ask`: its ask_id, 0: any)
+ * for `by` (the door: "client", "mqtt"). Returns 0, MOTE_ERR_NOENT (none
+ * open), MOTE_ERR_STALE (another ask_id), MOTE_ERR_INVAL (content does
+ * not fit the form: `err` says why, the question stays open),
+ * MOTE_ERR_FULL (the server's queue is full: try again), or another
+ * failure to send it (the question is over). */
+int mote_serve_elicit_answer(struct serve *sv, const char *id, uint32_t ask,
+                             enum mote_mcp_action action, const char *content, size_t len,
+                             char *err, size_t cap, const char *by);
+/* The answer to conversation `id`'s question in object t of js
+ * ({"action", "content", "ask_id"}, from door `by`): NULL when it was
+ * sent (*action: its name), else the refusal's code ("bad_field",
+ * "bad_content", "no_question", "stale", "busy", "mcp_failed") with
+ * msg (cap bytes) saying why. */
+const char *mote_serve_elicit_take(struct serve *sv, const struct mote_json *js, int t,
+                                   const char *id, const char *by, char *msg, size_t cap,
+                                   const char **action);
+/* Conversation `id`'s open question into w ({"ask_id", "server",
+ * "message", "fields", "timeout_ms", "expires_in_ms"} members); false: none. */
+bool mote_serve_elicit_json(struct serve *sv, const char *id, struct mote_jw *w);
 
 #endif /* MOTE_SERVE_INT_H */

@@ -371,6 +371,11 @@ static void prometheus(struct serve *sv, struct mote_sb *b)
     one(b, "mote_approvals_expired_total", "counter",
         "Questions nobody answered before their deadline.", m->approvals_expired);
     one(b, "mote_approvals_pending", "gauge", "Tool calls waiting for approval now.", s.pending);
+    one(b, "mote_mcp_questions_total", "counter", "MCP servers' questions to the users.",
+        m->questions);
+    one(b, "mote_mcp_questions_unanswered_total", "counter",
+        "MCP servers' questions the policy answered: nobody there, or the deadline.",
+        m->questions_policy);
     n = limits_of(sv, lim);
     if (n > 0) {
         family(b, "mote_budget_limit", "gauge",

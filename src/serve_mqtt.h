@@ -36,7 +36,7 @@ struct mq_wait {
 enum mq_phase { MQ_OFF = 0, MQ_READY, MQ_RUN, MQ_DRAIN, MQ_STOP };
 
 /* What a request asks (parsed from its JSON). */
-enum mq_kind { MQ_TEXT = 1, MQ_APPROVE, MQ_CANCEL, MQ_LIST, MQ_READ };
+enum mq_kind { MQ_TEXT = 1, MQ_APPROVE, MQ_CANCEL, MQ_LIST, MQ_READ, MQ_ELICIT };
 
 /* A request, as parsed. */
 struct mq_req {

@@ -1,8 +1,8 @@
 /*
  * serve_mqtt_in.c - requests to mote serve's MQTT front door (serve_mqtt.h):
  * a message on PREFIX/in is one JSON object, {"id", "conversation", and
- * "text" | "approve": {...} | "cancel": true}, run through the API's
- * actions (serve_api.c).
+ * "text" | "approve": {...} | "elicit": {...} | "cancel": true}, run
+ * through the API's actions (serve_api.c, serve_elicit.c).
  *
  * Exactly once in effect: a message is acknowledged (PUBACK) only once
  * its user record, with the request's id, is journaled and synced, and
@@ -225,6 +225,23 @@ static enum mq_res take_approve(struct mq *q, const struct mq_req *r, int t, uin
     return ctl_ok(q, r, h);
 }
 
+/* "elicit": {"action", "content", "ask_id"} in token `t`: the answer to
+ * an MCP server's question (serve_elicit.c). */
+static enum mq_res take_elicit(struct mq *q, const struct mq_req *r, int t, uint64_t h)
+{
+    const char *code, *action;
+    char m[260];
+
+    if (mote_json_type_of(&q->sv->json, t) != MOTE_JSON_OBJECT)
+        return fail(q, r, "bad_field", "\"elicit\" must be an object", NULL, NULL);
+    code = mote_serve_elicit_take(q->sv, &q->sv->json, t, r->conv, "mqtt", m, sizeof(m), &action);
+    if (code == NULL)
+        return ctl_ok(q, r, h);
+    if (code[0] == 'n' && !known(q->sv, r->conv))
+        return fail(q, r, "unknown_conversation", "no such conversation", NULL, NULL);
+    return fail(q, r, code, m, NULL, NULL);
+}
+
 static enum mq_res take_cancel(struct mq *q, const struct mq_req *r, uint64_t h)
 {
     struct mote_conv *cv;
@@ -236,8 +253,8 @@ static enum mq_res take_cancel(struct mq *q, const struct mq_req *r, uint64_t h)
                : fail(q, r, "unknown_conversation", "no such conversation", NULL, NULL);
 }
 
-/* An approval or a cancel: run at once (a busy conversation is what they
- * are for), once per id. */
+/* An approval, an answer to an MCP server's question or a cancel: run at
+ * once (a busy conversation is what they are for), once per id. */
 static enum mq_res take_ctl(struct mq *q, const struct mq_req *r, int approve_tok)
 {
     uint64_t h = ctl_hash(r);
@@ -246,11 +263,13 @@ static enum mq_res take_ctl(struct mq *q, const struct mq_req *r, int approve_to
         mote_serve_mqtt_say(q, "request ", r->rid, " was done already: not again");
         return done(q, r->ack);
     }
-    if (r->kind == MQ_APPROVE && q->sv->conf.mqtt_approve_off)
+    if ((r->kind == MQ_APPROVE || r->kind == MQ_ELICIT) && q->sv->conf.mqtt_approve_off)
         return fail(q, r, "approve_off",
                     "approvals over MQTT are off (--mqtt-approve off): answer on the device's "
                     "API",
                     NULL, NULL);
+    if (r->kind == MQ_ELICIT)
+        return take_elicit(q, r, approve_tok, h);
     return r->kind == MQ_APPROVE ? take_approve(q, r, approve_tok, h) : take_cancel(q, r, h);
 }
 
@@ -344,7 +363,7 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
     const struct mote_json *js = &sv->json;
     struct mq_req r;
     enum mq_res res;
-    int rc, n, tt, ta, tc, tl, tr, kinds;
+    int rc, n, tt, ta, tc, tl, tr, te, kinds;
 
     memset(&r, 0, sizeof(r));
     r.ack = ev->ack;
@@ -426,12 +445,18 @@ int mote_serve_mqtt_message(struct mq *q, const struct mote_mqtt_event *ev)
     ta = mote_json_member(js, 0, "approve");
     tc = mote_json_member(js, 0, "cancel");
     tr = mote_json_member(js, 0, "read");
-    kinds = (tt >= 0) + (ta >= 0) + (tc >= 0) + (tl >= 0) + (tr >= 0);
+    te = mote_json_member(js, 0, "elicit");
+    kinds = (tt >= 0) + (ta >= 0) + (tc >= 0) + (tl >= 0) + (tr >= 0) + (te >= 0);
     if (kinds != 1) {
         res = fail(q, &r, "bad_field",
-                   "a request has one of \"text\", \"approve\": {...}, \"cancel\": true, "
-                   "\"list\": {...} and \"read\": {...}",
+                   "a request has one of \"text\", \"approve\": {...}, \"elicit\": {...}, "
+                   "\"cancel\": true, \"list\": {...} and \"read\": {...}",
                    NULL, NULL);
+        goto out;
+    }
+    if (te >= 0) {
+        r.kind = MQ_ELICIT;
+        res = take_ctl(q, &r, te);
         goto out;
     }
     if (tl >= 0 || tr >= 0) {

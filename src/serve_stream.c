@@ -195,7 +195,11 @@ static bool state_event(struct serve *sv, struct mote_httpd_conn *c, struct serv
     mote_serve_approval_json(sv, cv, &w, SERVE_INPUT_INLINE_MAX);
     mote_jw_obj_end(&w);
     (void)mote_sb_put(&k, "\n\n", 2);
-    return w.err == 0 && mote_httpd_out(c, k.p, k.len);
+    if (w.err != 0 || !mote_httpd_out(c, k.p, k.len))
+        return false;
+    /* an MCP server's open question too (serve_elicit.c; no room: the
+     * state and the question again later) */
+    return sv->elicit_tell == NULL || sv->elicit_tell(sv, c, st->conv_id);
 }
 
 /* event: shutdown, the last event once the session is down. */

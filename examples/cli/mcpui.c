@@ -148,7 +148,8 @@ static void on_ask(void *arg, const struct mote_mcp_ask *a, bool closed)
     (void)arg;
     if (closed) {
         if (q.open && q.form.id == a->id)
-            fprintf(stderr, "\n  (nobody answered the server's question in time: cancelled)\n");
+            fprintf(stderr, "\n  (the server's question is closed: nobody answered in time, or "
+                            "the server stopped)\n");
         q.open = false;
         return;
     }

@@ -36,6 +36,7 @@ static mote_timer_id soon; /* the work an event asked for, on the next loop turn
  * stopping. An instance is -1 for none. */
 static struct mote_mcp mcps[2];
 static struct mote_mcp_conf mcpcfs[2];
+static struct mote_serve_asks asks[2]; /* their questions, to the server's front doors */
 static int mcp_cur = -1, mcp_old = -1;
 static int mcp_next = -2; /* -2: no change waits; -1: none (removed); else the instance */
 static bool mcp_told;
@@ -194,8 +195,12 @@ static void mcp_swap(void)
         return;
     }
     mote_session_use_mcp(ctx.ses, mcp_next >= 0 ? &mcps[mcp_next] : NULL);
-    if (mcp_next >= 0)
+    if (old >= 0)
+        mote_serve_elicit_off(ctx.srv, &asks[old]);
+    if (mcp_next >= 0) {
+        mote_serve_elicit_on(ctx.srv, &asks[mcp_next], &mcps[mcp_next]);
         mote_mcp_start_all(&mcps[mcp_next]);
+    }
     mcp_cur = mcp_next;
     mcp_next = -2;
     mcp_told = false;
@@ -214,8 +219,10 @@ void rl_mcp_start(const struct rl_ctx *c)
 {
     ctx = *c;
     started = true;
-    if (mcp_cur >= 0)
+    if (mcp_cur >= 0) {
+        mote_serve_elicit_on(ctx.srv, &asks[mcp_cur], &mcps[mcp_cur]);
         fe_mcp_start(ctx.ses, &mcps[mcp_cur], ctx.loop);
+    }
 }
 
 /* ---- the reload ------------------------------------------------------------------------- */

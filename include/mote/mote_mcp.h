@@ -267,7 +267,7 @@ struct mote_mcp {
     void *log_arg;
     struct mote_mcp_asks *asks; /* elicitation (mote_mcp_elicit_on; NULL: declined) */
     /* internal: a server's elicitation/create (request id token `id`, params `params` of
-     * j) taken by mcp_elicit.c */
+     * j) taken by mcp_elicit.c; j NULL: the server stopped (its question is over) */
     void (*ask_in)(struct mote_mcp_server *s, const struct mote_json *j, int id, int params);
     struct mote_json json;
     char text[MOTE_MCP_LINE_MAX]; /* unescape scratch */
@@ -420,7 +420,7 @@ extern const struct mote_task_ops mote_mcp_call_ops;
  * Without it (or while nobody can answer) every question is declined at
  * once. The question waits `timeout_ms` (0: for ever; the call that asked
  * does not time out meanwhile), then it is answered "cancel" and `fn`
- * hears it closed. */
+ * hears it closed; `fn` hears it closed too when its server stops. */
 
 enum mote_mcp_action { MOTE_MCP_ACCEPT, MOTE_MCP_DECLINE, MOTE_MCP_CANCEL };
 
@@ -477,7 +477,8 @@ void mote_mcp_elicit_on(struct mote_mcp *m, struct mote_mcp_asks *a, mote_mcp_as
  * MOTE_ERR_NOENT (no such question open: answered or expired),
  * MOTE_ERR_INVAL (content does not fit the form: the question stays
  * open; `err` (cap bytes, may be NULL) says why), MOTE_ERR_FULL (the
- * server's queue is full: nothing sent, the question stays open). */
+ * server's queue is full: nothing sent, the question stays open), or
+ * another failure to send it (its server gone: the question is over). */
 int mote_mcp_elicit_answer(struct mote_mcp *m, uint32_t id, enum mote_mcp_action action,
                            const char *content, size_t len, char *err, size_t cap);
 

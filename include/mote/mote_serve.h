@@ -393,6 +393,40 @@ void mote_serve_tools_changed(struct mote_serve *sv);
  * bytes. */
 int mote_serve_token(const struct mote_port *port, const char *name, char out[65], bool *created);
 
+/* ---- an MCP server's question (elicitation) under the server ----
+ * A question an MCP server asks during a conversation's tool call goes
+ * to whoever approves that conversation's calls (docs/SERVE.md,
+ * "Questions of MCP servers"): the `elicitation` event on its event
+ * streams and MQTT (PREFIX/out/ID), answered by POST
+ * /v1/conversations/ID/elicitation or MQTT's "elicit", within the
+ * conversation's approval deadline. Nobody following the conversation
+ * (no event stream, MQTT offline or its approvals off), the deadline
+ * passed, or a form larger than an event: declined, except that a
+ * conversation whose approval policy is MOTE_APPROVE_ALLOW answers with
+ * the form's own defaults when every field has one
+ * (mote_mcp_form_defaults), as `mote -p --yes` does. One per struct
+ * mote_mcp (caller-owned, a static; it must outlive the server and `m`). */
+struct mote_serve_asks {
+    struct mote_mcp_asks a;      /* the library's question (mote_mcp.h) */
+    struct mote_mcp_form form;   /* its form, parsed */
+    struct mote_serve *srv;
+    struct mote_mcp *m;
+    struct mote_serve_asks *next; /* the server's list */
+    uint32_t ask;                /* the open question (0: none) */
+    uint32_t timeout_ms;         /* its deadline (the conversation's approval_timeout_ms) */
+    uint32_t t0;                 /* when it was asked (loop clock) */
+    mote_timer_id timer;
+    char conv[MOTE_CONV_ID_MAX]; /* the conversation asked */
+};
+
+/* Sends the questions of MCP servers `m` to the server's front doors;
+ * before mote_mcp_start_all (the capability is declared in initialize). */
+void mote_serve_elicit_on(struct mote_serve *sv, struct mote_serve_asks *sa, struct mote_mcp *m);
+
+/* `m` is going away (a reload replaced it): its open question is
+ * answered cancel and forgotten, and `sa` leaves the server's list. */
+void mote_serve_elicit_off(struct mote_serve *sv, struct mote_serve_asks *sa);
+
 #ifdef __cplusplus
 }
 #endif

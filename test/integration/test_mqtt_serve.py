@@ -25,6 +25,7 @@ from harness import (SERVERS, TMP, check, proc_status, pump, requests_in, run_al
                      start_server, wait_for)
 from test_mqtt import Broker, Subscriber, tool
 from test_serve import Serve, journal_of
+from harness import fake_mcp, mcp_config
 
 FAST = {"MOTE_MQTT_BACKOFF_MAX_MS": "400"}
 
@@ -576,6 +577,38 @@ def test_approval_over_mqtt():
                                                        "answer": "yes"}))
         wait_for(lambda: "request p3 was done already" in s.log(), "the repeat recognised")
         check([e for e in sub.errors() if e["id"] == "p3"] == [], sub.errors())
+    finally:
+        check(stop(s) == 0, s.log())
+        sub.stop()
+
+
+def test_mcp_question_over_mqtt():
+    # An MCP server's question during a turn started over MQTT: the
+    # elicitation event on out/ID, the answer as "elicit" on in.
+    cfg = mcp_config({"f": fake_mcp("--features")})
+    b, _, _, s, sub = device("ms-q", "q",
+                             [{"tool": "f__ask", "input": {"mode": "flat"}}, {"text": "done"}],
+                             args=["--mcp-config", cfg, "--allow", "f__ask"])
+    try:
+        wait_for(lambda: "mcp f: ready" in s.log(), "the MCP server ready")
+        b.pub("mote/dev-q/in", req("q1", "k", "ask me"))
+        q = sub.wait(lambda: [e for e in sub.events("k") if e["event"] == "elicitation"],
+                     "the question on out/k")[0]["data"]
+        check(q["server"] == "f" and [f["name"] for f in q["fields"]] ==
+              ["name", "age", "ok", "color"] and q["timeout_ms"] == 600000, q)
+        b.pub("mote/dev-q/in", req("q2", "k", elicit={"ask_id": q["ask_id"], "action": "accept",
+                                                      "content": {"name": 7}}))
+        sub.wait(lambda: [e for e in sub.errors() if e["id"] == "q2"], "the refusal")
+        e = [e for e in sub.errors() if e["id"] == "q2"][0]
+        check(e["error"] == "bad_content" and "name" in e["message"], e)
+        b.pub("mote/dev-q/in", req("q3", "k", elicit={"ask_id": q["ask_id"], "action": "accept",
+                                                      "content": {"name": "Bo", "color": "red"}}))
+        sub.wait(lambda: sub.answers("k") == ["done"], "the turn's answer")
+        res = [r["text"] for r in journal_of(s.state, "k") if r["t"] == "tool_result"]
+        check(res == ['elicited: {"action": "accept", "content": {"color": "red", "name": '
+                      '"Bo"}}'], res)
+        ends = [e["data"] for e in sub.events("k") if e["event"] == "elicitation_end"]
+        check(ends and ends[0]["action"] == "accept" and ends[0]["by"] == "mqtt", ends)
     finally:
         check(stop(s) == 0, s.log())
         sub.stop()

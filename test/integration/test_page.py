@@ -29,6 +29,7 @@ import tempfile
 import time
 
 from harness import ROOT, TMP, Skip, check, requests_in, run_all, start_server, wait_for
+from harness import fake_mcp, mcp_config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -429,6 +430,36 @@ def test_approving_a_call_shows_its_result_and_always_asks_no_more():
         recs = s.journal(cid)
         check([r["tool"] for r in recs if r["t"] == "allow"] == ["shell"], "always journaled")
         check(sum(1 for r in recs if r["t"] == "tool_result") == 2, recs)
+        check(severe(b) == [], severe(b))
+    finally:
+        end(s, b)
+
+
+def test_an_mcp_servers_question_is_asked_and_answered_on_the_page():
+    cfg = mcp_config({"f": fake_mcp("--features")})
+    s, b, log = session([{"tool": "f__ask", "input": {"mode": "flat"}}, {"text": "asked"}],
+                        args=["--mcp-config", cfg, "--allow", "f__ask"])
+    try:
+        wait_for(lambda: "mcp f: ready" in s.log(), "the MCP server ready")
+        b.login(s.url)
+        cid = b.new_conversation()
+        b.say("ask me")
+        b.wait("return !document.getElementById('q').hidden && "
+               "document.querySelectorAll('#q-fields .q-f').length === 4", "the question's form")
+        check(b.text("#q-title") == "The MCP server f asks:" and
+              b.text("#q-msg") == "Tell me about you (flat)", b.text("#q"))
+        # a required field left empty: the browser does not send it
+        b.d.find_element("id", "q-send").click()
+        check(not b.js("return document.getElementById('q').hidden"), "still asked")
+        b.d.find_element("id", "q-in-0").send_keys("Bo <b>x</b>")
+        b.js("var s = document.getElementById('q-in-3'); s.value = 'green';")
+        b.d.find_element("id", "q-send").click()
+        b.wait("return document.getElementById('q').hidden", "the form closed after the answer")
+        b.wait("return [...document.querySelectorAll('#log .b.mote')]"
+               ".some(e => e.textContent === 'asked')", "the answer after the question")
+        res = [r["text"] for r in s.journal(cid) if r["t"] == "tool_result"]
+        check(res == ['elicited: {"action": "accept", "content": {"color": "green", "name": '
+                      '"Bo <b>x</b>"}}'], res)
         check(severe(b) == [], severe(b))
     finally:
         end(s, b)

@@ -24,6 +24,7 @@ import time
 
 from harness import (NOTES, ROOT, Skip, TMP, check, journal_of, requests_in, run_all, start_server,
                      wait_for)
+from harness import fake_mcp, mcp_config
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -466,6 +467,160 @@ def test_mcp_server_tools_and_no_orphan():
     finally:
         check(s.stop() == 0, s.log())
     check(not procs_with(mlog), "the MCP server ended with mote serve")
+
+
+# ---- an MCP server's question (elicitation) ------------------------------------------------
+
+EVERYTHING = os.path.join(ROOT, ".deps", "npm", "node_modules", ".bin", "mcp-server-everything")
+ELICIT_TOOL = "ev__trigger-elicitation-request"
+
+
+def everything_serve(args):
+    """mote serve with the real server-everything (stdio) and a model that
+    calls its elicitation tool once, then says done."""
+    if not os.path.exists(EVERYTHING):
+        raise Skip("the npm servers are not installed (make deps)")
+    port, log = start_server([{"tool": ELICIT_TOOL, "input": {}}, {"text": "done"}])
+    cfg = mcp_config({"ev": {"command": EVERYTHING, "args": []}})
+    s = Serve(port, args=["--mcp-config", cfg, "--allow", ELICIT_TOOL] + list(args))
+    wait_for(lambda: "mcp ev: ready" in s.log() or "ready," in s.log() or
+             re.search(r"mcp ev: .*tools", s.log()), "server-everything ready", 60)
+    return s
+
+
+def elicit(s, cid, body):
+    return s.req("POST", "/v1/conversations/%s/elicitation" % cid, body)
+
+
+def tool_results(s, cid):
+    return [r for r in journal_of(s.state, cid) if r["t"] == "tool_result"]
+
+
+def test_mcp_question_answered_through_the_api():
+    s = everything_serve([])
+    try:
+        cid, ev = s.start_turn("ask me")
+        q = ev.wait(lambda e: e["event"] == "elicitation", "the elicitation event", 60)[0]["json"]
+        names = [f["name"] for f in q["fields"]]
+        check(q["server"] == "ev" and "Please provide inputs" in q["message"] and
+              "name" in names and "integer" in names and q["ask_id"] >= 1 and
+              q["timeout_ms"] == 600000 and 0 < q["expires_in_ms"] <= 600000, q)
+        st, got = s.req("GET", "/v1/conversations/%s/elicitation" % cid)
+        check(st == 200 and got["ask_id"] == q["ask_id"] and got["fields"] == q["fields"],
+              (st, got))
+        # refused answers leave the question open: another ask_id, a bad
+        # action, a value of the wrong type, no content
+        st, b = elicit(s, cid, {"ask_id": q["ask_id"] + 1, "action": "decline"})
+        check(st == 409 and b["error"] == "stale", (st, b))
+        st, b = elicit(s, cid, {"action": "maybe"})
+        check(st == 400 and b["error"] == "bad_field", (st, b))
+        st, b = elicit(s, cid, {"action": "accept", "content": {"name": "Ann", "integer": "7"}})
+        check(st == 400 and b["error"] == "bad_content" and "integer" in b["message"], (st, b))
+        st, b = elicit(s, cid, {"action": "accept"})
+        check(st == 400 and b["error"] == "bad_field", (st, b))
+        st, b = elicit(s, cid, {"ask_id": q["ask_id"], "action": "accept",
+                                "content": {"name": "Ann Example", "integer": 7, "check": True}})
+        check(st == 202 and b["action"] == "accept", (st, b))
+        end = ev.wait(lambda e: e["event"] == "elicitation_end", "elicitation_end")[0]["json"]
+        check(end["ask_id"] == q["ask_id"] and end["action"] == "accept" and end["by"] == "client",
+              end)
+        ev.wait(lambda e: e["event"] == "turn_end", "turn_end", 60)
+        res = tool_results(s, cid)
+        check(len(res) == 1 and not res[0]["error"] and "- Name: Ann Example" in res[0]["text"] and
+              "- Favorite Integer: 7" in res[0]["text"] and
+              "- Agreed to terms: true" in res[0]["text"], res)
+        st, b = elicit(s, cid, {"action": "decline"})
+        check(st == 409 and b["error"] == "no_question", (st, b))
+        ev.close()
+    finally:
+        check(s.stop() == 0, s.log())
+
+
+def test_mcp_question_declined_at_its_deadline():
+    s = everything_serve(["--approval-timeout", "2s"])
+    try:
+        cid, ev = s.start_turn("ask me")
+        q = ev.wait(lambda e: e["event"] == "elicitation", "the elicitation event", 60)[0]["json"]
+        t0 = time.monotonic()
+        check(q["timeout_ms"] == 2000, q)
+        # a client that comes late gets the open question after its state
+        late = Events(s.sock, cid)
+        late.wait(lambda e: e["event"] == "elicitation", "the question told to a late client")
+        end = ev.wait(lambda e: e["event"] == "elicitation_end", "elicitation_end", 30)[0]["json"]
+        waited = time.monotonic() - t0
+        check(end["action"] == "decline" and end["by"] == "deadline" and
+              "nobody answered within its deadline" in end["text"], end)
+        check(waited > 1.0, "declined after %.1f s, before its 2 s deadline" % waited)
+        ev.wait(lambda e: e["event"] == "turn_end", "turn_end", 60)
+        res = tool_results(s, cid)
+        check(len(res) == 1 and "User declined" in res[0]["text"], res)
+        st, b = elicit(s, cid, {"action": "accept", "content": {"name": "late"}})
+        check(st == 409 and b["error"] == "no_question", (st, b))
+        st, _, text = s.req("GET", "/v1/metrics", raw=True)
+        text = text.decode()
+        check(st == 200 and "\nmote_mcp_questions_total 1\n" in text and
+              "\nmote_mcp_questions_unanswered_total 1\n" in text, text)
+        NOTES.append("an MCP question nobody answered: declined %.1f s after it was asked "
+                     "(deadline 2 s)" % waited)
+        ev.close()
+        late.close()
+    finally:
+        check(s.stop() == 0, s.log())
+
+
+def test_mcp_question_with_nobody_there():
+    # Nobody follows the conversation: declined at once; under --approval
+    # allow a form whose every field has a default is accepted with them.
+    port, log = start_server([{"tools": [{"tool": "f__ask", "input": {"mode": "defaults"}}]},
+                              {"tools": [{"tool": "f__ask", "input": {"mode": "partial"}}]},
+                              {"text": "done"}] * 2)
+    cfg = mcp_config({"f": fake_mcp("--features")})
+    for approval, first in (("allow", '"action": "accept", "content": {"age": 7, "color": '
+                                      '"green", "name": "Ann"}'),
+                            ("ask", '"action": "decline"')):
+        extra = ["--approval", "allow"] if approval == "allow" else ["--allow", "f__ask"]
+        s = Serve(port, args=["--mcp-config", cfg] + extra)
+        try:
+            wait_for(lambda: "mcp f: " in s.log(), "the MCP server started", 30)
+            cid = s.create()
+            t0 = time.monotonic()
+            s.say(cid, "ask")
+            s.wait_state(cid, "idle", 30)
+            took = time.monotonic() - t0
+            res = [r["text"] for r in tool_results(s, cid)]
+            check(len(res) == 2 and first in res[0] and res[1] == 'elicited: {"action": "decline"}',
+                  (approval, res))
+            check("nobody follows the conversation" in s.log() and
+                  (approval == "ask" or 'field "note" has no default' in s.log()), s.log())
+            check(took < 20, "answered at once, not at a deadline: %.1f s" % took)
+        finally:
+            check(s.stop() == 0, s.log())
+
+
+def test_mcp_question_closed_when_its_server_stops():
+    tag = "serve-ask-%d" % os.getpid()
+    mlog = os.path.join(TMP, tag + ".log")
+    port, log = start_server([{"tool": "f__ask", "input": {"mode": "flat"}}, {"text": "done"}])
+    cfg = mcp_config({"f": {"command": sys.executable, "args": [
+        os.path.join(ROOT, "test", "fake_mcp.py"), "--features", "--log", mlog]}})
+    s = Serve(port, args=["--mcp-config", cfg, "--allow", "f__ask"])
+    try:
+        wait_for(lambda: "mcp f: ready" in s.log(), "the MCP server ready", 30)
+        cid, ev = s.start_turn("ask me")
+        q = ev.wait(lambda e: e["event"] == "elicitation", "the elicitation event")[0]["json"]
+        for l in procs_with(mlog):
+            os.kill(int(l.split()[0]), signal.SIGKILL)
+        end = ev.wait(lambda e: e["event"] == "elicitation_end", "elicitation_end")[0]["json"]
+        check(end["ask_id"] == q["ask_id"] and end["action"] == "cancel" and
+              end["by"] == "server", end)
+        ev.wait(lambda e: e["event"] == "turn_end", "turn_end", 30)
+        st, b = s.req("GET", "/v1/conversations/%s/elicitation" % cid)
+        check(st == 409 and b["error"] == "no_question", (st, b))
+        res = tool_results(s, cid)
+        check(len(res) == 1 and res[0]["error"], res)
+        ev.close()
+    finally:
+        check(s.stop() == 0, s.log())
 
 
 # ---- kill -9 and the restart ------------------------------------------------------------

@@ -209,12 +209,13 @@
     document.body.classList.remove('open');
     show('conv', false);
     hideAsk();
+    hideQ();
   }
 
   function open(id) {
     close();
     history.replaceState(null, '', '#c=' + id);
-    conv = { id, last: null, ctrl: null, answer: null, preview: null, cards: new Map(), ask: null, busy: false };
+    conv = { id, last: null, ctrl: null, answer: null, preview: null, cards: new Map(), ask: null, q: null, busy: false };
     $('conv-id').textContent = id;
     $('conv-state').textContent = '';
     $('log').replaceChildren();
@@ -305,6 +306,11 @@
       case 'approval_expired':
         hideAsk();
         note(c, safe(d.text, true), 'warn');
+        break;
+      case 'elicitation': question(c, d); break;
+      case 'elicitation_end':
+        if (c.q && c.q.ask_id === d.ask_id) hideQ();
+        if (d.by !== 'client') note(c, safe(d.text, true), 'warn');
         break;
       case 'tool_call': {
         const k = c.cards.get(d.call_id);
@@ -542,6 +548,110 @@
   $('ask-yes').addEventListener('click', () => answerAsk('yes'));
   $('ask-always').addEventListener('click', () => answerAsk('always'));
   $('ask-no').addEventListener('click', () => answerAsk('no'));
+
+  // ---- an MCP server's question (elicitation): its form, filled -----------
+
+  function fieldInput(f, i) {
+    const id = 'q-in-' + i;
+    let inp;
+    const pick = (values, titles) => {
+      const s = el('select');
+      if (!f.required || f.default === undefined) s.append(new Option(f.required ? '(choose)' : '(none)', ''));
+      values.forEach((v, k) => s.append(new Option(safe(titles && titles[k] !== undefined ? titles[k] : v, true), String(v))));
+      return s;
+    };
+    if (Array.isArray(f.enum)) inp = pick(f.enum, f.enumTitles);
+    else if (f.type === 'boolean') inp = pick([true, false], ['yes', 'no']);
+    else {
+      inp = el('input');
+      inp.type = f.type === 'number' || f.type === 'integer' ? 'number' : 'text';
+      if (f.type === 'integer') inp.step = '1';
+      else if (f.type === 'number') inp.step = 'any';
+      if (typeof f.minimum === 'number') inp.min = String(f.minimum);
+      if (typeof f.maximum === 'number') inp.max = String(f.maximum);
+      inp.autocomplete = 'off';
+    }
+    inp.id = id;
+    if (f.required) inp.required = true;
+    if (f.default !== undefined && f.default !== null) inp.value = String(f.default);
+    const lab = el('label', null, safe(f.title || f.name, true) + (f.required ? ' *' : ''));
+    lab.htmlFor = id;
+    const box = el('div', 'q-f');
+    box.append(lab);
+    if (f.description) box.append(el('span', 'dim', safe(f.description, true)));
+    box.append(inp);
+    return box;
+  }
+
+  function question(c, d) {
+    if (c !== conv || (c.q && c.q.ask_id === d.ask_id)) return;
+    c.q = d;
+    d.until = typeof d.expires_in_ms === 'number' && d.timeout_ms ? Date.now() + d.expires_in_ms : 0;
+    $('q-title').textContent = 'The MCP server ' + safe(d.server, true) + ' asks:';
+    $('q-msg').textContent = safe(d.message, true);
+    $('q-fields').replaceChildren(...(d.fields || []).map(fieldInput));
+    $('q-err').textContent = '';
+    for (const b of ['q-send', 'q-decline', 'q-cancel']) $(b).disabled = false;
+    show('q', true);
+    $('log').scrollTop = $('log').scrollHeight;
+    qtick();
+  }
+
+  function hideQ() {
+    if (conv) conv.q = null;
+    show('q', false);
+  }
+
+  function qtick() {
+    const q = conv && conv.q;
+    if (!q || !q.until) {
+      $('q-timer').textContent = '';
+      return;
+    }
+    const s = Math.max(0, Math.round((q.until - Date.now()) / 1000));
+    $('q-timer').textContent = '(declined by itself in ' + (s >= 120 ? Math.round(s / 60) + ' min' : s + ' s') + ')';
+    setTimeout(qtick, 1000);
+  }
+
+  // The form's values as the server's types: an empty optional field left out.
+  function content(q) {
+    const out = {};
+    (q.fields || []).forEach((f, i) => {
+      const v = $('q-in-' + i).value;
+      if (v === '') return;
+      if (f.type === 'boolean') out[f.name] = v === 'true';
+      else if (f.type === 'number' || f.type === 'integer') out[f.name] = Number(v);
+      else out[f.name] = v;
+    });
+    return out;
+  }
+
+  function answerQ(action) {
+    const c = conv;
+    const q = c && c.q;
+    if (!q) return;
+    const body = { ask_id: q.ask_id, action };
+    if (action === 'accept') body.content = content(q);
+    for (const b of ['q-send', 'q-decline', 'q-cancel']) $(b).disabled = true;
+    api('POST', '/v1/conversations/' + encodeURIComponent(c.id) + '/elicitation', body).then(() => {
+      if (c.q === q) hideQ();
+    }, (x) => {
+      if (x.code === 'no_question' || x.code === 'stale') {
+        fail(x);
+        hideQ();
+        return;
+      }
+      $('q-err').textContent = x && x.message ? x.message : String(x);
+      for (const b of ['q-send', 'q-decline', 'q-cancel']) $(b).disabled = false;
+    });
+  }
+
+  $('q').addEventListener('submit', (e) => {
+    e.preventDefault();
+    answerQ('accept');
+  });
+  $('q-decline').addEventListener('click', () => answerQ('decline'));
+  $('q-cancel').addEventListener('click', () => answerQ('cancel'));
 
   // ---- sending, stopping -------------------------------------------------
 
