@@ -558,7 +558,7 @@ deps-check:
 FZ := $(B)/fuzz
 FUZZ_SRC := $(sort $(wildcard test/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:test/fuzz/%.c=$(FZ)/%)
-FUZZ_SECONDS ?= 5
+FUZZ_SECONDS ?= 2
 fuzz: $(FUZZ_BIN)
 
 # Targets of the CLI's parsers take its source file too.
@@ -591,7 +591,9 @@ $(FZ)/fuzz_%: test/fuzz/fuzz_%.c $(FZ)/libfuzzcore.a
 	  -o $@ $< $(FUZZ_EXTRA) $(FZ)/libfuzzcore.a
 
 # Each fuzzer runs for a short, bounded time (FUZZ_SECONDS) from an empty
-# corpus plus the shared fixtures when they are there. make check runs the
+# corpus plus the shared fixtures when they are there. libFuzzer runs every
+# seed first, whatever the time (a regression run); the time bounds the
+# mutations after (make fuzz-long is the long run). make check runs the
 # targets in two halves (test-fuzz-1, test-fuzz-2), side by side.
 FUZZ_RUN = for f in $(1); do \
 	  mkdir -p $(FZ)/corpus-$$(basename $$f); \
