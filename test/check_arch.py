@@ -31,16 +31,22 @@ def sources():
     return sorted(out)
 
 
-def symbols(obj, nm):
-    res = subprocess.run([nm, obj], capture_output=True, text=True, check=True)
-    defined, needed = set(), set()
+def symbols(objs, nm):
+    """Each object's defined and needed symbols, from one nm for all of
+    them (a process each cost seconds of CPU here)."""
+    res = subprocess.run([nm, "-A"] + objs, capture_output=True, text=True, check=True)
+    out = {o: (set(), set()) for o in objs}
     for line in res.stdout.splitlines():
-        parts = line.split()
+        obj, _, rest = line.partition(":")
+        if obj not in out:
+            continue
+        defined, needed = out[obj]
+        parts = rest.split()
         if len(parts) == 3 and parts[1] in "TDBRVWCG" and parts[1].isupper():
             defined.add(parts[2])
         elif len(parts) == 2 and parts[0] == "U":
             needed.add(parts[1])
-    return defined, needed
+    return out
 
 
 def circles(graph):
@@ -120,13 +126,11 @@ def main():
             problems.append(f"{f}: does not open with a comment naming its job")
 
     owner, needs = {}, {}
-    for f in files:
-        if not f.endswith(".c"):
-            continue
-        obj = os.path.join(objdir, f[:-2] + ".o")
-        if not os.path.exists(obj):
-            continue
-        d, u = symbols(obj, nm)
+    objs = {f: os.path.join(objdir, f[:-2] + ".o") for f in files if f.endswith(".c")}
+    objs = {f: o for f, o in objs.items() if os.path.exists(o)}
+    syms = symbols(list(objs.values()), nm) if objs else {}
+    for f, obj in objs.items():
+        d, u = syms[obj]
         for s in d:
             owner.setdefault(s, f)
         needs[f] = u
