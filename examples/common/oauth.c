@@ -76,9 +76,9 @@ static bool conf_str(int obj, const char *key, char *out, size_t cap, const char
 int fe_oauth_read_conf(const char *path, const char *name, struct fe_oauth_srv *s, char *err,
                        size_t cap)
 {
-    static char text[64 * 1024];
+    char *text = oa_body; /* (free until the login's first exchange) */
     size_t n;
-    int rc = fe_read_file(path, text, sizeof(text), &n), servers, def, oa, t;
+    int rc = fe_read_file(path, text, sizeof(oa_body), &n), servers, def, oa, t;
     char grant[64];
 
     memset(s, 0, sizeof(*s));

@@ -130,7 +130,8 @@ static void file_of(const char *state_dir, const char *name, char *out, size_t c
 int oa_save(const char *state_dir, const char *name, const struct fe_oauth_tok *t,
                 char *err, size_t ecap)
 {
-    static char out[20000];
+    char *out = oa_body; /* (the answer it came from is read) */
+    const size_t cap = sizeof(oa_body);
     char path[1200], tmp[1300], dir[1100], num[32];
     size_t at = 0;
     int fd, dfd;
@@ -144,26 +145,26 @@ int oa_save(const char *state_dir, const char *name, const struct fe_oauth_tok *
         return -1;
     }
     snprintf(num, sizeof(num), "%lld", (long long)t->expires_at);
-    if (!oa_cat(out, sizeof(out), &at, "{\"url\":") || !oa_json_str(out, sizeof(out), &at, t->url) ||
-        !oa_cat(out, sizeof(out), &at, ",\"access_token\":") ||
-        !oa_json_str(out, sizeof(out), &at, t->access) ||
-        !oa_cat(out, sizeof(out), &at, ",\"refresh_token\":") ||
-        !oa_json_str(out, sizeof(out), &at, t->refresh) ||
-        !oa_cat(out, sizeof(out), &at, ",\"expires_at\":") || !oa_cat(out, sizeof(out), &at, num) ||
-        !oa_cat(out, sizeof(out), &at, ",\"scope\":") || !oa_json_str(out, sizeof(out), &at, t->scope) ||
-        !oa_cat(out, sizeof(out), &at, ",\"token_endpoint\":") ||
-        !oa_json_str(out, sizeof(out), &at, t->token_ep) ||
-        !oa_cat(out, sizeof(out), &at, ",\"client_id\":") ||
-        !oa_json_str(out, sizeof(out), &at, t->client_id) ||
-        !oa_cat(out, sizeof(out), &at, ",\"client_secret\":") ||
-        !oa_json_str(out, sizeof(out), &at, t->client_secret) ||
-        !oa_cat(out, sizeof(out), &at, ",\"resource\":") ||
-        !oa_json_str(out, sizeof(out), &at, t->resource) ||
-        !oa_cat(out, sizeof(out), &at,
+    if (!oa_cat(out, cap, &at, "{\"url\":") || !oa_json_str(out, cap, &at, t->url) ||
+        !oa_cat(out, cap, &at, ",\"access_token\":") ||
+        !oa_json_str(out, cap, &at, t->access) ||
+        !oa_cat(out, cap, &at, ",\"refresh_token\":") ||
+        !oa_json_str(out, cap, &at, t->refresh) ||
+        !oa_cat(out, cap, &at, ",\"expires_at\":") || !oa_cat(out, cap, &at, num) ||
+        !oa_cat(out, cap, &at, ",\"scope\":") || !oa_json_str(out, cap, &at, t->scope) ||
+        !oa_cat(out, cap, &at, ",\"token_endpoint\":") ||
+        !oa_json_str(out, cap, &at, t->token_ep) ||
+        !oa_cat(out, cap, &at, ",\"client_id\":") ||
+        !oa_json_str(out, cap, &at, t->client_id) ||
+        !oa_cat(out, cap, &at, ",\"client_secret\":") ||
+        !oa_json_str(out, cap, &at, t->client_secret) ||
+        !oa_cat(out, cap, &at, ",\"resource\":") ||
+        !oa_json_str(out, cap, &at, t->resource) ||
+        !oa_cat(out, cap, &at,
              t->auth == FE_AUTH_BASIC  ? ",\"auth\":\"client_secret_basic\""
              : t->auth == FE_AUTH_POST ? ",\"auth\":\"client_secret_post\""
                                        : ",\"auth\":\"none\"") ||
-        !oa_cat(out, sizeof(out), &at, t->cc ? ",\"grant\":\"client_credentials\"}\n"
+        !oa_cat(out, cap, &at, t->cc ? ",\"grant\":\"client_credentials\"}\n"
                                           : ",\"grant\":\"authorization_code\"}\n")) {
         snprintf(err, ecap, "the token is too long to keep");
         return -1;
@@ -201,7 +202,7 @@ int oa_save(const char *state_dir, const char *name, const struct fe_oauth_tok *
 int oa_load(const char *state_dir, const char *name, struct fe_oauth_tok *t, char *err,
                 size_t ecap)
 {
-    static char text[20000];
+    char *text = oa_body;
     char path[1200], a[32], g[32];
     size_t n;
     int rc, e;
@@ -209,7 +210,7 @@ int oa_load(const char *state_dir, const char *name, struct fe_oauth_tok *t, cha
 
     memset(t, 0, sizeof(*t));
     file_of(state_dir, name, path, sizeof(path), false);
-    rc = fe_read_file(path, text, sizeof(text), &n);
+    rc = fe_read_file(path, text, sizeof(oa_body), &n);
     if (rc == FE_READ_ERRNO && errno == ENOENT)
         return 0;
     if (rc < 0 || mote_json_parse_object(&oa_js, text, n, NULL, 0) < 0 ||
@@ -222,7 +223,7 @@ int oa_load(const char *state_dir, const char *name, struct fe_oauth_tok *t, cha
         !oa_doc_str("client_secret", t->client_secret, sizeof(t->client_secret)) ||
         !oa_doc_str("resource", t->resource, sizeof(t->resource)) || !oa_doc_str("auth", a, sizeof(a)) ||
         !oa_doc_str("grant", g, sizeof(g))) {
-        memset(text, 0, sizeof(text));
+        memset(text, 0, sizeof(oa_body));
         snprintf(err, ecap, "%.300s is not a token file of mote's (log in again)", path);
         return -1;
     }
