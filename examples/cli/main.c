@@ -1174,7 +1174,8 @@ int main(int argc, char **argv)
         (rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0)
         return rc;
     if (have_mcp) /* the tokens of servers logged in to (mote mcp login) */
-        fe_oauth_attach(&pp.port, &mcp, mcpconf_conf(), state_dir, mcp.net.ca_file);
+        fe_oauth_attach(&pp.port, &mcp, mcpconf_conf(), state_dir, mcp.net.ca_file,
+                        o.mcp_config);
     if (o.prompt != NULL) {
         if (strcmp(o.prompt, "-") == 0) {
             if (read_stdin_prompt() < 0)

@@ -62,13 +62,15 @@ int fe_oauth_login(const struct mote_port *p, const struct fe_oauth_srv *s, cons
 /* Removes server `name`'s token file: 0 (also when there was none) or 1. */
 int fe_oauth_logout(const char *state_dir, const char *name, FILE *msg);
 
-/* For each HTTP server of m with a token file for its URL: refreshes an
- * expired token (a refresh token, or client credentials), and adds
+/* For each HTTP server of m with a token file for its URL (or, without
+ * one, with "grant": "client_credentials" in `mcp_config`: a login
+ * first): refreshes an expired token (a refresh token, or client
+ * credentials), and adds
  * "Authorization: Bearer ..." to its headers (cf's arrays) unless it has
  * an Authorization header of its own. Problems are said on stderr; the
  * server then goes without (its 401 names the login). */
 void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_mcp_conf *cf,
-                     const char *state_dir, const char *ca_file);
+                     const char *state_dir, const char *ca_file, const char *mcp_config);
 
 /* While the loop runs: every FE_OAUTH_TICK_MS, a token attached that
  * expires within FE_OAUTH_AHEAD_S is renewed (blocking for that

@@ -32,7 +32,10 @@ void oa_join3(char *out, size_t cap, const char *a, const char *b, const char *c
 bool oa_origin(const char *url, char *out, size_t cap, const char **path);
 bool oa_path(const char *url, char *out, size_t cap);
 
-/* s with ${NAME} and ${NAME:-default} from the environment. */
+/* s with ${NAME} and ${NAME:-default} from the environment; with
+ * oa_scrub, a variable taken (but those every process has: PATH, HOME,
+ * ...) is then removed from it, its bytes too (a tool never sees it). */
+extern bool oa_scrub;
 bool oa_expand(const char *s, char *out, size_t cap, char *err, size_t ecap);
 
 /* Members of the document in oa_js: a string ("" if absent; false when

@@ -228,9 +228,9 @@ int oa_load(const char *state_dir, const char *name, struct fe_oauth_tok *t, cha
         snprintf(err, ecap, "%.300s is not a token file of mote's (log in again)", path);
         return -1;
     }
-    memset(text, 0, n);
     e = mote_json_member(&oa_js, 0, "expires_at");
     t->expires_at = e >= 0 && mote_json_int(&oa_js, e, &v) == 0 ? v : 0;
+    memset(text, 0, n); /* (the tokens are in t now) */
     t->auth = strcmp(a, "client_secret_basic") == 0  ? FE_AUTH_BASIC
               : strcmp(a, "client_secret_post") == 0 ? FE_AUTH_POST
                                                      : FE_AUTH_NONE;
@@ -297,7 +297,8 @@ static uint32_t tick_ms = FE_OAUTH_TICK_MS;
 
 /* Brings server k's token up to date (its file read again: a new login
  * meanwhile is taken; renewed when it expires within `margin` s) into
- * tok. 0, or -1 said (the server goes on with what it had). */
+ * tok. 0, 1 (no login kept), or -1 said (the server goes on with what it
+ * had). */
 static int fresh(const struct mote_port *p, const struct mote_mcp *m, unsigned k,
                  const char *state_dir, const char *ca_file, int64_t margin)
 {
@@ -308,7 +309,7 @@ static int fresh(const struct mote_port *p, const struct mote_mcp *m, unsigned k
     if ((rc = oa_load(state_dir, name, &tok, err, sizeof(err))) <= 0) {
         if (rc < 0)
             fprintf(stderr, "mote: mcp %s: %s\n", name, err);
-        return -1;
+        return rc < 0 ? -1 : 1;
     }
     if (strcmp(tok.url, m->srv[k].url) != 0) {
         fprintf(stderr, "mote: mcp %s: the login kept is for another address: log in again "
@@ -330,8 +331,27 @@ static int fresh(const struct mote_port *p, const struct mote_mcp *m, unsigned k
     return 0;
 }
 
+/* A server of client credentials without a token yet: its login now
+ * (no person needed). 0 when a token is kept. */
+static int login_cc(const struct mote_port *p, const struct mote_mcp *m, unsigned k,
+                    const char *state_dir, const char *ca_file, const char *mcp_config)
+{
+    static struct fe_oauth_srv srv;
+    char err[400];
+    int rc = 1;
+
+    oa_scrub = true; /* (the client's secret is no business of the tools) */
+    if (mcp_config != NULL && fe_oauth_read_conf(mcp_config, m->srv[k].name, &srv, err,
+                                                 sizeof(err)) == 0 &&
+        srv.cc && strcmp(srv.url, m->srv[k].url) == 0)
+        rc = fe_oauth_login(p, &srv, state_dir, NULL, ca_file, NULL, NULL, stderr);
+    oa_scrub = false;
+    memset(&srv, 0, sizeof(srv));
+    return rc;
+}
+
 void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_mcp_conf *cf,
-                     const char *state_dir, const char *ca_file)
+                     const char *state_dir, const char *ca_file, const char *mcp_config)
 {
     unsigned k, b;
 
@@ -343,7 +363,7 @@ void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_
     for (k = 0; k < m->n && k < MOTE_MAX_MCP_SERVERS; k++) {
         const char **hv = cf->headers[k];
         struct bearer *e = NULL;
-        int h;
+        int h, rc;
 
         if (m->srv[k].kind != MOTE_MCP_HTTP && m->srv[k].kind != MOTE_MCP_SSE)
             continue;
@@ -357,7 +377,10 @@ void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_
             if (bearers[b].cf == NULL)
                 e = &bearers[b];
         }
-        if (e == NULL || fresh(p, m, k, state_dir, ca_file, 30) < 0)
+        if (e == NULL || (rc = fresh(p, m, k, state_dir, ca_file, 30)) < 0)
+            continue;
+        if (rc == 1 && (login_cc(p, m, k, state_dir, ca_file, mcp_config) != 0 ||
+                        fresh(p, m, k, state_dir, ca_file, 30) != 0))
             continue;
         e->cf = cf;
         e->m = m;

@@ -14,6 +14,7 @@
 
 char oa_body[FE_OAUTH_BODY_MAX];
 struct mote_json oa_js;
+bool oa_scrub;
 
 /* ---- small text tools ---- */
 
@@ -237,6 +238,20 @@ bool fe_oauth_resource_ok(const char *resource, const char *server_url)
 
 /* s with ${NAME} and ${NAME:-default} replaced from the environment;
  * false (err set) for an unset variable without a default. */
+/* Variables every process has: never taken out. */
+static bool plain(const char *name)
+{
+    static const char *const names[] = {"PATH", "HOME", "LANG", "USER", "LOGNAME", "SHELL",
+                                        "TERM", "TMPDIR", "PWD", "TZ", "HOSTNAME"};
+    size_t i;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    }
+    return strncmp(name, "LC_", 3) == 0;
+}
+
 bool oa_expand(const char *s, char *out, size_t cap, char *err, size_t ecap)
 {
     size_t at = 0;
@@ -269,6 +284,10 @@ bool oa_expand(const char *s, char *out, size_t cap, char *err, size_t ecap)
         }
         if (!oa_cat(out, cap, &at, v))
             goto long_;
+        if (oa_scrub && v != dflt && !plain(name)) {
+            memset((char *)v, 0, strlen(v)); /* (/proc/self/environ shows the first block) */
+            unsetenv(name);
+        }
         s = end + 1;
     }
     return true;

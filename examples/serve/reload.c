@@ -156,7 +156,8 @@ static int mcp_load(struct serve_set *s, int k, bool *have)
         char dir[1024];
 
         if (fe_state_path(&s->o, dir, sizeof(dir)) == 0)
-            fe_oauth_attach(&load_pp->port, &mcps[k], &mcpcfs[k], dir, mcps[k].net.ca_file);
+            fe_oauth_attach(&load_pp->port, &mcps[k], &mcpcfs[k], dir, mcps[k].net.ca_file,
+                            s->o.mcp_config);
     }
     snprintf(mcp_path, sizeof(mcp_path), "%s", s->o.mcp_config != NULL ? s->o.mcp_config : "");
     mcp_pst = st;
