@@ -28,6 +28,9 @@ Options:
   --refresh-token R   /token issues this refresh token too
   --refreshed-token T2  the access token a refresh_token grant issues (default T + "-2")
   --expires-in N      the tokens' expires_in (seconds; default 3600)
+  --client-id ID --client-secret S   a pre-registered confidential client: its token
+                      requests authenticate (client_secret_basic or _post), and it
+                      may use the client_credentials grant
   --prm-resource URL  the PRM names this resource (a mismatch)
   --fault KIND        huge: a 1 MiB JSON document; notjson: an HTML page; stall: the
                       headers, then one byte every 2 s, never the whole body
@@ -53,6 +56,8 @@ P.add_argument("--token", default="at-" + secrets.token_hex(12))
 P.add_argument("--refresh-token")
 P.add_argument("--refreshed-token")
 P.add_argument("--expires-in", type=int, default=3600)
+P.add_argument("--client-id")
+P.add_argument("--client-secret")
 P.add_argument("--prm-resource")
 P.add_argument("--fault", choices=("huge", "notjson", "stall"))
 P.add_argument("--fault-at", choices=("prm", "as", "token"), default="as")
@@ -61,7 +66,7 @@ P.add_argument("--lifetime", type=float, default=300)
 A = P.parse_args()
 
 LOCK = threading.Lock()
-CLIENTS = set()          # registered client ids
+CLIENTS = {A.client_id} if A.client_id else set()  # registered client ids
 CODES = {}               # code -> {challenge, client_id, redirect_uri}
 VALID = {A.token}        # access tokens /mcp accepts
 REFRESHED = A.refreshed_token or A.token + "-2"
@@ -91,7 +96,8 @@ def as_metadata():
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none"]}
+            "token_endpoint_auth_methods_supported":
+                ["client_secret_basic", "client_secret_post", "none"] if A.client_id else ["none"]}
 
 
 def mcp_answer(msg):
@@ -136,7 +142,8 @@ class H(BaseHTTPRequestHandler):
 
     def read_body(self):
         n = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(n).decode(errors="replace") if n else ""
+        self.body_seen = self.rfile.read(n).decode(errors="replace") if n else ""
+        return self.body_seen
 
     def entry(self, body):
         u = urllib.parse.urlsplit(self.path)
@@ -230,16 +237,37 @@ class H(BaseHTTPRequestHandler):
                                    "redirect_uris": meta.get("redirect_uris", []),
                                    "grant_types": ["authorization_code", "refresh_token"]})
         if u.path == "/token":
-            return self.token(dict(urllib.parse.parse_qsl(body)))
+            return self.token(dict(urllib.parse.parse_qsl(body)), self.client())
         return self.send(404, {"error": "not_found"})
 
-    def token(self, f):
+    def client(self):
+        """The client a token request authenticated as: the confidential
+        one (HTTP Basic or client_secret in the body), else the body's
+        client_id (a public client), else None (bad credentials)."""
+        form = dict(urllib.parse.parse_qsl(self.body_seen))
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Basic "):
+            try:
+                cid, _, sec = base64.b64decode(auth[6:]).decode().partition(":")
+            except ValueError:
+                return None
+            cid, sec = urllib.parse.unquote_plus(cid), urllib.parse.unquote_plus(sec)
+            return cid if A.client_id and (cid, sec) == (A.client_id, A.client_secret) else None
+        if A.client_id and form.get("client_id") == A.client_id:
+            return A.client_id if form.get("client_secret") == A.client_secret else None
+        return form.get("client_id")
+
+    def token(self, f, client):
         grant = f.get("grant_type")
         out = None
-        if grant == "authorization_code":
+        if client is None:
+            return self.send(401, {"error": "invalid_client"})
+        if grant == "client_credentials" and A.client_id and client == A.client_id:
+            out = {"access_token": A.token, "token_type": "Bearer", "expires_in": A.expires_in}
+        elif grant == "authorization_code":
             with LOCK:
                 c = CODES.pop(f.get("code", ""), None)
-            if c and c["client_id"] == f.get("client_id") and \
+            if c and c["client_id"] == client and \
                     c["redirect_uri"] == f.get("redirect_uri") and \
                     c["challenge"] == s256(f.get("code_verifier", "")) and \
                     f.get("resource") == BASE + "/mcp":

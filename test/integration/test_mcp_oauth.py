@@ -238,6 +238,21 @@ def test_401_names_the_login_and_logout_removes_the_token():
     check(all(auth_of(r) is None for r in olog(slog)[seen:]), "a token went after the logout")
 
 
+def test_a_token_goes_only_to_its_server():
+    # The token was issued for one server's URL; the configuration now names
+    # another URL for the same name: the token does not go there.
+    url, _ = oauth_server("--token", SECRET)
+    st = tempfile.mkdtemp(dir=TMP)
+    lg = do_login(st, config({"c": {"type": "http", "url": url}}))
+    check(lg.rc == 0, (lg.rc, lg.err[-600:]))
+    other, olog2 = oauth_server("--token", "at-other-%s" % uuid.uuid4().hex[:8])
+    port, llog = start_server([{"text": "done"}])
+    p = run(port, config({"c": {"type": "http", "url": other}}), st, "-p", "x", "--yes")
+    sent = [auth_of(r) for r in olog(olog2)]
+    check(sent and not any(a and SECRET in a for a in sent), sent)
+    check(SECRET not in p.stderr and SECRET not in json.dumps(requests_in(llog)), "leaked")
+
+
 def test_an_expired_token_is_refreshed_at_start():
     # The token expires in 1 s; the next run refreshes it (the refresh_token
     # grant) before it connects, uses the new token, and keeps it (0600).
@@ -267,6 +282,96 @@ def test_an_expired_token_is_refreshed_at_start():
           "the refreshed token kept, 0600")
     for text in (p.stdout + p.stderr, json.dumps(requests_in(llog))):
         check(fresh not in text and REFRESH not in text, "a token leaked")
+
+
+def test_client_credentials_at_start():
+    # "grant": "client_credentials" with a pre-registered client whose secret
+    # comes from the environment: no login needed, the run gets a token at
+    # start (client_secret_basic or _post); neither the secret nor the token
+    # shows anywhere but where it must.
+    sec = "cs-s3cr3t-%s" % uuid.uuid4().hex[:12]
+    url, slog = oauth_server("--token", SECRET, "--client-id", "cc-client",
+                             "--client-secret", sec)
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"c": {"type": "http", "url": url, "oauth": {
+        "client_id": "cc-client", "client_secret": "${MT_CC_SECRET}",
+        "grant": "client_credentials"}}})
+    port, llog = start_server([{"tool": "c__echo", "input": {"text": "cc"}}, {"text": "done"}])
+    p = subprocess.run([MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
+                        "--mcp-config", cfg, "-p", "x", "--yes"], capture_output=True, text=True,
+                       timeout=90, env=env(MT_CC_SECRET=sec))
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr[-600:]))
+    reqs = olog(slog)
+    grants = [r["body"] for r in reqs if r["path"] == "/token"]
+    check(len(grants) == 1 and "grant_type=client_credentials" in grants[0], grants)
+    posts = [r for r in reqs if r["path"] == "/mcp" and r["method"] == "POST"]
+    check(posts and auth_of(posts[-1]) == "Bearer " + SECRET, [auth_of(r) for r in posts])
+    texts = [harness.result_text(b) for r in requests_in(llog)
+             for b in harness.tool_results(r["body"])]
+    check(texts == ["echo: cc"], texts)
+    for what, text in [("mote's output", p.stdout + p.stderr),
+                       ("the model's requests", json.dumps(requests_in(llog)))] + \
+            list(state_text(st).items()):
+        check(SECRET not in text and sec not in text, "a secret in " + what)
+
+
+def test_a_confidential_client_keeps_its_secret_off_the_address():
+    # A pre-registered confidential client (authorization_code): the secret
+    # goes to the token endpoint only, never into the authorization address
+    # the user is shown, nor on stderr.
+    sec = "cs-s3cr3t-%s" % uuid.uuid4().hex[:12]
+    url, slog = oauth_server("--token", SECRET, "--client-id", "pre-client",
+                             "--client-secret", sec)
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"c": {"type": "http", "url": url, "oauth": {
+        "client_id": "pre-client", "client_secret": "${MT_PRE_SECRET}"}}})
+    lg = login([MOTE, "mcp", "login", "c", "--state-dir", st, "--mcp-config", cfg],
+               env(MT_PRE_SECRET=sec), timeout=60)
+    check(lg.rc == 0 and lg.url and "client_id=pre-client" in lg.url, (lg.rc, lg.url,
+                                                                        lg.err[-600:]))
+    check(sec not in lg.out + lg.err, "the client secret shown")
+    check(not [r for r in olog(slog) if r["path"] == "/register"], "registered though configured")
+
+
+def test_a_server_without_auth_needs_no_login():
+    # A server that answers without a token: "no login needed", exit 0, no
+    # token file, nothing but MCP requests sent.
+    url, slog = harness_hostile()
+    st = tempfile.mkdtemp(dir=TMP)
+    lg = do_login(st, config({"c": {"type": "http", "url": url}}))
+    check(lg.rc == 0 and "no login needed" in lg.err and lg.url is None,
+          (lg.rc, lg.url, lg.err[-600:]))
+    check(not os.path.exists(token_file(st)), "a token file")
+    check(all(r["path"].startswith("/mcp") for r in olog(slog)),
+          [r["path"] for r in olog(slog)])
+
+
+def harness_hostile():
+    """test/mcp_http_server.py (no auth; JSON answers); (URL, log)."""
+    tag = uuid.uuid4().hex[:8]
+    pf, log = os.path.join(TMP, "hport-" + tag), os.path.join(TMP, "hlog-" + tag)
+    PROCS.append(subprocess.Popen([sys.executable, os.path.join(ROOT, "test", "mcp_http_server.py"),
+                                   "--port-file", pf, "--json", "--log", log]))
+    port = int(wait_for(lambda: os.path.exists(pf) and open(pf).read(), "the MCP server"))
+    return "http://127.0.0.1:%d/mcp" % port, log
+
+
+def test_login_usage_and_unknown_server():
+    # No server name: usage, exit 2. A name the configuration does not have,
+    # or a stdio server: one line, exit 1 or 2, nothing written.
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"s": {"command": "true"}})
+    p = subprocess.run([MOTE, "mcp", "login", "--state-dir", st, "--mcp-config", cfg],
+                       capture_output=True, text=True, timeout=30, env=env(), stdin=subprocess.DEVNULL)
+    check(p.returncode == 2 and p.stderr.strip(), (p.returncode, p.stderr))
+    for name in ("nosuch", "s"):
+        p = subprocess.run([MOTE, "mcp", "login", name, "--state-dir", st, "--mcp-config", cfg],
+                           capture_output=True, text=True, timeout=30, env=env(),
+                           stdin=subprocess.DEVNULL)
+        check(p.returncode in (1, 2) and len(p.stderr.strip().splitlines()) == 1 and
+              name in p.stderr, (name, p.returncode, p.stderr))
+    check(not os.path.exists(os.path.join(st, "mcp-auth")) or
+          not os.listdir(os.path.join(st, "mcp-auth")), "something written")
 
 
 # ---- the MCP conformance suite's auth scenarios ------------------------------
