@@ -284,11 +284,11 @@ def test_an_expired_token_is_refreshed_at_start():
         check(fresh not in text and REFRESH not in text, "a token leaked")
 
 
-def test_client_credentials_at_start():
-    # "grant": "client_credentials" with a pre-registered client whose secret
-    # comes from the environment: no login needed, the run gets a token at
-    # start (client_secret_basic or _post); neither the secret nor the token
-    # shows anywhere but where it must.
+def client_credentials(login_first):
+    """"grant": "client_credentials" with a pre-registered client whose
+    secret comes from the environment, with or without a login first: the
+    run has a token (client_secret_basic or _post); neither the secret nor
+    the token shows anywhere but where it must."""
     sec = "cs-s3cr3t-%s" % uuid.uuid4().hex[:12]
     url, slog = oauth_server("--token", SECRET, "--client-id", "cc-client",
                              "--client-secret", sec)
@@ -296,6 +296,12 @@ def test_client_credentials_at_start():
     cfg = config({"c": {"type": "http", "url": url, "oauth": {
         "client_id": "cc-client", "client_secret": "${MT_CC_SECRET}",
         "grant": "client_credentials"}}})
+    if login_first:
+        lg = login([MOTE, "mcp", "login", "c", "--state-dir", st, "--mcp-config", cfg],
+                   env(MT_CC_SECRET=sec), timeout=60)
+        check(lg.rc == 0 and lg.url is None and not lg.out.strip(), (lg.rc, lg.out, lg.err))
+        check(stat.S_IMODE(os.stat(token_file(st)).st_mode) == 0o600, "the token file's mode")
+        check(sec not in lg.out + lg.err and SECRET not in lg.out + lg.err, "a secret shown")
     port, llog = start_server([{"tool": "c__echo", "input": {"text": "cc"}}, {"text": "done"}])
     p = subprocess.run([MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
                         "--mcp-config", cfg, "-p", "x", "--yes"], capture_output=True, text=True,
@@ -313,6 +319,17 @@ def test_client_credentials_at_start():
                        ("the model's requests", json.dumps(requests_in(llog)))] + \
             list(state_text(st).items()):
         check(SECRET not in text and sec not in text, "a secret in " + what)
+
+
+def test_client_credentials_login_then_run():
+    # The login takes the token at once (no address, no prompt).
+    client_credentials(True)
+
+
+def test_client_credentials_token_at_start_without_login():
+    # No login: the run gets the token at start (the spec: "a fresh token at
+    # start when theirs expired or is missing").
+    client_credentials(False)
 
 
 def test_a_confidential_client_keeps_its_secret_off_the_address():
