@@ -294,12 +294,19 @@ static int status_error(struct mote_mcp_server *s, struct mote_mcp_chan *ch, cha
         }
     }
     if (st == 401) {
-        mote_sb_s(&sb, "the server refused the credentials (HTTP 401): check the \"headers\" of "
-                       "this server in the MCP configuration");
+        mote_sb_join(&sb, "the server refused the credentials (HTTP 401): log in (mote mcp login ",
+                     s->name, ") or check the \"headers\" of this server in the MCP configuration");
         return MOTE_ERR_AUTH;
     }
     if (st == 403) {
         mote_sb_s(&sb, "the server refused access (HTTP 403)");
+        if (s->scope[0] != '\0') {
+            /* (step-up: a login that asks for more) */
+            mote_sb_join(&sb, ": it wants the scope \"", s->scope, "\": log in again (mote mcp login ");
+            mote_sb_join(&sb, s->name, " --scope \"", s->scope);
+            mote_sb_s(&sb, "\")");
+            s->scope[0] = '\0';
+        }
         return MOTE_ERR_AUTH;
     }
     if (st == 405) {
@@ -611,6 +618,25 @@ static bool carries_request(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
     return e != NULL && e->kind != MCP_MSG_NOTE;
 }
 
+/* The scope="..." of a 403's WWW-Authenticate (RFC 6750 3): visible
+ * ASCII and spaces, whole or not at all. */
+static void keep_scope(struct mote_mcp_server *s, const char *v, size_t vn)
+{
+    size_t i, o = 0;
+
+    s->scope[0] = '\0';
+    for (i = 0; i + 7 <= vn; i++) {
+        if (memcmp(v + i, "scope=\"", 7) == 0 && (i == 0 || v[i - 1] == ' ' || v[i - 1] == ','))
+            break;
+    }
+    for (i += 7; i < vn && v[i] != '"'; i++) {
+        if (v[i] < 0x20 || v[i] > 0x7e || v[i] == '\\' || o + 1 >= sizeof(s->scope))
+            break;
+        s->scope[o++] = v[i];
+    }
+    s->scope[i < vn && v[i] == '"' ? o : 0] = '\0';
+}
+
 static int on_header(void *arg, const char *name, size_t n, const char *v, size_t vn)
 {
     struct mote_mcp_chan *ch = arg;
@@ -618,6 +644,10 @@ static int on_header(void *arg, const char *name, size_t n, const char *v, size_
     struct mote_mcp_queued *e = ch->role == MCP_ROLE_MSG ? mcp_q_find(s, ch->seq) : NULL;
     size_t i;
 
+    if (ch->resp.status == 403 && mote_ascii_is(name, n, "www-authenticate")) {
+        keep_scope(s, v, vn);
+        return 0;
+    }
     if (!mote_ascii_is(name, n, "mcp-session-id") || ch->resp.status < 200 ||
         ch->resp.status >= 300 || ch->method != MCP_POST)
         return 0;
@@ -709,6 +739,9 @@ static bool headers_in(struct mote_mcp_server *s, struct mote_mcp_chan *ch)
         /* (its body is not shown: it might repeat the credentials) */
         int rc = status_error(s, ch, why, sizeof(why));
 
+        mote_mcp_redact(s, why, strlen(why)); /* (the scope is the server's) */
+        if (s->state == MOTE_MCP_READY)
+            mcp_log(s, why, NULL, NULL); /* (a call's error is the model's; the user needs it) */
         fail(s, ch, rc, why);
         return false;
     }

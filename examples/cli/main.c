@@ -29,6 +29,9 @@
 #include "convs.h"
 #include "edit.h"
 #include "mcpui.h"
+#include "mcplogin.h"
+#include "../common/mcpconf.h"
+#include "../common/oauth.h"
 
 #define PROMPT_MAX (64 * 1024)
 #define INPUT_MAX (64 * 1024)
@@ -1137,6 +1140,8 @@ int main(int argc, char **argv)
     bool sent = false;
     int rc;
 
+    if (cli_is_mcp_login(argc, argv))
+        return cli_mcp_login(argc, argv); /* an MCP server's OAuth login */
     if (argc > 1 && (strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "mcp") == 0))
         return serve_main(argc - 1, argv + 1); /* examples/serve: the agent as a service (and
                                                 * `mote mcp`: its MCP server on stdio) */
@@ -1168,6 +1173,8 @@ int main(int argc, char **argv)
         (rc = fe_mcp(&o, &mcp, &loop, &have_mcp)) != 0 ||
         (rc = fe_state_dir(&o, &pp, state_dir, sizeof(state_dir))) != 0)
         return rc;
+    if (have_mcp) /* the tokens of servers logged in to (mote mcp login) */
+        fe_oauth_attach(&pp.port, &mcp, mcpconf_conf(), state_dir, mcp.net.ca_file);
     if (o.prompt != NULL) {
         if (strcmp(o.prompt, "-") == 0) {
             if (read_stdin_prompt() < 0)

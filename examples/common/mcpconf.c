@@ -86,6 +86,11 @@ static const char *lookup(void *arg, const char *name, bool secret)
     return kept;
 }
 
+struct mote_mcp_conf *mcpconf_conf(void)
+{
+    return &conf;
+}
+
 int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap)
 {
     return mcpconf_load_with(path, m, &conf, err, cap);

@@ -10,6 +10,10 @@
  * of explanation in `err`. */
 int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap);
 
+/* The strings of the servers mcpconf_load added (their header arrays
+ * may take one more line before the servers start). */
+struct mote_mcp_conf *mcpconf_conf(void);
+
 /* The same with the servers' strings in `cf` (it must outlive `m`), for a
  * program that keeps two sets of servers (a reload). */
 int mcpconf_load_with(const char *path, struct mote_mcp *m, struct mote_mcp_conf *cf, char *err,

@@ -483,7 +483,7 @@ int fe_state_dir(const struct cli_opts *op, struct mote_posix *pp, char *state_d
     {
         /* mote's own directories in it are real ones: a link would carry
          * the journals (and their removal by retention) elsewhere */
-        static const char *const dirs[] = {"conversations", "tls"};
+        static const char *const dirs[] = {"conversations", "tls", "mcp-auth"};
         size_t i;
 
         for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {

@@ -571,6 +571,13 @@
 #ifndef MOTE_MCP_RESUME_MAX
 #define MOTE_MCP_RESUME_MAX 5
 #endif
+/* The scope an MCP server over HTTP says it wants when it refuses a
+ * token (403 with WWW-Authenticate's scope="..."), kept to name it in
+ * the error (and the login that asks for it), bytes with the NUL; a
+ * longer one is not named. Per server. Range 16..1024. */
+#ifndef MOTE_MCP_SCOPE_MAX
+#define MOTE_MCP_SCOPE_MAX 128
+#endif
 
 /* MCP deadlines per server, progress, restarts (docs/MCP.md).
  * The longest deadline a configuration may give a server
@@ -1151,6 +1158,9 @@
     MOTE_MCP_RESUME_MAX > 255
 #error "MOTE_MCP_EVENT_ID_MAX must be 16..1024 and MOTE_MCP_RESUME_MAX 0..255"
 #endif
+#if MOTE_MCP_SCOPE_MAX < 16 || MOTE_MCP_SCOPE_MAX > 1024
+#error "MOTE_MCP_SCOPE_MAX must be 16..1024"
+#endif
 #if MOTE_MCP_SSE_RETRY_MIN_MS < 0 || MOTE_MCP_SSE_RETRY_MIN_MS > 60000 || \
     MOTE_MCP_SSE_RETRY_MAX_MS < MOTE_MCP_SSE_RETRY_MIN_MS || MOTE_MCP_SSE_RETRY_MAX_MS > 3600000 || \
     MOTE_MCP_SSE_RETRY_MAX_MS < 1
@@ -1508,7 +1518,7 @@
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_BUDGET_MODEL_MAX), MOTE_BUDGET_PRICES), MOTE_BUDGET_HOLDS), MOTE_BUDGET_LOG_MAX), MOTE_SCHED_RULE_MAX)
 /* Streamable HTTP resumption: a chain of its own */
 #define MOTE_SIG_MCPRES_ \
-    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_EVENT_ID_MAX), MOTE_MCP_SSE_RETRY_MIN_MS), MOTE_MCP_SSE_RETRY_MAX_MS), MOTE_MCP_RESUME_MAX)
+    MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_EVENT_ID_MAX), MOTE_MCP_SSE_RETRY_MIN_MS), MOTE_MCP_SSE_RETRY_MAX_MS), MOTE_MCP_RESUME_MAX), MOTE_MCP_SCOPE_MAX)
 /* MCP deadlines, progress and restarts: a chain of their own */
 #define MOTE_SIG_MCPLIFE_ \
     MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(MOTE_SIG_(2166136261UL, MOTE_MCP_DEADLINE_MAX_MS), MOTE_MCP_PROGRESS_MAX_MS), MOTE_MCP_PROGRESS_LOG_MS), MOTE_MCP_RESTART_MAX), MOTE_MCP_RESTART_MS)

@@ -218,6 +218,7 @@ struct mote_mcp_server {
                                               * the endpoint's */
             char get_target[MOTE_MCP_PATH_MAX];
             char session[MOTE_MCP_SESSION_MAX]; /* Mcp-Session-Id, "" before one */
+            char scope[MOTE_MCP_SCOPE_MAX]; /* the scope a 403 asked for ("": none) */
             char version[16];    /* the protocol version the server answered */
             char init_msg[320];  /* the initialize request, for a new session */
             size_t init_len;

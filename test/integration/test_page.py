@@ -418,6 +418,9 @@ def test_approving_a_call_shows_its_result_and_always_asks_no_more():
         check(st == 200 and shown.strip() == text.decode().strip(), (shown, text))
         check("* shell" in shown and "| echo APPROVED-$((6*7)) && touch" in shown, shown)
         check(not os.path.exists(flag), "nothing runs before the answer")
+        # the default deadline (10 min), told in minutes
+        timer = b.text("#ask-timer")
+        check(re.fullmatch(r"\(denied by itself in (9|10) min\)", timer), timer)
         b.d.find_element("id", "ask-always").click()
         b.wait("return [...document.querySelectorAll('#log .card pre.out')]"
                ".some(p => p.textContent.includes('APPROVED-42'))", "the call's result")
@@ -448,6 +451,8 @@ def test_an_mcp_servers_question_is_asked_and_answered_on_the_page():
                "document.querySelectorAll('#q-fields .q-f').length === 4", "the question's form")
         check(b.text("#q-title") == "The MCP server f asks:" and
               b.text("#q-msg") == "Tell me about you (flat)", b.text("#q"))
+        timer = b.text("#q-timer")
+        check(re.fullmatch(r"\(declined by itself in (9|10) min\)", timer), timer)
         # a required field left empty: the browser does not send it
         b.d.find_element("id", "q-send").click()
         check(not b.js("return document.getElementById('q').hidden"), "still asked")
@@ -469,12 +474,20 @@ def test_denying_a_call_runs_nothing_and_the_model_reads_why():
     d = tempfile.mkdtemp(dir=TMP)
     target = os.path.join(d, "never.txt")
     s, b, log = session([{"tool": "write_file", "input": {"path": target, "content": "x\n"}},
-                         {"text": "understood"}], args=["--approval", "ask"])
+                         {"text": "understood"}],
+                        args=["--approval", "ask", "--approval-timeout", "100s"])
     try:
         b.login(s.url)
         b.new_conversation()
         b.say("write it")
         shown = ask_shown(b)
+        # under two minutes the deadline is told in seconds, and counts down
+        first = b.text("#ask-timer")
+        m = re.fullmatch(r"\(denied by itself in (\d+) s\)", first)
+        check(m and 0 < int(m.group(1)) <= 100, first)
+        b.wait("var t = document.getElementById('ask-timer').textContent; "
+               "return t !== arguments[0] && /^\\(denied by itself in \\d+ s\\)$/.test(t)",
+               "the countdown's next second", 30, first)
         check("path: %s (a new file)" % target in shown and "content: 2 bytes, 1 line" in shown,
               shown)
         b.d.find_element("id", "ask-reason").send_keys("not on this device")

@@ -208,8 +208,8 @@
     conv = null;
     document.body.classList.remove('open');
     show('conv', false);
-    hideAsk();
-    hideQ();
+    dismiss('ask');
+    dismiss('q');
   }
 
   function open(id) {
@@ -304,12 +304,12 @@
       case 'state': state(c, d); break;
       case 'approval': ask(c, d); break;
       case 'approval_expired':
-        hideAsk();
+        dismiss('ask');
         note(c, safe(d.text, true), 'warn');
         break;
       case 'elicitation': question(c, d); break;
       case 'elicitation_end':
-        if (c.q && c.q.ask_id === d.ask_id) hideQ();
+        if (c.q && c.q.ask_id === d.ask_id) dismiss('q');
         if (d.by !== 'client') note(c, safe(d.text, true), 'warn');
         break;
       case 'tool_call': {
@@ -444,8 +444,30 @@
     }
     busy(!!d.busy);
     if (d.approval) ask(c, d.approval);
-    else if (d.state !== 'awaiting_approval') hideAsk();
+    else if (d.state !== 'awaiting_approval') dismiss('ask');
     if (!d.busy) unlive(c);
+  }
+
+  // ---- a pending question: the approval ('ask') or an MCP server's ('q') --
+  // Each is conv[name] while shown, in the box #name with its timer in
+  // #name-timer.
+
+  function dismiss(name) {
+    if (conv) conv[name] = null;
+    show(name, false);
+  }
+
+  // The seconds left before the pending question is answered by itself
+  // (`word`: what that answer is), each second until it is gone or has none.
+  function countdown(name, word) {
+    const p = conv && conv[name];
+    if (!p || !p.until) {
+      $(name + '-timer').textContent = '';
+      return;
+    }
+    const s = Math.max(0, Math.round((p.until - Date.now()) / 1000));
+    $(name + '-timer').textContent = '(' + word + ' by itself in ' + (s >= 120 ? Math.round(s / 60) + ' min' : s + ' s') + ')';
+    setTimeout(() => countdown(name, word), 1000);
   }
 
   // ---- approval: the library's display, drawn as the CLI shows it --------
@@ -505,23 +527,7 @@
     if (a.display) draw(a, a.display);
     else fetchDisplay(c, a, false).catch(fail);
     $('log').scrollTop = $('log').scrollHeight;
-    tick();
-  }
-
-  function hideAsk() {
-    if (conv) conv.ask = null;
-    show('ask', false);
-  }
-
-  function tick() {
-    const a = conv && conv.ask;
-    if (!a || !a.until) {
-      $('ask-timer').textContent = '';
-      return;
-    }
-    const s = Math.max(0, Math.round((a.until - Date.now()) / 1000));
-    $('ask-timer').textContent = '(denied by itself in ' + (s >= 120 ? Math.round(s / 60) + ' min' : s + ' s') + ')';
-    setTimeout(tick, 1000);
+    countdown('ask', 'denied');
   }
 
   $('ask-all').addEventListener('click', () => {
@@ -537,10 +543,10 @@
     if (answer === 'no' && why) body.reason = why;
     for (const b of ['ask-yes', 'ask-always', 'ask-no']) $(b).disabled = true;
     api('POST', '/v1/conversations/' + encodeURIComponent(c.id) + '/approval', body).then(() => {
-      if (c.ask === a) hideAsk();
+      if (c.ask === a) dismiss('ask');
     }, (x) => {
       fail(x);
-      if (x.code === 'no_question' || x.code === 'stale') hideAsk();
+      if (x.code === 'no_question' || x.code === 'stale') dismiss('ask');
       else for (const b of ['ask-yes', 'ask-always', 'ask-no']) $(b).disabled = false;
     });
   }
@@ -594,23 +600,7 @@
     for (const b of ['q-send', 'q-decline', 'q-cancel']) $(b).disabled = false;
     show('q', true);
     $('log').scrollTop = $('log').scrollHeight;
-    qtick();
-  }
-
-  function hideQ() {
-    if (conv) conv.q = null;
-    show('q', false);
-  }
-
-  function qtick() {
-    const q = conv && conv.q;
-    if (!q || !q.until) {
-      $('q-timer').textContent = '';
-      return;
-    }
-    const s = Math.max(0, Math.round((q.until - Date.now()) / 1000));
-    $('q-timer').textContent = '(declined by itself in ' + (s >= 120 ? Math.round(s / 60) + ' min' : s + ' s') + ')';
-    setTimeout(qtick, 1000);
+    countdown('q', 'declined');
   }
 
   // The form's values as the server's types: an empty optional field left out.
@@ -634,11 +624,11 @@
     if (action === 'accept') body.content = content(q);
     for (const b of ['q-send', 'q-decline', 'q-cancel']) $(b).disabled = true;
     api('POST', '/v1/conversations/' + encodeURIComponent(c.id) + '/elicitation', body).then(() => {
-      if (c.q === q) hideQ();
+      if (c.q === q) dismiss('q');
     }, (x) => {
       if (x.code === 'no_question' || x.code === 'stale') {
         fail(x);
-        hideQ();
+        dismiss('q');
         return;
       }
       $('q-err').textContent = x && x.message ? x.message : String(x);

@@ -1,0 +1,325 @@
+/*
+ * oauth_tok.c - the tokens of the MCP servers logged in to (oauth.h):
+ * the token endpoint's requests (a code, a refresh token or client
+ * credentials, the client authenticated with none, Basic or the form),
+ * the token files (STATE/mcp-auth/NAME.json: mode 0600, written whole:
+ * temp, fsync, rename, fsync the directory), and at the start of a run
+ * each server's token renewed when expired and sent as its bearer.
+ * Secrets are wiped from the buffers that held them.
+ */
+#define _GNU_SOURCE
+#include "oauth_int.h"
+
+#include "fetch.h"
+#include "readfile.h"
+#include "sha256.h"
+
+#include "mote/mote_err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int oa_token_request(const struct mote_port *p, struct fe_oauth_tok *t, char *form, size_t cap,
+                         size_t at, const char *ca_file, char *err, size_t ecap)
+{
+    static char auth[2048];
+    const char *hdr[4] = {"Content-Type: application/x-www-form-urlencoded",
+                          "Accept: application/json", NULL, NULL};
+    struct fe_fetch f;
+    char line[300], type[32], refresh[FE_OAUTH_TOKEN_MAX];
+    int64_t in = 0;
+    int e;
+
+    if (t->auth == FE_AUTH_BASIC) {
+        char cred[1600];
+        size_t c = 0;
+
+        memcpy(auth, "Authorization: Basic ", 21);
+        if (!oa_enc(cred, sizeof(cred), &c, t->client_id) || !oa_cat(cred, sizeof(cred), &c, ":") ||
+            !oa_enc(cred, sizeof(cred), &c, t->client_secret) ||
+            fe_b64((const uint8_t *)cred, c, auth + 21, sizeof(auth) - 21) < 0) {
+            snprintf(err, ecap, "the client's credentials are too long");
+            return -1;
+        }
+        memset(cred, 0, sizeof(cred));
+        hdr[2] = auth;
+    } else if (!oa_param(form, cap, &at, "client_id", t->client_id) ||
+               (t->auth == FE_AUTH_POST &&
+                !oa_param(form, cap, &at, "client_secret", t->client_secret))) {
+        snprintf(err, ecap, "the token request is too long");
+        return -1;
+    }
+    memset(&f, 0, sizeof(f));
+    f.method = "POST";
+    f.url = t->token_ep;
+    f.headers = hdr;
+    f.body = form;
+    f.body_len = at;
+    f.out = oa_body;
+    f.cap = sizeof(oa_body);
+    f.ca_file = ca_file;
+    f.timeout_ms = FE_OAUTH_STEP_MS;
+    e = fe_fetch(p, &f);
+    memset(auth, 0, sizeof(auth));
+    memset(form, 0, at);
+    if (e < 0) {
+        snprintf(err, ecap, "the token request: %s", f.err);
+        return -1;
+    }
+    if (f.status != 200) {
+        char code[64] = "";
+
+        if (mote_json_parse_object(&oa_js, f.out, f.len, NULL, 0) >= 0)
+            (void)oa_doc_str("error", code, sizeof(code));
+        for (e = 0; code[e] != '\0'; e++) {
+            if ((unsigned char)code[e] < 0x20 || (unsigned char)code[e] >= 0x7f)
+                code[e] = '?';
+        }
+        snprintf(err, ecap, "the authorization server refused the token request (HTTP %d%s%s)",
+                 f.status, code[0] != '\0' ? ": " : "", code);
+        return -1;
+    }
+    if (mote_json_parse_object(&oa_js, f.out, f.len, line, sizeof(line)) < 0 ||
+        mote_json_strict(&oa_js, 0, MOTE_JSON_NO_NUL, line, sizeof(line)) < 0 ||
+        !oa_doc_str("access_token", t->access, sizeof(t->access)) || t->access[0] == '\0' ||
+        !oa_doc_str("token_type", type, sizeof(type)) || strcasecmp(type, "Bearer") != 0 ||
+        !oa_doc_str("refresh_token", refresh, sizeof(refresh))) {
+        memset(oa_body, 0, f.len);
+        snprintf(err, ecap, "the token answer is not a Bearer access token");
+        return -1;
+    }
+    for (e = 0; t->access[e] != '\0'; e++) {
+        if ((unsigned char)t->access[e] <= 0x20 || (unsigned char)t->access[e] >= 0x7f) {
+            memset(oa_body, 0, f.len);
+            snprintf(err, ecap, "the access token has a byte a header cannot carry");
+            return -1;
+        }
+    }
+    if (refresh[0] != '\0')
+        memcpy(t->refresh, refresh, sizeof(refresh));
+    e = mote_json_member(&oa_js, 0, "expires_in");
+    t->expires_at = e >= 0 && mote_json_int(&oa_js, e, &in) == 0 && in > 0 && in < (1ll << 40)
+                        ? (int64_t)time(NULL) + in
+                        : 0;
+    e = mote_json_member(&oa_js, 0, "scope");
+    if (e >= 0 && mote_json_type_of(&oa_js, e) == MOTE_JSON_STRING)
+        (void)mote_json_cstr(&oa_js, e, t->scope, sizeof(t->scope));
+    memset(oa_body, 0, f.len);
+    memset(refresh, 0, sizeof(refresh));
+    return 0;
+}
+
+
+/* ---- the token file ---- */
+
+static void file_of(const char *state_dir, const char *name, char *out, size_t cap, bool dir)
+{
+    if (dir)
+        snprintf(out, cap, "%s/mcp-auth", state_dir);
+    else
+        snprintf(out, cap, "%s/mcp-auth/%s.json", state_dir, name);
+}
+
+int oa_save(const char *state_dir, const char *name, const struct fe_oauth_tok *t,
+                char *err, size_t ecap)
+{
+    char *out = oa_body; /* (the answer it came from is read) */
+    const size_t cap = sizeof(oa_body);
+    char path[1200], tmp[1300], dir[1100], num[32];
+    size_t at = 0;
+    int fd, dfd;
+    ssize_t w;
+
+    file_of(state_dir, name, dir, sizeof(dir), true);
+    file_of(state_dir, name, path, sizeof(path), false);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, ecap, "cannot make %.300s: %s", dir, strerror(errno));
+        return -1;
+    }
+    snprintf(num, sizeof(num), "%lld", (long long)t->expires_at);
+    if (!oa_cat(out, cap, &at, "{\"url\":") || !oa_json_str(out, cap, &at, t->url) ||
+        !oa_cat(out, cap, &at, ",\"access_token\":") ||
+        !oa_json_str(out, cap, &at, t->access) ||
+        !oa_cat(out, cap, &at, ",\"refresh_token\":") ||
+        !oa_json_str(out, cap, &at, t->refresh) ||
+        !oa_cat(out, cap, &at, ",\"expires_at\":") || !oa_cat(out, cap, &at, num) ||
+        !oa_cat(out, cap, &at, ",\"scope\":") || !oa_json_str(out, cap, &at, t->scope) ||
+        !oa_cat(out, cap, &at, ",\"token_endpoint\":") ||
+        !oa_json_str(out, cap, &at, t->token_ep) ||
+        !oa_cat(out, cap, &at, ",\"client_id\":") ||
+        !oa_json_str(out, cap, &at, t->client_id) ||
+        !oa_cat(out, cap, &at, ",\"client_secret\":") ||
+        !oa_json_str(out, cap, &at, t->client_secret) ||
+        !oa_cat(out, cap, &at, ",\"resource\":") ||
+        !oa_json_str(out, cap, &at, t->resource) ||
+        !oa_cat(out, cap, &at,
+             t->auth == FE_AUTH_BASIC  ? ",\"auth\":\"client_secret_basic\""
+             : t->auth == FE_AUTH_POST ? ",\"auth\":\"client_secret_post\""
+                                       : ",\"auth\":\"none\"") ||
+        !oa_cat(out, cap, &at, t->cc ? ",\"grant\":\"client_credentials\"}\n"
+                                          : ",\"grant\":\"authorization_code\"}\n")) {
+        snprintf(err, ecap, "the token is too long to keep");
+        return -1;
+    }
+    (void)unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        snprintf(err, ecap, "cannot write %.300s: %s", tmp, strerror(errno));
+        memset(out, 0, at);
+        return -1;
+    }
+    w = write(fd, out, at);
+    memset(out, 0, at);
+    if (w != (ssize_t)at || fsync(fd) < 0) {
+        snprintf(err, ecap, "cannot write %.300s: %s", tmp, w < 0 ? strerror(errno) : "short write");
+        close(fd);
+        (void)unlink(tmp);
+        return -1;
+    }
+    close(fd);
+    if (rename(tmp, path) < 0) {
+        snprintf(err, ecap, "cannot replace %.300s: %s", path, strerror(errno));
+        (void)unlink(tmp);
+        return -1;
+    }
+    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+/* Reads server `name`'s token file: 1 read, 0 none, -1 unreadable
+ * (said in err). */
+int oa_load(const char *state_dir, const char *name, struct fe_oauth_tok *t, char *err,
+                size_t ecap)
+{
+    char *text = oa_body;
+    char path[1200], a[32], g[32];
+    size_t n;
+    int rc, e;
+    int64_t v = 0;
+
+    memset(t, 0, sizeof(*t));
+    file_of(state_dir, name, path, sizeof(path), false);
+    rc = fe_read_file(path, text, sizeof(oa_body), &n);
+    if (rc == FE_READ_ERRNO && errno == ENOENT)
+        return 0;
+    if (rc < 0 || mote_json_parse_object(&oa_js, text, n, NULL, 0) < 0 ||
+        !oa_doc_str("url", t->url, sizeof(t->url)) ||
+        !oa_doc_str("access_token", t->access, sizeof(t->access)) ||
+        !oa_doc_str("refresh_token", t->refresh, sizeof(t->refresh)) ||
+        !oa_doc_str("scope", t->scope, sizeof(t->scope)) ||
+        !oa_doc_str("token_endpoint", t->token_ep, sizeof(t->token_ep)) ||
+        !oa_doc_str("client_id", t->client_id, sizeof(t->client_id)) ||
+        !oa_doc_str("client_secret", t->client_secret, sizeof(t->client_secret)) ||
+        !oa_doc_str("resource", t->resource, sizeof(t->resource)) || !oa_doc_str("auth", a, sizeof(a)) ||
+        !oa_doc_str("grant", g, sizeof(g))) {
+        memset(text, 0, sizeof(oa_body));
+        snprintf(err, ecap, "%.300s is not a token file of mote's (log in again)", path);
+        return -1;
+    }
+    memset(text, 0, n);
+    e = mote_json_member(&oa_js, 0, "expires_at");
+    t->expires_at = e >= 0 && mote_json_int(&oa_js, e, &v) == 0 ? v : 0;
+    t->auth = strcmp(a, "client_secret_basic") == 0  ? FE_AUTH_BASIC
+              : strcmp(a, "client_secret_post") == 0 ? FE_AUTH_POST
+                                                     : FE_AUTH_NONE;
+    t->cc = strcmp(g, "client_credentials") == 0;
+    return 1;
+}
+
+
+int fe_oauth_logout(const char *state_dir, const char *name, FILE *msg)
+{
+    char path[1200];
+
+    file_of(state_dir, name, path, sizeof(path), false);
+    if (unlink(path) < 0 && errno != ENOENT) {
+        fprintf(msg, "mote: mcp %s: cannot remove %s: %s\n", name, path, strerror(errno));
+        return 1;
+    }
+    fprintf(msg, "mote: mcp %s: logged out\n", name);
+    return 0;
+}
+
+/* ---- at the start of a run ---- */
+
+/* A new access token for t (its refresh token, or client credentials). */
+static int renew(const struct mote_port *p, struct fe_oauth_tok *t, const char *ca_file, char *err,
+                 size_t ecap)
+{
+    static char form[12000];
+    size_t at = 0;
+
+    if (t->cc) {
+        if (!oa_param(form, sizeof(form), &at, "grant_type", "client_credentials") ||
+            (t->scope[0] != '\0' && !oa_param(form, sizeof(form), &at, "scope", t->scope)))
+            return -1;
+    } else if (!oa_param(form, sizeof(form), &at, "grant_type", "refresh_token") ||
+               !oa_param(form, sizeof(form), &at, "refresh_token", t->refresh)) {
+        return -1;
+    }
+    if (t->resource[0] != '\0' && !oa_param(form, sizeof(form), &at, "resource", t->resource))
+        return -1;
+    return oa_token_request(p, t, form, sizeof(form), at, ca_file, err, ecap);
+}
+
+void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_mcp_conf *cf,
+                     const char *state_dir, const char *ca_file)
+{
+    static char bearer[MOTE_MAX_MCP_SERVERS][FE_OAUTH_TOKEN_MAX + 32];
+    static struct fe_oauth_tok t;
+    unsigned k;
+
+    for (k = 0; k < m->n && k < MOTE_MAX_MCP_SERVERS; k++) {
+        const char **hv = cf->headers[k];
+        const char *name = m->srv[k].name;
+        char err[400];
+        int h, rc;
+
+        if (m->srv[k].kind != MOTE_MCP_HTTP && m->srv[k].kind != MOTE_MCP_SSE)
+            continue;
+        if ((rc = oa_load(state_dir, name, &t, err, sizeof(err))) <= 0) {
+            if (rc < 0)
+                fprintf(stderr, "mote: mcp %s: %s\n", name, err);
+            continue;
+        }
+        if (strcmp(t.url, m->srv[k].url) != 0) {
+            fprintf(stderr, "mote: mcp %s: the login kept is for another address: log in again "
+                            "(mote mcp login %s)\n", name, name);
+            continue;
+        }
+        if (t.expires_at != 0 && t.expires_at <= (int64_t)time(NULL) + 30) {
+            if (!t.cc && t.refresh[0] == '\0') {
+                fprintf(stderr, "mote: mcp %s: the login has expired: mote mcp login %s\n", name,
+                        name);
+                continue;
+            }
+            if (renew(p, &t, ca_file, err, sizeof(err)) < 0 ||
+                oa_save(state_dir, name, &t, err, sizeof(err)) < 0) {
+                fprintf(stderr, "mote: mcp %s: the token could not be renewed (%s): mote mcp "
+                                "login %s\n", name, err, name);
+                continue;
+            }
+        }
+        for (h = 0; hv[h] != NULL; h++) {
+            if (strncasecmp(hv[h], "Authorization:", 14) == 0)
+                break;
+        }
+        if (hv[h] != NULL || h >= MOTE_MCP_CONF_HEADERS)
+            continue; /* its own Authorization header wins */
+        snprintf(bearer[k], sizeof(bearer[k]), "Authorization: Bearer %s", t.access);
+        hv[h] = bearer[k];
+        hv[h + 1] = NULL;
+    }
+    memset(&t, 0, sizeof(t));
+}
