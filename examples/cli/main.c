@@ -1207,8 +1207,10 @@ int main(int argc, char **argv)
         mcpui_elicit_on(&mcp, cconf.approval_timeout_ms, editor_start); /* servers' questions */
     else if (have_mcp && cconf.approval == MOTE_APPROVE_ALLOW)
         mcpui_elicit_defaults(&mcp, sconf.tool_timeout_ms); /* a form of defaults only taken */
-    if (have_mcp)
+    if (have_mcp) {
         fe_mcp_start(&ses, &mcp, &loop); /* the prompt does not wait for them */
+        fe_oauth_tick_start(&loop);     /* tokens renewed before they expire */
+    }
     mcpui_init(&loop, have_mcp ? &mcp : NULL, send_turn);
     if (o.resume_pick && ((rc = pick_conversation()) != 0 || o.resume == NULL))
         return rc;

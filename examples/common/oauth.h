@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mote/mote_loop.h"
 #include "mote/mote_mcp.h"
 #include "mote/mote_port.h"
 
@@ -68,6 +69,14 @@ int fe_oauth_logout(const char *state_dir, const char *name, FILE *msg);
  * server then goes without (its 401 names the login). */
 void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_mcp_conf *cf,
                      const char *state_dir, const char *ca_file);
+
+/* While the loop runs: every FE_OAUTH_TICK_MS, a token attached that
+ * expires within FE_OAUTH_AHEAD_S is renewed (blocking for that
+ * exchange: at most FE_OAUTH_STEP_MS) and its servers' next requests
+ * carry the new one. Arms nothing when no token is attached. */
+#define FE_OAUTH_TICK_MS 30000u
+#define FE_OAUTH_AHEAD_S 120
+void fe_oauth_tick_start(struct mote_loop *loop);
 
 /* Parts used by the tests. */
 int fe_oauth_param(const char *h, const char *name, char *out, size_t cap);

@@ -11,6 +11,7 @@
 #include "oauth_int.h"
 
 #include "fetch.h"
+#include "setup.h"
 #include "readfile.h"
 #include "sha256.h"
 
@@ -273,53 +274,134 @@ static int renew(const struct mote_port *p, struct fe_oauth_tok *t, const char *
     return oa_token_request(p, t, form, sizeof(form), at, ca_file, err, ecap);
 }
 
+/* A server's bearer while its configuration lives: the header line its
+ * requests carry (rewritten in place when renewed: a request's head is
+ * built whole from it, between two steps of the loop), and what the
+ * renewal needs. Two configurations may live at once (mote serve's
+ * reload). */
+struct bearer {
+    const struct mote_mcp_conf *cf;  /* NULL: free */
+    const struct mote_mcp *m;
+    unsigned k;
+    const char *ca_file;
+    int64_t expires_at;
+    char state_dir[1024];
+    char line[FE_OAUTH_TOKEN_MAX + 32];
+};
+
+static struct bearer bearers[2 * MOTE_MAX_MCP_SERVERS];
+static struct fe_oauth_tok tok;
+static const struct mote_port *tick_port;
+static bool ticking;
+static uint32_t tick_ms = FE_OAUTH_TICK_MS;
+
+/* Brings server k's token up to date (its file read again: a new login
+ * meanwhile is taken; renewed when it expires within `margin` s) into
+ * tok. 0, or -1 said (the server goes on with what it had). */
+static int fresh(const struct mote_port *p, const struct mote_mcp *m, unsigned k,
+                 const char *state_dir, const char *ca_file, int64_t margin)
+{
+    const char *name = m->srv[k].name;
+    char err[400];
+    int rc;
+
+    if ((rc = oa_load(state_dir, name, &tok, err, sizeof(err))) <= 0) {
+        if (rc < 0)
+            fprintf(stderr, "mote: mcp %s: %s\n", name, err);
+        return -1;
+    }
+    if (strcmp(tok.url, m->srv[k].url) != 0) {
+        fprintf(stderr, "mote: mcp %s: the login kept is for another address: log in again "
+                        "(mote mcp login %s)\n", name, name);
+        return -1;
+    }
+    if (tok.expires_at == 0 || tok.expires_at > (int64_t)time(NULL) + margin)
+        return 0;
+    if (!tok.cc && tok.refresh[0] == '\0') {
+        fprintf(stderr, "mote: mcp %s: the login has expired: mote mcp login %s\n", name, name);
+        return -1;
+    }
+    if (renew(p, &tok, ca_file, err, sizeof(err)) < 0 ||
+        oa_save(state_dir, name, &tok, err, sizeof(err)) < 0) {
+        fprintf(stderr, "mote: mcp %s: the token could not be renewed (%s): mote mcp login %s\n",
+                name, err, name);
+        return -1;
+    }
+    return 0;
+}
+
 void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_mcp_conf *cf,
                      const char *state_dir, const char *ca_file)
 {
-    static char bearer[MOTE_MAX_MCP_SERVERS][FE_OAUTH_TOKEN_MAX + 32];
-    static struct fe_oauth_tok t;
-    unsigned k;
+    unsigned k, b;
 
+    tick_port = p;
+    for (b = 0; b < sizeof(bearers) / sizeof(bearers[0]); b++) {
+        if (bearers[b].cf == cf)
+            bearers[b].cf = NULL; /* (its servers are being replaced) */
+    }
     for (k = 0; k < m->n && k < MOTE_MAX_MCP_SERVERS; k++) {
         const char **hv = cf->headers[k];
-        const char *name = m->srv[k].name;
-        char err[400];
-        int h, rc;
+        struct bearer *e = NULL;
+        int h;
 
         if (m->srv[k].kind != MOTE_MCP_HTTP && m->srv[k].kind != MOTE_MCP_SSE)
             continue;
-        if ((rc = oa_load(state_dir, name, &t, err, sizeof(err))) <= 0) {
-            if (rc < 0)
-                fprintf(stderr, "mote: mcp %s: %s\n", name, err);
-            continue;
-        }
-        if (strcmp(t.url, m->srv[k].url) != 0) {
-            fprintf(stderr, "mote: mcp %s: the login kept is for another address: log in again "
-                            "(mote mcp login %s)\n", name, name);
-            continue;
-        }
-        if (t.expires_at != 0 && t.expires_at <= (int64_t)time(NULL) + 30) {
-            if (!t.cc && t.refresh[0] == '\0') {
-                fprintf(stderr, "mote: mcp %s: the login has expired: mote mcp login %s\n", name,
-                        name);
-                continue;
-            }
-            if (renew(p, &t, ca_file, err, sizeof(err)) < 0 ||
-                oa_save(state_dir, name, &t, err, sizeof(err)) < 0) {
-                fprintf(stderr, "mote: mcp %s: the token could not be renewed (%s): mote mcp "
-                                "login %s\n", name, err, name);
-                continue;
-            }
-        }
         for (h = 0; hv[h] != NULL; h++) {
             if (strncasecmp(hv[h], "Authorization:", 14) == 0)
                 break;
         }
         if (hv[h] != NULL || h >= MOTE_MCP_CONF_HEADERS)
             continue; /* its own Authorization header wins */
-        snprintf(bearer[k], sizeof(bearer[k]), "Authorization: Bearer %s", t.access);
-        hv[h] = bearer[k];
+        for (b = 0; b < sizeof(bearers) / sizeof(bearers[0]) && e == NULL; b++) {
+            if (bearers[b].cf == NULL)
+                e = &bearers[b];
+        }
+        if (e == NULL || fresh(p, m, k, state_dir, ca_file, 30) < 0)
+            continue;
+        e->cf = cf;
+        e->m = m;
+        e->k = k;
+        e->ca_file = ca_file;
+        e->expires_at = tok.expires_at;
+        snprintf(e->state_dir, sizeof(e->state_dir), "%s", state_dir);
+        snprintf(e->line, sizeof(e->line), "Authorization: Bearer %s", tok.access);
+        hv[h] = e->line;
         hv[h + 1] = NULL;
     }
-    memset(&t, 0, sizeof(t));
+    memset(&tok, 0, sizeof(tok));
+}
+
+static void on_tick(struct mote_loop *loop, mote_timer_id t, void *arg)
+{
+    int64_t now = (int64_t)time(NULL);
+    size_t b;
+
+    (void)t, (void)arg;
+    for (b = 0; b < sizeof(bearers) / sizeof(bearers[0]); b++) {
+        struct bearer *e = &bearers[b];
+
+        if (e->cf == NULL || e->expires_at == 0 || e->expires_at > now + FE_OAUTH_AHEAD_S)
+            continue;
+        if (fresh(tick_port, e->m, e->k, e->state_dir, e->ca_file, FE_OAUTH_AHEAD_S) < 0) {
+            e->expires_at = 0; /* (said once; its 401 names the login) */
+            continue;
+        }
+        e->expires_at = tok.expires_at;
+        snprintf(e->line, sizeof(e->line), "Authorization: Bearer %s", tok.access);
+        memset(&tok, 0, sizeof(tok));
+    }
+    if (mote_timer_start(loop, tick_ms, on_tick, NULL, 0, NULL) < 0)
+        ticking = false;
+}
+
+void fe_oauth_tick_start(struct mote_loop *loop)
+{
+    size_t b;
+
+    tick_ms = (uint32_t)fe_env_ms("MOTE_OAUTH_TICK_MS", FE_OAUTH_TICK_MS); /* (tests) */
+    for (b = 0; b < sizeof(bearers) / sizeof(bearers[0]); b++) {
+        if (bearers[b].cf != NULL && !ticking)
+            ticking = mote_timer_start(loop, tick_ms, on_tick, NULL, 0, NULL) == 0;
+    }
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/oauth.h"
 #include "../common/setup.h"
 #include "unatt.h"
 
@@ -28,6 +29,7 @@ static struct serve_set sets[SETS];
 static int cur = -1;
 static bool tls;
 static struct rl_ctx ctx;
+static struct mote_posix *load_pp; /* the port the MCP servers' tokens are renewed through */
 static bool started;  /* rl_mcp_start ran: reloads may apply */
 static bool pending;  /* a reload waits for a free set */
 static mote_timer_id soon; /* the work an event asked for, on the next loop turn */
@@ -149,16 +151,24 @@ static int mcp_load(struct serve_set *s, int k, bool *have)
     rc = fe_mcp_with(&s->o, &mcps[k], &mcpcfs[k], ctx.loop, have);
     if (rc != 0)
         return rc;
+    if (*have && load_pp != NULL) {
+        /* the tokens of servers logged in to (mote mcp login) */
+        char dir[1024];
+
+        if (fe_state_path(&s->o, dir, sizeof(dir)) == 0)
+            fe_oauth_attach(&load_pp->port, &mcps[k], &mcpcfs[k], dir, mcps[k].net.ca_file);
+    }
     snprintf(mcp_path, sizeof(mcp_path), "%s", s->o.mcp_config != NULL ? s->o.mcp_config : "");
     mcp_pst = st;
     return 0;
 }
 
-int rl_mcp_load(struct mote_loop *loop)
+int rl_mcp_load(struct mote_posix *pp, struct mote_loop *loop)
 {
     bool have = false;
     int rc;
 
+    load_pp = pp;
     ctx.loop = loop;
     if ((rc = mcp_load(&sets[cur], 0, &have)) != 0)
         return rc;
@@ -222,6 +232,7 @@ void rl_mcp_start(const struct rl_ctx *c)
     if (mcp_cur >= 0) {
         mote_serve_elicit_on(ctx.srv, &asks[mcp_cur], &mcps[mcp_cur]);
         fe_mcp_start(ctx.ses, &mcps[mcp_cur], ctx.loop);
+        fe_oauth_tick_start(ctx.loop); /* tokens renewed before they expire */
     }
 }
 

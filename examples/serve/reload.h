@@ -28,8 +28,9 @@ struct serve_set *rl_cur(void);
 int rl_first(bool tls);
 
 /* The MCP servers of the configuration in use, read (before the session
- * starts: a bad file is a usage error). Returns 0 or 2 (said). */
-int rl_mcp_load(struct mote_loop *loop);
+ * starts: a bad file is a usage error), with the tokens of those logged
+ * in to (renewed through pp's port when expired). Returns 0 or 2 (said). */
+int rl_mcp_load(struct mote_posix *pp, struct mote_loop *loop);
 
 /* Then offered to the session and started (the server listens). */
 void rl_mcp_start(const struct rl_ctx *ctx);

@@ -430,7 +430,7 @@ static int start(void)
     if ((rc = rl_first(pp.port.tls_handshake != NULL)) != 0)
         return rc;
     s = rl_cur();
-    if ((rc = rl_mcp_load(&loop)) != 0 ||
+    if ((rc = rl_mcp_load(&pp, &loop)) != 0 ||
         (rc = fe_state_dir(&s->o, &pp, state_dir, sizeof(state_dir))) != 0 ||
         (!as_mcp && (rc = claim_state()) != 0))
         return rc;
