@@ -1046,3 +1046,12 @@ test-openwrt-build: $(B)/mote
 OPENWRT_BUILD ?= 1
 CHECK_GROUPS += test-openwrt
 # ---- end of the OpenWrt package's block ----
+
+# ---- OAuth for MCP servers over HTTP ----
+## test-mcp-oauth: `mote mcp login` / `logout` and bearer tokens: the MCP
+## conformance suite's auth scenarios, a hostile authorization server
+.PHONY: test-mcp-oauth
+CHECK_GROUPS += test-mcp-oauth
+test-mcp-oauth: $(SB)/mote
+	$(Q)$(LSAN_OFF) $(PYTHON) test/integration/test_mcp_oauth.py $(SB)
+# ---- end of OAuth's block ----

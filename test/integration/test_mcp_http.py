@@ -876,10 +876,11 @@ GLOB_HOOK = """export async function load(url, context, next) {
 """
 
 
-def conformance_checks(scenario, tool, arguments=None):
+def conformance_checks(scenario, tool, arguments=None, client_timeout=60):
     """Runs the MCP conformance suite's client scenario against mote (its
-    server, mote with a model calling `tool` with `arguments`); returns the
-    checks it wrote (its INFO lines left out)."""
+    server, mote with a model calling `tool` with `arguments`; the client
+    killed after `client_timeout` seconds); returns the checks it wrote (its
+    INFO lines left out)."""
     if not os.path.exists(CONFORMANCE):
         raise Skip("@modelcontextprotocol/conformance is not installed (make deps)")
     cmd = ["node"]
@@ -898,9 +899,9 @@ def conformance_checks(scenario, tool, arguments=None):
     if arguments is not None:  # (the suite splits the command at spaces, runs it in a shell)
         client += " " + shlex.quote(json.dumps(arguments, separators=(",", ":")))
     p = subprocess.run(cmd + [CONFORMANCE, "client", "--command", client, "--scenario", scenario,
-                              "-o", out, "--timeout", "60000"],
-                       capture_output=True, text=True, timeout=120)
-    found = glob.glob(os.path.join(out, "*", "checks.json"))
+                              "-o", out, "--timeout", str(client_timeout * 1000)],
+                       capture_output=True, text=True, timeout=client_timeout + 60)
+    found = glob.glob(os.path.join(out, "**", "checks.json"), recursive=True)  # (auth/NAME-...)
     check(len(found) == 1, (p.returncode, p.stdout[-800:], p.stderr[-800:]))
     return [c for c in json.load(open(found[0])) if c["status"] != "INFO"]
 
