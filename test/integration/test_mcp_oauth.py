@@ -253,6 +253,37 @@ def test_a_token_goes_only_to_its_server():
     check(SECRET not in p.stderr and SECRET not in json.dumps(requests_in(llog)), "leaked")
 
 
+def test_an_expired_token_is_refreshed_at_start():
+    # The token expires in 1 s; the next run refreshes it (the refresh_token
+    # grant) before it connects, uses the new token, and keeps it (0600).
+    fresh = SECRET + "-fresh"
+    url, slog = oauth_server("--token", SECRET, "--refresh-token", REFRESH, "--expires-in", "1",
+                             "--refreshed-token", fresh)
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"c": {"type": "http", "url": url}})
+    lg = do_login(st, cfg)
+    check(lg.rc == 0, (lg.rc, lg.err[-600:]))
+    issued = [r["t"] for r in olog(slog) if r["path"] == "/token"][-1]
+    wait_for(lambda: time.time() > issued + 2, "the token to expire")
+    seen = len(olog(slog))
+    port, llog = start_server([{"tool": "c__echo", "input": {"text": "again"}}, {"text": "done"}])
+    p = run(port, cfg, st, "-p", "x", "--yes")
+    check(p.returncode == 0 and "done" in p.stdout, (p.returncode, p.stderr[-600:]))
+    later = olog(slog)[seen:]
+    grants = [r["body"] for r in later if r["path"] == "/token"]
+    check(len(grants) == 1 and "grant_type=refresh_token" in grants[0], grants)
+    first_mcp = [i for i, r in enumerate(later) if r["path"] == "/mcp"][:1] or [len(later)]
+    check(any(r["path"] == "/token" for r in later[:first_mcp[0]]), "refreshed before connecting")
+    posts = [r for r in later if r["path"] == "/mcp" and r["method"] == "POST"]
+    check(posts and all(auth_of(r) == "Bearer " + fresh for r in posts),
+          [auth_of(r) for r in posts])
+    f = token_file(st)
+    check(fresh in open(f).read() and stat.S_IMODE(os.stat(f).st_mode) == 0o600,
+          "the refreshed token kept, 0600")
+    for text in (p.stdout + p.stderr, json.dumps(requests_in(llog))):
+        check(fresh not in text and REFRESH not in text, "a token leaked")
+
+
 def client_credentials(login_first):
     """"grant": "client_credentials" with a pre-registered client whose
     secret comes from the environment, with or without a login first: the
@@ -293,6 +324,12 @@ def client_credentials(login_first):
 def test_client_credentials_login_then_run():
     # The login takes the token at once (no address, no prompt).
     client_credentials(True)
+
+
+def test_client_credentials_token_at_start_without_login():
+    # No login: the run gets the token at start (the spec: "a fresh token at
+    # start when theirs expired or is missing").
+    client_credentials(False)
 
 
 def test_a_confidential_client_keeps_its_secret_off_the_address():
