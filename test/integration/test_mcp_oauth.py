@@ -23,6 +23,7 @@ from harness import (ROOT, TMP, check, requests_in, run_all, start_server, wait_
 from harness import mcp_config as config
 import harness
 from test_mcp_http import conformance_checks
+from test_serve import Serve
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MOTE = os.path.join(BUILD, "mote")
@@ -82,6 +83,8 @@ def state_text(st):
         if os.path.abspath(d) == os.path.abspath(os.path.join(st, "mcp-auth")):
             continue
         for f in files:
+            if not stat.S_ISREG(os.lstat(os.path.join(d, f)).st_mode):
+                continue  # (mote serve's socket)
             with open(os.path.join(d, f), errors="replace") as fh:
                 out[os.path.relpath(os.path.join(d, f), st)] = fh.read()
     return out
@@ -282,6 +285,69 @@ def test_an_expired_token_is_refreshed_at_start():
           "the refreshed token kept, 0600")
     for text in (p.stdout + p.stderr, json.dumps(requests_in(llog))):
         check(fresh not in text and REFRESH not in text, "a token leaked")
+
+
+def test_a_token_is_renewed_while_the_run_goes_on():
+    # A token that expires in 100 s is not renewed at the start (over the
+    # 30 s margin) but by the run's own check (MOTE_OAUTH_TICK_MS, here
+    # 300 ms; 30 s by default) once it is within 120 s of expiry; the
+    # next call of the same run carries the new token. The model's second
+    # answer waits for the refresh grant (a file the test makes then).
+    fresh = SECRET + "-renewed"
+    url, slog = oauth_server("--token", SECRET, "--refresh-token", REFRESH, "--expires-in", "100",
+                             "--refreshed-token", fresh)
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"c": {"type": "http", "url": url}})
+    lg = do_login(st, cfg)
+    check(lg.rc == 0, (lg.rc, lg.err[-600:]))
+    go = os.path.join(TMP, "renewed-" + uuid.uuid4().hex[:6])
+    port, llog = start_server([{"tool": "c__echo", "input": {"text": "one"}},
+                               {"wait_file": go, "tool": "c__echo", "input": {"text": "two"}},
+                               {"text": "done"}])
+    p = subprocess.Popen([MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
+                          "--mcp-config", cfg, "-p", "x", "--yes"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env(MOTE_OAUTH_TICK_MS="300"))
+    PROCS.append(p)
+    try:
+        wait_for(lambda: any(r["path"] == "/token" and "grant_type=refresh_token" in r["body"]
+                             for r in olog(slog)), "the token renewed during the run")
+        open(go, "w").close()
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    check(p.returncode == 0 and "done" in out, (p.returncode, err[-600:]))
+    calls = [r for r in olog(slog) if r["path"] == "/mcp" and '"tools/call"' in r["body"]]
+    check(len(calls) == 2 and '"two"' in calls[1]["body"] and
+          auth_of(calls[1]) == "Bearer " + fresh, [(r["body"][:80], auth_of(r)) for r in calls])
+    check(fresh in open(token_file(st)).read(), "the renewed token kept")
+    for text in (out + err, json.dumps(requests_in(llog))):
+        check(fresh not in text and REFRESH not in text and SECRET not in text, "a token leaked")
+
+
+def test_mote_serve_sends_the_token_kept():
+    # mote serve reads the tokens of its MCP servers' logins when it loads
+    # them: a conversation's call carries the bearer; the token shows in
+    # neither its log nor the conversation's journal.
+    url, slog = oauth_server("--token", SECRET)
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"c": {"type": "http", "url": url}})
+    lg = do_login(st, cfg)
+    check(lg.rc == 0, (lg.rc, lg.err[-600:]))
+    port, llog = start_server([{"tool": "c__echo", "input": {"text": "hi"}}, {"text": "done"}])
+    s = Serve(port, st, args=["--mcp-config", cfg, "--approval", "allow"])
+    try:
+        wait_for(lambda: "mcp c: ready" in s.log(), "the MCP server ready", 30)
+        cid, ev = s.start_turn("call it")
+        s.wait_state(cid, "idle")
+        ev.close()
+        calls = [r for r in olog(slog) if r["path"] == "/mcp" and '"tools/call"' in r["body"]]
+        check(len(calls) == 1 and auth_of(calls[0]) == "Bearer " + SECRET,
+              [auth_of(r) for r in calls])
+        text = json.dumps(state_text(st)) + s.log() + json.dumps(requests_in(llog))
+        check(SECRET not in text, "the token leaked")
+    finally:
+        check(s.stop() == 0, s.log()[-2000:])
 
 
 def client_credentials(login_first):
