@@ -227,6 +227,20 @@ static int exchange(struct io *x, struct mote_dial *d, struct mote_http_resp *r)
     return 0;
 }
 
+void fe_fetch_init(struct fe_fetch *f, const char *method, const char *url,
+                   const char *const *headers, const char *body, size_t body_len, char *out,
+                   size_t cap)
+{
+    memset(f, 0, sizeof(*f));
+    f->method = method;
+    f->url = url;
+    f->headers = headers;
+    f->body = body;
+    f->body_len = body_len;
+    f->out = out;
+    f->cap = cap;
+}
+
 int fe_fetch(const struct mote_port *p, struct fe_fetch *f)
 {
     static struct io x;

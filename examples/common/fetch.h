@@ -31,6 +31,13 @@ struct fe_fetch {
     char err[300];                /* why it failed: one line, never a header's value */
 };
 
+/* Prepares f for a request (everything else zero): the method, the URL,
+ * the header lines and the body (NULL: none), and the buffer the answer
+ * goes to. */
+void fe_fetch_init(struct fe_fetch *f, const char *method, const char *url,
+                   const char *const *headers, const char *body, size_t body_len, char *out,
+                   size_t cap);
+
 /* Sends the request and reads the answer (any status) into f. Returns 0,
  * or < 0 with f->err: the connection, TLS, the deadline, a body over
  * f->cap (MOTE_ERR_TOO_LARGE), a malformed answer. Proxies come from the

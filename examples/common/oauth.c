@@ -171,8 +171,6 @@ static int ask(struct login *l, struct fe_fetch *f, const char *what)
 {
     char line[500];
 
-    f->out = oa_body;
-    f->cap = sizeof(oa_body);
     f->ca_file = l->ca_file;
     if (f->timeout_ms == 0)
         f->timeout_ms = FE_OAUTH_STEP_MS;
@@ -194,10 +192,7 @@ static int get_doc(struct login *l, const char *url, const char *what)
     struct fe_fetch f;
     char line[500];
 
-    memset(&f, 0, sizeof(f));
-    f.method = "GET";
-    f.url = url;
-    f.headers = hdr;
+    fe_fetch_init(&f, "GET", url, hdr, NULL, 0, oa_body, sizeof(oa_body));
     if (ask(l, &f, what) != 0)
         return -1;
     if (f.status != 200)
@@ -241,12 +236,8 @@ static int probe(struct login *l)
     int i;
 
     for (i = 0; i < 2; i++) {
-        memset(&f, 0, sizeof(f));
-        f.method = "POST";
-        f.url = l->s->url;
-        f.headers = hdr;
-        f.body = i == 0 ? init : list;
-        f.body_len = i == 0 ? sizeof(init) - 1 : sizeof(list) - 1;
+        fe_fetch_init(&f, "POST", l->s->url, hdr, i == 0 ? init : list,
+                      i == 0 ? sizeof(init) - 1 : sizeof(list) - 1, oa_body, sizeof(oa_body));
         if (ask(l, &f, "the server") != 0)
             return -1;
         if (f.status == 401 || f.status == 403) {
@@ -428,12 +419,7 @@ static int find_client(struct login *l)
             say(l, "the registration request is too long");
             return -1;
         }
-        memset(&f, 0, sizeof(f));
-        f.method = "POST";
-        f.url = l->reg_ep;
-        f.headers = hdr;
-        f.body = req;
-        f.body_len = at;
+        fe_fetch_init(&f, "POST", l->reg_ep, hdr, req, at, oa_body, sizeof(oa_body));
         if (ask(l, &f, "the registration") != 0)
             return -1;
         if (f.status != 200 && f.status != 201) {

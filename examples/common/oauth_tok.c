@@ -57,14 +57,7 @@ int oa_token_request(const struct mote_port *p, struct fe_oauth_tok *t, char *fo
         snprintf(err, ecap, "the token request is too long");
         return -1;
     }
-    memset(&f, 0, sizeof(f));
-    f.method = "POST";
-    f.url = t->token_ep;
-    f.headers = hdr;
-    f.body = form;
-    f.body_len = at;
-    f.out = oa_body;
-    f.cap = sizeof(oa_body);
+    fe_fetch_init(&f, "POST", t->token_ep, hdr, form, at, oa_body, sizeof(oa_body));
     f.ca_file = ca_file;
     f.timeout_ms = FE_OAUTH_STEP_MS;
     e = fe_fetch(p, &f);
