@@ -111,7 +111,7 @@ ROOTS_OBJ := $(B)/obj/ca_roots.o
 endif
 
 CORE_SRC := $(sort $(wildcard src/*.c))
-POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c $(if $(filter mbedtls,$(TLS)),port/tls_roots.c port/tls_sessions.c)
+POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_$(TLS).c $(if $(filter mbedtls,$(TLS)),port/tls_roots.c port/tls_sessions.c port/tls_sign.c)
 TPORT_SRC := $(sort $(wildcard port/test/*.c))
 CLI_SRC := $(sort $(wildcard examples/cli/*.c examples/common/*.c examples/serve/*.c))
 # SERVE=0: the CLI without `mote serve` (about 40 KB less).
@@ -144,7 +144,7 @@ SB := $(B)/asan
 # agent, turns, errors, embed, tls, cli15, tools15, approval, mqtt,
 # mqtt-serve, fleet; check-small's agent); the others run without it.
 LSAN_OFF := ASAN_OPTIONS=detect_leaks=0
-SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c port/tls_roots.c port/tls_sessions.c
+SAN_POSIX_SRC := $(sort $(wildcard port/posix/*.c)) port/tls_mbedtls.c port/tls_roots.c port/tls_sessions.c port/tls_sign.c
 SAN_LIB_OBJ := $(CORE_SRC:%.c=$(SB)/%.o) $(SAN_POSIX_SRC:%.c=$(SB)/%.o) $(TPORT_SRC:%.c=$(SB)/%.o)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(SB)/%)
 
@@ -185,8 +185,8 @@ $(B)/obj/ca_roots.o: $(B)/ca_roots.der
 ifeq ($(MBEDTLS),3.6)
 $(MBEDTLS_DEP): scripts/mbedtls.sh
 	$(Q)sh scripts/mbedtls.sh 3.6 $(MBEDTLS_DIR) debian "$(CC)" "$(AR)" "-Os -g -ffunction-sections -fdata-sections"
-$(B)/obj/port/tls_mbedtls.o $(B)/obj/port/tls_sessions.o $(SB)/port/tls_mbedtls.o \
-  $(SB)/port/tls_sessions.o $(SB)/test/unit/test_tls_roots.o: $(MBEDTLS_DEP)
+$(B)/obj/port/tls_mbedtls.o $(B)/obj/port/tls_sessions.o $(B)/obj/port/tls_sign.o \
+  $(SB)/port/tls_mbedtls.o $(SB)/port/tls_sessions.o $(SB)/port/tls_sign.o $(SB)/test/unit/test_tls_roots.o: $(MBEDTLS_DEP)
 endif
 
 $(B)/libmote.a: $(LIB_OBJ)

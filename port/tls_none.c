@@ -35,3 +35,11 @@ int mote_tls_set_roots(const void *data, size_t len)
     (void)data, (void)len;
     return MOTE_ERR_NOTSUP;
 }
+
+int mote_tls_sign_es256(const void *key, size_t len, const uint8_t hash[32], uint8_t sig[64],
+                        char *err, size_t cap)
+{
+    (void)key, (void)len, (void)hash, (void)sig;
+    snprintf(err, cap, "this mote was built with TLS=none: signing (ES256) needs TLS=mbedtls");
+    return MOTE_ERR_NOTSUP;
+}

@@ -118,6 +118,7 @@ int fe_oauth_read_conf(const char *path, const char *name, struct fe_oauth_srv *
                   cap) ||
         !conf_str(oa, "scope", s->scope, sizeof(s->scope), name, err, cap) ||
         !conf_str(oa, "redirect_uri", s->redirect, sizeof(s->redirect), name, err, cap) ||
+        !conf_str(oa, "private_key_file", s->key_file, sizeof(s->key_file), name, err, cap) ||
         !conf_str(oa, "grant", grant, sizeof(grant), name, err, cap))
         return -1;
     if (strcmp(grant, "client_credentials") == 0) {
@@ -128,9 +129,10 @@ int fe_oauth_read_conf(const char *path, const char *name, struct fe_oauth_srv *
                  name);
         return -1;
     }
-    if (s->cc && (s->client_id[0] == '\0' || s->client_secret[0] == '\0')) {
+    if (s->cc && (s->client_id[0] == '\0' ||
+                  (s->client_secret[0] == '\0' && s->key_file[0] == '\0'))) {
         snprintf(err, cap, "server '%s': client credentials need \"client_id\" and "
-                           "\"client_secret\" in \"oauth\"", name);
+                           "\"client_secret\" (or \"private_key_file\") in \"oauth\"", name);
         return -1;
     }
     if (s->redirect[0] == '\0')
@@ -155,6 +157,7 @@ struct login {
     char prm_scopes[512];                /* the resource's scopes_supported */
     char resource[FE_OAUTH_URL_MAX];
     char issuer[FE_OAUTH_URL_MAX];
+    char as_issuer[FE_OAUTH_URL_MAX];    /* the metadata's "issuer" ("" if none) */
     char auth_ep[FE_OAUTH_URL_MAX], token_ep[FE_OAUTH_URL_MAX], reg_ep[FE_OAUTH_URL_MAX];
     char as_scopes[512];
     bool cimd, auth_basic, auth_post, auth_none, s256, no_methods;
@@ -350,6 +353,7 @@ static int find_server(struct login *l)
         if (!oa_doc_str("authorization_endpoint", l->auth_ep, sizeof(l->auth_ep)) ||
             !oa_doc_str("token_endpoint", l->token_ep, sizeof(l->token_ep)) ||
             !oa_doc_str("registration_endpoint", l->reg_ep, sizeof(l->reg_ep)) ||
+            !oa_doc_str("issuer", l->as_issuer, sizeof(l->as_issuer)) ||
             !oa_doc_list("scopes_supported", l->as_scopes, sizeof(l->as_scopes)) ||
             !oa_doc_list("token_endpoint_auth_methods_supported", methods, sizeof(methods)) ||
             !oa_doc_list("code_challenge_methods_supported", pkce, sizeof(pkce)) ||
@@ -612,7 +616,12 @@ int fe_oauth_login(const struct mote_port *p, const struct fe_oauth_srv *s, cons
     if (s->cc) {
         snprintf(l.tok.client_id, sizeof(l.tok.client_id), "%s", s->client_id);
         snprintf(l.tok.client_secret, sizeof(l.tok.client_secret), "%s", s->client_secret);
-        l.tok.auth = l.auth_basic ? FE_AUTH_BASIC : FE_AUTH_POST;
+        l.tok.auth = s->key_file[0] != '\0' ? FE_AUTH_JWT
+                     : l.auth_basic        ? FE_AUTH_BASIC
+                                           : FE_AUTH_POST;
+        snprintf(l.tok.key_file, sizeof(l.tok.key_file), "%s", s->key_file);
+        snprintf(l.tok.audience, sizeof(l.tok.audience), "%s",
+                 l.as_issuer[0] != '\0' ? l.as_issuer : l.issuer);
         if (!oa_param(form, sizeof(form), &at, "grant_type", "client_credentials") ||
             (l.tok.scope[0] != '\0' && !oa_param(form, sizeof(form), &at, "scope", l.tok.scope)) ||
             !oa_param(form, sizeof(form), &at, "resource", l.resource)) {

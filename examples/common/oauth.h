@@ -26,6 +26,7 @@ struct fe_oauth_srv {
     char metadata_url[FE_OAUTH_URL_MAX];  /* a Client ID Metadata Document's URL */
     char scope[512];
     char redirect[256];
+    char key_file[FE_OAUTH_URL_MAX];      /* an EC P-256 key: private_key_jwt */
     bool cc;                              /* "grant": "client_credentials" */
 };
 
@@ -39,12 +40,14 @@ struct fe_oauth_tok {
     char client_id[FE_OAUTH_URL_MAX];
     char client_secret[512];
     char resource[FE_OAUTH_URL_MAX];
+    char key_file[FE_OAUTH_URL_MAX];      /* private_key_jwt: the key */
+    char audience[FE_OAUTH_URL_MAX];      /* ... and the assertion's aud */
     uint8_t auth;                         /* how the client authenticates: FE_AUTH_* */
     bool cc;
     int64_t expires_at;                   /* Unix seconds; 0: not said */
 };
 
-enum { FE_AUTH_NONE = 0, FE_AUTH_BASIC, FE_AUTH_POST };
+enum { FE_AUTH_NONE = 0, FE_AUTH_BASIC, FE_AUTH_POST, FE_AUTH_JWT };
 
 /* Reads server `name` of MCP configuration `path` into s. Returns 0, or
  * -1 with one line in err. */

@@ -16,6 +16,7 @@
 #include "sha256.h"
 
 #include "mote/mote_err.h"
+#include "mote/mote_tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,67 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The client's assertion (private_key_jwt, RFC 7523 2.2): a JWT of
+ * iss = sub = the client, aud = the authorization server, 5 minutes,
+ * signed ES256 with its key file; added to the form. 0 or -1 (err). */
+static int assertion(const struct mote_port *p, const struct fe_oauth_tok *t, char *form,
+                     size_t cap, size_t *at, char *err, size_t ecap)
+{
+    static char key[8192], jwt[4096], claims[3072];
+    uint8_t digest[32], sig[64], id[12];
+    char jti[24];
+    size_t n = 0, kn;
+    int64_t now = (int64_t)time(NULL);
+    int rc = fe_read_file(t->key_file, key, sizeof(key), &kn);
+
+    if (rc < 0) {
+        snprintf(err, ecap, "cannot read the private key %.300s: %s", t->key_file,
+                 fe_read_why(rc));
+        return -1;
+    }
+    if (p->random(p->ctx, id, sizeof(id)) < 0 || fe_b64url(id, sizeof(id), jti, sizeof(jti)) < 0)
+        jti[0] = '\0';
+    snprintf(claims, sizeof(claims), "%lld,\"exp\":%lld,\"jti\":\"%s\"}", (long long)now,
+             (long long)now + 300, jti);
+    {
+        char head[2900];
+        size_t h = 0;
+
+        if (!oa_cat(head, sizeof(head), &h, "{\"iss\":") ||
+            !oa_json_str(head, sizeof(head), &h, t->client_id) ||
+            !oa_cat(head, sizeof(head), &h, ",\"sub\":") ||
+            !oa_json_str(head, sizeof(head), &h, t->client_id) ||
+            !oa_cat(head, sizeof(head), &h, ",\"aud\":") ||
+            !oa_json_str(head, sizeof(head), &h, t->audience) ||
+            !oa_cat(head, sizeof(head), &h, ",\"iat\":") ||
+            !oa_cat(head, sizeof(head), &h, claims))
+            goto long_;
+        memcpy(claims, head, h + 1);
+    }
+    /* base64url("{"alg":"ES256","typ":"JWT"}") */
+    if (!oa_cat(jwt, sizeof(jwt), &n, "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9."))
+        goto long_;
+    if ((rc = fe_b64url((const uint8_t *)claims, strlen(claims), jwt + n, sizeof(jwt) - n)) < 0)
+        goto long_;
+    n += (size_t)rc;
+    fe_sha256(jwt, n, digest);
+    rc = mote_tls_sign_es256(key, kn + 1, digest, sig, err, ecap); /* (PEM: its NUL counted) */
+    memset(key, 0, sizeof(key));
+    if (rc < 0)
+        return -1;
+    if (!oa_cat(jwt, sizeof(jwt), &n, ".") ||
+        (rc = fe_b64url(sig, sizeof(sig), jwt + n, sizeof(jwt) - n)) < 0)
+        goto long_;
+    if (!oa_param(form, cap, at, "client_assertion_type",
+                  "urn:ietf:params:oauth:client-assertion-type:jwt-bearer") ||
+        !oa_param(form, cap, at, "client_assertion", jwt))
+        goto long_;
+    return 0;
+long_:
+    snprintf(err, ecap, "the client's assertion is too long");
+    return -1;
+}
 
 int oa_token_request(const struct mote_port *p, struct fe_oauth_tok *t, char *form, size_t cap,
                          size_t at, const char *ca_file, char *err, size_t ecap)
@@ -57,6 +119,8 @@ int oa_token_request(const struct mote_port *p, struct fe_oauth_tok *t, char *fo
         snprintf(err, ecap, "the token request is too long");
         return -1;
     }
+    if (t->auth == FE_AUTH_JWT && assertion(p, t, form, cap, &at, err, ecap) < 0)
+        return -1;
     fe_fetch_init(&f, "POST", t->token_ep, hdr, form, at, oa_body, sizeof(oa_body));
     f.ca_file = ca_file;
     f.timeout_ms = FE_OAUTH_STEP_MS;
@@ -157,7 +221,11 @@ int oa_save(const char *state_dir, const char *name, const struct fe_oauth_tok *
         !oa_cat(out, cap, &at,
              t->auth == FE_AUTH_BASIC  ? ",\"auth\":\"client_secret_basic\""
              : t->auth == FE_AUTH_POST ? ",\"auth\":\"client_secret_post\""
+             : t->auth == FE_AUTH_JWT  ? ",\"auth\":\"private_key_jwt\""
                                        : ",\"auth\":\"none\"") ||
+        !oa_cat(out, cap, &at, ",\"private_key_file\":") ||
+        !oa_json_str(out, cap, &at, t->key_file) || !oa_cat(out, cap, &at, ",\"audience\":") ||
+        !oa_json_str(out, cap, &at, t->audience) ||
         !oa_cat(out, cap, &at, t->cc ? ",\"grant\":\"client_credentials\"}\n"
                                           : ",\"grant\":\"authorization_code\"}\n")) {
         snprintf(err, ecap, "the token is too long to keep");
@@ -216,6 +284,8 @@ int oa_load(const char *state_dir, const char *name, struct fe_oauth_tok *t, cha
         !oa_doc_str("client_id", t->client_id, sizeof(t->client_id)) ||
         !oa_doc_str("client_secret", t->client_secret, sizeof(t->client_secret)) ||
         !oa_doc_str("resource", t->resource, sizeof(t->resource)) || !oa_doc_str("auth", a, sizeof(a)) ||
+        !oa_doc_str("private_key_file", t->key_file, sizeof(t->key_file)) ||
+        !oa_doc_str("audience", t->audience, sizeof(t->audience)) ||
         !oa_doc_str("grant", g, sizeof(g))) {
         memset(text, 0, sizeof(oa_body));
         snprintf(err, ecap, "%.300s is not a token file of mote's (log in again)", path);
@@ -226,6 +296,7 @@ int oa_load(const char *state_dir, const char *name, struct fe_oauth_tok *t, cha
     memset(text, 0, n); /* (the tokens are in t now) */
     t->auth = strcmp(a, "client_secret_basic") == 0  ? FE_AUTH_BASIC
               : strcmp(a, "client_secret_post") == 0 ? FE_AUTH_POST
+              : strcmp(a, "private_key_jwt") == 0    ? FE_AUTH_JWT
                                                      : FE_AUTH_NONE;
     t->cc = strcmp(g, "client_credentials") == 0;
     return 1;

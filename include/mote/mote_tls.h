@@ -37,6 +37,7 @@
 #define MOTE_TLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mote/mote_port.h"
 
@@ -65,6 +66,15 @@ void mote_tls_fill(struct mote_port *port);
  * Nothing is parsed here: returns 0, MOTE_ERR_INVAL when `data` starts
  * with neither, or MOTE_ERR_NOTSUP in a TLS=none build. */
 int mote_tls_set_roots(const void *data, size_t len);
+
+/* Signs a SHA-256 digest with an EC P-256 private key (`key`, len bytes:
+ * PEM with its NUL counted in len, or DER; unencrypted) the way ES256
+ * wants it (RFC 7518 3.4: r then s, 32 bytes each, big-endian) into sig:
+ * a client's assertion (private_key_jwt, RFC 7523). Returns 0,
+ * MOTE_ERR_INVAL (not such a key: err says why), MOTE_ERR_TLS, or
+ * MOTE_ERR_NOTSUP (a TLS=none build, or a library without ECDSA). */
+int mote_tls_sign_es256(const void *key, size_t len, const uint8_t hash[32], uint8_t sig[64],
+                        char *err, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -117,8 +117,13 @@ def run_auth(mote, state, start_model, url, env):
     if "client_secret" in ctx:  # (from the environment, as a user keeps it)
         oauth["client_secret"] = "${MT_CLIENT_SECRET}"
         env = dict(env, MT_CLIENT_SECRET=ctx["client_secret"])
-    if scenario == "auth/client-credentials-basic":
+    if scenario in ("auth/client-credentials-basic", "auth/client-credentials-jwt"):
         oauth["grant"] = "client_credentials"
+    if "private_key_pem" in ctx:  # (private_key_jwt: the key in a file of its own, 0600)
+        key = os.path.join(state, "client-key.pem")
+        with open(os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+            f.write(ctx["private_key_pem"])
+        oauth["private_key_file"] = key
     if scenario == "auth/basic-cimd":
         oauth["client_metadata_url"] = CIMD_URL
     server = {"type": "http", "url": url}

@@ -350,6 +350,27 @@ def test_mote_serve_sends_the_token_kept():
         check(s.stop() == 0, s.log()[-2000:])
 
 
+def test_a_client_key_that_cannot_sign_is_refused():
+    # private_key_jwt with a key that is not EC P-256 (RSA), or not a key:
+    # the login ends with one line naming the key; no token request goes out.
+    url, slog = oauth_server("--token", SECRET, "--client-id", "cc-client",
+                             "--client-secret", "unused")
+    st = tempfile.mkdtemp(dir=TMP)
+    rsa = os.path.join(st, "rsa.pem")
+    subprocess.run(["openssl", "genrsa", "-out", rsa, "2048"], check=True, capture_output=True)
+    junk = os.path.join(st, "junk.pem")
+    with open(junk, "w") as f:
+        f.write("-----BEGIN PRIVATE KEY-----\nnot base64 at all\n-----END PRIVATE KEY-----\n")
+    for key, why in ((rsa, "not an EC P-256 key"), (junk, "not an unencrypted PEM or DER key"),
+                     (os.path.join(st, "absent.pem"), "cannot read the private key")):
+        cfg = config({"c": {"type": "http", "url": url, "oauth": {
+            "grant": "client_credentials", "client_id": "cc-client", "private_key_file": key}}})
+        lg = do_login(st, cfg)
+        line = one_line_error(lg)
+        check(why in line, line)
+    check(not any(r["path"] == "/token" for r in olog(slog)), "a token request went out")
+
+
 def client_credentials(login_first):
     """"grant": "client_credentials" with a pre-registered client whose
     secret comes from the environment, with or without a login first: the
@@ -532,6 +553,16 @@ def test_conformance_auth_client_credentials_basic():
     auth_scenario("client-credentials-basic",
                   PRM | {"authorization-server-metadata", "token-request",
                          "client-credentials-basic-auth", "valid-bearer-token"})
+
+
+def test_conformance_auth_client_credentials_jwt():
+    # "grant": "client_credentials" with "private_key_file" (the suite's
+    # ES256 key): the client authenticates with a signed assertion
+    # (private_key_jwt, RFC 7523) the suite verifies (iss, sub, aud, the
+    # signature).
+    auth_scenario("client-credentials-jwt",
+                  PRM | {"authorization-server-metadata", "token-request",
+                         "client-credentials-jwt-verified", "valid-bearer-token"})
 
 
 def test_conformance_auth_pre_registration():
