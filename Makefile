@@ -565,6 +565,8 @@ fuzz: $(FUZZ_BIN)
 $(FZ)/fuzz_opts: FUZZ_EXTRA := examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: FUZZ_EXTRA := examples/common/mcpconf.c examples/common/readfile.c
 $(FZ)/fuzz_roots: FUZZ_EXTRA := port/tls_roots.c
+$(FZ)/fuzz_oauth: FUZZ_EXTRA := examples/common/oauth_util.c
+$(FZ)/fuzz_oauth: examples/common/oauth_util.c examples/common/oauth_int.h
 $(FZ)/fuzz_roots: port/tls_roots.c port/tls_roots.h
 $(FZ)/fuzz_opts: examples/cli/opts.c
 $(FZ)/fuzz_mcpconf: examples/common/mcpconf.c examples/common/readfile.c

@@ -39,7 +39,8 @@ extern bool oa_scrub;
 bool oa_expand(const char *s, char *out, size_t cap, char *err, size_t ecap);
 
 /* Members of the document in oa_js: a string ("" if absent; false when
- * not a string that fits), an array of strings joined by spaces. */
+ * not a string that fits, or one with a control character), an array of
+ * strings joined by spaces. */
 bool oa_doc_str(const char *key, char *out, size_t cap);
 bool oa_doc_list(const char *key, char *out, size_t cap);
 

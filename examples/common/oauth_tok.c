@@ -166,9 +166,12 @@ int oa_token_request(const struct mote_port *p, struct fe_oauth_tok *t, char *fo
     t->expires_at = e >= 0 && mote_json_int(&oa_js, e, &in) == 0 && in > 0 && in < (1ll << 40)
                         ? (int64_t)time(NULL) + in
                         : 0;
-    e = mote_json_member(&oa_js, 0, "scope");
-    if (e >= 0 && mote_json_type_of(&oa_js, e) == MOTE_JSON_STRING)
-        (void)mote_json_cstr(&oa_js, e, t->scope, sizeof(t->scope));
+    if (mote_json_member(&oa_js, 0, "scope") >= 0) {
+        char granted[sizeof(t->scope)];
+
+        if (oa_doc_str("scope", granted, sizeof(granted)) && granted[0] != '\0')
+            memcpy(t->scope, granted, sizeof(granted)); /* (what was granted, when said) */
+    }
     memset(oa_body, 0, f.len);
     memset(refresh, 0, sizeof(refresh));
     return 0;

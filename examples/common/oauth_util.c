@@ -315,10 +315,20 @@ bool oa_doc_str(const char *key, char *out, size_t cap)
 {
     int t = mote_json_member(&oa_js, 0, key);
 
+    size_t i;
+
     out[0] = '\0';
     if (t < 0 || mote_json_is_null(&oa_js, t))
         return true;
-    return mote_json_type_of(&oa_js, t) == MOTE_JSON_STRING && mote_json_cstr(&oa_js, t, out, cap) >= 0;
+    if (mote_json_type_of(&oa_js, t) != MOTE_JSON_STRING || mote_json_cstr(&oa_js, t, out, cap) < 0)
+        return false;
+    for (i = 0; out[i] != '\0'; i++) {
+        if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f) {
+            out[0] = '\0'; /* (it would reach a message, a file, a header) */
+            return false;
+        }
+    }
+    return true;
 }
 
 /* An array of strings of the document joined by spaces; false when not
@@ -337,9 +347,15 @@ bool oa_doc_list(const char *key, char *out, size_t cap)
         char v[256];
         int e = mote_json_elem(&oa_js, t, i);
 
+        size_t k;
+
         if (mote_json_type_of(&oa_js, e) != MOTE_JSON_STRING ||
-            mote_json_cstr(&oa_js, e, v, sizeof(v)) < 0 || strchr(v, ' ') != NULL)
+            mote_json_cstr(&oa_js, e, v, sizeof(v)) <= 0)
             return false;
+        for (k = 0; v[k] != '\0'; k++) {
+            if ((unsigned char)v[k] <= 0x20 || v[k] == 0x7f)
+                return false; /* a word: no space, no control character */
+        }
         if ((at > 0 && !oa_cat(out, cap, &at, " ")) || !oa_cat(out, cap, &at, v))
             return false;
     }

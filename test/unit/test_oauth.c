@@ -166,12 +166,39 @@ static void forms_and_json(void **state)
     assert_string_equal(b, "");
 }
 
+static void documents_refuse_control_bytes(void **state)
+{
+    /* an authorization server's strings reach messages, files and
+     * headers: one with a control character (an escape sequence, a line
+     * break) is refused, and a list holds words only */
+    static const char doc[] = "{\"issuer\":\"http://h\",\"token_endpoint\":\"http://h/t\\n\","
+                              "\"error\":\"x\\u001b[31m\",\"scopes_supported\":[\"a\",\"b\"],"
+                              "\"s2\":[\"a\",\"\"],\"s3\":[\"a b\"],\"s4\":[\"a\\tb\"]}";
+    char v[64];
+
+    (void)state;
+    assert_true(mote_json_parse_object(&oa_js, doc, sizeof(doc) - 1, NULL, 0) > 0);
+    assert_true(oa_doc_str("issuer", v, sizeof(v)));
+    assert_string_equal(v, "http://h");
+    assert_false(oa_doc_str("token_endpoint", v, sizeof(v)));
+    assert_string_equal(v, "");
+    assert_false(oa_doc_str("error", v, sizeof(v)));
+    assert_true(oa_doc_str("absent", v, sizeof(v)));
+    assert_string_equal(v, "");
+    assert_true(oa_doc_list("scopes_supported", v, sizeof(v)));
+    assert_string_equal(v, "a b");
+    assert_false(oa_doc_list("s2", v, sizeof(v)));
+    assert_false(oa_doc_list("s3", v, sizeof(v)));
+    assert_false(oa_doc_list("s4", v, sizeof(v)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sha256_vectors),   cmocka_unit_test(pkce_and_base64),
         cmocka_unit_test(redirect_query),   cmocka_unit_test(www_authenticate),
         cmocka_unit_test(resource_names_server), cmocka_unit_test(forms_and_json),
+        cmocka_unit_test(documents_refuse_control_bytes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
