@@ -119,14 +119,26 @@ int fe_oauth_read_conf(const char *path, const char *name, struct fe_oauth_srv *
         !conf_str(oa, "scope", s->scope, sizeof(s->scope), name, err, cap) ||
         !conf_str(oa, "redirect_uri", s->redirect, sizeof(s->redirect), name, err, cap) ||
         !conf_str(oa, "private_key_file", s->key_file, sizeof(s->key_file), name, err, cap) ||
+        !conf_str(oa, "idp_token_endpoint", s->idp_token_ep, sizeof(s->idp_token_ep), name, err,
+                  cap) ||
+        !conf_str(oa, "idp_client_id", s->idp_client_id, sizeof(s->idp_client_id), name, err,
+                  cap) ||
+        !conf_str(oa, "id_token", s->id_token, sizeof(s->id_token), name, err, cap) ||
         !conf_str(oa, "grant", grant, sizeof(grant), name, err, cap))
         return -1;
     if (strcmp(grant, "client_credentials") == 0) {
         s->cc = true;
+    } else if (strcmp(grant, "id_jag") == 0) {
+        s->jag = true;
     } else if (grant[0] != '\0' && strcmp(grant, "authorization_code") != 0) {
-        snprintf(err, cap,
-                 "server '%s': \"grant\" must be \"authorization_code\" or \"client_credentials\"",
-                 name);
+        snprintf(err, cap, "server '%s': \"grant\" must be \"authorization_code\", "
+                           "\"client_credentials\" or \"id_jag\"", name);
+        return -1;
+    }
+    if (s->jag && (s->client_id[0] == '\0' || s->idp_token_ep[0] == '\0' ||
+                   s->id_token[0] == '\0' || strncmp(s->idp_token_ep, "http", 4) != 0)) {
+        snprintf(err, cap, "server '%s': \"id_jag\" needs \"client_id\", \"idp_token_endpoint\" "
+                           "(an http(s) address) and \"id_token\" in \"oauth\"", name);
         return -1;
     }
     if (s->cc && (s->client_id[0] == '\0' ||
@@ -474,7 +486,7 @@ static void pick_scope(struct login *l, const char *asked)
     else
         snprintf(sc, sizeof(l->tok.scope), "%s", l->prm_scopes);
     at = strlen(sc);
-    if (!l->s->cc && oa_has_word(l->as_scopes, "offline_access") && !oa_has_word(sc, "offline_access"))
+    if (!l->s->cc && !l->s->jag && oa_has_word(l->as_scopes, "offline_access") && !oa_has_word(sc, "offline_access"))
         (void)((at == 0 || oa_cat(sc, sizeof(l->tok.scope), &at, " ")) &&
                oa_cat(sc, sizeof(l->tok.scope), &at, "offline_access"));
 }
@@ -586,6 +598,66 @@ static int authorize(struct login *l, FILE *in, FILE *out, char *form, size_t ca
     return 0;
 }
 
+/* SEP-990 (enterprise-managed authorization): the user's ID token is
+ * exchanged at the enterprise's identity provider (RFC 8693) for an
+ * identity assertion grant (ID-JAG) naming this authorization server and
+ * resource, which the authorization server takes as a JWT bearer grant
+ * (RFC 7523 2.1). Into the form; 0 or -1 said. */
+static int id_jag(struct login *l, char *form, size_t cap, size_t *at)
+{
+    static const char *const hdr[] = {"Content-Type: application/x-www-form-urlencoded",
+                                      "Accept: application/json", NULL};
+    static char req[12000], grant[FE_OAUTH_TOKEN_MAX];
+    const struct fe_oauth_srv *s = l->s;
+    struct fe_fetch f;
+    char type[96], line[300];
+    size_t n = 0;
+    int rc;
+
+    if (!oa_param(req, sizeof(req), &n, "grant_type",
+                  "urn:ietf:params:oauth:grant-type:token-exchange") ||
+        !oa_param(req, sizeof(req), &n, "requested_token_type",
+                  "urn:ietf:params:oauth:token-type:id-jag") ||
+        !oa_param(req, sizeof(req), &n, "audience",
+                  l->as_issuer[0] != '\0' ? l->as_issuer : l->issuer) ||
+        !oa_param(req, sizeof(req), &n, "resource", l->resource) ||
+        (l->tok.scope[0] != '\0' && !oa_param(req, sizeof(req), &n, "scope", l->tok.scope)) ||
+        !oa_param(req, sizeof(req), &n, "subject_token", s->id_token) ||
+        !oa_param(req, sizeof(req), &n, "subject_token_type",
+                  "urn:ietf:params:oauth:token-type:id_token") ||
+        (s->idp_client_id[0] != '\0' &&
+         !oa_param(req, sizeof(req), &n, "client_id", s->idp_client_id))) {
+        say(l, "the token exchange request is too long");
+        return -1;
+    }
+    fe_fetch_init(&f, "POST", s->idp_token_ep, hdr, req, n, oa_body, sizeof(oa_body));
+    rc = ask(l, &f, "the identity provider's token exchange");
+    memset(req, 0, sizeof(req));
+    if (rc != 0)
+        return -1;
+    if (f.status != 200 || mote_json_parse_object(&oa_js, f.out, f.len, NULL, 0) < 0 ||
+        !oa_doc_str("access_token", grant, sizeof(grant)) || grant[0] == '\0' ||
+        !oa_doc_str("issued_token_type", type, sizeof(type)) ||
+        strcmp(type, "urn:ietf:params:oauth:token-type:id-jag") != 0) {
+        memset(oa_body, 0, f.len);
+        snprintf(line, sizeof(line), "the identity provider did not give an identity assertion "
+                                     "grant (HTTP %d)", f.status);
+        say(l, line);
+        return -1;
+    }
+    memset(oa_body, 0, f.len);
+    if (!oa_param(form, cap, at, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer") ||
+        !oa_param(form, cap, at, "assertion", grant) ||
+        (l->tok.scope[0] != '\0' && !oa_param(form, cap, at, "scope", l->tok.scope)) ||
+        !oa_param(form, cap, at, "resource", l->resource)) {
+        memset(grant, 0, sizeof(grant));
+        say(l, "the token request is too long");
+        return -1;
+    }
+    memset(grant, 0, sizeof(grant));
+    return 0;
+}
+
 int fe_oauth_login(const struct mote_port *p, const struct fe_oauth_srv *s, const char *state_dir,
                    const char *scope, const char *ca_file, FILE *in, FILE *out, FILE *msg)
 {
@@ -602,7 +674,7 @@ int fe_oauth_login(const struct mote_port *p, const struct fe_oauth_srv *s, cons
     l.msg = msg;
     if ((rc = probe(&l)) < 0)
         return 1;
-    if (rc == 2 && !s->cc) {
+    if (rc == 2 && !s->cc && !s->jag) {
         say(&l, "the server answers without a login: nothing to do");
         return 0;
     }
@@ -613,7 +685,15 @@ int fe_oauth_login(const struct mote_port *p, const struct fe_oauth_srv *s, cons
     snprintf(l.tok.token_ep, sizeof(l.tok.token_ep), "%s", l.token_ep);
     snprintf(l.tok.resource, sizeof(l.tok.resource), "%s", l.resource);
     l.tok.cc = s->cc;
-    if (s->cc) {
+    if (s->jag) {
+        snprintf(l.tok.client_id, sizeof(l.tok.client_id), "%s", s->client_id);
+        snprintf(l.tok.client_secret, sizeof(l.tok.client_secret), "%s", s->client_secret);
+        l.tok.auth = s->client_secret[0] == '\0' ? FE_AUTH_NONE
+                     : l.auth_basic               ? FE_AUTH_BASIC
+                                                  : FE_AUTH_POST;
+        if (id_jag(&l, form, sizeof(form), &at) < 0)
+            return 1;
+    } else if (s->cc) {
         snprintf(l.tok.client_id, sizeof(l.tok.client_id), "%s", s->client_id);
         snprintf(l.tok.client_secret, sizeof(l.tok.client_secret), "%s", s->client_secret);
         l.tok.auth = s->key_file[0] != '\0' ? FE_AUTH_JWT

@@ -27,7 +27,11 @@ struct fe_oauth_srv {
     char scope[512];
     char redirect[256];
     char key_file[FE_OAUTH_URL_MAX];      /* an EC P-256 key: private_key_jwt */
+    char idp_token_ep[FE_OAUTH_URL_MAX];  /* "grant": "id_jag": the IdP's token endpoint, */
+    char idp_client_id[256];              /*   the client there, */
+    char id_token[FE_OAUTH_TOKEN_MAX];    /*   and the user's ID token it exchanges */
     bool cc;                              /* "grant": "client_credentials" */
+    bool jag;                             /* "grant": "id_jag" (no person: an ID token) */
 };
 
 /* What a login keeps (the token file). */

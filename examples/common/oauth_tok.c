@@ -398,8 +398,8 @@ static int fresh(const struct mote_port *p, const struct mote_mcp *m, unsigned k
     return 0;
 }
 
-/* A server of client credentials without a token yet: its login now
- * (no person needed). 0 when a token is kept. */
+/* A server of client credentials (or of an ID token: id_jag) without a
+ * token yet: its login now (no person needed). 0 when a token is kept. */
 static int login_cc(const struct mote_port *p, const struct mote_mcp *m, unsigned k,
                     const char *state_dir, const char *ca_file, const char *mcp_config)
 {
@@ -410,7 +410,7 @@ static int login_cc(const struct mote_port *p, const struct mote_mcp *m, unsigne
     oa_scrub = true; /* (the client's secret is no business of the tools) */
     if (mcp_config != NULL && fe_oauth_read_conf(mcp_config, m->srv[k].name, &srv, err,
                                                  sizeof(err)) == 0 &&
-        srv.cc && strcmp(srv.url, m->srv[k].url) == 0)
+        (srv.cc || srv.jag) && strcmp(srv.url, m->srv[k].url) == 0)
         rc = fe_oauth_login(p, &srv, state_dir, NULL, ca_file, NULL, NULL, stderr);
     oa_scrub = false;
     memset(&srv, 0, sizeof(srv));

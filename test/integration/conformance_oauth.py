@@ -119,6 +119,10 @@ def run_auth(mote, state, start_model, url, env):
         env = dict(env, MT_CLIENT_SECRET=ctx["client_secret"])
     if scenario in ("auth/client-credentials-basic", "auth/client-credentials-jwt"):
         oauth["grant"] = "client_credentials"
+    if "idp_id_token" in ctx:  # (SEP-990: the user's ID token, from the environment)
+        oauth.update(grant="id_jag", idp_token_endpoint=ctx["idp_token_endpoint"],
+                     idp_client_id=ctx["idp_client_id"], id_token="${MT_ID_TOKEN}")
+        env = dict(env, MT_ID_TOKEN=ctx["idp_id_token"])
     if "private_key_pem" in ctx:  # (private_key_jwt: the key in a file of its own, 0600)
         key = os.path.join(state, "client-key.pem")
         with open(os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:

@@ -565,6 +565,17 @@ def test_conformance_auth_client_credentials_jwt():
                          "client-credentials-jwt-verified", "valid-bearer-token"})
 
 
+def test_conformance_auth_cross_app_access():
+    # "grant": "id_jag" (SEP-990, enterprise-managed authorization): the
+    # user's ID token (from the environment) exchanged at the identity
+    # provider for an ID-JAG (RFC 8693), taken by the authorization server
+    # as a JWT bearer grant with the client's secret (client_secret_basic).
+    auth_scenario("cross-app-access-complete-flow",
+                  PRM | {"authorization-server-metadata", "token-request",
+                         "complete-flow-token-exchange", "complete-flow-jwt-bearer",
+                         "valid-bearer-token"})
+
+
 def test_conformance_auth_pre_registration():
     # A pre-registered client (no DCR at the AS), client_secret_basic.
     auth_scenario("pre-registration", PRM | FLOW | {"pre-registration-auth"})
