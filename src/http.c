@@ -243,7 +243,8 @@ int mote_http_resp_feed(struct mote_http_resp *r, const char *buf, size_t n)
         if (line_state(r->state)) {
             char c = buf[i++];
 
-            if (r->state <= MOTE_HTTP_HEADERS && ++r->header_bytes > MOTE_HTTP_HEADER_MAX) {
+            if ((r->state <= MOTE_HTTP_HEADERS || r->state == MOTE_HTTP_TRAILERS) &&
+                ++r->header_bytes > MOTE_HTTP_HEADER_MAX) {
                 r->err = MOTE_ERR_TOO_LARGE;
                 break;
             }

@@ -630,8 +630,9 @@ static void keep_scope(struct mote_mcp_server *s, const char *v, size_t vn)
             break;
     }
     for (i += 7; i < vn && v[i] != '"'; i++) {
-        if (v[i] < 0x20 || v[i] > 0x7e || v[i] == '\\' || o + 1 >= sizeof(s->scope))
-            break;
+        if (v[i] < 0x20 || v[i] > 0x7e || strchr("\\$`!", v[i]) != NULL ||
+            o + 1 >= sizeof(s->scope))
+            break; /* (named in a command to paste: nothing a shell would run) */
         s->scope[o++] = v[i];
     }
     s->scope[i < vn && v[i] == '"' ? o : 0] = '\0';

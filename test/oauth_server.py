@@ -38,6 +38,8 @@ Options:
   --log F             every request as one JSON line: method, path, headers, body
                       (written when the request has been read, before the answer)
   --lifetime S        exit after S seconds (default 300)
+  --issuer URL        the metadata's "issuer" (default BASE): another one is a mismatch
+  --refresh-fails N   the first N refresh_token grants answer 503 (an outage)
 """
 import argparse
 import base64
@@ -63,6 +65,8 @@ P.add_argument("--fault", choices=("huge", "notjson", "stall"))
 P.add_argument("--fault-at", choices=("prm", "as", "token"), default="as")
 P.add_argument("--log")
 P.add_argument("--lifetime", type=float, default=300)
+P.add_argument("--issuer")  # the metadata names this issuer (not BASE: a mismatch)
+P.add_argument("--refresh-fails", type=int, default=0)  # the first N refresh grants: 503
 A = P.parse_args()
 
 LOCK = threading.Lock()
@@ -86,12 +90,15 @@ def s256(verifier):
     return base64.urlsafe_b64encode(d).rstrip(b"=").decode()
 
 
+FAILS = [0]  # refresh grants seen (--refresh-fails)
+
+
 def prm():
     return {"resource": A.prm_resource or BASE + "/mcp", "authorization_servers": [BASE]}
 
 
 def as_metadata():
-    return {"issuer": BASE, "authorization_endpoint": BASE + "/authorize",
+    return {"issuer": A.issuer or BASE, "authorization_endpoint": BASE + "/authorize",
             "token_endpoint": BASE + "/token", "registration_endpoint": BASE + "/register",
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
@@ -277,6 +284,11 @@ class H(BaseHTTPRequestHandler):
                     out["refresh_token"] = A.refresh_token
         elif grant == "refresh_token" and A.refresh_token and \
                 f.get("refresh_token") == A.refresh_token:
+            with LOCK:
+                FAILS[0] += 1
+                down = FAILS[0] <= A.refresh_fails
+            if down:
+                return self.send(503, {"error": "temporarily_unavailable"})
             with LOCK:
                 VALID.add(REFRESHED)
             out = {"access_token": REFRESHED, "token_type": "Bearer", "expires_in": 3600,

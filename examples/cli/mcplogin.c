@@ -82,6 +82,12 @@ int cli_mcp_login(int argc, char **argv)
         return 2;
     }
     name = argv[optind];
+    if (strlen(name) > 24 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_-") != strlen(name)) {
+        fprintf(stderr, "mote: bad server name '%.40s' (letters, digits, - and _, at most 24)\n",
+                name);
+        return 2;
+    }
     if (o.mcp_config == NULL)
         o.mcp_config = getenv("MOTE_MCP_CONFIG");
     if (o.ca_file == NULL && getenv("SSL_CERT_FILE") != NULL && getenv("SSL_CERT_FILE")[0] != '\0')

@@ -198,6 +198,9 @@ static int exchange(struct io *x, struct mote_dial *d, struct mote_http_resp *r)
         return fail(f, rc, "sending the request");
     while (!mote_http_resp_done(r)) {
         unsigned want = MOTE_POLL_IN;
+
+        if (left_ms(x) == 0) /* (a server that never stops sending) */
+            return fail(f, MOTE_ERR_TIMEDOUT, "waiting for the answer");
         int n = x->tls >= 0 ? p->tls_recv(p->ctx, x->tls, buf, sizeof(buf), &want)
                             : p->net_recv(p->ctx, x->fd, buf, sizeof(buf));
 

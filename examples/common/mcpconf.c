@@ -86,6 +86,11 @@ static const char *lookup(void *arg, const char *name, bool secret)
     return kept;
 }
 
+const char *mcpconf_secret(const char *name)
+{
+    return find_secret(name);
+}
+
 struct mote_mcp_conf *mcpconf_conf(void)
 {
     return &conf;

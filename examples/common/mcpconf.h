@@ -14,6 +14,10 @@ int mcpconf_load(const char *path, struct mote_mcp *m, char *err, size_t cap);
  * may take one more line before the servers start). */
 struct mote_mcp_conf *mcpconf_conf(void);
 
+/* The value of variable `name` that a header, a URL or an "env" took out
+ * of the environment (mcpconf_load), or NULL. */
+const char *mcpconf_secret(const char *name);
+
 /* The same with the servers' strings in `cf` (it must outlive `m`), for a
  * program that keeps two sets of servers (a reload). */
 int mcpconf_load_with(const char *path, struct mote_mcp *m, struct mote_mcp_conf *cf, char *err,

@@ -170,6 +170,7 @@ struct login {
     char resource[FE_OAUTH_URL_MAX];
     char issuer[FE_OAUTH_URL_MAX];
     char as_issuer[FE_OAUTH_URL_MAX];    /* the metadata's "issuer" ("" if none) */
+    bool legacy;                         /* no resource metadata: the 2025-03-26 way */
     char auth_ep[FE_OAUTH_URL_MAX], token_ep[FE_OAUTH_URL_MAX], reg_ep[FE_OAUTH_URL_MAX];
     char as_scopes[512];
     bool cimd, auth_basic, auth_post, auth_none, s256, no_methods;
@@ -224,12 +225,29 @@ static int get_doc(struct login *l, const char *url, const char *what)
 }
 
 
+/* An address credentials may go to: https, or http on this machine
+ * (OAuth 2.1 1.5: loopback redirects and tests). */
 static bool http_url(const char *u)
 {
-    const char *x;
+    const char *x, *h;
     char o[FE_OAUTH_URL_MAX];
 
-    return oa_origin(u, o, sizeof(o), &x);
+    if (!oa_origin(u, o, sizeof(o), &x))
+        return false;
+    if (strncmp(o, "https://", 8) == 0)
+        return true;
+    h = o + 7; /* (after "http://") */
+    {
+        static const char *const loop[] = {"127.0.0.1", "localhost", "[::1]"};
+        size_t i, n;
+
+        for (i = 0; i < sizeof(loop) / sizeof(loop[0]); i++) {
+            n = strlen(loop[i]);
+            if (strncmp(h, loop[i], n) == 0 && (h[n] == '\0' || h[n] == ':'))
+                return true;
+        }
+    }
+    return false;
 }
 
 /* 1: the 401 (or 403) and its header; 2: the server needs no login;
@@ -288,7 +306,8 @@ static int find_resource(struct login *l)
     }
     if (fe_oauth_param(l->www, "resource_metadata", cand[n], sizeof(cand[n])) > 0) {
         if (!http_url(cand[n])) {
-            say(l, "the server's resource_metadata is not an http(s) address");
+            say(l, "the server's resource_metadata is not an https address (or http on this "
+                   "machine)");
             return -1;
         }
         n++;
@@ -329,8 +348,21 @@ static int find_resource(struct login *l)
     }
     /* no metadata: the authorization server is the MCP server's origin */
     snprintf(l->issuer, sizeof(l->issuer), "%s", origin);
+    l->legacy = true;
     snprintf(l->resource, sizeof(l->resource), "%s", l->s->url);
     return 0;
+}
+
+/* Whether two issuer identifiers are one (a trailing '/' aside). */
+static bool same_issuer(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+
+    while (na > 0 && a[na - 1] == '/')
+        na--;
+    while (nb > 0 && b[nb - 1] == '/')
+        nb--;
+    return na == nb && strncmp(a, b, na) == 0;
 }
 
 /* The authorization server's metadata, or its 2025-03-26 defaults. */
@@ -375,6 +407,18 @@ static int find_server(struct login *l)
                    "malformed member)");
             return -1;
         }
+        if (l->as_issuer[0] != '\0' && !l->legacy && !same_issuer(l->as_issuer, l->issuer)) {
+            char m[800];
+
+            snprintf(m, sizeof(m), "the authorization server metadata names the issuer %.250s, "
+                                   "not %.250s: refused (RFC 8414 3.3)", l->as_issuer, l->issuer);
+            say(l, m);
+            return -1;
+        }
+        if (l->legacy && l->as_issuer[0] != '\0' && oa_origin(l->as_issuer, origin, sizeof(origin), &x) &&
+            same_issuer(origin, l->issuer))
+            snprintf(l->issuer, sizeof(l->issuer), "%s", l->as_issuer); /* (the 2025-03-26 way:
+                                                                        * the origin's own word) */
         t = mote_json_member(&oa_js, 0, "client_id_metadata_document_supported");
         if (t >= 0 && mote_json_bool(&oa_js, t, &cimd) < 0)
             cimd = false;
@@ -607,7 +651,7 @@ static int id_jag(struct login *l, char *form, size_t cap, size_t *at)
 {
     static const char *const hdr[] = {"Content-Type: application/x-www-form-urlencoded",
                                       "Accept: application/json", NULL};
-    static char req[12000], grant[FE_OAUTH_TOKEN_MAX];
+    static char req[FE_OAUTH_FORM_MAX], grant[FE_OAUTH_TOKEN_MAX];
     const struct fe_oauth_srv *s = l->s;
     struct fe_fetch f;
     char type[96], line[300];
@@ -619,7 +663,7 @@ static int id_jag(struct login *l, char *form, size_t cap, size_t *at)
         !oa_param(req, sizeof(req), &n, "requested_token_type",
                   "urn:ietf:params:oauth:token-type:id-jag") ||
         !oa_param(req, sizeof(req), &n, "audience",
-                  l->as_issuer[0] != '\0' ? l->as_issuer : l->issuer) ||
+                  l->issuer) ||
         !oa_param(req, sizeof(req), &n, "resource", l->resource) ||
         (l->tok.scope[0] != '\0' && !oa_param(req, sizeof(req), &n, "scope", l->tok.scope)) ||
         !oa_param(req, sizeof(req), &n, "subject_token", s->id_token) ||
@@ -662,7 +706,7 @@ int fe_oauth_login(const struct mote_port *p, const struct fe_oauth_srv *s, cons
                    const char *scope, const char *ca_file, FILE *in, FILE *out, FILE *msg)
 {
     static struct login l;
-    static char form[12000];
+    static char form[FE_OAUTH_FORM_MAX];
     size_t at = 0;
     char err[600];
     int rc;
@@ -701,7 +745,7 @@ int fe_oauth_login(const struct mote_port *p, const struct fe_oauth_srv *s, cons
                                            : FE_AUTH_POST;
         snprintf(l.tok.key_file, sizeof(l.tok.key_file), "%s", s->key_file);
         snprintf(l.tok.audience, sizeof(l.tok.audience), "%s",
-                 l.as_issuer[0] != '\0' ? l.as_issuer : l.issuer);
+                 l.issuer);
         if (!oa_param(form, sizeof(form), &at, "grant_type", "client_credentials") ||
             (l.tok.scope[0] != '\0' && !oa_param(form, sizeof(form), &at, "scope", l.tok.scope)) ||
             !oa_param(form, sizeof(form), &at, "resource", l.resource)) {

@@ -12,6 +12,9 @@
 
 #define FE_OAUTH_BODY_MAX (64 * 1024) /* an answer of an authorization server */
 #define FE_OAUTH_STEP_MS 15000u       /* the deadline of one exchange */
+/* a token request's form: a token or a code percent-encoded (three times
+ * its bytes at most), an assertion, the addresses */
+#define FE_OAUTH_FORM_MAX (4 * FE_OAUTH_TOKEN_MAX + 8192)
 
 extern char oa_body[FE_OAUTH_BODY_MAX]; /* the answer being read */
 extern struct mote_json oa_js;          /* the document parsed */
@@ -36,6 +39,8 @@ bool oa_path(const char *url, char *out, size_t cap);
  * oa_scrub, a variable taken (but those every process has: PATH, HOME,
  * ...) is then removed from it, its bytes too (a tool never sees it). */
 extern bool oa_scrub;
+/* Where a variable no longer in the environment is found (NULL: none). */
+extern const char *(*oa_lookup)(const char *name);
 bool oa_expand(const char *s, char *out, size_t cap, char *err, size_t ecap);
 
 /* Members of the document in oa_js: a string ("" if absent; false when

@@ -11,6 +11,7 @@
 #include "oauth_int.h"
 
 #include "fetch.h"
+#include "mcpconf.h"
 #include "setup.h"
 #include "readfile.h"
 #include "sha256.h"
@@ -162,10 +163,22 @@ int oa_token_request(const struct mote_port *p, struct fe_oauth_tok *t, char *fo
     }
     if (refresh[0] != '\0')
         memcpy(t->refresh, refresh, sizeof(refresh));
+    /* expires_in: a number (some servers send a string of digits); a
+     * value that is not one, or not above 0, is taken as 5 minutes (renewed
+     * early rather than never); absent: not said */
     e = mote_json_member(&oa_js, 0, "expires_in");
-    t->expires_at = e >= 0 && mote_json_int(&oa_js, e, &in) == 0 && in > 0 && in < (1ll << 40)
-                        ? (int64_t)time(NULL) + in
-                        : 0;
+    if (e >= 0 && mote_json_type_of(&oa_js, e) == MOTE_JSON_STRING) {
+        char num[24];
+
+        if (oa_doc_str("expires_in", num, sizeof(num)) && num[0] >= '0' && num[0] <= '9' &&
+            strspn(num, "0123456789") == strlen(num) && strlen(num) < 12)
+            in = strtoll(num, NULL, 10);
+    } else if (e >= 0) {
+        (void)mote_json_int(&oa_js, e, &in);
+    }
+    t->expires_at = e < 0                             ? 0
+                    : in > 0 && in < 10ll * 366 * 86400 ? (int64_t)time(NULL) + in
+                                                      : (int64_t)time(NULL) + 300;
     if (mote_json_member(&oa_js, 0, "scope") >= 0) {
         char granted[sizeof(t->scope)];
 
@@ -200,7 +213,13 @@ int oa_save(const char *state_dir, const char *name, const struct fe_oauth_tok *
 
     file_of(state_dir, name, dir, sizeof(dir), true);
     file_of(state_dir, name, path, sizeof(path), false);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    {
+        /* a name of its own: two writers (a login, a run's renewal) never
+         * rename each other's half-written file */
+        static unsigned seq;
+
+        snprintf(tmp, sizeof(tmp), "%s.%ld.%u.tmp", path, (long)getpid(), ++seq);
+    }
     if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
         snprintf(err, ecap, "cannot make %.300s: %s", dir, strerror(errno));
         return -1;
@@ -311,7 +330,11 @@ int fe_oauth_logout(const char *state_dir, const char *name, FILE *msg)
     char path[1200];
 
     file_of(state_dir, name, path, sizeof(path), false);
-    if (unlink(path) < 0 && errno != ENOENT) {
+    if (unlink(path) < 0) {
+        if (errno == ENOENT) {
+            fprintf(msg, "mote: mcp %s: no login was kept\n", name);
+            return 0;
+        }
         fprintf(msg, "mote: mcp %s: cannot remove %s: %s\n", name, path, strerror(errno));
         return 1;
     }
@@ -325,19 +348,18 @@ int fe_oauth_logout(const char *state_dir, const char *name, FILE *msg)
 static int renew(const struct mote_port *p, struct fe_oauth_tok *t, const char *ca_file, char *err,
                  size_t ecap)
 {
-    static char form[12000];
+    static char form[FE_OAUTH_FORM_MAX];
     size_t at = 0;
 
-    if (t->cc) {
-        if (!oa_param(form, sizeof(form), &at, "grant_type", "client_credentials") ||
-            (t->scope[0] != '\0' && !oa_param(form, sizeof(form), &at, "scope", t->scope)))
-            return -1;
-    } else if (!oa_param(form, sizeof(form), &at, "grant_type", "refresh_token") ||
-               !oa_param(form, sizeof(form), &at, "refresh_token", t->refresh)) {
+    if (!(t->cc ? oa_param(form, sizeof(form), &at, "grant_type", "client_credentials") &&
+                      (t->scope[0] == '\0' || oa_param(form, sizeof(form), &at, "scope", t->scope))
+                : oa_param(form, sizeof(form), &at, "grant_type", "refresh_token") &&
+                      oa_param(form, sizeof(form), &at, "refresh_token", t->refresh)) ||
+        (t->resource[0] != '\0' && !oa_param(form, sizeof(form), &at, "resource", t->resource))) {
+        memset(form, 0, sizeof(form));
+        snprintf(err, ecap, "the renewal request is too long");
         return -1;
     }
-    if (t->resource[0] != '\0' && !oa_param(form, sizeof(form), &at, "resource", t->resource))
-        return -1;
     return oa_token_request(p, t, form, sizeof(form), at, ca_file, err, ecap);
 }
 
@@ -352,6 +374,7 @@ struct bearer {
     unsigned k;
     const char *ca_file;
     int64_t expires_at;
+    bool said;                       /* a failed renewal was said */
     char state_dir[1024];
     char line[FE_OAUTH_TOKEN_MAX + 32];
 };
@@ -367,59 +390,60 @@ static uint32_t tick_ms = FE_OAUTH_TICK_MS;
  * tok. 0, 1 (no login kept), or -1 said (the server goes on with what it
  * had). */
 static int fresh(const struct mote_port *p, const struct mote_mcp *m, unsigned k,
-                 const char *state_dir, const char *ca_file, int64_t margin)
+                 const char *state_dir, const char *ca_file, int64_t margin, bool quiet)
 {
     const char *name = m->srv[k].name;
+    char err[400], why[500];
+    int rc;
+
+    err[0] = why[0] = '\0';
+    if ((rc = oa_load(state_dir, name, &tok, err, sizeof(err))) <= 0) {
+        if (rc == 0)
+            return 1;
+        snprintf(why, sizeof(why), "%s", err);
+    } else if (strcmp(tok.url, m->srv[k].url) != 0) {
+        snprintf(why, sizeof(why), "the login kept is for another address: log in again (mote "
+                                   "mcp login %s)", name);
+    } else if (tok.expires_at == 0 || tok.expires_at > (int64_t)time(NULL) + margin) {
+        return 0;
+    } else if (!tok.cc && tok.refresh[0] == '\0') {
+        snprintf(why, sizeof(why), "the login has expired: mote mcp login %s", name);
+    } else if (renew(p, &tok, ca_file, err, sizeof(err)) < 0 ||
+               oa_save(state_dir, name, &tok, err, sizeof(err)) < 0) {
+        snprintf(why, sizeof(why), "the token could not be renewed (%.300s): mote mcp login %s",
+                 err, name);
+    } else {
+        return 0;
+    }
+    if (!quiet)
+        fprintf(stderr, "mote: mcp %s: %s\n", name, why);
+    return -1;
+}
+
+/* Server k's "oauth" of the configuration, read with every variable it
+ * takes out of the environment (a tool never sees a client's secret or
+ * an ID token): 0, or -1 said (a variable not set, a bad member). */
+static int read_conf(const struct mote_mcp *m, unsigned k, const char *mcp_config,
+                     struct fe_oauth_srv *srv)
+{
     char err[400];
     int rc;
 
-    if ((rc = oa_load(state_dir, name, &tok, err, sizeof(err))) <= 0) {
-        if (rc < 0)
-            fprintf(stderr, "mote: mcp %s: %s\n", name, err);
-        return rc < 0 ? -1 : 1;
-    }
-    if (strcmp(tok.url, m->srv[k].url) != 0) {
-        fprintf(stderr, "mote: mcp %s: the login kept is for another address: log in again "
-                        "(mote mcp login %s)\n", name, name);
+    if (mcp_config == NULL)
         return -1;
-    }
-    if (tok.expires_at == 0 || tok.expires_at > (int64_t)time(NULL) + margin)
-        return 0;
-    if (!tok.cc && tok.refresh[0] == '\0') {
-        fprintf(stderr, "mote: mcp %s: the login has expired: mote mcp login %s\n", name, name);
-        return -1;
-    }
-    if (renew(p, &tok, ca_file, err, sizeof(err)) < 0 ||
-        oa_save(state_dir, name, &tok, err, sizeof(err)) < 0) {
-        fprintf(stderr, "mote: mcp %s: the token could not be renewed (%s): mote mcp login %s\n",
-                name, err, name);
-        return -1;
-    }
-    return 0;
-}
-
-/* A server of client credentials (or of an ID token: id_jag) without a
- * token yet: its login now (no person needed). 0 when a token is kept. */
-static int login_cc(const struct mote_port *p, const struct mote_mcp *m, unsigned k,
-                    const char *state_dir, const char *ca_file, const char *mcp_config)
-{
-    static struct fe_oauth_srv srv;
-    char err[400];
-    int rc = 1;
-
-    oa_scrub = true; /* (the client's secret is no business of the tools) */
-    if (mcp_config != NULL && fe_oauth_read_conf(mcp_config, m->srv[k].name, &srv, err,
-                                                 sizeof(err)) == 0 &&
-        (srv.cc || srv.jag) && strcmp(srv.url, m->srv[k].url) == 0)
-        rc = fe_oauth_login(p, &srv, state_dir, NULL, ca_file, NULL, NULL, stderr);
+    oa_scrub = true;
+    oa_lookup = mcpconf_secret; /* (a variable the headers or the URL took already) */
+    rc = fe_oauth_read_conf(mcp_config, m->srv[k].name, srv, err, sizeof(err));
     oa_scrub = false;
-    memset(&srv, 0, sizeof(srv));
+    if (rc < 0)
+        fprintf(stderr, "mote: %s\n", err);
     return rc;
 }
 
 void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_mcp_conf *cf,
                      const char *state_dir, const char *ca_file, const char *mcp_config)
 {
+    static struct fe_oauth_srv srv;
     unsigned k, b;
 
     tick_port = p;
@@ -430,6 +454,7 @@ void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_
     for (k = 0; k < m->n && k < MOTE_MAX_MCP_SERVERS; k++) {
         const char **hv = cf->headers[k];
         struct bearer *e = NULL;
+        bool conf;
         int h, rc;
 
         if (m->srv[k].kind != MOTE_MCP_HTTP && m->srv[k].kind != MOTE_MCP_SSE)
@@ -444,10 +469,14 @@ void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_
             if (bearers[b].cf == NULL)
                 e = &bearers[b];
         }
-        if (e == NULL || (rc = fresh(p, m, k, state_dir, ca_file, 30)) < 0)
+        conf = read_conf(m, k, mcp_config, &srv) == 0 && strcmp(srv.url, m->srv[k].url) == 0;
+        if (e == NULL || (rc = fresh(p, m, k, state_dir, ca_file, 30, false)) < 0)
             continue;
-        if (rc == 1 && (login_cc(p, m, k, state_dir, ca_file, mcp_config) != 0 ||
-                        fresh(p, m, k, state_dir, ca_file, 30) != 0))
+        /* no login kept: one that needs no person (client credentials, an
+         * ID token) is made now */
+        if (rc == 1 && (!conf || !(srv.cc || srv.jag) ||
+                        fe_oauth_login(p, &srv, state_dir, NULL, ca_file, NULL, NULL, stderr) != 0 ||
+                        fresh(p, m, k, state_dir, ca_file, 30, false) != 0))
             continue;
         e->cf = cf;
         e->m = m;
@@ -460,6 +489,7 @@ void fe_oauth_attach(const struct mote_port *p, struct mote_mcp *m, struct mote_
         hv[h + 1] = NULL;
     }
     memset(&tok, 0, sizeof(tok));
+    memset(&srv, 0, sizeof(srv));
 }
 
 static void on_tick(struct mote_loop *loop, mote_timer_id t, void *arg)
@@ -473,10 +503,15 @@ static void on_tick(struct mote_loop *loop, mote_timer_id t, void *arg)
 
         if (e->cf == NULL || e->expires_at == 0 || e->expires_at > now + FE_OAUTH_AHEAD_S)
             continue;
-        if (fresh(tick_port, e->m, e->k, e->state_dir, e->ca_file, FE_OAUTH_AHEAD_S) < 0) {
-            e->expires_at = 0; /* (said once; its 401 names the login) */
+        /* (a failure is said once, and tried again at the next tick: an
+         * authorization server's outage ends, a login made meanwhile is
+         * read from the file) */
+        if (fresh(tick_port, e->m, e->k, e->state_dir, e->ca_file, FE_OAUTH_AHEAD_S, e->said) != 0) {
+            e->said = true;
+            memset(&tok, 0, sizeof(tok));
             continue;
         }
+        e->said = false;
         e->expires_at = tok.expires_at;
         snprintf(e->line, sizeof(e->line), "Authorization: Bearer %s", tok.access);
         memset(&tok, 0, sizeof(tok));

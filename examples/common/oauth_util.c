@@ -15,6 +15,7 @@
 char oa_body[FE_OAUTH_BODY_MAX];
 struct mote_json oa_js;
 bool oa_scrub;
+const char *(*oa_lookup)(const char *name);
 
 /* ---- small text tools ---- */
 
@@ -276,6 +277,8 @@ bool oa_expand(const char *s, char *out, size_t cap, char *err, size_t ecap)
         if (dflt != NULL)
             *dflt = '\0', dflt += 2;
         v = getenv(name);
+        if ((v == NULL || v[0] == '\0') && oa_lookup != NULL)
+            v = oa_lookup(name);
         if (v == NULL || v[0] == '\0')
             v = dflt;
         if (v == NULL) {

@@ -158,6 +158,8 @@ static int mcp_load(struct serve_set *s, int k, bool *have)
         if (fe_state_path(&s->o, dir, sizeof(dir)) == 0)
             fe_oauth_attach(&load_pp->port, &mcps[k], &mcpcfs[k], dir, mcps[k].net.ca_file,
                             s->o.mcp_config);
+        if (started)
+            fe_oauth_tick_start(ctx.loop); /* (a reload's tokens: renewed too) */
     }
     snprintf(mcp_path, sizeof(mcp_path), "%s", s->o.mcp_config != NULL ? s->o.mcp_config : "");
     mcp_pst = st;

@@ -371,6 +371,88 @@ def test_a_client_key_that_cannot_sign_is_refused():
     check(not any(r["path"] == "/token" for r in olog(slog)), "a token request went out")
 
 
+def test_an_issuer_that_is_not_the_one_asked_for_is_refused():
+    # RFC 8414 3.3: the metadata's "issuer" must be the issuer it was
+    # fetched for; another one (here a host the user never saw) ends the
+    # login before any registration, code or secret goes anywhere.
+    url, slog = oauth_server("--token", SECRET, "--issuer", "https://as.elsewhere.example")
+    st = tempfile.mkdtemp(dir=TMP)
+    lg = do_login(st, config({"c": {"type": "http", "url": url}}))
+    line = one_line_error(lg)
+    check("names the issuer https://as.elsewhere.example" in line, line)
+    check(not any(r["path"] in ("/register", "/authorize", "/token") for r in olog(slog)),
+          [r["path"] for r in olog(slog)])
+
+
+def test_a_failed_renewal_is_tried_again():
+    # The authorization server is down for the first renewal (503): the
+    # run says so once, tries again at its next check and carries the new
+    # token after (before, one failure stopped renewal for the whole run).
+    fresh = SECRET + "-later"
+    url, slog = oauth_server("--token", SECRET, "--refresh-token", REFRESH, "--expires-in", "100",
+                             "--refreshed-token", fresh, "--refresh-fails", "1")
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"c": {"type": "http", "url": url}})
+    lg = do_login(st, cfg)
+    check(lg.rc == 0, (lg.rc, lg.err[-600:]))
+    go = os.path.join(TMP, "again-" + uuid.uuid4().hex[:6])
+    port, _ = start_server([{"tool": "c__echo", "input": {"text": "one"}},
+                            {"wait_file": go, "tool": "c__echo", "input": {"text": "two"}},
+                            {"text": "done"}])
+    p = subprocess.Popen([MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
+                          "--mcp-config", cfg, "-p", "x", "--yes"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env(MOTE_OAUTH_TICK_MS="300"))
+    PROCS.append(p)
+    try:
+        wait_for(lambda: sum(1 for r in olog(slog) if r["path"] == "/token" and
+                             "grant_type=refresh_token" in r["body"]) >= 2,
+                 "a second renewal after the first failed")
+        open(go, "w").close()
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    check(p.returncode == 0 and "done" in out, (p.returncode, err[-600:]))
+    calls = [r for r in olog(slog) if r["path"] == "/mcp" and '"tools/call"' in r["body"]]
+    check(len(calls) == 2 and auth_of(calls[1]) == "Bearer " + fresh,
+          [auth_of(r) for r in calls])
+    check(err.count("could not be renewed") == 1, err[-800:])
+
+
+def test_two_logins_at_once_both_keep_a_whole_file():
+    # Two logins of one server at the same moment (client credentials: no
+    # person): each writes its own temporary file, so neither renames the
+    # other's half-written one; the file left is always a whole one.
+    sec = "cs-%s" % uuid.uuid4().hex[:12]
+    url, _ = oauth_server("--token", SECRET, "--client-id", "cc-client", "--client-secret", sec)
+    st = tempfile.mkdtemp(dir=TMP)
+    cfg = config({"c": {"type": "http", "url": url, "oauth": {
+        "client_id": "cc-client", "client_secret": sec, "grant": "client_credentials"}}})
+    cmd = [MOTE, "mcp", "login", "c", "--state-dir", st, "--mcp-config", cfg]
+    for _ in range(6):
+        ps = [subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env()) for _ in range(2)]
+        outs = [q.communicate(timeout=60) for q in ps]
+        check(all(q.returncode == 0 for q in ps), [(q.returncode, o[1][-300:])
+                                                    for q, o in zip(ps, outs)])
+        check(json.load(open(token_file(st)))["access_token"] == SECRET, "a whole token file")
+    check(not [f for f in os.listdir(os.path.join(st, "mcp-auth")) if f.endswith(".tmp")],
+          os.listdir(os.path.join(st, "mcp-auth")))
+
+
+def test_a_server_name_with_a_path_is_refused():
+    st = tempfile.mkdtemp(dir=TMP)
+    victim = os.path.join(st, "victim.json")
+    open(victim, "w").close()
+    os.makedirs(os.path.join(st, "state", "mcp-auth"))
+    for verb in ("logout", "login"):
+        p = subprocess.run([MOTE, "mcp", verb, "../../victim", "--state-dir",
+                            os.path.join(st, "state")], capture_output=True, text=True,
+                           timeout=30, env=env())
+        check(p.returncode == 2 and "bad server name" in p.stderr, (p.returncode, p.stderr))
+    check(os.path.exists(victim), "a file outside the state directory was removed")
+
+
 def client_credentials(login_first):
     """"grant": "client_credentials" with a pre-registered client whose
     secret comes from the environment, with or without a login first: the
@@ -389,7 +471,10 @@ def client_credentials(login_first):
         check(lg.rc == 0 and lg.url is None and not lg.out.strip(), (lg.rc, lg.out, lg.err))
         check(stat.S_IMODE(os.stat(token_file(st)).st_mode) == 0o600, "the token file's mode")
         check(sec not in lg.out + lg.err and SECRET not in lg.out + lg.err, "a secret shown")
-    port, llog = start_server([{"tool": "c__echo", "input": {"text": "cc"}}, {"text": "done"}])
+    # (the shell tool prints its environment: the secret's variable must
+    # be gone from it, with a token kept as without)
+    port, llog = start_server([{"tool": "c__echo", "input": {"text": "cc"}},
+                               {"tool": "shell", "input": {"command": "env"}}, {"text": "done"}])
     p = subprocess.run([MOTE, "--state-dir", st, "--base-url", "http://127.0.0.1:%d" % port,
                         "--mcp-config", cfg, "-p", "x", "--yes"], capture_output=True, text=True,
                        timeout=90, env=env(MT_CC_SECRET=sec))
@@ -399,9 +484,9 @@ def client_credentials(login_first):
     check(len(grants) == 1 and "grant_type=client_credentials" in grants[0], grants)
     posts = [r for r in reqs if r["path"] == "/mcp" and r["method"] == "POST"]
     check(posts and auth_of(posts[-1]) == "Bearer " + SECRET, [auth_of(r) for r in posts])
-    texts = [harness.result_text(b) for r in requests_in(llog)
-             for b in harness.tool_results(r["body"])]
-    check(texts == ["echo: cc"], texts)
+    texts = [harness.result_text(b) for b in harness.tool_results(requests_in(llog)[-1]["body"])]
+    check(len(texts) == 2 and texts[0] == "echo: cc" and "PATH=" in texts[1], texts)
+    check("MT_CC_SECRET" not in texts[1], "the secret's variable in a tool's environment")
     for what, text in [("mote's output", p.stdout + p.stderr),
                        ("the model's requests", json.dumps(requests_in(llog)))] + \
             list(state_text(st).items()):

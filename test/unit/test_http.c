@@ -224,6 +224,12 @@ static void test_limits(void **state)
     while (n + 16 < sizeof(big))
         n += (size_t)snprintf(big + n, sizeof(big) - n, "X-A: 0123456\r\n");
     assert_int_equal(run(big, n, 100), MOTE_ERR_TOO_LARGE);
+    /* Trailer fields count with the head: endless ones are refused. */
+    n = (size_t)snprintf(big, sizeof(big), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                           "2\r\n{}\r\n0\r\n");
+    while (n + 16 < sizeof(big))
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "X-T: 0123456\r\n");
+    assert_int_equal(run(big, n, 100), MOTE_ERR_TOO_LARGE);
     /* A huge chunk size is refused, not wrapped. */
     assert_int_equal(run("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                          "ffffffffffffffffffff\r\n", 71, 0),
