@@ -245,6 +245,7 @@ CHECK_JOBS ?= $(shell echo $$(( $(NPROC) * 3 )))
 # test's wall and CPU seconds), the builds of test-install and
 # test-openwrt among them.
 CHECK_FIRST := test-page test-unattended test-install test-proc test-mcp-http test-mcp \
+  test-mcp-oauth-1 test-mcp-oauth-2 \
   test-api-rules test-providers test-fuzz-1 test-fuzz-2 test-openwrt test-cli15 test-client-1 \
   test-tls test-fleet test-agent test-client-2 test-approval test-mcp-server
 # (a -j given to make itself is used as it is)
@@ -1052,8 +1053,13 @@ CHECK_GROUPS += test-openwrt
 # ---- OAuth for MCP servers over HTTP ----
 ## test-mcp-oauth: `mote mcp login` / `logout` and bearer tokens: the MCP
 ## conformance suite's auth scenarios, a hostile authorization server
-.PHONY: test-mcp-oauth
-CHECK_GROUPS += test-mcp-oauth
+## (make check runs it in two halves at once: most of its time is the
+## conformance suite's Node.js starting for each scenario)
+.PHONY: test-mcp-oauth test-mcp-oauth-1 test-mcp-oauth-2
+CHECK_GROUPS += test-mcp-oauth-1 test-mcp-oauth-2
 test-mcp-oauth: $(SB)/mote
 	$(Q)$(LSAN_OFF) $(PYTHON) test/integration/test_mcp_oauth.py $(SB)
+test-mcp-oauth-1 test-mcp-oauth-2: $(SB)/mote
+	$(Q)$(LSAN_OFF) MOTE_TEST_SHARD=$(subst test-mcp-oauth-,,$@)/2 $(PYTHON) \
+	  test/integration/test_mcp_oauth.py $(SB)
 # ---- end of OAuth's block ----

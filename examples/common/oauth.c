@@ -189,7 +189,7 @@ static int ask(struct login *l, struct fe_fetch *f, const char *what)
 
     f->ca_file = l->ca_file;
     if (f->timeout_ms == 0)
-        f->timeout_ms = FE_OAUTH_STEP_MS;
+        f->timeout_ms = oa_step_ms();
     if (fe_fetch(l->p, f) < 0) {
         snprintf(line, sizeof(line), "%s: %s", what, f->err);
         say(l, line);

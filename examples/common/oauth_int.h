@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "oauth.h"
 
@@ -51,6 +52,10 @@ bool oa_doc_list(const char *key, char *out, size_t cap);
 
 /* Whether space-separated `list` holds word w. */
 bool oa_has_word(const char *list, const char *w);
+
+/* The deadline of one exchange, ms: FE_OAUTH_STEP_MS, or
+ * $MOTE_OAUTH_STEP_MS (a slow link, the tests). */
+uint32_t oa_step_ms(void);
 
 /* The token endpoint's request: `form` (at bytes: the grant and its
  * parameters) with the client's authentication; the answer into t. 0 or

@@ -29,6 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+uint32_t oa_step_ms(void)
+{
+    return (uint32_t)fe_env_ms("MOTE_OAUTH_STEP_MS", FE_OAUTH_STEP_MS);
+}
+
 /* The client's assertion (private_key_jwt, RFC 7523 2.2): a JWT of
  * iss = sub = the client, aud = the authorization server, 5 minutes,
  * signed ES256 with its key file; added to the form. 0 or -1 (err). */
@@ -124,7 +129,7 @@ int oa_token_request(const struct mote_port *p, struct fe_oauth_tok *t, char *fo
         return -1;
     fe_fetch_init(&f, "POST", t->token_ep, hdr, form, at, oa_body, sizeof(oa_body));
     f.ca_file = ca_file;
-    f.timeout_ms = FE_OAUTH_STEP_MS;
+    f.timeout_ms = oa_step_ms();
     e = fe_fetch(p, &f);
     memset(auth, 0, sizeof(auth));
     memset(form, 0, at);
